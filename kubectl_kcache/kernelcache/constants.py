@@ -1,0 +1,108 @@
+"""KServe's names, keys, reasons and message formats, exactly as its controller uses them."""
+
+GROUP = "serving.kserve.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+KIND_NODE_GROUP = "KernelCacheNodeGroup"
+KIND_NODE = "KernelCacheNode"
+KIND_CACHE = "KernelCache"
+KIND_CAPTURE = "KernelCacheCapture"
+
+PLURAL_NODE_GROUPS = "kernelcachenodegroups"
+PLURAL_NODES = "kernelcachenodes"
+PLURAL_CACHES = "kernelcaches"
+PLURAL_CAPTURES = "kernelcachecaptures"
+CRD_NAMES = {
+    KIND_NODE_GROUP: f"{PLURAL_NODE_GROUPS}.{GROUP}",
+    KIND_NODE: f"{PLURAL_NODES}.{GROUP}",
+    KIND_CACHE: f"{PLURAL_CACHES}.{GROUP}",
+    KIND_CAPTURE: f"{PLURAL_CAPTURES}.{GROUP}",
+}
+
+# KServe install
+KSERVE_NAMESPACE = "kserve"
+CONFIGMAP_NAME = "inferenceservice-config"
+CONFIG_KEY = "kernelcache"
+AGENT_DAEMONSET = "kserve-kernelcachenode-agent"
+AGENT_POD_LABEL = ("control-plane", "kserve-kernelcachenode-agent")
+AGENT_CONTAINER = "manager"
+CONTROLLER_DEPLOYMENT = "kserve-localmodel-controller-manager"
+WEBHOOK_CONFIGURATION = "kernelcache.serving.kserve.io"
+WEBHOOK_NAME = "kernelcache.kserve-webhook-server.pod-mutator"
+WEBHOOK_SERVICE = "localmodel-webhook-server-service"
+WEBHOOK_CERT_SECRET = "localmodel-webhook-server-cert"
+# Newer KServe names them -sa/-rb; older releases used the bare name for both.
+PREFETCHER_SERVICE_ACCOUNTS = ("kernel-cache-prefetcher-sa", "kernel-cache-prefetcher")
+PREFETCHER_ROLE_BINDINGS = ("kernel-cache-prefetcher-rb", "kernel-cache-prefetcher")
+PREFETCHER_MANAGED_LABEL = "internal.serving.kserve.io/kernelcache-prefetcher"
+
+# Agent placement when no group exists: a term no node carries, so no agent pod is scheduled.
+AGENT_DISABLED_KEY = "serving.kserve.io/kernelcache-agent"
+AGENT_DISABLED_VALUE = "disabled"
+
+# Pod annotations and labels
+ANNOTATION_SUPPORTED = "serving.kserve.io/kernelcache-supported"
+ANNOTATION_SIDECAR_INJECTION = "serving.kserve.io/kernelcache-sidecar-injection"
+ANNOTATION_NODE_GROUP = "serving.kserve.io/kernelcache-nodegroup"
+ANNOTATION_USAGE = "internal.serving.kserve.io/kernelcache-usage"
+ANNOTATION_SOURCE_URI = "internal.serving.kserve.io/storage-initializer-sourceuri"
+LABEL_ISVC = "serving.kserve.io/inferenceservice"
+LABEL_POD_TEMPLATE_HASH = "pod-template-hash"
+
+# KernelCache and capture metadata
+ANNOTATION_SELECTION_SOURCE = "internal.serving.kserve.io/kernelcache-nodegroup-selection-source"
+LABEL_CAPTURE_GENERATED = "internal.serving.kserve.io/kernelcache-capture-generated"
+SOURCE_ANNOTATION = "annotation"
+SOURCE_AUTO = "auto"
+SOURCE_DEFAULT = "default"
+
+# Preparation Jobs
+LABEL_JOB_CACHE_NAME = "serving.kserve.io/kernel-cache-name"
+LABEL_JOB_CACHE_NAMESPACE = "serving.kserve.io/kernel-cache-namespace"
+LABEL_JOB_NODE = "serving.kserve.io/kernel-cache-node"
+ANNOTATION_JOB_CACHE_NAME = "internal.serving.kserve.io/kernel-cache-name"
+ANNOTATION_JOB_CACHE_NAMESPACE = "internal.serving.kserve.io/kernel-cache-namespace"
+ANNOTATION_JOB_NODE = "internal.serving.kserve.io/kernel-cache-node"
+PREFETCH_CONTAINER = "kernel-cache-prefetch"
+
+# Node-group selection: event reasons, action and messages (capture_cache_reconciler.go)
+REASON_INVALID_REQUESTED = "InvalidRequestedNodeGroup"
+REASON_PRODUCER_PENDING = "ProducerNodePending"
+REASON_AMBIGUOUS = "AmbiguousNodeGroup"
+REASON_NO_MATCH = "NoMatchingNodeGroup"
+REASON_INVALID_DEFAULT = "InvalidDefaultNodeGroup"
+SELECTION_REASONS = (REASON_INVALID_REQUESTED, REASON_PRODUCER_PENDING, REASON_AMBIGUOUS, REASON_NO_MATCH,
+                     REASON_INVALID_DEFAULT)
+EVENT_ACTION_SELECT = "SelectNodeGroup"
+MSG_GROUP_NOT_FOUND = 'KernelCacheNodeGroup "{name}" was not found'
+MSG_PRODUCER_PENDING = "producer Pod node assignment has not been observed yet"
+MSG_AMBIGUOUS = "producer node {node} matches multiple node groups: {groups}; set " + ANNOTATION_NODE_GROUP
+MSG_NO_MATCH = "no node group matched the producer node and no defaultNodeGroup is configured"
+MSG_EMPTY_SELECTOR = 'KernelCacheNodeGroup "{name}" requires a non-empty nodeSelector'
+
+# Capture phases and states
+PHASE_COMPLETE = "Complete"
+PHASE_UNCHANGED = "Unchanged"
+PHASE_FAILED = "Failed"
+CAPTURE_TERMINAL_PHASES = (PHASE_COMPLETE, PHASE_UNCHANGED, PHASE_FAILED)
+RESULT_SUCCEEDED = "Succeeded"
+RESULT_UNCHANGED = "Unchanged"
+SIGNING_SKIPPED = "Skipped"
+SIGNING_SUCCEEDED = "Succeeded"
+SIGNING_FAILED = "Failed"
+
+# KernelCache and cache entry states
+CACHE_READY = "Ready"
+CACHE_ERROR = "Error"
+ENTRY_READY = "Ready"
+ENTRY_ERROR = "Error"
+ENTRY_STATES = ("Pending", "Pulling", "Extracting", "Ready", "Error")
+MOUNT_TYPE_OCI = "oci"
+
+# Container waiting reasons the agent treats as a failed preparation pod
+PREPARATION_FAILURE_REASONS = (
+    "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError",
+    "CreateContainerError", "RunContainerError", "ContainerCannotRun", "CrashLoopBackOff",
+)
+IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName")

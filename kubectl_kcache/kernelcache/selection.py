@@ -1,0 +1,96 @@
+"""Node-group selection for a completed capture (captureNodeGroup), with every step that led to it.
+
+Order: the requested group recorded in the session (no fallback when missing); a pending producer node
+(no fallback); the groups matching the producer's node (one: auto; several: ambiguous, no fallback;
+none or node gone: default); the default group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..objects import ActiveSession, Node, NodeGroup
+from . import constants as c
+from .gostrings import trim_space
+from .selectors import matching_groups
+
+
+@dataclass(frozen=True)
+class Step:
+    step: str  # session | annotation | node | match | default
+    outcome: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Decision:
+    group: str | None
+    source: str | None
+    reason: str | None = None
+    message: str = ""
+    steps: tuple[Step, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.group is not None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"group": self.group, "source": self.source, "reason": self.reason, "message": self.message}
+
+
+def select_node_group(session: ActiveSession | None, groups: Mapping[str, NodeGroup],
+                      nodes: Mapping[str, Node], default_group: str) -> Decision:
+    steps: list[Step] = []
+    if session is None:
+        steps.append(Step("session", "absent", "the capture has no status.activeSession"))
+    else:
+        steps.append(Step("session", "present",
+                          f"session {session.id or '(no id)'} for pod {session.pod_name or '(none)'}"
+                          f" on node {session.node_name or '(not recorded)'}"))
+        requested = trim_space(session.requested_node_group)
+        if requested:
+            if requested in groups:
+                steps.append(Step("annotation", "selected",
+                                  f"{c.ANNOTATION_NODE_GROUP}={requested}: the group exists"))
+                return Decision(requested, c.SOURCE_ANNOTATION,
+                                message=f"requested KernelCacheNodeGroup {requested!r} selected",
+                                steps=tuple(steps))
+            message = c.MSG_GROUP_NOT_FOUND.format(name=requested)
+            steps.append(Step("annotation", "missing", f"{c.ANNOTATION_NODE_GROUP}={requested}: {message}"))
+            return Decision(None, None, c.REASON_INVALID_REQUESTED, message, tuple(steps))
+        steps.append(Step("annotation", "none", "no group was requested"))
+        if not session.node_name:
+            steps.append(Step("node", "pending", c.MSG_PRODUCER_PENDING))
+            return Decision(None, None, c.REASON_PRODUCER_PENDING, c.MSG_PRODUCER_PENDING, tuple(steps))
+        node = nodes.get(session.node_name)
+        if node is None:
+            steps.append(Step("node", "missing", f"Node {session.node_name} was not found; trying the default"))
+        else:
+            steps.append(Step("node", "found", f"Node {node.name}"))
+            matches = matching_groups(node.labels, groups.values())
+            names = [g.name for g in matches]
+            if len(matches) == 1:
+                steps.append(Step("match", "one", f"node {node.name} matches group {names[0]}"))
+                return Decision(names[0], c.SOURCE_AUTO,
+                                message=f"node {node.name} matches only KernelCacheNodeGroup {names[0]!r}",
+                                steps=tuple(steps))
+            if len(matches) > 1:
+                message = c.MSG_AMBIGUOUS.format(node=node.name, groups=", ".join(names))
+                steps.append(Step("match", "several", message))
+                return Decision(None, None, c.REASON_AMBIGUOUS, message, tuple(steps))
+            steps.append(Step("match", "none", f"node {node.name} matches no group; trying the default"))
+    default = trim_space(default_group)
+    if not default:
+        steps.append(Step("default", "unset", c.MSG_NO_MATCH))
+        return Decision(None, None, c.REASON_NO_MATCH, c.MSG_NO_MATCH, tuple(steps))
+    if default not in groups:
+        message = c.MSG_GROUP_NOT_FOUND.format(name=default)
+        steps.append(Step("default", "missing", f"defaultNodeGroup {default!r}: {message}"))
+        return Decision(None, None, c.REASON_INVALID_DEFAULT, message, tuple(steps))
+    steps.append(Step("default", "selected", f"defaultNodeGroup {default!r} exists"))
+    return Decision(default, c.SOURCE_DEFAULT, message=f"default KernelCacheNodeGroup {default!r} selected",
+                    steps=tuple(steps))

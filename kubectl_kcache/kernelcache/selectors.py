@@ -1,0 +1,59 @@
+"""Node-group membership: a node belongs to a group when it carries every selector label with that value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..objects import Node, NodeGroup
+
+
+def selector_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    """KServe's rule: every label equal. An empty selector matches nothing (the CRD forbids it anyway)."""
+    if not selector:
+        return False
+    return all(k in labels and labels[k] == v for k, v in selector.items())
+
+
+def matching_groups(labels: Mapping[str, str], groups: Iterable[NodeGroup]) -> list[NodeGroup]:
+    """The groups whose selector the labels satisfy, sorted by name as KServe sorts them."""
+    return sorted((g for g in groups if selector_matches(g.node_selector, labels)), key=lambda g: g.name)
+
+
+def group_members(group: NodeGroup, nodes: Iterable[Node]) -> list[Node]:
+    return [n for n in nodes if selector_matches(group.node_selector, n.labels)]
+
+
+@dataclass(frozen=True)
+class LabelMismatch:
+    """How a node's labels miss a selector: labels it lacks, and labels it has with another value."""
+
+    missing: Mapping[str, str]
+    different: Mapping[str, tuple[str, str]]  # key -> (wanted, actual)
+
+    @property
+    def wanted(self) -> dict[str, str]:
+        """Every selector label the node does not satisfy, with the value the selector wants."""
+        out = dict(self.missing)
+        out.update({k: w for k, (w, _) in self.different.items()})
+        return dict(sorted(out.items()))
+
+    @property
+    def count(self) -> int:
+        return len(self.missing) + len(self.different)
+
+
+def label_mismatch(selector: Mapping[str, str], labels: Mapping[str, str]) -> LabelMismatch:
+    missing = {k: v for k, v in sorted(selector.items()) if k not in labels}
+    different = {k: (v, labels[k]) for k, v in sorted(selector.items()) if k in labels and labels[k] != v}
+    return LabelMismatch(missing, different)
+
+
+def near_misses(group: NodeGroup, nodes: Iterable[Node]) -> list[tuple[Node, LabelMismatch]]:
+    """Nodes that carry some but not all of the group's selector labels (key and value both right)."""
+    out = []
+    for node in nodes:
+        mm = label_mismatch(group.node_selector, node.labels)
+        if 0 < mm.count < len(group.node_selector):
+            out.append((node, mm))
+    return sorted(out, key=lambda x: (x[1].count, x[0].name))

@@ -1,0 +1,251 @@
+"""Kubeconfig resolution as kubectl does it (client-go clientcmd), without the Python client's quirks.
+
+- KUBECONFIG is a list of files: missing ones are skipped, and for every value the first file that sets
+  it wins (clusters, users and contexts by name; current-context: the first file that sets it). The
+  Python client lets the last win; kubectl does not.
+- Relative paths are relative to the file that holds them.
+- Flags override: --context, --cluster, --user, -n, --server, --certificate-authority,
+  --insecure-skip-tls-verify, --token.
+- With no kubeconfig at all, in a pod, the in-cluster service account is used.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The kubectl connection flags."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+    certificate_authority: str | None = None
+    insecure_skip_tls_verify: bool = False
+    token: str | None = None
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    request_timeout: float | None = None
+
+
+@dataclass
+class Resolved:
+    """A kubeconfig reduced to what one connection needs."""
+
+    config: dict[str, Any]            # a single-context kubeconfig dict for the client's loader
+    context_name: str
+    cluster_name: str
+    namespace: str
+    server: str
+    proxy: str | None = None
+    in_cluster: bool = False
+    files: list[str] = field(default_factory=list)
+
+
+def kubeconfig_files(explicit: str | None, env: Mapping[str, str]) -> list[str]:
+    if explicit:
+        if not os.path.exists(explicit):
+            raise InputError(f"--kubeconfig {explicit}: no such file")
+        return [explicit]
+    listed = env.get("KUBECONFIG")
+    if listed:
+        seen: list[str] = []
+        for path in listed.split(os.pathsep):
+            if path and path not in seen and os.path.exists(path):
+                seen.append(path)
+        return seen
+    default = os.path.join(os.path.expanduser("~"), ".kube", "config")
+    return [default] if os.path.exists(default) else []
+
+
+def _load_yaml(path: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        raise InputError(f"kubeconfig {path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"kubeconfig {path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"kubeconfig {path}: not a kubeconfig (expected a mapping)")
+    return data
+
+
+def _resolve(base: str, path: Any) -> Any:
+    if isinstance(path, str) and path and not os.path.isabs(path):
+        return os.path.normpath(os.path.join(base, path))
+    return path
+
+
+def _resolve_paths(entry: dict[str, Any], section: str, base: str) -> None:
+    if section == "clusters":
+        if "certificate-authority" in entry:
+            entry["certificate-authority"] = _resolve(base, entry["certificate-authority"])
+    elif section == "users":
+        for key in ("client-certificate", "client-key", "tokenFile"):
+            if key in entry:
+                entry[key] = _resolve(base, entry[key])
+        ex = entry.get("exec")
+        if isinstance(ex, dict) and isinstance(ex.get("command"), str) and os.sep in ex["command"]:
+            ex["command"] = _resolve(base, ex["command"])
+
+
+def merge_kubeconfigs(paths: list[str]) -> dict[str, Any]:
+    """Merge as kubectl does: the first file to define a named entry or current-context wins."""
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": [], "current-context": ""}
+    names: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
+    for path in paths:
+        data = _load_yaml(path)
+        base = os.path.dirname(os.path.abspath(path))
+        if not merged["current-context"] and data.get("current-context"):
+            merged["current-context"] = str(data["current-context"])
+        for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+            entries = data.get(section) or []
+            if not isinstance(entries, list):
+                raise InputError(f"kubeconfig {path}: {section} must be a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    raise InputError(f"kubeconfig {path}: every entry of {section} needs a name")
+                if entry["name"] in names[section]:
+                    continue
+                names[section].add(entry["name"])
+                body = entry.get(inner) or {}
+                if not isinstance(body, dict):
+                    raise InputError(f"kubeconfig {path}: {section} {entry['name']}: {inner} must be a mapping")
+                body = copy.deepcopy(body)
+                _resolve_paths(body, section, base)
+                merged[section].append({"name": entry["name"], inner: body})
+    return merged
+
+
+def _find(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | None:
+    for entry in config.get(section, []):
+        if entry.get("name") == name:
+            return entry
+    return None
+
+
+def _proxy_for(server: str, cluster: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    if cluster.get("proxy-url"):
+        return str(cluster["proxy-url"])
+    from urllib.parse import urlparse
+    from urllib.request import proxy_bypass_environment
+
+    scheme = urlparse(server).scheme or "https"
+    host = urlparse(server).hostname or ""
+    lowered = {k.lower(): v for k, v in env.items()}
+    proxy = lowered.get(f"{scheme}_proxy")
+    if not proxy:
+        return None
+    no_proxy = lowered.get("no_proxy", "")
+    if no_proxy and proxy_bypass_environment(host, {"no": no_proxy}):
+        return None
+    return proxy
+
+
+def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
+    env = os.environ if env is None else env
+    files = kubeconfig_files(over.kubeconfig, env)
+    if not files:
+        if env.get("KUBERNETES_SERVICE_HOST") and os.path.exists(os.path.join(SERVICE_ACCOUNT_DIR, "token")):
+            return _in_cluster(over, env)
+        if over.server:
+            files = []
+        else:
+            raise InputError("no kubeconfig found: set KUBECONFIG or --kubeconfig (kubectl's own rules apply)")
+    merged = merge_kubeconfigs(files) if files else {"clusters": [], "users": [], "contexts": [],
+                                                     "current-context": ""}
+    context_name = over.context or merged["current-context"]
+    context: dict[str, Any] = {}
+    if context_name:
+        entry = _find(merged, "contexts", context_name)
+        if entry is None:
+            raise InputError(f'context "{context_name}" not found in kubeconfig ({", ".join(files)})')
+        context = dict(entry.get("context") or {})
+    elif not (over.cluster or over.server):
+        raise InputError("kubeconfig has no current-context; use --context")
+    cluster_name = over.cluster or context.get("cluster") or ""
+    user_name = over.user or context.get("user") or ""
+    cluster: dict[str, Any] = {}
+    if cluster_name:
+        found = _find(merged, "clusters", cluster_name)
+        if found is None:
+            if not over.server:
+                raise InputError(f'cluster "{cluster_name}" not found in kubeconfig')
+        else:
+            cluster = copy.deepcopy(found["cluster"])
+    user: dict[str, Any] = {}
+    if user_name:
+        found = _find(merged, "users", user_name)
+        if found is None:
+            raise InputError(f'user "{user_name}" not found in kubeconfig')
+        user = copy.deepcopy(found["user"])
+    if over.server:
+        cluster["server"] = over.server
+    if over.certificate_authority:
+        cluster["certificate-authority"] = os.path.abspath(over.certificate_authority)
+        cluster.pop("certificate-authority-data", None)
+    if over.insecure_skip_tls_verify:
+        cluster["insecure-skip-tls-verify"] = True
+        cluster.pop("certificate-authority", None)
+        cluster.pop("certificate-authority-data", None)
+    if over.token:
+        user = {"token": over.token}
+    if not cluster.get("server"):
+        raise InputError(f'cluster "{cluster_name or "(none)"}" has no server; use --server')
+    namespace = over.namespace or context.get("namespace") or "default"
+    single = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
+        "current-context": "x",
+    }
+    return Resolved(config=single, context_name=context_name or "", cluster_name=cluster_name,
+                    namespace=namespace, server=str(cluster["server"]),
+                    proxy=_proxy_for(str(cluster["server"]), cluster, env), files=files)
+
+
+def _in_cluster(over: Overrides, env: Mapping[str, str]) -> Resolved:
+    host = env["KUBERNETES_SERVICE_HOST"]
+    port = env.get("KUBERNETES_SERVICE_PORT", "443")
+    if ":" in host:
+        host = f"[{host}]"
+    server = over.server or f"https://{host}:{port}"
+    namespace = over.namespace
+    if not namespace:
+        try:
+            with open(os.path.join(SERVICE_ACCOUNT_DIR, "namespace"), encoding="utf-8") as fh:
+                namespace = fh.read().strip()
+        except OSError:
+            namespace = "default"
+    cluster: dict[str, Any] = {"server": server,
+                               "certificate-authority": os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt")}
+    user: dict[str, Any] = {"tokenFile": os.path.join(SERVICE_ACCOUNT_DIR, "token")}
+    if over.token:
+        user = {"token": over.token}
+    single = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
+        "current-context": "x",
+    }
+    return Resolved(config=single, context_name="in-cluster", cluster_name="in-cluster", namespace=namespace,
+                    server=server, proxy=_proxy_for(server, cluster, env), in_cluster=True)
