@@ -111,9 +111,10 @@ class ClusterSnapshot:
     raw_items: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, repr=False)
 
     # ---- reads ----------------------------------------------------------------------------------
-    def read_status(self, resource: str) -> Read | None:
-        """The worst outcome of the reads of `resource` (forbidden beats absent beats ok); None if never read."""
-        found = [r for r in self.reads if r.resource == resource]
+    def read_status(self, resource: str, namespace: str | None = None) -> Read | None:
+        """The worst outcome of the reads of `resource` (in `namespace` when given): forbidden beats absent
+        beats ok; None if never read."""
+        found = [r for r in self.reads if r.resource == resource and (namespace is None or r.namespace == namespace)]
         if not found:
             if self.reads_assumed:
                 return Read(resource, None, "ok")

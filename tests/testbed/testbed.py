@@ -8,6 +8,7 @@
                                           resourceVersions then get 410 Gone: the watch cache is off)
     testbed status --dir DIR
 
+KWOK simulates the nodes annotated kwok.x-k8s.io/node=fake (others keep the status tests give them).
 DIR/kubeconfig (contexts: admin, alice, viewer, token-user, exec-user), DIR/env (KUBECONFIG and PATH),
 DIR/audit.log (every request, metadata level) and DIR/state.json are written by `up`.
 Only the standard library and openssl are used.
@@ -387,7 +388,7 @@ def start_simulation(state: State) -> None:
                                     "--bind-address=127.0.0.1", f"--secure-port={p['scheduler']}",
                                     "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"])
     spawn(state, "kwok", [str(b / "kwok"), f"--kubeconfig={kc}", f"--config={write_kwok_stages(state)}",
-                          "--manage-all-nodes=true", "--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
+                          "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
                           "--node-ip=127.0.0.1"])
 
     def sa_ready() -> bool:  # the service-account controller running means kcm is working

@@ -1,0 +1,260 @@
+"""What several checks need from one snapshot, computed once: the kernelcache configuration as KServe
+reads it, group membership, the agent's DaemonSet and pods, the snapshot's clock; and small helpers
+that word findings and hints the same way everywhere."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
+from ..kernelcache.selectors import matching_groups
+from ..snapshot import ClusterSnapshot
+from .model import ObjectRef
+
+# ---- reads ----------------------------------------------------------------------------------------
+
+
+def read_ok(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> bool:
+    r = snapshot.read_status(resource, namespace)
+    return r is not None and r.status == "ok"
+
+
+def observed(snapshot: ClusterSnapshot, resource: str, namespace: str | None, present: bool) -> bool:
+    """Whether the absence of an object of `resource` can be trusted: the read was ok and, for plain files
+    (every read only assumed ok), the files hold at least one object of that kind (`present`), so that a
+    user who did not export, say, Namespaces does not get told the job namespace is missing."""
+    if not read_ok(snapshot, resource, namespace):
+        return False
+    return present or not snapshot.reads_assumed
+
+
+# ---- the feature's configuration ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Feature:
+    """The kernelcache configuration as KServe sees it, or what is assumed when it could not be read."""
+
+    read: str  # ok | forbidden | absent | unread
+    state: ConfigState | None  # None unless read ok
+
+    @property
+    def known(self) -> bool:
+        return self.state is not None
+
+    @property
+    def valid(self) -> bool:
+        return self.state is not None and self.state.config is not None
+
+    @property
+    def config(self) -> KernelCacheConfig:
+        """The effective configuration; KServe's defaults (enabled) when it could not be read."""
+        if self.state is not None and self.state.config is not None:
+            return self.state.config
+        if self.state is None:
+            return KernelCacheConfig(enabled=True)
+        return KernelCacheConfig()
+
+    @property
+    def enabled(self) -> bool:
+        return self.state.enabled if self.state is not None else True
+
+    def not_applicable(self) -> str | None:
+        """Why checks of the feature do not apply, or None when they do (or it is unknown)."""
+        if self.state is None:
+            return None
+        if self.state.config is None:
+            return ("the kernelcache configuration is missing or invalid (see check config): KServe's "
+                    "kernel cache controllers do nothing until it is fixed")
+        if not self.state.config.enabled:
+            return "the kernel cache feature is disabled (kernelcache.enabled is false; see check config)"
+        return None
+
+    def assumption(self) -> str:
+        """Said on checks that ran without the configuration."""
+        if self.state is not None:
+            return ""
+        return (f"assumed enabled with KServe's default settings ({self.read}: list configmaps in "
+                f"{c.KSERVE_NAMESPACE})")
+
+
+def feature(snapshot: ClusterSnapshot) -> Feature:
+    return facts(snapshot).feature
+
+
+# ---- facts ----------------------------------------------------------------------------------------
+
+
+class Facts:
+    """Derived data of one snapshot, each computed on first use."""
+
+    def __init__(self, snapshot: ClusterSnapshot):
+        self.s = snapshot
+
+    @cached_property
+    def feature(self) -> Feature:
+        r = self.s.read_status("configmaps", c.KSERVE_NAMESPACE)
+        if r is None:
+            return Feature("unread", None)
+        if r.status != "ok":
+            return Feature(r.status, None)
+        return Feature("ok", read_config(self.s.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)))
+
+    @property
+    def config(self) -> KernelCacheConfig:
+        return self.feature.config
+
+    @cached_property
+    def groups_of_node(self) -> dict[str, list[o.NodeGroup]]:
+        """Node name -> the groups it is a member of (sorted by name); members only."""
+        groups = list(self.s.node_groups)
+        out: dict[str, list[o.NodeGroup]] = {}
+        for node in self.s.nodes:
+            found = matching_groups(node.labels, groups)
+            if found:
+                out[node.name] = found
+        return out
+
+    @cached_property
+    def members_of_group(self) -> dict[str, list[o.Node]]:
+        out: dict[str, list[o.Node]] = {g.name: [] for g in self.s.node_groups}
+        for node in self.s.nodes:
+            for g in self.groups_of_node.get(node.name, ()):
+                out[g.name].append(node)
+        return out
+
+    @cached_property
+    def member_nodes(self) -> list[o.Node]:
+        return [n for n in self.s.nodes if n.name in self.groups_of_node]
+
+    def first_group(self, node: str) -> str | None:
+        groups = self.groups_of_node.get(node)
+        return groups[0].name if groups else None
+
+    @cached_property
+    def agent_daemonset(self) -> o.DaemonSet | None:
+        return self.s.daemonset(c.KSERVE_NAMESPACE, c.AGENT_DAEMONSET)
+
+    @cached_property
+    def agent_pods_by_node(self) -> dict[str, list[o.Pod]]:
+        key, value = c.AGENT_POD_LABEL
+        out: dict[str, list[o.Pod]] = {}
+        for pod in self.s.pods_labelled(c.KSERVE_NAMESPACE, key, value):
+            out.setdefault(pod.node_name, []).append(pod)
+        return out
+
+    @cached_property
+    def now(self) -> dt.datetime:
+        """The snapshot's time (when it was taken), else the current time."""
+        return parse_time(self.s.meta.taken_at) or dt.datetime.now(dt.timezone.utc)
+
+
+_LAST: list[tuple[ClusterSnapshot, Facts]] = []
+
+
+def facts(snapshot: ClusterSnapshot) -> Facts:
+    """The Facts of `snapshot`; the last one is kept, so the checks of one doctor run share it."""
+    if _LAST and _LAST[0][0] is snapshot:
+        return _LAST[0][1]
+    f = Facts(snapshot)
+    _LAST[:] = [(snapshot, f)]
+    return f
+
+
+# ---- time -----------------------------------------------------------------------------------------
+
+
+def parse_time(value: str) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def human_duration(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60}m"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+# ---- wording --------------------------------------------------------------------------------------
+
+
+def fmt_selector(selector: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+
+
+def join_names(names: Iterable[str], limit: int = 10) -> str:
+    names = list(names)
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+
+
+def node_ref(name: str) -> ObjectRef:
+    return ObjectRef("Node", name)
+
+
+def group_ref(name: str) -> ObjectRef:
+    return ObjectRef(c.KIND_NODE_GROUP, name)
+
+
+def config_ref() -> ObjectRef:
+    return ObjectRef("ConfigMap", c.CONFIGMAP_NAME, c.KSERVE_NAMESPACE)
+
+
+EDIT_CONFIG = f"kubectl -n {c.KSERVE_NAMESPACE} edit configmap {c.CONFIGMAP_NAME}"
+RECONCILE = "kubectl kcache reconcile --once"
+
+
+def toleration_for(taint: o.Taint) -> dict[str, str]:
+    """The toleration to add for a taint: its key with Exists (any value) and its effect."""
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+
+
+def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
+    """`kubectl patch kernelcachenodegroup` with a JSON patch that appends a toleration per taint."""
+    tols: list[dict[str, str]] = []
+    for t in taints:
+        tol = toleration_for(t)
+        if tol not in tols:
+            tols.append(tol)
+    if group.tolerations:
+        ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in tols]
+    else:
+        ops = [{"op": "add", "path": "/spec/tolerations", "value": tols}]
+    patch = json.dumps(ops, separators=(",", ":"))
+    return f"kubectl patch {c.PLURAL_NODE_GROUPS[:-1]} {group.name} --type=json -p '{patch}'"
+
+
+def condition_text(cond: o.Condition | None) -> str:
+    """`Reason: message` of a condition ('' when absent)."""
+    if cond is None:
+        return ""
+    if cond.reason and cond.message:
+        return f"{cond.reason}: {cond.message}"
+    return cond.reason or cond.message
+
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+
+
+def minor_version(version: str) -> tuple[int, int] | None:
+    """(major, minor) of a Kubernetes version such as v1.33.2-eks-1 or v1.31.0+k3s1."""
+    m = _VERSION.match(version.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None

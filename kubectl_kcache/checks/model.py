@@ -1,0 +1,140 @@
+"""The doctor's data: check specs, findings, results and the report (the `DoctorReport` of design.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..snapshot import ClusterSnapshot
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}
+STATUSES = ("pass", "fail", "skipped", "not-applicable")
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "namespace": self.namespace}
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    severity: str
+    object: ObjectRef
+    message: str
+    hint: str = ""
+    group: str | None = None
+    evidence: tuple[str, ...] = ()
+    suppressed: bool = False
+    # why it is suppressed (the file entry's reason, or the annotation); not part of the JSON report
+    suppressed_by: str = field(default="", compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"check": self.check, "severity": self.severity, "object": self.object.to_dict(),
+                               "group": self.group, "message": self.message, "hint": self.hint,
+                               "suppressed": self.suppressed}
+        if self.evidence:
+            out["evidence"] = list(self.evidence)
+        return out
+
+
+# A Read's namespace that stands for the configured `kernelcache.jobNamespace` (resolved by the runner).
+JOB_NAMESPACE = "{jobNamespace}"
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read a check needs: verb and resource, optionally a namespace it is limited to.
+
+    `optional` reads widen a check without being essential: when one is forbidden or not served the
+    check still runs and its result says which part was left out (`note`). `selector` documents how the
+    read is scoped (field or label selector) for docs/checks.md and the generated ClusterRole.
+    """
+
+    resource: str
+    verb: str = "list"
+    namespace: str | None = None
+    optional: bool = False
+    selector: str = ""
+    note: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.verb} {self.resource}" + (f" in {self.namespace}" if self.namespace else "")
+
+
+class NotApplicable(Exception):
+    """Raised by a check when there is nothing to check (feature disabled, no groups...)."""
+
+
+class Skip(Exception):
+    """Raised by a check when it cannot run (a read it needs was forbidden or its CRD is absent)."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    title: str
+    severity: str
+    reads: tuple[Read, ...]
+    func: Callable[[ClusterSnapshot], Iterable[Finding]]
+    doc: str = ""
+    order: int = 100
+    # True: not applicable while the feature is disabled or its configuration is missing or invalid
+    needs_feature: bool = False
+
+    @property
+    def anchor(self) -> str:
+        """Where the check is documented."""
+        return f"docs/checks.md#{self.id}"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    status: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: tuple[CheckResult, ...]
+    findings: tuple[Finding, ...]
+    object_count: int = 0
+    cluster: str = ""
+    source: str = "live"
+    titles: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, int]:
+        active = [f for f in self.findings if not f.suppressed]
+        return {
+            "errors": sum(f.severity == "error" for f in active),
+            "warnings": sum(f.severity == "warning" for f in active),
+            "infos": sum(f.severity == "info" for f in active),
+            "skipped": sum(c.status == "skipped" for c in self.checks),
+            "suppressed": sum(f.suppressed for f in self.findings),
+            "checks": len(self.checks),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "DoctorReport", "version": 1, "summary": self.summary(),
+                "checks": [c.to_dict() for c in self.checks], "findings": [f.to_dict() for f in self.findings]}
+
+    def worst(self) -> str | None:
+        """The most severe unsuppressed finding's severity, or None."""
+        ranks = [SEVERITY_RANK[f.severity] for f in self.findings if not f.suppressed]
+        if not ranks:
+            return None
+        return {3: "error", 2: "warning", 1: "info"}[max(ranks)]

@@ -1,0 +1,458 @@
+"""The command line: kubectl's flag set, the commands, output selection and exit codes.
+
+Errors are turned into one line and an exit code here and nowhere else. Heavy modules (kubernetes,
+rich, yaml) are imported inside the commands so that `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import (EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                     IncompleteError, InputError, KcacheError)
+
+PROG = "kubectl kcache"
+ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+KUBE_FLAGS = ("kubeconfig", "context", "cluster", "user", "namespace", "all_namespaces", "as_user", "as_group",
+              "request_timeout", "insecure_skip_tls_verify", "certificate_authority", "token", "server")
+
+
+def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """kubectl's connection flags (the set kubectl passes on to plugins by convention)."""
+    opts = [
+        click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
+        click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+        click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+        click.option("-n", "--namespace", metavar="NS", help="Namespace scope (default: the context's)."),
+        click.option("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces."),
+        click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
+        click.option("--as-group", "as_group", metavar="GROUP", multiple=True,
+                     help="Group to impersonate (repeatable)."),
+        click.option("--request-timeout", metavar="DURATION",
+                     help="Timeout of each request, e.g. 10s, 1m; 0 means none (default 30s)."),
+        click.option("--insecure-skip-tls-verify", is_flag=True, default=None,
+                     help="Do not verify the server's certificate (insecure)."),
+        click.option("--certificate-authority", metavar="PATH", help="Path to a CA bundle for the server."),
+        click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
+        click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def parse_duration(text: str | None) -> float | None:
+    """kubectl's --request-timeout: a plain number of seconds or a Go duration (1h2m3s, 500ms)."""
+    if text is None:
+        return None
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    import re
+
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Flags given before the subcommand (on the group) apply unless the command repeats them."""
+    merged = dict((ctx.find_root().obj or {}).get("kube", {}))
+    for key in KUBE_FLAGS:
+        value = kwargs.pop(key, None)
+        if value not in (None, (), False):
+            merged[key] = value
+    return merged
+
+
+def _overrides(flags: dict[str, Any]) -> Any:
+    from .kube.kubeconfig import Overrides
+
+    return Overrides(
+        kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
+        user=flags.get("user"), namespace=flags.get("namespace"), server=flags.get("server"),
+        certificate_authority=flags.get("certificate_authority"),
+        insecure_skip_tls_verify=bool(flags.get("insecure_skip_tls_verify")), token=flags.get("token"),
+        impersonate=flags.get("as_user"), impersonate_groups=tuple(flags.get("as_group") or ()),
+        request_timeout=parse_duration(flags.get("request_timeout")),
+    )
+
+
+def _client(flags: dict[str, Any]) -> Any:
+    from .kube.client import Client
+
+    return Client(_overrides(flags))
+
+
+def _color(out: Any = None) -> bool:
+    out = out or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(out, "isatty", lambda: False)())
+
+
+class _Progress:
+    """Progress on stderr, only on a terminal and only once a scan has taken more than a second."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, message: str) -> None:
+        import time
+
+        if self.enabled and time.monotonic() - self.start > 1.0:
+            sys.stderr.write(f"\r\x1b[K{message}...")
+            sys.stderr.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, keep_raw: bool = False) -> Any:
+    from_files = list(from_files)
+    if from_files:
+        from .snapshot import load_files
+
+        return load_files(from_files)
+    from .collect import Scope, collect
+
+    client = _client(flags)
+    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+    progress = _Progress()
+    try:
+        return collect(client, scope or Scope(namespace=namespace), progress=progress, keep_raw=keep_raw)
+    finally:
+        progress.done()
+
+
+def _from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("-f", "--from-file", "from_files", multiple=True, metavar="PATH",
+                        help="Read a snapshot (dump file, `kubectl get -o yaml` output or a folder) "
+                             "instead of the live cluster. Repeatable; `-` reads stdin.")(func)
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _dump_doc(doc: Any, fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(doc, indent=2, sort_keys=False)
+    import yaml
+
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+# ---- the group ----------------------------------------------------------------------------------
+
+@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=False)
+@_kube_options
+@click.pass_context
+def main(ctx: click.Context, **kwargs: Any) -> None:
+    """Diagnose and operate KServe's Kernel Cache node groups.
+
+    \b
+    kubectl kcache doctor                 the whole checklist, with evidence and the next command
+    kubectl kcache why-group POD          which node group a producer pod's cache goes to, and why
+    kubectl kcache reconcile --dry-run    what KServe's controller should be doing (or do it)
+    kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
+
+    Every read command also works offline: `--from-file snapshot.yaml`.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["kube"] = {k: v for k, v in kwargs.items() if v not in (None, (), False)}
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+def version() -> None:
+    """Print the plugin's version."""
+    _write(f"kubectl-kcache {__version__}")
+
+
+# ---- doctor -------------------------------------------------------------------------------------
+
+DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown")
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@_from_file_option
+@click.option("-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True,
+              help="Output format.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
+              show_default=True, help="Exit 1 when a finding at or above this severity is found.")
+@click.option("--only", metavar="IDS", multiple=True, help="Run only these checks (comma separated or repeated).")
+@click.option("--skip", metavar="IDS", multiple=True, help="Skip these checks (comma separated or repeated).")
+@click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
+@click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
+@click.pass_context
+def doctor(ctx: click.Context, from_files: tuple[str, ...], output: str, fail_on: str, only: tuple[str, ...],
+           skip: tuple[str, ...], suppress_file: str | None, no_suppressions: bool, **kwargs: Any) -> int:
+    """Run the Kernel Cache checklist and report findings with the next command to run.
+
+    Reads only; never writes to the cluster. Exit codes: 0 nothing at or above --fail-on, 1 findings,
+    2 bad input, 3 incomplete (unreachable, or reads forbidden), 4 internal error.
+    """
+    flags = _merged_flags(ctx, kwargs)
+    from .checks import load_suppressions, run_doctor
+
+    suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
+    ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
+    snap = _load_snapshot(flags, from_files)
+    report = run_doctor(snap, only=ids(only), skip=ids(skip), suppressions=suppressions,
+                        use_suppressions=not no_suppressions)
+    from .report import render_doctor
+
+    render_doctor(report, output, sys.stdout, color=_color())
+    from .checks.model import SEVERITY_RANK
+
+    worst = report.worst()
+    if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
+        return EXIT_FINDINGS
+    if any(c.status == "skipped" and "forbidden" in c.reason for c in report.checks):
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+# ---- why-group ----------------------------------------------------------------------------------
+
+@main.command("why-group", context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@_from_file_option
+@click.argument("pod", required=False)
+@click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
+@click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
+@click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
+@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.pass_context
+def why_group(ctx: click.Context, pod: str | None, from_files: tuple[str, ...], capture_name: str | None,
+              what_if_node: str | None, what_if_group: str | None, output: str, **kwargs: Any) -> int:
+    """Explain which KernelCacheNodeGroup a producer POD's captured cache goes (or went) to, step by step,
+    exactly as KServe's controller decides it. Reads only."""
+    flags = _merged_flags(ctx, kwargs)
+    if not pod and not capture_name:
+        raise click.UsageError("give a POD or --capture NAME")
+    from .explain.why_group import explain
+
+    if from_files:
+        from .snapshot import load_files
+
+        snap = load_files(from_files)
+        namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
+    else:
+        from .collect import collect_for_why_group
+
+        client = _client(flags)
+        namespace = flags.get("namespace") or client.namespace
+        snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
+    why = explain(snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node,
+                  what_if_group=what_if_group)
+    if output == "tree":
+        from rich.console import Console
+
+        from .report.why_group_tree import render_tree
+
+        color = _color()
+        console = Console(file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
+                          width=None if color else 120)
+        render_tree(why, console)
+    else:
+        _write(_dump_doc(why.to_dict(), output))
+    return EXIT_OK
+
+
+def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) -> str:
+    """Offline there is no kubeconfig context: use the namespace where the pod or capture is, if unique."""
+    names = {p.namespace for p in snap.pods if p.name == pod} if pod else set()
+    if not names and pod:
+        names = {c.namespace for c in snap.captures
+                 if c.active_session is not None and c.active_session.pod_name == pod}
+    if capture:
+        names |= {c.namespace for c in snap.captures if c.name == capture}
+    if len(names) > 1:
+        raise InputError(f"found in several namespaces ({', '.join(sorted(names))}): use -n")
+    return next(iter(names), "default")
+
+
+# ---- reconcile ----------------------------------------------------------------------------------
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@_from_file_option
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--force", is_flag=True, help="Write even while KServe's own controller is active.")
+@click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
+@click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
+@click.option("--leader-elect-namespace", default="kserve", show_default=True)
+@click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
+@click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
+@click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
+@click.option("--health-port", type=int, default=0, help="Serve /healthz and /metrics on this port (0: off).")
+@click.pass_context
+def reconcile(ctx: click.Context, from_files: tuple[str, ...], dry_run: bool, once: bool, output: str, force: bool,
+              leader_elect: bool, leader_elect_name: str, leader_elect_namespace: str, lease_duration: float,
+              renew_deadline: float, resync_period: float, health_port: int, **kwargs: Any) -> int:
+    """Do the node-group duties of KServe's controller: KernelCacheNode membership, agent placement, and
+    captured cache -> KernelCache with node-group selection and its events.
+
+    With --dry-run print the plan (works on --from-file); with --once make one pass; otherwise run as a
+    controller until SIGTERM/SIGINT.
+    """
+    flags = _merged_flags(ctx, kwargs)
+    if renew_deadline >= lease_duration:
+        raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
+    from .reconcile.planner import plan
+
+    if dry_run:
+        if from_files:
+            from .snapshot import load_files
+
+            snap = load_files(from_files)
+        else:
+            from .reconcile.loop import reconcile_scope
+
+            snap = _load_snapshot(flags, (), scope=reconcile_scope())
+        actions = plan(snap)
+        _render_plan(actions, output)
+        return EXIT_OK
+    if from_files:
+        raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
+    from .reconcile.loop import LoopOptions, run_loop
+
+    client = _client(flags)
+    opts = LoopOptions(once=once, force=force, leader_elect=leader_elect, lease_name=leader_elect_name,
+                       lease_namespace=leader_elect_namespace, lease_duration=lease_duration,
+                       renew_deadline=renew_deadline, resync_period=resync_period, health_port=health_port)
+    return run_loop(client, opts, report=lambda actions: _render_plan(actions, output) if once else None)
+
+
+def _render_plan(actions: Any, output: str) -> None:
+    from .reconcile.actions import plan_document
+
+    doc = plan_document(actions)
+    if output == "table":
+        from .report.plan_table import render_plan_table
+
+        render_plan_table(doc, sys.stdout, color=_color())
+    else:
+        _write(_dump_doc(doc, output))
+
+
+# ---- dump ---------------------------------------------------------------------------------------
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
+@click.pass_context
+def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -> int:
+    """Write every object the other commands read into one snapshot file (managedFields and Secret data
+    removed), for bug reports and `--from-file`. Reads only."""
+    flags = _merged_flags(ctx, kwargs)
+    from .snapshot import to_document
+
+    snap = _load_snapshot(flags, (), keep_raw=True)
+    text = _dump_doc(to_document(snap), output)
+    if out_file:
+        try:
+            with open(out_file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"--file {out_file}: {exc.strerror}") from None
+    else:
+        _write(text)
+    forbidden = [r for r in snap.reads if r.status == "forbidden"]
+    if forbidden:
+        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
+                         + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
+                                     for r in forbidden) + "\n")
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+# ---- running ------------------------------------------------------------------------------------
+
+def run(argv: list[str]) -> int:
+    """Run the CLI; every outcome becomes an exit code here."""
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
+    try:
+        result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    except IncompleteError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_INCOMPLETE
+    except KcacheError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a bug: say so, say where, never a raw traceback
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+                         f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
+                         "(set KCACHE_DEBUG=1 for the traceback).\n")
+        if os.environ.get("KCACHE_DEBUG"):
+            traceback.print_exc()
+        return EXIT_INTERNAL
+    return int(result or 0)
+
+
+def complete_words(words: list[str]) -> list[str]:
+    """Candidates for the last word, for kubectl's plugin completion."""
+    current = words[-1] if words else ""
+    commands = sorted(main.commands)
+    if len(words) <= 1:
+        return [c for c in commands if c.startswith(current)]
+    cmd = main.commands.get(words[0])
+    if cmd is None:
+        return []
+    if current.startswith("-"):
+        names = sorted({n for p in cmd.params for n in getattr(p, "opts", []) if n.startswith("--")})
+        return [n for n in names if n.startswith(current)]
+    prev = words[-2] if len(words) >= 2 else ""
+    for p in cmd.params:
+        if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
+            return [c for c in p.type.choices if c.startswith(current)]
+    return []

@@ -1,0 +1,139 @@
+"""Build a ClusterSnapshot from the live API: each kind listed once, paginated; singletons by field
+selector (friendly to RBAC resourceNames); pods only by label where the agent and preparation Jobs run.
+
+A 403 on a list records the read as forbidden, a 404 (resource not served) as absent; the commands
+decide what that means for them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import snapshot as snap
+from .errors import Forbidden, NotFound
+from .kernelcache import constants as c
+from .kernelcache.config import read_config
+from .kube import resources as r
+from .kube.client import Client
+from .objects import ConfigMap
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What to read: the namespace of KernelCaches and captures (None: all), and which parts."""
+
+    namespace: str | None = None
+    nodes: bool = True
+    install: bool = True      # KServe's singletons, agent pods, webhook, CRDs
+    preparation: bool = True  # Jobs and pods in the job namespace, prefetcher identities
+    producers: bool = True    # producer pods of captures
+    events: bool = True
+
+
+class Collector:
+    def __init__(self, client: Client, progress: Callable[[str], None] | None = None):
+        self.client = client
+        self.items: list[dict[str, Any]] = []
+        self.reads: list[snap.Read] = []
+        self.progress = progress or (lambda _msg: None)
+
+    def read(self, res: r.Resource, namespace: str | None = None, *, label_selector: str = "",
+             field_selector: str = "", record_as: str | None = None) -> list[dict[str, Any]]:
+        name = record_as or res.plural
+        self.progress(f"listing {name}")
+        try:
+            got, _ = self.client.list_all(res, namespace, label_selector=label_selector, field_selector=field_selector)
+        except Forbidden as exc:
+            self.reads.append(snap.Read(name, namespace, "forbidden", 0, message=str(exc)))
+            return []
+        except NotFound as exc:
+            self.reads.append(snap.Read(name, namespace, "absent", 0, message=str(exc)))
+            return []
+        self.reads.append(snap.Read(name, namespace, "ok", len(got)))
+        self.items.extend(got)
+        return got
+
+
+def _by_name(name: str) -> str:
+    return f"metadata.name={name}"
+
+
+def collect(client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None,
+            keep_raw: bool = False) -> snap.ClusterSnapshot:
+    col = Collector(client, progress)
+    ns = scope.namespace
+    if scope.nodes:
+        col.read(r.NODES)
+    col.read(r.NODE_GROUPS)
+    col.read(r.KERNEL_CACHE_NODES)
+    col.read(r.KERNEL_CACHES, ns)
+    captures = col.read(r.CAPTURES, ns)
+    cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
+    config = read_config(ConfigMap.from_dict(cms[0]) if cms else None).config
+    job_ns = config.job_namespace if config else None
+    if scope.install:
+        col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET))
+        col.read(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL), record_as="pods")
+        col.read(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT))
+        col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
+        col.read(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE, label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}")
+        _read_crds(col)
+    if scope.preparation and job_ns:
+        col.read(r.NAMESPACES, field_selector=_by_name(job_ns))
+        col.read(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME)
+        col.read(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME, record_as="pods")
+        for sa in c.PREFETCHER_SERVICE_ACCOUNTS:
+            col.read(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
+        for rb in c.PREFETCHER_ROLE_BINDINGS:
+            col.read(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb))
+    if scope.producers and captures:
+        for capture_ns in sorted({(x.get("metadata") or {}).get("namespace", "") for x in captures}):
+            col.read(r.PODS, capture_ns, label_selector=c.LABEL_ISVC, record_as="pods")
+    if scope.events:
+        col.read(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
+        col.read(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")
+    meta = snap.SnapshotMeta(
+        cluster=client.resolved.cluster_name or client.server,
+        taken_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        server_version=client.server_version(), source="live")
+    return snap.build(_dedupe(col.items), meta=meta, reads=col.reads, keep_raw=keep_raw, origin="the API")
+
+
+def _read_crds(col: Collector) -> None:
+    for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE):
+        col.read(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
+
+
+def _dedupe(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for item in items:
+        md = item.get("metadata") or {}
+        seen[(item.get("apiVersion", ""), item.get("kind", ""), md.get("namespace", ""), md.get("name", ""))] = item
+    return list(seen.values())
+
+
+def collect_for_why_group(client: Client, namespace: str, pod: str | None, capture: str | None,
+                          what_if_node: str | None = None) -> snap.ClusterSnapshot:
+    """Only what why-group needs: the pod, the namespace's captures and KernelCaches, the groups, the
+    config, and the nodes the decision looks at (no full node list)."""
+    col = Collector(client)
+    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
+    captures = col.read(r.CAPTURES, namespace)
+    col.read(r.KERNEL_CACHES, namespace)
+    col.read(r.NODE_GROUPS)
+    col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
+    nodes = {what_if_node} if what_if_node else set()
+    for p in pods:
+        nodes.add((p.get("spec") or {}).get("nodeName") or "")
+    for cap in captures:
+        status = cap.get("status") or {}
+        session = status.get("activeSession") or {}
+        if not capture or (cap.get("metadata") or {}).get("name") == capture:
+            nodes.add(session.get("nodeName") or "")
+    for name in sorted(n for n in nodes if n):
+        col.read(r.NODES, field_selector=_by_name(name))
+    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
+    return snap.build(_dedupe(col.items), meta=meta, reads=col.reads, origin="the API")

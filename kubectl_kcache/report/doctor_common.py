@@ -1,0 +1,116 @@
+"""What the doctor renderers share: marks per status, grouping findings by check, the summary line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ..checks.model import CheckResult, DoctorReport, Finding, ObjectRef
+
+# As checks.model's, kept here so that importing a renderer imports no checks.
+SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
+UNICODE_MARKS = {"pass": "✔", "fail": "✖", "skipped": "⊘", "not-applicable": "–"}
+ASCII_MARKS = {"pass": "ok", "fail": "FAIL", "skipped": "skip", "not-applicable": "n/a"}
+UNICODE_BULLET = "·"
+ASCII_BULLET = "-"
+
+
+def can_encode(out: TextIO, text: str) -> bool:
+    """Whether `out` can write `text`: a stream without an encoding (StringIO) takes anything."""
+    encoding = getattr(out, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def write_text(out: TextIO, text: str) -> None:
+    """Write text for people: characters `out`'s encoding cannot take become `?` instead of an error."""
+    encoding = getattr(out, "encoding", None)
+    if encoding and not can_encode(out, text):
+        try:
+            text = text.encode(encoding, "replace").decode(encoding)
+        except LookupError:
+            text = text.encode("ascii", "replace").decode("ascii")
+    out.write(text)
+
+
+def marks_for(out: TextIO) -> dict[str, str]:
+    """The status marks `out` can show: the Unicode ones, or plain ASCII when its encoding can't."""
+    unicode_ok = can_encode(out, "".join(UNICODE_MARKS.values()) + UNICODE_BULLET)
+    return UNICODE_MARKS if unicode_ok else ASCII_MARKS
+
+
+def object_path(obj: ObjectRef) -> str:
+    """`Kind/namespace/name`, or `Kind/name` for cluster-scoped objects."""
+    return "/".join(part for part in (obj.kind, obj.namespace, obj.name) if part)
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    """One check with its findings, in report order. `result` is None for a finding whose check the report
+    does not list (it is kept rather than dropped)."""
+
+    id: str
+    title: str
+    status: str
+    reason: str
+    findings: tuple[Finding, ...]
+    result: CheckResult | None = None
+
+    @property
+    def active(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if not f.suppressed)
+
+    @property
+    def suppressed(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.suppressed)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail" or bool(self.active)
+
+
+def check_groups(report: DoctorReport) -> list[CheckGroup]:
+    """The report's checks in order, each with its findings (in report order); then any check that only
+    findings name."""
+    by_check: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        by_check.setdefault(finding.check, []).append(finding)
+    groups = []
+    for result in report.checks:
+        groups.append(CheckGroup(result.id, report.titles.get(result.id, ""), result.status, result.reason,
+                                 tuple(by_check.pop(result.id, ())), result))
+    for check_id, findings in by_check.items():
+        status = "fail" if any(not f.suppressed for f in findings) else "pass"
+        groups.append(CheckGroup(check_id, report.titles.get(check_id, ""), status, "", tuple(findings)))
+    return groups
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def is_clean(report: DoctorReport) -> bool:
+    """No finding at all (not even a suppressed one) and no skipped check."""
+    return not report.findings and not any(c.status == "skipped" for c in report.checks)
+
+
+def clean_line(report: DoctorReport) -> str:
+    """The one line a clean report renders to (a contract: the wording never changes)."""
+    return f"no problems found in {len(report.checks)} checks over {report.object_count} objects"
+
+
+def summary_line(report: DoctorReport) -> str:
+    """E.g. `2 errors, 1 warning in 13 checks (1 skipped, 3 suppressed)`."""
+    s = report.summary()
+    counts = [plural(s[key], word) for key, word in (("errors", "error"), ("warnings", "warning"),
+                                                     ("infos", "info")) if s[key]]
+    head = ", ".join(counts) if counts else "no problems found"
+    extras = [f"{s[key]} {key}" for key in ("skipped", "suppressed") if s[key]]
+    tail = f" ({', '.join(extras)})" if extras else ""
+    return f"{head} in {plural(s['checks'], 'check')}{tail}"

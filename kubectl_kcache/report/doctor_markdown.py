@@ -1,0 +1,96 @@
+"""`markdown`: a report to paste into a ticket: a heading, the summary, a table of the checks, then the
+findings as a list with each hint (the next command to run) as code."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, TextIO
+
+from .doctor_common import (
+    CheckGroup,
+    check_groups,
+    clean_line,
+    is_clean,
+    marks_for,
+    object_path,
+    summary_line,
+    write_text,
+)
+from .registry import renderer
+
+if TYPE_CHECKING:
+    from ..checks.model import DoctorReport, Finding
+
+_INLINE_SPECIALS = re.compile(r"([\\*_\[\]<>])")
+
+
+def escape_inline(text: str) -> str:
+    """Markdown's emphasis, link and HTML characters taken literally (backticks are left to make code)."""
+    return _INLINE_SPECIALS.sub(r"\\\1", text)
+
+
+def escape_cell(text: str) -> str:
+    """A table cell's text: pipes escaped (GFM needs it even inside code spans), newlines as <br>."""
+    return text.replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code, fenced with more backticks than it contains in a row."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    # CommonMark strips one space from each side when both are there: pad then, and next to a backtick.
+    both_spaces = text.startswith(" ") and text.endswith(" ") and bool(text.strip())
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or both_spaces else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, indent: str) -> list[str]:
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}sh", *(f"{indent}{line}" for line in text.splitlines()), f"{indent}{fence}"]
+
+
+@renderer("markdown", order=40)
+def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -> None:
+    marks = marks_for(out)
+    groups = check_groups(report)
+    title = "kubectl-kcache doctor" + (f": {report.cluster}" if report.cluster else "")
+    lines = [f"# {escape_inline(title)}", ""]
+    verdict = clean_line(report) if is_clean(report) else summary_line(report)
+    lines += [f"**{verdict}**", "",
+              f"Source: {escape_inline(report.source)}, objects read: {report.object_count}", ""]
+
+    lines += ["| | Check | Title | Status | Findings | Reason |", "|---|---|---|---|---|---|"]
+    for g in groups:
+        found = str(len(g.active)) + (f" (+{len(g.suppressed)} suppressed)" if g.suppressed else "")
+        cells = [marks.get(g.status, "?"), code_span(g.id), escape_inline(g.title), g.status, found,
+                 escape_inline(g.reason)]
+        lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
+
+    active = [g for g in groups if g.active]
+    if active:
+        lines += ["", "## Findings"]
+        for g in active:
+            lines += _section(g, g.active)
+    suppressed = [g for g in groups if g.suppressed]
+    if suppressed:
+        lines += ["", "## Suppressed findings"]
+        for g in suppressed:
+            lines += _section(g, g.suppressed)
+    write_text(out, "\n".join(lines) + "\n")
+
+
+def _section(group: CheckGroup, findings: tuple[Finding, ...]) -> list[str]:
+    heading = code_span(group.id) + (f": {escape_inline(group.title)}" if group.title else "")
+    lines = ["", f"### {heading}", ""]
+    for f in findings:
+        where = code_span(object_path(f.object))
+        if f.group:
+            where += f" (group {code_span(f.group)})"
+        lines.append(f"- **{f.severity}** {where}: {escape_inline(f.message)}")
+        lines.extend(f"  - evidence: {code_span(e)}" for e in f.evidence)
+        if f.hint and "\n" in f.hint:
+            lines += ["", "  Next:", "", *code_block(f.hint, "  "), ""]
+        elif f.hint:
+            lines.append(f"  - next: {code_span(f.hint)}")
+    return lines
