@@ -3,7 +3,7 @@
 import sys
 
 if sys.version_info < (3, 10):  # noqa: UP036 - the one line older interpreters must be able to print
-    sys.stderr.write("kubectl-kcache needs Python 3.10 or newer (this is %d.%d)\n" % sys.version_info[:2])
+    sys.stderr.write("kubectl-kcache needs Python 3.10 or newer (this is %d.%d)\n" % sys.version_info[:2])  # noqa: UP031
     sys.exit(2)
 
 

@@ -14,33 +14,65 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import (EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
-                     IncompleteError, InputError, KcacheError)
+from .errors import (
+    EXIT_FINDINGS,
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    IncompleteError,
+    InputError,
+    KcacheError,
+)
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
-KUBE_FLAGS = ("kubeconfig", "context", "cluster", "user", "namespace", "all_namespaces", "as_user", "as_group",
-              "request_timeout", "insecure_skip_tls_verify", "certificate_authority", "token", "server")
+KUBE_FLAGS = (
+    "kubeconfig",
+    "context",
+    "cluster",
+    "user",
+    "namespace",
+    "all_namespaces",
+    "as_user",
+    "as_group",
+    "request_timeout",
+    "insecure_skip_tls_verify",
+    "certificate_authority",
+    "token",
+    "server",
+)
 
 
 def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """kubectl's connection flags (the set kubectl passes on to plugins by convention)."""
     opts = [
-        click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+        click.option(
+            "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."
+        ),
         click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
         click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
         click.option("-n", "--namespace", metavar="NS", help="Namespace scope (default: the context's)."),
         click.option("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces."),
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
-        click.option("--as-group", "as_group", metavar="GROUP", multiple=True,
-                     help="Group to impersonate (repeatable)."),
-        click.option("--request-timeout", metavar="DURATION",
-                     help="Timeout of each request, e.g. 10s, 1m; 0 means none (default 30s)."),
-        click.option("--insecure-skip-tls-verify", is_flag=True, default=None,
-                     help="Do not verify the server's certificate (insecure)."),
+        click.option(
+            "--as-group", "as_group", metavar="GROUP", multiple=True, help="Group to impersonate (repeatable)."
+        ),
+        click.option(
+            "--request-timeout",
+            metavar="DURATION",
+            help="Timeout of each request, e.g. 10s, 1m; 0 means none (default 30s).",
+        ),
+        click.option(
+            "--insecure-skip-tls-verify",
+            is_flag=True,
+            default=None,
+            help="Do not verify the server's certificate (insecure).",
+        ),
         click.option("--certificate-authority", metavar="PATH", help="Path to a CA bundle for the server."),
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
@@ -82,11 +114,17 @@ def _overrides(flags: dict[str, Any]) -> Any:
     from .kube.kubeconfig import Overrides
 
     return Overrides(
-        kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
-        user=flags.get("user"), namespace=flags.get("namespace"), server=flags.get("server"),
+        kubeconfig=flags.get("kubeconfig"),
+        context=flags.get("context"),
+        cluster=flags.get("cluster"),
+        user=flags.get("user"),
+        namespace=flags.get("namespace"),
+        server=flags.get("server"),
         certificate_authority=flags.get("certificate_authority"),
-        insecure_skip_tls_verify=bool(flags.get("insecure_skip_tls_verify")), token=flags.get("token"),
-        impersonate=flags.get("as_user"), impersonate_groups=tuple(flags.get("as_group") or ()),
+        insecure_skip_tls_verify=bool(flags.get("insecure_skip_tls_verify")),
+        token=flags.get("token"),
+        impersonate=flags.get("as_user"),
+        impersonate_groups=tuple(flags.get("as_group") or ()),
         request_timeout=parse_duration(flags.get("request_timeout")),
     )
 
@@ -146,9 +184,15 @@ def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any 
 
 
 def _from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("-f", "--from-file", "from_files", multiple=True, metavar="PATH",
-                        help="Read a snapshot (dump file, `kubectl get -o yaml` output or a folder) "
-                             "instead of the live cluster. Repeatable; `-` reads stdin.")(func)
+    return click.option(
+        "-f",
+        "--from-file",
+        "from_files",
+        multiple=True,
+        metavar="PATH",
+        help="Read a snapshot (dump file, `kubectl get -o yaml` output or a folder) "
+        "instead of the live cluster. Repeatable; `-` reads stdin.",
+    )(func)
 
 
 def _write(text: str) -> None:
@@ -166,6 +210,7 @@ def _dump_doc(doc: Any, fmt: str) -> str:
 
 
 # ---- the group ----------------------------------------------------------------------------------
+
 
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=False)
 @_kube_options
@@ -199,17 +244,32 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown")
 @main.command(context_settings=CONTEXT_SETTINGS)
 @_kube_options
 @_from_file_option
-@click.option("-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True,
-              help="Output format.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
-              show_default=True, help="Exit 1 when a finding at or above this severity is found.")
+@click.option(
+    "-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True, help="Output format."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding at or above this severity is found.",
+)
 @click.option("--only", metavar="IDS", multiple=True, help="Run only these checks (comma separated or repeated).")
 @click.option("--skip", metavar="IDS", multiple=True, help="Skip these checks (comma separated or repeated).")
 @click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
 @click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
 @click.pass_context
-def doctor(ctx: click.Context, from_files: tuple[str, ...], output: str, fail_on: str, only: tuple[str, ...],
-           skip: tuple[str, ...], suppress_file: str | None, no_suppressions: bool, **kwargs: Any) -> int:
+def doctor(
+    ctx: click.Context,
+    from_files: tuple[str, ...],
+    output: str,
+    fail_on: str,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    suppress_file: str | None,
+    no_suppressions: bool,
+    **kwargs: Any,
+) -> int:
     """Run the Kernel Cache checklist and report findings with the next command to run.
 
     Reads only; never writes to the cluster. Exit codes: 0 nothing at or above --fail-on, 1 findings,
@@ -221,8 +281,9 @@ def doctor(ctx: click.Context, from_files: tuple[str, ...], output: str, fail_on
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
     snap = _load_snapshot(flags, from_files)
-    report = run_doctor(snap, only=ids(only), skip=ids(skip), suppressions=suppressions,
-                        use_suppressions=not no_suppressions)
+    report = run_doctor(
+        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
+    )
     from .report import render_doctor
 
     render_doctor(report, output, sys.stdout, color=_color())
@@ -238,6 +299,7 @@ def doctor(ctx: click.Context, from_files: tuple[str, ...], output: str, fail_on
 
 # ---- why-group ----------------------------------------------------------------------------------
 
+
 @main.command("why-group", context_settings=CONTEXT_SETTINGS)
 @_kube_options
 @_from_file_option
@@ -247,8 +309,16 @@ def doctor(ctx: click.Context, from_files: tuple[str, ...], output: str, fail_on
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
 @click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
 @click.pass_context
-def why_group(ctx: click.Context, pod: str | None, from_files: tuple[str, ...], capture_name: str | None,
-              what_if_node: str | None, what_if_group: str | None, output: str, **kwargs: Any) -> int:
+def why_group(
+    ctx: click.Context,
+    pod: str | None,
+    from_files: tuple[str, ...],
+    capture_name: str | None,
+    what_if_node: str | None,
+    what_if_group: str | None,
+    output: str,
+    **kwargs: Any,
+) -> int:
     """Explain which KernelCacheNodeGroup a producer POD's captured cache goes (or went) to, step by step,
     exactly as KServe's controller decides it. Reads only."""
     flags = _merged_flags(ctx, kwargs)
@@ -267,16 +337,18 @@ def why_group(ctx: click.Context, pod: str | None, from_files: tuple[str, ...], 
         client = _client(flags)
         namespace = flags.get("namespace") or client.namespace
         snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
-    why = explain(snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node,
-                  what_if_group=what_if_group)
+    why = explain(
+        snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
+    )
     if output == "tree":
         from rich.console import Console
 
         from .report.why_group_tree import render_tree
 
         color = _color()
-        console = Console(file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
-                          width=None if color else 120)
+        console = Console(
+            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False, width=None if color else 120
+        )
         render_tree(why, console)
     else:
         _write(_dump_doc(why.to_dict(), output))
@@ -287,8 +359,9 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
     """Offline there is no kubeconfig context: use the namespace where the pod or capture is, if unique."""
     names = {p.namespace for p in snap.pods if p.name == pod} if pod else set()
     if not names and pod:
-        names = {c.namespace for c in snap.captures
-                 if c.active_session is not None and c.active_session.pod_name == pod}
+        names = {
+            c.namespace for c in snap.captures if c.active_session is not None and c.active_session.pod_name == pod
+        }
     if capture:
         names |= {c.namespace for c in snap.captures if c.name == capture}
     if len(names) > 1:
@@ -297,6 +370,7 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 
 
 # ---- reconcile ----------------------------------------------------------------------------------
+
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @_kube_options
@@ -313,9 +387,22 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
 @click.option("--health-port", type=int, default=0, help="Serve /healthz and /metrics on this port (0: off).")
 @click.pass_context
-def reconcile(ctx: click.Context, from_files: tuple[str, ...], dry_run: bool, once: bool, output: str, force: bool,
-              leader_elect: bool, leader_elect_name: str, leader_elect_namespace: str, lease_duration: float,
-              renew_deadline: float, resync_period: float, health_port: int, **kwargs: Any) -> int:
+def reconcile(
+    ctx: click.Context,
+    from_files: tuple[str, ...],
+    dry_run: bool,
+    once: bool,
+    output: str,
+    force: bool,
+    leader_elect: bool,
+    leader_elect_name: str,
+    leader_elect_namespace: str,
+    lease_duration: float,
+    renew_deadline: float,
+    resync_period: float,
+    health_port: int,
+    **kwargs: Any,
+) -> int:
     """Do the node-group duties of KServe's controller: KernelCacheNode membership, agent placement, and
     captured cache -> KernelCache with node-group selection and its events.
 
@@ -344,9 +431,17 @@ def reconcile(ctx: click.Context, from_files: tuple[str, ...], dry_run: bool, on
     from .reconcile.loop import LoopOptions, run_loop
 
     client = _client(flags)
-    opts = LoopOptions(once=once, force=force, leader_elect=leader_elect, lease_name=leader_elect_name,
-                       lease_namespace=leader_elect_namespace, lease_duration=lease_duration,
-                       renew_deadline=renew_deadline, resync_period=resync_period, health_port=health_port)
+    opts = LoopOptions(
+        once=once,
+        force=force,
+        leader_elect=leader_elect,
+        lease_name=leader_elect_name,
+        lease_namespace=leader_elect_namespace,
+        lease_duration=lease_duration,
+        renew_deadline=renew_deadline,
+        resync_period=resync_period,
+        health_port=health_port,
+    )
     return run_loop(client, opts, report=lambda actions: _render_plan(actions, output) if once else None)
 
 
@@ -363,6 +458,7 @@ def _render_plan(actions: Any, output: str) -> None:
 
 
 # ---- dump ---------------------------------------------------------------------------------------
+
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @_kube_options
@@ -387,14 +483,17 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
         _write(text)
     forbidden = [r for r in snap.reads if r.status == "forbidden"]
     if forbidden:
-        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
-                         + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
-                                     for r in forbidden) + "\n")
+        sys.stderr.write(
+            "warning: some reads were forbidden and are missing from the dump: "
+            + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "") for r in forbidden)
+            + "\n"
+        )
         return EXIT_INCOMPLETE
     return EXIT_OK
 
 
 # ---- running ------------------------------------------------------------------------------------
+
 
 def run(argv: list[str]) -> int:
     """Run the CLI; every outcome becomes an exit code here."""
@@ -430,9 +529,11 @@ def run(argv: list[str]) -> int:
 
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
-                         f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
-                         "(set KCACHE_DEBUG=1 for the traceback).\n")
+        sys.stderr.write(
+            f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+            f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
+            "(set KCACHE_DEBUG=1 for the traceback).\n"
+        )
         if os.environ.get("KCACHE_DEBUG"):
             traceback.print_exc()
         return EXIT_INTERNAL

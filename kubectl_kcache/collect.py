@@ -27,9 +27,9 @@ class Scope:
 
     namespace: str | None = None
     nodes: bool = True
-    install: bool = True      # KServe's singletons, agent pods, webhook, CRDs
+    install: bool = True  # KServe's singletons, agent pods, webhook, CRDs
     preparation: bool = True  # Jobs and pods in the job namespace, prefetcher identities
-    producers: bool = True    # producer pods of captures
+    producers: bool = True  # producer pods of captures
     events: bool = True
 
 
@@ -40,8 +40,15 @@ class Collector:
         self.reads: list[snap.Read] = []
         self.progress = progress or (lambda _msg: None)
 
-    def read(self, res: r.Resource, namespace: str | None = None, *, label_selector: str = "",
-             field_selector: str = "", record_as: str | None = None) -> list[dict[str, Any]]:
+    def read(
+        self,
+        res: r.Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        record_as: str | None = None,
+    ) -> list[dict[str, Any]]:
         name = record_as or res.plural
         self.progress(f"listing {name}")
         try:
@@ -61,8 +68,9 @@ def _by_name(name: str) -> str:
     return f"metadata.name={name}"
 
 
-def collect(client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None,
-            keep_raw: bool = False) -> snap.ClusterSnapshot:
+def collect(
+    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, keep_raw: bool = False
+) -> snap.ClusterSnapshot:
     col = Collector(client, progress)
     ns = scope.namespace
     if scope.nodes:
@@ -79,7 +87,9 @@ def collect(client: Client, scope: Scope = Scope(), progress: Callable[[str], No
         col.read(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL), record_as="pods")
         col.read(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT))
         col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
-        col.read(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE, label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}")
+        col.read(
+            r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE, label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"
+        )
         _read_crds(col)
     if scope.preparation and job_ns:
         col.read(r.NAMESPACES, field_selector=_by_name(job_ns))
@@ -98,7 +108,9 @@ def collect(client: Client, scope: Scope = Scope(), progress: Callable[[str], No
     meta = snap.SnapshotMeta(
         cluster=client.resolved.cluster_name or client.server,
         taken_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        server_version=client.server_version(), source="live")
+        server_version=client.server_version(),
+        source="live",
+    )
     return snap.build(_dedupe(col.items), meta=meta, reads=col.reads, keep_raw=keep_raw, origin="the API")
 
 
@@ -115,8 +127,9 @@ def _dedupe(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def collect_for_why_group(client: Client, namespace: str, pod: str | None, capture: str | None,
-                          what_if_node: str | None = None) -> snap.ClusterSnapshot:
+def collect_for_why_group(
+    client: Client, namespace: str, pod: str | None, capture: str | None, what_if_node: str | None = None
+) -> snap.ClusterSnapshot:
     """Only what why-group needs: the pod, the namespace's captures and KernelCaches, the groups, the
     config, and the nodes the decision looks at (no full node list)."""
     col = Collector(client)

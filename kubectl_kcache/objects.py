@@ -197,8 +197,12 @@ class Toleration:
     def to_dict(self) -> dict[str, Any]:
         """The toleration as JSON with Go's field order, empty fields left out (omitempty)."""
         out: dict[str, Any] = {}
-        for name, value in (("key", self.key), ("operator", self.operator), ("value", self.value),
-                            ("effect", self.effect)):
+        for name, value in (
+            ("key", self.key),
+            ("operator", self.operator),
+            ("value", self.value),
+            ("effect", self.effect),
+        ):
             if value:
                 out[name] = value
         if self.toleration_seconds is not None:
@@ -231,8 +235,11 @@ class Node:
         spec = _map(obj.get("spec"), "Node.spec")
         status = _map(obj.get("status"), "Node.status")
         taints = tuple(
-            Taint(key=_str(t.get("key"), "taint.key"), effect=_str(t.get("effect"), "taint.effect"),
-                  value=_str(t.get("value"), "taint.value"))
+            Taint(
+                key=_str(t.get("key"), "taint.key"),
+                effect=_str(t.get("effect"), "taint.effect"),
+                value=_str(t.get("value"), "taint.value"),
+            )
             for t in (_map(x, "Node.spec.taints[]") for x in _list(spec.get("taints"), "Node.spec.taints"))
         )
         ready = find_condition(Condition.list_from(status.get("conditions"), "Node.status.conditions"), "Ready")
@@ -409,8 +416,10 @@ class KernelCache:
         if ver is not None:
             v = _map(ver, f"{where}: status.verification")
             verification = Verification(
-                mode=_str(v.get("mode"), "mode"), state=_str(v.get("state"), "state"),
-                reason=_str(v.get("reason"), "reason"), message=_str(v.get("message"), "message"),
+                mode=_str(v.get("mode"), "mode"),
+                state=_str(v.get("state"), "state"),
+                reason=_str(v.get("reason"), "reason"),
+                message=_str(v.get("message"), "message"),
             )
         counts = _map(status.get("counts"), f"{where}: status.counts")
         return KernelCache(
@@ -493,8 +502,10 @@ class Capture:
         if status.get("signing") is not None:
             g = _map(status.get("signing"), f"{where}: status.signing")
             signing = Signing(
-                mode=_str(g.get("mode"), "signing.mode"), state=_str(g.get("state"), "signing.state"),
-                signed=_bool(g.get("signed"), "signing.signed"), reason=_str(g.get("reason"), "signing.reason"),
+                mode=_str(g.get("mode"), "signing.mode"),
+                state=_str(g.get("state"), "signing.state"),
+                signed=_bool(g.get("signed"), "signing.signed"),
+                reason=_str(g.get("reason"), "signing.reason"),
                 message=_str(g.get("message"), "signing.message"),
             )
         return Capture(
@@ -717,11 +728,13 @@ class Event:
             involved_namespace=_str(inv.get("namespace"), "involvedObject.namespace"),
             count=count,
             last_seen=_str(
-                series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime")
-                or meta.created, "Event.lastTimestamp"),
+                series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime") or meta.created,
+                "Event.lastTimestamp",
+            ),
             action=_str(obj.get("action"), "Event.action"),
-            reporting_controller=_str(obj.get("reportingComponent") or obj.get("reportingController"),
-                                      "Event.reportingComponent"),
+            reporting_controller=_str(
+                obj.get("reportingComponent") or obj.get("reportingController"), "Event.reportingComponent"
+            ),
         )
 
 
@@ -796,8 +809,10 @@ class ServiceAccount:
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> ServiceAccount:
         a = obj.get("automountServiceAccountToken")
-        return ServiceAccount(meta=Meta.from_dict(obj, "ServiceAccount"),
-                              automount_token=None if a is None else _bool(a, "automountServiceAccountToken"))
+        return ServiceAccount(
+            meta=Meta.from_dict(obj, "ServiceAccount"),
+            automount_token=None if a is None else _bool(a, "automountServiceAccountToken"),
+        )
 
 
 @dataclass(frozen=True)
@@ -815,8 +830,12 @@ class RoleBinding:
             (_str(s.get("kind"), "kind"), _str(s.get("namespace"), "namespace"), _str(s.get("name"), "name"))
             for s in (_map(x, "subjects[]") for x in _list(obj.get("subjects"), "subjects"))
         )
-        return RoleBinding(meta=meta, role_kind=_str(ref.get("kind"), "roleRef.kind"),
-                           role_name=_str(ref.get("name"), "roleRef.name"), subjects=subjects)
+        return RoleBinding(
+            meta=meta,
+            role_kind=_str(ref.get("kind"), "roleRef.kind"),
+            role_name=_str(ref.get("name"), "roleRef.name"),
+            subjects=subjects,
+        )
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,12 @@ class Read:
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"resource": self.resource, "namespace": self.namespace, "status": self.status,
-                               "count": self.count}
+        out: dict[str, Any] = {
+            "resource": self.resource,
+            "namespace": self.namespace,
+            "status": self.status,
+            "count": self.count,
+        }
         if self.verb != "list":
             out["verb"] = self.verb
         if self.message:
@@ -43,9 +47,14 @@ class Read:
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Read:
-        return Read(resource=str(d.get("resource", "")), namespace=d.get("namespace"),
-                    status=str(d.get("status", "ok")), count=int(d.get("count") or 0),
-                    verb=str(d.get("verb", "list")), message=str(d.get("message", "")))
+        return Read(
+            resource=str(d.get("resource", "")),
+            namespace=d.get("namespace"),
+            status=str(d.get("status", "ok")),
+            count=int(d.get("count") or 0),
+            verb=str(d.get("verb", "list")),
+            message=str(d.get("message", "")),
+        )
 
 
 # (API group, kind) -> (snapshot field, parser, resource name used in reads)
@@ -62,14 +71,16 @@ KINDS: dict[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], Any], str]
     ("", "Event"): ("events", o.Event.from_dict, "events"),
     ("events.k8s.io", "Event"): ("events", o.Event.from_dict, "events"),
     ("", "ConfigMap"): ("configmaps", o.ConfigMap.from_dict, "configmaps"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
-        ("webhooks", o.WebhookConfiguration.from_dict, "mutatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): (
+        "webhooks",
+        o.WebhookConfiguration.from_dict,
+        "mutatingwebhookconfigurations",
+    ),
     ("discovery.k8s.io", "EndpointSlice"): ("endpoint_slices", o.EndpointSlice.from_dict, "endpointslices"),
     ("", "ServiceAccount"): ("service_accounts", o.ServiceAccount.from_dict, "serviceaccounts"),
     ("rbac.authorization.k8s.io", "RoleBinding"): ("role_bindings", o.RoleBinding.from_dict, "rolebindings"),
     ("", "Namespace"): ("namespaces", o.Namespace.from_dict, "namespaces"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"):
-        ("crds", o.Crd.from_dict, "customresourcedefinitions"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): ("crds", o.Crd.from_dict, "customresourcedefinitions"),
 }
 
 
@@ -155,9 +166,13 @@ class ClusterSnapshot:
         return any(n.meta.name == name for n in self.namespaces)
 
     def pods_labelled(self, namespace: str | None, key: str, value: str | None = None) -> list[o.Pod]:
-        return [p for p in self.pods
-                if (namespace is None or p.namespace == namespace) and key in p.meta.labels
-                and (value is None or p.meta.labels[key] == value)]
+        return [
+            p
+            for p in self.pods
+            if (namespace is None or p.namespace == namespace)
+            and key in p.meta.labels
+            and (value is None or p.meta.labels[key] == value)
+        ]
 
     def object_count(self) -> int:
         return sum(len(getattr(self, f)) for f in {v[0] for v in KINDS.values()})
@@ -165,9 +180,16 @@ class ClusterSnapshot:
 
 # ---- building from items ------------------------------------------------------------------------
 
-def build(items: Iterable[Mapping[str, Any]], *, meta: SnapshotMeta = SnapshotMeta(),
-          reads: Iterable[Read] = (), reads_assumed: bool = False, keep_raw: bool = False,
-          origin: str = "") -> ClusterSnapshot:
+
+def build(
+    items: Iterable[Mapping[str, Any]],
+    *,
+    meta: SnapshotMeta = SnapshotMeta(),
+    reads: Iterable[Read] = (),
+    reads_assumed: bool = False,
+    keep_raw: bool = False,
+    origin: str = "",
+) -> ClusterSnapshot:
     """A snapshot from API objects; objects of kinds the plugin does not read are ignored."""
     fields: dict[str, dict[tuple[str, str], Any]] = {v[0]: {} for v in KINDS.values()}
     raw: list[Mapping[str, Any]] = []
@@ -190,8 +212,7 @@ def build(items: Iterable[Mapping[str, Any]], *, meta: SnapshotMeta = SnapshotMe
         if keep_raw:
             raw.append(item)
     values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
-    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed,
-                           raw_items=tuple(raw), **values)
+    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, raw_items=tuple(raw), **values)
 
 
 # ---- files --------------------------------------------------------------------------------------
@@ -296,8 +317,12 @@ def load_files(paths: Iterable[str]) -> ClusterSnapshot:
             reads.extend(Read.from_dict(r) for r in (m.get("reads") or []))
         except (TypeError, ValueError, AttributeError):
             raise InputError("snapshot meta.reads is malformed") from None
-        meta = SnapshotMeta(cluster=str(m.get("cluster", "")), taken_at=str(m.get("takenAt", "")),
-                            server_version=str(m.get("serverVersion", "")), source="file")
+        meta = SnapshotMeta(
+            cluster=str(m.get("cluster", "")),
+            taken_at=str(m.get("takenAt", "")),
+            server_version=str(m.get("serverVersion", "")),
+            source="file",
+        )
     only_snapshots = len(metas) > 0 and all(_is_snapshot_file(p) for p in names)
     return build(items, meta=meta, reads=reads, reads_assumed=not only_snapshots, keep_raw=True)
 

@@ -18,9 +18,15 @@ def image(name: str = "cache") -> str:
     return f"registry.example.com/team-a/{name}@{digest(name)}"
 
 
-def node(name: str, labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None,
-         ready: bool | None = True, unschedulable: bool = False, kubelet: str = "v1.36.3",
-         simulated: bool = False) -> dict[str, Any]:
+def node(
+    name: str,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    ready: bool | None = True,
+    unschedulable: bool = False,
+    kubelet: str = "v1.36.3",
+    simulated: bool = False,
+) -> dict[str, Any]:
     """A node; `simulated` ones are run by the test bed's KWOK (status left to it: pass ready=None)."""
     md: dict[str, Any] = {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}}
     if simulated:
@@ -31,9 +37,16 @@ def node(name: str, labels: dict[str, str] | None = None, taints: list[dict[str,
     if unschedulable:
         obj["spec"]["unschedulable"] = True
     if ready is not None:
-        obj["status"] = {"conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                         "reason": "KubeletReady" if ready else "KubeletNotReady"}],
-                         "nodeInfo": {"kubeletVersion": kubelet}}
+        obj["status"] = {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "reason": "KubeletReady" if ready else "KubeletNotReady",
+                }
+            ],
+            "nodeInfo": {"kubeletVersion": kubelet},
+        }
     return obj
 
 
@@ -60,60 +73,110 @@ def footprints(seed: str = "cache") -> dict[str, str]:
 
 
 def artifact(seed: str = "cache") -> dict[str, Any]:
-    return {"imageReference": image(seed), "cachePaths": [{"containerPath": "/root/.cache/vllm",
-                                                            "ociPath": "io.vllm.cache"}],
-            "identity": {"footprints": footprints(seed)}}
+    return {
+        "imageReference": image(seed),
+        "cachePaths": [{"containerPath": "/root/.cache/vllm", "ociPath": "io.vllm.cache"}],
+        "identity": {"footprints": footprints(seed)},
+    }
 
 
 def entry(ns: str, kc_name: str, state: str = "Ready", seed: str = "cache", message: str = "") -> dict[str, Any]:
-    return {"kernelCacheRef": {"namespace": ns, "name": kc_name}, "imageReference": image(seed), "state": state,
-            "message": message, "footprints": footprints(seed)}
+    return {
+        "kernelCacheRef": {"namespace": ns, "name": kc_name},
+        "imageReference": image(seed),
+        "state": state,
+        "message": message,
+        "footprints": footprints(seed),
+    }
 
 
-def kernel_cache(name: str, ns: str = "team-a", group_name: str | None = "gpu", seed: str = "cache",
-                 state: str | None = None, reason: str = "", message: str = "",
-                 annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def kernel_cache(
+    name: str,
+    ns: str = "team-a",
+    group_name: str | None = "gpu",
+    seed: str = "cache",
+    state: str | None = None,
+    reason: str = "",
+    message: str = "",
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"artifact": artifact(seed), "mountType": "oci"}
     if group_name:
         spec["nodeGroupRef"] = {"name": group_name}
-    obj: dict[str, Any] = {"apiVersion": KSERVE, "kind": "KernelCache",
-                           "metadata": {"name": name, "namespace": ns, **({"annotations": annotations} if annotations else {})},
-                           "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": KSERVE,
+        "kind": "KernelCache",
+        "metadata": {"name": name, "namespace": ns, **({"annotations": annotations} if annotations else {})},
+        "spec": spec,
+    }
     if state:
-        obj["status"] = {"state": state, "conditions": [{"type": "Ready", "status": "True" if state == "Ready" else "False",
-                                                         "reason": reason or state, "message": message,
-                                                         "lastTransitionTime": NOW}]}
+        obj["status"] = {
+            "state": state,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if state == "Ready" else "False",
+                    "reason": reason or state,
+                    "message": message,
+                    "lastTransitionTime": NOW,
+                }
+            ],
+        }
     return obj
 
 
-def capture_status(seed: str = "cache", session_id: str = "s-1", pod: str = "model-pod", node_name: str = "",
-                   requested: str = "", generation: int = 1, phase: str = "Complete",
-                   signing: dict[str, Any] | None = None, kernel_cache_ref: dict[str, str] | None = None) -> dict[str, Any]:
+def capture_status(
+    seed: str = "cache",
+    session_id: str = "s-1",
+    pod: str = "model-pod",
+    node_name: str = "",
+    requested: str = "",
+    generation: int = 1,
+    phase: str = "Complete",
+    signing: dict[str, Any] | None = None,
+    kernel_cache_ref: dict[str, str] | None = None,
+) -> dict[str, Any]:
     session: dict[str, Any] = {"id": session_id, "podName": pod}
     if node_name:
         session["nodeName"] = node_name
     if requested:
         session["requestedNodeGroup"] = requested
     status: dict[str, Any] = {
-        "activeSession": session, "phase": phase,
-        "runtimeResult": {"state": "Succeeded", "imageReference": image(seed), "captureSessionID": session_id,
-                          "sourcePodName": pod},
+        "activeSession": session,
+        "phase": phase,
+        "runtimeResult": {
+            "state": "Succeeded",
+            "imageReference": image(seed),
+            "captureSessionID": session_id,
+            "sourcePodName": pod,
+        },
         "artifact": artifact(seed),
         "signing": signing if signing is not None else {"mode": "none", "state": "Skipped", "signed": False},
-        "conditions": [{"type": "Ready", "status": "True", "reason": "CaptureComplete",
-                        "message": "kernel cache capture completed", "observedGeneration": generation,
-                        "lastTransitionTime": NOW}],
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "CaptureComplete",
+                "message": "kernel cache capture completed",
+                "observedGeneration": generation,
+                "lastTransitionTime": NOW,
+            }
+        ],
     }
     if kernel_cache_ref:
         status["kernelCacheRef"] = kernel_cache_ref
     return status
 
 
-def capture(name: str, ns: str = "team-a", isvc: str = "model", status: dict[str, Any] | None = None,
-            generation: int = 1) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": KSERVE, "kind": "KernelCacheCapture",
-                           "metadata": {"name": name, "namespace": ns, "generation": generation},
-                           "spec": {"sourceRef": {"kind": "InferenceService", "name": isvc}}}
+def capture(
+    name: str, ns: str = "team-a", isvc: str = "model", status: dict[str, Any] | None = None, generation: int = 1
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": KSERVE,
+        "kind": "KernelCacheCapture",
+        "metadata": {"name": name, "namespace": ns, "generation": generation},
+        "spec": {"sourceRef": {"kind": "InferenceService", "name": isvc}},
+    }
     if status is not None:
         obj["status"] = status
     return obj
@@ -121,30 +184,52 @@ def capture(name: str, ns: str = "team-a", isvc: str = "model", status: dict[str
 
 def config_map(config: dict[str, Any] | str | None, namespace: str = "kserve") -> dict[str, Any]:
     data = {} if config is None else {"kernelcache": config if isinstance(config, str) else json.dumps(config)}
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "inferenceservice-config", "namespace": namespace}, "data": data}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "inferenceservice-config", "namespace": namespace},
+        "data": data,
+    }
 
 
-def agent_daemonset(tolerations: list[dict[str, Any]] | None = None, terms: list[dict[str, Any]] | None = None,
-                    node_selector: dict[str, str] | None = None, status: dict[str, int] | None = None) -> dict[str, Any]:
-    pod_spec: dict[str, Any] = {"serviceAccountName": "kserve-kernelcachenode-agent",
-                                "containers": [{"name": "manager", "image": "kserve/kserve-kernelcachenode-agent:v0.17.0",
-                                                "command": ["/manager"]}]}
+def agent_daemonset(
+    tolerations: list[dict[str, Any]] | None = None,
+    terms: list[dict[str, Any]] | None = None,
+    node_selector: dict[str, str] | None = None,
+    status: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": "kserve-kernelcachenode-agent",
+        "containers": [
+            {"name": "manager", "image": "kserve/kserve-kernelcachenode-agent:v0.17.0", "command": ["/manager"]}
+        ],
+    }
     if tolerations:
         pod_spec["tolerations"] = tolerations
     if terms is not None:
-        pod_spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": terms}}}
+        pod_spec["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
     if node_selector:
         pod_spec["nodeSelector"] = node_selector
     labels = {"control-plane": "kserve-kernelcachenode-agent", "app.kubernetes.io/name": "kserve-kernelcachenode-agent"}
     obj: dict[str, Any] = {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "kserve-kernelcachenode-agent", "namespace": "kserve",
-                     "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve",
-                                "control-plane": "kserve-kernelcachenode-agent"}},
-        "spec": {"selector": {"matchLabels": {"control-plane": "kserve-kernelcachenode-agent"}},
-                 "template": {"metadata": {"labels": labels}, "spec": pod_spec}}}
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "kserve-kernelcachenode-agent",
+            "namespace": "kserve",
+            "labels": {
+                "app.kubernetes.io/component": "localmodel",
+                "app.kubernetes.io/name": "kserve",
+                "control-plane": "kserve-kernelcachenode-agent",
+            },
+        },
+        "spec": {
+            "selector": {"matchLabels": {"control-plane": "kserve-kernelcachenode-agent"}},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
     if status:
         obj["status"] = status
     return obj
@@ -157,11 +242,18 @@ def term(selector: dict[str, str]) -> dict[str, Any]:
 def controller_deployment(ready: int = 1, replicas: int = 1) -> dict[str, Any]:
     labels = {"control-plane": "kserve-localmodel-controller-manager"}
     obj: dict[str, Any] = {
-        "apiVersion": "apps/v1", "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
         "metadata": {"name": "kserve-localmodel-controller-manager", "namespace": "kserve"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels},
-                              "spec": {"containers": [{"name": "manager", "image": "kserve/kserve-localmodel-controller:v0.17.0"}]}}}}
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "manager", "image": "kserve/kserve-localmodel-controller:v0.17.0"}]},
+            },
+        },
+    }
     if ready is not None:
         obj["status"] = {"replicas": replicas, "readyReplicas": ready, "availableReplicas": ready}
     return obj
@@ -171,17 +263,33 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "status": {"phase": "Active"}}
 
 
-def pod(name: str, ns: str = "team-a", node_name: str = "", labels: dict[str, str] | None = None,
-        annotations: dict[str, str] | None = None, phase: str = "Running", ready: bool = True,
-        waiting: tuple[str, str] | None = None) -> dict[str, Any]:
+def pod(
+    name: str,
+    ns: str = "team-a",
+    node_name: str = "",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    phase: str = "Running",
+    ready: bool = True,
+    waiting: tuple[str, str] | None = None,
+) -> dict[str, Any]:
     status: dict[str, Any] = {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
     if waiting:
-        status["containerStatuses"] = [{"name": "c", "ready": False, "restartCount": 0,
-                                        "state": {"waiting": {"reason": waiting[0], "message": waiting[1]}}}]
-    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
-                           "metadata": {"name": name, "namespace": ns, "labels": labels or {},
-                                        "annotations": annotations or {}},
-                           "spec": {"containers": [{"name": "c", "image": "busybox"}]}, "status": status}
+        status["containerStatuses"] = [
+            {
+                "name": "c",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"waiting": {"reason": waiting[0], "message": waiting[1]}},
+            }
+        ]
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels or {}, "annotations": annotations or {}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        "status": status,
+    }
     if node_name:
         obj["spec"]["nodeName"] = node_name
     return obj

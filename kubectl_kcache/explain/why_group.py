@@ -170,15 +170,16 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     default_group = config.config.default_node_group if config.config is not None else ""
 
-    # The session the decision starts from.
-    if recorded is not None:
-        basis, base = BASIS_CAPTURE, recorded
+    # The session the decision starts from, and where it comes from.
+    base: ActiveSession | None
+    if recorded is not None and capture is not None:
+        basis, base, origin = BASIS_CAPTURE, recorded, f"the session recorded on capture {capture.name}"
     elif pod is not None:
-        basis = BASIS_POD
+        basis, origin = BASIS_POD, f"the session predicted from pod {pod.name}"
         base = ActiveSession(id="", pod_name=pod.name, node_name=pod.node_name,
                              requested_node_group=pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, ""))
     else:
-        basis, base = BASIS_CAPTURE, None
+        basis, base, origin = BASIS_CAPTURE, None, "an empty session"
     session = base
     if what_if_node is not None or what_if_group is not None:
         basis = BASIS_WHAT_IF
@@ -193,7 +194,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
     decision = decide(session)
     real = decide(base) if basis == BASIS_WHAT_IF else decision
-    steps.extend(_relabel_session_step(decision.steps, basis, base, session, capture, pod))
+    steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))
     config_problem = _config_problem(config)
     for extra in _warnings(snapshot, session, decision, config_problem, default_group):
         _insert(steps, extra)
@@ -316,9 +317,8 @@ def _created_cache(snapshot: ClusterSnapshot,
 
 # ---- steps -----------------------------------------------------------------------------------------
 
-def _relabel_session_step(decided: Iterable[Step], basis: str, base: ActiveSession | None,
-                          session: ActiveSession | None, capture: Capture | None,
-                          pod: Pod | None) -> list[Step]:
+def _relabel_session_step(decided: Iterable[Step], basis: str, session: ActiveSession | None,
+                          capture: Capture | None, origin: str) -> list[Step]:
     """The decision's steps; the first `session` step says where a predicted or what-if session came from."""
     out = list(decided)
     if basis == BASIS_CAPTURE or not out or out[0].step != "session" or session is None:
@@ -331,12 +331,6 @@ def _relabel_session_step(decided: Iterable[Step], basis: str, base: ActiveSessi
                   f"record it: {fields}")
         out[0] = Step("session", "predicted", detail)
     else:
-        if capture is not None and capture.active_session is base:
-            origin = f"the session recorded on capture {capture.name}"
-        elif pod is not None:
-            origin = f"the session predicted from pod {pod.name}"
-        else:
-            origin = "an empty session"
         out[0] = Step("session", "what-if", f"{origin}, with {fields} (what-if)")
     return out
 

@@ -38,14 +38,18 @@ def capture_complete(capture: Capture) -> Eligibility:
         why = f"{ready.reason}" if ready and ready.reason else "no Ready=True condition"
         return Eligibility(False, f"Ready condition is not True ({why})")
     if ready.observed_generation != capture.meta.generation:
-        return Eligibility(False, f"Ready condition observedGeneration {ready.observed_generation} != "
-                                  f"generation {capture.meta.generation} (spec changed after completion)")
+        return Eligibility(
+            False,
+            f"Ready condition observedGeneration {ready.observed_generation} != "
+            f"generation {capture.meta.generation} (spec changed after completion)",
+        )
     result = capture.runtime_result
     session = capture.active_session
     if session is not None:
         if result.get("captureSessionID", "") != session.id:
-            return Eligibility(False, "runtimeResult.captureSessionID does not match activeSession.id "
-                                      "(a stale reporter)")
+            return Eligibility(
+                False, "runtimeResult.captureSessionID does not match activeSession.id (a stale reporter)"
+            )
         if result.get("sourcePodName", "") != session.pod_name:
             return Eligibility(False, "runtimeResult.sourcePodName does not match activeSession.podName")
     if capture.phase != c.PHASE_COMPLETE:

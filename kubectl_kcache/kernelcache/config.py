@@ -83,9 +83,19 @@ class KernelCacheConfig:
 
 
 KNOWN_KEYS = {
-    "enabled", "defaultSidecarInjection", "defaultMountType", "defaultNodeGroup", "jobNamespace", "mcvImage",
-    "mcvCaptureReadinessTimeoutSeconds", "prefetchImage", "jobTTLSecondsAfterFinished",
-    "reconcileIntervalSeconds", "abandonedCapturePolicy", "registry", "artifactSecurity",
+    "enabled",
+    "defaultSidecarInjection",
+    "defaultMountType",
+    "defaultNodeGroup",
+    "jobNamespace",
+    "mcvImage",
+    "mcvCaptureReadinessTimeoutSeconds",
+    "prefetchImage",
+    "jobTTLSecondsAfterFinished",
+    "reconcileIntervalSeconds",
+    "abandonedCapturePolicy",
+    "registry",
+    "artifactSecurity",
 }
 
 
@@ -115,9 +125,12 @@ def _typed(m: Mapping[str, Any], key: str, kind: type, struct: str, default: Any
         value, ok = int(value), True
     if not ok:
         got = {bool: "bool", str: "string", int: "number", float: "number", list: "array", dict: "object"}.get(
-            type(value), "value")
-        raise ConfigInvalid(f"unable to unmarshal kernelcache: json: cannot unmarshal {got} into Go struct field "
-                            f"{struct}.{key} of type {_GO_TYPES[kind]}")
+            type(value), "value"
+        )
+        raise ConfigInvalid(
+            f"unable to unmarshal kernelcache: json: cannot unmarshal {got} into Go struct field "
+            f"{struct}.{key} of type {_GO_TYPES[kind]}"
+        )
     return value
 
 
@@ -126,9 +139,11 @@ def _obj(m: Mapping[str, Any], key: str, struct: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigInvalid(f"unable to unmarshal kernelcache: json: cannot unmarshal "
-                            f"{'array' if isinstance(value, list) else 'value'} into Go struct field "
-                            f"{struct}.{key} of type object")
+        raise ConfigInvalid(
+            f"unable to unmarshal kernelcache: json: cannot unmarshal "
+            f"{'array' if isinstance(value, list) else 'value'} into Go struct field "
+            f"{struct}.{key} of type object"
+        )
     return value
 
 
@@ -161,9 +176,11 @@ def parse_config(text: str) -> KernelCacheConfig:
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        raise ConfigInvalid("unable to unmarshal kernelcache: json: cannot unmarshal "
-                            f"{'array' if isinstance(raw, list) else 'value'} into Go value of type "
-                            "v1beta1.KernelCacheConfig")
+        raise ConfigInvalid(
+            "unable to unmarshal kernelcache: json: cannot unmarshal "
+            f"{'array' if isinstance(raw, list) else 'value'} into Go value of type "
+            "v1beta1.KernelCacheConfig"
+        )
     s = "KernelCacheConfig"
     enabled = _typed(raw, "enabled", bool, s, False)
     sidecar = _typed(raw, "defaultSidecarInjection", bool, s, True)
@@ -208,8 +225,12 @@ def parse_config(text: str) -> KernelCacheConfig:
     ca_ref = None
     if _get(reg, "caConfigMapRef") is not None:
         ca_ref = (_typed(ca_raw, "name", str, "ConfigMapKeyRef", ""), _typed(ca_raw, "key", str, "ConfigMapKeyRef", ""))
-    registry = Registry(endpoint=endpoint, insecure=_typed(reg, "insecure", bool, "RegistryConfig", False),
-                        ca_configmap=ca_ref, auth=RegistryAuth(auth_type, ttl, push, pull))
+    registry = Registry(
+        endpoint=endpoint,
+        insecure=_typed(reg, "insecure", bool, "RegistryConfig", False),
+        ca_configmap=ca_ref,
+        auth=RegistryAuth(auth_type, ttl, push, pull),
+    )
 
     mode = _typed(sec, "mode", str, "ArtifactSecurityConfig", "") or SECURITY_NONE
     failure = _typed(sec, "failurePolicy", str, "ArtifactSecurityConfig", "") or "reject"
@@ -220,14 +241,16 @@ def parse_config(text: str) -> KernelCacheConfig:
         try:
             re.compile(subject)
         except re.error as exc:
-            raise ConfigInvalid(f"invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid "
-                                f"regexp: {exc}") from None
+            raise ConfigInvalid(
+                f"invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid regexp: {exc}"
+            ) from None
     if failure not in ("reject", "warn"):
         raise ConfigInvalid(f'invalid kernelcache.artifactSecurity: invalid failurePolicy: "{failure}"')
     if failure != "reject":
         raise ConfigInvalid("kernelcache.artifactSecurity.failurePolicy must be reject")
     security = ArtifactSecurity(
-        mode=mode, failure_policy=failure,
+        mode=mode,
+        failure_policy=failure,
         signing_profile_ref=_typed(cert, "signingProfileRef", str, "CertConfig", ""),
         trust_bundle=_typed(cert, "trustBundle", str, "CertConfig", ""),
         trust_bundle_key=_typed(cert, "trustBundleKey", str, "CertConfig", "") or "ca.crt",
@@ -238,11 +261,19 @@ def parse_config(text: str) -> KernelCacheConfig:
 
     known = {k.lower() for k in KNOWN_KEYS}
     return KernelCacheConfig(
-        enabled=enabled, default_sidecar_injection=sidecar, default_mount_type=mount,
-        default_node_group=default_group, job_namespace=job_ns, mcv_image=mcv_image,
-        mcv_capture_readiness_timeout_seconds=timeout, prefetch_image=prefetch,
-        job_ttl_seconds_after_finished=job_ttl, reconcile_interval_seconds=interval,
-        abandoned_capture_policy=policy, registry=registry, artifact_security=security,
+        enabled=enabled,
+        default_sidecar_injection=sidecar,
+        default_mount_type=mount,
+        default_node_group=default_group,
+        job_namespace=job_ns,
+        mcv_image=mcv_image,
+        mcv_capture_readiness_timeout_seconds=timeout,
+        prefetch_image=prefetch,
+        job_ttl_seconds_after_finished=job_ttl,
+        reconcile_interval_seconds=interval,
+        abandoned_capture_policy=policy,
+        registry=registry,
+        artifact_security=security,
         unknown_keys=tuple(sorted(str(k) for k in raw if str(k).lower() not in known)),
     )
 

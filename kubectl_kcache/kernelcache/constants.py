@@ -72,8 +72,13 @@ REASON_PRODUCER_PENDING = "ProducerNodePending"
 REASON_AMBIGUOUS = "AmbiguousNodeGroup"
 REASON_NO_MATCH = "NoMatchingNodeGroup"
 REASON_INVALID_DEFAULT = "InvalidDefaultNodeGroup"
-SELECTION_REASONS = (REASON_INVALID_REQUESTED, REASON_PRODUCER_PENDING, REASON_AMBIGUOUS, REASON_NO_MATCH,
-                     REASON_INVALID_DEFAULT)
+SELECTION_REASONS = (
+    REASON_INVALID_REQUESTED,
+    REASON_PRODUCER_PENDING,
+    REASON_AMBIGUOUS,
+    REASON_NO_MATCH,
+    REASON_INVALID_DEFAULT,
+)
 EVENT_ACTION_SELECT = "SelectNodeGroup"
 MSG_GROUP_NOT_FOUND = 'KernelCacheNodeGroup "{name}" was not found'
 MSG_PRODUCER_PENDING = "producer Pod node assignment has not been observed yet"
@@ -102,7 +107,14 @@ MOUNT_TYPE_OCI = "oci"
 
 # Container waiting reasons the agent treats as a failed preparation pod
 PREPARATION_FAILURE_REASONS = (
-    "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError",
-    "CreateContainerError", "RunContainerError", "ContainerCannotRun", "CrashLoopBackOff",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "ContainerCannotRun",
+    "CrashLoopBackOff",
 )
 IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName")

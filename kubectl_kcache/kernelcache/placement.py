@@ -21,12 +21,14 @@ from .gojson import marshal
 def node_selector_terms(groups: Iterable[NodeGroup]) -> list[dict[str, Any]]:
     terms = []
     for group in sorted(groups, key=lambda g: g.name):
-        expressions = [{"key": k, "operator": "In", "values": [group.node_selector[k]]}
-                       for k in sorted(group.node_selector)]
+        expressions = [
+            {"key": k, "operator": "In", "values": [group.node_selector[k]]} for k in sorted(group.node_selector)
+        ]
         terms.append({"matchExpressions": expressions})
     if not terms:
-        terms = [{"matchExpressions": [
-            {"key": c.AGENT_DISABLED_KEY, "operator": "In", "values": [c.AGENT_DISABLED_VALUE]}]}]
+        terms = [
+            {"matchExpressions": [{"key": c.AGENT_DISABLED_KEY, "operator": "In", "values": [c.AGENT_DISABLED_VALUE]}]}
+        ]
     return terms
 
 
@@ -43,8 +45,7 @@ def desired_affinity(current: Mapping[str, Any] | None, groups: Iterable[NodeGro
     """`current` with its required node affinity replaced by the groups' terms; other parts kept."""
     affinity = copy.deepcopy(dict(current or {}))
     node_affinity = dict(affinity.get("nodeAffinity") or {})
-    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-        "nodeSelectorTerms": node_selector_terms(groups)}
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": node_selector_terms(groups)}
     affinity["nodeAffinity"] = node_affinity
     return affinity
 
@@ -96,8 +97,14 @@ def placement_patch(ds: DaemonSet, groups: Iterable[NodeGroup]) -> dict[str, Any
     """The JSON merge patch that puts the DaemonSet's pod template in KServe's shape."""
     groups = list(groups)
     tolerations = [t.to_dict() for t in agent_tolerations(groups)]
-    return {"spec": {"template": {"spec": {
-        "nodeSelector": None,
-        "affinity": desired_affinity(ds.affinity, groups),
-        "tolerations": tolerations or None,
-    }}}}
+    return {
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeSelector": None,
+                    "affinity": desired_affinity(ds.affinity, groups),
+                    "tolerations": tolerations or None,
+                }
+            }
+        }
+    }

@@ -42,23 +42,31 @@ class Decision:
         return {"group": self.group, "source": self.source, "reason": self.reason, "message": self.message}
 
 
-def select_node_group(session: ActiveSession | None, groups: Mapping[str, NodeGroup],
-                      nodes: Mapping[str, Node], default_group: str) -> Decision:
+def select_node_group(
+    session: ActiveSession | None, groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node], default_group: str
+) -> Decision:
     steps: list[Step] = []
     if session is None:
         steps.append(Step("session", "absent", "the capture has no status.activeSession"))
     else:
-        steps.append(Step("session", "present",
-                          f"session {session.id or '(no id)'} for pod {session.pod_name or '(none)'}"
-                          f" on node {session.node_name or '(not recorded)'}"))
+        steps.append(
+            Step(
+                "session",
+                "present",
+                f"session {session.id or '(no id)'} for pod {session.pod_name or '(none)'}"
+                f" on node {session.node_name or '(not recorded)'}",
+            )
+        )
         requested = trim_space(session.requested_node_group)
         if requested:
             if requested in groups:
-                steps.append(Step("annotation", "selected",
-                                  f"{c.ANNOTATION_NODE_GROUP}={requested}: the group exists"))
-                return Decision(requested, c.SOURCE_ANNOTATION,
-                                message=f"requested KernelCacheNodeGroup {requested!r} selected",
-                                steps=tuple(steps))
+                steps.append(Step("annotation", "selected", f"{c.ANNOTATION_NODE_GROUP}={requested}: the group exists"))
+                return Decision(
+                    requested,
+                    c.SOURCE_ANNOTATION,
+                    message=f"requested KernelCacheNodeGroup {requested!r} selected",
+                    steps=tuple(steps),
+                )
             message = c.MSG_GROUP_NOT_FOUND.format(name=requested)
             steps.append(Step("annotation", "missing", f"{c.ANNOTATION_NODE_GROUP}={requested}: {message}"))
             return Decision(None, None, c.REASON_INVALID_REQUESTED, message, tuple(steps))
@@ -75,9 +83,12 @@ def select_node_group(session: ActiveSession | None, groups: Mapping[str, NodeGr
             names = [g.name for g in matches]
             if len(matches) == 1:
                 steps.append(Step("match", "one", f"node {node.name} matches group {names[0]}"))
-                return Decision(names[0], c.SOURCE_AUTO,
-                                message=f"node {node.name} matches only KernelCacheNodeGroup {names[0]!r}",
-                                steps=tuple(steps))
+                return Decision(
+                    names[0],
+                    c.SOURCE_AUTO,
+                    message=f"node {node.name} matches only KernelCacheNodeGroup {names[0]!r}",
+                    steps=tuple(steps),
+                )
             if len(matches) > 1:
                 message = c.MSG_AMBIGUOUS.format(node=node.name, groups=", ".join(names))
                 steps.append(Step("match", "several", message))
@@ -92,5 +103,6 @@ def select_node_group(session: ActiveSession | None, groups: Mapping[str, NodeGr
         steps.append(Step("default", "missing", f"defaultNodeGroup {default!r}: {message}"))
         return Decision(None, None, c.REASON_INVALID_DEFAULT, message, tuple(steps))
     steps.append(Step("default", "selected", f"defaultNodeGroup {default!r} exists"))
-    return Decision(default, c.SOURCE_DEFAULT, message=f"default KernelCacheNodeGroup {default!r} selected",
-                    steps=tuple(steps))
+    return Decision(
+        default, c.SOURCE_DEFAULT, message=f"default KernelCacheNodeGroup {default!r} selected", steps=tuple(steps)
+    )

@@ -34,8 +34,9 @@ def tolerated_by(taint: Taint, tolerations: Iterable[Toleration]) -> Toleration 
     return next((t for t in tolerations if tolerates(t, taint)), None)
 
 
-def untolerated_taints(node: Node, tolerations: Iterable[Toleration],
-                       effects: tuple[str, ...] = BLOCKING_EFFECTS) -> list[Taint]:
+def untolerated_taints(
+    node: Node, tolerations: Iterable[Toleration], effects: tuple[str, ...] = BLOCKING_EFFECTS
+) -> list[Taint]:
     """The node's taints with one of `effects` that no toleration tolerates."""
     tols = list(tolerations)
     return [t for t in node.taints if t.effect in effects and tolerated_by(t, tols) is None]

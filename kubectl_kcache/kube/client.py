@@ -92,8 +92,12 @@ class Client:
         root = logging.getLogger()
         root.addHandler(capture)
         try:
-            kconfig.load_kube_config_from_dict(self.resolved.config, client_configuration=cfg, persist_config=False,
-                                               temp_file_path=tempfile.gettempdir())
+            kconfig.load_kube_config_from_dict(
+                self.resolved.config,
+                client_configuration=cfg,
+                persist_config=False,
+                temp_file_path=tempfile.gettempdir(),
+            )
         except ConfigException as exc:
             raise InputError(f"kubeconfig: {exc}") from None
         except (OSError, ValueError) as exc:
@@ -144,9 +148,19 @@ class Client:
         return self.resolved.server
 
     # ---- requests -------------------------------------------------------------------------------
-    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
-                body: Any = None, content_type: str | None = None, timeout: float | None = None,
-                stream: bool = False, verb: str = "", resource: str = "") -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: float | None = None,
+        stream: bool = False,
+        verb: str = "",
+        resource: str = "",
+    ) -> Any:
         """One HTTP request; returns the decoded JSON (or the open response when stream=True)."""
         from kubernetes.client.exceptions import ApiException
 
@@ -158,9 +172,16 @@ class Client:
         self.request_count += 1
         try:
             resp = self._api.call_api(
-                path, method, query_params=params, header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                _request_timeout=(min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None))
+                path,
+                method,
+                query_params=params,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=(min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None),
+            )
         except ApiException as exc:
             raise _api_error(exc, method, path, verb, resource) from None
         except Exception as exc:  # urllib3 connection, TLS and timeout errors
@@ -181,8 +202,15 @@ class Client:
     def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
         return strip_object(self.request("GET", res.path(namespace, name), verb="get", resource=res.plural))
 
-    def list_pages(self, res: Resource, namespace: str | None = None, *, label_selector: str = "",
-                   field_selector: str = "", page_size: int = PAGE_SIZE) -> Iterator[list[dict[str, Any]]]:
+    def list_pages(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[list[dict[str, Any]]]:
         """Pages of objects (kind and apiVersion filled in, managedFields dropped).
 
         A 410 Gone on a continue token means the list is too old to finish: the caller is told by a
@@ -190,9 +218,18 @@ class Client:
         """
         cont = ""
         while True:
-            data = self.request("GET", res.path(namespace), query={
-                "limit": page_size, "continue": cont, "labelSelector": label_selector,
-                "fieldSelector": field_selector}, verb="list", resource=res.plural)
+            data = self.request(
+                "GET",
+                res.path(namespace),
+                query={
+                    "limit": page_size,
+                    "continue": cont,
+                    "labelSelector": label_selector,
+                    "fieldSelector": field_selector,
+                },
+                verb="list",
+                resource=res.plural,
+            )
             items = data.get("items") or []
             for item in items:
                 item.setdefault("kind", res.kind)
@@ -204,15 +241,23 @@ class Client:
             if not cont:
                 return
 
-    def list_all(self, res: Resource, namespace: str | None = None, *, convert: Callable[[dict[str, Any]], Any]
-                 = lambda x: x, label_selector: str = "", field_selector: str = "",
-                 page_size: int = PAGE_SIZE) -> tuple[list[Any], str]:
+    def list_all(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        convert: Callable[[dict[str, Any]], Any] = lambda x: x,
+        label_selector: str = "",
+        field_selector: str = "",
+        page_size: int = PAGE_SIZE,
+    ) -> tuple[list[Any], str]:
         """Every object, converted page by page; restarts from the beginning on 410 Gone."""
         for _attempt in range(5):
             out: list[Any] = []
             try:
-                for page in self.list_pages(res, namespace, label_selector=label_selector,
-                                            field_selector=field_selector, page_size=page_size):
+                for page in self.list_pages(
+                    res, namespace, label_selector=label_selector, field_selector=field_selector, page_size=page_size
+                ):
                     out.extend(convert(item) for item in page)
                 return out, self.last_list_resource_version
             except Gone:
@@ -220,27 +265,55 @@ class Client:
         raise ApiError(f"listing {res.plural}: the list kept expiring (410 Gone); try again", status=410)
 
     def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        return self.request("POST", res.path(namespace), body=body, query={"fieldManager": FIELD_MANAGER},
-                            verb="create", resource=res.plural)
+        return self.request(
+            "POST",
+            res.path(namespace),
+            body=body,
+            query={"fieldManager": FIELD_MANAGER},
+            verb="create",
+            resource=res.plural,
+        )
 
-    def merge_patch(self, res: Resource, name: str, patch: Mapping[str, Any],
-                    namespace: str | None = None) -> dict[str, Any]:
-        return self.request("PATCH", res.path(namespace, name), body=patch,
-                            content_type="application/merge-patch+json",
-                            query={"fieldManager": FIELD_MANAGER}, verb="patch", resource=res.plural)
+    def merge_patch(
+        self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
+        return self.request(
+            "PATCH",
+            res.path(namespace, name),
+            body=patch,
+            content_type="application/merge-patch+json",
+            query={"fieldManager": FIELD_MANAGER},
+            verb="patch",
+            resource=res.plural,
+        )
 
-    def replace_status(self, res: Resource, name: str, body: Mapping[str, Any],
-                       namespace: str | None = None) -> dict[str, Any]:
-        return self.request("PUT", res.path(namespace, name, "status"), body=body,
-                            query={"fieldManager": FIELD_MANAGER}, verb="update", resource=f"{res.plural}/status")
+    def replace_status(
+        self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
+        return self.request(
+            "PUT",
+            res.path(namespace, name, "status"),
+            body=body,
+            query={"fieldManager": FIELD_MANAGER},
+            verb="update",
+            resource=f"{res.plural}/status",
+        )
 
-    def replace(self, res: Resource, name: str, body: Mapping[str, Any],
-                namespace: str | None = None) -> dict[str, Any]:
-        return self.request("PUT", res.path(namespace, name), body=body,
-                            query={"fieldManager": FIELD_MANAGER}, verb="update", resource=res.plural)
+    def replace(
+        self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
+        return self.request(
+            "PUT",
+            res.path(namespace, name),
+            body=body,
+            query={"fieldManager": FIELD_MANAGER},
+            verb="update",
+            resource=res.plural,
+        )
 
-    def delete(self, res: Resource, name: str, namespace: str | None = None, *,
-               resource_version: str = "", uid: str = "") -> None:
+    def delete(
+        self, res: Resource, name: str, namespace: str | None = None, *, resource_version: str = "", uid: str = ""
+    ) -> None:
         precond: dict[str, Any] = {}
         if resource_version:
             precond["resourceVersion"] = resource_version
@@ -249,13 +322,33 @@ class Client:
         body = {"kind": "DeleteOptions", "apiVersion": "v1", **({"preconditions": precond} if precond else {})}
         self.request("DELETE", res.path(namespace, name), body=body, verb="delete", resource=res.plural)
 
-    def watch(self, res: Resource, resource_version: str, namespace: str | None = None, *,
-              timeout_seconds: int = 300, label_selector: str = "", field_selector: str = "") -> Iterator[dict[str, Any]]:
+    def watch(
+        self,
+        res: Resource,
+        resource_version: str,
+        namespace: str | None = None,
+        *,
+        timeout_seconds: int = 300,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> Iterator[dict[str, Any]]:
         """Watch events ({"type", "object"}) from resource_version. An ERROR event with code 410 raises Gone."""
-        resp = self.request("GET", res.path(namespace), query={
-            "watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
-            "timeoutSeconds": timeout_seconds, "labelSelector": label_selector, "fieldSelector": field_selector},
-            stream=True, timeout=timeout_seconds + 30, verb="watch", resource=res.plural)
+        resp = self.request(
+            "GET",
+            res.path(namespace),
+            query={
+                "watch": "true",
+                "resourceVersion": resource_version,
+                "allowWatchBookmarks": "true",
+                "timeoutSeconds": timeout_seconds,
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+            },
+            stream=True,
+            timeout=timeout_seconds + 30,
+            verb="watch",
+            resource=res.plural,
+        )
         buf = b""
         try:
             for chunk in resp.stream(65536, decode_content=True):
@@ -336,7 +429,7 @@ def backoff_delays(base: float = 0.5, cap: float = 30.0) -> Iterator[float]:
     """Exponential backoff with full jitter."""
     attempt = 0
     while True:
-        yield random.uniform(0, min(cap, base * (2 ** attempt)))
+        yield random.uniform(0, min(cap, base * (2**attempt)))
         attempt += 1
 
 

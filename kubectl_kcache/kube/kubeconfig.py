@@ -44,7 +44,7 @@ class Overrides:
 class Resolved:
     """A kubeconfig reduced to what one connection needs."""
 
-    config: dict[str, Any]            # a single-context kubeconfig dict for the client's loader
+    config: dict[str, Any]  # a single-context kubeconfig dict for the client's loader
     context_name: str
     cluster_name: str
     namespace: str
@@ -169,8 +169,7 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
             files = []
         else:
             raise InputError("no kubeconfig found: set KUBECONFIG or --kubeconfig (kubectl's own rules apply)")
-    merged = merge_kubeconfigs(files) if files else {"clusters": [], "users": [], "contexts": [],
-                                                     "current-context": ""}
+    merged = merge_kubeconfigs(files) if files else {"clusters": [], "users": [], "contexts": [], "current-context": ""}
     context_name = over.context or merged["current-context"]
     context: dict[str, Any] = {}
     if context_name:
@@ -211,15 +210,22 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         raise InputError(f'cluster "{cluster_name or "(none)"}" has no server; use --server')
     namespace = over.namespace or context.get("namespace") or "default"
     single = {
-        "apiVersion": "v1", "kind": "Config",
+        "apiVersion": "v1",
+        "kind": "Config",
         "clusters": [{"name": "c", "cluster": cluster}],
         "users": [{"name": "u", "user": user}],
         "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
         "current-context": "x",
     }
-    return Resolved(config=single, context_name=context_name or "", cluster_name=cluster_name,
-                    namespace=namespace, server=str(cluster["server"]),
-                    proxy=_proxy_for(str(cluster["server"]), cluster, env), files=files)
+    return Resolved(
+        config=single,
+        context_name=context_name or "",
+        cluster_name=cluster_name,
+        namespace=namespace,
+        server=str(cluster["server"]),
+        proxy=_proxy_for(str(cluster["server"]), cluster, env),
+        files=files,
+    )
 
 
 def _in_cluster(over: Overrides, env: Mapping[str, str]) -> Resolved:
@@ -235,17 +241,24 @@ def _in_cluster(over: Overrides, env: Mapping[str, str]) -> Resolved:
                 namespace = fh.read().strip()
         except OSError:
             namespace = "default"
-    cluster: dict[str, Any] = {"server": server,
-                               "certificate-authority": os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt")}
+    cluster: dict[str, Any] = {"server": server, "certificate-authority": os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt")}
     user: dict[str, Any] = {"tokenFile": os.path.join(SERVICE_ACCOUNT_DIR, "token")}
     if over.token:
         user = {"token": over.token}
     single = {
-        "apiVersion": "v1", "kind": "Config",
+        "apiVersion": "v1",
+        "kind": "Config",
         "clusters": [{"name": "c", "cluster": cluster}],
         "users": [{"name": "u", "user": user}],
         "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
         "current-context": "x",
     }
-    return Resolved(config=single, context_name="in-cluster", cluster_name="in-cluster", namespace=namespace,
-                    server=server, proxy=_proxy_for(server, cluster, env), in_cluster=True)
+    return Resolved(
+        config=single,
+        context_name="in-cluster",
+        cluster_name="in-cluster",
+        namespace=namespace,
+        server=server,
+        proxy=_proxy_for(server, cluster, env),
+        in_cluster=True,
+    )

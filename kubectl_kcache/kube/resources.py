@@ -16,8 +16,9 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True)
-MUTATING_WEBHOOKS = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-                             "MutatingWebhookConfiguration", False)
+MUTATING_WEBHOOKS = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False
+)
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
 NODE_GROUPS = Resource(KSERVE_GROUP, KSERVE_VERSION, "kernelcachenodegroups", "KernelCacheNodeGroup", False)

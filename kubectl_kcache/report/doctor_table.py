@@ -62,11 +62,17 @@ def render_wide(report: DoctorReport, out: TextIO, *, color: bool = False) -> No
     _render(report, out, color=color, wide=True)
 
 
+def _isatty(out: TextIO) -> bool:
+    isatty = getattr(out, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # closed
+        return False
+
+
 def output_width(out: TextIO, color: bool) -> int:
     """The terminal's width when writing to one (or in colour), else a fixed 120."""
-    isatty = getattr(out, "isatty", None)
-    tty = bool(isatty and isatty())
-    if not (color or tty):
+    if not (color or _isatty(out)):
         return PLAIN_WIDTH
     try:
         width = os.get_terminal_size(out.fileno()).columns
@@ -87,16 +93,17 @@ def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool) -> No
                       color_system="auto" if color else None, no_color=not color, highlight=False,
                       markup=False, emoji=False, soft_wrap=False, force_jupyter=False,
                       force_interactive=False, legacy_windows=False)
-    _Layout(report, console, marks_for(out), wide=wide).render()
+    _Layout(report, console, marks_for(out), wide=wide, wrap=color or _isatty(out)).render()
     write_text(out, _TRAILING_BLANKS.sub(r"\1", buffer.getvalue()))
 
 
 class _Layout:
-    def __init__(self, report: DoctorReport, console: Any, marks: dict[str, str], *, wide: bool):
+    def __init__(self, report: DoctorReport, console: Any, marks: dict[str, str], *, wide: bool, wrap: bool):
         self.report = report
         self.console = console
         self.marks = marks
         self.wide = wide
+        self.wrap = wrap
         self.bullet = UNICODE_BULLET if marks is UNICODE_MARKS else ASCII_BULLET
         self.groups = check_groups(report)
         shown = [f for g in self.groups for f in self._shown(g)]
@@ -104,7 +111,7 @@ class _Layout:
         self.id_width = max((len(g.id) for g in self.groups), default=0)
         self.severity_width = max((len(f.severity) for f in shown), default=0)
         longest_object = max((len(object_path(f.object)) for f in shown), default=0)
-        self.object_width = min(longest_object, max(16, console.width // 3))
+        self.object_width = min(longest_object, max(24, console.width * 2 // 5))
         self.group_width = max((len(f.group or "-") for f in shown), default=1)
         # Hints and evidence start under the object column.
         self.detail_indent = INDENT + self.severity_width + 2
@@ -139,39 +146,54 @@ class _Layout:
         line = Text()
         line.append(mark.ljust(self.mark_width), style=MARK_STYLES.get(group.status, ""))
         line.append(" ")
-        line.append(group.id.ljust(self.id_width) if group.title else group.id, style="bold")
+        line.append(group.id, style="bold")
         if group.title:
-            line.append("  " + group.title)
+            line.append(" " * (self.id_width - len(group.id) + 2) + group.title)
         self.console.print(line)
 
     def _finding(self, finding: Finding) -> None:
-        from rich.table import Table
         from rich.text import Text
-
-        grid = Table.grid(padding=(0, 2, 0, 0), pad_edge=False)
-        grid.add_column(width=INDENT - 2)
-        grid.add_column(width=self.severity_width, overflow="fold")
-        grid.add_column(width=self.object_width, overflow="fold")
-        if self.wide:
-            grid.add_column(width=self.group_width, overflow="fold")
-        grid.add_column(overflow="fold")
 
         dim = "dim" if finding.suppressed else ""
         message = Text()
         if finding.suppressed:
             message.append("(suppressed) ", style="dim")
         message.append(finding.message, style=dim)
-        cells: list[Any] = [
-            "",
+        cells = [
             Text(finding.severity, style=dim or SEVERITY_STYLES.get(finding.severity, "")),
             Text(object_path(finding.object), style=dim),
         ]
+        widths = [self.severity_width, self.object_width]
         if self.wide:
             cells.append(Text(finding.group or "-", style="dim"))
-        cells.append(message)
-        grid.add_row(*cells)
+            widths.append(self.group_width)
+        if self.wrap:
+            self._wrapped_row(cells, widths, message)
+        else:
+            # Not on a terminal: one line per finding, however long (logs stay greppable, messages whole).
+            line = Text(" " * INDENT)
+            for cell, width in zip(cells, widths, strict=True):
+                cell.pad_right(max(width - len(cell), 0))
+                line.append_text(cell)
+                line.append("  ")
+            line.append_text(message)
+            self.console.print(line, soft_wrap=True)
+        self._details(finding)
+
+    def _wrapped_row(self, cells: list[Any], widths: list[int], message: Any) -> None:
+        """On a terminal: the message wraps under its own column (cells fold rather than being cut)."""
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 2, 0, 0), pad_edge=False)
+        grid.add_column(width=INDENT - 2)
+        for width in widths:
+            grid.add_column(width=width, overflow="fold")
+        grid.add_column(overflow="fold")
+        grid.add_row("", *cells, message)
         self.console.print(grid)
 
+    def _details(self, finding: Finding) -> None:
+        """Evidence (wide) and the hint, under the object column, never wrapped."""
         pad = " " * self.detail_indent
         if self.wide:
             for evidence in finding.evidence:

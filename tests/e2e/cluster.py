@@ -40,8 +40,9 @@ class Cluster:
         return f"https://127.0.0.1:{self.state['ports']['apiserver']}"
 
     # ---- kubectl ---------------------------------------------------------------------------------
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True, context: str | None = None,
-                timeout: float = 120) -> subprocess.CompletedProcess:
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, context: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess:
         cmd = [str(self.bin / "kubectl"), f"--kubeconfig={self.kubeconfig}"]
         if context:
             cmd.append(f"--context={context}")
@@ -51,15 +52,14 @@ class Cluster:
         return proc
 
     def apply(self, docs: str | Iterable[dict[str, Any]] | dict[str, Any], server_side: bool = False) -> None:
-        text = docs if isinstance(docs, str) else yaml.safe_dump_all(
-            [docs] if isinstance(docs, dict) else list(docs))
+        text = docs if isinstance(docs, str) else yaml.safe_dump_all([docs] if isinstance(docs, dict) else list(docs))
         args = ["apply", "-f", "-"] + (["--server-side", "--force-conflicts"] if server_side else [])
         self.kubectl(*args, input=text)
 
     def create(self, docs: Iterable[dict[str, Any]]) -> None:
         items = list(docs)
         for start in range(0, len(items), 500):
-            text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items[start:start + 500]})
+            text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items[start : start + 500]})
             self.kubectl("create", "-f", "-", input=text, timeout=300)
 
     def get(self, kind: str, name: str | None = None, namespace: str | None = None, check: bool = True) -> Any:
@@ -96,8 +96,9 @@ class Cluster:
 
     # ---- test bed --------------------------------------------------------------------------------
     def testbed_cmd(self, *args: str) -> str:
-        proc = subprocess.run([str(self.testbed), *args, "--dir", str(self.dir)], capture_output=True, text=True,
-                              timeout=180)
+        proc = subprocess.run(
+            [str(self.testbed), *args, "--dir", str(self.dir)], capture_output=True, text=True, timeout=180
+        )
         if proc.returncode != 0:
             raise AssertionError(f"testbed {' '.join(args)} failed: {proc.stderr}")
         return proc.stdout.strip()
@@ -108,12 +109,26 @@ class Cluster:
         k = self.kubectl
         k("delete", "kernelcachecaptures,kernelcaches", "--all", "-A", "--wait=false", check=False)
         k("delete", "kernelcachenodes,kernelcachenodegroups", "--all", "--wait=false", check=False)
-        k("delete", "clusterroles,clusterrolebindings,mutatingwebhookconfigurations", "-l", OWNED_LABEL,
-          "--wait=false", check=False)
+        k(
+            "delete",
+            "clusterroles,clusterrolebindings,mutatingwebhookconfigurations",
+            "-l",
+            OWNED_LABEL,
+            "--wait=false",
+            check=False,
+        )
         for ns in TEST_NAMESPACES:
             k("create", "namespace", ns, check=False)
-            k("delete", "daemonsets,deployments,jobs,replicasets,configmaps,services,serviceaccounts,rolebindings,"
-                        "roles,leases,events,endpointslices", "--all", "-n", ns, "--wait=false", check=False)
+            k(
+                "delete",
+                "daemonsets,deployments,jobs,replicasets,configmaps,services,serviceaccounts,rolebindings,"
+                "roles,leases,events,endpointslices",
+                "--all",
+                "-n",
+                ns,
+                "--wait=false",
+                check=False,
+            )
             k("delete", "pods", "--all", "-n", ns, "--grace-period=0", "--force", "--wait=false", check=False)
         k("delete", "nodes", "--all", "--wait=false", check=False)
         self.wait_for("a clean cluster", self._clean, timeout=90)

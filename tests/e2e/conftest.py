@@ -21,8 +21,9 @@ TESTBED = Path(__file__).resolve().parent.parent / "testbed" / "testbed"
 def testbed() -> Cluster:
     given = os.environ.get("KCACHE_TESTBED_DIR")
     d = Path(given) if given else Path(tempfile.mkdtemp(prefix="kcache-testbed-"))
-    proc = subprocess.run([str(TESTBED), "up", "--dir", str(d), "--simulate"], capture_output=True, text=True,
-                          timeout=3600)
+    proc = subprocess.run(
+        [str(TESTBED), "up", "--dir", str(d), "--simulate"], capture_output=True, text=True, timeout=3600
+    )
     if proc.returncode != 0:
         pytest.fail(f"the test bed did not come up (e2e tests never skip):\n{proc.stderr[-4000:]}", pytrace=False)
     state = json.loads((d / "state.json").read_text())

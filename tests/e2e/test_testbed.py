@@ -12,7 +12,6 @@ from kubectl_kcache.errors import Gone, Unreachable
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
-
 from tests import builders as b
 
 from .cluster import FAIL_LABEL
@@ -53,16 +52,25 @@ def test_user_without_rights_is_forbidden_and_audited(cluster):
     denied = cluster.kubectl("get", "nodes", context="alice", check=False)
     assert denied.returncode != 0 and "forbidden" in denied.stderr
     events = cluster.audit_events(mark)
-    assert any(e["user"]["username"] == "alice" and e["verb"] == "list" and e["objectRef"]["resource"] == "nodes"
-               and e["responseStatus"]["code"] == 403 for e in events)
+    assert any(
+        e["user"]["username"] == "alice"
+        and e["verb"] == "list"
+        and e["objectRef"]["resource"] == "nodes"
+        and e["responseStatus"]["code"] == 403
+        for e in events
+    )
 
 
-@pytest.mark.parametrize("context,user,group", [("token-user", "token-user", "kcache-token-group"),
-                                                ("exec-user", "exec-user", "kcache-exec-group")])
+@pytest.mark.parametrize(
+    "context,user,group",
+    [("token-user", "token-user", "kcache-token-group"), ("exec-user", "exec-user", "kcache-exec-group")],
+)
 def test_token_and_exec_plugin_users_authenticate(cluster, context, user, group):
     review = client(cluster, context).request(
-        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
     info = review["status"]["userInfo"]
     assert info["username"] == user and group in info["groups"]
 
@@ -117,13 +125,26 @@ def test_forced_410_gone_on_watch_after_compaction(cluster):
 
 @pytest.mark.simulate
 def test_daemonset_honours_taints_and_converges(cluster):
-    cluster.apply([b.node("tainted", {"pool": "gpu"}, taints=[b.taint("nvidia.com/gpu", "present")], ready=None,
-                          simulated=True),
-                   b.node("plain", {"pool": "gpu"}, ready=None, simulated=True)])
-    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "%s", "namespace": "kserve"},
-          "spec": {"selector": {"matchLabels": {"app": "%s"}},
-                   "template": {"metadata": {"labels": {"app": "%s"}},
-                                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    cluster.apply(
+        [
+            b.node(
+                "tainted", {"pool": "gpu"}, taints=[b.taint("nvidia.com/gpu", "present")], ready=None, simulated=True
+            ),
+            b.node("plain", {"pool": "gpu"}, ready=None, simulated=True),
+        ]
+    )
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "%s", "namespace": "kserve"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "%s"}},
+            "template": {
+                "metadata": {"labels": {"app": "%s"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
     tolerating = json.loads(json.dumps(ds).replace("%s", "tolerating"))
     tolerating["spec"]["template"]["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     plain = json.loads(json.dumps(ds).replace("%s", "plain"))
@@ -131,13 +152,17 @@ def test_daemonset_honours_taints_and_converges(cluster):
 
     def nodes_of(app: str) -> list[str]:
         pods = cluster.get("pods", namespace="kserve")["items"]
-        return sorted(p["spec"].get("nodeName", "") for p in pods
-                      if p["metadata"]["labels"].get("app") == app and p["status"].get("phase") == "Running")
+        return sorted(
+            p["spec"].get("nodeName", "")
+            for p in pods
+            if p["metadata"]["labels"].get("app") == app and p["status"].get("phase") == "Running"
+        )
 
     assert cluster.wait_for("tolerating pods", lambda: nodes_of("tolerating") == ["plain", "tainted"])
     assert cluster.wait_for("plain pods", lambda: nodes_of("plain") == ["plain"])
-    assert cluster.wait_for("numberReady", lambda: cluster.get("daemonset", "tolerating", "kserve")
-                            ["status"].get("numberReady") == 2)
+    assert cluster.wait_for(
+        "numberReady", lambda: cluster.get("daemonset", "tolerating", "kserve")["status"].get("numberReady") == 2
+    )
 
 
 @pytest.mark.simulate
@@ -152,4 +177,3 @@ def test_labelled_pod_fails_pulling(cluster):
         return st[0]["state"].get("waiting", {}).get("reason", "") if st else ""
 
     assert cluster.wait_for("ImagePullBackOff", lambda: waiting() == "ImagePullBackOff")
-

@@ -63,6 +63,7 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 # ---- binaries -----------------------------------------------------------------------------------
 
+
 def binaries() -> Path:
     out = subprocess.run([str(HERE / "build-binaries")], stdout=subprocess.PIPE, text=True)
     if out.returncode != 0:
@@ -72,27 +73,82 @@ def binaries() -> Path:
 
 # ---- PKI ----------------------------------------------------------------------------------------
 
+
 def make_pki(pki: Path) -> None:
     pki.mkdir(parents=True, exist_ok=True)
 
     def ossl(*args: str) -> None:
         run(["openssl", *args], cwd=pki)
 
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
-         "-subj", "/CN=kcache-testbed-ca")
+    ossl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=kcache-testbed-ca",
+    )
     (pki / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
-        "DNS:kubernetes.default.svc,IP:10.96.0.1\nextendedKeyUsage=serverAuth\n")
+        "DNS:kubernetes.default.svc,IP:10.96.0.1\nextendedKeyUsage=serverAuth\n"
+    )
     (pki / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
-    ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "apiserver.key", "-out", "apiserver.csr",
-         "-subj", "/CN=kube-apiserver")
-    ossl("x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-         "-days", "3650", "-extfile", "server.ext", "-out", "apiserver.crt")
+    ossl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "apiserver.key",
+        "-out",
+        "apiserver.csr",
+        "-subj",
+        "/CN=kube-apiserver",
+    )
+    ossl(
+        "x509",
+        "-req",
+        "-in",
+        "apiserver.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "apiserver.crt",
+    )
     for user, groups in CERT_USERS.items():
         subj = f"/CN={user}" + "".join(f"/O={g}" for g in groups)
         ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{user}.key", "-out", f"{user}.csr", "-subj", subj)
-        ossl("x509", "-req", "-in", f"{user}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-             "-days", "3650", "-extfile", "client.ext", "-out", f"{user}.crt")
+        ossl(
+            "x509",
+            "-req",
+            "-in",
+            f"{user}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "3650",
+            "-extfile",
+            "client.ext",
+            "-out",
+            f"{user}.crt",
+        )
     ossl("genrsa", "-out", "sa.key", "2048")
     ossl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
     with open(pki / "tokens.csv", "w") as fh:
@@ -101,6 +157,7 @@ def make_pki(pki: Path) -> None:
 
 
 # ---- processes ----------------------------------------------------------------------------------
+
 
 class State:
     def __init__(self, d: Path):
@@ -116,8 +173,9 @@ class State:
 
 def spawn(state: State, name: str, cmd: list[str]) -> int:
     logf = open(state.dir / f"{name}.log", "ab")
-    proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     state.data["procs"][name] = {"pid": proc.pid, "cmd": cmd}
     state.save()
     return proc.pid
@@ -194,21 +252,30 @@ def api_get(state: State, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
 
 # ---- components ---------------------------------------------------------------------------------
 
+
 def etcd_cmd(state: State) -> list[str]:
     p = state.data["ports"]
-    return [str(Path(state.data["bin"]) / "etcd"), "--name=testbed", f"--data-dir={state.dir / 'etcd-data'}",
-            f"--listen-client-urls=http://127.0.0.1:{p['etcd']}", f"--advertise-client-urls=http://127.0.0.1:{p['etcd']}",
-            f"--listen-peer-urls=http://127.0.0.1:{p['etcd_peer']}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{p['etcd_peer']}",
-            f"--initial-cluster=testbed=http://127.0.0.1:{p['etcd_peer']}",
-            "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592"]
+    return [
+        str(Path(state.data["bin"]) / "etcd"),
+        "--name=testbed",
+        f"--data-dir={state.dir / 'etcd-data'}",
+        f"--listen-client-urls=http://127.0.0.1:{p['etcd']}",
+        f"--advertise-client-urls=http://127.0.0.1:{p['etcd']}",
+        f"--listen-peer-urls=http://127.0.0.1:{p['etcd_peer']}",
+        f"--initial-advertise-peer-urls=http://127.0.0.1:{p['etcd_peer']}",
+        f"--initial-cluster=testbed=http://127.0.0.1:{p['etcd_peer']}",
+        "--unsafe-no-fsync=true",
+        "--log-level=warn",
+        "--quota-backend-bytes=8589934592",
+    ]
 
 
 def start_etcd(state: State) -> None:
     spawn(state, "etcd", etcd_cmd(state))
     url = f"http://127.0.0.1:{state.data['ports']['etcd']}/health"
-    wait_until("etcd /health", lambda: b'"health":"true"' in urllib.request.urlopen(url, timeout=2).read(),
-               30, state, "etcd")
+    wait_until(
+        "etcd /health", lambda: b'"health":"true"' in urllib.request.urlopen(url, timeout=2).read(), 30, state, "etcd"
+    )
 
 
 def advertise_address() -> str:
@@ -226,23 +293,36 @@ def advertise_address() -> str:
 
 def apiserver_cmd(state: State) -> list[str]:
     p, d, pki = state.data["ports"], state.dir, state.dir / "pki"
-    cmd = [str(Path(state.data["bin"]) / "kube-apiserver"),
-           f"--etcd-servers=http://127.0.0.1:{p['etcd']}", "--bind-address=127.0.0.1", f"--secure-port={p['apiserver']}",
-           f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
-           f"--client-ca-file={pki / 'ca.crt'}", "--authorization-mode=RBAC",
-           f"--token-auth-file={pki / 'tokens.csv'}",
-           "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-           f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
-           "--service-cluster-ip-range=10.96.0.0/12", "--allow-privileged=true",
-           # TaintNodesByCondition would taint new nodes not-ready; only the (disabled) node-lifecycle
-           # controller removes that taint
-           "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-           f"--audit-policy-file={d / 'audit-policy.yaml'}", f"--audit-log-path={d / 'audit.log'}",
-           "--audit-log-mode=blocking-strict", "--audit-log-maxsize=0",
-           # without the watch cache, watches come straight from etcd: compaction gives a real 410 Gone
-           "--watch-cache=false",
-           "--enable-priority-and-fairness=false", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
-           "--profiling=false", "--v=0"]
+    cmd = [
+        str(Path(state.data["bin"]) / "kube-apiserver"),
+        f"--etcd-servers=http://127.0.0.1:{p['etcd']}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={p['apiserver']}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}",
+        f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--client-ca-file={pki / 'ca.crt'}",
+        "--authorization-mode=RBAC",
+        f"--token-auth-file={pki / 'tokens.csv'}",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki / 'sa.pub'}",
+        f"--service-account-signing-key-file={pki / 'sa.key'}",
+        "--service-cluster-ip-range=10.96.0.0/12",
+        "--allow-privileged=true",
+        # TaintNodesByCondition would taint new nodes not-ready; only the (disabled) node-lifecycle
+        # controller removes that taint
+        "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+        f"--audit-policy-file={d / 'audit-policy.yaml'}",
+        f"--audit-log-path={d / 'audit.log'}",
+        "--audit-log-mode=blocking-strict",
+        "--audit-log-maxsize=0",
+        # without the watch cache, watches come straight from etcd: compaction gives a real 410 Gone
+        "--watch-cache=false",
+        "--enable-priority-and-fairness=false",
+        "--max-requests-inflight=0",
+        "--max-mutating-requests-inflight=0",
+        "--profiling=false",
+        "--v=0",
+    ]
     adv = state.data.get("advertise", "")
     if adv:
         cmd.append(f"--advertise-address={adv}")
@@ -251,8 +331,13 @@ def apiserver_cmd(state: State) -> list[str]:
 
 def start_apiserver(state: State) -> None:
     spawn(state, "apiserver", apiserver_cmd(state))
-    wait_until("kube-apiserver /readyz", lambda: api_get(state, "/readyz")[0] == 200, APISERVER_READY_TIMEOUT,
-               state, "apiserver")
+    wait_until(
+        "kube-apiserver /readyz",
+        lambda: api_get(state, "/readyz")[0] == 200,
+        APISERVER_READY_TIMEOUT,
+        state,
+        "apiserver",
+    )
 
 
 def kubectl(state: State, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
@@ -274,22 +359,41 @@ def write_kubeconfig(state: State) -> None:
     exec_plugin.write_text(
         "#!/bin/sh\n# a tiny exec credential plugin, like the ones EKS/GKE/AKS users run\n"
         f'echo \'{{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
-        f'"status":{{"token":"{token}"}}}}\'\n')
+        f'"status":{{"token":"{token}"}}}}\'\n'
+    )
     exec_plugin.chmod(0o755)
-    users = [{"name": u, "user": {"client-certificate": str(pki / f"{u}.crt"), "client-key": str(pki / f"{u}.key")}}
-             for u in CERT_USERS]
+    users = [
+        {"name": u, "user": {"client-certificate": str(pki / f"{u}.crt"), "client-key": str(pki / f"{u}.key")}}
+        for u in CERT_USERS
+    ]
     users.append({"name": "token-user", "user": {"token": TOKEN_USERS["token-user"][0]}})
-    users.append({"name": "exec-user", "user": {"exec": {
-        "apiVersion": "client.authentication.k8s.io/v1", "command": str(exec_plugin),
-        "interactiveMode": "Never"}}})
-    contexts = [{"name": u["name"], "context": {"cluster": "testbed", "user": u["name"], "namespace": "default"}}
-                for u in users]
-    cfg = {"apiVersion": "v1", "kind": "Config",
-           "clusters": [{"name": "testbed", "cluster": {"server": server, "certificate-authority": str(pki / "ca.crt")}}],
-           "users": users, "contexts": contexts, "current-context": "admin"}
+    users.append(
+        {
+            "name": "exec-user",
+            "user": {
+                "exec": {
+                    "apiVersion": "client.authentication.k8s.io/v1",
+                    "command": str(exec_plugin),
+                    "interactiveMode": "Never",
+                }
+            },
+        }
+    )
+    contexts = [
+        {"name": u["name"], "context": {"cluster": "testbed", "user": u["name"], "namespace": "default"}} for u in users
+    ]
+    cfg = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "testbed", "cluster": {"server": server, "certificate-authority": str(pki / "ca.crt")}}],
+        "users": users,
+        "contexts": contexts,
+        "current-context": "admin",
+    }
     (state.dir / "kubeconfig").write_text(json.dumps(cfg, indent=2))
     (state.dir / "env").write_text(
-        f"export KUBECONFIG={state.dir / 'kubeconfig'}\nexport PATH={state.data['bin']}:$PATH\n")
+        f"export KUBECONFIG={state.dir / 'kubeconfig'}\nexport PATH={state.data['bin']}:$PATH\n"
+    )
 
 
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
@@ -305,18 +409,28 @@ def write_kwok_stages(state: State) -> Path:
     way preparation pods do instead of becoming Ready (KWOK would otherwise overwrite a hand-set status)."""
     src = Path(state.data["bin"]) / "kwok-stages"
     docs = []
-    for rel in ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"):
+    for rel in (
+        "node/fast/node-initialize.yaml",
+        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "pod/fast/pod-ready.yaml",
+        "pod/fast/pod-complete.yaml",
+        "pod/fast/pod-delete.yaml",
+    ):
         text = (src / rel).read_text()
         if rel.endswith(("pod-ready.yaml", "pod-complete.yaml")):
             text = text.replace(
                 "    matchExpressions:\n",
                 f"    matchExpressions:\n    - key: '.metadata.labels.\"{FAIL_LABEL}\"'\n"
-                "      operator: 'DoesNotExist'\n", 1)
+                "      operator: 'DoesNotExist'\n",
+                1,
+            )
         docs.append(text.strip())
     for reason, message in (
-        ("ImagePullBackOff", 'Back-off pulling image "registry.invalid/kcache@sha256:0000": ErrImagePull: '
-                             "failed to pull and unpack image: 401 Unauthorized"),
+        (
+            "ImagePullBackOff",
+            'Back-off pulling image "registry.invalid/kcache@sha256:0000": ErrImagePull: '
+            "failed to pull and unpack image: 401 Unauthorized",
+        ),
         ("ErrImagePull", "failed to pull and unpack image: 401 Unauthorized"),
         ("CrashLoopBackOff", "back-off 5m0s restarting failed container"),
     ):
@@ -353,7 +467,7 @@ spec:
       - image: {{{{ .image | Quote }}}}
         name: {{{{ .name | Quote }}}}
         ready: false
-        restartCount: {'3' if reason == 'CrashLoopBackOff' else '0'}
+        restartCount: {"3" if reason == "CrashLoopBackOff" else "0"}
         state:
           waiting:
             reason: {reason}
@@ -372,24 +486,55 @@ def start_simulation(state: State) -> None:
     p.update(kcm=free_port(), scheduler=free_port())
     state.save()
     kc = str(d / "kubeconfig")
-    spawn(state, "kube-controller-manager", [
-        str(b / "kube-controller-manager"), f"--kubeconfig={kc}", "--bind-address=127.0.0.1", f"--secure-port={p['kcm']}",
-        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--leader-elect=false",
-        f"--root-ca-file={pki / 'ca.crt'}", f"--service-account-private-key-file={pki / 'sa.key'}",
-        "--use-service-account-credentials=false",
-        # no node-lifecycle controller: slow KWOK heartbeats on 2 cores must not taint nodes
-        "--controllers=*,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,"
-        "-node-route-controller,-node-ipam-controller",
-        "--concurrent-daemonset-syncs=2", "--v=0"])
+    spawn(
+        state,
+        "kube-controller-manager",
+        [
+            str(b / "kube-controller-manager"),
+            f"--kubeconfig={kc}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={p['kcm']}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--leader-elect=false",
+            f"--root-ca-file={pki / 'ca.crt'}",
+            f"--service-account-private-key-file={pki / 'sa.key'}",
+            "--use-service-account-credentials=false",
+            # no node-lifecycle controller: slow KWOK heartbeats on 2 cores must not taint nodes
+            "--controllers=*,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,"
+            "-node-route-controller,-node-ipam-controller",
+            "--concurrent-daemonset-syncs=2",
+            "--v=0",
+        ],
+    )
     (d / "scheduler.yaml").write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        f"clientConnection: {{kubeconfig: {json.dumps(kc)}, qps: 200, burst: 400}}\nleaderElection: {{leaderElect: false}}\n")
-    spawn(state, "kube-scheduler", [str(b / "kube-scheduler"), f"--config={d / 'scheduler.yaml'}",
-                                    "--bind-address=127.0.0.1", f"--secure-port={p['scheduler']}",
-                                    "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"])
-    spawn(state, "kwok", [str(b / "kwok"), f"--kubeconfig={kc}", f"--config={write_kwok_stages(state)}",
-                          "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
-                          "--node-ip=127.0.0.1"])
+        f"clientConnection: {{kubeconfig: {json.dumps(kc)}, qps: 200, burst: 400}}\n"
+        "leaderElection: {leaderElect: false}\n"
+    )
+    spawn(
+        state,
+        "kube-scheduler",
+        [
+            str(b / "kube-scheduler"),
+            f"--config={d / 'scheduler.yaml'}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={p['scheduler']}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+        ],
+    )
+    spawn(
+        state,
+        "kwok",
+        [
+            str(b / "kwok"),
+            f"--kubeconfig={kc}",
+            f"--config={write_kwok_stages(state)}",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--node-lease-duration-seconds=40",
+            "--cidr=10.244.0.0/16",
+            "--node-ip=127.0.0.1",
+        ],
+    )
 
     def sa_ready() -> bool:  # the service-account controller running means kcm is working
         return kubectl(state, "get", "serviceaccount", "default", "-n", "default", check=False).returncode == 0
@@ -398,13 +543,21 @@ def start_simulation(state: State) -> None:
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    wait_until("kube-scheduler /healthz", lambda: urllib.request.urlopen(
-        f"https://127.0.0.1:{p['scheduler']}/healthz", context=ctx, timeout=2).status == 200, 60, state, "kube-scheduler")
+    wait_until(
+        "kube-scheduler /healthz",
+        lambda: (
+            urllib.request.urlopen(f"https://127.0.0.1:{p['scheduler']}/healthz", context=ctx, timeout=2).status == 200
+        ),
+        60,
+        state,
+        "kube-scheduler",
+    )
     state.data["simulate"] = True
     state.save()
 
 
 # ---- commands -----------------------------------------------------------------------------------
+
 
 def cmd_up(args) -> None:
     d = Path(args.dir).resolve()
@@ -421,8 +574,12 @@ def cmd_up(args) -> None:
     bin_dir = binaries()
     d.mkdir(parents=True, exist_ok=True)
     state = State(d)
-    state.data.update(bin=str(bin_dir), ports={"etcd": free_port(), "etcd_peer": free_port(), "apiserver": free_port()},
-                      advertise=advertise_address(), procs={})
+    state.data.update(
+        bin=str(bin_dir),
+        ports={"etcd": free_port(), "etcd_peer": free_port(), "apiserver": free_port()},
+        advertise=advertise_address(),
+        procs={},
+    )
     state.save()
     try:
         make_pki(d / "pki")
@@ -475,8 +632,11 @@ def cmd_restart(args) -> None:
 
 
 def etcd_call(state: State, path: str, body: dict) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{state.data['ports']['etcd']}{path}",
-                                 data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{state.data['ports']['etcd']}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as r:
         return json.loads(r.read())
 
@@ -503,7 +663,9 @@ def cmd_status(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="testbed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="testbed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up")
     up.add_argument("--dir", required=True)
@@ -518,7 +680,9 @@ def main(argv: list[str] | None = None) -> None:
     status = sub.add_parser("status")
     status.add_argument("--dir", required=True)
     args = ap.parse_args(argv)
-    {"up": cmd_up, "down": cmd_down, "restart": cmd_restart, "compact": cmd_compact, "status": cmd_status}[args.cmd](args)
+    {"up": cmd_up, "down": cmd_down, "restart": cmd_restart, "compact": cmd_compact, "status": cmd_status}[args.cmd](
+        args
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,141 @@
+"""ConfigMap `kserve/inferenceservice-config`, key `kernelcache`: present, parses and validates exactly as
+KServe's `NewKernelCacheConfig` does (the error text is KServe's), and enables the feature.
+
+Any parse or validation error is fatal for the whole feature in KServe: KernelCaches go to
+`Error/ConfigError`, the node reconciler and the agents stop, and the pod webhook fails the creation of
+every kernel cache-enabled pod. When the feature is disabled this check says so once (info, or warning
+when Kernel Cache objects exist and so probably expect it on) and the checks that depend on the feature
+report `not-applicable` instead of repeating it.
+
+Also checked: `defaultNodeGroup` names an existing KernelCacheNodeGroup (it is a group name, not a node
+label; KServe trims it for capture selection but not for KernelCaches without `nodeGroupRef`);
+`jobNamespace` exists (KServe never creates it: KernelCaches fail with `StorageError`); settings that
+pass KServe's parser but fail later (cert mode without a trust bundle or subject); unknown keys (info:
+KServe ignores them, often a typo). The format of `registry.endpoint` is checked by `registry-pull`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..kernelcache.config import KNOWN_KEYS, SECURITY_CERT
+from ..kernelcache.gostrings import trim_space
+from ..snapshot import ClusterSnapshot
+from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
+from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
+from .registry import check
+
+ID = "config"
+
+
+@check(ID, "kernelcache configuration present, valid and enabled", "error", order=20, reads=(
+    Read("configmaps", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONFIGMAP_NAME}"),
+    Read("namespaces", optional=True, selector=f"fieldSelector metadata.name=<{JOB_NAMESPACE[1:-1]}>",
+         note="jobNamespace existence not checked"),
+    Read(c.PLURAL_NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
+    Read("nodes", optional=True, note="defaultNodeGroup not compared with node labels"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    state = facts(snapshot).feature.state
+    assert state is not None  # the runner skips this check when the ConfigMap could not be read
+    ref = config_ref()
+    if not state.present:
+        yield Finding(ID, "error", ref,
+                      f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} was not found: KServe's controllers fail "
+                      f"to load the kernel cache configuration (\"{c.CONFIGMAP_NAME} was not found\") and the "
+                      "feature does not work",
+                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get configmap {c.CONFIGMAP_NAME}")
+        return
+    if state.config is None:
+        yield Finding(ID, "error", ref,
+                      f"key {c.CONFIG_KEY} of ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} is invalid: "
+                      f"{state.error}; KernelCaches go to Error/ConfigError, KServe's node reconciler and agents "
+                      "stop, and creating pods of kernel cache-enabled InferenceServices fails",
+                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}",))
+        return
+    cfg = state.config
+    if not cfg.enabled:
+        has_objects = bool(snapshot.node_groups or snapshot.kernel_caches or snapshot.captures)
+        cm = snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
+        absent = cm is not None and c.CONFIG_KEY not in cm.data
+        why = f"key {c.CONFIG_KEY} is absent" if absent else "kernelcache.enabled is false"
+        counts = (f"{len(snapshot.node_groups)} node groups, {len(snapshot.kernel_caches)} KernelCaches, "
+                  f"{len(snapshot.captures)} captures exist")
+        yield Finding(ID, "warning" if has_objects else "info", ref,
+                      f"the kernel cache feature is disabled ({why}): KServe creates no KernelCacheNode, prepares "
+                      "no cache and injects none; KernelCaches stay Pending/FeatureDisabled. The checks that "
+                      "depend on the feature are not applicable",
+                      hint=f"{EDIT_CONFIG}  # set \"enabled\": true in key {c.CONFIG_KEY}",
+                      evidence=(counts,) if has_objects else ())
+    else:
+        yield from _default_group(snapshot, cfg.default_node_group)
+        yield from _job_namespace(snapshot, cfg.job_namespace)
+    sec = cfg.artifact_security
+    if cfg.enabled and sec.mode == SECURITY_CERT:
+        missing = [k for k, v in (("cert.trustBundle", sec.trust_bundle), ("cert.subjectRegexp", sec.subject_regexp))
+                   if not trim_space(v)]
+        if missing:
+            yield Finding(ID, "warning", ref,
+                          f"artifactSecurity.mode is cert but {' and '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} empty: KServe accepts the configuration, but "
+                          "its verifier needs them, so KernelCaches fail with Error/VerificationFailed",
+                          hint=EDIT_CONFIG)
+    yield from _unknown_keys(cfg.unknown_keys)
+
+
+def _unknown_keys(keys: tuple[str, ...]) -> Iterator[Finding]:
+    if not keys:
+        return
+    known = sorted(KNOWN_KEYS)
+    notes = []
+    for key in keys:
+        close = difflib.get_close_matches(key, known, n=1)
+        notes.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    yield Finding(ID, "info", config_ref(), f"unknown keys in {c.CONFIG_KEY}, ignored by KServe: {', '.join(notes)}",
+                  hint=EDIT_CONFIG, evidence=tuple(f"unknown key: {k}" for k in keys))
+
+
+def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
+    if not value:
+        return
+    ref = config_ref()
+    name = trim_space(value)
+    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, "nodes") else set()
+    looks_like_label = any(ch in name for ch in "=/:") or name in label_keys
+    if looks_like_label:
+        yield Finding(ID, "warning", ref,
+                      f"defaultNodeGroup {value!r} looks like a node label; it must name a KernelCacheNodeGroup "
+                      "(captures that fall back to it get InvalidDefaultNodeGroup, KernelCaches without "
+                      "nodeGroupRef get NodeGroupNotFound)",
+                      hint=f"kubectl get {c.PLURAL_NODE_GROUPS}")
+    if not observed(snapshot, c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups)):
+        return
+    groups = snapshot.group_by_name
+    if name not in groups:
+        if not looks_like_label:
+            yield Finding(ID, "warning", ref,
+                          f"defaultNodeGroup: {c.MSG_GROUP_NOT_FOUND.format(name=name)}; captures that fall back "
+                          "to it get InvalidDefaultNodeGroup and KernelCaches without nodeGroupRef get "
+                          "NodeGroupNotFound",
+                          hint=f"kubectl get {c.PLURAL_NODE_GROUPS}",
+                          evidence=(f"groups: {', '.join(sorted(groups)) or 'none'}",))
+    elif name != value:
+        yield Finding(ID, "warning", ref,
+                      f"defaultNodeGroup {value!r} has surrounding white space: capture selection trims it (and "
+                      f"finds group {name}), but KernelCaches without nodeGroupRef use it untrimmed and fail with "
+                      "NodeGroupNotFound (\"referenced KernelCacheNodeGroup was not found\")",
+                      hint=EDIT_CONFIG)
+
+
+def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Finding]:
+    if not observed(snapshot, "namespaces", None, bool(snapshot.namespaces)):
+        return
+    if snapshot.namespace_exists(namespace):
+        return
+    yield Finding(ID, "error", ObjectRef("Namespace", namespace),
+                  f"jobNamespace {namespace!r} does not exist: KServe never creates it, so every KernelCache fails "
+                  f'with Error/StorageError: job namespace "{namespace}" was not found; create it before using '
+                  "KernelCache",
+                  hint=f"kubectl create namespace {namespace}")

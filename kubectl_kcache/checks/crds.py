@@ -1,0 +1,88 @@
+"""The four Kernel Cache CRDs (KernelCacheNodeGroup, KernelCacheNode, KernelCache, KernelCacheCapture in
+`serving.kserve.io`) are installed, established and serve `v1alpha1`, the only version KServe's
+controllers and this plugin use.
+
+When the CRDs themselves can be read they are inspected directly; other served versions are noted
+(another KServe API variant). When they cannot (RBAC often denies `customresourcedefinitions`), the
+answer is inferred from listing the four kinds: a kind the API server does not serve means its CRD is
+not installed. A missing CRD is an error: KServe's controllers cannot start their watches without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..snapshot import ClusterSnapshot
+from .common import observed
+from .model import Finding, ObjectRef, Read, Skip
+from .registry import check
+
+ID = "crds"
+KINDS = (
+    (c.KIND_NODE_GROUP, c.PLURAL_NODE_GROUPS),
+    (c.KIND_NODE, c.PLURAL_NODES),
+    (c.KIND_CACHE, c.PLURAL_CACHES),
+    (c.KIND_CAPTURE, c.PLURAL_CAPTURES),
+)
+INSTALL_HINT = ("kubectl apply --server-side -k "
+                "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
+
+
+@check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, reads=(
+    Read("customresourcedefinitions", optional=True,
+         selector="fieldSelector metadata.name=<plural>.serving.kserve.io (the four kernel cache CRDs)",
+         note="versions and Established condition not checked; inferred from the kinds' reads"),
+    *(Read(plural, optional=True, note=f"{plural} not checked") for _, plural in KINDS),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    crd_read = snapshot.read_status("customresourcedefinitions")
+    if observed(snapshot, "customresourcedefinitions", None, bool(snapshot.crds)):
+        yield from _from_crds(snapshot)
+        return
+    unknown = []
+    for kind, plural in KINDS:
+        r = snapshot.read_status(plural)
+        name = c.CRD_NAMES[kind]
+        if r is None or r.status == "forbidden":
+            unknown.append(plural)
+        elif r.status == "absent":
+            yield Finding(
+                ID, "error", ObjectRef("CustomResourceDefinition", name),
+                f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
+                f"kernel cache controllers cannot watch {kind} objects",
+                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",))
+    if len(unknown) == len(KINDS):
+        why = crd_read.status if crd_read is not None else "not read"
+        raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
+
+
+def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    by_name = {crd.meta.name: crd for crd in snapshot.crds}
+    for kind, plural in KINDS:
+        name = c.CRD_NAMES[kind]
+        ref = ObjectRef("CustomResourceDefinition", name)
+        crd = by_name.get(name)
+        if crd is None:
+            yield Finding(ID, "error", ref,
+                          f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} "
+                          "objects", hint=INSTALL_HINT)
+            continue
+        versions = ", ".join(crd.served_versions) or "none"
+        if c.VERSION not in crd.served_versions:
+            yield Finding(ID, "error", ref,
+                          f"CRD {name} does not serve {c.VERSION} (served: {versions}); KServe's kernel cache "
+                          f"controllers and kubectl-kcache use {c.API_VERSION}",
+                          hint=f"kubectl get crd {name} -o jsonpath='{{.spec.versions[*].name}}'",
+                          evidence=(f"served versions: {versions}",))
+            continue
+        if not crd.established:
+            yield Finding(ID, "error", ref,
+                          f"CRD {name} is not Established: the API server does not serve {plural} yet",
+                          hint=f"kubectl describe crd {name}")
+        others = [v for v in crd.served_versions if v != c.VERSION]
+        if others:
+            yield Finding(ID, "info", ref,
+                          f"CRD {name} also serves {', '.join(others)} besides {c.VERSION}: another KServe API "
+                          f"variant; KServe's kernel cache controllers read {c.VERSION}",
+                          hint=f"kubectl get crd {name} -o yaml", evidence=(f"served versions: {versions}",))
