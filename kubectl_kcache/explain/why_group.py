@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import IncompleteError, InputError
 from ..kernelcache import constants as c
@@ -79,6 +79,8 @@ class CreatedCache:
 
 @dataclass(frozen=True)
 class WhyGroup:
+    """The explanation; `to_dict()` is the `why-group -o json` document of design.md."""
+
     namespace: str
     pod_name: str | None
     basis: str
@@ -206,7 +208,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         created = CreatedCache(kc.namespace, kc.name, kc.node_group or None,
                                kc.meta.annotations.get(c.ANNOTATION_SELECTION_SOURCE),
                                (kc.node_group or default_group) in snapshot.group_by_name)
-    drift = kc_drift + _drift(snapshot, pod, recorded, real, kc, created, default_group)
+    drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group)
     selector_keys = {k for g in snapshot.node_groups for k in g.node_selector}
     labels = dict(node.labels) if node is not None else {}
     return WhyGroup(
@@ -286,7 +288,7 @@ def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | Non
     return capture
 
 
-def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> None:
+def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:
     for resource in ("pods", c.PLURAL_CAPTURES):
         read = snapshot.read_status(resource)
         if read is not None and read.status == "forbidden":
@@ -420,7 +422,7 @@ def _group_fits(snapshot: ClusterSnapshot, node: Node | None) -> tuple[GroupFit,
 
 
 def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession | None, real: Decision,
-           kc: KernelCache | None, created: CreatedCache | None, default_group: str) -> list[str]:
+           created: CreatedCache | None, default_group: str) -> list[str]:
     out: list[str] = []
     if recorded is not None and pod is not None and pod.name == recorded.pod_name:
         now = pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, "")
@@ -441,9 +443,9 @@ def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession |
     if recorded is not None and recorded.node_name and recorded.node_name not in snapshot.node_by_name:
         out.append(f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
                    "and goes to the default")
-    if kc is not None and created is not None:
-        group = kc.node_group or default_group
-        label = f"KernelCache {kc.namespace}/{kc.name}"
+    if created is not None:
+        group = created.node_group or default_group
+        label = f"KernelCache {created.namespace}/{created.name}"
         if not real.ok:
             out.append(f'{label} was created in group "{group}", but today KServe\'s selection fails with '
                        f"{real.reason}: {real.message} (a created KernelCache is never moved)")

@@ -64,7 +64,7 @@ def select_node_group(
                 return Decision(
                     requested,
                     c.SOURCE_ANNOTATION,
-                    message=f"requested KernelCacheNodeGroup {requested!r} selected",
+                    message=f'requested KernelCacheNodeGroup "{requested}" selected',
                     steps=tuple(steps),
                 )
             message = c.MSG_GROUP_NOT_FOUND.format(name=requested)
@@ -86,7 +86,7 @@ def select_node_group(
                 return Decision(
                     names[0],
                     c.SOURCE_AUTO,
-                    message=f"node {node.name} matches only KernelCacheNodeGroup {names[0]!r}",
+                    message=f'node {node.name} matches only KernelCacheNodeGroup "{names[0]}"',
                     steps=tuple(steps),
                 )
             if len(matches) > 1:
@@ -100,9 +100,9 @@ def select_node_group(
         return Decision(None, None, c.REASON_NO_MATCH, c.MSG_NO_MATCH, tuple(steps))
     if default not in groups:
         message = c.MSG_GROUP_NOT_FOUND.format(name=default)
-        steps.append(Step("default", "missing", f"defaultNodeGroup {default!r}: {message}"))
+        steps.append(Step("default", "missing", f'defaultNodeGroup "{default}": {message}'))
         return Decision(None, None, c.REASON_INVALID_DEFAULT, message, tuple(steps))
-    steps.append(Step("default", "selected", f"defaultNodeGroup {default!r} exists"))
+    steps.append(Step("default", "selected", f'defaultNodeGroup "{default}" exists'))
     return Decision(
-        default, c.SOURCE_DEFAULT, message=f"default KernelCacheNodeGroup {default!r} selected", steps=tuple(steps)
+        default, c.SOURCE_DEFAULT, message=f'default KernelCacheNodeGroup "{default}" selected', steps=tuple(steps)
     )

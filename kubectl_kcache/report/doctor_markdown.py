@@ -90,7 +90,7 @@ def _section(group: CheckGroup, findings: tuple[Finding, ...]) -> list[str]:
         lines.append(f"- **{f.severity}** {where}: {escape_inline(f.message)}")
         lines.extend(f"  - evidence: {code_span(e)}" for e in f.evidence)
         if f.hint and "\n" in f.hint:
-            lines += ["", "  Next:", "", *code_block(f.hint, "  "), ""]
+            lines += ["  - next:", "", *code_block(f.hint, "    "), ""]
         elif f.hint:
             lines.append(f"  - next: {code_span(f.hint)}")
     return lines

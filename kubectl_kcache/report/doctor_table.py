@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 PLAIN_WIDTH = 120
 MIN_WIDTH = 40
 INDENT = 4
+MIN_MESSAGE_WIDTH = 30  # narrower than this, a message column is unreadable: let the terminal wrap the line
 
 MARK_STYLES = {"pass": "green", "fail": "bold red", "skipped": "yellow", "not-applicable": "dim"}
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -133,11 +134,11 @@ class _Layout:
                 self._finding(finding)
         self.console.print()
         if is_clean(self.report):
-            self.console.print(Text(clean_line(self.report), style="green"))
+            self._unwrapped(clean_line(self.report), "green")
             return
         summary = self.report.summary()
         style = "bold red" if summary["errors"] else "yellow" if summary["warnings"] else "green"
-        self.console.print(Text(summary_line(self.report), style=style))
+        self._unwrapped(summary_line(self.report), style)
 
     def _check_line(self, group: CheckGroup) -> None:
         from rich.text import Text
@@ -167,7 +168,8 @@ class _Layout:
         if self.wide:
             cells.append(Text(finding.group or "-", style="dim"))
             widths.append(self.group_width)
-        if self.wrap:
+        room = self.console.width - INDENT - sum(w + 2 for w in widths)
+        if self.wrap and room >= MIN_MESSAGE_WIDTH:
             self._wrapped_row(cells, widths, message)
         else:
             # Not on a terminal: one line per finding, however long (logs stay greppable, messages whole).

@@ -70,6 +70,10 @@ def result(why: WhyGroup) -> dict[str, Any]:
     return why.to_dict()["result"]
 
 
+def failed(reason: str, message: str) -> dict[str, Any]:
+    return {"group": None, "source": None, "reason": reason, "message": message}
+
+
 # ---- basis: predicted from the pod ----------------------------------------------------------------
 
 def test_no_capture_predicts_from_pod():
@@ -79,7 +83,7 @@ def test_no_capture_predicts_from_pod():
     assert why.capture is None
     assert why.node == "gpu-node"
     assert result(why) == {"group": "gpu", "source": "auto", "reason": None,
-                           "message": "node gpu-node matches only KernelCacheNodeGroup 'gpu'"}
+                           "message": "node gpu-node matches only KernelCacheNodeGroup \"gpu\""}
     assert steps(why)[:2] == [("session", "not-found"), ("session", "predicted")]
     assert 'the generated name "model-kcc-669889f77f" does not exist' in why.steps[0].detail
     assert "predicted from pod " + POD in why.steps[1].detail
@@ -97,14 +101,15 @@ def test_capture_without_session_predicts_from_pod_annotation():
     assert ("session", "predicted") in steps(why)
     assert ("session", "incomplete") in steps(why)
     # the requested group does not contain the producer's node: a trap KServe accepts silently
-    assert any('requested group "pinned" does not contain the producer node gpu-node' in w for w in warnings(why))
+    trap = 'requested group "pinned" does not contain the producer node gpu-node'
+    assert any(trap in w for w in warnings(why))
 
 
 def test_unscheduled_pod_predicts_producer_node_pending():
     why = explain(snap(config(), GPU, producer(node_name="")), NS, POD)
     assert why.basis == "pod"
     assert why.node is None
-    assert result(why) == {"group": None, "source": None, "reason": "ProducerNodePending", "message": MSG_PENDING}
+    assert result(why) == failed("ProducerNodePending", MSG_PENDING)
     assert why.event == f"Warning ProducerNodePending SelectNodeGroup: {MSG_PENDING}"
 
 
@@ -170,7 +175,7 @@ def test_zero_matches_use_default():
     why = explain(snap(config("fallback"), gpu_node(), FALLBACK, session_capture(),
                        producer()), NS, POD)
     assert result(why) == {"group": "fallback", "source": "default", "reason": None,
-                           "message": "default KernelCacheNodeGroup 'fallback' selected"}
+                           "message": "default KernelCacheNodeGroup \"fallback\" selected"}
     assert ("match", "none") in steps(why) and ("default", "selected") in steps(why)
 
 
@@ -178,7 +183,7 @@ def test_several_matches_are_ambiguous_without_default_fallback():
     items = (config("fallback"), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
              b.group("gpu-b", {"zone": "east"}), FALLBACK, session_capture(), producer())
     why = explain(snap(*items), NS, POD)
-    assert result(why) == {"group": None, "source": None, "reason": "AmbiguousNodeGroup", "message": MSG_AMBIGUOUS}
+    assert result(why) == failed("AmbiguousNodeGroup", MSG_AMBIGUOUS)
     assert why.event == f"Warning AmbiguousNodeGroup SelectNodeGroup: {MSG_AMBIGUOUS}"
     assert ("default", "selected") not in steps(why)
     # the failure already says it: no extra "several groups" warning
@@ -188,12 +193,13 @@ def test_several_matches_are_ambiguous_without_default_fallback():
 
 def test_default_unset_is_no_matching_node_group():
     why = explain(snap(config(None), gpu_node(), b.group("cpu", {"role": "cpu"}), session_capture()), NS, POD)
-    assert result(why) == {"group": None, "source": None, "reason": "NoMatchingNodeGroup", "message": MSG_NO_MATCH}
+    assert result(why) == failed("NoMatchingNodeGroup", MSG_NO_MATCH)
     assert ("default", "unset") in steps(why)
 
 
 def test_default_missing_is_invalid_default_node_group():
-    why = explain(snap(config("fallback"), gpu_node(), b.group("cpu", {"role": "cpu"}), session_capture()), NS, POD)
+    items = (config("fallback"), gpu_node(), b.group("cpu", {"role": "cpu"}), session_capture())
+    why = explain(snap(*items), NS, POD)
     assert result(why) == {"group": None, "source": None, "reason": "InvalidDefaultNodeGroup",
                            "message": 'KernelCacheNodeGroup "fallback" was not found'}
 
@@ -203,8 +209,8 @@ def test_kserve_harness_fixture_pod_gone_generated_kernel_cache():
     why = explain(snapshot, "team", "model-pod")
     doc = why.to_dict()
     assert doc["basis"] == "capture"
-    assert doc["capture"] == {"namespace": "team", "name": "model-capture",
-                              "activeSession": {"id": "session", "podName": "model-pod", "nodeName": "gpu-node"}}
+    session = {"id": "session", "podName": "model-pod", "nodeName": "gpu-node"}
+    assert doc["capture"] == {"namespace": "team", "name": "model-capture", "activeSession": session}
     assert doc["result"]["group"] == "gpu" and doc["result"]["source"] == "auto"
     assert doc["kernelCache"] == {"name": "model-5fc2f4e1d106aaa8a0970991", "nodeGroup": "gpu",
                                   "selectionSource": "auto"}
@@ -257,8 +263,8 @@ def test_session_search_when_generated_name_absent():
 
 
 def test_pod_gone_and_no_capture_is_an_input_error():
-    with pytest.raises(InputError, match='pod "ghost" not found in namespace "team-a" and no KernelCacheCapture '
-                                         'names it'):
+    with pytest.raises(InputError, match='pod "ghost" not found in namespace "team-a" and no '
+                                         'KernelCacheCapture names it'):
         explain(snap(config(), session_capture()), NS, "ghost")
 
 
@@ -304,8 +310,8 @@ def test_kernel_cache_by_ref_and_missing_ref():
     assert why.drift == ()
     why = explain(snap(*items), NS, POD)
     assert why.kernel_cache is None
-    assert why.drift == ("capture model-kcc-669889f77f records KernelCache team-a/kc-1 in status.kernelCacheRef, "
-                         "but that KernelCache no longer exists",)
+    assert why.drift == ("capture model-kcc-669889f77f records KernelCache team-a/kc-1 in "
+                         "status.kernelCacheRef, but that KernelCache no longer exists",)
 
 
 def test_kernel_cache_without_annotation_has_null_source():
@@ -327,7 +333,8 @@ def test_drift_annotation_added_after_session():
     why = explain(snap(config(), gpu_node(), GPU, producer(annotation="gpu"),
                        session_capture()), NS, POD)
     assert len(why.drift) == 1
-    assert "recorded \"\"" in why.drift[0] and "only while the capture session is still running" in why.drift[0]
+    assert 'recorded ""' in why.drift[0]
+    assert "only while the capture session is still running" in why.drift[0]
 
 
 def test_drift_node_changed():
@@ -353,10 +360,10 @@ def test_drift_kernel_cache_in_other_group_than_today():
     why = explain(snap(*items), NS, POD)
     assert why.to_dict()["kernelCache"] == {"name": "kc-1", "nodeGroup": "old-gpu", "selectionSource": "auto"}
     assert why.drift == (
-        'KernelCache team-a/kc-1 is in group "old-gpu" (source auto) but KServe would choose "gpu" (source auto) '
-        "today; a created KernelCache is never moved: only a new artifact digest makes a new one",
-        'KernelCache team-a/kc-1 references KernelCacheNodeGroup "old-gpu", which no longer exists (KServe marks '
-        "it NodeGroupNotFound and prepares it nowhere)",
+        'KernelCache team-a/kc-1 is in group "old-gpu" (source auto) but KServe would choose "gpu" '
+        "(source auto) today; a created KernelCache is never moved: only a new artifact digest makes a new one",
+        'KernelCache team-a/kc-1 references KernelCacheNodeGroup "old-gpu", which no longer exists '
+        "(KServe marks it NodeGroupNotFound and prepares it nowhere)",
     )
     assert why.kernel_cache is not None and not why.kernel_cache.group_exists
 
@@ -367,8 +374,9 @@ def test_drift_kernel_cache_while_today_fails():
              b.group("gpu-b", {"zone": "east"}), session_capture(kernel_cache_ref=ref),
              b.kernel_cache("kc-1", NS, group_name="gpu-a", annotations={SOURCE: "auto"}), producer())
     why = explain(snap(*items), NS, POD)
-    assert why.drift == (f'KernelCache team-a/kc-1 was created in group "gpu-a", but today KServe\'s selection '
-                         f"fails with AmbiguousNodeGroup: {MSG_AMBIGUOUS} (a created KernelCache is never moved)",)
+    assert why.drift == ('KernelCache team-a/kc-1 was created in group "gpu-a", but today KServe\'s '
+                         f"selection fails with AmbiguousNodeGroup: {MSG_AMBIGUOUS} (a created KernelCache "
+                         "is never moved)",)
 
 
 def test_drift_same_group_other_source():
@@ -377,8 +385,8 @@ def test_drift_same_group_other_source():
              session_capture(kernel_cache_ref=ref),
              b.kernel_cache("kc-1", NS, group_name="gpu", annotations={SOURCE: "auto"}))
     why = explain(snap(*items), NS, POD)
-    assert why.drift == ('KernelCache team-a/kc-1 was placed in "gpu" by source auto; today the same group comes '
-                         "from source default",)
+    assert why.drift == ('KernelCache team-a/kc-1 was placed in "gpu" by source auto; today the same group '
+                         "comes from source default",)
 
 
 # ---- what-if --------------------------------------------------------------------------------------
@@ -399,11 +407,13 @@ def test_what_if_node():
 
 def test_what_if_group_and_clearing_it():
     items = (config(), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
-             b.group("gpu-b", {"zone": "east"}), session_capture(requested="gpu-a"), producer(annotation="gpu-a"))
+             b.group("gpu-b", {"zone": "east"}), session_capture(requested="gpu-a"),
+             producer(annotation="gpu-a"))
     snapshot = snap(*items)
     assert result(explain(snapshot, NS, POD))["group"] == "gpu-a"
     why = explain(snapshot, NS, POD, what_if_group="gpu-b")
-    assert why.basis == "what-if" and result(why)["group"] == "gpu-b" and result(why)["source"] == "annotation"
+    assert why.basis == "what-if"
+    assert result(why)["group"] == "gpu-b" and result(why)["source"] == "annotation"
     why = explain(snapshot, NS, POD, what_if_group="")
     assert result(why)["reason"] == "AmbiguousNodeGroup"
     why = explain(snapshot, NS, POD, what_if_group="nope")
@@ -425,7 +435,8 @@ def test_what_if_predicted_from_pod():
     why = explain(snap(config(), gpu_node(), GPU, producer(node_name="")), NS, POD,
                   what_if_node="gpu-node")
     assert result(why)["group"] == "gpu"
-    assert "the session predicted from pod " + POD in [s.detail for s in why.steps if s.outcome == "what-if"][0]
+    (what_if,) = [s.detail for s in why.steps if s.outcome == "what-if"]
+    assert what_if.startswith("the session predicted from pod " + POD)
 
 
 # ---- traps ----------------------------------------------------------------------------------------
@@ -438,9 +449,9 @@ def test_trap_requested_group_without_the_producer_node():
     trap = [s for s in why.steps if s.outcome == "warning"]
     assert [(s.step, s.detail) for s in trap] == [(
         "annotation",
-        'requested group "cpu" does not contain the producer node gpu-node (it lacks role=cpu, tier=a): KServe '
-        'accepts the request without checking and prepares the cache on the nodes of "cpu", not where the '
-        "producer ran")]
+        'requested group "cpu" does not contain the producer node gpu-node (it lacks role=cpu, tier=a): '
+        'KServe accepts the request without checking and prepares the cache on the nodes of "cpu", not where '
+        "the producer ran")]
     # the trap follows the annotation step
     assert steps(why).index(("annotation", "warning")) == steps(why).index(("annotation", "selected")) + 1
 
@@ -450,8 +461,8 @@ def test_trap_node_in_several_groups_resolved_by_annotation():
              b.group("gpu-b", {"zone": "east"}), session_capture(requested="gpu-b"))
     why = explain(snap(*items), NS, POD)
     assert result(why)["group"] == "gpu-b"
-    assert warnings(why) == [f"node gpu-node is in several groups (gpu-a, gpu-b): a capture from it without {ANN} "
-                             "fails with AmbiguousNodeGroup"]
+    assert warnings(why) == ["node gpu-node is in several groups (gpu-a, gpu-b): a capture from it without "
+                             f"{ANN} fails with AmbiguousNodeGroup"]
 
 
 def test_trap_default_names_a_label_with_equals():
@@ -460,8 +471,8 @@ def test_trap_default_names_a_label_with_equals():
     why = explain(snap(*items), NS, POD)
     assert result(why) == {"group": None, "source": None, "reason": "InvalidDefaultNodeGroup",
                            "message": 'KernelCacheNodeGroup "role=gpu" was not found'}
-    assert warnings(why) == ['defaultNodeGroup "role=gpu" looks like a node label, not a KernelCacheNodeGroup name; '
-                             "set it to the group whose selector has that label: gpu"]
+    assert warnings(why) == ['defaultNodeGroup "role=gpu" looks like a node label, not a KernelCacheNodeGroup '
+                             "name; set it to the group whose selector has that label: gpu"]
     assert steps(why)[-1] == ("default", "warning")
 
 
@@ -485,8 +496,8 @@ def test_no_trap_for_a_plain_missing_default():
 def test_missing_config_means_no_default_and_a_warning():
     why = explain(snap(gpu_node(), b.group("cpu", {"role": "cpu"}), session_capture()), NS, POD)
     assert result(why)["reason"] == "NoMatchingNodeGroup"
-    assert warnings(why) == ["ConfigMap kserve/inferenceservice-config not found: KServe creates no KernelCache "
-                             "without it; assuming no defaultNodeGroup"]
+    assert warnings(why) == ["ConfigMap kserve/inferenceservice-config not found: KServe creates no "
+                             "KernelCache without it; assuming no defaultNodeGroup"]
     assert why.config_problem == warnings(why)[0]
 
 
@@ -502,8 +513,8 @@ def test_invalid_config_is_noted():
 def test_disabled_config_is_noted():
     why = explain(snap(b.config_map({"enabled": False, "defaultNodeGroup": "gpu"}), gpu_node(),
                        GPU, session_capture()), NS, POD)
-    assert warnings(why) == ["kserve/inferenceservice-config key kernelcache: enabled is false: KServe creates no "
-                             "KernelCache"]
+    assert warnings(why) == ["kserve/inferenceservice-config key kernelcache: enabled is false: KServe "
+                             "creates no KernelCache"]
 
 
 def test_forbidden_node_read_is_a_warning():
@@ -537,8 +548,8 @@ def test_groups_fit_with_missing_labels_and_untolerated_taints():
 def test_to_dict_shape_is_the_contract():
     snapshot = load_files([str(FIXTURES / "annotation-drift.yaml")])
     doc = explain(snapshot, "team", "qwen-predictor-669889f77f-x7k2p").to_dict()
-    assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache", "drift",
-                         "steps", "groups"]
+    assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache",
+                         "drift", "steps", "groups"]
     assert doc["kind"] == "WhyGroup" and doc["version"] == 1
     assert doc["pod"] == {"namespace": "team", "name": "qwen-predictor-669889f77f-x7k2p"}
     assert doc["node"] == "gpu-node"
@@ -548,9 +559,9 @@ def test_to_dict_shape_is_the_contract():
                                                "podName": "qwen-predictor-669889f77f-x7k2p",
                                                "nodeName": "gpu-node", "requestedNodeGroup": "gpu-a"}
     assert doc["result"] == {"group": "gpu-a", "source": "annotation", "reason": None,
-                             "message": "requested KernelCacheNodeGroup 'gpu-a' selected"}
-    assert doc["kernelCache"] == {"name": "qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991", "nodeGroup": "gpu-a",
-                                  "selectionSource": "annotation"}
+                             "message": "requested KernelCacheNodeGroup \"gpu-a\" selected"}
+    assert doc["kernelCache"] == {"name": "qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991",
+                                  "nodeGroup": "gpu-a", "selectionSource": "annotation"}
     assert len(doc["drift"]) == 1 and '"gpu-b"' in doc["drift"][0]
     for step in doc["steps"]:
         assert set(step) == {"step", "outcome", "detail"}
@@ -564,7 +575,7 @@ def test_to_dict_shape_is_the_contract():
 def test_to_dict_nulls():
     doc = explain(snap(GPU, producer(node_name="")), NS, POD).to_dict()
     assert doc["node"] is None and doc["capture"] is None and doc["kernelCache"] is None
-    assert doc["result"] == {"group": None, "source": None, "reason": "ProducerNodePending", "message": MSG_PENDING}
+    assert doc["result"] == failed("ProducerNodePending", MSG_PENDING)
     assert doc["drift"] == []
 
 

@@ -1,0 +1,155 @@
+"""KServe's localmodel controller and the pod webhook it serves.
+
+The Deployment `kserve/kserve-localmodel-controller-manager` runs the kernel cache reconcilers and the
+pod webhook `kernelcache.kserve-webhook-server.pod-mutator` (MutatingWebhookConfiguration
+`kernelcache.serving.kserve.io`, Service `kserve/localmodel-webhook-server-service`). The webhook's
+failurePolicy is `Fail` and it is called for every pod labelled `serving.kserve.io/inferenceservice`:
+while it cannot be reached (controller not ready, no ready endpoints, no CA bundle to verify its
+certificate) the API server rejects those pods, including every pod of an InferenceService with the
+kernel cache annotation. So these findings come first in the report. Also reported: Warning events
+`FailedCreate` on ReplicaSets in the last hour whose message names the kernel cache webhook (the
+webhook denied or could not be called), with the API server's message.
+
+While the feature is disabled only a webhook that is still installed matters (it still intercepts
+pods); without one the check is not applicable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..snapshot import ClusterSnapshot
+from .common import condition_text, facts, human_duration, observed, parse_time
+from .model import Finding, NotApplicable, ObjectRef, Read
+from .registry import check
+
+ID = "control-plane"
+RECENT = dt.timedelta(hours=1)
+DEPLOY_REF = ObjectRef("Deployment", c.CONTROLLER_DEPLOYMENT, c.KSERVE_NAMESPACE)
+WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
+
+
+def _blocked(policy: str) -> str:
+    if policy != "Fail":
+        return (f"the webhook's failurePolicy is {policy}, so pods are admitted without kernel cache "
+                "injection or capture")
+    return ("pods of InferenceServices with the kernel cache annotation "
+            f"({c.ANNOTATION_SUPPORTED}) are blocked because the webhook's failurePolicy is Fail (it is called "
+            f"for every pod labelled {c.LABEL_ISVC}, so their other pods are blocked too)")
+
+
+@check(ID, "KServe controller and pod webhook ready", "error", order=30, reads=(
+    Read("deployments", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONTROLLER_DEPLOYMENT}"),
+    Read("mutatingwebhookconfigurations", selector=f"fieldSelector metadata.name={c.WEBHOOK_CONFIGURATION}"),
+    Read("endpointslices", namespace=c.KSERVE_NAMESPACE, optional=True,
+         selector=f"labelSelector kubernetes.io/service-name={c.WEBHOOK_SERVICE}",
+         note="webhook Service endpoints not checked"),
+    Read("events", optional=True, selector="fieldSelector involvedObject.kind=ReplicaSet,reason=FailedCreate",
+         note="FailedCreate events not checked"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    feature = facts(snapshot).feature
+    disabled = feature.known and not feature.enabled
+    wh_config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
+    if disabled and wh_config is None:
+        raise NotApplicable("the kernel cache feature is disabled and its pod webhook is not installed")
+    entry = None
+    if wh_config is not None:
+        entry = next((w for w in wh_config.webhooks if w.name == c.WEBHOOK_NAME), None)
+    policy = entry.failure_policy if entry is not None else "Fail"
+    service_ns = (entry.service_namespace if entry else "") or c.KSERVE_NAMESPACE
+    service = (entry.service_name if entry else "") or c.WEBHOOK_SERVICE
+
+    endpoints = _ready_endpoints(snapshot, service_ns, service)
+    deploy = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
+    deploy_ok = deploy is not None and deploy.replicas > 0 and deploy.ready_replicas >= deploy.replicas
+    yield from _deployment(deploy, deploy_ok, policy, endpoints, service_ns, service)
+
+    if wh_config is None:
+        yield Finding(ID, "error", WEBHOOK_REF,
+                      f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is not installed: no pod gets a kernel "
+                      "cache mounted or the capture sidecar injected",
+                      hint="kubectl get mutatingwebhookconfigurations")
+    elif entry is None:
+        names = ", ".join(w.name for w in wh_config.webhooks) or "none"
+        yield Finding(ID, "error", WEBHOOK_REF,
+                      f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}: no "
+                      "pod gets a kernel cache mounted or the capture sidecar injected",
+                      hint=f"kubectl get mutatingwebhookconfiguration {c.WEBHOOK_CONFIGURATION} -o yaml",
+                      evidence=(f"webhooks: {names}",))
+    else:
+        if not entry.has_ca_bundle:
+            yield Finding(ID, "error", WEBHOOK_REF,
+                          f"webhook {c.WEBHOOK_NAME} has no caBundle, so the API server cannot verify the webhook "
+                          f"server's certificate and every call fails: {_blocked(policy)}",
+                          hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe certificate localmodel-serving-cert",
+                          evidence=(f"failurePolicy: {policy}",))
+        if endpoints is not None and endpoints == 0 and deploy_ok:
+            yield Finding(ID, "error", ObjectRef("Service", service, service_ns),
+                          f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
+                          f"{_blocked(policy)}",
+                          hint=f"kubectl -n {service_ns} get endpointslices -l kubernetes.io/service-name={service}",
+                          evidence=(f"failurePolicy: {policy}",))
+    yield from _denials(snapshot)
+
+
+def _ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) -> int | None:
+    """Ready endpoints behind the Service, or None when EndpointSlices could not be read."""
+    if not observed(snapshot, "endpointslices", namespace, bool(snapshot.endpoint_slices)):
+        return None
+    return sum(s.ready_endpoints for s in snapshot.endpoint_slices
+               if s.meta.namespace == namespace and s.meta.labels.get("kubernetes.io/service-name") == service)
+
+
+def _deployment(deploy: o.Deployment | None, ok: bool, policy: str, endpoints: int | None, service_ns: str,
+                service: str) -> Iterator[Finding]:
+    if ok:
+        return
+    evidence = []
+    if endpoints == 0:
+        evidence.append(f"Service {service_ns}/{service} has no ready endpoints")
+    if deploy is None:
+        yield Finding(ID, "error", DEPLOY_REF,
+                      f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) "
+                      "is missing: nothing reconciles node groups, KernelCacheNodes, KernelCaches or captures, and "
+                      f"{_blocked(policy)}",
+                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get deployments", evidence=tuple(evidence))
+        return
+    cond = next((x for x in deploy.conditions if x.type == "Available" and x.status != "True"), None)
+    if cond is not None:
+        evidence.append(f"Available=False: {condition_text(cond)}")
+    what = "is scaled to zero" if deploy.replicas == 0 else (
+        f"is not ready ({deploy.ready_replicas}/{deploy.replicas} replicas ready)")
+    yield Finding(ID, "error", DEPLOY_REF,
+                  f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) {what}: "
+                  f"kernel cache reconciliation has stopped and {_blocked(policy)}. It may crash-loop until its "
+                  f"webhook certificate ({c.WEBHOOK_CERT_SECRET}) is issued",
+                  hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe deployment {c.CONTROLLER_DEPLOYMENT}",
+                  evidence=tuple(evidence))
+
+
+def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    now = facts(snapshot).now
+    latest: dict[tuple[str, str], o.Event] = {}
+    for ev in snapshot.events:
+        if ev.reason != "FailedCreate" or ev.involved_kind != "ReplicaSet" or ev.type not in ("Warning", ""):
+            continue
+        if "kernelcache" not in ev.message.lower():
+            continue
+        seen = parse_time(ev.last_seen)
+        if seen is not None and now - seen > RECENT:
+            continue
+        key = (ev.involved_namespace or ev.meta.namespace or "", ev.involved_name)
+        prev = latest.get(key)
+        if prev is None or (parse_time(ev.last_seen) or now) >= (parse_time(prev.last_seen) or now):
+            latest[key] = ev
+    for (ns, name), ev in sorted(latest.items()):
+        seen = parse_time(ev.last_seen)
+        when = f", last {human_duration((now - seen).total_seconds())} ago" if seen else ""
+        yield Finding(ID, "error", ObjectRef("ReplicaSet", name, ns or None),
+                      f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
+                      hint=f"kubectl -n {ns} describe replicaset {name}",
+                      evidence=(f"event {ev.meta.name}: {ev.reason}",))

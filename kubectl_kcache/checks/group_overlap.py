@@ -1,0 +1,64 @@
+"""Nodes matched by more than one KernelCacheNodeGroup.
+
+Overlap is fine for KernelCacheNodes and for preparation, but when KServe turns a completed capture
+into a KernelCache it picks the group from the producer pod's node: a node in several groups gives
+`AmbiguousNodeGroup` (a Warning event on the capture, no KernelCache, no fallback to the default group)
+unless the producer pod set `serving.kserve.io/kernelcache-nodegroup`. Warning per node; an error when
+a complete capture without a KernelCache is blocked by it right now (decided by KServe's selection
+function, so a capture that requested a group does not count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..kernelcache.capture import needs_kernel_cache
+from ..kernelcache.selection import select_node_group
+from ..snapshot import ClusterSnapshot
+from .common import facts, fmt_selector, node_ref, read_ok
+from .model import Finding, NotApplicable, Read
+from .registry import check
+
+ID = "group-overlap"
+
+
+@check(ID, "nodes matched by several node groups", "warning", order=50, needs_feature=True, reads=(
+    Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(c.PLURAL_CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if len(snapshot.node_groups) < 2:
+        raise NotApplicable("fewer than two KernelCacheNodeGroups exist")
+    f = facts(snapshot)
+    blocked: dict[str, list[str]] = {}
+    if read_ok(snapshot, c.PLURAL_CAPTURES):
+        for cap in snapshot.captures:
+            session = cap.active_session
+            if session is None or not session.node_name or not needs_kernel_cache(cap):
+                continue
+            decision = select_node_group(session, snapshot.group_by_name, snapshot.node_by_name,
+                                         f.config.default_node_group)
+            if decision.reason == c.REASON_AMBIGUOUS:
+                blocked.setdefault(session.node_name, []).append(f"{cap.namespace}/{cap.name}")
+    for node in snapshot.nodes:
+        groups = f.groups_of_node.get(node.name, [])
+        if len(groups) < 2:
+            continue
+        names = ", ".join(g.name for g in groups)
+        merged: dict[str, str] = {}
+        for g in groups:
+            merged.update(g.node_selector)
+        message = (f"Node {node.name} matches several node groups: {names}. Captures from pods on this node get "
+                   f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}")
+        evidence = tuple(f"{g.name}: nodeSelector {fmt_selector(g.node_selector)}" for g in groups)
+        captures = blocked.get(node.name)
+        if captures:
+            first_ns, _, first = captures[0].partition("/")
+            yield Finding(ID, "error", node_ref(node.name),
+                          message + f"; blocked now: {', '.join(captures)}",
+                          hint=f"kubectl kcache why-group --capture {first} -n {first_ns}",
+                          evidence=evidence + tuple(f"blocked capture: {x}" for x in captures))
+        else:
+            yield Finding(ID, "warning", node_ref(node.name), message,
+                          hint=f"kubectl get nodes -l {fmt_selector(merged)}", evidence=evidence)

@@ -1,0 +1,83 @@
+"""Every KernelCacheNodeGroup has a non-empty nodeSelector that matches at least one node.
+
+A group with an empty selector (possible only when CRD validation was bypassed) makes KServe's node
+reconciler abort every pass with `KernelCacheNodeGroup "<name>" requires a non-empty nodeSelector`:
+no KernelCacheNode is created or deleted and the agent DaemonSet is not updated, for all groups.
+A group that matches no node (warning) gets no KernelCacheNodes and its KernelCaches stay
+`Pending/NoMatchingNodes`. Membership is pure label equality; near misses (nodes with some of the
+labels, or with every key but another value) are listed with the labels they lack and the wanted value,
+and the hint labels the closest node.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
+from ..snapshot import ClusterSnapshot
+from .common import facts, fmt_selector, group_ref
+from .model import Finding, NotApplicable, Read
+from .registry import check
+
+ID = "group-selector"
+SHOWN = 5
+
+
+def describe_mismatch(node: str, mm: LabelMismatch) -> str:
+    parts = [f"lacks {k}={v}" for k, v in mm.missing.items()]
+    parts += [f"has {k}={have} (wants {want})" for k, (want, have) in mm.different.items()]
+    return f"{node} {', '.join(parts)}"
+
+
+def label_hint(node: str, mm: LabelMismatch) -> str:
+    labels = " ".join(shlex.quote(f"{k}={v}") for k, v in mm.wanted.items())
+    return f"kubectl label node {node} {labels}" + (" --overwrite" if mm.different else "")
+
+
+@check(ID, "node groups have a selector that matches nodes", "error", order=40, needs_feature=True, reads=(
+    Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if not snapshot.node_groups:
+        raise NotApplicable("no KernelCacheNodeGroup exists (create one to choose the nodes that prepare caches)")
+    members = facts(snapshot).members_of_group
+    for group in snapshot.node_groups:
+        if not group.node_selector:
+            yield Finding(ID, "error", group_ref(group.name),
+                          f"{c.MSG_EMPTY_SELECTOR.format(name=group.name)}: KServe's node reconciler aborts every "
+                          "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
+                          "updated for any group",
+                          group=group.name,
+                          hint=f"kubectl patch {c.PLURAL_NODE_GROUPS[:-1]} {group.name} --type=merge -p "
+                               "'{\"spec\":{\"nodeSelector\":{\"<label>\":\"<value>\"}}}'")
+            continue
+        if members[group.name]:
+            continue
+        yield _no_match(snapshot, group)
+
+
+def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
+    near = near_misses(group, snapshot.nodes)
+    near_names = {n.name for n, _ in near}
+    for node in snapshot.nodes:  # every key present but with other values: as near as it gets for one label
+        mm = label_mismatch(group.node_selector, node.labels)
+        if node.name not in near_names and not mm.missing and mm.different:
+            near.append((node, mm))
+    near.sort(key=lambda x: (x[1].count, x[0].name))
+    selector = fmt_selector(group.node_selector)
+    message = (f"KernelCacheNodeGroup {group.name} matches no node (nodeSelector {selector}): KServe creates no "
+               "KernelCacheNode for it and its KernelCaches stay Pending/NoMatchingNodes")
+    evidence = [f"nodeSelector: {selector}"]
+    if near:
+        shown = [describe_mismatch(n.name, mm) for n, mm in near[:SHOWN]]
+        more = f" and {len(near) - SHOWN} more" if len(near) > SHOWN else ""
+        message += f"; near misses: {'; '.join(shown)}{more}"
+        evidence += [f"near miss: {s}" for s in shown]
+        hint = label_hint(near[0][0].name, near[0][1])
+    else:
+        hint = f"kubectl get nodes -L {','.join(sorted(group.node_selector))}"
+    return Finding(ID, "warning", group_ref(group.name), message, group=group.name, hint=hint,
+                   evidence=tuple(evidence))

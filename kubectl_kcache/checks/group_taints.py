@@ -1,0 +1,121 @@
+"""Taints on member nodes that the preparation Jobs or the agent do not tolerate.
+
+Preparation Job pods are pinned to their node and carry the group's `spec.tolerations` and nothing else:
+a NoSchedule or NoExecute taint those do not tolerate keeps the Job Pending (error, per node and group),
+so the node's cache entry never leaves Pending/Pulling. The agent pods carry the DaemonSet template's
+tolerations (which KServe sets to the union of all groups' tolerations) plus the ones the DaemonSet
+controller adds itself (not-ready, unreachable, disk/memory/pid-pressure, unschedulable): a taint not
+tolerated by those means no agent on the node (error, per node), so nothing reports its cache status.
+
+Warnings: PreferNoSchedule taints the group does not tolerate (a soft preference; the Job is pinned to
+the node, but say so explicitly), and NoExecute taints tolerated only for `tolerationSeconds` (the pods
+are evicted after that). The node-condition taints `node.kubernetes.io/*` (not-ready, cordoned, ...)
+are left to the `nodes` check. The hint is the JSON patch adding the toleration to the group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.placement import agent_tolerations
+from ..kernelcache.taints import (
+    PREFER_NO_SCHEDULE,
+    daemon_pod_tolerations,
+    evicting_after,
+    untolerated_taints,
+)
+from ..snapshot import ClusterSnapshot
+from .common import RECONCILE, add_tolerations_hint, facts, node_ref, read_ok
+from .model import Finding, NotApplicable, Read
+from .registry import check
+
+ID = "group-taints"
+CONDITION_TAINTS = frozenset(f"node.kubernetes.io/{k}" for k in (
+    "not-ready", "unreachable", "unschedulable", "memory-pressure", "disk-pressure", "pid-pressure",
+    "network-unavailable"))
+DS = f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET}"
+
+
+def _relevant(taints: list[o.Taint]) -> list[o.Taint]:
+    return [t for t in taints if t.key not in CONDITION_TAINTS]
+
+
+def _taints(taints: list[o.Taint]) -> str:
+    """`taint k=v:NoSchedule is` / `taints a:NoSchedule, b:NoExecute are`."""
+    listed = ", ".join(str(t) for t in taints)
+    return f"taint {listed} is" if len(taints) == 1 else f"taints {listed} are"
+
+
+@check(ID, "member nodes' taints tolerated by preparation Jobs and the agent", "error", order=60,
+       needs_feature=True, reads=(
+           Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+           Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
+                selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent tolerations not checked"),
+       ))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    f = facts(snapshot)
+    if not f.member_nodes:
+        raise NotApplicable("no node is a member of a KernelCacheNodeGroup")
+    ds = f.agent_daemonset if read_ok(snapshot, "daemonsets", c.KSERVE_NAMESPACE) else None
+    desired = daemon_pod_tolerations(agent_tolerations(snapshot.node_groups))
+    for node in f.member_nodes:
+        groups = f.groups_of_node[node.name]
+        for group in groups:
+            yield from _job(node, group)
+        if ds is not None:
+            yield from _agent(node, groups[0], ds, desired)
+
+
+def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
+    ref = node_ref(node.name)
+    blocking = _relevant(untolerated_taints(node, group.tolerations))
+    if blocking:
+        yield Finding(ID, "error", ref,
+                      f"preparation Jobs cannot run on {node.name}: {_taints(blocking)} not tolerated by "
+                      f"KernelCacheNodeGroup {group.name}'s tolerations (Jobs use the group's tolerations only), so "
+                      "the node's cache entries stay Pending/Pulling",
+                      group=group.name, hint=add_tolerations_hint(group, blocking),
+                      evidence=tuple(f"untolerated taint: {t}" for t in blocking))
+    soft = _relevant(untolerated_taints(node, group.tolerations, effects=(PREFER_NO_SCHEDULE,)))
+    if soft:
+        yield Finding(ID, "warning", ref,
+                      f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
+                      "the scheduler avoids the node for preparation Jobs when it can (they are pinned to it, so "
+                      "they still run); tolerate it to say so",
+                      group=group.name, hint=add_tolerations_hint(group, soft),
+                      evidence=tuple(f"untolerated taint: {t}" for t in soft))
+    for taint, seconds in evicting_after(node, group.tolerations):
+        if taint.key in CONDITION_TAINTS:
+            continue
+        yield Finding(ID, "warning", ref,
+                      f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
+                      f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
+                      group=group.name, hint=f"kubectl edit {c.PLURAL_NODE_GROUPS[:-1]} {group.name}",
+                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"))
+
+
+def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.Toleration]) -> Iterator[Finding]:
+    ref = node_ref(node.name)
+    tolerations = daemon_pod_tolerations(ds.tolerations)
+    blocking = untolerated_taints(node, tolerations)
+    if blocking:
+        stale = not untolerated_taints(node, desired)
+        if stale:
+            why = ("the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
+                   "KServe's controller has not updated the DaemonSet")
+            hint = RECONCILE
+        else:
+            why = "no node group tolerates it, and KServe gives the agent the union of the groups' tolerations"
+            hint = add_tolerations_hint(group, blocking)
+        yield Finding(ID, "error", ref,
+                      f"the agent cannot run on {node.name}: {_taints(blocking)} not tolerated by {DS} "
+                      f"({why}); nothing reports the node's cache status",
+                      group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking))
+    for taint, seconds in evicting_after(node, tolerations):
+        yield Finding(ID, "warning", ref,
+                      f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
+                      "only with tolerationSeconds",
+                      group=group.name, hint=f"kubectl edit {c.PLURAL_NODE_GROUPS[:-1]} {group.name}",
+                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"))

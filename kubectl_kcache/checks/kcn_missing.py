@@ -1,0 +1,49 @@
+"""Member nodes without a KernelCacheNode.
+
+KServe's node reconciler creates a KernelCacheNode, named exactly after the node, for every node that
+matches at least one group's selector (readiness is not considered). The node's agent only writes the
+status of that object, so without it nothing reports the node's caches and KernelCaches of its groups
+wait (`Pending/WaitingForPreparation` or `Preparing`). A lasting gap means KServe's controller is not
+doing its pass: it is not running, a group has an empty selector (then it creates none at all), or the
+agent DaemonSet is missing (the pass fails before KernelCacheNodes are touched). The plan is the same
+function `kubectl kcache reconcile` uses to create them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..kernelcache.membership import plan_memberships
+from ..snapshot import ClusterSnapshot
+from .common import RECONCILE, facts, node_ref, read_ok
+from .model import Finding, NotApplicable, Read
+from .registry import check
+
+ID = "kcn-missing"
+
+
+@check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, reads=(
+    Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
+    Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
+         selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent DaemonSet presence not considered"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if not snapshot.node_groups:
+        raise NotApplicable("no KernelCacheNodeGroup exists")
+    plan = plan_memberships(snapshot.nodes, snapshot.node_groups, snapshot.kcns)
+    if plan.blocked_by:
+        raise NotApplicable(f"KServe would not create any KernelCacheNode: its node reconciler aborts because "
+                            f"{plan.blocked_by} (see group-selector)")
+    f = facts(snapshot)
+    evidence: tuple[str, ...] = ()
+    if read_ok(snapshot, "daemonsets", c.KSERVE_NAMESPACE) and f.agent_daemonset is None:
+        evidence = (f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET} is missing: KServe's node reconciler "
+                    "fails before it creates KernelCacheNodes (see agent)",)
+    for name in plan.missing:
+        group = f.first_group(name)
+        groups = ", ".join(g.name for g in f.groups_of_node.get(name, []))
+        yield Finding(ID, "error", node_ref(name),
+                      f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "
+                      "report cache status, so KernelCaches of the group are never Ready there",
+                      group=group, hint=RECONCILE, evidence=evidence)

@@ -1,0 +1,43 @@
+"""KernelCacheNodes whose node is gone or no longer a member of any KernelCacheNodeGroup.
+
+KServe's node reconciler deletes a KernelCacheNode whose name is not a member node (node deleted, label
+removed, group deleted or its selector changed) on its next pass; one that lingers means that pass is not
+happening (controller not running, empty group selector, agent DaemonSet missing). The webhook lists all
+KernelCacheNodes, so a stale one's Ready entries can still make a KernelCache look prepared. Same plan as
+`kubectl kcache reconcile`, which deletes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..kernelcache.membership import plan_memberships
+from ..snapshot import ClusterSnapshot
+from .common import RECONCILE
+from .model import Finding, NotApplicable, ObjectRef, Read
+from .registry import check
+
+ID = "kcn-orphaned"
+
+
+@check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, reads=(
+    Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if not snapshot.kcns:
+        raise NotApplicable("no KernelCacheNode exists")
+    plan = plan_memberships(snapshot.nodes, snapshot.node_groups, snapshot.kcns)
+    if plan.blocked_by:
+        raise NotApplicable(f"KServe would not delete any KernelCacheNode: its node reconciler aborts because "
+                            f"{plan.blocked_by} (see group-selector)")
+    kcns = snapshot.kcn_by_name
+    for name in plan.orphaned:
+        why = ("Node {name} no longer exists" if name not in snapshot.node_by_name
+               else "Node {name} matches no KernelCacheNodeGroup").format(name=name)
+        ready = [e.key for e in kcns[name].entries if e.state == c.ENTRY_READY]
+        message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node-group pass"
+        if ready:
+            message += f" (it still lists {len(ready)} Ready entries the pod webhook may count)"
+        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=RECONCILE,
+                      evidence=tuple(f"Ready entry: {k}" for k in ready))

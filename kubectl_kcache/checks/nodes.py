@@ -1,0 +1,73 @@
+"""Member nodes (nodes in at least one KernelCacheNodeGroup) that cannot hold a prepared cache.
+
+* NotReady (warning): KServe counts only Ready member nodes for a KernelCache and prepares only on them,
+  and the node's agent drops all its cache entries (if every member is NotReady the cache is
+  `Pending/NoReadyNodes`).
+* Cordoned, `spec.unschedulable` (warning): preparation Jobs cannot be scheduled there while the agent
+  (which tolerates `node.kubernetes.io/unschedulable`) still runs, so the node's entries stay Pulling and
+  the KernelCache stays Preparing.
+* Kubelet older than v1.31 (warning): KServe prepares a cache by mounting the artifact as an `image`
+  volume (and consumer pods mount it the same way). Image volumes (KEP-4639, feature gate ImageVolume)
+  arrived as alpha in Kubernetes v1.31, went beta (off by default) in v1.33 and are on by default from
+  v1.35; a kubelet before v1.31 cannot mount them at all. For member nodes on v1.31 to v1.34 one info per
+  group says the ImageVolume feature gate must be enabled on the API server and the kubelets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..kernelcache import constants as c
+from ..snapshot import ClusterSnapshot
+from .common import facts, group_ref, join_names, minor_version, node_ref
+from .model import Finding, NotApplicable, Read
+from .registry import check
+
+ID = "nodes"
+MIN_IMAGE_VOLUME = (1, 31)   # alpha: the first kubelet that knows the image volume type
+DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
+
+
+@check(ID, "member nodes Ready, schedulable, with image volume support", "warning", order=70, needs_feature=True,
+       reads=(Read(c.PLURAL_NODE_GROUPS), Read("nodes")))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    f = facts(snapshot)
+    if not f.member_nodes:
+        raise NotApplicable("no node is a member of a KernelCacheNodeGroup")
+    gated: dict[str, list[str]] = {}
+    for node in f.member_nodes:
+        group = f.first_group(node.name)
+        ref = node_ref(node.name)
+        if node.ready is not True:
+            state = "has no Ready condition" if node.ready is None else "is NotReady"
+            detail = ": ".join(x for x in (node.ready_reason, node.ready_message) if x)
+            yield Finding(ID, "warning", ref,
+                          f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
+                          "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
+                          group=group, hint=f"kubectl describe node {node.name}",
+                          evidence=(f"Ready: {'absent' if node.ready is None else 'False'}"
+                                    f"{f' ({detail})' if detail else ''}",))
+        if node.unschedulable:
+            yield Finding(ID, "warning", ref,
+                          f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
+                          "there while the agent still runs, so its cache entries stay Pulling",
+                          group=group, hint=f"kubectl uncordon {node.name}")
+        version = minor_version(node.kubelet_version)
+        if version is None:
+            continue
+        if version < MIN_IMAGE_VOLUME:
+            yield Finding(ID, "warning", ref,
+                          f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
+                          "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
+                          group=group, hint=f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo}}'",
+                          evidence=(f"kubeletVersion: {node.kubelet_version}",))
+        elif version < DEFAULT_IMAGE_VOLUME:
+            for g in f.groups_of_node[node.name]:
+                gated.setdefault(g.name, []).append(node.name)
+    for name, nodes in sorted(gated.items()):
+        yield Finding(ID, "info", group_ref(name),
+                      f"{len(nodes)} member node{'s' if len(nodes) > 1 else ''} of {name} run a kubelet from v1.31 to v1.34 ({join_names(nodes)}): "
+                      "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
+                      "gate enabled on kube-apiserver and the kubelets before v1.35",
+                      group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"
+                                       "KUBELET:.status.nodeInfo.kubeletVersion")
