@@ -420,11 +420,13 @@ def reconcile(
 
             snap = load_files(from_files)
         else:
-            from .reconcile.loop import reconcile_scope
+            from .reconcile.loop import collect_for_reconcile
 
-            snap = _load_snapshot(flags, (), scope=reconcile_scope())
-        actions = plan(snap)
-        _render_plan(actions, output)
+            snap = collect_for_reconcile(_client(flags))
+        result = plan(snap)
+        for note in result.notes:
+            sys.stderr.write(f"note: {note}\n")
+        _render_plan(result.actions, output)
         return EXIT_OK
     if from_files:
         raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")

@@ -45,7 +45,11 @@ def node(
                     "reason": "KubeletReady" if ready else "KubeletNotReady",
                 }
             ],
-            "nodeInfo": {"kubeletVersion": kubelet},
+            "nodeInfo": {
+                "kubeletVersion": kubelet, "kubeProxyVersion": "", "machineID": name, "systemUUID": name,
+                "bootID": name, "kernelVersion": "6.8.0", "osImage": "Ubuntu 24.04",
+                "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64",
+            },
         }
     return obj
 

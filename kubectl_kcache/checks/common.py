@@ -230,6 +230,7 @@ def toleration_for(taint: o.Taint) -> dict[str, str]:
 def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
     """`kubectl patch kernelcachenodegroup` with a JSON patch that appends a toleration per taint."""
     tols: list[dict[str, str]] = []
+    ops: list[dict[str, object]]
     for t in taints:
         tol = toleration_for(t)
         if tol not in tols:

@@ -42,7 +42,8 @@ def _blocked(policy: str) -> str:
 
 
 @check(ID, "KServe controller and pod webhook ready", "error", order=30, reads=(
-    Read("deployments", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONTROLLER_DEPLOYMENT}"),
+    Read("deployments", namespace=c.KSERVE_NAMESPACE,
+         selector=f"fieldSelector metadata.name={c.CONTROLLER_DEPLOYMENT}"),
     Read("mutatingwebhookconfigurations", selector=f"fieldSelector metadata.name={c.WEBHOOK_CONFIGURATION}"),
     Read("endpointslices", namespace=c.KSERVE_NAMESPACE, optional=True,
          selector=f"labelSelector kubernetes.io/service-name={c.WEBHOOK_SERVICE}",

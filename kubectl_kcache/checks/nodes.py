@@ -65,8 +65,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             for g in f.groups_of_node[node.name]:
                 gated.setdefault(g.name, []).append(node.name)
     for name, nodes in sorted(gated.items()):
+        plural = "s" if len(nodes) > 1 else ""
         yield Finding(ID, "info", group_ref(name),
-                      f"{len(nodes)} member node{'s' if len(nodes) > 1 else ''} of {name} run a kubelet from v1.31 to v1.34 ({join_names(nodes)}): "
+                      f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
+                      f"({join_names(nodes)}): "
                       "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
                       "gate enabled on kube-apiserver and the kubelets before v1.35",
                       group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"

@@ -6,7 +6,12 @@ do, lazily, when they run).
 
 from __future__ import annotations
 
-from . import doctor_json, doctor_junit, doctor_markdown, doctor_sarif, doctor_table  # noqa: F401  (register)
+# Each module registers its formats when imported.
+from . import doctor_json as doctor_json
+from . import doctor_junit as doctor_junit
+from . import doctor_markdown as doctor_markdown
+from . import doctor_sarif as doctor_sarif
+from . import doctor_table as doctor_table
 from .registry import formats, get_renderer, render, render_doctor, renderer
 
 __all__ = ["formats", "get_renderer", "render", "render_doctor", "renderer"]

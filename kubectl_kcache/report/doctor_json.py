@@ -23,8 +23,9 @@ def render_yaml(report: DoctorReport, out: TextIO, *, color: bool = False) -> No
     import yaml
 
     # Long strings stay on one line (hints are commands to copy); non-ASCII is escaped unless `out` is UTF.
-    yaml.safe_dump(report.to_dict(), out, sort_keys=False, default_flow_style=False, width=1 << 30,
-                   allow_unicode=_is_utf(out))
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: 5x faster, same document
+    yaml.dump(report.to_dict(), out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
+              allow_unicode=_is_utf(out))
 
 
 def _is_utf(out: TextIO) -> bool:

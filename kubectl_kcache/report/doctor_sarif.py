@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "kubectl-kcache"
-# Where people learn about the tool. The plugin has no home page of its own yet: change this when it does.
-INFORMATION_URI = "https://kserve.github.io/website/"
+# The plugin's home, as cli.py's ISSUES_URL names it (report/ does not import cli.py).
+INFORMATION_URI = "https://github.com/kserve/kubectl-kcache"
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 NOTIFICATION_LEVELS = {"skipped": "warning", "not-applicable": "note"}

@@ -129,7 +129,7 @@ class _Layout:
                 label = REASON_LABELS.get(group.status)
                 reason = f"{label}: {group.reason}" if label else group.reason
                 style = "yellow" if group.status == "skipped" else "dim"
-                self.console.print(Text(" " * INDENT + reason, style=style))
+                self.console.print(Text(" " * INDENT + reason, style=style), soft_wrap=not self.wrap)
             for finding in self._shown(group):
                 self._finding(finding)
         self.console.print()
@@ -150,7 +150,7 @@ class _Layout:
         line.append(group.id, style="bold")
         if group.title:
             line.append(" " * (self.id_width - len(group.id) + 2) + group.title)
-        self.console.print(line)
+        self.console.print(line, soft_wrap=not self.wrap)
 
     def _finding(self, finding: Finding) -> None:
         from rich.text import Text
@@ -168,31 +168,25 @@ class _Layout:
         if self.wide:
             cells.append(Text(finding.group or "-", style="dim"))
             widths.append(self.group_width)
-        room = self.console.width - INDENT - sum(w + 2 for w in widths)
+        prefix = Text(" " * INDENT)
+        for cell, width in zip(cells, widths, strict=True):
+            cell.pad_right(max(width - len(cell), 0))  # a longer cell pushes this row's message right
+            prefix.append_text(cell)
+            prefix.append("  ")
+        room = self.console.width - len(prefix)
         if self.wrap and room >= MIN_MESSAGE_WIDTH:
-            self._wrapped_row(cells, widths, message)
+            # On a terminal: the message wraps in its own column, whole (over-long words fold).
+            lines = list(message.wrap(self.console, room, overflow="fold"))
         else:
-            # Not on a terminal: one line per finding, however long (logs stay greppable, messages whole).
-            line = Text(" " * INDENT)
-            for cell, width in zip(cells, widths, strict=True):
-                cell.pad_right(max(width - len(cell), 0))
-                line.append_text(cell)
-                line.append("  ")
-            line.append_text(message)
-            self.console.print(line, soft_wrap=True)
+            # Not on a terminal (or no room): one line per finding, however long; logs stay greppable.
+            lines = [message]
+        first = prefix.copy()
+        first.append_text(lines[0])
+        self.console.print(first, soft_wrap=True)
+        indent = " " * len(prefix)
+        for line in lines[1:]:
+            self.console.print(Text(indent) + line, soft_wrap=True)
         self._details(finding)
-
-    def _wrapped_row(self, cells: list[Any], widths: list[int], message: Any) -> None:
-        """On a terminal: the message wraps under its own column (cells fold rather than being cut)."""
-        from rich.table import Table
-
-        grid = Table.grid(padding=(0, 2, 0, 0), pad_edge=False)
-        grid.add_column(width=INDENT - 2)
-        for width in widths:
-            grid.add_column(width=width, overflow="fold")
-        grid.add_column(overflow="fold")
-        grid.add_row("", *cells, message)
-        self.console.print(grid)
 
     def _details(self, finding: Finding) -> None:
         """Evidence (wide) and the hint, under the object column, never wrapped."""

@@ -52,7 +52,12 @@ class Cluster:
         return proc
 
     def apply(self, docs: str | Iterable[dict[str, Any]] | dict[str, Any], server_side: bool = False) -> None:
-        text = docs if isinstance(docs, str) else yaml.safe_dump_all([docs] if isinstance(docs, dict) else list(docs))
+        """kubectl apply; objects are sent as JSON (YAML 1.1 would read a node named `n` as false)."""
+        if isinstance(docs, str):
+            text = docs
+        else:
+            items = [docs] if isinstance(docs, dict) else list(docs)
+            text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
         args = ["apply", "-f", "-"] + (["--server-side", "--force-conflicts"] if server_side else [])
         self.kubectl(*args, input=text)
 

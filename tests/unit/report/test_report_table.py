@@ -57,6 +57,14 @@ def test_summary_line_ends_the_table(problem_report):
     assert lines[-2] == ""
 
 
+def test_plain_output_wraps_nothing():
+    reason = "list pods in kserve is forbidden: " + "x" * 150
+    report = DoctorReport(checks=(CheckResult("registry-pull", "skipped", reason),), findings=(),
+                          titles={"registry-pull": "T" * 150})
+    text = rendered(report)
+    assert f"    skipped: {reason}" in text.splitlines() and "T" * 150 in text
+
+
 def test_no_trailing_blanks(problem_report):
     for fmt in ("table", "wide"):
         assert all(line == line.rstrip() for line in rendered(problem_report, fmt).splitlines())

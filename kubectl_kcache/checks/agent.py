@@ -1,0 +1,225 @@
+"""The node agent: DaemonSet `kserve/kserve-kernelcachenode-agent` and its pods on member nodes.
+
+* Missing DaemonSet (error): KServe's node reconciler fails ("get KernelCacheNode agent DaemonSet: ...")
+  before it creates or deletes any KernelCacheNode, and no node reports cache status.
+* Placement (error): KServe keeps the pod template's nodeSelector empty, its required node affinity at
+  one term per group and its tolerations at the union of the groups' tolerations, in Go's JSON order.
+  A difference means KServe's controller has not done its pass (the same comparison KServe makes).
+* Rollout (warning; error when no pod is wanted although member nodes exist): ready and updated pods
+  against the desired number, pods on nodes outside the placement, a generation not yet observed.
+* Per Ready member node, a Running and Ready agent pod (error when absent), with why: no pod (a taint
+  it does not tolerate, a placement that does not select the node, or the DaemonSet controller has not
+  made one), the container's waiting reason and message (CrashLoopBackOff, ImagePullBackOff, ...), a
+  failed or not-ready pod. Needs the agent pods (label control-plane=kserve-kernelcachenode-agent in
+  kserve); NotReady nodes are left to the `nodes` check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.placement import agent_tolerations, node_selector_terms, placement_diff
+from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
+from ..snapshot import ClusterSnapshot
+from .common import RECONCILE, facts, read_ok
+from .model import Finding, ObjectRef, Read
+from .registry import check
+
+ID = "agent"
+NS = c.KSERVE_NAMESPACE
+DS_NAME = f"DaemonSet {NS}/{c.AGENT_DAEMONSET}"
+DS_REF = ObjectRef("DaemonSet", c.AGENT_DAEMONSET, NS)
+DESCRIBE_DS = f"kubectl -n {NS} describe daemonset {c.AGENT_DAEMONSET}"
+
+
+@check(ID, "agent DaemonSet placed, rolled out and running on member nodes", "error", order=100,
+       needs_feature=True, reads=(
+           Read("daemonsets", namespace=NS, selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}"),
+           Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+           Read("pods", namespace=NS, optional=True, selector="labelSelector " + "=".join(c.AGENT_POD_LABEL),
+                note="agent pods per member node not checked"),
+       ))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    f = facts(snapshot)
+    ds = f.agent_daemonset
+    if ds is None:
+        yield Finding(ID, "error", DS_REF,
+                      f"{DS_NAME} is missing: KServe's node reconciler fails (\"get KernelCacheNode agent DaemonSet: "
+                      "...\") before it creates or deletes any KernelCacheNode, and no node reports cache status",
+                      hint=f"kubectl -n {NS} get daemonsets  # reinstall KServe's LocalModel resources")
+        return
+    groups = list(snapshot.node_groups)
+    diff = None
+    empty = sorted(g.name for g in groups if not g.node_selector)
+    if not empty:
+        diff = placement_diff(ds, groups)
+        if diff:
+            yield Finding(ID, "error", DS_REF,
+                          f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}. "
+                          "KServe's controller has not updated it, so agent pods run on the wrong nodes",
+                          hint=RECONCILE, evidence=tuple(_placement_evidence(ds, groups, diff)))
+    yield from _rollout(ds, len(f.member_nodes))
+    if not read_ok(snapshot, "pods", NS):
+        return
+    pods = f.agent_pods_by_node
+    unscheduled = [p for p in pods.get("", []) if not p.meta.deleting]
+    for node in f.member_nodes:
+        if node.ready is not True:
+            continue
+        group = f.first_group(node.name)
+        mine = [p for p in pods.get(node.name, []) if not p.meta.deleting]
+        if any(p.phase == "Running" and p.ready for p in mine):
+            continue
+        if mine:
+            yield _pod_problem(node, mine, group)
+        else:
+            yield _no_pod(node, ds, bool(diff), unscheduled, group)
+
+
+def _placement_evidence(ds: o.DaemonSet, groups: list[o.NodeGroup], diff: Any) -> list[str]:
+    out = []
+    if diff.node_selector:
+        out.append(f"nodeSelector: {json.dumps(dict(ds.node_selector or {}), sort_keys=True)}")
+    if diff.affinity:
+        want = [" ".join(f"{e['key']} In {e['values'][0]}" for e in t["matchExpressions"])
+                for t in node_selector_terms(groups)]
+        out.append(f"wanted node affinity terms: {' | '.join(want)}")
+    if diff.tolerations:
+        want_t = [t.to_dict() for t in agent_tolerations(groups)]
+        have_t = [t.to_dict() for t in ds.tolerations]
+        out.append(f"wanted tolerations: {json.dumps(want_t, separators=(',', ':'))}")
+        out.append(f"actual tolerations: {json.dumps(have_t, separators=(',', ':'))}")
+    return out
+
+
+def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:
+    if not ds.observed_generation:
+        return  # no status reported yet (or the object came without one)
+    issues = []
+    severity = "warning"
+    if ds.desired == 0 and members:
+        severity = "error"
+        issues.append(f"it wants no pod (desiredNumberScheduled 0) although {members} member nodes exist: its "
+                      "placement selects none of them, or taints keep it off")
+    else:
+        if ds.ready < ds.desired:
+            issues.append(f"{ds.ready}/{ds.desired} pods ready")
+        if ds.updated < ds.desired:
+            issues.append(f"{ds.updated}/{ds.desired} pods updated (rollout in progress or stuck)")
+    if ds.misscheduled:
+        issues.append(f"{ds.misscheduled} pods run on nodes outside its placement")
+    if ds.observed_generation and ds.observed_generation < ds.meta.generation:
+        issues.append(f"generation {ds.meta.generation} not yet observed (observedGeneration "
+                      f"{ds.observed_generation})")
+    if issues:
+        yield Finding(ID, severity, DS_REF, f"{DS_NAME} rollout is not healthy: {'; '.join(issues)}",
+                      hint=DESCRIBE_DS,
+                      evidence=(f"desired {ds.desired}, current {ds.current}, ready {ds.ready}, updated "
+                                f"{ds.updated}, available {ds.available}, misscheduled {ds.misscheduled}",))
+
+
+def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod], group: str | None) -> Finding:
+    taints = untolerated_taints(node, daemon_pod_tolerations(ds.tolerations))
+    evidence: list[str] = []
+    hint = DESCRIBE_DS
+    if taints:
+        why = (f"taint {', '.join(str(t) for t in taints)} is not tolerated by the DaemonSet's tolerations (see "
+               "group-taints)")
+    elif not node_in_placement(ds, node):
+        why = "the DaemonSet's nodeSelector and required node affinity do not select this node"
+        if stale:
+            why += " (its placement is stale, see above)"
+            hint = RECONCILE
+    else:
+        why = "the DaemonSet controller has not created one"
+        if unscheduled:
+            why += f"; {len(unscheduled)} agent pods are Pending without a node"
+            for p in unscheduled[:3]:
+                detail = ": ".join(x for x in (p.scheduled_reason, p.scheduled_message) if x)
+                evidence.append(f"pod {p.name}: {detail or p.phase or 'Pending'}")
+    return Finding(ID, "error", ObjectRef("Node", node.name),
+                   f"no agent pod on {node.name}: {why}; nothing reports the node's cache status",
+                   group=group, hint=hint, evidence=tuple(evidence))
+
+
+def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
+    pod = pods[0]
+    ref = ObjectRef("Pod", pod.name, NS)
+    describe = f"kubectl -n {NS} describe pod {pod.name}"
+    waiting = next((cs for cs in pod.containers if cs.waiting_reason), None)
+    evidence = tuple(f"container {cs.name}: restarts {cs.restarts}" for cs in pod.containers if cs.restarts)
+    lead = f"agent pod {NS}/{pod.name} on {node.name}"
+    tail = "; nothing reports the node's cache status"
+    if pod.phase in ("Failed", "Succeeded"):
+        detail = ": ".join(x for x in (pod.reason, pod.message) if x) or "no reason given"
+        return Finding(ID, "error", ref, f"{lead} is {pod.phase} ({detail}){tail}", group=group, hint=describe,
+                       evidence=evidence)
+    if waiting is not None:
+        text = f"{waiting.waiting_reason}: {waiting.waiting_message}" if waiting.waiting_message \
+            else waiting.waiting_reason
+        if waiting.terminated_reason or waiting.exit_code:
+            last = ": ".join(x for x in (waiting.terminated_reason, waiting.terminated_message) if x)
+            text += f" (last exit code {waiting.exit_code}{f', {last}' if last else ''})"
+        hint = describe
+        if waiting.waiting_reason == "CrashLoopBackOff":
+            hint = f"kubectl -n {NS} logs {pod.name} -c {waiting.name} --previous"
+        return Finding(ID, "error", ref, f"{lead} is not running: container {waiting.name} is waiting: {text}{tail}",
+                       group=group, hint=hint, evidence=evidence)
+    if pod.phase == "Running":
+        return Finding(ID, "error", ref,
+                       f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
+                       group=group, hint=f"kubectl -n {NS} logs {pod.name} -c {c.AGENT_CONTAINER}", evidence=evidence)
+    detail = ": ".join(x for x in (pod.reason, pod.message) if x)
+    return Finding(ID, "error", ref, f"{lead} is {pod.phase or 'Pending'}{f' ({detail})' if detail else ''}{tail}",
+                   group=group, hint=describe, evidence=evidence)
+
+
+# ---- Kubernetes node affinity (the scheduler's rule; not a KServe rule) ---------------------------
+
+def _values_match(op: str, value: str | None, values: list[Any]) -> bool:
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
+        try:
+            have, want = int(value), int(values[0])
+        except (TypeError, ValueError):
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def _term_matches(term: Mapping[str, Any], node: o.Node) -> bool:
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not exprs and not fields:
+        return False  # an empty term selects nothing
+    for e in exprs:
+        if not _values_match(str(e.get("operator", "")), node.labels.get(str(e.get("key", ""))),
+                             list(e.get("values") or [])):
+            return False
+    for e in fields:
+        value = node.name if e.get("key") == "metadata.name" else None
+        if not _values_match(str(e.get("operator", "")), value, list(e.get("values") or [])):
+            return False
+    return True
+
+
+def node_in_placement(ds: o.DaemonSet, node: o.Node) -> bool:
+    """Whether the DaemonSet's pod template (nodeSelector and required node affinity) selects the node."""
+    if not all(node.labels.get(k) == v for k, v in (ds.node_selector or {}).items()):
+        return False
+    node_affinity = (ds.affinity or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+    return any(_term_matches(t, node) for t in required.get("nodeSelectorTerms") or [])

@@ -1,0 +1,172 @@
+"""KernelCaches and their per-node entries.
+
+* `spec.mountType` other than `oci` (error): KServe's only mount type; the cache goes to
+  `Error/ConfigError` `unsupported KernelCache mount type "<m>"` and the webhook never selects it.
+* The effective group (`spec.nodeGroupRef.name`, else the configured `defaultNodeGroup`, not trimmed:
+  KServe does not trim it here) is unset or missing (error, KServe's `NodeGroupNotFound` message), has no
+  member node (warning, `NoMatchingNodes`) or no Ready member (warning, `NoReadyNodes`).
+* State `Error` (error) with the Ready condition's reason and message: VerificationFailed (with
+  `status.verification`), PreparationFailed, NodeGroupNotFound, ConfigError, StorageError. A Pending
+  `NoMatchingNodes`/`NoReadyNodes` that the snapshot no longer explains is reported as a stale status.
+* KernelCacheNode entries of the cache in state Error (error, naming the node, with the agent's message
+  and the preparation Job to look at); entries whose imageReference or footprints differ from the
+  KernelCache's artifact (warning): the pod webhook never counts them, so they are never ready for
+  admission until the node's agent refreshes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.gostrings import trim_space
+from ..kernelcache.names import label_value, preparation_job_name
+from ..snapshot import ClusterSnapshot
+from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, read_ok
+from .model import Finding, NotApplicable, ObjectRef, Read
+from .registry import check
+
+ID = "cache-status"
+GROUP_REASONS = ("NodeGroupNotFound", "NoMatchingNodes", "NoReadyNodes")
+MSG_NO_GROUP_NAME = "nodeGroupRef.name is required and default node group is not specified"
+MSG_GROUP_MISSING = "referenced KernelCacheNodeGroup was not found"
+MSG_NO_MATCH = "no nodes match the referenced KernelCacheNodeGroup"
+MSG_NOT_READY = "matching nodes are not ready"
+
+
+@check(ID, "KernelCaches and their node entries healthy", "error", order=120, needs_feature=True, reads=(
+    Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(c.PLURAL_NODES, optional=True, note="per-node entries not checked"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if not snapshot.kernel_caches:
+        raise NotApplicable("no KernelCache exists")
+    entries: dict[str, list[tuple[str, o.CacheEntry]]] = {}
+    if read_ok(snapshot, c.PLURAL_NODES):
+        for kcn in snapshot.kcns:
+            for e in kcn.entries:
+                entries.setdefault(str(e.ref), []).append((kcn.name, e))
+    for kc in snapshot.kernel_caches:
+        yield from _cache(snapshot, kc, entries.get(f"{kc.namespace}/{kc.name}", []))
+
+
+def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]]) -> Iterator[Finding]:
+    f = facts(snapshot)
+    ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
+    key = f"{kc.namespace}/{kc.name}"
+    from_ref = bool(kc.node_group)
+    group = kc.node_group or f.config.default_node_group
+    ready = o.find_condition(kc.conditions, "Ready")
+    reason = ready.reason if ready else ""
+    if kc.mount_type not in ("", c.MOUNT_TYPE_OCI):
+        yield Finding(ID, "error", ref,
+                      f"KernelCache {key} has mountType {kc.mount_type!r}: KServe reports Error/ConfigError "
+                      f"unsupported KernelCache mount type \"{kc.mount_type}\" and only mounts oci caches; recreate it "
+                      "with mountType oci (the field is immutable in some KServe versions)",
+                      group=group or None,
+                      hint=f"kubectl -n {kc.namespace} get {c.PLURAL_CACHES[:-1]} {kc.name} -o yaml")
+        return
+    group_finding = _group(snapshot, kc, ref, group, from_ref)
+    if group_finding is not None:
+        yield group_finding
+    errors = [(n, e) for n, e in entries if e.state == c.ENTRY_ERROR]
+    if kc.state == c.CACHE_ERROR and not (group_finding is not None and reason in GROUP_REASONS) \
+            and not (reason == "PreparationFailed" and errors):
+        yield _error_state(kc, ref, ready, group, f.config.job_namespace, group_finding is None)
+    elif reason in ("NoMatchingNodes", "NoReadyNodes") and group_finding is None and group in snapshot.group_by_name:
+        n_ready = sum(1 for n in f.members_of_group.get(group, []) if n.ready)
+        yield Finding(ID, "warning", ref,
+                      f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
+                      f"nodes match group {group} now: the status is stale (is KServe's controller running?)",
+                      group=group, hint=f"kubectl -n {kc.namespace} describe {c.PLURAL_CACHES[:-1]} {kc.name}")
+    job_ns = f.config.job_namespace
+    for node, e in errors:
+        job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
+        yield Finding(ID, "error", ObjectRef(c.KIND_NODE, node),
+                      f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
+                      group=group or None, hint=f"kubectl -n {job_ns} describe job {job}",
+                      evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",))
+    if kc.artifact is None:
+        return
+    for node, e in entries:
+        if e.state == c.ENTRY_ERROR or entry_matches_cache(e, kc):
+            continue
+        what = []
+        if e.image_reference != kc.artifact.image_reference:
+            what.append(f"imageReference {e.image_reference or '(empty)'} instead of {kc.artifact.image_reference}")
+        if e.footprints != kc.artifact.footprints:
+            what.append("footprints differ")
+        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, node),
+                      f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} has "
+                      f"{' and '.join(what)}: the pod webhook never counts it, so it is never ready for admission "
+                      f"until the node's agent refreshes it",
+                      group=group or None,
+                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get pods -l {'='.join(c.AGENT_POD_LABEL)} "
+                           f"--field-selector spec.nodeName={node}",
+                      evidence=tuple(what))
+
+
+def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: str, from_ref: bool) -> Finding | None:
+    key = f"{kc.namespace}/{kc.name}"
+    kind = c.PLURAL_CACHES[:-1]
+    if not group:
+        return Finding(ID, "error", ref,
+                       f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
+                       f"Error/NodeGroupNotFound \"{MSG_NO_GROUP_NAME}\"",
+                       hint=f"kubectl -n {kc.namespace} patch {kind} {kc.name} --type=merge -p "
+                            "'{\"spec\":{\"nodeGroupRef\":{\"name\":\"<group>\"}}}'")
+    source = "spec.nodeGroupRef" if from_ref else "defaultNodeGroup"
+    g = snapshot.group_by_name.get(group)
+    if g is None:
+        extra = ""
+        if trim_space(group) in snapshot.group_by_name:
+            extra = " (the name has surrounding white space, which KServe does not trim here)"
+        return Finding(ID, "error", ref,
+                       f"KernelCache {key}: group {group!r} (from {source}) does not exist{extra}: KServe reports "
+                       f"Error/NodeGroupNotFound \"{MSG_GROUP_MISSING}\"",
+                       group=group, hint=f"kubectl get {c.PLURAL_NODE_GROUPS}" if from_ref else EDIT_CONFIG)
+    if not g.node_selector:
+        return None  # group-selector reports it
+    members = facts(snapshot).members_of_group.get(group, [])
+    if not members:
+        return Finding(ID, "warning", ref,
+                       f"KernelCache {key}: no node matches group {group} (nodeSelector "
+                       f"{fmt_selector(g.node_selector)}): KServe reports Pending/NoMatchingNodes \"{MSG_NO_MATCH}\"",
+                       group=group, hint="kubectl kcache doctor --only group-selector")
+    if not any(n.ready for n in members):
+        return Finding(ID, "warning", ref,
+                       f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
+                       f"Pending/NoReadyNodes \"{MSG_NOT_READY}\"",
+                       group=group, hint=f"kubectl get nodes -l {fmt_selector(g.node_selector)}")
+    return None
+
+
+def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, group: str, job_ns: str,
+                 group_ok: bool) -> Finding:
+    key = f"{kc.namespace}/{kc.name}"
+    kind = c.PLURAL_CACHES[:-1]
+    reason = ready.reason if ready else ""
+    message = f"KernelCache {key} is in Error"
+    message += f": {condition_text(ready)}" if ready else " (no Ready condition)"
+    hint = f"kubectl -n {kc.namespace} describe {kind} {kc.name}"
+    evidence: list[str] = []
+    v = kc.verification
+    if reason == "VerificationFailed" and v is not None:
+        detail = ": ".join(x for x in (v.reason, v.message) if x)
+        message += f" (verification {v.state or 'unknown'}{f', {detail}' if detail else ''})"
+        evidence.append(f"verification: mode {v.mode}, state {v.state}, reason {v.reason}")
+        hint = f"kubectl -n {kc.namespace} get {kind} {kc.name} -o jsonpath='{{.status.verification}}'"
+    elif reason == "PreparationFailed":
+        hint = f"kubectl -n {job_ns} get jobs,pods -l {c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+    elif reason == "ConfigError":
+        hint = EDIT_CONFIG
+    elif reason == "StorageError" and ready is not None:
+        if ready.message.startswith("job namespace "):
+            hint = f"kubectl create namespace {job_ns}"
+        elif "ServiceAccount" in ready.message or "RoleBinding" in ready.message:
+            hint = "kubectl kcache doctor --only registry-pull"
+    elif reason == "NodeGroupNotFound" and group_ok:
+        message += f" (group {group} exists now: the status is stale)"
+    return Finding(ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence))

@@ -1,0 +1,174 @@
+"""KernelCacheCaptures and the KernelCaches KServe makes from them.
+
+* A complete capture (KServe's `isCaptureComplete`) without a KernelCache: KServe's node-group selection
+  is re-run on the capture's `status.activeSession` (the requested group, else the producer node's
+  groups, else `defaultNodeGroup`). When it fails (InvalidRequestedNodeGroup, ProducerNodePending,
+  AmbiguousNodeGroup, NoMatchingNodeGroup, InvalidDefaultNodeGroup) no KernelCache is created: error with
+  KServe's reason and exact message, the hint runs `why-group`. When it succeeds but the KernelCache with
+  KServe's generated name does not exist (or is not linked): warning, KServe's controller is not doing
+  its work. A KernelCache under that name with another artifact: error (KServe refuses to link it).
+* Signing: phase Complete with `status.signing.state` Failed (error: no KernelCache), Complete without
+  `status.signing` (warning: not eligible yet), or otherwise not eligible (warning, with why).
+* Failed captures (warning) with the Ready condition's reason and message.
+* Stuck: a non-terminal phase (Pending, WaitingForWorkload, Capturing, Pushing) for more than an hour
+  (warning). The age is taken from the Ready condition's lastTransitionTime (when the capture last
+  changed between done and not done), else from metadata.creationTimestamp, against the snapshot's time.
+* The requested group (pod annotation `serving.kserve.io/kernelcache-nodegroup`) exists but does not
+  contain the producer's node (warning): KServe accepts it silently and prepares the cache on nodes other
+  than the one it was compiled on.
+* A stale reporter: `runtimeResult` names another session or pod than `activeSession` (warning): the
+  capture is not complete until the current producer reports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.capture import capture_complete, needs_kernel_cache
+from ..kernelcache.gostrings import trim_space
+from ..kernelcache.names import generated_kernel_cache_name
+from ..kernelcache.selection import select_node_group
+from ..kernelcache.selectors import selector_matches
+from ..snapshot import ClusterSnapshot
+from .common import RECONCILE, condition_text, facts, human_duration, parse_time
+from .model import Finding, NotApplicable, ObjectRef, Read
+from .registry import check
+
+ID = "capture"
+STUCK_AFTER = dt.timedelta(hours=1)
+KIND = c.PLURAL_CAPTURES[:-1]
+
+
+@check(ID, "complete captures become KernelCaches", "error", order=130, needs_feature=True, reads=(
+    Read(c.PLURAL_CAPTURES), Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if not snapshot.captures:
+        raise NotApplicable("no KernelCacheCapture exists")
+    for cap in snapshot.captures:
+        yield from _capture(snapshot, cap)
+
+
+def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
+    f = facts(snapshot)
+    key = f"{cap.namespace}/{cap.name}"
+    ref = ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace)
+    why_group = f"kubectl kcache why-group --capture {cap.name} -n {cap.namespace}"
+    describe = f"kubectl -n {cap.namespace} describe {KIND} {cap.name}"
+    ready = o.find_condition(cap.conditions, "Ready")
+    session = cap.active_session
+    result = cap.runtime_result
+
+    stale = False
+    if session is not None and cap.phase != c.PHASE_FAILED:
+        reported = (result.get("captureSessionID", ""), result.get("sourcePodName", ""))
+        stale = any(reported) and reported != (session.id, session.pod_name)
+        if stale:
+            yield Finding(ID, "warning", ref,
+                          f"capture {key} has a result from a stale reporter: runtimeResult names session "
+                          f"{reported[0] or '(none)'} / pod {reported[1] or '(none)'}, the active session is "
+                          f"{session.id or '(none)'} / pod {session.pod_name or '(none)'}; it is not complete until "
+                          "the current producer reports", hint=describe)
+        requested = trim_space(session.requested_node_group)
+        group = snapshot.group_by_name.get(requested) if requested else None
+        node = snapshot.node_by_name.get(session.node_name) if session.node_name else None
+        if group is not None and node is not None and group.node_selector \
+                and not selector_matches(group.node_selector, node.labels):
+            yield Finding(ID, "warning", ref,
+                          f"capture {key} requests group {requested} ({c.ANNOTATION_NODE_GROUP}), which does not "
+                          f"contain the producer's node {node.name}: KServe accepts it silently and prepares the "
+                          f"cache on {requested}'s nodes, not on the kind of node it was compiled on",
+                          group=requested, hint=why_group)
+
+    if cap.phase == c.PHASE_FAILED:
+        yield Finding(ID, "warning", ref,
+                      f"capture {key} Failed: {condition_text(ready) or 'no Ready condition'}", hint=describe,
+                      evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("reason", "message") if result.get(k)))
+        return
+    if cap.phase == c.PHASE_COMPLETE:
+        yield from _complete(snapshot, cap, key, ref, ready, why_group, describe, stale)
+        return
+    if cap.phase in c.CAPTURE_TERMINAL_PHASES:
+        return
+    since = parse_time(ready.last_transition if ready else "") or parse_time(cap.meta.created)
+    if since is None or f.now - since <= STUCK_AFTER:
+        return
+    phase = cap.phase or "Pending"
+    pod = session.pod_name if session else ""
+    if session is None:
+        what = "no producer pod has claimed it"
+        hint = f"kubectl -n {cap.namespace} get pods -l {c.LABEL_ISVC}={cap.source_name}"
+    elif phase == "WaitingForWorkload":
+        what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
+                f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
+        hint = f"kubectl -n {cap.namespace} describe pod {pod}"
+    elif phase == "Pushing":
+        what = "the capture sidecar is pushing the artifact (registry push or auth problems?)"
+        hint = f"kubectl -n {cap.namespace} logs {pod} -c mcv"
+    else:
+        what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
+        hint = f"kubectl -n {cap.namespace} logs {pod} -c mcv" if pod else describe
+    detail = condition_text(ready)
+    yield Finding(ID, "warning", ref,
+                  f"capture {key} is stuck in {phase} for {human_duration((f.now - since).total_seconds())}: {what}"
+                  f"{f' ({detail})' if detail else ''}",
+                  hint=hint,
+                  evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("state", "message") if result.get(k)))
+
+
+def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRef, ready: o.Condition | None,
+              why_group: str, describe: str, stale: bool) -> Iterator[Finding]:
+    signing = cap.signing
+    if signing is None:
+        yield Finding(ID, "warning", ref,
+                      f"capture {key} is Complete without status.signing (signing not reconciled yet, or a controller "
+                      "error): it is not eligible for a KernelCache", hint=describe)
+        return
+    if signing.state == c.SIGNING_FAILED:
+        detail = ": ".join(x for x in (signing.reason, signing.message) if x) or condition_text(ready)
+        yield Finding(ID, "error", ref,
+                      f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
+                      "creates no KernelCache from it",
+                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",))
+        return
+    if cap.kernel_cache_ref is not None:
+        return
+    if not needs_kernel_cache(cap):
+        if stale:
+            return  # said above
+        why = capture_complete(cap).reason
+        yield Finding(ID, "warning", ref, f"capture {key} is Complete but not eligible for a KernelCache: {why}",
+                      hint=describe)
+        return
+    f = facts(snapshot)
+    assert cap.artifact is not None  # complete captures have an artifact
+    decision = select_node_group(cap.active_session, snapshot.group_by_name, snapshot.node_by_name,
+                                 f.config.default_node_group)
+    steps = tuple(f"{s.step}: {s.outcome}{f' ({s.detail})' if s.detail else ''}" for s in decision.steps)
+    if not decision.ok:
+        yield Finding(ID, "error", ref,
+                      f"complete capture {key} has no KernelCache: KServe cannot select a node group: "
+                      f"{decision.reason}: {decision.message}",
+                      hint=why_group, evidence=steps)
+        return
+    name = generated_kernel_cache_name(cap.name, cap.artifact.image_reference)
+    kc = snapshot.kc_by_key.get(f"{cap.namespace}/{name}")
+    if kc is None:
+        yield Finding(ID, "warning", ref,
+                      f"complete capture {key} has no KernelCache: KServe would create {cap.namespace}/{name} for "
+                      f"group {decision.group} (source {decision.source}), but it does not exist; is KServe's "
+                      "controller running?", group=decision.group, hint=RECONCILE, evidence=steps)
+    elif kc.artifact != cap.artifact:
+        yield Finding(ID, "error", ref,
+                      f"KernelCache {cap.namespace}/{name} artifact does not match KernelCacheCapture {key}: KServe "
+                      "refuses to link them (someone made a KernelCache under the generated name)",
+                      group=kc.node_group or None,
+                      hint=f"kubectl -n {cap.namespace} get {c.PLURAL_CACHES[:-1]} {name} -o yaml")
+    else:
+        yield Finding(ID, "warning", ref,
+                      f"complete capture {key} is not linked to its KernelCache {cap.namespace}/{name} "
+                      "(status.kernelCacheRef is empty); is KServe's controller running?",
+                      group=kc.node_group or None, hint=RECONCILE)

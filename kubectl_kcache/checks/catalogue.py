@@ -1,0 +1,126 @@
+"""docs/checks.md, generated from the check registry: `python -m kubectl_kcache.checks.catalogue > docs/checks.md`.
+
+For each check: id, title, default severity, when it applies, what it reads (verb, resource, scope) and
+its module's docstring; then a read-only ClusterRole granting exactly get/list/watch on what the checks
+read, grouped by API group.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..kernelcache import constants as c
+from ..snapshot import KINDS
+from .model import JOB_NAMESPACE, CheckSpec, Read
+from .registry import all_checks
+
+VERBS = ("get", "list", "watch")
+ROLE_NAME = "kubectl-kcache-doctor"
+_JOB_NS_TEXT = "the job namespace (kernelcache.jobNamespace)"
+
+
+def api_group_of(resource: str) -> str:
+    """The API group of a resource the plugin reads (the first kind that maps to it: core events)."""
+    for (group, _), (_, _, plural) in KINDS.items():
+        if plural == resource:
+            return group
+    raise KeyError(f"unknown resource {resource!r}: add it to snapshot.KINDS")
+
+
+def _where(read: Read) -> str:
+    if read.namespace == JOB_NAMESPACE:
+        return f" in {_JOB_NS_TEXT}"
+    if read.namespace:
+        return f" in {read.namespace}"
+    return ""
+
+
+def _read_line(read: Read) -> str:
+    group = api_group_of(read.resource)
+    resource = f"{read.resource}.{group}" if group else read.resource
+    line = f"`{read.verb} {resource}`{_where(read)}"
+    if read.selector:
+        line += f" ({read.selector})"
+    if read.optional:
+        line += f"; optional: without it, {read.note or 'part of the check is left out'}"
+    return line
+
+
+def _section(spec: CheckSpec) -> list[str]:
+    applies = ("only while the feature is enabled and its configuration valid" if spec.needs_feature
+               else "always")
+    out = [f'<a id="{spec.id}"></a>', f"## `{spec.id}`: {spec.title}", "",
+           f"- default severity: **{spec.severity}**", f"- applies: {applies}", "- reads:"]
+    out += [f"  - {_read_line(r)}" for r in spec.reads]
+    out += ["", spec.doc, ""]
+    return out
+
+
+def cluster_role() -> list[str]:
+    """A read-only ClusterRole for every read of every check, grouped by API group, scopes as comments."""
+    by_group: dict[str, dict[str, set[str]]] = {}
+    for spec in all_checks():
+        for r in spec.reads:
+            scopes = by_group.setdefault(api_group_of(r.resource), {}).setdefault(r.resource, set())
+            scope = ", ".join(x for x in (_where(r).strip(), r.selector) if x)
+            scopes.add(scope or "all")
+    out = ["apiVersion: rbac.authorization.k8s.io/v1", "kind: ClusterRole", "metadata:",
+           f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
+    for group in sorted(by_group):
+        resources = by_group[group]
+        out.append(f'  - apiGroups: ["{group}"]')
+        out.append("    resources:")
+        for res in sorted(resources):
+            out.append(f"      - {res}  # {'; '.join(sorted(resources[res]))}")
+        out.append(f"    verbs: [{', '.join(VERBS)}]")
+    return out
+
+
+def render_catalogue() -> str:
+    specs = all_checks()
+    lines = [
+        "# Doctor checks",
+        "",
+        "<!-- Generated from the check registry (kubectl_kcache/checks). Do not edit by hand: run",
+        "     python -m kubectl_kcache.checks.catalogue > docs/checks.md -->",
+        "",
+        "`kubectl kcache doctor` runs these checks, in this order, over one snapshot of the cluster (or",
+        "`--from-file`). Each finding names the object, the KernelCacheNodeGroup when relevant, what is wrong",
+        "with the evidence, and the next command to run. A check is `skipped` when a read it needs was",
+        "forbidden or its resource is not served (the reason names the verb and resource), and",
+        "`not-applicable` when there is nothing to check, such as while the feature is disabled (the `config`",
+        "check says so once). In the report, `control-plane` findings come first.",
+        "",
+        "Suppress a known finding with `--suppressions FILE` (`{\"suppress\": [{\"check\": \"group-taints\",",
+        "\"object\": {\"kind\": \"Node\", \"name\": \"gpu-*\"}, \"reason\": \"...\"}]}`; every field but `check` is",
+        "optional, names take globs) or with the annotation `kcache.kserve.io/suppress: \"group-taints,nodes\"` on",
+        "the finding's object; `--no-suppressions` ignores both.",
+        "",
+        "| id | title | default severity |",
+        "|---|---|---|",
+    ]
+    lines += [f"| [`{s.id}`](#{s.id}) | {s.title} | {s.severity} |" for s in specs]
+    lines.append("")
+    for spec in specs:
+        lines += _section(spec)
+    lines += [
+        "## Read-only RBAC for the doctor",
+        "",
+        "Every read above, as one ClusterRole (get, list and watch only; the doctor writes nothing). The",
+        "comments give the scope the doctor uses; a ClusterRole cannot express it, but Roles per namespace",
+        f"(`{c.KSERVE_NAMESPACE}` and the job namespace) with `resourceNames` can narrow it further.",
+        "",
+        "```yaml",
+        *cluster_role(),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    sys.stdout.write(render_catalogue())
+
+
+if __name__ == "__main__":
+    main()

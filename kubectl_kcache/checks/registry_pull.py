@@ -1,0 +1,212 @@
+"""Preparation Jobs, their pods and the registry settings they depend on.
+
+* A preparation pod (label `serving.kserve.io/kernel-cache-name` in the job namespace) whose container
+  waits with a reason the agent treats as failure (ErrImagePull, ImagePullBackOff, ErrImageNeverPull,
+  InvalidImageName, CreateContainerConfigError, CreateContainerError, RunContainerError,
+  ContainerCannotRun, CrashLoopBackOff), that exited non-zero, or that cannot be scheduled: error, with
+  the kubelet's or registry's message. The kubelet pulls the cache artifact as an image volume.
+* A Job with condition Failed (error): the agent marks the node's entry Error, and KServe does not create
+  a Job again while one with the same deterministic name exists, so the retry waits until
+  `jobTTLSecondsAfterFinished` deletes it; the hint deletes it now. Jobs for an older artifact of the
+  KernelCache are ignored, as the agent ignores them.
+* `registry.auth.type: serviceAccountToken`: the prefetcher ServiceAccount in the job namespace
+  (`kernel-cache-prefetcher-sa`, or `kernel-cache-prefetcher` in older KServe) must carry
+  `internal.serving.kserve.io/kernelcache-prefetcher: "true"` and disable token automount, else every
+  KernelCache fails with KServe's StorageError (quoted); the RoleBinding of the same family in each
+  KernelCache namespace must be managed, bind the ServiceAccount and reference `pullRoleRef` (KServe
+  replaces one with another roleRef only while no preparation Job of that namespace runs: warning).
+* `registry.endpoint` set but not a registry host with optional port (no scheme, path or spaces):
+  error. KServe validates it only for serviceAccountToken (then it is a config error); with auth `none`
+  it is accepted and generated capture targets `<endpoint>/<ns>/kernel-cache-<isvc>:<revision>` are not
+  valid image references.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
+from ..snapshot import ClusterSnapshot
+from .common import EDIT_CONFIG, condition_text, config_ref, facts, human_duration, observed, parse_time, read_ok
+from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
+from .registry import check
+
+ID = "registry-pull"
+SA_FOR_RB = dict(zip(c.PREFETCHER_ROLE_BINDINGS, c.PREFETCHER_SERVICE_ACCOUNTS, strict=True))
+JOB_LABEL = "batch.kubernetes.io/job-name"
+
+
+def _target(meta: o.Meta) -> tuple[str, str, str]:
+    """(KernelCache namespace, name, node) of a preparation Job or pod: full values from the annotations,
+    else the (possibly hashed) label values."""
+    a, lab = meta.annotations, meta.labels
+    return (a.get(c.ANNOTATION_JOB_CACHE_NAMESPACE) or lab.get(c.LABEL_JOB_CACHE_NAMESPACE, ""),
+            a.get(c.ANNOTATION_JOB_CACHE_NAME) or lab.get(c.LABEL_JOB_CACHE_NAME, ""),
+            a.get(c.ANNOTATION_JOB_NODE) or lab.get(c.LABEL_JOB_NODE, ""))
+
+
+def _for(meta: o.Meta) -> str:
+    ns, name, node = _target(meta)
+    out = f"for KernelCache {ns}/{name}" if name else ""
+    return out + (f" on node {node}" if node else "")
+
+
+@check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, reads=(
+    Read("jobs", namespace=JOB_NAMESPACE, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}"),
+    Read("pods", namespace=JOB_NAMESPACE, optional=True, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}",
+         note="preparation pods not checked"),
+    Read("serviceaccounts", namespace=JOB_NAMESPACE, optional=True,
+         selector="fieldSelector metadata.name=kernel-cache-prefetcher-sa (and kernel-cache-prefetcher)",
+         note="prefetcher ServiceAccount not checked"),
+    Read("rolebindings", optional=True,
+         selector="fieldSelector metadata.name=kernel-cache-prefetcher-rb (and kernel-cache-prefetcher)",
+         note="prefetcher RoleBindings not checked"),
+    Read(c.PLURAL_CACHES, optional=True, note="stale Jobs not told apart"),
+))
+def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    f = facts(snapshot)
+    cfg = f.config
+    job_ns = cfg.job_namespace
+    stale: set[str] = set()
+    for job in sorted(snapshot.jobs, key=lambda j: j.meta.name):
+        if job.meta.namespace != job_ns or c.LABEL_JOB_CACHE_NAME not in job.meta.labels:
+            continue
+        kc_ns, kc_name, _ = _target(job.meta)
+        kc = snapshot.kc_by_key.get(f"{kc_ns}/{kc_name}")
+        if kc is not None and kc.artifact is not None and job.image_reference \
+                and job.image_reference != kc.artifact.image_reference:
+            stale.add(job.meta.name)
+            continue
+        failed = o.find_condition(job.conditions, "Failed")
+        if failed is None or failed.status != "True":
+            continue
+        yield _failed_job(job, failed, cfg, f.now)
+    if read_ok(snapshot, "pods", job_ns):
+        for pod in snapshot.pods_labelled(job_ns, c.LABEL_JOB_CACHE_NAME):
+            if pod.meta.labels.get(JOB_LABEL, pod.meta.labels.get("job-name", "")) in stale:
+                continue
+            finding = _pod(pod)
+            if finding is not None:
+                yield finding
+    if cfg.registry.auth.type == AUTH_SA_TOKEN:
+        yield from _service_accounts(snapshot, job_ns)
+        yield from _role_bindings(snapshot, cfg)
+    endpoint = cfg.registry.endpoint
+    if endpoint and not endpoint_valid(endpoint):
+        yield Finding(ID, "error", config_ref(),
+                      f"registry.endpoint {endpoint!r} is not a registry host with optional port (KServe: "
+                      "\"registry.endpoint must be a registry host with optional port\"); with auth type "
+                      f"{cfg.registry.auth.type} KServe accepts it, but generated capture targets "
+                      f"<endpoint>/<namespace>/kernel-cache-<isvc>:<revision> are not valid image references",
+                      hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",))
+
+
+def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig, now: dt.datetime) -> Finding:
+    ns = job.meta.namespace or ""
+    ttl = job.ttl_seconds if job.ttl_seconds is not None else cfg.job_ttl_seconds_after_finished
+    at = parse_time(failed.last_transition)
+    left = ""
+    if at is not None:
+        remaining = ttl - (now - at).total_seconds()
+        left = f", about {human_duration(remaining)} left" if remaining > 0 else ", expired: deletion pending"
+    why = condition_text(failed) or "no reason given"
+    return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
+                   f"preparation Job {ns}/{job.meta.name} {_for(job.meta)} failed ({why}): the node's cache entry is "
+                   "Error, and KServe does not create the Job again while one with this name exists, so preparation "
+                   f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
+                   hint=f"kubectl -n {ns} delete job {job.meta.name}",
+                   evidence=tuple(x for x in (f"Failed: {why}",
+                                              f"artifact: {job.image_reference}" if job.image_reference else "")
+                                  if x))
+
+
+def _pod(pod: o.Pod) -> Finding | None:
+    ref = ObjectRef("Pod", pod.name, pod.namespace)
+    lead = f"preparation pod {pod.namespace}/{pod.name} {_for(pod.meta)}"
+    hint = f"kubectl -n {pod.namespace} describe pod {pod.name}"
+    for cs in pod.containers:
+        if cs.waiting_reason in c.PREPARATION_FAILURE_REASONS:
+            text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
+            what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
+                    if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
+            return Finding(ID, "error", ref, f"{lead} cannot start: container {cs.name} is waiting: {what}{text}",
+                           hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",))
+    for cs in pod.containers:
+        if pod.phase == "Failed" and cs.exit_code not in (None, 0):
+            detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
+            return Finding(ID, "error", ref,
+                           f"{lead} failed: container {cs.name} exited with code {cs.exit_code}"
+                           f"{f' ({detail})' if detail else ''}; the artifact is not usable on the node",
+                           hint=f"kubectl -n {pod.namespace} logs {pod.name} -c {cs.name}")
+    if pod.scheduled_reason == "Unschedulable":
+        return Finding(ID, "error", ref,
+                       f"{lead} cannot be scheduled: {pod.scheduled_message or pod.scheduled_reason}; the node's cache "
+                       "entry stays Pulling", hint=hint)
+    return None
+
+
+def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Finding]:
+    accounts = [sa for sa in snapshot.service_accounts if sa.meta.namespace == job_ns]
+    if not observed(snapshot, "serviceaccounts", job_ns, bool(accounts)):
+        return
+    found = [sa for sa in accounts if sa.meta.name in c.PREFETCHER_SERVICE_ACCOUNTS]
+    if not found and snapshot.kernel_caches:
+        names = " or ".join(c.PREFETCHER_SERVICE_ACCOUNTS)
+        yield Finding(ID, "warning", ObjectRef("ServiceAccount", c.PREFETCHER_SERVICE_ACCOUNTS[0], job_ns),
+                      f"no prefetcher ServiceAccount ({names}) in {job_ns} although KernelCaches exist: KServe "
+                      "creates it before the first preparation Job with serviceAccountToken auth, so it has not got "
+                      "that far (look for KernelCaches in Error/StorageError)",
+                      hint=f"kubectl get {c.PLURAL_CACHES} -A")
+    for sa in found:
+        ref = ObjectRef("ServiceAccount", sa.meta.name, job_ns)
+        if sa.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
+            yield Finding(ID, "error", ref,
+                          f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
+                          f"KernelCache (it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KServe fails every "
+                          "KernelCache with this StorageError",
+                          hint=f"kubectl -n {job_ns} delete serviceaccount {sa.meta.name}  # KServe re-creates it")
+        elif sa.automount_token is not False:
+            yield Finding(ID, "error", ref,
+                          f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
+                          f"(automountServiceAccountToken is {'unset' if sa.automount_token is None else 'true'}): "
+                          "KServe fails every KernelCache with this StorageError",
+                          hint=f"kubectl -n {job_ns} patch serviceaccount {sa.meta.name} -p "
+                               "'{\"automountServiceAccountToken\":false}'")
+
+
+def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterator[Finding]:
+    if not observed(snapshot, "rolebindings", None, bool(snapshot.role_bindings)):
+        return
+    pull = cfg.registry.auth.pull_role_ref
+    cache_namespaces = {kc.namespace for kc in snapshot.kernel_caches}
+    for rb in snapshot.role_bindings:
+        ns = rb.meta.namespace or ""
+        if rb.meta.name not in SA_FOR_RB or ns not in cache_namespaces:
+            continue
+        ref = ObjectRef("RoleBinding", rb.meta.name, ns)
+        if rb.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
+            yield Finding(ID, "error", ref,
+                          f"reserved RoleBinding {ns}/{rb.meta.name} already exists and is not managed by KernelCache "
+                          f"(it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KernelCaches in {ns} fail with this "
+                          "StorageError",
+                          hint=f"kubectl -n {ns} delete rolebinding {rb.meta.name}  # KServe re-creates it")
+            continue
+        sa = ("ServiceAccount", cfg.job_namespace, SA_FOR_RB[rb.meta.name])
+        if sa not in rb.subjects:
+            yield Finding(ID, "error", ref,
+                          f"managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject (wants "
+                          f"{sa[1]}/{sa[2]}): KernelCaches in {ns} fail with this StorageError",
+                          hint=f"kubectl -n {ns} delete rolebinding {rb.meta.name}  # KServe re-creates it",
+                          evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects))
+        if pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
+            yield Finding(ID, "warning", ref,
+                          f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
+                          f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
+                          "role until KServe replaces the binding (only while no preparation Job of the namespace "
+                          "runs)",
+                          hint=f"kubectl -n {ns} get rolebinding {rb.meta.name} -o yaml",
+                          evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}",
+                                    f"pullRoleRef: {pull.kind}/{pull.name}"))

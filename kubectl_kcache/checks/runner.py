@@ -1,0 +1,128 @@
+"""Run the doctor's checks over a snapshot and assemble the report.
+
+For each selected check, in report order:
+1. a required read that was forbidden -> `skipped` ("forbidden: list kernelcachenodes"); one whose
+   resource is not served -> `skipped` ("kernelcachenodes is not served (CRD not installed)"); one that
+   was never made (a dump taken with a narrower scope) -> `skipped` ("not read: ...");
+2. a check of the feature while the feature is disabled, or its configuration is missing or invalid
+   -> `not-applicable`; the `config` check says why, once, as a finding;
+3. otherwise the check runs: `NotApplicable`/`Skip` raised by it give those statuses; findings are
+   matched against the suppressions; `fail` when an unsuppressed error or warning remains, else `pass`.
+   Optional reads that were not possible are named in the reason ("partial: ...").
+
+Findings are ordered by check, with `control-plane` first: a controller or webhook that is down blocks
+pod creation for every kernel cache-enabled InferenceService and explains many other findings. Within
+a check the check's own (deterministic) order is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from ..errors import InputError
+from ..kernelcache import constants as c
+from ..snapshot import ClusterSnapshot
+from . import suppress
+from .common import facts
+from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
+from .registry import all_checks
+
+FIRST = "control-plane"
+KERNEL_CACHE_PLURALS = (c.PLURAL_NODE_GROUPS, c.PLURAL_NODES, c.PLURAL_CACHES, c.PLURAL_CAPTURES)
+
+
+def validate_ids(ids: Iterable[str], flag: str = "--only") -> list[str]:
+    valid = [s.id for s in all_checks()]
+    ids = list(ids)
+    unknown = [i for i in ids if i not in valid]
+    if unknown:
+        raise InputError(f"{flag}: unknown check id {', '.join(repr(u) for u in unknown)}; valid ids: "
+                         f"{', '.join(valid)}")
+    return ids
+
+
+def _resolve(read: Read, snapshot: ClusterSnapshot) -> Read:
+    if read.namespace == JOB_NAMESPACE:
+        return replace(read, namespace=facts(snapshot).config.job_namespace)
+    return read
+
+
+def read_problem(read: Read, snapshot: ClusterSnapshot) -> str | None:
+    """Why `read` is not usable ('forbidden: list pods in kserve'), or None when it was done."""
+    r = snapshot.read_status(read.resource, read.namespace)
+    if r is None:
+        return f"not read: {read}"
+    if r.status == "forbidden":
+        return f"forbidden: {read}"
+    if r.status == "absent":
+        if read.resource in KERNEL_CACHE_PLURALS:
+            return f"{read.resource} is not served (CRD not installed)"
+        return f"{read.resource} is not served by the API server"
+    return None
+
+
+def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, list[Finding]]:
+    """One check's status and (unsuppressed) findings."""
+    feature = facts(snapshot).feature
+    reads = [_resolve(r, snapshot) for r in spec.reads]
+    for read in reads:
+        if read.optional:
+            continue
+        problem = read_problem(read, snapshot)
+        if problem:
+            return CheckResult(spec.id, "skipped", problem), []
+    notes = []
+    if spec.needs_feature:
+        why = feature.not_applicable()
+        if why:
+            return CheckResult(spec.id, "not-applicable", why), []
+        if feature.assumption():
+            notes.append(feature.assumption())
+    for read in reads:
+        if read.optional:
+            problem = read_problem(read, snapshot)
+            if problem:
+                notes.append(f"partial: {problem}" + (f" ({read.note})" if read.note else ""))
+    try:
+        findings = list(spec.func(snapshot))
+    except NotApplicable as exc:
+        return CheckResult(spec.id, "not-applicable", str(exc)), []
+    except Skip as exc:
+        return CheckResult(spec.id, "skipped", str(exc)), []
+    except Exception as exc:  # a bug: say which check
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"(in doctor check {spec.id})")
+        raise
+    return CheckResult(spec.id, "pass", "; ".join(notes)), findings
+
+
+def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequence[str] = (),
+               suppressions: Iterable[suppress.Suppression] | None = None,
+               use_suppressions: bool = True) -> DoctorReport:
+    only = validate_ids(only, "--only")
+    skip = validate_ids(skip, "--skip")
+    specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
+    rules = list(suppressions or ()) if use_suppressions else []
+    results: list[CheckResult] = []
+    by_check: dict[str, list[Finding]] = {}
+    for spec in specs:
+        result, findings = run_check(spec, snapshot)
+        if use_suppressions:
+            findings = suppress.apply(findings, snapshot, rules)
+        if result.status == "pass":
+            active = [f for f in findings if not f.suppressed]
+            failing = any(f.severity in ("error", "warning") for f in active)
+            reason = result.reason
+            quiet = len(findings) - len(active)
+            if quiet:
+                reason = "; ".join(x for x in (reason, f"{quiet} finding{'s' if quiet > 1 else ''} suppressed") if x)
+            result = CheckResult(spec.id, "fail" if failing else "pass", reason)
+        results.append(result)
+        by_check[spec.id] = findings
+    order = [s.id for s in specs]
+    order.sort(key=lambda i: i != FIRST)  # stable: control-plane first, the rest in report order
+    ordered = [f for i in order for f in by_check[i]]
+    return DoctorReport(checks=tuple(results), findings=tuple(ordered), object_count=snapshot.object_count(),
+                        cluster=snapshot.meta.cluster, source=snapshot.meta.source,
+                        titles={s.id: s.title for s in specs})

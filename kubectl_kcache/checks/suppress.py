@@ -1,0 +1,169 @@
+"""Suppressing known findings: a file of rules, and an annotation on the objects themselves.
+
+File (YAML or JSON), every field but `check` optional; `name`, `namespace` and `group` take fnmatch globs:
+
+    suppress:
+      - check: group-taints
+        object: {kind: Node, name: "gpu-*"}
+        reason: GPU nodes are drained by the vendor operator on purpose
+
+Annotation on the finding's object: `kcache.kserve.io/suppress: "group-taints,nodes"` (comma-separated
+check ids; `*` for every check). Suppressed findings stay in the report, marked suppressed, and do not
+count towards the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+from ..errors import InputError
+from ..snapshot import KINDS, ClusterSnapshot
+from .model import Finding
+
+ANNOTATION = "kcache.kserve.io/suppress"
+_ENTRY_KEYS = {"check", "object", "group", "reason"}
+_OBJECT_KEYS = {"kind", "name", "namespace"}
+
+
+@dataclass(frozen=True)
+class Suppression:
+    check: str
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    group: str = ""
+    reason: str = ""
+
+    def matches(self, finding: Finding) -> bool:
+        if finding.check != self.check:
+            return False
+        if self.kind and self.kind.lower() != finding.object.kind.lower():
+            return False
+        if self.name and not fnmatchcase(finding.object.name, self.name):
+            return False
+        if self.namespace and not fnmatchcase(finding.object.namespace or "", self.namespace):
+            return False
+        return not (self.group and not fnmatchcase(finding.group or "", self.group))
+
+    def describe(self) -> str:
+        return f"suppressed by file: {self.reason}" if self.reason else "suppressed by file"
+
+
+def _valid_ids() -> list[str]:
+    from .registry import check_ids
+
+    return check_ids()
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{where} must be a string, got {type(value).__name__}")
+    return value
+
+
+def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppression, ...]:
+    """Rules from a parsed document; a clear InputError naming `origin` when malformed."""
+    if doc is None:
+        return ()
+    if not isinstance(doc, Mapping):
+        raise InputError(f"{origin}: expected an object with a 'suppress' list, got {type(doc).__name__}")
+    unknown = sorted(set(doc) - {"suppress"})
+    if unknown:
+        raise InputError(f"{origin}: unknown key {unknown[0]!r} (expected 'suppress')")
+    entries = doc.get("suppress")
+    if entries is None:
+        return ()
+    if not isinstance(entries, list):
+        raise InputError(f"{origin}: 'suppress' must be a list, got {type(entries).__name__}")
+    valid = _valid_ids()
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"{origin}: suppress[{i}]"
+        if not isinstance(entry, Mapping):
+            raise InputError(f"{where} must be an object, got {type(entry).__name__}")
+        extra = sorted(set(entry) - _ENTRY_KEYS)
+        if extra:
+            raise InputError(f"{where}: unknown key {extra[0]!r} (expected {', '.join(sorted(_ENTRY_KEYS))})")
+        check = _text(entry.get("check"), f"{where}.check")
+        if not check:
+            raise InputError(f"{where}: 'check' is required")
+        if check not in valid:
+            raise InputError(f"{where}: unknown check {check!r}; valid ids: {', '.join(valid)}")
+        obj = entry.get("object") or {}
+        if not isinstance(obj, Mapping):
+            raise InputError(f"{where}.object must be an object, got {type(obj).__name__}")
+        extra = sorted(set(obj) - _OBJECT_KEYS)
+        if extra:
+            raise InputError(f"{where}.object: unknown key {extra[0]!r} (expected kind, name, namespace)")
+        out.append(Suppression(
+            check=check,
+            kind=_text(obj.get("kind"), f"{where}.object.kind"),
+            name=_text(obj.get("name"), f"{where}.object.name"),
+            namespace=_text(obj.get("namespace"), f"{where}.object.namespace"),
+            group=_text(entry.get("group"), f"{where}.group"),
+            reason=_text(entry.get("reason"), f"{where}.reason"),
+        ))
+    return tuple(out)
+
+
+def load_suppressions(path: str) -> tuple[Suppression, ...]:
+    """Rules from a YAML or JSON file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read suppressions: {exc}") from None
+    import yaml  # lazily: `kubectl kcache --help` must not import it
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{path}: not valid YAML or JSON{where}: {problem}") from None
+    return parse_suppressions(doc, path)
+
+
+class AnnotationIndex:
+    """The suppress annotation of every object in a snapshot, by (kind, namespace, name)."""
+
+    def __init__(self, snapshot: ClusterSnapshot):
+        self.by_object: dict[tuple[str, str, str], frozenset[str]] = {}
+        seen_fields = set()
+        for (_, kind), (field_name, _, _) in KINDS.items():
+            if field_name in seen_fields:
+                continue
+            seen_fields.add(field_name)
+            for obj in getattr(snapshot, field_name):
+                value = obj.meta.annotations.get(ANNOTATION)
+                if value:
+                    ids = frozenset(x.strip() for x in value.replace(";", ",").split(",") if x.strip())
+                    self.by_object[(kind.lower(), obj.meta.namespace or "", obj.meta.name)] = ids
+
+    def suppresses(self, finding: Finding) -> bool:
+        ids = self.by_object.get((finding.object.kind.lower(), finding.object.namespace or "", finding.object.name))
+        if not ids:
+            return False
+        return finding.check in ids or "*" in ids
+
+
+def apply(findings: Iterable[Finding], snapshot: ClusterSnapshot,
+          rules: Iterable[Suppression] = ()) -> list[Finding]:
+    """The findings with `suppressed` set where a rule or an object's annotation says so."""
+    rules = list(rules)
+    index = AnnotationIndex(snapshot)
+    out = []
+    for f in findings:
+        rule = next((r for r in rules if r.matches(f)), None)
+        if rule is not None:
+            f = replace(f, suppressed=True, suppressed_by=rule.describe())
+        elif index.suppresses(f):
+            f = replace(f, suppressed=True, suppressed_by=f"suppressed by annotation {ANNOTATION}")
+        out.append(f)
+    return out
