@@ -15,14 +15,26 @@ from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.selectors import matching_groups
-from ..snapshot import ClusterSnapshot
+from ..snapshot import ClusterSnapshot, Read
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
 
 
-def read_ok(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> bool:
+def read_state(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> Read | None:
+    """snapshot.read_status, where a read of all namespaces (namespace None) also covers `namespace`."""
     r = snapshot.read_status(resource, namespace)
+    if r is None and namespace is not None and not snapshot.reads_assumed:
+        everywhere = [x for x in snapshot.reads if x.resource == resource and x.namespace is None]
+        for status in ("forbidden", "absent", "ok"):
+            r = next((x for x in everywhere if x.status == status), None)
+            if r is not None:
+                break
+    return r
+
+
+def read_ok(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> bool:
+    r = read_state(snapshot, resource, namespace)
     return r is not None and r.status == "ok"
 
 
@@ -100,7 +112,7 @@ class Facts:
 
     @cached_property
     def feature(self) -> Feature:
-        r = self.s.read_status("configmaps", c.KSERVE_NAMESPACE)
+        r = read_state(self.s, "configmaps", c.KSERVE_NAMESPACE)
         if r is None:
             return Feature("unread", None)
         if r.status != "ok":

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from . import suppress
-from .common import facts
+from .common import facts, read_state
 from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
 from .registry import all_checks
 
@@ -50,7 +50,7 @@ def _resolve(read: Read, snapshot: ClusterSnapshot) -> Read:
 
 def read_problem(read: Read, snapshot: ClusterSnapshot) -> str | None:
     """Why `read` is not usable ('forbidden: list pods in kserve'), or None when it was done."""
-    r = snapshot.read_status(read.resource, read.namespace)
+    r = read_state(snapshot, read.resource, read.namespace)
     if r is None:
         return f"not read: {read}"
     if r.status == "forbidden":

@@ -138,8 +138,11 @@ def test_requires_empty_value_selector_label_to_exist():
 
 def test_matching_groups_sorted_by_name():
     # TestMatchingGroups
-    groups = [group("gpu-zone", {"role": "gpu", "zone": "east"}), group("cpu", {"role": "cpu"}),
-              group("gpu-oci", {"role": "gpu"})]
+    groups = [
+        group("gpu-zone", {"role": "gpu", "zone": "east"}),
+        group("cpu", {"role": "cpu"}),
+        group("gpu-oci", {"role": "gpu"}),
+    ]
     got = matching_groups({"role": "gpu", "zone": "east"}, groups)
     assert [g.name for g in got] == ["gpu-oci", "gpu-zone"]
 

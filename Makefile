@@ -1,0 +1,11 @@
+.PHONY: test unit lint bench catalogue
+test:
+	./run-tests
+unit:
+	python3 -m pytest tests/unit tests/cli
+lint:
+	python3 -m ruff check kubectl_kcache tests bench && python3 -m mypy && lint-imports
+bench:
+	python3 -m bench.list
+catalogue:
+	python3 -m kubectl_kcache.checks.catalogue > docs/checks.md

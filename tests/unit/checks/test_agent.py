@@ -1,0 +1,71 @@
+from .conftest import drop, load, one, run_check, with_reads
+
+
+def test_healthy_agent_passes(base):
+    result, findings = run_check("agent", base)
+    assert (result.status, findings) == ("pass", [])
+
+
+def test_missing_daemonset():
+    result, findings = run_check("agent", load(without=("agent",)))
+    assert result.status == "fail"
+    f = one(findings)
+    assert (f.severity, f.object.kind, f.object.namespace, f.object.name) == (
+        "error", "DaemonSet", "kserve", "kserve-kernelcachenode-agent")
+    assert "get KernelCacheNode agent DaemonSet" in f.message
+    assert "before it creates or deletes any KernelCacheNode" in f.message
+
+
+def test_stale_placement():
+    result, findings = run_check("agent", load("agent", "stale-placement.yaml"))
+    assert result.status == "fail"
+    placement = next(f for f in findings if "placement differs" in f.message)
+    assert placement.severity == "error"
+    assert "the pod template has a nodeSelector (KServe removes it)" in placement.message
+    assert "the required node affinity differs from the node groups' selectors" in placement.message
+    assert placement.hint == "kubectl kcache reconcile --once"
+    assert any("nvidia.com/gpu.product In NVIDIA-L40S" in e for e in placement.evidence)
+    rollout = next(f for f in findings if "rollout" in f.message)
+    assert rollout.severity == "error" and "desiredNumberScheduled 0" in rollout.message
+    # pods of the old placement are still listed on the nodes, so no per-node finding here
+
+
+def test_crash_looping_and_image_pull_failing_pods():
+    result, findings = run_check("agent", load("agent", "broken-pods.yaml"))
+    assert result.status == "fail"
+    crash = one(findings, name="kserve-kernelcachenode-agent-9pq7d")
+    assert (crash.severity, crash.object.kind, crash.object.namespace, crash.group) == ("error", "Pod", "kserve", "h100")
+    assert "on gpu-2 is not running: container manager is waiting: CrashLoopBackOff: back-off 5m0s" in crash.message
+    assert "last exit code 1, Error: NODE_NAME environment variable is required" in crash.message
+    assert crash.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager --previous"
+    pull = one(findings, name="kserve-kernelcachenode-agent-zz81c")
+    assert "ImagePullBackOff: Back-off pulling image" in pull.message and "429 Too Many Requests" in pull.message
+    assert pull.hint == "kubectl -n kserve describe pod kserve-kernelcachenode-agent-zz81c"
+    rollout = next(f for f in findings if f.object.kind == "DaemonSet")
+    assert rollout.severity == "warning" and "1/3 pods ready" in rollout.message
+
+
+def test_running_but_not_ready():
+    _, findings = run_check("agent", load("agent", "not-ready-pod.yaml"))
+    f = one(findings)
+    assert "on gpu-1 is Running but not Ready" in f.message
+
+
+def test_no_pod_explained_by_untolerated_taint(base):
+    snap = drop(load("agent", "tainted-node.yaml"), "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve")
+    f = one(run_check("agent", snap)[1])
+    assert (f.object.kind, f.object.name) == ("Node", "gpu-1")
+    assert "no agent pod on gpu-1: taint dedicated=inference:NoExecute is not tolerated" in f.message
+
+
+def test_no_pod_without_visible_cause(base):
+    f = one(run_check("agent", drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"))[1])
+    assert "no agent pod on gpu-1: the DaemonSet controller has not created one" in f.message
+    assert f.hint == "kubectl -n kserve describe daemonset kserve-kernelcachenode-agent"
+
+
+def test_pods_forbidden_leaves_that_part_out(base):
+    snap = with_reads(drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"), ("pods", "kserve", "forbidden"))
+    result, findings = run_check("agent", snap)
+    assert (result.status, findings) == ("pass", [])
+    assert result.reason == "partial: forbidden: list pods in kserve (agent pods per member node not checked)"

@@ -1,0 +1,62 @@
+from .conftest import load, one, run_check
+
+KC = "qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df"
+
+
+def test_ready_cache_passes(base):
+    result, findings = run_check("cache-status", base)
+    assert (result.status, findings) == ("pass", [])
+
+
+def test_verification_failed():
+    result, findings = run_check("cache-status", load("cache-status", "verification-failed.yaml"))
+    assert result.status == "fail"
+    f = one(findings)
+    assert (f.severity, f.object.kind, f.object.namespace, f.object.name, f.group) == (
+        "error", "KernelCache", "team-a", KC, "h100")
+    assert "is in Error: VerificationFailed: kernel cache artifact verification failed" in f.message
+    assert "verification Failed, VerifiedDigestMismatch: signed digest sha256:9f0c does not match" in f.message
+    assert f.hint == f"kubectl -n team-a get kernelcache {KC} -o jsonpath='{{.status.verification}}'"
+
+
+def test_entry_in_error_names_the_node_and_the_job():
+    result, findings = run_check("cache-status", load("cache-status", "preparation-failed.yaml"))
+    assert result.status == "fail"
+    f = one(findings)  # the KernelCache's PreparationFailed is the same fact
+    assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "KernelCacheNode", "gpu-2", "h100")
+    assert f"KernelCache team-a/{KC} failed to prepare on node gpu-2: ErrImagePull: 401 Unauthorized" in f.message
+    assert f.hint == "kubectl -n kserve-kernelcache-jobs describe job kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
+
+
+def test_groups_and_mount_types():
+    result, findings = run_check("cache-status", load("cache-status", "groups-and-mounts.yaml"))
+    assert result.status == "fail"
+    missing = one(findings, name="gemma-a100")
+    assert missing.severity == "error"
+    assert "group 'a100' (from spec.nodeGroupRef) does not exist" in missing.message
+    assert 'NodeGroupNotFound "referenced KernelCacheNodeGroup was not found"' in missing.message
+    not_ready = one(findings, name="gemma-l40s")
+    assert not_ready.severity == "warning"
+    assert 'Pending/NoReadyNodes "matching nodes are not ready"' in not_ready.message
+    pvc = one(findings, name="gemma-pvc")
+    assert pvc.severity == "error"
+    assert 'unsupported KernelCache mount type "pvc"' in pvc.message
+    assert not [f for f in findings if f.object.name == "gemma-default"]
+
+
+def test_entry_that_differs_from_the_cache_is_never_ready_for_admission():
+    result, findings = run_check("cache-status", load("cache-status", "stale-entry.yaml"))
+    assert result.status == "fail"
+    f = one(findings)
+    assert (f.severity, f.object.kind, f.object.name) == ("warning", "KernelCacheNode", "gpu-1")
+    assert "never ready for admission" in f.message
+    assert "imageReference registry.example.com:5000/team-a/kernel-cache-qwen@sha256:cba06b" in f.message
+    assert f.hint == ("kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent "
+                      "--field-selector spec.nodeName=gpu-1")
+
+
+def test_default_group_is_not_trimmed_for_caches():
+    snap = load("cache-status", "groups-and-mounts.yaml", "../config/default-group-spaces.yaml")
+    f = one(run_check("cache-status", snap)[1], name="gemma-default")
+    assert "group ' h100 ' (from defaultNodeGroup) does not exist (the name has surrounding white space" in f.message
+    assert f.hint == "kubectl -n kserve edit configmap inferenceservice-config"

@@ -1,0 +1,51 @@
+from kubectl_kcache.checks.crds import INSTALL_HINT
+
+from .conftest import drop, load, one, run_check, with_reads
+
+
+def test_installed_crds_pass(base):
+    result, findings = run_check("crds", base)
+    assert result.status == "pass"
+    assert findings == []
+
+
+def test_missing_crd_is_an_error(base):
+    snap = drop(base, "CustomResourceDefinition", "kernelcachenodes.serving.kserve.io")
+    result, findings = run_check("crds", snap)
+    assert result.status == "fail"
+    f = one(findings, name="kernelcachenodes.serving.kserve.io")
+    assert f.severity == "error"
+    assert f.object.kind == "CustomResourceDefinition"
+    assert "is not installed" in f.message
+    assert f.hint == INSTALL_HINT
+
+
+def test_v1alpha1_not_served_is_an_error_and_other_versions_are_noted():
+    result, findings = run_check("crds", load("crds", "other-versions.yaml"))
+    assert result.status == "fail"
+    capture = one(findings, name="kernelcachecaptures.serving.kserve.io")
+    assert capture.severity == "error"
+    assert "does not serve v1alpha1 (served: v1beta1)" in capture.message
+    cache = one(findings, name="kernelcaches.serving.kserve.io")
+    assert cache.severity == "info"
+    assert "also serves v1beta1" in cache.message
+
+
+def test_inferred_from_kind_reads_when_crds_are_forbidden(base):
+    snap = with_reads(base, ("customresourcedefinitions", None, "forbidden"), ("kernelcachecaptures", None, "absent"))
+    result, findings = run_check("crds", snap)
+    assert result.status == "fail"
+    assert "partial: forbidden: list customresourcedefinitions" in result.reason
+    f = one(findings)
+    assert f.object.name == "kernelcachecaptures.serving.kserve.io"
+    assert "is not served" in f.message and "not installed" in f.message
+
+
+def test_skipped_when_nothing_can_be_read(base):
+    snap = with_reads(base, ("customresourcedefinitions", None, "forbidden"),
+                      *((p, None, "forbidden") for p in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches",
+                                                          "kernelcachecaptures")))
+    result, findings = run_check("crds", snap)
+    assert result.status == "skipped"
+    assert "forbidden: list customresourcedefinitions" in result.reason
+    assert findings == []

@@ -1,0 +1,55 @@
+from .conftest import load, one, run_check
+
+L40S_HINT = ("kubectl patch kernelcachenodegroup l40s --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\","
+             "\"value\":{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}}]'")
+
+
+def test_tolerated_taints_pass(base):
+    result, findings = run_check("group-taints", base)
+    assert (result.status, findings) == ("pass", [])
+
+
+def test_untolerated_taints_block_jobs_and_agent():
+    result, findings = run_check("group-taints", load("group-taints", "extra-taint.yaml"))
+    assert result.status == "fail"
+    job = one(findings, name="l40s-1")
+    assert (job.severity, job.object.kind, job.group) == ("error", "Node", "l40s")
+    assert "preparation Jobs cannot run on l40s-1: taint nvidia.com/gpu:NoSchedule is not tolerated" in job.message
+    assert job.hint == L40S_HINT
+
+    gpu2 = [f for f in findings if f.object.name == "gpu-2"]
+    assert len(gpu2) == 2
+    jobs = next(f for f in gpu2 if f.message.startswith("preparation Jobs"))
+    assert (jobs.severity, jobs.group) == ("error", "h100")
+    assert "preparation Jobs cannot run on gpu-2: taint dedicated=inference:NoExecute is not tolerated" in jobs.message
+    agent = next(f for f in gpu2 if "the agent cannot run" in f.message)
+    assert agent.severity == "error"
+    assert "the agent cannot run on gpu-2: taint dedicated=inference:NoExecute" in agent.message
+    assert '"value":{"key":"dedicated","operator":"Exists","effect":"NoExecute"}' in agent.hint
+
+
+def test_stale_daemonset_tolerations_point_to_reconcile():
+    _, findings = run_check("group-taints", load("group-taints", "stale-daemonset.yaml"))
+    f = one(findings)
+    assert f.object.name == "l40s-1"
+    assert "the agent cannot run on l40s-1: taint workload=gpu:NoSchedule" in f.message
+    assert "stale" in f.message
+    assert f.hint == "kubectl kcache reconcile --once"
+
+
+def test_prefer_no_schedule_and_timed_no_execute_are_warnings():
+    result, findings = run_check("group-taints", load("group-taints", "soft.yaml"))
+    assert result.status == "fail"
+    assert {f.severity for f in findings} == {"warning"}
+    soft = next(f for f in findings if "spot=true:PreferNoSchedule" in f.message)
+    assert soft.group == "h100"
+    assert '"key":"spot","operator":"Exists","effect":"PreferNoSchedule"' in soft.hint
+    job = next(f for f in findings if f.message.startswith("preparation Job pods are evicted"))
+    assert "evicted from gpu-1 after 300s: taint maintenance=planned:NoExecute" in job.message
+    agent = next(f for f in findings if f.message.startswith("the agent is evicted"))
+    assert "after 300s" in agent.message
+
+
+def test_not_applicable_without_member_nodes():
+    result, _ = run_check("group-taints", load(without=("groups",)))
+    assert result.status == "not-applicable"

@@ -1,0 +1,30 @@
+from .conftest import load, one, run_check
+
+
+def test_no_orphans(base):
+    result, findings = run_check("kcn-orphaned", base)
+    assert (result.status, findings) == ("pass", [])
+
+
+def test_orphans_are_warnings():
+    result, findings = run_check("kcn-orphaned", load("kcn-orphaned", "orphans.yaml"))
+    assert result.status == "fail"
+    gone = one(findings, name="gpu-9")
+    assert (gone.severity, gone.object.kind) == ("warning", "KernelCacheNode")
+    assert "Node gpu-9 no longer exists" in gone.message
+    assert "1 Ready entries" in gone.message
+    assert gone.hint == "kubectl kcache reconcile --once"
+    cpu = one(findings, name="cpu-1")
+    assert "Node cpu-1 matches no KernelCacheNodeGroup" in cpu.message
+
+
+def test_all_orphaned_when_no_group_exists():
+    result, findings = run_check("kcn-orphaned", load(without=("groups",)))
+    assert result.status == "fail"
+    assert sorted(f.object.name for f in findings) == ["gpu-1", "gpu-2", "l40s-1"]
+
+
+def test_empty_selector_means_kserve_deletes_none():
+    result, _ = run_check("kcn-orphaned", load("kcn-orphaned", "orphans.yaml", "../group-selector/empty-selector.yaml"))
+    assert result.status == "not-applicable"
+    assert "KServe would not delete any KernelCacheNode" in result.reason
