@@ -78,7 +78,7 @@ def collect(
     col.read(r.NODE_GROUPS)
     col.read(r.KERNEL_CACHE_NODES)
     col.read(r.KERNEL_CACHES, ns)
-    captures = col.read(r.CAPTURES, ns)
+    col.read(r.CAPTURES, ns)
     cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
     config = read_config(ConfigMap.from_dict(cms[0]) if cms else None).config
     job_ns = config.job_namespace if config else None
@@ -99,9 +99,9 @@ def collect(
             col.read(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
         for rb in c.PREFETCHER_ROLE_BINDINGS:
             col.read(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb))
-    if scope.producers and captures:
-        for capture_ns in sorted({(x.get("metadata") or {}).get("namespace", "") for x in captures}):
-            col.read(r.PODS, capture_ns, label_selector=c.LABEL_ISVC, record_as="pods")
+    if scope.producers:
+        # producer pods: the InferenceService pods (by label) where captures or why-group look for them
+        col.read(r.PODS, ns, label_selector=c.LABEL_ISVC, record_as="pods")
     if scope.events:
         col.read(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
         col.read(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")

@@ -53,7 +53,7 @@ def _blocked(policy: str) -> str:
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     feature = facts(snapshot).feature
-    disabled = feature.known and not feature.enabled
+    disabled = feature.valid and not feature.enabled
     wh_config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     if disabled and wh_config is None:
         raise NotApplicable("the kernel cache feature is disabled and its pod webhook is not installed")

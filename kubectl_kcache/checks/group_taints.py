@@ -99,9 +99,9 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
 def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.Toleration]) -> Iterator[Finding]:
     ref = node_ref(node.name)
     tolerations = daemon_pod_tolerations(ds.tolerations)
-    blocking = untolerated_taints(node, tolerations)
+    blocking = _relevant(untolerated_taints(node, tolerations))
     if blocking:
-        stale = not untolerated_taints(node, desired)
+        stale = not _relevant(untolerated_taints(node, desired))
         if stale:
             why = ("the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
                    "KServe's controller has not updated the DaemonSet")
@@ -114,6 +114,8 @@ def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.To
                       f"({why}); nothing reports the node's cache status",
                       group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking))
     for taint, seconds in evicting_after(node, tolerations):
+        if taint.key in CONDITION_TAINTS:
+            continue
         yield Finding(ID, "warning", ref,
                       f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
                       "only with tolerationSeconds",

@@ -104,12 +104,13 @@ def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequen
     skip = validate_ids(skip, "--skip")
     specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
     rules = list(suppressions or ()) if use_suppressions else []
+    index = suppress.AnnotationIndex(snapshot) if use_suppressions else None
     results: list[CheckResult] = []
     by_check: dict[str, list[Finding]] = {}
     for spec in specs:
         result, findings = run_check(spec, snapshot)
         if use_suppressions:
-            findings = suppress.apply(findings, snapshot, rules)
+            findings = suppress.apply(findings, snapshot, rules, index)
         if result.status == "pass":
             active = [f for f in findings if not f.suppressed]
             failing = any(f.severity in ("error", "warning") for f in active)

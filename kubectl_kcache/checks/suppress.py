@@ -153,11 +153,11 @@ class AnnotationIndex:
         return finding.check in ids or "*" in ids
 
 
-def apply(findings: Iterable[Finding], snapshot: ClusterSnapshot,
-          rules: Iterable[Suppression] = ()) -> list[Finding]:
+def apply(findings: Iterable[Finding], snapshot: ClusterSnapshot, rules: Iterable[Suppression] = (),
+          index: AnnotationIndex | None = None) -> list[Finding]:
     """The findings with `suppressed` set where a rule or an object's annotation says so."""
     rules = list(rules)
-    index = AnnotationIndex(snapshot)
+    index = index if index is not None else AnnotationIndex(snapshot)
     out = []
     for f in findings:
         rule = next((r for r in rules if r.matches(f)), None)

@@ -34,7 +34,8 @@ def test_crash_looping_and_image_pull_failing_pods():
     result, findings = run_check("agent", load("agent", "broken-pods.yaml"))
     assert result.status == "fail"
     crash = one(findings, name="kserve-kernelcachenode-agent-9pq7d")
-    assert (crash.severity, crash.object.kind, crash.object.namespace, crash.group) == ("error", "Pod", "kserve", "h100")
+    assert (crash.severity, crash.object.kind, crash.object.namespace, crash.group) == (
+        "error", "Pod", "kserve", "h100")
     assert "on gpu-2 is not running: container manager is waiting: CrashLoopBackOff: back-off 5m0s" in crash.message
     assert "last exit code 1, Error: NODE_NAME environment variable is required" in crash.message
     assert crash.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager --previous"
@@ -65,7 +66,8 @@ def test_no_pod_without_visible_cause(base):
 
 
 def test_pods_forbidden_leaves_that_part_out(base):
-    snap = with_reads(drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"), ("pods", "kserve", "forbidden"))
+    snap = with_reads(drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"),
+                      ("pods", "kserve", "forbidden"))
     result, findings = run_check("agent", snap)
     assert (result.status, findings) == ("pass", [])
     assert result.reason == "partial: forbidden: list pods in kserve (agent pods per member node not checked)"

@@ -25,7 +25,8 @@ def test_entry_in_error_names_the_node_and_the_job():
     f = one(findings)  # the KernelCache's PreparationFailed is the same fact
     assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "KernelCacheNode", "gpu-2", "h100")
     assert f"KernelCache team-a/{KC} failed to prepare on node gpu-2: ErrImagePull: 401 Unauthorized" in f.message
-    assert f.hint == "kubectl -n kserve-kernelcache-jobs describe job kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
+    assert f.hint == ("kubectl -n kserve-kernelcache-jobs describe job "
+                      "kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262")
 
 
 def test_groups_and_mount_types():

@@ -46,7 +46,8 @@ def test_signing_failed_and_missing():
     assert result.status == "fail"
     failed = one(findings, name="granite-kcc-6f5e4d3c2")
     assert failed.severity == "error"
-    assert "artifact signing failed (SignerUnavailable: signer kserve/kernelcache-signer is not ready)" in failed.message
+    assert ("artifact signing failed (SignerUnavailable: signer kserve/kernelcache-signer is not ready)"
+            in failed.message)
     assert "creates no KernelCache" in failed.message
     missing = one(findings, name="falcon-kcc-3b2a1f0e9")
     assert missing.severity == "warning"

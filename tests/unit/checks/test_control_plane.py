@@ -37,7 +37,8 @@ def test_webhook_service_without_ready_endpoints():
     f = one(findings)
     assert (f.object.kind, f.object.name) == ("Service", "localmodel-webhook-server-service")
     assert "has no ready endpoints" in f.message
-    assert f.hint == "kubectl -n kserve get endpointslices -l kubernetes.io/service-name=localmodel-webhook-server-service"
+    assert f.hint == ("kubectl -n kserve get endpointslices "
+                      "-l kubernetes.io/service-name=localmodel-webhook-server-service")
 
 
 def test_endpoints_not_judged_when_forbidden():
@@ -57,7 +58,8 @@ def test_webhook_without_ca_bundle():
 
 
 def test_missing_webhook_configuration(base):
-    _, findings = run_check("control-plane", drop(base, "MutatingWebhookConfiguration", "kernelcache.serving.kserve.io"))
+    snap = drop(base, "MutatingWebhookConfiguration", "kernelcache.serving.kserve.io")
+    _, findings = run_check("control-plane", snap)
     assert "is not installed" in one(findings).message
 
 

@@ -1,7 +1,8 @@
 from .conftest import load, one, run_check
 
-L40S_HINT = ("kubectl patch kernelcachenodegroup l40s --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\","
-             "\"value\":{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}}]'")
+L40S_HINT = ("kubectl patch kernelcachenodegroup l40s --type=json -p "
+             """'[{"op":"add","path":"/spec/tolerations/-","value":"""
+             """{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}}]'""")
 
 
 def test_tolerated_taints_pass(base):

@@ -35,7 +35,8 @@ def test_unmanaged_prefetcher_service_account_and_old_role_binding():
     assert sa.hint.startswith("kubectl -n kserve-kernelcache-jobs delete serviceaccount kernel-cache-prefetcher-sa")
     rb = one(findings, kind="RoleBinding")
     assert (rb.severity, rb.object.namespace) == ("warning", "team-a")
-    assert "binds ClusterRole/registry-puller-v1, not registry.auth.pullRoleRef ClusterRole/registry-puller" in rb.message
+    assert ("binds ClusterRole/registry-puller-v1, not registry.auth.pullRoleRef ClusterRole/registry-puller"
+            in rb.message)
 
 
 def test_managed_service_account_must_disable_automount():

@@ -1,0 +1,37 @@
+"""docs/checks.md is generated from the check registry and must not go stale."""
+
+from pathlib import Path
+
+import yaml
+
+from kubectl_kcache.checks import all_checks
+from kubectl_kcache.checks.catalogue import api_group_of, cluster_role, render_catalogue
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
+REGENERATE = "python -m kubectl_kcache.checks.catalogue > docs/checks.md"
+
+
+def test_docs_checks_md_is_current():
+    assert DOCS.exists(), f"docs/checks.md is missing; generate it: {REGENERATE}"
+    assert DOCS.read_text(encoding="utf-8") == render_catalogue(), (
+        f"docs/checks.md is stale (the check registry changed); regenerate it: {REGENERATE}")
+
+
+def test_every_check_is_documented():
+    text = render_catalogue()
+    for spec in all_checks():
+        assert spec.doc, f"check {spec.id} has no module docstring"
+        assert f'<a id="{spec.id}"></a>' in text
+        assert spec.title in text
+
+
+def test_cluster_role_is_read_only_and_covers_every_read():
+    role = yaml.safe_load("\n".join(cluster_role()))
+    assert role["kind"] == "ClusterRole"
+    granted = set()
+    for rule in role["rules"]:
+        assert rule["verbs"] == ["get", "list", "watch"]
+        granted |= {(g, r) for g in rule["apiGroups"] for r in rule["resources"]}
+    wanted = {(api_group_of(r.resource), r.resource) for s in all_checks() for r in s.reads}
+    assert granted == wanted
+    assert ("", "pods") in granted and ("serving.kserve.io", "kernelcachenodes") in granted
