@@ -43,13 +43,13 @@ MSG_NOT_READY = "matching nodes are not ready"
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
-    entries: dict[str, list[tuple[str, o.CacheEntry]]] = {}
+    entries: dict[tuple[str, str], list[tuple[str, o.CacheEntry]]] = {}
     if read_ok(snapshot, c.PLURAL_NODES):
         for kcn in snapshot.kcns:
             for e in kcn.entries:
-                entries.setdefault(str(e.ref), []).append((kcn.name, e))
+                entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))
     for kc in snapshot.kernel_caches:
-        yield from _cache(snapshot, kc, entries.get(f"{kc.namespace}/{kc.name}", []))
+        yield from _cache(snapshot, kc, entries.get((kc.namespace, kc.name), []))
 
 
 def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]]) -> Iterator[Finding]:

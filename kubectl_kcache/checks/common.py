@@ -14,6 +14,7 @@ from functools import cached_property
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
+from ..kernelcache.membership import MembershipPlan, plan_memberships
 from ..kernelcache.selectors import matching_groups
 from ..snapshot import ClusterSnapshot, Read
 from .model import ObjectRef
@@ -93,8 +94,8 @@ class Feature:
         """Said on checks that ran without the configuration."""
         if self.state is not None:
             return ""
-        return (f"assumed enabled with KServe's default settings ({self.read}: list configmaps in "
-                f"{c.KSERVE_NAMESPACE})")
+        why = "not read" if self.read == "unread" else self.read
+        return f"assumed enabled with KServe's default settings ({why}: list configmaps in {c.KSERVE_NAMESPACE})"
 
 
 def feature(snapshot: ClusterSnapshot) -> Feature:
@@ -125,8 +126,9 @@ class Facts:
 
     @cached_property
     def groups_of_node(self) -> dict[str, list[o.NodeGroup]]:
-        """Node name -> the groups it is a member of (sorted by name); members only."""
-        groups = list(self.s.node_groups)
+        """Node name -> the groups it is a member of (sorted by name); members only. A group with an empty
+        selector has no members here: KServe's node reconciler refuses to run at all then (group-selector)."""
+        groups = [g for g in self.s.node_groups if g.node_selector]
         out: dict[str, list[o.NodeGroup]] = {}
         for node in self.s.nodes:
             found = matching_groups(node.labels, groups)
@@ -149,6 +151,11 @@ class Facts:
     def first_group(self, node: str) -> str | None:
         groups = self.groups_of_node.get(node)
         return groups[0].name if groups else None
+
+    @cached_property
+    def membership_plan(self) -> MembershipPlan:
+        """KServe's KernelCacheNode plan (the one `reconcile` executes)."""
+        return plan_memberships(self.s.nodes, self.s.node_groups, self.s.kcns)
 
     @cached_property
     def agent_daemonset(self) -> o.DaemonSet | None:

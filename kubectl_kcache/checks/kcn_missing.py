@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..kernelcache import constants as c
-from ..kernelcache.membership import plan_memberships
 from ..snapshot import ClusterSnapshot
 from .common import RECONCILE, facts, node_ref, read_ok
 from .model import Finding, NotApplicable, Read
@@ -31,7 +30,7 @@ ID = "kcn-missing"
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
         raise NotApplicable("no KernelCacheNodeGroup exists")
-    plan = plan_memberships(snapshot.nodes, snapshot.node_groups, snapshot.kcns)
+    plan = facts(snapshot).membership_plan
     if plan.blocked_by:
         raise NotApplicable(f"KServe would not create any KernelCacheNode: its node reconciler aborts because "
                             f"{plan.blocked_by} (see group-selector)")

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..kernelcache import constants as c
-from ..kernelcache.membership import plan_memberships
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE
+from .common import RECONCILE, facts
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
@@ -27,7 +26,7 @@ ID = "kcn-orphaned"
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kcns:
         raise NotApplicable("no KernelCacheNode exists")
-    plan = plan_memberships(snapshot.nodes, snapshot.node_groups, snapshot.kcns)
+    plan = facts(snapshot).membership_plan
     if plan.blocked_by:
         raise NotApplicable(f"KServe would not delete any KernelCacheNode: its node reconciler aborts because "
                             f"{plan.blocked_by} (see group-selector)")

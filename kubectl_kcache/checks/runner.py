@@ -17,6 +17,7 @@ a check the check's own (deterministic) order is kept.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -100,6 +101,19 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
 def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequence[str] = (),
                suppressions: Iterable[suppress.Suppression] | None = None,
                use_suppressions: bool = True) -> DoctorReport:
+    # The checks make many small short-lived objects next to a large, long-lived snapshot: without this the
+    # cyclic GC rescans the whole snapshot again and again (more than half the time on 5,000 nodes).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_doctor(snapshot, only, skip, suppressions, use_suppressions)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[str],
+                suppressions: Iterable[suppress.Suppression] | None, use_suppressions: bool) -> DoctorReport:
     only = validate_ids(only, "--only")
     skip = validate_ids(skip, "--skip")
     specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]

@@ -17,8 +17,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache.errors import InputError
 from kubectl_kcache import snapshot
+from kubectl_kcache.errors import InputError
 from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files, to_document
 from tests import builders as b
 
@@ -652,6 +652,13 @@ def test_arbitrary_documents(tmp_path, doc, fmt):
 def test_arbitrary_objects_of_known_kinds(tmp_path, pair, body):
     api_version, kind = pair
     check_loads_or_input_error(write(tmp_path / "obj.json", {"kind": kind, "apiVersion": api_version, **body}, "json"))
+
+
+@SETTINGS
+@given(pair=KIND_PAIRS, item=ITEM, fmt=st.sampled_from(["json", "yaml"]))
+def test_named_objects_with_arbitrary_spec_and_status(tmp_path, pair, item, fmt):
+    api_version, kind = pair
+    check_loads_or_input_error(write(tmp_path / f"obj.{fmt}", {"kind": kind, "apiVersion": api_version, **item}, fmt))
 
 
 def paths_of(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

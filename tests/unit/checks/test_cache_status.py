@@ -61,3 +61,8 @@ def test_default_group_is_not_trimmed_for_caches():
     f = one(run_check("cache-status", snap)[1], name="gemma-default")
     assert "group ' h100 ' (from defaultNodeGroup) does not exist (the name has surrounding white space" in f.message
     assert f.hint == "kubectl -n kserve edit configmap inferenceservice-config"
+
+
+def test_not_applicable_without_caches():
+    result, _ = run_check("cache-status", load(without=("caches",)))
+    assert (result.status, result.reason) == ("not-applicable", "no KernelCache exists")

@@ -70,3 +70,8 @@ def test_failed_stuck_stale_and_requested_group():
     assert requested.severity == "warning"
     assert "requests group h100" in requested.message and "producer's node l40s-1" in requested.message
     assert requested.hint == "kubectl kcache why-group --capture qwen3-kcc-5e6f7a8b9 -n team-b"
+
+
+def test_not_applicable_without_captures():
+    result, _ = run_check("capture", load(without=("caches",)))
+    assert (result.status, result.reason) == ("not-applicable", "no KernelCacheCapture exists")

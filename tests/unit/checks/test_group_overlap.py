@@ -24,3 +24,9 @@ def test_error_when_a_complete_capture_is_blocked_by_it():
     assert "blocked now: team-a/llama-kcc-7d9f8c6b5" in f.message
     assert f.hint == "kubectl kcache why-group --capture llama-kcc-7d9f8c6b5 -n team-a"
     assert one(findings, name="gpu-2").severity == "warning"
+
+
+def test_not_applicable_with_one_group():
+    from .conftest import drop
+    result, _ = run_check("group-overlap", drop(load(), "KernelCacheNodeGroup", "l40s"))
+    assert result.status == "not-applicable"

@@ -1,0 +1,237 @@
+"""doctor on real broken clusters (with KWOK, the controller manager and the scheduler where pods must
+run): each problem found live and on the dumped snapshot alike, with the documented exit code; a
+read-only user can run it; the audit log shows no mutating request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests import builders as b
+
+from .cluster import FAIL_LABEL, OWNED_LABEL
+
+pytestmark = pytest.mark.e2e
+
+GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+GPU_TAINT = b.taint("nvidia.com/gpu", "present")
+
+
+def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
+                          env=cluster.env, timeout=180)
+
+
+def doctor(cluster, tmp_path, *args: str) -> tuple[int, dict]:
+    """doctor live and on the dumped snapshot: the same report and exit code, or the test fails."""
+    live = kcache(cluster, "doctor", "-o", "json", *args)
+    assert live.returncode in (0, 1), live.stderr
+    dumped = kcache(cluster, "dump", "--file", str(tmp_path / "snap.yaml"))
+    assert dumped.returncode == 0, dumped.stderr
+    offline = kcache(cluster, "doctor", "-o", "json", "--from-file", str(tmp_path / "snap.yaml"), *args)
+    assert offline.returncode == live.returncode, offline.stderr
+    live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
+    assert live_doc == offline_doc
+    return live.returncode, live_doc
+
+
+def findings(doc: dict, check: str) -> list[dict]:
+    return [f for f in doc["findings"] if f["check"] == check and not f["suppressed"]]
+
+
+def healthy_install(cluster, *, extra=(), groups=None, nodes=None, ds=None, controller=True) -> None:
+    groups = groups if groups is not None else [b.group("gpu", {"pool": "gpu"}, [GPU_TOL])]
+    nodes = nodes if nodes is not None else [b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])]
+    objs = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), *groups, *nodes,
+            *(b.kcn(n["metadata"]["name"]) for n in nodes if n["metadata"]["labels"].get("pool") == "gpu"),
+            ds or b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"pool": "gpu"})]), *extra]
+    cluster.apply(objs)
+    if controller:
+        cluster.apply(b.controller_deployment(ready=None))
+
+
+def test_missing_label_near_miss(cluster, tmp_path):
+    healthy_install(cluster, groups=[b.group("gpu", {"pool": "gpu", "gpu": "h100"}, [GPU_TOL])],
+                    nodes=[b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])])
+    code, doc = doctor(cluster, tmp_path, "--only", "group-selector")
+    found = findings(doc, "group-selector")
+    assert code == 1 or found[0]["severity"] == "warning"
+    assert any("gpu-1" in f["message"] + json.dumps(f.get("evidence", [])) for f in found)
+    assert any("kubectl label node gpu-1 gpu=h100" in f["hint"] for f in found)
+
+
+def test_untolerated_taint_on_member_node(cluster, tmp_path):
+    healthy_install(cluster, groups=[b.group("gpu", {"pool": "gpu"})],
+                    ds=b.agent_daemonset(terms=[b.term({"pool": "gpu"})]))
+    code, doc = doctor(cluster, tmp_path, "--only", "group-taints")
+    assert code == 1
+    found = findings(doc, "group-taints")
+    assert found and all(f["object"]["name"] == "gpu-1" for f in found)
+    assert any("nvidia.com/gpu=present:NoSchedule" in f["message"] for f in found)
+
+
+def test_stale_agent_placement(cluster, tmp_path):
+    healthy_install(cluster, ds=b.agent_daemonset(terms=[b.term({"pool": "old"})], node_selector={"x": "y"}))
+    code, doc = doctor(cluster, tmp_path, "--only", "agent")
+    assert code == 1
+    assert any("kubectl kcache reconcile" in f["hint"] for f in findings(doc, "agent"))
+
+
+@pytest.mark.simulate
+def test_member_node_without_an_agent_pod(cluster, tmp_path):
+    nodes = [b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True),
+             b.node("gpu-2", {"pool": "gpu"}, taints=[GPU_TAINT, b.taint("dedicated", "infer")], ready=None,
+                    simulated=True)]
+    healthy_install(cluster, nodes=nodes)
+
+    def agent_pods() -> int:
+        return len([p for p in cluster.get("pods", namespace="kserve")["items"]
+                    if p["metadata"]["labels"].get("control-plane") == "kserve-kernelcachenode-agent"
+                    and p["status"].get("phase") == "Running"])
+
+    cluster.wait_for("the agent pod on gpu-1", lambda: agent_pods() == 1)
+    code, doc = doctor(cluster, tmp_path, "--only", "agent")
+    assert code == 1
+    missing = [f for f in findings(doc, "agent") if f["object"]["name"] == "gpu-2"]
+    assert missing and "dedicated=infer:NoSchedule" in missing[0]["message"]
+    assert not [f for f in findings(doc, "agent") if f["object"]["name"] == "gpu-1"]
+
+
+def test_missing_and_orphaned_kernel_cache_nodes(cluster, tmp_path):
+    healthy_install(cluster, extra=[b.kcn("decommissioned")])
+    cluster.kubectl("delete", "kernelcachenode", "gpu-1")
+    code, doc = doctor(cluster, tmp_path, "--only", "kcn-missing,kcn-orphaned")
+    assert code == 1
+    assert [f["object"]["name"] for f in findings(doc, "kcn-missing")] == ["gpu-1"]
+    assert [f["object"]["name"] for f in findings(doc, "kcn-orphaned")] == ["decommissioned"]
+
+
+@pytest.mark.simulate
+def test_preparation_pod_in_image_pull_backoff(cluster, tmp_path):
+    node = b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True)
+    healthy_install(cluster, nodes=[node])
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "kc-model-gpu-1-0123456789abcdef", "namespace": "kserve-kernelcache-jobs",
+                        "labels": {"serving.kserve.io/kernel-cache-name": "model",
+                                   "serving.kserve.io/kernel-cache-namespace": "team-a",
+                                   "serving.kserve.io/kernel-cache-node": "gpu-1"}},
+           "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 600, "template": {
+               "metadata": {"labels": {"serving.kserve.io/kernel-cache-name": "model",
+                                       "serving.kserve.io/kernel-cache-namespace": "team-a",
+                                       "serving.kserve.io/kernel-cache-node": "gpu-1",
+                                       FAIL_LABEL: "ImagePullBackOff"}},
+               "spec": {"restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": "gpu-1"},
+                        "tolerations": [GPU_TOL],
+                        "containers": [{"name": "kernel-cache-prefetch", "image": "ubi-minimal",
+                                        "command": ["/bin/sh", "-c", "test -d /mnt/kernel-cache"]}]}}}}
+    cluster.apply(job)
+
+    def backoff() -> bool:
+        pods = cluster.get("pods", namespace="kserve-kernelcache-jobs")["items"]
+        return any(((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}).get("waiting", {})
+                   .get("reason") == "ImagePullBackOff" for p in pods)
+
+    cluster.wait_for("the preparation pod to fail pulling", backoff)
+    code, doc = doctor(cluster, tmp_path, "--only", "registry-pull")
+    assert code == 1
+    found = findings(doc, "registry-pull")
+    assert any("ImagePullBackOff" in f["message"] and "401 Unauthorized" in f["message"] for f in found)
+
+
+def test_kernel_cache_in_error_and_entry_with_other_image(cluster, tmp_path):
+    healthy_install(cluster, extra=[b.kernel_cache("broken", "team-a"), b.kernel_cache("stale", "team-a", seed="s")])
+    cluster.set_status("kernelcache", "broken", {"state": "Error", "conditions": [{
+        "type": "Ready", "status": "False", "reason": "PreparationFailed", "message": "ErrImagePull: 401 Unauthorized",
+        "lastTransitionTime": b.NOW}]}, "team-a")
+    entry = b.entry("team-a", "stale", seed="s")
+    entry["imageReference"] = b.image("older")
+    cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {"team-a/stale": entry}})
+    code, doc = doctor(cluster, tmp_path, "--only", "cache-status")
+    assert code == 1
+    found = findings(doc, "cache-status")
+    assert any(f["object"]["name"] == "broken" and f["severity"] == "error" and "PreparationFailed" in f["message"]
+               for f in found)
+    assert any("stale" in f["message"] or f["object"]["name"] == "stale" for f in found)
+
+
+def test_ambiguous_capture(cluster, tmp_path):
+    groups = [b.group("gpu", {"pool": "gpu"}, [GPU_TOL]), b.group("east", {"zone": "east"}, [GPU_TOL])]
+    nodes = [b.node("gpu-1", {"pool": "gpu", "zone": "east"}, taints=[GPU_TAINT])]
+    healthy_install(cluster, groups=groups, nodes=nodes,
+                    ds=b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"zone": "east"}),
+                                                                       b.term({"pool": "gpu"})]))
+    cluster.apply([b.kcn("gpu-1"), b.capture("model-kcc-1", "team-a")])
+    gen = cluster.get("kernelcachecapture", "model-kcc-1", "team-a")["metadata"]["generation"]
+    cluster.set_status("kernelcachecapture", "model-kcc-1", b.capture_status(node_name="gpu-1", generation=gen),
+                       "team-a")
+    code, doc = doctor(cluster, tmp_path, "--only", "capture,group-overlap")
+    assert code == 1
+    found = findings(doc, "capture")
+    assert any("AmbiguousNodeGroup" in f["message"] and "gpu-1" in f["message"] for f in found)
+    assert any("why-group" in f["hint"] for f in found)
+    assert findings(doc, "group-overlap")
+
+
+def test_missing_controller_deployment_is_said_first(cluster, tmp_path):
+    healthy_install(cluster, controller=False)
+    code, doc = doctor(cluster, tmp_path)
+    assert code == 1
+    first = [f for f in doc["findings"] if not f["suppressed"]][0]
+    assert first["check"] == "control-plane" and first["severity"] == "error"
+    table = kcache(cluster, "doctor")
+    assert table.returncode == 1 and "kserve-localmodel-controller-manager" in table.stdout
+    assert "\x1b[" not in table.stdout
+
+
+def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
+    healthy_install(cluster)
+    rules = [
+        {"apiGroups": [""], "resources": ["nodes", "pods", "configmaps", "events", "namespaces", "serviceaccounts"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["serving.kserve.io"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+         "verbs": ["get", "list", "watch"]},
+    ]
+    cluster.apply([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}}, "rules": rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kcache-test-reader"},
+         "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}])
+    mark = cluster.audit_mark()
+    proc = kcache(cluster, "doctor", "--context", "alice", "-o", "json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode in (0, 1), doc  # findings are fine; incomplete (3) is not
+    assert doc["summary"]["skipped"] == 0
+    events = [e for e in cluster.audit_events(mark) if e["user"]["username"] == "alice"]
+    assert events and {e["verb"] for e in events} <= {"get", "list"}
+    assert all(e["responseStatus"]["code"] == 200 for e in events)
+
+
+def test_forbidden_reads_are_skipped_with_verb_and_resource(cluster):
+    healthy_install(cluster)
+    proc = kcache(cluster, "doctor", "--context", "alice", "-o", "json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 3
+    skipped = [c for c in doc["checks"] if c["status"] == "skipped"]
+    assert skipped and all("forbidden: list " in c["reason"] for c in skipped)
+    assert any("list kernelcachenodegroups" in c["reason"] for c in skipped)
+
+
+def test_healthy_cluster_is_clean(cluster, tmp_path):
+    healthy_install(cluster)
+    cluster.set_status("deployment", "kserve-localmodel-controller-manager",
+                       {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}, "kserve")
+    code, doc = doctor(cluster, tmp_path, "--skip", "control-plane,agent")
+    assert [f for f in doc["findings"] if f["severity"] in ("error", "warning")] == []
+    assert code == 0
