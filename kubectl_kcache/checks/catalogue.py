@@ -91,7 +91,7 @@ def render_catalogue() -> str:
         "`not-applicable` when there is nothing to check, such as while the feature is disabled (the `config`",
         "check says so once). In the report, `control-plane` findings come first.",
         "",
-        "Suppress a known finding with `--suppressions FILE` (`{\"suppress\": [{\"check\": \"group-taints\",",
+        "Suppress a known finding with `--config FILE` (`{\"suppress\": [{\"check\": \"group-taints\",",
         "\"object\": {\"kind\": \"Node\", \"name\": \"gpu-*\"}, \"reason\": \"...\"}]}`; every field but `check` is",
         "optional, names take globs) or with the annotation `kcache.kserve.io/suppress: \"group-taints,nodes\"` on",
         "the finding's object; `--no-suppressions` ignores both.",
