@@ -81,8 +81,9 @@ def fill(kubeconfig: str, n: int) -> None:
 
 
 def measure(mode: str, kubeconfig: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", MEASURE, mode, kubeconfig], check=True, capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, mode, kubeconfig], check=True, capture_output=True, text=True, cwd=ROOT
+    )
     return json.loads(out.stdout)
 
 
@@ -90,8 +91,9 @@ def help_startup(runs: int = 15) -> float:
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kubectl_kcache", "--help"], check=True, stdout=subprocess.DEVNULL,
-                       cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", "--help"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT
+        )
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
@@ -112,8 +114,14 @@ def main() -> None:
     for _ in range(args.runs):
         for mode in ("models", "raw"):  # alternate, so that drift affects both alike
             results[mode].append(measure(mode, kubeconfig))
-    summary = {mode: {"n": runs[0]["n"], "seconds": statistics.median(r["seconds"] for r in runs),
-                      "maxrss_mb": statistics.median(r["maxrss_mb"] for r in runs)} for mode, runs in results.items()}
+    summary = {
+        mode: {
+            "n": runs[0]["n"],
+            "seconds": statistics.median(r["seconds"] for r in runs),
+            "maxrss_mb": statistics.median(r["maxrss_mb"] for r in runs),
+        }
+        for mode, runs in results.items()
+    }
     summary["help_seconds"] = help_startup()
     summary["python"] = sys.version.split()[0]
     summary["cpus"] = os.cpu_count()

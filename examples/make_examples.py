@@ -53,6 +53,7 @@ MCV_IMAGE = f"docker.io/kserve/kserve-mcv:{KSERVE_VERSION}"
 VLLM_IMAGE = "docker.io/vllm/vllm-openai@" + digest("vllm/vllm-openai:v0.11.0")
 SAFE = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of pod-template-hash and generated name suffixes
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+DEDICATED_INFERENCE = {"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}
 CA_BUNDLE = (
     "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJoVENDQVN1Z0F3SUJBZ0lRYk1wa2Vy"
     "bmVsY2FjaGVsb2NhbG1vZGVsMAoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
@@ -698,7 +699,8 @@ def agent_pod(c: Cluster, node_name: str, ip: str, tolerations: list[dict[str, A
         "started": True,
         "state": {"running": {"startedAt": started}},
         "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-                          "name": f"kube-api-access-{safe(name, 5)}", "readOnly": True, "recursiveReadOnly": "Disabled"}],
+                          "name": f"kube-api-access-{safe(name, 5)}", "readOnly": True,
+                          "recursiveReadOnly": "Disabled"}],
     }
     ready = "True"
     if state == "crashloop":
@@ -741,7 +743,8 @@ def agent_pod(c: Cluster, node_name: str, ip: str, tolerations: list[dict[str, A
         "apiVersion": "v1", "kind": "Pod",
         "metadata": c.meta("Pod", name, NS_KSERVE, created=created, generation=1,
                            annotations={"kubectl.kubernetes.io/default-container": "manager"},
-                           labels={"app.kubernetes.io/name": AGENT, "controller-revision-hash": safe(str(generation), 10),
+                           labels={"app.kubernetes.io/name": AGENT,
+                                   "controller-revision-hash": safe(str(generation), 10),
                                    "pod-template-generation": str(generation), **AGENT_LABEL},
                            owners=[{"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
                                     "kind": "DaemonSet", "name": AGENT,
@@ -795,11 +798,11 @@ class Model:
     """One InferenceService revision: its pods, capture, artifact and KernelCache."""
 
     def __init__(self, c: Cluster, ns: str, isvc: str, uri: str, revision: str, registry: str, *, tp: int,
-                 max_len: int, dtype: str = "bfloat16", seed: str = ""):
+                 max_len: int, dtype: str = "bfloat16", image: str = ""):
         self.c, self.ns, self.isvc, self.uri, self.revision = c, ns, isvc, uri, revision
         self.registry = registry
         self.capture_name = capture_revision_name(isvc, revision)
-        self.image = f"{registry}/{ns}/kernel-cache-{isvc}@sha256:{hexd('artifact' + isvc + ns + seed)}"
+        self.image = image or f"{registry}/{ns}/kernel-cache-{isvc}@sha256:{hexd('artifact' + isvc + ns)}"
         self.kc_name = generated_kernel_cache_name(self.capture_name, self.image)
         self.args = ["--model", "/mnt/models", "--served-model-name", isvc, "--tensor-parallel-size", str(tp),
                      "--max-model-len", str(max_len), "--dtype", dtype, "--port", "8080"]
@@ -1046,10 +1049,13 @@ def kcn(c: Cluster, node_name: str, created: str, entries: Iterable[tuple[str, d
 
 # ---- preparation Jobs ---------------------------------------------------------------------------------
 
-def preparation(c: Cluster, m: Model, node_name: str, group_tolerations: list[dict[str, Any]], created: str, *,
-                outcome: str, waiting: tuple[str, str] | None = None, unschedulable: str = "",
-                kc_name: str | None = None) -> str:
-    """A preparation Job and its pod. outcome: complete | failed | active."""
+def preparation(c: Cluster, m: Model, node_name: str, node_ip: str, group_tolerations: list[dict[str, Any]],
+                start: str, *, outcome: str, done: str | None = None, waiting: tuple[str, str] | None = None,
+                unschedulable: str = "", kc_name: str | None = None) -> str:
+    """A preparation Job and its pod, as KServe's KernelCache reconciler creates them (cache_prefetch.go).
+
+    outcome: complete | failed (the container exited 1) | active (pod waiting with `waiting`, or
+    unschedulable with the scheduler's message)."""
     kc = kc_name or m.kc_name
     job = preparation_job_name(m.ns, kc, m.image, node_name)
     job_uid = uid(c.name, "Job", JOB_NS, job)
@@ -1081,90 +1087,65 @@ def preparation(c: Cluster, m: Model, node_name: str, group_tolerations: list[di
         "tolerations": group_tolerations,
         "volumes": [{"image": {"pullPolicy": "IfNotPresent", "reference": m.image}, "name": "kernel-cache"}],
     }
-    done = c.clock.ago(float(created.split("@")[1])) if "@" in created else None
-    start = created.split("@")[0]
+    pod_name = f"{job}-"[:58] + safe(job, 5)  # generateName: the base is cut to 58 characters
+    image_id = "registry.access.redhat.com/ubi9/ubi-minimal@" + digest(PREFETCH_IMAGE)
+    scheduled = {"lastProbeTime": None, "lastTransitionTime": start, "status": "True", "type": "PodScheduled"}
     job_status: dict[str, Any]
-    pod_name = f"{job[:57]}-{safe(job, 5)}"
     pod_status: dict[str, Any]
-    sched_true = {"lastProbeTime": None, "lastTransitionTime": start, "status": "True", "type": "PodScheduled"}
-    if outcome == "complete":
+    if outcome in ("complete", "failed"):
         assert done is not None
-        job_status = {"completionTime": done, "conditions": [
-            {"lastProbeTime": done, "lastTransitionTime": done, "message": "Reached expected number of succeeded pods",
-             "reason": "CompletionsReached", "status": "True", "type": "SuccessCriteriaMet"},
-            {"lastProbeTime": done, "lastTransitionTime": done, "message": "Reached expected number of succeeded pods",
-             "reason": "CompletionsReached", "status": "True", "type": "Complete"}],
-            "ready": 0, "startTime": start, "succeeded": 1, "terminating": 0, "uncountedTerminatedPods": {}}
-        pod_status = {"conditions": [
-            {"lastProbeTime": None, "lastTransitionTime": done, "status": "False", "type": "PodReadyToStartContainers"},
-            {"lastProbeTime": None, "lastTransitionTime": start, "reason": "PodCompleted", "status": "True",
-             "type": "Initialized"},
-            {"lastProbeTime": None, "lastTransitionTime": done, "reason": "PodCompleted", "status": "False",
-             "type": "Ready"},
-            {"lastProbeTime": None, "lastTransitionTime": done, "reason": "PodCompleted", "status": "False",
-             "type": "ContainersReady"}, sched_true],
-            "containerStatuses": [{"containerID": container_id(pod_name), "image": PREFETCH_IMAGE,
-                                   "imageID": "registry.access.redhat.com/ubi9/ubi-minimal@" + digest(PREFETCH_IMAGE),
-                                   "lastState": {}, "name": "kernel-cache-prefetch", "ready": False,
-                                   "restartCount": 0, "started": False,
-                                   "state": {"terminated": {"containerID": container_id(pod_name), "exitCode": 0,
-                                                            "finishedAt": done, "reason": "Completed",
-                                                            "startedAt": start}}}],
-            "phase": "Succeeded", "qosClass": "Burstable", "startTime": start}
-    elif outcome == "failed":
-        assert done is not None
-        job_status = {"conditions": [
-            {"lastProbeTime": done, "lastTransitionTime": done, "message": "Job has reached the specified backoff limit",
-             "reason": "BackoffLimitExceeded", "status": "True", "type": "FailureTarget"},
-            {"lastProbeTime": done, "lastTransitionTime": done, "message": "Job has reached the specified backoff limit",
-             "reason": "BackoffLimitExceeded", "status": "True", "type": "Failed"}],
-            "failed": 1, "ready": 0, "startTime": start, "terminating": 0, "uncountedTerminatedPods": {}}
-        pod_status = {"conditions": [
-            {"lastProbeTime": None, "lastTransitionTime": done, "status": "False", "type": "PodReadyToStartContainers"},
-            {"lastProbeTime": None, "lastTransitionTime": start, "status": "True", "type": "Initialized"},
-            {"lastProbeTime": None, "lastTransitionTime": done, "reason": "PodFailed", "status": "False",
-             "type": "Ready"},
-            {"lastProbeTime": None, "lastTransitionTime": done, "reason": "PodFailed", "status": "False",
-             "type": "ContainersReady"}, sched_true],
-            "containerStatuses": [{"containerID": container_id(pod_name), "image": PREFETCH_IMAGE,
-                                   "imageID": "registry.access.redhat.com/ubi9/ubi-minimal@" + digest(PREFETCH_IMAGE),
-                                   "lastState": {}, "name": "kernel-cache-prefetch", "ready": False,
-                                   "restartCount": 0, "started": False,
-                                   "state": {"terminated": {"containerID": container_id(pod_name), "exitCode": 1,
-                                                            "finishedAt": done, "reason": "Error",
-                                                            "startedAt": start}}}],
-            "phase": "Failed", "qosClass": "Burstable", "startTime": start}
-    else:
+        ok = outcome == "complete"
+        why = ("CompletionsReached", "Reached expected number of succeeded pods") if ok else (
+            "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        types = ("SuccessCriteriaMet", "Complete") if ok else ("FailureTarget", "Failed")
+        job_status = {"conditions": [{"lastProbeTime": done, "lastTransitionTime": done, "message": why[1],
+                                      "reason": why[0], "status": "True", "type": t} for t in types],
+                      "ready": 0, "startTime": start, "terminating": 0, "uncountedTerminatedPods": {}}
+        job_status.update({"completionTime": done, "succeeded": 1} if ok else {"failed": 1})
+        job_status = dict(sorted(job_status.items()))
+        ended = "PodCompleted" if ok else "PodFailed"
+        pod_status = {
+            "conditions": [
+                {"lastProbeTime": None, "lastTransitionTime": done, "status": "False",
+                 "type": "PodReadyToStartContainers"},
+                {"lastProbeTime": None, "lastTransitionTime": start, "status": "True", "type": "Initialized"},
+                {"lastProbeTime": None, "lastTransitionTime": done, "reason": ended, "status": "False",
+                 "type": "Ready"},
+                {"lastProbeTime": None, "lastTransitionTime": done, "reason": ended, "status": "False",
+                 "type": "ContainersReady"},
+                scheduled],
+            "containerStatuses": [{
+                "containerID": container_id(pod_name), "image": PREFETCH_IMAGE, "imageID": image_id,
+                "lastState": {}, "name": "kernel-cache-prefetch", "ready": False, "restartCount": 0,
+                "started": False,
+                "state": {"terminated": {"containerID": container_id(pod_name), "exitCode": 0 if ok else 1,
+                                         "finishedAt": done, "reason": "Completed" if ok else "Error",
+                                         "startedAt": start}}}],
+            "hostIP": node_ip, "phase": "Succeeded" if ok else "Failed", "qosClass": "Burstable",
+            "startTime": start}
+    elif unschedulable:
         job_status = {"active": 1, "ready": 0, "startTime": start, "terminating": 0, "uncountedTerminatedPods": {}}
-        if unschedulable:
-            pod_status = {"conditions": [
-                {"lastProbeTime": None, "lastTransitionTime": start, "message": unschedulable,
-                 "reason": "Unschedulable", "status": "False", "type": "PodScheduled"}],
-                "phase": "Pending", "qosClass": "Burstable"}
-        else:
-            assert waiting is not None
-            pod_status = {"conditions": [
+        pod_status = {"conditions": [{"lastProbeTime": None, "lastTransitionTime": start, "message": unschedulable,
+                                      "reason": "Unschedulable", "status": "False", "type": "PodScheduled"}],
+                      "phase": "Pending", "qosClass": "Burstable"}
+    else:
+        assert waiting is not None
+        job_status = {"active": 1, "ready": 0, "startTime": start, "terminating": 0, "uncountedTerminatedPods": {}}
+        unready = {"message": "containers with unready status: [kernel-cache-prefetch]",
+                   "reason": "ContainersNotReady", "status": "False"}
+        pod_status = {
+            "conditions": [
                 {"lastProbeTime": None, "lastTransitionTime": start, "status": "True",
                  "type": "PodReadyToStartContainers"},
                 {"lastProbeTime": None, "lastTransitionTime": start, "status": "True", "type": "Initialized"},
-                {"lastProbeTime": None, "lastTransitionTime": start,
-                 "message": "containers with unready status: [kernel-cache-prefetch]", "reason": "ContainersNotReady",
-                 "status": "False", "type": "Ready"},
-                {"lastProbeTime": None, "lastTransitionTime": start,
-                 "message": "containers with unready status: [kernel-cache-prefetch]", "reason": "ContainersNotReady",
-                 "status": "False", "type": "ContainersReady"}, sched_true],
-                "containerStatuses": [{"image": PREFETCH_IMAGE, "imageID": "", "lastState": {},
-                                       "name": "kernel-cache-prefetch", "ready": False, "restartCount": 0,
-                                       "started": False,
-                                       "state": {"waiting": {"message": waiting[1], "reason": waiting[0]}}}],
-                "phase": "Pending", "qosClass": "Burstable", "startTime": start}
-    if not unschedulable:
-        pod_spec_full = dict(pod_spec, nodeName=node_name)
-    else:
-        pod_spec_full = dict(pod_spec)
-    ip_seed = node_name.split(".")[0].removeprefix("ip-").replace("-", ".")
-    if pod_status.get("phase") != "Pending" or not unschedulable:
-        pod_status["hostIP"] = ip_seed
+                {"lastProbeTime": None, "lastTransitionTime": start, **unready, "type": "Ready"},
+                {"lastProbeTime": None, "lastTransitionTime": start, **unready, "type": "ContainersReady"},
+                scheduled],
+            "containerStatuses": [{"image": PREFETCH_IMAGE, "imageID": "", "lastState": {},
+                                   "name": "kernel-cache-prefetch", "ready": False, "restartCount": 0,
+                                   "started": False,
+                                   "state": {"waiting": {"message": waiting[1], "reason": waiting[0]}}}],
+            "hostIP": node_ip, "phase": "Pending", "qosClass": "Burstable", "startTime": start}
     c.add({
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": c.meta("Job", job, JOB_NS, created=start, generation=1, labels=labels, annotations=annotations),
@@ -1183,7 +1164,7 @@ def preparation(c: Cluster, m: Model, node_name: str, group_tolerations: list[di
                            annotations=annotations,
                            owners=[{"apiVersion": "batch/v1", "blockOwnerDeletion": True, "controller": True,
                                     "kind": "Job", "name": job, "uid": job_uid}]),
-        "spec": pod_spec_full,
+        "spec": pod_spec if unschedulable else dict(pod_spec, nodeName=node_name),
         "status": pod_status,
     })
     return job
@@ -1279,48 +1260,47 @@ def healthy() -> Cluster:
     }
     h100 = [n for n, v in gpu_nodes.items() if v[0] == "p5.48xlarge"]
     l40s = [n for n, v in gpu_nodes.items() if v[0] == "g6e.12xlarge"]
-    dedicated = taint("dedicated", "inference")
-    for name, (instance, zone, ip) in gpu_nodes.items():
+    ip = {n: v[2] for n, v in gpu_nodes.items()}
+    for name, (instance, zone, addr) in gpu_nodes.items():
         on_h100 = instance == "p5.48xlarge"
-        node(c, name, instance, zone, ip, created=ago(days=12 if on_h100 else 9),
+        node(c, name, instance, zone, addr, created=ago(days=12 if on_h100 else 9),
              pool="gpu-h100" if on_h100 else "gpu-l40s",
-             taints=[taint("nvidia.com/gpu", "present")] + ([] if on_h100 else [dedicated]),
+             taints=[taint("nvidia.com/gpu", "present")] + ([] if on_h100 else [taint("dedicated", "inference")]),
              images=h100_images([llama, mistral] if on_h100 else [qwen]))
     node(c, "ip-10-0-4-12.ec2.internal", "m7i.2xlarge", "us-east-1a", "10.0.4.12", created=ago(days=40),
          pool="system")
 
+    l40s_tolerations = [GPU_TOLERATION, DEDICATED_INFERENCE]
     g_h100 = node_group(c, "h100", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, [GPU_TOLERATION],
                         ago(days=30))
     g_l40s = node_group(c, "l40s", {"node.kubernetes.io/instance-type": "g6e.12xlarge",
-                                    "nvidia.com/gpu.product": "NVIDIA-L40S"},
-                        [GPU_TOLERATION, {"key": "dedicated", "operator": "Equal", "value": "inference",
-                                          "effect": "NoSchedule"}], ago(days=10), generation=2)
+                                    "nvidia.com/gpu.product": "NVIDIA-L40S"}, l40s_tolerations, ago(days=10),
+                        generation=2)
     terms, tolerations = placement([g_h100, g_l40s])
     agent_daemonset(c, terms, tolerations, ago(days=41), 7, {"desired": 5, "current": 5, "ready": 5})
-    for name, (_, _, ip) in gpu_nodes.items():
-        agent_pod(c, name, ip, tolerations, 7, ago(days=9))
+    for name in gpu_nodes:
+        agent_pod(c, name, ip[name], tolerations, 7, ago(days=9))
 
-    # Workloads: a producer and a consumer of llama on H100, mistral on H100 (prepared a few minutes ago,
-    # its Jobs not yet deleted by their TTL), qwen on L40S requesting its group by annotation.
-    llama_prod = llama.pod(0, h100[0], gpu_nodes[h100[0]][2], ago(days=3), producer=True)
-    llama_use = llama.pod(1, h100[1], gpu_nodes[h100[1]][2], ago(days=2), usage=f"team-llm/{llama.kc_name}")
-    mistral_prod = mistral.pod(0, h100[2], gpu_nodes[h100[2]][2], ago(95), producer=True)
-    qwen_prod = qwen.pod(0, l40s[0], gpu_nodes[l40s[0]][2], ago(days=5), producer=True, requested_group="l40s")
-    qwen_use = qwen.pod(1, l40s[1], gpu_nodes[l40s[1]][2], ago(days=4), usage=f"team-llm/{qwen.kc_name}",
+    # Workloads: a producer and a consumer of llama on H100, mistral on H100 (prepared an hour ago; the
+    # last Job finished four minutes ago and waits for its TTL), qwen on L40S requesting its group.
+    llama_prod = llama.pod(0, h100[0], ip[h100[0]], ago(days=3), producer=True)
+    llama_use = llama.pod(1, h100[1], ip[h100[1]], ago(days=2), usage=f"team-llm/{llama.kc_name}")
+    mistral_prod = mistral.pod(0, h100[2], ip[h100[2]], ago(95), producer=True)
+    qwen_prod = qwen.pod(0, l40s[0], ip[l40s[0]], ago(days=5), producer=True, requested_group="l40s")
+    qwen_use = qwen.pod(1, l40s[1], ip[l40s[1]], ago(days=4), usage=f"team-llm/{qwen.kc_name}",
                         requested_group="l40s")
 
     llama.capture(producer=llama_prod, node_name=h100[0], created=ago(days=3), completed=ago(days=3, minutes=-14))
-    mistral.capture(producer=mistral_prod, node_name=h100[2], created=ago(95), completed=ago(62))
+    mistral.capture(producer=mistral_prod, node_name=h100[2], created=ago(95), completed=ago(12))
     qwen.capture(producer=qwen_prod, node_name=l40s[0], created=ago(days=5), completed=ago(days=5, minutes=-11),
                  requested_group="l40s")
+    ready = "cache is ready on all selected nodes"
     kernel_cache(c, llama, "h100", "auto", ago(days=3, minutes=-15), state="Ready", reason="CacheReady",
-                 message="cache is ready on all selected nodes", since=ago(days=3, minutes=-19), counts=(3, 3, 0, 0),
-                 usage=[(llama_use, h100[1])])
-    kernel_cache(c, mistral, "h100", "auto", ago(61), state="Ready", reason="CacheReady",
-                 message="cache is ready on all selected nodes", since=ago(4), counts=(3, 3, 0, 0))
+                 message=ready, since=ago(days=3, minutes=-19), counts=(3, 3, 0, 0), usage=[(llama_use, h100[1])])
+    kernel_cache(c, mistral, "h100", "auto", ago(11), state="Ready", reason="CacheReady", message=ready,
+                 since=ago(3), counts=(3, 3, 0, 0))
     kernel_cache(c, qwen, "l40s", "annotation", ago(days=5, minutes=-12), state="Ready", reason="CacheReady",
-                 message="cache is ready on all selected nodes", since=ago(days=5, minutes=-16), counts=(2, 2, 0, 0),
-                 usage=[(qwen_use, l40s[1])])
+                 message=ready, since=ago(days=5, minutes=-16), counts=(2, 2, 0, 0), usage=[(qwen_use, l40s[1])])
 
     present = "OCI artifact is present on the node"
     prefetched = "OCI artifact was prefetched on the node"
@@ -1328,150 +1308,145 @@ def healthy() -> Cluster:
         kcn(c, name, ago(days=12), [llama.entry("Ready", present, ago(3 + i)),
                                     mistral.entry("Ready", prefetched, ago(5 - i))],
             pods_using=1 if name == h100[1] else 0)
-        preparation(c, mistral, name, [GPU_TOLERATION], f"{ago(58)}@{6 - i}", outcome="complete")
+        preparation(c, mistral, name, ip[name], [GPU_TOLERATION], ago(10), outcome="complete", done=ago(6 - i))
     for name in l40s:
         kcn(c, name, ago(days=9), [qwen.entry("Ready", present, ago(2))], pods_using=1 if name == l40s[1] else 0)
     return c
 
 
 def broken() -> Cluster:
+    """A staging cluster three hours after a KServe upgrade whose RBAC lost `patch` on the agent DaemonSet:
+    KServe's controller is Ready, but its node pass fails at the DaemonSet patch, before it creates or
+    deletes KernelCacheNodes, so membership and agent placement have drifted since (KernelCaches, Jobs and
+    captures are still reconciled). On top of that, the usual GPU-cluster trouble."""
     c = Cluster("arn:aws:eks:us-west-2:210987654321:cluster/gpu-staging", "2026-06-18T09:42:00Z", 91733000)
     ago = c.clock.ago
     registry = "harbor.ml.example.com"
-    # KServe's localmodel controller has been crash-looping for 40 minutes (its webhook certificate was
-    # rotated): node membership and agent placement drifted, and its webhook blocks pod creation.
-    install(c, registry, "h100", controller_ready=False, controller_since=ago(40))
+    install(c, registry, "h100", controller_ready=True, controller_since=ago(178))
 
-    h1, h2, h3 = "ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-13.ec2.internal"
+    h1, h2, h3, h4 = ("ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-13.ec2.internal",
+                      "ip-10-0-1-14.ec2.internal")
     l1, l2, l3, l4 = ("ip-10-0-2-21.ec2.internal", "ip-10-0-2-22.ec2.internal", "ip-10-0-2-23.ec2.internal",
                       "ip-10-0-2-24.ec2.internal")
     h200 = "ip-10-0-3-31.ec2.internal"
     gone = "ip-10-0-1-19.ec2.internal"
-    ips = {n: n.split(".")[0].removeprefix("ip-").replace("-", ".") for n in (h1, h2, h3, l1, l2, l3, l4, h200)}
+    ip = {n: n.split(".")[0].removeprefix("ip-").replace("-", ".") for n in (h1, h2, h3, h4, l1, l2, l3, l4, h200)}
 
     llama70 = Model(c, "team-llm", "llama-3-1-70b-instruct", "hf://meta-llama/Llama-3.1-70B-Instruct", "84b9f6cd57",
                     registry, tp=8, max_len=65536)
     llama8 = Model(c, "team-llm", "llama-3-1-8b-instruct", "hf://meta-llama/Llama-3.1-8B-Instruct", "7d9c6b5f48",
                    registry, tp=1, max_len=32768)
     mistral = Model(c, "team-llm", "mistral-7b-instruct-v0-3", "hf://mistralai/Mistral-7B-Instruct-v0.3",
-                    "5c8d7b6f49", registry, tp=1, max_len=32768, seed="v2")
-    mistral_old_image = f"{registry}/team-llm/mistral-7b-instruct-v0-3@sha256:{hexd('mistral-old')}"
-    mistral.image = f"{registry}/team-llm/mistral-7b-instruct-v0-3@sha256:{hexd('mistral-new')}"
+                    "5c8d7b6f49", registry, tp=1, max_len=32768,
+                    image=f"{registry}/team-llm/mistral-7b-instruct-v0-3@sha256:{hexd('mistral-new')}")
+    mistral_old = f"{registry}/team-llm/mistral-7b-instruct-v0-3@sha256:{hexd('mistral-old')}"
     qwen_vl = Model(c, "team-vision", "qwen2-5-vl-7b-instruct", "hf://Qwen/Qwen2.5-VL-7B-Instruct", "6f9d8c7b45",
                     registry, tp=1, max_len=32768)
     phi = Model(c, "team-chat", "phi-4-mini-instruct", "hf://microsoft/Phi-4-mini-instruct", "5f6d8c9b7b",
                 registry, tp=1, max_len=16384)
+    mistral_kc = "mistral-7b-instruct-v0-3"
 
     gpu = taint("nvidia.com/gpu", "present")
-    dedicated_inference = taint("dedicated", "inference")
-    node(c, h1, "p5.48xlarge", "us-west-2a", ips[h1], created=ago(days=20), pool="gpu-h100",
-         labels={"workload.example.com/pool": "llm-serving"}, taints=[gpu],
-         images=h100_images([mistral]) + [([mistral_old_image], 9663676416)])
-    node(c, h2, "p5.48xlarge", "us-west-2a", ips[h2], created=ago(days=20), pool="gpu-h100", taints=[gpu],
-         images=h100_images([]) + [([mistral_old_image], 9663676416)])
-    node(c, h3, "p5.48xlarge", "us-west-2b", ips[h3], created=ago(days=18), pool="gpu-h100",
-         taints=[gpu, taint("dedicated", "training")], images=h100_images([mistral]))
-    node(c, l1, "g6e.12xlarge", "us-west-2a", ips[l1], created=ago(days=15), pool="gpu-l40s", taints=[gpu],
+    h100_nodes = (
+        # h1 also carries the llm-serving pool label: it is in two groups.
+        (h1, "us-west-2a", {"workload.example.com/pool": "llm-serving"}, [gpu], SERVER_VERSION, [mistral]),
+        (h2, "us-west-2a", {}, [gpu], SERVER_VERSION, []),
+        # h3 was lent to the training team: a taint group h100 does not tolerate.
+        (h3, "us-west-2b", {}, [gpu, taint("dedicated", "training")], SERVER_VERSION, []),
+        # h4 came from an old launch template: kubelet v1.33, image volumes behind a feature gate.
+        (h4, "us-west-2b", {}, [gpu], "v1.33.5", []),
+    )
+    for name, zone, labels, taints, kubelet, cached in h100_nodes:
+        node(c, name, "p5.48xlarge", zone, ip[name], created=ago(days=20), pool="gpu-h100", labels=labels,
+             taints=taints, kubelet=kubelet, images=h100_images(cached))
+    node(c, l1, "g6e.12xlarge", "us-west-2a", ip[l1], created=ago(days=15), pool="gpu-l40s", taints=[gpu],
          images=h100_images([qwen_vl]))
-    node(c, l2, "g6e.12xlarge", "us-west-2b", ips[l2], created=ago(days=15), pool="gpu-l40s",
-         taints=[gpu, taint("node.kubernetes.io/unreachable", effect="NoSchedule", added=ago(38)),
-                 taint("node.kubernetes.io/unreachable", effect="NoExecute", added=ago(38))],
-         ready="Unknown", heartbeat=ago(39), images=h100_images([qwen_vl]))
-    node(c, l3, "g6e.12xlarge", "us-west-2b", ips[l3], created=ago(days=15), pool="gpu-l40s",
-         taints=[gpu, taint("node.kubernetes.io/unschedulable", added=ago(55))], unschedulable=True,
-         images=h100_images([]))
-    node(c, l4, "g6e.12xlarge", "us-west-2c", ips[l4], created=ago(24), pool="gpu-l40s-dedicated",
-         taints=[gpu, dedicated_inference], images=[])
-    node(c, h200, "p5e.48xlarge", "us-west-2c", ips[h200], created=ago(days=2), pool="gpu-h200", taints=[gpu],
-         images=[])
+    node(c, l2, "g6e.12xlarge", "us-west-2b", ip[l2], created=ago(days=15), pool="gpu-l40s", ready="Unknown",
+         heartbeat=ago(39), images=h100_images([qwen_vl]),
+         taints=[gpu, taint("node.kubernetes.io/unreachable", added=ago(38)),
+                 taint("node.kubernetes.io/unreachable", effect="NoExecute", added=ago(38))])
+    node(c, l3, "g6e.12xlarge", "us-west-2b", ip[l3], created=ago(days=15), pool="gpu-l40s", unschedulable=True,
+         taints=[gpu, taint("node.kubernetes.io/unschedulable", added=ago(55))], images=h100_images([]))
+    node(c, l4, "g6e.12xlarge", "us-west-2c", ip[l4], created=ago(24), pool="gpu-l40s-dedicated",
+         taints=[gpu, taint("dedicated", "inference")], images=[])
+    # The H200 node lacks the opt-in label of group h200.
+    node(c, h200, "p5e.48xlarge", "us-west-2c", ip[h200], created=ago(days=2), pool="gpu-h200", taints=[gpu])
     node(c, "ip-10-0-0-10.ec2.internal", "m7i.2xlarge", "us-west-2a", "10.0.0.10", created=ago(days=60),
          pool="system")
 
+    l40s_tolerations = [GPU_TOLERATION, DEDICATED_INFERENCE]
     g_h100 = node_group(c, "h100", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, [GPU_TOLERATION],
                         ago(days=30))
     g_serving = node_group(c, "llm-serving", {"workload.example.com/pool": "llm-serving"}, [GPU_TOLERATION],
                            ago(days=1))
-    l40s_old = [GPU_TOLERATION]
-    l40s_tolerations = [GPU_TOLERATION, {"key": "dedicated", "operator": "Equal", "value": "inference",
-                                         "effect": "NoSchedule"}]
     g_l40s = node_group(c, "l40s", {"nvidia.com/gpu.product": "NVIDIA-L40S"}, l40s_tolerations, ago(days=15),
                         generation=2)
     g_h200 = node_group(c, "h200", {"kserve.example.com/kernel-cache": "enabled",
                                     "nvidia.com/gpu.product": "NVIDIA-H200"}, [GPU_TOLERATION], ago(days=2))
-    # The DaemonSet was last patched before group l40s gained its `dedicated` toleration.
+    # The DaemonSet was last patched before group l40s gained its `dedicated` toleration (two hours ago).
     terms, _ = placement([g_h100, g_serving, g_l40s, g_h200])
-    _, stale_tolerations = placement([g_h100, g_serving, dict(g_l40s, spec={
-        "nodeSelector": g_l40s["spec"]["nodeSelector"], "tolerations": l40s_old}), g_h200])
-    agent_daemonset(c, terms, stale_tolerations, ago(days=41), 9, {"desired": 6, "current": 6, "ready": 4})
-    for n in (h1, h3, l1, l3):
-        agent_pod(c, n, ips[n], stale_tolerations, 9, ago(days=1, minutes=30))
-    agent_pod(c, h2, ips[h2], stale_tolerations, 9, ago(days=1, minutes=30), state="crashloop", restarts=17)
-    agent_pod(c, l2, ips[l2], stale_tolerations, 9, ago(days=1, minutes=30), node_lost=True)
+    l40s_before = {"metadata": g_l40s["metadata"], "spec": dict(g_l40s["spec"], tolerations=[GPU_TOLERATION])}
+    _, stale = placement([g_h100, g_serving, l40s_before, g_h200])
+    agent_daemonset(c, terms, stale, ago(days=41), 9, {"desired": 7, "current": 7, "ready": 5})
+    for name in (h1, h3, h4, l1, l3):
+        agent_pod(c, name, ip[name], stale, 9, ago(days=1, minutes=30))
+    agent_pod(c, h2, ip[h2], stale, 9, ago(days=1, minutes=30), state="crashloop", restarts=31)
+    agent_pod(c, l2, ip[l2], stale, 9, ago(days=1, minutes=30), node_lost=True)
+    # No agent pod on l4: the stale tolerations do not tolerate dedicated=inference.
 
-    # Workloads.
-    p70 = llama70.pod(0, h2, ips[h2], ago(days=2), producer=True)
-    p8 = llama8.pod(0, h1, ips[h1], ago(210), producer=True)
-    pvl = qwen_vl.pod(0, l1, ips[l1], ago(days=3), producer=True)
-    phi_gone = phi.pod_name(0)
+    p70 = llama70.pod(0, h2, ip[h2], ago(70), producer=True)
+    p8 = llama8.pod(0, h1, ip[h1], ago(210), producer=True)
+    pvl = qwen_vl.pod(0, l1, ip[l1], ago(days=3), producer=True)
 
-    llama70.capture(producer=p70, node_name=h2, created=ago(days=2), completed=ago(days=2, minutes=-22))
+    llama70.capture(producer=p70, node_name=h2, created=ago(70), completed=ago(49))
     blocked = llama8.capture(producer=p8, node_name=h1, created=ago(210), completed=ago(171), kernel_cache=False)
     qwen_vl.capture(producer=pvl, node_name=l1, created=ago(days=3), completed=ago(days=3, minutes=-9))
-    phi.capture(producer=phi_gone, node_name=h1, created=ago(95), completed=ago(36), failed="ProducerGone")
-
+    phi.capture(producer=phi.pod_name(0), node_name=h1, created=ago(95), completed=ago(52), failed="ProducerGone")
     selection_event(c, blocked, "AmbiguousNodeGroup",
                     f"producer node {h1} matches multiple node groups: h100, llm-serving; set "
                     "serving.kserve.io/kernelcache-nodegroup",
-                    ago(171, micro=True), ago(44, micro=True), 9)
-    failed_create_event(
-        c, "team-chat", phi.replicaset,
-        'Error creating: Internal error occurred: failed calling webhook "kernelcache.kserve-webhook-server.pod-mutator":'
-        ' failed to call webhook: Post "https://localmodel-webhook-server-service.kserve.svc:443/mutate-kernelcache-'
-        'pods?timeout=10s": no endpoints available for service "localmodel-webhook-server-service"',
-        ago(35), ago(3), 19)
+                    ago(171, micro=True), ago(118, micro=True), 4)
 
-    # KernelCaches: llama-70b failing to prepare (registry 401 on one node, a failed Job on another, a Job
-    # that cannot schedule on the third); mistral (made by a pipeline, not a capture) Ready, but the entry on
-    # the node whose agent crash-loops still names the previous digest; qwen-vl Preparing.
+    # llama-70b fails to prepare: a registry 401 on h1, a Job that failed on h4 (recreated after each TTL
+    # and failing again), a Job that cannot schedule on h3, no entry at all on h2 (its agent crash-loops).
     pull_401 = (f'Back-off pulling image "{llama70.image}": ErrImagePull: failed to pull and unpack image '
                 f'"{llama70.image}": failed to resolve reference "{llama70.image}": pulling from host '
                 f"{registry} failed with status code [manifests sha256:{llama70.image.rsplit(':', 1)[1]}]: "
                 "401 Unauthorized")
     backoff = "Job has reached the specified backoff limit"
-    kernel_cache(c, llama70, "h100", "auto", ago(days=2, minutes=-23), state="Error", reason="PreparationFailed",
-                 message=pull_401, since=ago(31), counts=(3, 0, 1, 2))
-    kernel_cache(c, mistral, "h100", None, ago(days=1, minutes=20), state="Ready", reason="CacheReady",
-                 message="cache is ready on all selected nodes", since=ago(days=1), counts=(3, 3, 0, 0),
-                 name="mistral-7b-instruct-v0-3")
+    kernel_cache(c, llama70, "h100", "auto", ago(48), state="Error", reason="PreparationFailed", message=pull_401,
+                 since=ago(44), counts=(4, 0, 2, 2))
+    # mistral: made by a CI pipeline (no capture) for group llm-serving, re-created with a new digest two
+    # hours ago; h2 left the llm-serving pool before that, but its crash-looping agent never dropped or
+    # refreshed the entry. The scaled-in node `gone` still has a KernelCacheNode.
+    kernel_cache(c, mistral, "llm-serving", None, ago(125), state="Ready", reason="CacheReady",
+                 message="cache is ready on all selected nodes", since=ago(119), counts=(1, 1, 0, 0),
+                 name=mistral_kc)
+    # qwen-vl: its artifact was garbage-collected on the cordoned l3, so its Job waits there; the new l4
+    # has no KernelCacheNode to report on.
     kernel_cache(c, qwen_vl, "l40s", "auto", ago(days=3, minutes=-10), state="Preparing", reason="Preparing",
                  message="cache preparation is in progress", since=ago(24), counts=(3, 1, 2, 0))
 
-    ok_present = "OCI artifact is present on the node"
-    mistral_kc = "mistral-7b-instruct-v0-3"
-    kcn(c, h1, ago(days=20), [
-        llama70.entry("Error", pull_401, ago(31)),
-        mistral.entry("Ready", ok_present, ago(4), name=mistral_kc)])
-    kcn(c, h2, ago(days=20), [
-        llama70.entry("Error", backoff, ago(days=1, minutes=45)),
-        mistral.entry("Ready", ok_present, ago(days=1, minutes=50), image=mistral_old_image, name=mistral_kc)])
-    kcn(c, h3, ago(days=18), [
-        llama70.entry("Pulling", "waiting for the OCI prefetch Job to start", ago(7)),
-        mistral.entry("Ready", ok_present, ago(6), name=mistral_kc)])
-    kcn(c, l1, ago(days=15), [qwen_vl.entry("Ready", ok_present, ago(3))])
-    kcn(c, l2, ago(days=15), [qwen_vl.entry("Ready", ok_present, ago(40))])
-    kcn(c, l3, ago(days=15), [qwen_vl.entry("Pulling", "waiting for the OCI prefetch Job to start", ago(5))])
-    # h200 is not a member; l4 joined after the controller went down: no KernelCacheNode. The node `gone`
-    # was scaled in by Karpenter 20 minutes ago: its KernelCacheNode lingers.
-    kcn(c, gone, ago(days=19), [mistral.entry("Ready", ok_present, ago(days=1), name=mistral_kc)])
+    present = "OCI artifact is present on the node"
+    prefetched = "OCI artifact was prefetched on the node"
+    kcn(c, h1, ago(days=20), [llama70.entry("Error", pull_401, ago(44)),
+                              mistral.entry("Ready", prefetched, ago(119), name=mistral_kc)])
+    kcn(c, h2, ago(days=20), [mistral.entry("Ready", present, ago(190), image=mistral_old, name=mistral_kc)])
+    kcn(c, h3, ago(days=18), [llama70.entry("Pulling", "waiting for the OCI prefetch Job to start", ago(47))])
+    kcn(c, h4, ago(days=20), [llama70.entry("Error", backoff, ago(4))])
+    kcn(c, l1, ago(days=15), [qwen_vl.entry("Ready", present, ago(3))])
+    kcn(c, l2, ago(days=15), [qwen_vl.entry("Ready", present, ago(41))])
+    kcn(c, l3, ago(days=15), [qwen_vl.entry("Pulling", "waiting for the OCI prefetch Job to start", ago(30))])
+    kcn(c, gone, ago(days=19), [mistral.entry("Ready", prefetched, ago(118), name=mistral_kc)])
 
-    preparation(c, llama70, h1, [GPU_TOLERATION], ago(31), outcome="active", waiting=("ImagePullBackOff", pull_401))
-    preparation(c, llama70, h2, [GPU_TOLERATION], f"{ago(days=1, minutes=48)}@{1 * 60 * 24 + 45}",
-                outcome="failed")
-    preparation(c, llama70, h3, [GPU_TOLERATION], ago(7), outcome="active", unschedulable=(
+    preparation(c, llama70, h1, ip[h1], [GPU_TOLERATION], ago(47), outcome="active",
+                waiting=("ImagePullBackOff", pull_401))
+    preparation(c, llama70, h3, ip[h3], [GPU_TOLERATION], ago(47), outcome="active", unschedulable=(
         "0/10 nodes are available: 1 node(s) had untolerated taint {dedicated: training}, 9 node(s) didn't match "
         "Pod's node affinity/selector. preemption: 0/10 nodes are available: 10 Preemption is not helpful for "
         "scheduling."))
-    preparation(c, qwen_vl, l3, l40s_tolerations, ago(24), outcome="active", unschedulable=(
+    preparation(c, llama70, h4, ip[h4], [GPU_TOLERATION], ago(5), outcome="failed", done=ago(4.5))
+    preparation(c, qwen_vl, l3, ip[l3], l40s_tolerations, ago(31), outcome="active", unschedulable=(
         "0/10 nodes are available: 1 node(s) were unschedulable, 9 node(s) didn't match Pod's node "
         "affinity/selector. preemption: 0/10 nodes are available: 10 Preemption is not helpful for scheduling."))
     return c
@@ -1487,20 +1462,25 @@ HEADER = """\
 """
 
 
-def write(c: Cluster, file: str, title: str) -> Path:
-    text = yaml.safe_dump(c.document(), sort_keys=False, default_flow_style=False, allow_unicode=True)
-    path = ROOT / "examples" / file
-    path.write_text(HEADER.format(title=title, file=file) + text, encoding="utf-8")
-    return path
+EXAMPLES = {
+    "healthy-cluster.yaml": (healthy, "healthy-cluster: two node groups (h100, l40s) on six nodes, three Ready "
+                                      "KernelCaches"),
+    "broken-cluster.yaml": (broken, "broken-cluster: four node groups on ten nodes, drifted membership and "
+                                    "placement, failing caches"),
+}
+
+
+def render(file: str) -> str:
+    """The text of one example file."""
+    make, title = EXAMPLES[file]
+    text = yaml.safe_dump(make().document(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return HEADER.format(title=title, file=file) + text
 
 
 def main() -> None:
-    for path in (
-        write(healthy(), "healthy-cluster.yaml",
-              "healthy-cluster: two node groups (h100, l40s) on six nodes, three Ready KernelCaches"),
-        write(broken(), "broken-cluster.yaml",
-              "broken-cluster: four node groups on ten nodes, KServe's controller down, most checks failing"),
-    ):
+    for file in EXAMPLES:
+        path = ROOT / "examples" / file
+        path.write_text(render(file), encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}")
 
 

@@ -33,7 +33,7 @@ from ..kernelcache.names import generated_kernel_cache_name
 from ..kernelcache.selection import select_node_group
 from ..kernelcache.selectors import selector_matches
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE, condition_text, facts, human_duration, parse_time
+from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
@@ -113,7 +113,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         hint = f"kubectl -n {cap.namespace} logs {pod} -c mcv" if pod else describe
     detail = condition_text(ready)
     yield Finding(ID, "warning", ref,
-                  f"capture {key} is stuck in {phase} for {human_duration((f.now - since).total_seconds())}: {what}"
+                  f"capture {key} is stuck in {phase} since {rfc3339(since)}, over an hour: {what}"
                   f"{f' ({detail})' if detail else ''}",
                   hint=hint,
                   evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("state", "message") if result.get(k)))

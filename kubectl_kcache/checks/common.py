@@ -178,6 +178,11 @@ class Facts:
 _LAST: list[tuple[ClusterSnapshot, Facts]] = []
 
 
+def forget() -> None:
+    """Drop the kept Facts (and with them the snapshot)."""
+    _LAST.clear()
+
+
 def facts(snapshot: ClusterSnapshot) -> Facts:
     """The Facts of `snapshot`; the last one is kept, so the checks of one doctor run share it."""
     if _LAST and _LAST[0][0] is snapshot:
@@ -200,15 +205,10 @@ def parse_time(value: str) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
-def human_duration(seconds: float) -> str:
-    seconds = int(max(seconds, 0))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 2 * 3600:
-        return f"{seconds // 60}m"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
+def rfc3339(t: dt.datetime) -> str:
+    """A time as the API writes it (UTC, seconds). Messages give absolute times, never "5m ago", so that a
+    report from the live cluster and one from its dump taken moments later are identical."""
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ---- wording --------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
-from .common import condition_text, facts, human_duration, observed, parse_time
+from .common import condition_text, facts, observed, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
@@ -149,7 +149,7 @@ def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             latest[key] = ev
     for (ns, name), ev in sorted(latest.items()):
         seen = parse_time(ev.last_seen)
-        when = f", last {human_duration((now - seen).total_seconds())} ago" if seen else ""
+        when = f", last at {rfc3339(seen)}" if seen else ""
         yield Finding(ID, "error", ObjectRef("ReplicaSet", name, ns or None),
                       f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
                       hint=f"kubectl -n {ns} describe replicaset {name}",

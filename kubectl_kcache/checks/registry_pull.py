@@ -30,7 +30,7 @@ from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..snapshot import ClusterSnapshot
-from .common import EDIT_CONFIG, condition_text, config_ref, facts, human_duration, observed, parse_time, read_ok
+from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339
 from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
 from .registry import check
 
@@ -83,7 +83,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         failed = o.find_condition(job.conditions, "Failed")
         if failed is None or failed.status != "True":
             continue
-        yield _failed_job(job, failed, cfg, f.now)
+        yield _failed_job(job, failed, cfg)
     if read_ok(snapshot, "pods", job_ns):
         for pod in snapshot.pods_labelled(job_ns, c.LABEL_JOB_CACHE_NAME):
             if pod.meta.labels.get(JOB_LABEL, pod.meta.labels.get("job-name", "")) in stale:
@@ -104,14 +104,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",))
 
 
-def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig, now: dt.datetime) -> Finding:
+def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Finding:
     ns = job.meta.namespace or ""
     ttl = job.ttl_seconds if job.ttl_seconds is not None else cfg.job_ttl_seconds_after_finished
     at = parse_time(failed.last_transition)
-    left = ""
-    if at is not None:
-        remaining = ttl - (now - at).total_seconds()
-        left = f", about {human_duration(remaining)} left" if remaining > 0 else ", expired: deletion pending"
+    left = f", due at {rfc3339(at + dt.timedelta(seconds=ttl))}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
     return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
                    f"preparation Job {ns}/{job.meta.name} {_for(job.meta)} failed ({why}): the node's cache entry is "

@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from . import suppress
-from .common import facts, read_state
+from .common import facts, forget, read_state
 from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
 from .registry import all_checks
 
@@ -108,6 +108,7 @@ def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequen
     try:
         return _run_doctor(snapshot, only, skip, suppressions, use_suppressions)
     finally:
+        forget()
         if enabled:
             gc.enable()
 

@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 FAIL_LABEL = "kcache.test/fail"
 TEST_NAMESPACES = ("kserve", "kserve-kernelcache-jobs", "team-a", "team-b")
 OWNED_LABEL = "kcache.test/owned"

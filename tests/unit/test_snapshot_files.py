@@ -120,6 +120,22 @@ def test_dump_round_trip(tmp_path):
     assert again.kernel_caches == first.kernel_caches
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: snapshot._is_snapshot_file looks for 'KcacheSnapshot' in the first 4096 characters; a dump "
+    "re-serialized with sorted keys (jq -S) has items before kind, so its reads are wrongly assumed ok",
+)
+def test_dump_with_sorted_keys_keeps_its_reads(tmp_path):
+    nodes = [b.node(f"n{i}", {"pad": "x" * 60}) for i in range(40)]
+    doc = dump_doc(nodes, [{"resource": "nodes", "namespace": None, "status": "ok", "count": 40}])
+    path = tmp_path / "sorted.json"
+    path.write_text(json.dumps(doc, sort_keys=True, indent=2))
+    snap = load_files([str(path)])
+    assert len(snap.nodes) == 40
+    assert not snap.reads_assumed
+    assert snap.read_status("kernelcaches") is None
+
+
 def test_kind_list(tmp_path):
     snap = load_files([write(tmp_path / "list.yaml", {"apiVersion": "v1", "kind": "List", "items": OBJECTS})])
     assert counts(snap) == ALL_ONE

@@ -61,7 +61,7 @@ def test_failed_stuck_stale_and_requested_group():
     assert failed.severity == "warning"
     assert "Failed: CaptureFailed: torch.compile failed: CUDA out of memory" in failed.message
     stuck = one(findings, name="opt-kcc-2b3c4d5e6")
-    assert "is stuck in Pushing for 3h" in stuck.message
+    assert "is stuck in Pushing since 2026-11-29T07:00:00Z, over an hour" in stuck.message
     assert stuck.hint == "kubectl -n team-b logs opt-predictor-2b3c4d5e6-x7k2p -c mcv"
     assert not [f for f in findings if f.object.name == "t5-kcc-3c4d5e6f7"]  # capturing for 10 minutes
     stale = one(findings, name="bert-kcc-4d5e6f7a8")

@@ -70,7 +70,7 @@ def test_recent_webhook_denials_are_errors_with_the_message():
     assert f.severity == "error"
     assert ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: '
             "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured") in f.message
-    assert "(14x, last 10m ago)" in f.message
+    assert "(14x, last at 2026-11-29T09:50:00Z)" in f.message
     assert f.hint == "kubectl -n team-a describe replicaset qwen-predictor-669889f77f"
 
 

@@ -16,7 +16,7 @@ def test_failed_job_and_pull_error():
     assert "for KernelCache team-a/qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df on node gpu-2 failed" in job.message
     assert "BackoffLimitExceeded: Job has reached the specified backoff limit" in job.message
     assert "does not create the Job again" in job.message
-    assert "ttlSecondsAfterFinished 600s, about 5m left" in job.message
+    assert "ttlSecondsAfterFinished 600s, due at 2026-11-29T10:05:00Z" in job.message
     assert job.hint == f"kubectl -n kserve-kernelcache-jobs delete job {JOB}"
     pod = one(findings, kind="Pod")
     assert pod.severity == "error"

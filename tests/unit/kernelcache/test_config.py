@@ -483,3 +483,21 @@ def test_deeply_nested_value_is_an_error_not_a_crash():
 def test_subject_regexp_must_be_valid_re2(regexp):
     msg = error_of({"artifactSecurity": {"mode": "cert", "cert": {"signingProfileRef": "p", "subjectRegexp": regexp}}})
     assert msg.startswith("invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid regexp: ")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: config.parse_config type-checks registry and artifactSecurity fields only after validating "
+    "abandonedCapturePolicy/defaultMountType/the timeout; Go decodes the whole document first, so a type error "
+    "anywhere is the error KServe reports",
+)
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"abandonedCapturePolicy": "x", "registry": {"endpoint": 5}},
+        {"defaultMountType": "pvc", "artifactSecurity": {"mode": ["cert"]}},
+        {"registry": {"auth": {"type": "bogus"}}, "artifactSecurity": {"failurePolicy": 1}},
+    ],
+)
+def test_type_errors_come_before_validation_errors(config):
+    assert error_of(config).startswith("unable to unmarshal kernelcache: ")

@@ -1,0 +1,218 @@
+"""The example snapshots in examples/, end to end through the CLI (in-process, `--from-file`).
+
+healthy-cluster.yaml must give a clean doctor report and an empty reconcile plan; broken-cluster.yaml
+must trip the checks it was written for. Both must be what `kubectl kcache dump` would write (every
+read recorded, counts right) and what examples/make_examples.py generates today.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kubectl_kcache.cli import run
+from kubectl_kcache.snapshot import KINDS, load_files
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+HEALTHY = str(EXAMPLES / "healthy-cluster.yaml")
+BROKEN = str(EXAMPLES / "broken-cluster.yaml")
+AMBIGUOUS_POD = "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp"
+AMBIGUOUS_CAPTURE = "llama-3-1-8b-instruct-kcc-7d9c6b5f48"
+AMBIGUOUS_NODE = "ip-10-0-1-11.ec2.internal"
+NEW_NODE = "ip-10-0-2-24.ec2.internal"
+GONE_NODE = "ip-10-0-1-19.ec2.internal"
+# The resources collect.py lists, by the name its reads record.
+LIVE_READS = {
+    "nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures", "configmaps",
+    "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "endpointslices",
+    "customresourcedefinitions", "namespaces", "jobs", "serviceaccounts", "rolebindings", "events",
+}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = run(list(argv))
+    out, err = capsys.readouterr()
+    assert "internal error" not in err, err
+    return code, out
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    code, out = cli(capsys, *argv, "-o", "json")
+    return code, json.loads(out)
+
+
+# ---- the files ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", [HEALTHY, BROKEN])
+def test_example_is_a_complete_dump(path: str) -> None:
+    snap = load_files([path])
+    assert not snap.reads_assumed
+    assert snap.meta.server_version == "v1.36.3"
+    assert snap.meta.taken_at.endswith("Z") and snap.meta.cluster.startswith("arn:aws:eks:")
+    assert {r.resource for r in snap.reads} == LIVE_READS
+    assert all(r.status == "ok" for r in snap.reads)
+    # Every object in the file came from one of the recorded lists, and each list's count is right.
+    recorded = Counter()
+    for r in snap.reads:
+        recorded[r.resource] += r.count
+    fields = {resource: field for (field, _, resource) in KINDS.values()}
+    for resource in LIVE_READS:
+        assert recorded[resource] == len(getattr(snap, fields[resource])), resource
+    assert sum(recorded.values()) == len(snap.raw_items) == snap.object_count()
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("make_examples", EXAMPLES / "make_examples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["healthy-cluster.yaml", "broken-cluster.yaml"])
+def test_example_is_what_the_generator_writes(name: str) -> None:
+    gen = _generator()
+    assert gen.render(name) == (EXAMPLES / name).read_text(encoding="utf-8"), (
+        f"examples/{name} is out of date: run `python examples/make_examples.py`")
+    assert gen.render(name) == gen.render(name)  # deterministic
+
+
+# ---- doctor -------------------------------------------------------------------------------------------
+
+def test_doctor_on_healthy_example_finds_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = cli_json(capsys, "doctor", "--from-file", HEALTHY)
+    problems = [f for f in report["findings"] if f["severity"] in ("error", "warning")]
+    assert problems == []
+    assert report["summary"]["errors"] == report["summary"]["warnings"] == report["summary"]["skipped"] == 0
+    assert {c["id"]: c["status"] for c in report["checks"] if c["status"] not in ("pass", "not-applicable")} == {}
+    assert code == 0
+
+
+def test_doctor_table_on_healthy_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = cli(capsys, "doctor", "--from-file", HEALTHY)
+    assert code == 0
+    assert out.startswith("no problems found in ")
+
+
+EXPECTED_BROKEN = {
+    # check id -> (severity, object) pairs that must be among its findings
+    "group-selector": {("warning", "KernelCacheNodeGroup/h200")},
+    "group-overlap": {("error", f"Node/{AMBIGUOUS_NODE}")},
+    "group-taints": {("error", "Node/ip-10-0-1-13.ec2.internal"), ("error", f"Node/{NEW_NODE}")},
+    "nodes": {("warning", "Node/ip-10-0-2-22.ec2.internal"), ("warning", "Node/ip-10-0-2-23.ec2.internal")},
+    "kcn-missing": {("error", f"Node/{NEW_NODE}")},
+    "kcn-orphaned": {("warning", f"KernelCacheNode/{GONE_NODE}")},
+    "agent": {("error", "DaemonSet/kserve/kserve-kernelcachenode-agent"), ("error", f"Node/{NEW_NODE}")},
+    "registry-pull": {("error", "Job/kserve-kernelcache-jobs/"
+                                "kc-llama-3-1-70b-instruct-k-ip-10-0-1-14-ec2-i-86e99cc7c8878f0f")},
+    "cache-status": {("error", "KernelCacheNode/ip-10-0-1-11.ec2.internal"),
+                     ("warning", "KernelCacheNode/ip-10-0-1-12.ec2.internal")},
+    "capture": {("error", f"KernelCacheCapture/team-llm/{AMBIGUOUS_CAPTURE}")},
+}
+
+
+def _ref(finding: dict) -> str:
+    obj = finding["object"]
+    return "/".join(x for x in (obj["kind"], obj["namespace"], obj["name"]) if x)
+
+
+def test_doctor_on_broken_example_trips_every_check_it_was_written_for(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = cli_json(capsys, "doctor", "--from-file", BROKEN)
+    assert code == 1
+    by_check: dict[str, set[tuple[str, str]]] = {}
+    for f in report["findings"]:
+        by_check.setdefault(f["check"], set()).add((f["severity"], _ref(f)))
+    for check, expected in EXPECTED_BROKEN.items():
+        missing = expected - by_check.get(check, set())
+        assert not missing, f"{check}: missing {sorted(missing)}; got {sorted(by_check.get(check, set()))}"
+    status = {c["id"]: c["status"] for c in report["checks"]}
+    assert {c: status[c] for c in EXPECTED_BROKEN} == dict.fromkeys(EXPECTED_BROKEN, "fail")
+    assert report["summary"]["skipped"] == 0
+
+
+def test_broken_example_details(capsys: pytest.CaptureFixture[str]) -> None:
+    _, report = cli_json(capsys, "doctor", "--from-file", BROKEN)
+    text = {(f["check"], _ref(f)): f for f in report["findings"]}
+    near = text[("group-selector", "KernelCacheNodeGroup/h200")]
+    assert "ip-10-0-3-31.ec2.internal lacks kserve.example.com/kernel-cache=enabled" in near["message"]
+    pull = next(f for f in report["findings"] if f["check"] == "registry-pull" and "ImagePullBackOff" in f["message"])
+    assert "401 Unauthorized" in pull["message"]
+    crash = next(f for f in report["findings"] if f["check"] == "agent" and "CrashLoopBackOff" in f["message"])
+    assert crash["hint"].endswith("--previous")
+    overlap = text[("group-overlap", f"Node/{AMBIGUOUS_NODE}")]
+    assert overlap["hint"] == f"kubectl kcache why-group --capture {AMBIGUOUS_CAPTURE} -n team-llm"
+    stale = text[("group-taints", f"Node/{NEW_NODE}")]
+    assert "stale" in stale["message"] and stale["hint"] == "kubectl kcache reconcile --once"
+
+
+def test_doctor_fail_on_never_exits_zero_on_broken_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = cli(capsys, "doctor", "--from-file", BROKEN, "--fail-on", "never")
+    assert code == 0
+
+
+# ---- reconcile ----------------------------------------------------------------------------------------
+
+def test_reconcile_plan_on_broken_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, plan = cli_json(capsys, "reconcile", "--dry-run", "--from-file", BROKEN)
+    assert code == 0
+    actions = {(a["verb"], a["kind"], a["name"]) for a in plan["actions"]}
+    assert ("create", "KernelCacheNode", NEW_NODE) in actions
+    assert ("delete", "KernelCacheNode", GONE_NODE) in actions
+    assert ("patch", "DaemonSet", "kserve-kernelcachenode-agent") in actions
+    events = [a for a in plan["actions"] if a["verb"] == "event"]
+    assert events == [{
+        "verb": "event", "kind": "Event", "namespace": "team-llm", "name": AMBIGUOUS_CAPTURE,
+        "reason": events[0]["reason"], "eventReason": "AmbiguousNodeGroup",
+        "message": f"producer node {AMBIGUOUS_NODE} matches multiple node groups: h100, llm-serving; "
+                   "set serving.kserve.io/kernelcache-nodegroup",
+    }]
+
+
+def test_reconcile_plan_on_healthy_example_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    code, plan = cli_json(capsys, "reconcile", "--dry-run", "--from-file", HEALTHY)
+    assert code == 0
+    assert plan == {"kind": "ReconcilePlan", "version": 1, "actions": []}
+
+
+# ---- why-group ----------------------------------------------------------------------------------------
+
+def test_why_group_on_ambiguous_producer(capsys: pytest.CaptureFixture[str]) -> None:
+    code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--from-file", BROKEN)
+    assert code == 0
+    assert why["basis"] == "capture"
+    assert why["node"] == AMBIGUOUS_NODE
+    assert why["capture"]["name"] == AMBIGUOUS_CAPTURE
+    assert why["result"]["group"] is None
+    assert why["result"]["reason"] == "AmbiguousNodeGroup"
+    assert why["result"]["message"].startswith(f"producer node {AMBIGUOUS_NODE} matches multiple node groups")
+    assert {g["name"] for g in why["groups"] if g["matches"]} == {"h100", "llm-serving"}
+    assert why["kernelCache"] is None
+
+
+def test_why_group_finds_the_namespace_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "--from-file", BROKEN)
+    assert code == 0 and why["pod"]["namespace"] == "team-llm"
+
+
+def test_why_group_what_if_the_pod_requested_a_group(capsys: pytest.CaptureFixture[str]) -> None:
+    code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--group", "h100",
+                         "--from-file", BROKEN)
+    assert code == 0
+    assert why["basis"] == "what-if"
+    assert (why["result"]["group"], why["result"]["source"], why["result"]["reason"]) == ("h100", "annotation", None)
+
+
+def test_why_group_on_healthy_annotated_producer(capsys: pytest.CaptureFixture[str]) -> None:
+    snap = load_files([HEALTHY])
+    pod = next(p for p in snap.pods if p.meta.annotations.get("serving.kserve.io/kernelcache-nodegroup"))
+    code, why = cli_json(capsys, "why-group", pod.name, "-n", pod.namespace, "--from-file", HEALTHY)
+    assert code == 0
+    assert (why["result"]["group"], why["result"]["source"]) == ("l40s", "annotation")
+    assert why["kernelCache"]["selectionSource"] == "annotation"
+    assert why["drift"] == []
