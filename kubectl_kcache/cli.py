@@ -6,8 +6,10 @@ rich, yaml) are imported inside the commands so that `--help` stays fast.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -88,9 +90,13 @@ def parse_duration(text: str | None) -> float | None:
         return None
     text = text.strip()
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(value) or value < 0:
+            raise click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
+        return value
     import re
 
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -501,7 +507,8 @@ def run(argv: list[str]) -> int:
     """Run the CLI; every outcome becomes an exit code here."""
     import signal
 
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
     try:
         result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as exc:

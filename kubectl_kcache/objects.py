@@ -355,7 +355,7 @@ class KernelCacheNode:
         status = _map(obj.get("status"), "KernelCacheNode.status")
         where = f"KernelCacheNode {meta.name}: status.cacheStatus"
         entries = []
-        for key, raw in sorted(_map(status.get("cacheStatus"), where).items()):
+        for key, raw in sorted(_map(status.get("cacheStatus"), where).items(), key=lambda kv: str(kv[0])):
             e = _map(raw, f"{where}[{key}]")
             ref = ObjectRef.from_dict(e.get("kernelCacheRef"), f"{where}[{key}].kernelCacheRef")
             if ref is None:

@@ -125,7 +125,8 @@ class ClusterSnapshot:
     def read_status(self, resource: str, namespace: str | None = None) -> Read | None:
         """The worst outcome of the reads of `resource` (in `namespace` when given): forbidden beats absent
         beats ok; None if never read."""
-        found = [r for r in self.reads if r.resource == resource and (namespace is None or r.namespace == namespace)]
+        found = [r for r in self.reads if r.resource == resource
+                 and (namespace is None or r.namespace in (namespace, None))]
         if not found:
             if self.reads_assumed:
                 return Read(resource, None, "ok")
@@ -236,6 +237,42 @@ def _files(paths: Iterable[str]) -> Iterator[str]:
             raise InputError(f"{path}: no such file or folder")
 
 
+MAX_NESTING = 500
+_BRACKETS = None
+
+
+def _too_deep(text: str) -> bool:
+    """Flow-style nesting deeper than MAX_NESTING (PyYAML's C parser can crash on tens of thousands of
+    levels). Brackets inside quoted strings are counted too: a false alarm needs hundreds of them."""
+    import re
+
+    global _BRACKETS
+    if _BRACKETS is None:
+        _BRACKETS = re.compile(r"[\[\]{}]")
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_NESTING:
+            return True
+    return False
+
+
+def _yaml_loader() -> Any:
+    """A safe loader that keeps timestamps as strings, as kubectl (sigs.k8s.io/yaml) does."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return Loader
+
+
 def _documents(path: str) -> list[Any]:
     import sys
 
@@ -251,13 +288,16 @@ def _documents(path: str) -> list[Any]:
     if stripped.startswith(("{", "[")):
         try:
             return [json.loads(text)]
-        except (json.JSONDecodeError, RecursionError):
+        except RecursionError:
+            raise InputError(f"{path}: nested too deeply (more than {MAX_NESTING} levels)") from None
+        except ValueError:
             pass  # JSON is YAML too; let the YAML parser give the error with a line number
+    if _too_deep(text):
+        raise InputError(f"{path}: nested too deeply (more than {MAX_NESTING} levels)")
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=_yaml_loader()) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -267,34 +307,53 @@ def _documents(path: str) -> list[Any]:
         raise InputError(f"{path}: not valid YAML or JSON: {type(exc).__name__}") from None
 
 
-def _flatten(doc: Any, path: str, out: list[Mapping[str, Any]], meta_out: list[Mapping[str, Any]]) -> None:
-    if isinstance(doc, list):
-        for d in doc:
-            _flatten(d, path, out, meta_out)
-        return
-    if not isinstance(doc, Mapping):
-        raise InputError(f"{path}: expected Kubernetes objects, found a {type(doc).__name__}")
-    kind = doc.get("kind")
-    if kind == SNAPSHOT_KIND:
-        version = doc.get("version")
-        if version != SNAPSHOT_VERSION:
-            raise InputError(f"{path}: snapshot version {version!r} is not supported (expected {SNAPSHOT_VERSION})")
-        items = doc.get("items")
-        if not isinstance(items, list):
-            raise InputError(f"{path}: snapshot has no items list")
-        meta = doc.get("meta") or {}
-        if not isinstance(meta, Mapping):
-            raise InputError(f"{path}: snapshot meta must be an object")
-        meta_out.append(meta)
-        out.extend(items)
-    elif isinstance(kind, str) and kind.endswith("List") and "items" in doc:
-        items = doc.get("items")
-        if not isinstance(items, list):
-            raise InputError(f"{path}: {kind} has no items list")
-        for item in items:
-            _flatten(item, path, out, meta_out)
-    else:
-        out.append(doc)
+def _flatten(doc: Any, path: str, out: list[Mapping[str, Any]], meta_out: list[Mapping[str, Any]]) -> bool:
+    """Collect the objects of a document; lists and `kind: *List` are walked without recursion, and a
+    container met twice (a YAML alias: a bomb, or a cycle) is an error. Returns whether a snapshot document
+    was seen."""
+    seen: set[int] = set()
+    stack: list[Any] = [doc]
+    saw_snapshot = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (list, dict)):
+            if id(node) in seen:
+                raise InputError(f"{path}: a YAML alias repeats objects (or refers to itself); "
+                                 "aliases are not expanded in object lists")
+            seen.add(id(node))
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+            continue
+        if not isinstance(node, Mapping):
+            raise InputError(f"{path}: expected Kubernetes objects, found a {type(node).__name__}")
+        kind = node.get("kind")
+        if kind == SNAPSHOT_KIND:
+            version = node.get("version")
+            if version != SNAPSHOT_VERSION:
+                raise InputError(f"{path}: snapshot version {version!r} is not supported (expected {SNAPSHOT_VERSION})")
+            items = node.get("items")
+            if not isinstance(items, list):
+                raise InputError(f"{path}: snapshot has no items list")
+            meta = node.get("meta") or {}
+            if not isinstance(meta, Mapping):
+                raise InputError(f"{path}: snapshot meta must be an object")
+            meta_out.append({**meta, "_file": path})
+            saw_snapshot = True
+            for item in items:
+                if not isinstance(item, Mapping):
+                    raise InputError(f"{path}: snapshot item is a {type(item).__name__}, not an object")
+                if id(item) in seen:
+                    raise InputError(f"{path}: a YAML alias repeats objects; aliases are not expanded in items")
+                seen.add(id(item))
+                out.append(item)
+        elif isinstance(kind, str) and kind.endswith("List") and "items" in node:
+            items = node.get("items")
+            if not isinstance(items, list):
+                raise InputError(f"{path}: {kind} has no items list")
+            stack.extend(reversed(items))
+        else:
+            out.append(node)
+    return saw_snapshot
 
 
 def load_files(paths: Iterable[str]) -> ClusterSnapshot:
@@ -304,10 +363,13 @@ def load_files(paths: Iterable[str]) -> ClusterSnapshot:
     names = list(_files(paths))
     if not names:
         raise InputError("--from-file: no .yaml, .yml or .json files found")
+    all_snapshots = True
     for path in names:
         start = len(items)
+        saw = False
         for doc in _documents(path):
-            _flatten(doc, path, items, metas)
+            saw = _flatten(doc, path, items, metas) or saw
+        all_snapshots = all_snapshots and saw
         # validate per file so that errors name the file
         build(items[start:], origin=path)
     reads: list[Read] = []
@@ -315,27 +377,11 @@ def load_files(paths: Iterable[str]) -> ClusterSnapshot:
     for m in metas:
         try:
             reads.extend(Read.from_dict(r) for r in (m.get("reads") or []))
-        except (TypeError, ValueError, AttributeError):
-            raise InputError("snapshot meta.reads is malformed") from None
-        meta = SnapshotMeta(
-            cluster=str(m.get("cluster", "")),
-            taken_at=str(m.get("takenAt", "")),
-            server_version=str(m.get("serverVersion", "")),
-            source="file",
-        )
-    only_snapshots = len(metas) > 0 and all(_is_snapshot_file(p) for p in names)
-    return build(items, meta=meta, reads=reads, reads_assumed=not only_snapshots, keep_raw=True)
-
-
-def _is_snapshot_file(path: str) -> bool:
-    if path == "-":
-        return False
-    try:
-        with open(path, encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return SNAPSHOT_KIND in head
+        except (TypeError, ValueError, AttributeError, OverflowError):
+            raise InputError(f"{m.get('_file')}: snapshot meta.reads is malformed") from None
+        meta = SnapshotMeta(cluster=str(m.get("cluster", "")), taken_at=str(m.get("takenAt", "")),
+                            server_version=str(m.get("serverVersion", "")), source="file")
+    return build(items, meta=meta, reads=reads, reads_assumed=not (metas and all_snapshots), keep_raw=True)
 
 
 def to_document(snapshot: ClusterSnapshot) -> dict[str, Any]:

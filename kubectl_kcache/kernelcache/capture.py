@@ -37,7 +37,7 @@ def capture_complete(capture: Capture) -> Eligibility:
     if ready is None or ready.status != "True":
         why = f"{ready.reason}" if ready and ready.reason else "no Ready=True condition"
         return Eligibility(False, f"Ready condition is not True ({why})")
-    if ready.observed_generation != capture.meta.generation:
+    if (ready.observed_generation or 0) != capture.meta.generation:  # Go reads an absent field as 0
         return Eligibility(
             False,
             f"Ready condition observedGeneration {ready.observed_generation} != "

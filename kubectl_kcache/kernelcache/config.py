@@ -121,7 +121,7 @@ def _typed(m: Mapping[str, Any], key: str, kind: type, struct: str, default: Any
     if value is None:
         return default
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-    if kind is int and isinstance(value, float) and value.is_integer():
+    if kind is int and isinstance(value, float) and not isinstance(value, _GoFloat) and value.is_integer():
         value, ok = int(value), True
     if not ok:
         got = {bool: "bool", str: "string", int: "number", float: "number", list: "array", dict: "object"}.get(
@@ -166,13 +166,36 @@ def _validate_role_ref(ref: RoleRef | None, key: str) -> None:
         raise ConfigInvalid(f"registry.auth.{key}.kind must be Role or ClusterRole")
 
 
+class _GoFloat(float):
+    """A JSON number written with a fraction or exponent: Go will not decode it into an integer field."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ConfigInvalid(f"unable to unmarshal kernelcache: invalid character '{name[0]}' looking for beginning of value")
+
+
+def _re2_incompatible(pattern: str) -> str:
+    """What Go's RE2 rejects that Python's re accepts: look-around and back-references."""
+    for token in ("(?=", "(?!", "(?<=", "(?<!"):
+        if token in pattern:
+            return f"invalid or unsupported Perl syntax: `{token}`"
+    if re.search(r"\\[1-9]", pattern):
+        return "invalid escape sequence (back-references are not supported)"
+    if "(?P=" in pattern:
+        return "invalid named capture back-reference"
+    return ""
+
+
 def parse_config(text: str) -> KernelCacheConfig:
-    """NewKernelCacheConfig: decode over the defaults, then validate in KServe's order with its wording."""
+    """NewKernelCacheConfig: decode everything over the defaults (a type error anywhere wins, as in Go),
+    then validate in KServe's order with its wording."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_float=_GoFloat, parse_constant=_reject_constant)
     except (json.JSONDecodeError, RecursionError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nesting too deep"
         raise ConfigInvalid(f"unable to unmarshal kernelcache: {detail}") from None
+    except ValueError as exc:
+        raise ConfigInvalid(f"unable to unmarshal kernelcache: {exc}") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
@@ -181,6 +204,7 @@ def parse_config(text: str) -> KernelCacheConfig:
             f"{'array' if isinstance(raw, list) else 'value'} into Go value of type "
             "v1beta1.KernelCacheConfig"
         )
+    # ---- decode (Go's json.Unmarshal: all fields, before any validation) ----
     s = "KernelCacheConfig"
     enabled = _typed(raw, "enabled", bool, s, False)
     sidecar = _typed(raw, "defaultSidecarInjection", bool, s, True)
@@ -198,19 +222,34 @@ def parse_config(text: str) -> KernelCacheConfig:
     ca_raw = _obj(reg, "caConfigMapRef", "RegistryConfig")
     sec = _obj(raw, "artifactSecurity", s)
     cert = _obj(sec, "cert", "ArtifactSecurityConfig")
+    auth_type = _typed(auth_raw, "type", str, "RegistryAuth", "") or AUTH_NONE
+    endpoint = _typed(reg, "endpoint", str, "RegistryConfig", "")
+    insecure = _typed(reg, "insecure", bool, "RegistryConfig", False)
+    ttl = _typed(auth_raw, "tokenTTLSeconds", int, "RegistryAuth", 0)
+    push = _role_ref(auth_raw, "pushRoleRef")
+    pull = _role_ref(auth_raw, "pullRoleRef")
+    ca_ref = None
+    if _get(reg, "caConfigMapRef") is not None:
+        ca_ref = (_typed(ca_raw, "name", str, "ConfigMapKeyRef", ""), _typed(ca_raw, "key", str, "ConfigMapKeyRef", ""))
+    mode = _typed(sec, "mode", str, "ArtifactSecurityConfig", "") or SECURITY_NONE
+    failure = _typed(sec, "failurePolicy", str, "ArtifactSecurityConfig", "") or "reject"
+    subject = _typed(cert, "subjectRegexp", str, "CertConfig", "")
+    security = ArtifactSecurity(
+        mode=mode,
+        failure_policy=failure,
+        signing_profile_ref=_typed(cert, "signingProfileRef", str, "CertConfig", ""),
+        trust_bundle=_typed(cert, "trustBundle", str, "CertConfig", ""),
+        trust_bundle_key=_typed(cert, "trustBundleKey", str, "CertConfig", "") or "ca.crt",
+        subject_regexp=subject,
+    )
 
+    # ---- validate, in KServe's order ----
     if policy not in ("retain", "delete"):
         raise ConfigInvalid("kernelcache.abandonedCapturePolicy must be retain or delete")
     if mount != c.MOUNT_TYPE_OCI:
         raise ConfigInvalid(f'kernelcache.defaultMountType must be oci, got "{mount}"')
     if timeout <= 0:
         raise ConfigInvalid("kernelcache.mcvCaptureReadinessTimeoutSeconds must be greater than zero")
-
-    auth_type = _typed(auth_raw, "type", str, "RegistryAuth", "") or AUTH_NONE
-    endpoint = _typed(reg, "endpoint", str, "RegistryConfig", "")
-    ttl = _typed(auth_raw, "tokenTTLSeconds", int, "RegistryAuth", 0)
-    push = _role_ref(auth_raw, "pushRoleRef")
-    pull = _role_ref(auth_raw, "pullRoleRef")
     if auth_type == AUTH_SA_TOKEN:
         if ttl == 0:
             ttl = DEFAULT_TOKEN_TTL
@@ -222,40 +261,25 @@ def parse_config(text: str) -> KernelCacheConfig:
             raise ConfigInvalid(f"registry.auth.tokenTTLSeconds must be between {MIN_TOKEN_TTL} and {MAX_TOKEN_TTL}")
     elif auth_type != AUTH_NONE:
         raise ConfigInvalid(f'unsupported registry.auth.type "{auth_type}"')
-    ca_ref = None
-    if _get(reg, "caConfigMapRef") is not None:
-        ca_ref = (_typed(ca_raw, "name", str, "ConfigMapKeyRef", ""), _typed(ca_raw, "key", str, "ConfigMapKeyRef", ""))
-    registry = Registry(
-        endpoint=endpoint,
-        insecure=_typed(reg, "insecure", bool, "RegistryConfig", False),
-        ca_configmap=ca_ref,
-        auth=RegistryAuth(auth_type, ttl, push, pull),
-    )
-
-    mode = _typed(sec, "mode", str, "ArtifactSecurityConfig", "") or SECURITY_NONE
-    failure = _typed(sec, "failurePolicy", str, "ArtifactSecurityConfig", "") or "reject"
-    subject = _typed(cert, "subjectRegexp", str, "CertConfig", "")
+    registry = Registry(endpoint=endpoint, insecure=insecure, ca_configmap=ca_ref,
+                        auth=RegistryAuth(auth_type, ttl, push, pull))
     if mode not in (SECURITY_NONE, "disabled", SECURITY_CERT):
         raise ConfigInvalid(f'invalid kernelcache.artifactSecurity: unknown security mode: "{mode}"')
     if mode == SECURITY_CERT and subject:
-        try:
-            re.compile(subject)
-        except re.error as exc:
+        problem = _re2_incompatible(subject)
+        if not problem:
+            try:
+                re.compile(subject)
+            except re.error as exc:
+                problem = str(exc)
+        if problem:
             raise ConfigInvalid(
-                f"invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid regexp: {exc}"
-            ) from None
+                f"invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid regexp: {problem}"
+            )
     if failure not in ("reject", "warn"):
         raise ConfigInvalid(f'invalid kernelcache.artifactSecurity: invalid failurePolicy: "{failure}"')
     if failure != "reject":
         raise ConfigInvalid("kernelcache.artifactSecurity.failurePolicy must be reject")
-    security = ArtifactSecurity(
-        mode=mode,
-        failure_policy=failure,
-        signing_profile_ref=_typed(cert, "signingProfileRef", str, "CertConfig", ""),
-        trust_bundle=_typed(cert, "trustBundle", str, "CertConfig", ""),
-        trust_bundle_key=_typed(cert, "trustBundleKey", str, "CertConfig", "") or "ca.crt",
-        subject_regexp=subject,
-    )
     if mode == SECURITY_CERT and not trim_space(security.signing_profile_ref):
         raise ConfigInvalid("kernelcache.artifactSecurity.cert.signingProfileRef is required for cert mode")
 

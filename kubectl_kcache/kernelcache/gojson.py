@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -14,6 +16,7 @@ def marshal(value: Any) -> bytes:
     Go writes no spaces, keeps non-ASCII as UTF-8 and escapes <, >, & and U+2028/U+2029 (HTML safety).
     """
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _SURROGATE.sub("\ufffd", text)  # Go replaces invalid UTF-16 halves with U+FFFD
     for raw, escaped in _HTML_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text.encode("utf-8")

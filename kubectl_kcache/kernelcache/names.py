@@ -63,6 +63,6 @@ def label_value(value: str) -> str:
     """A label value for Job labels: the value itself when valid, else `h-<61 hex of sha256(value)>`."""
     if not value:
         return ""
-    if len(value) <= MAX_NAME and _LABEL_VALUE.match(value):
+    if len(value) <= MAX_NAME and _LABEL_VALUE.fullmatch(value):
         return value
     return "h-" + _sha256_hex(value)[:61]

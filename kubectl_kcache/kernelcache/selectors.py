@@ -9,9 +9,8 @@ from ..objects import Node, NodeGroup
 
 
 def selector_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
-    """KServe's rule: every label equal. An empty selector matches nothing (the CRD forbids it anyway)."""
-    if not selector:
-        return False
+    """KServe's rule (nodegroup.MatchingGroups): every label equal. An empty selector therefore matches every
+    node, as in KServe; the CRD forbids it and the node reconciler aborts on it (membership.py)."""
     return all(k in labels and labels[k] == v for k, v in selector.items())
 
 

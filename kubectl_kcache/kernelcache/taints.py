@@ -43,15 +43,16 @@ def untolerated_taints(
 
 
 def evicting_after(node: Node, tolerations: Iterable[Toleration]) -> list[tuple[Taint, int]]:
-    """NoExecute taints tolerated only for a while (tolerationSeconds): pods are evicted after that."""
+    """NoExecute taints tolerated only for a while: pods are evicted after the tolerationSeconds of the
+    first matching toleration (the taint manager's rule; negative means at once)."""
     tols = list(tolerations)
     out = []
     for taint in node.taints:
         if taint.effect != NO_EXECUTE:
             continue
-        matching = [t for t in tols if tolerates(t, taint)]
-        if matching and all(t.toleration_seconds is not None for t in matching):
-            out.append((taint, max(t.toleration_seconds or 0 for t in matching)))
+        tol = tolerated_by(taint, tols)
+        if tol is not None and tol.toleration_seconds is not None:
+            out.append((taint, max(0, tol.toleration_seconds)))
     return out
 
 

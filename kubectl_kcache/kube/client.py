@@ -60,6 +60,13 @@ def strip_object(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _trim_token(cfg: Any) -> None:
+    """client-go trims token files; the Python client sends a trailing newline, which breaks the request."""
+    token = cfg.api_key.get("authorization")
+    if isinstance(token, str) and token != token.strip():
+        cfg.api_key["authorization"] = token.strip()
+
+
 class _Capture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -104,6 +111,15 @@ class Client:
             raise InputError(f"kubeconfig: {exc}") from None
         finally:
             root.removeHandler(capture)
+        _trim_token(cfg)
+        hook = cfg.refresh_api_key_hook
+        if hook is not None:  # called before every request; it may set the untrimmed token again
+
+            def refresh(conf: Any) -> None:
+                hook(conf)
+                _trim_token(conf)
+
+            cfg.refresh_api_key_hook = refresh
         exec_errors = [m for m in capture.messages if m]
         user = self.resolved.config["users"][0]["user"]
         if exec_errors and "exec" in user and not cfg.api_key.get("authorization") and not cfg.cert_file:

@@ -141,20 +141,68 @@ def _find(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | N
     return None
 
 
+def _no_proxy_matches(host: str, port: int | None, no_proxy: str) -> bool:
+    """Go's http.ProxyFromEnvironment rules: `*`, host names and domain suffixes, IPs, CIDRs, host:port."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        if ip is not None and "/" in entry:
+            try:
+                if ip in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and port is not None and entry_port != str(port):
+            continue
+        name = name.strip("[]")
+        if ip is not None:
+            try:
+                if ip == ipaddress.ip_address(name):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name = name.lstrip("*")
+        if host == name.lstrip(".") or (name.startswith(".") and host.endswith(name)) or host.endswith("." + name):
+            return True
+    return False
+
+
 def _proxy_for(server: str, cluster: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     if cluster.get("proxy-url"):
         return str(cluster["proxy-url"])
+    import ipaddress
     from urllib.parse import urlparse
-    from urllib.request import proxy_bypass_environment
 
-    scheme = urlparse(server).scheme or "https"
-    host = urlparse(server).hostname or ""
+    parsed = urlparse(server)
+    scheme = parsed.scheme or "https"
+    host = (parsed.hostname or "").lower()
+    if host == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass
     lowered = {k.lower(): v for k, v in env.items()}
     proxy = lowered.get(f"{scheme}_proxy")
     if not proxy:
         return None
-    no_proxy = lowered.get("no_proxy", "")
-    if no_proxy and proxy_bypass_environment(host, {"no": no_proxy}):
+    try:
+        port = parsed.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        port = None
+    if _no_proxy_matches(host, port, lowered.get("no_proxy", "")):
         return None
     return proxy
 

@@ -210,8 +210,10 @@ def test_why_group_what_if_the_pod_requested_a_group(capsys: pytest.CaptureFixtu
 
 def test_why_group_on_healthy_annotated_producer(capsys: pytest.CaptureFixture[str]) -> None:
     snap = load_files([HEALTHY])
-    pod = next(p for p in snap.pods if p.meta.annotations.get("serving.kserve.io/kernelcache-nodegroup"))
-    code, why = cli_json(capsys, "why-group", pod.name, "-n", pod.namespace, "--from-file", HEALTHY)
+    capture = next(c for c in snap.captures if c.active_session and c.active_session.requested_node_group)
+    assert capture.active_session is not None
+    pod = capture.active_session.pod_name
+    code, why = cli_json(capsys, "why-group", pod, "-n", capture.namespace, "--from-file", HEALTHY)
     assert code == 0
     assert (why["result"]["group"], why["result"]["source"]) == ("l40s", "annotation")
     assert why["kernelCache"]["selectionSource"] == "annotation"

@@ -1,7 +1,9 @@
 """A real Kubernetes control plane on 127.0.0.1 for the tests: etcd + kube-apiserver, and with
 --simulate also kube-controller-manager, kube-scheduler and KWOK (fake nodes whose pods run).
 
-    testbed up --dir DIR [--simulate]     start (building the binaries first if they are not cached)
+    testbed up --dir DIR [--simulate] [--watch-cache]
+                                          start (building the binaries first if they are not cached);
+                                          --watch-cache turns the API server's watch cache on (benchmarks)
     testbed down --dir DIR                stop everything started and remove the state (safe to repeat)
     testbed restart --dir DIR apiserver|etcd   restart one component on the same ports
     testbed compact --dir DIR             compact etcd to its current revision (watches from older
@@ -316,7 +318,8 @@ def apiserver_cmd(state: State) -> list[str]:
         "--audit-log-mode=blocking-strict",
         "--audit-log-maxsize=0",
         # without the watch cache, watches come straight from etcd: compaction gives a real 410 Gone
-        "--watch-cache=false",
+        # (`up --watch-cache` turns it on, as in production clusters, for benchmarks)
+        f"--watch-cache={'true' if state.data.get('watch_cache') else 'false'}",
         "--enable-priority-and-fairness=false",
         "--max-requests-inflight=0",
         "--max-mutating-requests-inflight=0",
@@ -578,6 +581,7 @@ def cmd_up(args) -> None:
         bin=str(bin_dir),
         ports={"etcd": free_port(), "etcd_peer": free_port(), "apiserver": free_port()},
         advertise=advertise_address(),
+        watch_cache=bool(getattr(args, "watch_cache", False)),
         procs={},
     )
     state.save()
@@ -670,6 +674,9 @@ def main(argv: list[str] | None = None) -> None:
     up = sub.add_parser("up")
     up.add_argument("--dir", required=True)
     up.add_argument("--simulate", action="store_true")
+    up.add_argument(
+        "--watch-cache", action="store_true", help="serve lists and watches from the watch cache (benchmarks)"
+    )
     down = sub.add_parser("down")
     down.add_argument("--dir", required=True)
     restart = sub.add_parser("restart")

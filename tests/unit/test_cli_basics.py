@@ -149,11 +149,6 @@ def test_parse_duration_rejects(text):
         parse_duration(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cli.parse_duration accepts anything float() does: 'nan' and 'inf' (later 'cannot reach the "
-    "API server: ValueError', exit 3) and negative numbers; kubectl (clientcmd.ParseTimeout) rejects them",
-)
 @pytest.mark.parametrize("text", ["nan", "inf", "-1"])
 def test_parse_duration_rejects_what_kubectl_rejects(text):
     with pytest.raises(click.BadParameter):
@@ -313,11 +308,6 @@ def test_complete_options_and_choices():
     assert complete_words(["doctor", "--fail-on", ""]) == ["error", "warning", "info", "never"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cli.run calls signal.signal(SIGPIPE, ...) outside its try block; from a non-main thread that "
-    "raises ValueError('signal only works in main thread') instead of running the command",
-)
 def test_run_from_a_thread(capsys):
     import threading
 

@@ -492,22 +492,12 @@ def test_no_proxy_for_another_host_keeps_the_proxy(tmp_path):
     assert resolve(Overrides(), env=env).proxy == "http://p:8080"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: kubeconfig._proxy_for proxies loopback servers; Go's http.ProxyFromEnvironment (kubectl) never "
-    "proxies localhost or loopback IPs",
-)
 @pytest.mark.parametrize("server", ["https://127.0.0.1:6443", "https://localhost:6443", "https://[::1]:6443"])
 def test_loopback_is_never_proxied(tmp_path, server):
     env = {**env_of(simple(tmp_path / "config", server=server)), "HTTPS_PROXY": "http://p:8080"}
     assert resolve(Overrides(), env=env).proxy is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: kubeconfig._proxy_for uses urllib's proxy_bypass_environment, which ignores CIDR entries in "
-    "NO_PROXY; Go (kubectl) bypasses the proxy for an IP inside a NO_PROXY CIDR such as 10.0.0.0/8",
-)
 def test_no_proxy_cidr(tmp_path):
     env = {
         **env_of(simple(tmp_path / "config", server="https://10.1.2.3:6443")),
@@ -585,11 +575,6 @@ def test_client_with_token_file(tmp_path):
     assert bearer(client) == "Bearer file-token"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a tokenFile ending in a newline gives the header 'Bearer file-token\\n' (the Python client does not "
-    "trim; client-go's file token source does strings.TrimSpace), so every request fails as a transport error",
-)
 def test_client_token_file_with_trailing_newline(tmp_path):
     from kubectl_kcache.kube.client import Client
 

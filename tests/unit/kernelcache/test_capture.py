@@ -86,11 +86,6 @@ def unchanged_status(kernel_cache_ref: dict[str, str] | None) -> dict[str, Any]:
     return st
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: capture.capture_complete compares Condition.observed_generation (None when absent) with "
-    "metadata.generation (0 when absent); Go reads both as 0, so KServe's Unchanged golden case is complete",
-)
 def test_unchanged_with_kernel_cache_ref_is_complete_golden():
     cap = capture(unchanged_status({"namespace": "team", "name": "cache"}), generation=None)
     assert capture_complete(cap)

@@ -452,11 +452,6 @@ def test_not_an_object_errors(text):
     assert "unable to unmarshal kernelcache" in error_of(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: config._typed accepts a JSON float with an integral value (900.0, 1e3) for an int64 field; "
-    "Go's encoding/json rejects any number literal with a fraction or exponent for integer fields",
-)
 @pytest.mark.parametrize("text", ['{"mcvCaptureReadinessTimeoutSeconds": 900.0}', '{"reconcileIntervalSeconds": 3e2}'])
 def test_integral_float_for_int_field_is_an_error(text):
     with pytest.raises(ConfigInvalid, match="unable to unmarshal kernelcache"):
@@ -474,23 +469,12 @@ def test_deeply_nested_value_is_an_error_not_a_crash():
     assert "unable to unmarshal kernelcache" in error_of(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: config.parse_config checks cert.subjectRegexp with Python's re; KServe compiles it with Go's "
-    "regexp (RE2), which rejects look-around and backreferences, so KServe fails the whole config",
-)
 @pytest.mark.parametrize("regexp", ["(?<=spiffe://)kserve", "^(a)\\1$", "x(?!y)"])
 def test_subject_regexp_must_be_valid_re2(regexp):
     msg = error_of({"artifactSecurity": {"mode": "cert", "cert": {"signingProfileRef": "p", "subjectRegexp": regexp}}})
     assert msg.startswith("invalid kernelcache.artifactSecurity: cert.subjectRegexp is not a valid regexp: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: config.parse_config type-checks registry and artifactSecurity fields only after validating "
-    "abandonedCapturePolicy/defaultMountType/the timeout; Go decodes the whole document first, so a type error "
-    "anywhere is the error KServe reports",
-)
 @pytest.mark.parametrize(
     "config",
     [

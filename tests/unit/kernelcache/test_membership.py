@@ -158,11 +158,6 @@ def test_value_comparison_is_exact():
     assert not selector_matches({"role": "gpu"}, {"Role": "gpu"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: selectors.matching_groups drops groups with an empty nodeSelector; KServe's "
-    "nodegroup.MatchingGroups (used by captureNodeGroup) lets an empty selector match every node",
-)
 def test_matching_groups_empty_selector_matches_every_node_as_in_kserve():
     groups = [group("gpu", {"role": "gpu"}), group("everything", {})]
     assert [g.name for g in matching_groups({"role": "gpu"}, groups)] == ["everything", "gpu"]

@@ -178,11 +178,6 @@ def test_label_value_hashes_invalid_values(value):
     assert got == "h-" + hashlib.sha256(value.encode()).hexdigest()[:61]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: names.label_value validates with re.match and '$', which also matches before a trailing "
-    "newline; Go's regexp (and Kubernetes) reject 'a\\n' as a label value",
-)
 def test_label_value_hashes_value_with_trailing_newline():
     assert label_value("gpu-node\n") == "h-" + hashlib.sha256(b"gpu-node\n").hexdigest()[:61]
 

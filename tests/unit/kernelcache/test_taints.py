@@ -123,12 +123,6 @@ def test_zero_seconds_evicts_at_once():
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: taints.evicting_after requires every matching toleration to have tolerationSeconds and takes "
-    "the max; Kubernetes' taint manager uses, per taint, the FIRST toleration that tolerates it "
-    "(v1helper.GetMatchingTolerations) and evicts after the minimum of those tolerationSeconds",
-)
 def test_evicting_after_uses_the_first_matching_toleration_like_the_taint_manager():
     evict = taint("maintenance", effect="NoExecute")
     node = node_with(evict)
