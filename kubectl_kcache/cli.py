@@ -95,7 +95,9 @@ def parse_duration(text: str | None) -> float | None:
         pass
     else:
         if not math.isfinite(value) or value < 0:
-            raise click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
+            raise click.BadParameter(
+                f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout"
+            )
         return value
     import re
 

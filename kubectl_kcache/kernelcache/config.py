@@ -171,7 +171,9 @@ class _GoFloat(float):
 
 
 def _reject_constant(name: str) -> Any:
-    raise ConfigInvalid(f"unable to unmarshal kernelcache: invalid character '{name[0]}' looking for beginning of value")
+    raise ConfigInvalid(
+        f"unable to unmarshal kernelcache: invalid character '{name[0]}' looking for beginning of value"
+    )
 
 
 def _re2_incompatible(pattern: str) -> str:
@@ -261,8 +263,9 @@ def parse_config(text: str) -> KernelCacheConfig:
             raise ConfigInvalid(f"registry.auth.tokenTTLSeconds must be between {MIN_TOKEN_TTL} and {MAX_TOKEN_TTL}")
     elif auth_type != AUTH_NONE:
         raise ConfigInvalid(f'unsupported registry.auth.type "{auth_type}"')
-    registry = Registry(endpoint=endpoint, insecure=insecure, ca_configmap=ca_ref,
-                        auth=RegistryAuth(auth_type, ttl, push, pull))
+    registry = Registry(
+        endpoint=endpoint, insecure=insecure, ca_configmap=ca_ref, auth=RegistryAuth(auth_type, ttl, push, pull)
+    )
     if mode not in (SECURITY_NONE, "disabled", SECURITY_CERT):
         raise ConfigInvalid(f'invalid kernelcache.artifactSecurity: unknown security mode: "{mode}"')
     if mode == SECURITY_CERT and subject:

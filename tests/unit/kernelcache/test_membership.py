@@ -3,7 +3,6 @@ pkg/kernelcache/nodegroup/nodes_test.go (kserve-notes.md §1.3-1.4), plus proper
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
