@@ -124,6 +124,20 @@ class Meta:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
+class _Namespaced:
+    """name and namespace of a namespaced object's Meta."""
+
+    meta: Meta
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.namespace or ""
+
+
 @dataclass(frozen=True)
 class Condition:
     type: str
@@ -384,7 +398,7 @@ class Verification:
 
 
 @dataclass(frozen=True)
-class KernelCache:
+class KernelCache(_Namespaced):
     meta: Meta
     artifact: Artifact | None
     node_group: str = ""
@@ -395,14 +409,6 @@ class KernelCache:
     node_count: int = 0
     nodes_ready: int = 0
     nodes_error: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def namespace(self) -> str:
-        return self.meta.namespace or ""
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> KernelCache:
@@ -462,7 +468,7 @@ class Signing:
 
 
 @dataclass(frozen=True)
-class Capture:
+class Capture(_Namespaced):
     meta: Meta
     source_kind: str = ""
     source_name: str = ""
@@ -473,14 +479,6 @@ class Capture:
     kernel_cache_ref: ObjectRef | None = None
     signing: Signing | None = None
     conditions: tuple[Condition, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def namespace(self) -> str:
-        return self.meta.namespace or ""
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> Capture:
@@ -536,7 +534,7 @@ class ContainerState:
 
 
 @dataclass(frozen=True)
-class Pod:
+class Pod(_Namespaced):
     meta: Meta
     node_name: str = ""
     phase: str = ""
@@ -547,14 +545,6 @@ class Pod:
     scheduled_message: str = ""
     containers: tuple[ContainerState, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def namespace(self) -> str:
-        return self.meta.namespace or ""
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> Pod:

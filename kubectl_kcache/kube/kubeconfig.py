@@ -257,14 +257,7 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
     if not cluster.get("server"):
         raise InputError(f'cluster "{cluster_name or "(none)"}" has no server; use --server')
     namespace = over.namespace or context.get("namespace") or "default"
-    single = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": cluster}],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
-        "current-context": "x",
-    }
+    single = _single_context(cluster, user, namespace)
     return Resolved(
         config=single,
         context_name=context_name or "",
@@ -274,6 +267,18 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         proxy=_proxy_for(str(cluster["server"]), cluster, env),
         files=files,
     )
+
+
+def _single_context(cluster: dict[str, Any], user: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """A kubeconfig with exactly the one cluster, user and context a connection uses."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
+        "current-context": "x",
+    }
 
 
 def _in_cluster(over: Overrides, env: Mapping[str, str]) -> Resolved:
@@ -293,14 +298,7 @@ def _in_cluster(over: Overrides, env: Mapping[str, str]) -> Resolved:
     user: dict[str, Any] = {"tokenFile": os.path.join(SERVICE_ACCOUNT_DIR, "token")}
     if over.token:
         user = {"token": over.token}
-    single = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": cluster}],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": namespace}}],
-        "current-context": "x",
-    }
+    single = _single_context(cluster, user, namespace)
     return Resolved(
         config=single,
         context_name="in-cluster",
