@@ -4,8 +4,11 @@ test:
 unit:
 	python3 -m pytest tests/unit tests/cli
 lint:
-	python3 -m ruff check kubectl_kcache tests bench && python3 -m mypy && lint-imports
+	python3 -m ruff check kubectl_kcache tests bench krew-manifest examples && python3 -m mypy && lint-imports
 bench:
 	python3 -m bench.list
 catalogue:
 	python3 -m kubectl_kcache.checks.catalogue > docs/checks.md
+.PHONY: dist
+dist:
+	python3 krew-manifest/build.py --out dist

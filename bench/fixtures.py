@@ -477,7 +477,7 @@ def service_account(name: str, ns: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}}
 
 
-def producer_pod(j: int = 0, node: int = 1) -> dict[str, Any]:
+def producer_pod(j: int = 0, node: int = 0) -> dict[str, Any]:
     """A running InferenceService predictor pod whose caches were captured (capture_name(j))."""
     ns = TEAM_NAMESPACES[j % len(TEAM_NAMESPACES)]
     return {
@@ -497,7 +497,7 @@ def producer_pod(j: int = 0, node: int = 1) -> dict[str, Any]:
     }
 
 
-def capture(j: int = 0, node: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+def capture(j: int = 0, node: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
     """The complete capture of producer_pod(j), already linked to KernelCache j."""
     ns = TEAM_NAMESPACES[j % len(TEAM_NAMESPACES)]
     pod = producer_pod(j, node)["metadata"]["name"]

@@ -64,7 +64,6 @@ ZIP_LEVEL = 9
 GZIP_LEVEL = 9
 SHEBANG = b"#!/usr/bin/env python3\n"
 BIN = "kubectl-kcache"
-COMPLETE_PREFIX = "kubectl_complete-"
 
 # Never shipped: compiled extensions, their sources and bytecode (the archive is the same for every
 # platform and Python version).
@@ -103,6 +102,8 @@ def _unpacked(archive):
         return None
     base = os.environ.get("KCACHE_ZIPAPP_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kubectl-kcache", "zipapp")
+    if not os.path.isabs(base):
+        return None
     target = os.path.join(base, BUILD_ID)
     if not os.path.isfile(os.path.join(target, ".complete")):
         import shutil

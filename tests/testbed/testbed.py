@@ -96,6 +96,8 @@ def make_pki(pki: Path) -> None:
         "3650",
         "-subj",
         "/CN=kcache-testbed-ca",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
     )
     (pki / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"

@@ -271,14 +271,21 @@ def test_zipapp_called_kubectl_complete_completes(release, bare_python: Path, tm
 
 
 def test_zipapp_ignores_a_cache_folder_others_can_write(release, bare_python: Path, tmp_path: Path) -> None:
+    with zipfile.ZipFile(release.zipapp) as zf:
+        m = re.search(r'BUILD_ID = "([0-9a-f]+)"', zf.read("__main__.py").decode())
+    assert m
     cache = tmp_path / "zipapp"
-    cache.mkdir(mode=0o777)
-    cache.chmod(0o777)
-    proc = _run(bare_python, release.zipapp, "--help", cache=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "kubectl kcache" in proc.stdout
-    check = subprocess.run(
-        [str(bare_python), "-I", "-c", f"import runpy, sys; sys.argv = [{str(release.zipapp)!r}, '--help']; "
-         "runpy.run_path(sys.argv[0], run_name='__main__')"],
-        capture_output=True, text=True, env={"KCACHE_ZIPAPP_CACHE": str(cache), "HOME": str(tmp_path)}, timeout=120)
-    assert check.returncode == 0, check.stderr
+    planted = cache / m.group(1) / "kubectl_kcache"
+    planted.mkdir(parents=True)
+    (planted / "__init__.py").write_text("")
+    (planted / "__main__.py").write_text("def main():\n    print('PLANTED')\n")
+    (cache / m.group(1) / ".complete").touch()
+    for d in (cache, cache / m.group(1)):
+        d.chmod(0o700)
+    assert _run(bare_python, release.zipapp, "--help", cache=tmp_path).stdout.strip() == "PLANTED"  # it is used
+    for writable in (cache, cache / m.group(1)):
+        writable.chmod(0o777)
+        proc = _run(bare_python, release.zipapp, "--help", cache=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "PLANTED" not in proc.stdout and "kubectl kcache" in proc.stdout
+        writable.chmod(0o700)
