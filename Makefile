@@ -6,7 +6,7 @@ unit:
 lint:
 	python3 -m ruff check kubectl_kcache tests bench krew-manifest examples && python3 -m mypy && lint-imports
 bench:
-	python3 -m bench.list
+	python3 -m bench.run
 catalogue:
 	python3 -m kubectl_kcache.checks.catalogue > docs/checks.md
 .PHONY: dist

@@ -214,7 +214,8 @@ def _dump_doc(doc: Any, fmt: str) -> str:
         return json.dumps(doc, indent=2, sort_keys=False)
     import yaml
 
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster on large dumps
+    return yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 # ---- the group ----------------------------------------------------------------------------------

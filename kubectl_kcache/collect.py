@@ -3,22 +3,25 @@ selector (friendly to RBAC resourceNames); pods only by label where the agent an
 
 A 403 on a list records the read as forbidden, a 404 (resource not served) as absent; the commands
 decide what that means for them.
+
+Each page is parsed into the slim objects as it arrives and its raw JSON dropped (a 30 KB GPU node
+keeps ~1 KB), so that memory follows the slim objects plus one page, not every raw object; the raw
+objects are kept only for `dump` (keep_raw).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import snapshot as snap
-from .errors import Forbidden, NotFound
+from .errors import Forbidden, InputError, NotFound
 from .kernelcache import constants as c
 from .kernelcache.config import read_config
 from .kube import resources as r
 from .kube.client import Client
-from .objects import ConfigMap
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,30 @@ class Scope:
 
 
 class Collector:
-    def __init__(self, client: Client, progress: Callable[[str], None] | None = None):
+    """Lists kinds into parsed snapshot objects (the last read of an object wins, as in snapshot.build)."""
+
+    def __init__(self, client: Client, progress: Callable[[str], None] | None = None, keep_raw: bool = False):
         self.client = client
-        self.items: list[dict[str, Any]] = []
+        self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
+        self.raw: dict[tuple[str, str, str, str], dict[str, Any]] = {}  # only with keep_raw
+        self.keep_raw = keep_raw
         self.reads: list[snap.Read] = []
+        self.seen = 0
         self.progress = progress or (lambda _msg: None)
+
+    def _parse(self, item: dict[str, Any]) -> tuple[str, Any, dict[str, Any] | None] | None:
+        index = self.seen
+        self.seen += 1
+        kind, api_version = item.get("kind"), item.get("apiVersion", "")
+        entry = snap.KINDS.get((snap.api_group(str(api_version)), str(kind)))
+        if entry is None:
+            return None
+        field, parse, _ = entry
+        try:
+            parsed = parse(item)
+        except InputError as exc:
+            raise InputError(f"the API: {kind} (item {index}): {exc}") from None
+        return field, parsed, item if self.keep_raw else None
 
     def read(
         self,
@@ -48,11 +70,14 @@ class Collector:
         label_selector: str = "",
         field_selector: str = "",
         record_as: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Any]:
+        """The parsed objects of one list (also added to the snapshot being built)."""
         name = record_as or res.plural
         self.progress(f"listing {name}")
         try:
-            got, _ = self.client.list_all(res, namespace, label_selector=label_selector, field_selector=field_selector)
+            got, _ = self.client.list_all(
+                res, namespace, label_selector=label_selector, field_selector=field_selector, convert=self._parse
+            )
         except Forbidden as exc:
             self.reads.append(snap.Read(name, namespace, "forbidden", 0, message=str(exc)))
             return []
@@ -60,8 +85,29 @@ class Collector:
             self.reads.append(snap.Read(name, namespace, "absent", 0, message=str(exc)))
             return []
         self.reads.append(snap.Read(name, namespace, "ok", len(got)))
-        self.items.extend(got)
-        return got
+        out = []
+        for entry in got:
+            if entry is None:
+                continue
+            field, parsed, raw = entry
+            self.objects[(field, parsed.meta.namespace or "", parsed.meta.name)] = parsed
+            if raw is not None:
+                md = raw.get("metadata") or {}
+                self.raw[(raw.get("apiVersion", ""), raw.get("kind", ""), md.get("namespace", ""),
+                          md.get("name", ""))] = raw
+            out.append(parsed)
+        return out
+
+    def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
+        fields: dict[str, list[Any]] = {}
+        for key in sorted(self.objects):
+            fields.setdefault(key[0], []).append(self.objects[key])
+        return snap.ClusterSnapshot(
+            meta=meta,
+            reads=tuple(self.reads),
+            raw_items=tuple(self.raw.values()),
+            **{name: tuple(items) for name, items in fields.items()},
+        )
 
 
 def _by_name(name: str) -> str:
@@ -71,7 +117,7 @@ def _by_name(name: str) -> str:
 def collect(
     client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, keep_raw: bool = False
 ) -> snap.ClusterSnapshot:
-    col = Collector(client, progress)
+    col = Collector(client, progress, keep_raw=keep_raw)
     ns = scope.namespace
     if scope.nodes:
         col.read(r.NODES)
@@ -80,7 +126,7 @@ def collect(
     col.read(r.KERNEL_CACHES, ns)
     col.read(r.CAPTURES, ns)
     cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
-    config = read_config(ConfigMap.from_dict(cms[0]) if cms else None).config
+    config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
     if scope.install:
         col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET))
@@ -111,20 +157,12 @@ def collect(
         server_version=client.server_version(),
         source="live",
     )
-    return snap.build(_dedupe(col.items), meta=meta, reads=col.reads, keep_raw=keep_raw, origin="the API")
+    return col.snapshot(meta)
 
 
 def _read_crds(col: Collector) -> None:
     for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE):
         col.read(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
-
-
-def _dedupe(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    for item in items:
-        md = item.get("metadata") or {}
-        seen[(item.get("apiVersion", ""), item.get("kind", ""), md.get("namespace", ""), md.get("name", ""))] = item
-    return list(seen.values())
 
 
 def collect_for_why_group(
@@ -140,13 +178,11 @@ def collect_for_why_group(
     col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
     nodes = {what_if_node} if what_if_node else set()
     for p in pods:
-        nodes.add((p.get("spec") or {}).get("nodeName") or "")
+        nodes.add(p.node_name)
     for cap in captures:
-        status = cap.get("status") or {}
-        session = status.get("activeSession") or {}
-        if not capture or (cap.get("metadata") or {}).get("name") == capture:
-            nodes.add(session.get("nodeName") or "")
+        if (not capture or cap.name == capture) and cap.active_session is not None:
+            nodes.add(cap.active_session.node_name)
     for name in sorted(n for n in nodes if n):
         col.read(r.NODES, field_selector=_by_name(name))
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
-    return snap.build(_dedupe(col.items), meta=meta, reads=col.reads, origin="the API")
+    return col.snapshot(meta)

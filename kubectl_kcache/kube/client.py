@@ -1,19 +1,29 @@
-"""The one door to the API server: raw JSON requests over the official client's connection setup.
+"""The one door to the API server: raw JSON requests, sent straight over urllib3.
 
 The generated models cost seconds per thousand objects, so lists are read as raw JSON one page at a
-time (`_preload_content=False`) and handed to the caller with `managedFields` dropped.
+time and handed to the caller with `managedFields` dropped. Importing the official client alone costs
+~0.3 s (its ~700 modules) at every start, so requests go over urllib3 directly (`_Transport`), set up
+from the kubeconfig as the official client sets itself up; only kubeconfigs with an `auth-provider`
+(gcp, azure, oidc) use the official client (`kubernetes.client.ApiClient`), which is also what `_api`
+gives (built on first use).
 """
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 import json
 import logging
+import os
 import random
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlencode, urlparse
 
 from ..errors import ApiError, Conflict, Forbidden, Gone, InputError, NotFound, Unreachable
 from .kubeconfig import Overrides, Resolved, resolve
@@ -84,7 +94,33 @@ class Client:
         self.resolved: Resolved = resolve(overrides, env)
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
         self.request_count = 0
-        self._api = self._build()
+        self._user_agent = USER_AGENT
+        self._official: Any = None
+        if overrides.impersonate_groups and not overrides.impersonate:
+            raise InputError("--as-group requires --as (kubectl's rule)")
+        if self.resolved.proxy and self.resolved.proxy.startswith("socks"):
+            raise InputError(f"proxy {self.resolved.proxy}: SOCKS proxies are not supported; use an HTTP proxy")
+        self._transport = _Transport.create(self.resolved, overrides.impersonate, overrides.impersonate_groups)
+        if self._transport is None:
+            self._official = self._build()
+
+    @property
+    def _api(self) -> Any:
+        """The official client (kubernetes.client.ApiClient) for this connection, built on first use when
+        requests go over `_Transport`."""
+        if self._official is None:
+            self._official = self._build()
+        return self._official
+
+    @property
+    def user_agent(self) -> str:
+        return self._user_agent
+
+    @user_agent.setter
+    def user_agent(self, value: str) -> None:
+        self._user_agent = value
+        if self._official is not None:
+            self._official.user_agent = value
 
     # ---- construction ---------------------------------------------------------------------------
     def _build(self) -> Any:
@@ -130,7 +166,7 @@ class Client:
             cfg.proxy = self.resolved.proxy
         cfg.retries = 1
         api = kclient.ApiClient(cfg)
-        api.user_agent = USER_AGENT
+        api.user_agent = self._user_agent
         self._install_impersonation(api)
         return api
 
@@ -178,30 +214,42 @@ class Client:
         resource: str = "",
     ) -> Any:
         """One HTTP request; returns the decoded JSON (or the open response when stream=True)."""
-        from kubernetes.client.exceptions import ApiException
-
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
+        timeouts = (min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None)
         self.request_count += 1
-        try:
-            resp = self._api.call_api(
-                path,
-                method,
-                query_params=params,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=(min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None),
-            )
-        except ApiException as exc:
-            raise _api_error(exc, method, path, verb, resource) from None
-        except Exception as exc:  # urllib3 connection, TLS and timeout errors
-            raise _transport_error(exc, self.server) from None
+        if self._transport is not None:
+            headers["User-Agent"] = self._user_agent
+            try:
+                resp = self._transport.request(method, path, params, headers, body, timeouts)
+            except _HTTPStatus as exc:
+                raise _api_error(exc, method, path, verb, resource) from None
+            except InputError:  # an exec credential plugin that fails on refresh
+                raise
+            except Exception as exc:  # urllib3 connection, TLS and timeout errors
+                raise _transport_error(exc, self.server) from None
+        else:
+            from kubernetes.client.exceptions import ApiException
+
+            try:
+                resp = self._api.call_api(
+                    path,
+                    method,
+                    query_params=params,
+                    header_params=headers,
+                    body=body,
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _return_http_data_only=True,
+                    _request_timeout=timeouts,
+                )
+            except ApiException as exc:
+                raise _api_error(exc, method, path, verb, resource) from None
+            except Exception as exc:  # urllib3 connection, TLS and timeout errors
+                raise _transport_error(exc, self.server) from None
         if stream:
             return resp
         try:
@@ -275,6 +323,7 @@ class Client:
                     res, namespace, label_selector=label_selector, field_selector=field_selector, page_size=page_size
                 ):
                     out.extend(convert(item) for item in page)
+                    page.clear()  # the raw page goes now, not after the next page has arrived (peak memory)
                 return out, self.last_list_resource_version
             except Gone:
                 continue
@@ -406,6 +455,331 @@ class Client:
             return self.request("GET", f"/apis/{group_version}", verb="get", resource=f"/apis/{group_version}")
         except NotFound:
             return None
+
+
+class _HTTPStatus(Exception):
+    """A response outside 2xx from `_Transport` (the attributes `_api_error` reads from ApiException)."""
+
+    def __init__(self, status: int, reason: str, body: bytes):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+
+class _Transport:
+    """Requests over urllib3, set up from a single-context kubeconfig as the official Python client sets
+    itself up (kubernetes/config/kube_config.py), so that the `kubernetes` package is never imported:
+
+    - server (trailing "/" dropped); certificate-authority (a file, preferred) or -data; insecure-skip-
+      tls-verify; tls-server-name; no CA: the system's roots and certifi's;
+    - credentials in the official client's order: token file or token (trimmed), else an exec plugin
+      (token or client certificate, re-run when its credential expires or on a 401), else username and
+      password; a client certificate (file or data) from the kubeconfig unless the plugin gave one;
+    - the resolved proxy (HTTP, with user:password@ as Proxy-Authorization), one retry, up to 32 pooled
+      connections (the reconcile loop holds 8 watches while 8 workers write);
+    - a token file is read again after a minute (rotated service-account tokens), as client-go does.
+
+    Kubeconfigs with an auth-provider return None from `create`: the official client handles them.
+    """
+
+    TOKEN_FILE_TTL = 60.0
+    EXPIRY_SKEW = 60.0
+
+    @classmethod
+    def create(cls, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...]) -> _Transport | None:
+        user = resolved.config["users"][0].get("user") or {}
+        if user.get("auth-provider"):
+            return None
+        return cls(resolved, impersonate, groups)
+
+    def __init__(self, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...]):
+        self.cluster: Mapping[str, Any] = resolved.config["clusters"][0].get("cluster") or {}
+        self.user: Mapping[str, Any] = resolved.config["users"][0].get("user") or {}
+        self.host = str(self.cluster.get("server", "")).rstrip("/")
+        self.proxy = resolved.proxy
+        self.impersonate, self.groups = impersonate, groups
+        self.lock = threading.Lock()
+        self.authorization = ""
+        self.token_file = ""
+        self.token_read = 0.0
+        self.exec_spec: Mapping[str, Any] | None = None
+        self.exec_cert: tuple[str, str] | None = None
+        self.expiry: float | None = None
+        self._authenticate()
+        self.pool: Any = None  # made at the first request: the CA and certificate files are read then
+
+    # ---- credentials ----------------------------------------------------------------------------
+    def _authenticate(self) -> None:
+        user = self.user
+        if "tokenFile" in user:
+            self.token_file = str(user["tokenFile"])
+            try:
+                self._read_token_file()
+            except OSError as exc:
+                raise InputError(f"kubeconfig: {exc}") from None
+            if self.authorization:
+                return
+        elif user.get("token"):
+            self.authorization = f"Bearer {str(user['token']).strip()}"
+            return
+        if "exec" in user:
+            self.exec_spec = user["exec"] if isinstance(user["exec"], Mapping) else {}
+            try:
+                self._run_exec()
+                return
+            except _ExecFailed as exc:
+                self.exec_spec = None
+                if not (user.get("client-certificate") or user.get("client-certificate-data")):
+                    raise InputError(f"kubeconfig exec credential plugin failed: {exc}") from None
+        if "username" in user and "password" in user:
+            basic = base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode()
+            self.authorization = f"Basic {basic}"
+
+    def _read_token_file(self) -> None:
+        with open(self.token_file, encoding="utf-8") as fh:
+            token = fh.read().strip()
+        self.token_read = time.monotonic()
+        self.authorization = f"Bearer {token}" if token else ""
+
+    def _run_exec(self) -> None:
+        """Run the credential plugin (client.authentication.k8s.io ExecCredential); errors as the official
+        client words them."""
+        spec = self.exec_spec or {}
+        for key in ("command", "apiVersion"):
+            if key not in spec:
+                raise _ExecFailed(f"exec: malformed request. missing key '{key}'")
+        api_version = spec["apiVersion"]
+        env = dict(os.environ)
+        try:
+            args = [str(spec["command"]), *(str(a) for a in spec.get("args") or [])]
+            for item in spec.get("env") or []:
+                env[str(item["name"])] = str(item["value"])
+        except (KeyError, TypeError) as exc:
+            raise _ExecFailed(f"exec: malformed request: {exc}") from None
+        interactive = spec.get("interactiveMode") != "Never" and all(
+            getattr(stream, "isatty", lambda: False)() for stream in (sys.stdin, sys.stdout)
+        )
+        info: dict[str, Any] = {"apiVersion": api_version, "kind": "ExecCredential",
+                                "spec": {"interactive": interactive}}
+        if spec.get("provideClusterInfo"):
+            info["spec"]["cluster"] = self._exec_cluster_info()
+        env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+        try:
+            proc = subprocess.run(
+                args, env=env, text=True, stdout=subprocess.PIPE,
+                stderr=None if interactive else subprocess.PIPE,
+                stdin=None if interactive else subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            raise _ExecFailed(str(exc)) from None
+        if proc.returncode != 0:
+            msg = f"exec: process returned {proc.returncode}"
+            stderr = (proc.stderr or "").strip()
+            raise _ExecFailed(f"{msg}. {stderr}" if stderr else msg)
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError as exc:
+            raise _ExecFailed(f"exec: failed to decode process output: {exc}") from None
+        if not isinstance(data, dict):
+            raise _ExecFailed("exec: malformed response. missing key 'apiVersion'")
+        for key in ("apiVersion", "kind", "status"):
+            if key not in data:
+                raise _ExecFailed(f"exec: malformed response. missing key '{key}'")
+        if data["apiVersion"] != api_version:
+            raise _ExecFailed(f"exec: plugin api version {data['apiVersion']} does not match {api_version}")
+        status = data["status"] if isinstance(data["status"], dict) else {}
+        if status.get("token"):
+            self.authorization = f"Bearer {str(status['token']).strip()}"
+        elif status.get("clientCertificateData"):
+            if not status.get("clientKeyData"):
+                raise _ExecFailed("exec: missing clientKeyData field in plugin output")
+            self.exec_cert = (str(status["clientCertificateData"]), str(status["clientKeyData"]))
+        else:
+            raise _ExecFailed("exec: missing token or clientCertificateData field in plugin output")
+        self.expiry = None
+        if status.get("expirationTimestamp"):
+            try:
+                stamp = str(status["expirationTimestamp"]).replace("Z", "+00:00")
+                self.expiry = dt.datetime.fromisoformat(stamp).timestamp()
+            except ValueError:
+                self.expiry = None
+
+    def _exec_cluster_info(self) -> dict[str, Any]:
+        """The ExecCredential's spec.cluster (client-go's clientauthentication Cluster)."""
+        c = self.cluster
+        out: dict[str, Any] = {"server": c.get("server", "")}
+        for key in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url"):
+            if c.get(key):
+                out[key] = c[key]
+        ca = c.get("certificate-authority-data")
+        if not ca and c.get("certificate-authority"):
+            try:
+                with open(str(c["certificate-authority"]), "rb") as fh:
+                    ca = base64.b64encode(fh.read()).decode()
+            except OSError:
+                ca = None
+        if ca:
+            out["certificate-authority-data"] = ca
+        for ext in c.get("extensions") or []:
+            if isinstance(ext, Mapping) and ext.get("name") == "client.authentication.k8s.io/exec":
+                out["config"] = ext.get("extension")
+        return out
+
+    def _refresh(self, force: bool = False) -> None:
+        """Before a request: a new exec credential when expired (or after a 401), a token file re-read."""
+        now = time.monotonic()
+        if self.token_file and now - self.token_read > self.TOKEN_FILE_TTL:
+            with self.lock:
+                if now - self.token_read > self.TOKEN_FILE_TTL:
+                    try:
+                        self._read_token_file()
+                    except OSError:
+                        self.token_read = now  # keep the token we have; try again later
+        if self.exec_spec is not None and (force or (self.expiry is not None
+                                                      and time.time() >= self.expiry - self.EXPIRY_SKEW)):
+            with self.lock:
+                if force or (self.expiry is not None and time.time() >= self.expiry - self.EXPIRY_SKEW):
+                    cert = self.exec_cert
+                    try:
+                        self._run_exec()
+                    except _ExecFailed as exc:
+                        raise InputError(f"kubeconfig exec credential plugin failed: {exc}") from None
+                    if self.exec_cert != cert:
+                        self.pool = None
+
+    # ---- connections ----------------------------------------------------------------------------
+    def _ssl_context(self) -> Any:
+        import ssl
+
+        from urllib3.util.ssl_ import create_urllib3_context
+
+        c, user = self.cluster, self.user
+        verify = not c.get("insecure-skip-tls-verify")
+        ctx = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE)
+        try:
+            if verify:
+                if c.get("certificate-authority"):
+                    ctx.load_verify_locations(cafile=str(c["certificate-authority"]))
+                elif c.get("certificate-authority-data"):
+                    ctx.load_verify_locations(cadata=base64.b64decode(c["certificate-authority-data"]).decode())
+                else:
+                    ctx.load_default_certs()
+                    try:
+                        import certifi
+
+                        ctx.load_verify_locations(cafile=certifi.where())
+                    except (ImportError, OSError):
+                        pass
+            if self.exec_cert is not None:
+                _load_cert_data(ctx, self.exec_cert[0].encode(), self.exec_cert[1].encode())
+            else:
+                cert = _file_or_data(user, "client-certificate")
+                key = _file_or_data(user, "client-key")
+                if cert and key:
+                    _load_cert_data(ctx, cert, key)
+        except (OSError, ValueError, ssl.SSLError) as exc:
+            raise InputError(f"kubeconfig: {exc}") from None
+        return ctx
+
+    def _pool(self) -> Any:
+        import ssl
+
+        import urllib3
+
+        kw: dict[str, Any] = {"num_pools": 4, "maxsize": 32, "retries": 1}
+        if self.host.startswith("https"):
+            verify = not self.cluster.get("insecure-skip-tls-verify")
+            if not verify:  # the user asked for it; kubectl does not warn on every request either
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            kw.update(ssl_context=self._ssl_context(), cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE)
+            if self.cluster.get("tls-server-name"):
+                kw["server_hostname"] = str(self.cluster["tls-server-name"])
+        if self.proxy:
+            parsed = urlparse(self.proxy)
+            headers = None
+            if parsed.username is not None:
+                auth = f"{unquote(parsed.username)}:{unquote(parsed.password or '')}"
+                headers = urllib3.make_headers(proxy_basic_auth=auth)
+            return urllib3.ProxyManager(self.proxy, proxy_headers=headers, **kw)
+        return urllib3.PoolManager(**kw)
+
+    def _connections(self) -> Any:
+        """The pool manager, made at the first request (and again after an exec plugin's new certificate)."""
+        pool = self.pool
+        if pool is None:
+            with self.lock:
+                if self.pool is None:
+                    self.pool = self._pool()
+                pool = self.pool
+        return pool
+
+    # ---- requests -------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        params: list[tuple[str, Any]],
+        headers: Mapping[str, str],
+        body: Any,
+        timeouts: tuple[float | None, float | None],
+    ) -> Any:
+        """The open response (2xx); anything else raises `_HTTPStatus` with the body read."""
+        import urllib3
+
+        self._refresh()
+        url = self.host + path + ("?" + urlencode(params) if params else "")
+        data = None if body is None else body if isinstance(body, (bytes, str)) else json.dumps(body)
+        timeout = urllib3.Timeout(connect=timeouts[0], read=timeouts[1])
+        for attempt in (1, 2):
+            h = urllib3.HTTPHeaderDict({"Content-Type": "application/json"})
+            h.update(headers)
+            if self.authorization:
+                h["Authorization"] = self.authorization
+            if self.impersonate:
+                h["Impersonate-User"] = self.impersonate
+                for g in self.groups:
+                    h.add("Impersonate-Group", g)
+            resp = self._connections().request(method, url, body=data, headers=h, preload_content=False,
+                                               timeout=timeout)
+            if 200 <= resp.status <= 299:
+                return resp
+            content = resp.data
+            resp.release_conn()
+            if resp.status == 401 and attempt == 1 and self.exec_spec is not None:
+                self._refresh(force=True)  # client-go runs the plugin again on a 401
+                continue
+            raise _HTTPStatus(resp.status, resp.reason or "", content)
+        raise AssertionError("unreachable")
+
+
+class _ExecFailed(Exception):
+    pass
+
+
+def _file_or_data(section: Mapping[str, Any], key: str) -> bytes | None:
+    """A kubeconfig value given as a file (`key`, preferred, as the official client does) or as base64
+    data (`key-data`)."""
+    if section.get(key):
+        with open(str(section[key]), "rb") as fh:
+            return fh.read()
+    if section.get(f"{key}-data"):
+        return base64.b64decode(section[f"{key}-data"])
+    return None
+
+
+def _load_cert_data(ctx: Any, cert: bytes, key: bytes) -> None:
+    """A client certificate and key given as PEM data: ssl loads them only from files, so they are written
+    to a private temporary folder and removed at once."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kcache-") as d:
+        cert_path, key_path = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        for path, content in ((cert_path, cert), (key_path, key)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content)
+        ctx.load_cert_chain(cert_path, key_path)
 
 
 def _api_error(exc: Any, method: str, path: str, verb: str, resource: str) -> ApiError:
