@@ -82,6 +82,11 @@ def make_pki(pki: Path) -> None:
     def ossl(*args: str) -> None:
         run(["openssl", *args], cwd=pki)
 
+    def sign(name: str, extensions: str) -> None:
+        """<name>.csr signed by the test bed's CA into <name>.crt."""
+        ossl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-days", "3650", "-extfile", extensions, "-out", f"{name}.crt")
+
     ossl(
         "req",
         "-x509",
@@ -116,43 +121,11 @@ def make_pki(pki: Path) -> None:
         "-subj",
         "/CN=kube-apiserver",
     )
-    ossl(
-        "x509",
-        "-req",
-        "-in",
-        "apiserver.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "3650",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "apiserver.crt",
-    )
+    sign("apiserver", "server.ext")
     for user, groups in CERT_USERS.items():
         subj = f"/CN={user}" + "".join(f"/O={g}" for g in groups)
         ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{user}.key", "-out", f"{user}.csr", "-subj", subj)
-        ossl(
-            "x509",
-            "-req",
-            "-in",
-            f"{user}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "3650",
-            "-extfile",
-            "client.ext",
-            "-out",
-            f"{user}.crt",
-        )
+        sign(user, "client.ext")
     ossl("genrsa", "-out", "sa.key", "2048")
     ossl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
     with open(pki / "tokens.csv", "w") as fh:
