@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import snapshot as snap
-from .errors import Forbidden, InputError, NotFound
+from .errors import Forbidden, NotFound
 from .kernelcache import constants as c
 from .kernelcache.config import read_config
 from .kube import resources as r
@@ -49,18 +49,11 @@ class Collector:
         self.progress = progress or (lambda _msg: None)
 
     def _parse(self, item: dict[str, Any]) -> tuple[str, Any, dict[str, Any] | None] | None:
-        index = self.seen
         self.seen += 1
-        kind, api_version = item.get("kind"), item.get("apiVersion", "")
-        entry = snap.KINDS.get((snap.api_group(str(api_version)), str(kind)))
+        entry = snap.parse_item(item, "the API", self.seen - 1)
         if entry is None:
             return None
-        field, parse, _ = entry
-        try:
-            parsed = parse(item)
-        except InputError as exc:
-            raise InputError(f"the API: {kind} (item {index}): {exc}") from None
-        return field, parsed, item if self.keep_raw else None
+        return entry[0], entry[1], item if self.keep_raw else None
 
     def read(
         self,
@@ -99,15 +92,8 @@ class Collector:
         return out
 
     def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
-        fields: dict[str, list[Any]] = {}
-        for key in sorted(self.objects):
-            fields.setdefault(key[0], []).append(self.objects[key])
-        return snap.ClusterSnapshot(
-            meta=meta,
-            reads=tuple(self.reads),
-            raw_items=tuple(self.raw.values()),
-            **{name: tuple(items) for name, items in fields.items()},
-        )
+        return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads,
+                             raw_items=self.raw.values())
 
 
 def _by_name(name: str) -> str:

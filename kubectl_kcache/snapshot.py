@@ -182,6 +182,36 @@ class ClusterSnapshot:
 # ---- building from items ------------------------------------------------------------------------
 
 
+def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:
+    """(snapshot field, parsed object) of an API object; None for kinds the plugin does not read. A malformed
+    object is an InputError naming where it came from."""
+    if not isinstance(item, Mapping):
+        raise InputError(f"{origin or 'input'}: item {index} is not an object")
+    kind = item.get("kind")
+    api_version = item.get("apiVersion", "")
+    if not isinstance(kind, str) or not isinstance(api_version, str):
+        raise InputError(f"{origin or 'input'}: item {index} has no kind/apiVersion")
+    entry = KINDS.get((api_group(api_version), kind))
+    if entry is None:
+        return None
+    name, parse, _ = entry
+    try:
+        return name, parse(item)
+    except InputError as exc:
+        raise InputError(f"{origin or 'input'}: {kind} (item {index}): {exc}") from None
+
+
+def assemble(parsed: Iterable[tuple[str, Any]], *, meta: SnapshotMeta = SnapshotMeta(), reads: Iterable[Read] = (),
+             reads_assumed: bool = False, raw_items: Iterable[Mapping[str, Any]] = ()) -> ClusterSnapshot:
+    """A snapshot from parsed objects: per field, the last object of a namespace/name wins, sorted by it."""
+    fields: dict[str, dict[tuple[str, str], Any]] = {v[0]: {} for v in KINDS.values()}
+    for name, obj in parsed:
+        fields[name][(obj.meta.namespace or "", obj.meta.name)] = obj
+    values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
+    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, raw_items=tuple(raw_items),
+                           **values)
+
+
 def build(
     items: Iterable[Mapping[str, Any]],
     *,
@@ -192,28 +222,16 @@ def build(
     origin: str = "",
 ) -> ClusterSnapshot:
     """A snapshot from API objects; objects of kinds the plugin does not read are ignored."""
-    fields: dict[str, dict[tuple[str, str], Any]] = {v[0]: {} for v in KINDS.values()}
+    parsed: list[tuple[str, Any]] = []
     raw: list[Mapping[str, Any]] = []
     for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise InputError(f"{origin or 'input'}: item {index} is not an object")
-        kind = item.get("kind")
-        api_version = item.get("apiVersion", "")
-        if not isinstance(kind, str) or not isinstance(api_version, str):
-            raise InputError(f"{origin or 'input'}: item {index} has no kind/apiVersion")
-        entry = KINDS.get((api_group(api_version), kind))
+        entry = parse_item(item, origin, index)
         if entry is None:
             continue
-        name, parse, _ = entry
-        try:
-            parsed = parse(item)
-        except InputError as exc:
-            raise InputError(f"{origin or 'input'}: {kind} (item {index}): {exc}") from None
-        fields[name][(parsed.meta.namespace or "", parsed.meta.name)] = parsed
+        parsed.append(entry)
         if keep_raw:
             raw.append(item)
-    values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
-    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, raw_items=tuple(raw), **values)
+    return assemble(parsed, meta=meta, reads=reads, reads_assumed=reads_assumed, raw_items=raw)
 
 
 # ---- files --------------------------------------------------------------------------------------

@@ -93,7 +93,6 @@ class Client:
         self.overrides = overrides
         self.resolved: Resolved = resolve(overrides, env)
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
-        self.request_count = 0
         self._user_agent = USER_AGENT
         self._official: Any = None
         if overrides.impersonate_groups and not overrides.impersonate:
@@ -220,7 +219,6 @@ class Client:
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
         timeouts = (min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None)
-        self.request_count += 1
         if self._transport is not None:
             headers["User-Agent"] = self._user_agent
             try:
@@ -448,13 +446,6 @@ class Client:
             return str(self.request("GET", "/version", timeout=min(self.timeout or 10, 10)).get("gitVersion", ""))
         except (Forbidden, NotFound):
             return ""
-
-    def discover(self, group_version: str) -> dict[str, Any] | None:
-        """The resources served at /apis/<group>/<version>, or None when the group/version is not served."""
-        try:
-            return self.request("GET", f"/apis/{group_version}", verb="get", resource=f"/apis/{group_version}")
-        except NotFound:
-            return None
 
 
 class _HTTPStatus(Exception):
@@ -821,7 +812,3 @@ def backoff_delays(base: float = 0.5, cap: float = 30.0) -> Iterator[float]:
     while True:
         yield random.uniform(0, min(cap, base * (2**attempt)))
         attempt += 1
-
-
-def sleep_backoff(delays: Iterator[float]) -> None:
-    time.sleep(next(delays))

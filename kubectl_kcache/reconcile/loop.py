@@ -32,7 +32,6 @@ from ..errors import (
     ApiError,
     Gone,
     IncompleteError,
-    InputError,
     Unreachable,
 )
 from ..kernelcache import constants as c
@@ -85,36 +84,16 @@ WATCHED = (
 )
 
 
-def reconcile_scope() -> tuple[Watched, ...]:
-    return WATCHED
-
-
 def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
     """One list of every kind reconcile reads (for --dry-run and --once), parsed page by page."""
-    objects: dict[tuple[str, str, str], Any] = {}
+    parsed: list[tuple[str, Any]] = []
     reads = []
     for w in WATCHED:
-        field_name, parse, _ = KINDS[(w.resource.group, w.resource.kind)]
-        got, _ = client.list_all(w.resource, w.namespace, field_selector=w.field_selector, convert=_parser(parse))
-        for o in got:
-            objects[(field_name, o.meta.namespace or "", o.meta.name)] = o
+        got, _ = client.list_all(w.resource, w.namespace, field_selector=w.field_selector,
+                                 convert=lambda o: snap.parse_item(o, "the API"))
+        parsed.extend(x for x in got if x is not None)
         reads.append(snap.Read(w.resource.plural, w.namespace, "ok", len(got)))
-    fields: dict[str, list[Any]] = {}
-    for key in sorted(objects):
-        fields.setdefault(key[0], []).append(objects[key])
-    return snap.ClusterSnapshot(reads=tuple(reads), **{k: tuple(v) for k, v in fields.items()})
-
-
-def _parser(parse: Callable[[Any], Any]) -> Callable[[dict[str, Any]], Any]:
-    """The kind's parser, its errors naming the object as snapshot.build does."""
-
-    def convert(obj: dict[str, Any]) -> Any:
-        try:
-            return parse(obj)
-        except InputError as exc:
-            raise InputError(f"the API: {obj.get('kind')}: {exc}") from None
-
-    return convert
+    return snap.assemble(parsed, reads=reads)
 
 
 class Metrics:
@@ -157,8 +136,7 @@ class Informer(threading.Thread):
         self.lock = threading.Lock()
         self.synced = threading.Event()
         self.error: str = ""
-        entry = KINDS[(self.w.resource.group, self.w.resource.kind)]
-        self.parse = entry[1]
+        self.field, self.parse, _ = KINDS[(self.w.resource.group, self.w.resource.kind)]
 
     def snapshot_items(self) -> list[Any]:
         with self.lock:
@@ -330,12 +308,7 @@ class Controller:
                 break
             if not triggered:
                 next_resync = time.monotonic() + self.opts.resync_period
-            fields: dict[str, list[Any]] = {}
-            for inf in informers:
-                field_name = KINDS[(inf.w.resource.group, inf.w.resource.kind)][0]
-                fields.setdefault(field_name, []).extend(inf.snapshot_items())
-            snapshot = snap.ClusterSnapshot(**{k: tuple(sorted(v, key=lambda o: (o.meta.namespace or "", o.meta.name)))
-                                               for k, v in fields.items()})
+            snapshot = snap.assemble((inf.field, obj) for inf in informers for obj in inf.snapshot_items())
             try:
                 self.run_pass(snapshot)
                 warned_active = False
