@@ -28,10 +28,8 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import capture_complete, needs_kernel_cache
-from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import generated_kernel_cache_name
-from ..kernelcache.selection import select_node_group
-from ..kernelcache.selectors import selector_matches
+from ..kernelcache.selection import requested_group_outside, select_node_group
 from ..snapshot import ClusterSnapshot
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
@@ -72,16 +70,15 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
                           f"{reported[0] or '(none)'} / pod {reported[1] or '(none)'}, the active session is "
                           f"{session.id or '(none)'} / pod {session.pod_name or '(none)'}; it is not complete until "
                           "the current producer reports", hint=describe)
-        requested = trim_space(session.requested_node_group)
-        group = snapshot.group_by_name.get(requested) if requested else None
-        node = snapshot.node_by_name.get(session.node_name) if session.node_name else None
-        if group is not None and node is not None and group.node_selector \
-                and not selector_matches(group.node_selector, node.labels):
+        outside = requested_group_outside(session, snapshot.group_by_name, snapshot.node_by_name)
+        if outside is not None:
+            lacks = ", ".join(f"{k}={v}" for k, v in outside.wanted.items())
             yield Finding(ID, "warning", ref,
-                          f"capture {key} requests group {requested} ({c.ANNOTATION_NODE_GROUP}), which does not "
-                          f"contain the producer's node {node.name}: KServe accepts it silently and prepares the "
-                          f"cache on {requested}'s nodes, not on the kind of node it was compiled on",
-                          group=requested, hint=why_group)
+                          f"capture {key} requests group {outside.group} ({c.ANNOTATION_NODE_GROUP}), which does "
+                          f"not contain the producer's node {outside.node} (it lacks {lacks}): KServe accepts it "
+                          f"silently and prepares the cache on {outside.group}'s nodes, not on the kind of node it "
+                          "was compiled on",
+                          group=outside.group, hint=why_group)
 
     if cap.phase == c.PHASE_FAILED:
         yield Finding(ID, "warning", ref,

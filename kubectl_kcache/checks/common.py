@@ -14,8 +14,7 @@ from functools import cached_property
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
-from ..kernelcache.membership import MembershipPlan, plan_memberships
-from ..kernelcache.selectors import matching_groups
+from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
 from ..snapshot import ClusterSnapshot, Read
 from .model import ObjectRef
 
@@ -126,15 +125,8 @@ class Facts:
 
     @cached_property
     def groups_of_node(self) -> dict[str, list[o.NodeGroup]]:
-        """Node name -> the groups it is a member of (sorted by name); members only. A group with an empty
-        selector has no members here: KServe's node reconciler refuses to run at all then (group-selector)."""
-        groups = [g for g in self.s.node_groups if g.node_selector]
-        out: dict[str, list[o.NodeGroup]] = {}
-        for node in self.s.nodes:
-            found = matching_groups(node.labels, groups)
-            if found:
-                out[node.name] = found
-        return out
+        """Node name -> the groups it is a member of (sorted by name); members only."""
+        return groups_by_node(self.s.nodes, self.s.node_groups)
 
     @cached_property
     def members_of_group(self) -> dict[str, list[o.Node]]:

@@ -20,7 +20,14 @@ import difflib
 from collections.abc import Iterator
 
 from ..kernelcache import constants as c
-from ..kernelcache.config import KNOWN_KEYS, SECURITY_CERT
+from ..kernelcache.config import (
+    DEFAULT_GROUP_LABEL,
+    DEFAULT_GROUP_MISSING,
+    DEFAULT_GROUP_UNTRIMMED,
+    KNOWN_KEYS,
+    SECURITY_CERT,
+    default_group_problem,
+)
 from ..kernelcache.gostrings import trim_space
 from ..snapshot import ClusterSnapshot
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
@@ -98,34 +105,35 @@ def _unknown_keys(keys: tuple[str, ...]) -> Iterator[Finding]:
 
 
 def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
-    if not value:
+    if not trim_space(value):
+        return
+    groups_known = observed(snapshot, c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups))
+    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, "nodes") else set()
+    problem = default_group_problem(value, snapshot.group_by_name, label_keys,
+                                    {g.name: g.node_selector for g in snapshot.node_groups})
+    if problem is None:
         return
     ref = config_ref()
-    name = trim_space(value)
-    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, "nodes") else set()
-    looks_like_label = any(ch in name for ch in "=/:") or name in label_keys
-    if looks_like_label:
+    hint = f"kubectl get {c.PLURAL_NODE_GROUPS}"
+    if problem.kind == DEFAULT_GROUP_LABEL and (groups_known or any(ch in problem.name for ch in "=/:")):
+        suggestion = (f"; the groups selecting on that label: {', '.join(problem.groups_with_label)}"
+                      if problem.groups_with_label else "")
         yield Finding(ID, "warning", ref,
                       f"defaultNodeGroup {value!r} looks like a node label; it must name a KernelCacheNodeGroup "
-                      "(captures that fall back to it get InvalidDefaultNodeGroup, KernelCaches without "
-                      "nodeGroupRef get NodeGroupNotFound)",
-                      hint=f"kubectl get {c.PLURAL_NODE_GROUPS}")
-    if not observed(snapshot, c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups)):
-        return
-    groups = snapshot.group_by_name
-    if name not in groups:
-        if not looks_like_label:
-            yield Finding(ID, "warning", ref,
-                          f"defaultNodeGroup: {c.MSG_GROUP_NOT_FOUND.format(name=name)}; captures that fall back "
-                          "to it get InvalidDefaultNodeGroup and KernelCaches without nodeGroupRef get "
-                          "NodeGroupNotFound",
-                          hint=f"kubectl get {c.PLURAL_NODE_GROUPS}",
-                          evidence=(f"groups: {', '.join(sorted(groups)) or 'none'}",))
-    elif name != value:
+                      f"(captures that fall back to it get {c.REASON_INVALID_DEFAULT}, KernelCaches without "
+                      f"nodeGroupRef get NodeGroupNotFound){suggestion}",
+                      hint=hint)
+    elif problem.kind == DEFAULT_GROUP_MISSING and groups_known:
+        yield Finding(ID, "warning", ref,
+                      f"defaultNodeGroup: {c.MSG_GROUP_NOT_FOUND.format(name=problem.name)}; captures that fall "
+                      f"back to it get {c.REASON_INVALID_DEFAULT} and KernelCaches without nodeGroupRef get "
+                      "NodeGroupNotFound",
+                      hint=hint, evidence=(f"groups: {', '.join(sorted(snapshot.group_by_name)) or 'none'}",))
+    elif problem.kind == DEFAULT_GROUP_UNTRIMMED:
         yield Finding(ID, "warning", ref,
                       f"defaultNodeGroup {value!r} has surrounding white space: capture selection trims it (and "
-                      f"finds group {name}), but KernelCaches without nodeGroupRef use it untrimmed and fail with "
-                      "NodeGroupNotFound (\"referenced KernelCacheNodeGroup was not found\")",
+                      f"finds group {problem.name}), but KernelCaches without nodeGroupRef use it untrimmed and "
+                      "fail with NodeGroupNotFound (\"referenced KernelCacheNodeGroup was not found\")",
                       hint=EDIT_CONFIG)
 
 

@@ -31,10 +31,19 @@ from typing import Any, NoReturn
 from ..errors import IncompleteError, InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import capture_complete
-from ..kernelcache.config import ConfigState, read_config
+from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
 from ..kernelcache.gostrings import trim_space
+from ..kernelcache.membership import is_ambiguous
 from ..kernelcache.names import capture_revision_name, generated_kernel_cache_name
-from ..kernelcache.selection import Decision, Step, select_node_group
+from ..kernelcache.selection import (
+    Decision,
+    SessionDrift,
+    Step,
+    requested_group_outside,
+    select_node_group,
+    session_drift,
+    session_from_pod,
+)
 from ..kernelcache.selectors import label_mismatch, matching_groups, selector_matches
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
@@ -98,6 +107,7 @@ class WhyGroup:
     other_label_count: int = 0
     default_group: str = ""
     config_problem: str = ""
+    pod_drift: tuple[SessionDrift, ...] = ()  # the recorded session vs the producer pod today
 
     @property
     def node(self) -> str | None:
@@ -178,8 +188,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         basis, base, origin = BASIS_CAPTURE, recorded, f"the session recorded on capture {capture.name}"
     elif pod is not None:
         basis, origin = BASIS_POD, f"the session predicted from pod {pod.name}"
-        base = ActiveSession(id="", pod_name=pod.name, node_name=pod.node_name,
-                             requested_node_group=pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, ""))
+        base = session_from_pod(pod)
     else:
         basis, base, origin = BASIS_CAPTURE, None, "an empty session"
     session = base
@@ -228,6 +237,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         other_label_count=sum(1 for k in labels if k not in selector_keys),
         default_group=trim_space(default_group),
         config_problem=config_problem,
+        pod_drift=tuple(session_drift(pod, recorded)) if pod is not None and recorded is not None else (),
     )
 
 
@@ -371,37 +381,32 @@ def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision
         out.append(Step("default", WARNING, config_problem))
     groups = snapshot.group_by_name
     node = snapshot.node_by_name.get(session.node_name) if session and session.node_name else None
-    if decision.source == c.SOURCE_ANNOTATION and node is not None and decision.group in groups:
-        group = groups[decision.group]
-        if not selector_matches(group.node_selector, node.labels):
-            wanted = label_mismatch(group.node_selector, node.labels).wanted
-            lacks = ", ".join(f"{k}={v}" for k, v in wanted.items())
-            out.append(Step("annotation", WARNING,
-                            f'requested group "{group.name}" does not contain the producer node {node.name} '
-                            f"(it lacks {lacks}): KServe accepts the request without checking and prepares "
-                            f'the cache on the nodes of "{group.name}", not where the producer ran'))
+    outside = requested_group_outside(session, groups, snapshot.node_by_name)
+    if decision.source == c.SOURCE_ANNOTATION and outside is not None:
+        lacks = ", ".join(f"{k}={v}" for k, v in outside.wanted.items())
+        out.append(Step("annotation", WARNING,
+                        f'requested group "{outside.group}" does not contain the producer node {outside.node} '
+                        f"(it lacks {lacks}): KServe accepts the request without checking and prepares "
+                        f'the cache on the nodes of "{outside.group}", not where the producer ran'))
     if node is not None and decision.reason != c.REASON_AMBIGUOUS:
-        matches = [g.name for g in matching_groups(node.labels, groups.values())]
-        if len(matches) > 1:
+        matches = matching_groups(node.labels, groups.values())
+        if is_ambiguous(matches):
             out.append(Step("match", WARNING,
-                            f"node {node.name} is in several groups ({', '.join(matches)}): a capture from "
-                            f"it without {c.ANNOTATION_NODE_GROUP} fails with {c.REASON_AMBIGUOUS}"))
-    out.extend(_default_label_trap(snapshot, trim_space(default_group)))
+                            f"node {node.name} is in several groups ({', '.join(g.name for g in matches)}): a "
+                            f"capture from it without {c.ANNOTATION_NODE_GROUP} fails with {c.REASON_AMBIGUOUS}"))
+    out.extend(_default_label_trap(snapshot, default_group))
     return out
 
 
 def _default_label_trap(snapshot: ClusterSnapshot, default: str) -> list[Step]:
-    if not default or default in snapshot.group_by_name:
-        return []
-    key, eq, value = default.partition("=")
-    if not (eq or "/" in default or any(default in n.labels for n in snapshot.nodes)):
+    problem = default_group_problem(default, snapshot.group_by_name, {k for n in snapshot.nodes for k in n.labels},
+                                    {g.name: g.node_selector for g in snapshot.node_groups})
+    if problem is None or problem.kind != DEFAULT_GROUP_LABEL:
         return []
     hint = "set it to a KernelCacheNodeGroup name (kubectl get kernelcachenodegroups)"
-    if eq:
-        named = [g.name for g in snapshot.node_groups if g.node_selector.get(key.strip()) == value.strip()]
-        if named:
-            hint = f"set it to the group whose selector has that label: {', '.join(sorted(named))}"
-    return [Step("default", WARNING, f'defaultNodeGroup "{default}" looks like a node label, not a '
+    if problem.groups_with_label:
+        hint = f"set it to the group whose selector has that label: {', '.join(problem.groups_with_label)}"
+    return [Step("default", WARNING, f'defaultNodeGroup "{problem.name}" looks like a node label, not a '
                                      f"KernelCacheNodeGroup name; {hint}")]
 
 
@@ -421,25 +426,32 @@ def _group_fits(snapshot: ClusterSnapshot, node: Node | None) -> tuple[GroupFit,
     )
 
 
+def _drift_text(pod: Pod, d: SessionDrift) -> str:
+    """Words for a session field the pod no longer agrees with, and what works instead."""
+    isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
+    if d.field == "requestedNodeGroup":
+        patch = (f"kubectl -n {pod.namespace} patch inferenceservice {isvc or '<isvc>'} --type=merge -p "
+                 f"'{{\"spec\":{{\"predictor\":{{\"annotations\":{{\"{c.ANNOTATION_NODE_GROUP}\":"
+                 f"\"{d.now or '<group>'}\"}}}}}}}}'")
+        return (f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{d.now}" but the session '
+                f'recorded "{d.recorded}" when the pod claimed the capture: KServe records the session once '
+                "and never updates it, so a change made after the claim is ignored for this capture. To choose "
+                "the group, request it on the InferenceService's pod template before the next capture (a new "
+                f"revision makes a new capture), or make the groups' selectors disjoint: {patch}")
+    if not d.recorded:
+        return (f"pod {pod.name} is now on node {d.now} but the session recorded no node (the pod claimed the "
+                "capture before it was scheduled): KServe never fills it in, so selection stays "
+                f"{c.REASON_PRODUCER_PENDING} for this capture; the next revision's capture records its node")
+    return (f'pod {pod.name} is now on node "{d.now}" but the session recorded node "{d.recorded}": KServe '
+            "decides from the recorded node")
+
+
 def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession | None, real: Decision,
            created: CreatedCache | None, default_group: str) -> list[str]:
     out: list[str] = []
-    if recorded is not None and pod is not None and pod.name == recorded.pod_name:
-        now = pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, "")
-        if now != recorded.requested_node_group:
-            tail = ("it fills an empty recorded value only while the capture session is still running"
-                    if not recorded.requested_node_group else "it never overwrites a recorded value")
-            out.append(f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{now}" but the '
-                       f'session recorded "{recorded.requested_node_group}": KServe decides from the '
-                       f"recorded value ({tail})")
-        if pod.node_name != recorded.node_name:
-            if not recorded.node_name:
-                out.append(f"pod {pod.name} is now on node {pod.node_name} but the session has no nodeName "
-                           "yet: KServe fills it in on the capture's next reconcile while the session is "
-                           "running")
-            else:
-                out.append(f'pod {pod.name} is now on node "{pod.node_name}" but the session recorded node '
-                           f'"{recorded.node_name}": KServe decides from the recorded node')
+    if recorded is not None and pod is not None:
+        for d in session_drift(pod, recorded):
+            out.append(_drift_text(pod, d))
     if recorded is not None and recorded.node_name and recorded.node_name not in snapshot.node_by_name:
         out.append(f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
                    "and goes to the default")

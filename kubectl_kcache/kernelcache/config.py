@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,3 +329,45 @@ def read_config(configmap: ConfigMap | None) -> ConfigState:
         return ConfigState(True, parse_config(text))
     except ConfigInvalid as exc:
         return ConfigState(True, None, str(exc))
+
+
+# ---- defaultNodeGroup ------------------------------------------------------------------------------
+
+DEFAULT_GROUP_LABEL = "label"  # names a node label, not a group
+DEFAULT_GROUP_MISSING = "missing"  # no group of that name
+DEFAULT_GROUP_UNTRIMMED = "untrimmed"  # found only after trimming: KernelCaches without nodeGroupRef fail
+
+
+@dataclass(frozen=True)
+class DefaultGroupProblem:
+    """What is wrong with `defaultNodeGroup` (KServe trims it for capture selection, not for KernelCaches)."""
+
+    kind: str
+    value: str
+    name: str  # trimmed
+    groups_with_label: tuple[str, ...] = ()  # for a `key=value` default: the groups selecting on that label
+
+
+def default_group_problem(value: str, group_names: Iterable[str], label_keys: Iterable[str],
+                          selectors: Mapping[str, Mapping[str, str]] | None = None) -> DefaultGroupProblem | None:
+    """None when `defaultNodeGroup` is unset or names an existing group exactly.
+
+    It looks like a label when no group has that name and it holds `=`, `/` or `:` (never in a group name)
+    or equals a label key some node carries. `selectors` (group -> nodeSelector) lets a `key=value` default
+    point at the groups that select on that label.
+    """
+    name = trim_space(value)
+    if not name:
+        return None
+    names = set(group_names)
+    if value in names:
+        return None
+    if name in names:
+        return DefaultGroupProblem(DEFAULT_GROUP_UNTRIMMED, value, name)
+    if any(ch in name for ch in "=/:") or name in set(label_keys):
+        key, eq, wanted = name.partition("=")
+        with_label: tuple[str, ...] = ()
+        if eq and selectors:
+            with_label = tuple(sorted(g for g, sel in selectors.items() if sel.get(key.strip()) == wanted.strip()))
+        return DefaultGroupProblem(DEFAULT_GROUP_LABEL, value, name, with_label)
+    return DefaultGroupProblem(DEFAULT_GROUP_MISSING, value, name)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..objects import ActiveSession, Node, NodeGroup
+from ..objects import ActiveSession, Node, NodeGroup, Pod
 from . import constants as c
 from .gostrings import trim_space
-from .selectors import matching_groups
+from .selectors import label_mismatch, matching_groups, selector_matches
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,59 @@ def select_node_group(
     return Decision(
         default, c.SOURCE_DEFAULT, message=f'default KernelCacheNodeGroup "{default}" selected', steps=tuple(steps)
     )
+
+
+# ---- the session and what KServe does not check ---------------------------------------------------
+
+def session_from_pod(pod: Pod) -> ActiveSession:
+    """The session KServe records when this producer pod claims a capture: its node and its requested group
+    (the pod annotation), as they are at that moment. It is recorded once and never updated afterwards."""
+    return ActiveSession(id="", pod_name=pod.name, node_name=pod.node_name,
+                         requested_node_group=pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, ""))
+
+
+@dataclass(frozen=True)
+class SessionDrift:
+    """A field of the recorded session that differs from the producer pod today. KServe decides from the
+    recorded value: the session is claimed once and never back-filled or updated."""
+
+    field: str  # requestedNodeGroup | nodeName
+    recorded: str
+    now: str
+
+
+def session_drift(pod: Pod, recorded: ActiveSession) -> list[SessionDrift]:
+    """How the pod that claimed `recorded` differs from it today (nothing for another pod)."""
+    if pod.name != recorded.pod_name:
+        return []
+    now = session_from_pod(pod)
+    out = []
+    if now.requested_node_group != recorded.requested_node_group:
+        out.append(SessionDrift("requestedNodeGroup", recorded.requested_node_group, now.requested_node_group))
+    if now.node_name != recorded.node_name:
+        out.append(SessionDrift("nodeName", recorded.node_name, now.node_name))
+    return out
+
+
+@dataclass(frozen=True)
+class RequestedOutside:
+    """A requested group that exists but does not contain the producer's node: KServe selects it without
+    checking, so the cache is prepared on nodes other than the kind it was compiled on."""
+
+    group: str
+    node: str
+    wanted: Mapping[str, str]  # the selector labels the node does not satisfy, with the wanted values
+
+
+def requested_group_outside(session: ActiveSession | None, groups: Mapping[str, NodeGroup],
+                            nodes: Mapping[str, Node]) -> RequestedOutside | None:
+    if session is None:
+        return None
+    requested = trim_space(session.requested_node_group)
+    group = groups.get(requested) if requested else None
+    node = nodes.get(session.node_name) if session.node_name else None
+    if group is None or node is None or not group.node_selector:
+        return None
+    if selector_matches(group.node_selector, node.labels):
+        return None
+    return RequestedOutside(group.name, node.name, label_mismatch(group.node_selector, node.labels).wanted)

@@ -101,12 +101,10 @@ def _requested(tree: Tree, why: WhyGroup) -> None:
     else:
         label.append_text(_text(f'"{name}" ', (f"{NO} not found", STYLE_BAD)))
     branch = tree.add(label)
-    recorded = why.capture.active_session if why.capture is not None else None
-    if why.pod is not None and recorded is not None and recorded.pod_name == why.pod.name:
-        now = why.pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, "")
-        if now != recorded.requested_node_group:
-            branch.add(Text(f"pod annotation now: {_quoted(now)} (the session recorded "
-                            f"{_quoted(recorded.requested_node_group)})", style=STYLE_WARN))
+    for d in why.pod_drift:
+        if d.field == "requestedNodeGroup":
+            branch.add(Text(f"pod annotation now: {_quoted(d.now)} (the session recorded {_quoted(d.recorded)}"
+                            " when the pod claimed the capture; KServe never updates it)", style=STYLE_WARN))
 
 
 def _node(tree: Tree, why: WhyGroup) -> None:

@@ -322,19 +322,29 @@ def test_kernel_cache_without_annotation_has_null_source():
 
 
 def test_drift_annotation_changed_after_session():
+    """The session is claimed once (newest capture_reconciler.go): a later annotation is ignored."""
     why = explain(snap(config(), gpu_node(), GPU, b.group("gpu-2", {"role": "gpu2"}),
                        producer(annotation="gpu-2"), session_capture(requested="gpu")), NS, POD)
     assert result(why)["group"] == "gpu"  # KServe keeps deciding from the recorded value
-    assert why.drift == (f'pod {POD} annotation {ANN} is now "gpu-2" but the session recorded "gpu": KServe '
-                         "decides from the recorded value (it never overwrites a recorded value)",)
+    assert len(why.drift) == 1
+    text = why.drift[0]
+    assert text.startswith(f'pod {POD} annotation {ANN} is now "gpu-2" but the session recorded "gpu" when the '
+                           "pod claimed the capture: KServe records the session once and never updates it")
+    assert "request it on the InferenceService's pod template before the next capture" in text
+    assert "make the groups' selectors disjoint" in text
+    assert ("kubectl -n team-a patch inferenceservice model --type=merge -p "
+            f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in text
+    assert [(d.field, d.recorded, d.now) for d in why.pod_drift] == [("requestedNodeGroup", "gpu", "gpu-2")]
 
 
 def test_drift_annotation_added_after_session():
     why = explain(snap(config(), gpu_node(), GPU, producer(annotation="gpu"),
                        session_capture()), NS, POD)
+    assert result(why)["source"] == "auto"  # not the annotation: it came after the claim
     assert len(why.drift) == 1
     assert 'recorded ""' in why.drift[0]
-    assert "only while the capture session is still running" in why.drift[0]
+    assert "never updates it" in why.drift[0]
+    assert "back-fill" not in why.drift[0] and "still running" not in why.drift[0]
 
 
 def test_drift_node_changed():
@@ -346,10 +356,12 @@ def test_drift_node_changed():
 
 
 def test_drift_node_not_yet_recorded():
+    """An empty recorded node is never filled in: the capture stays ProducerNodePending."""
     why = explain(snap(config(), gpu_node(), GPU, producer(node_name="gpu-node"),
                        session_capture(node_name="")), NS, POD)
     assert result(why)["reason"] == "ProducerNodePending"
-    assert len(why.drift) == 1 and "session has no nodeName yet" in why.drift[0]
+    assert len(why.drift) == 1
+    assert "the session recorded no node" in why.drift[0] and "KServe never fills it in" in why.drift[0]
 
 
 def test_drift_kernel_cache_in_other_group_than_today():

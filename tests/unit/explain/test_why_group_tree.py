@@ -39,7 +39,8 @@ def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
     assert "Capture team/qwen-kcc-669889f77f (basis: the session recorded on the capture)" in words
     assert 'requestedNodeGroup "gpu-a"' in words
     assert f'Requested group ({ANN}): "gpu-a" ✓ exists' in words
-    assert 'pod annotation now: "gpu-b" (the session recorded "gpu-a")' in words
+    assert ('pod annotation now: "gpu-b" (the session recorded "gpu-a" when the pod claimed the capture; '
+            'KServe never updates it)') in words
     # the node: only labels some group selects on, plus a count of the others
     assert "Node gpu-node" in words and "role=gpu" in words and "zone=east" in words
     assert "(+3 other labels)" in words and "kubernetes.io/arch" not in words
