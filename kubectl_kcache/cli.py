@@ -298,11 +298,13 @@ def doctor(
     render_doctor(report, output, sys.stdout, color=_color())
     from .checks.model import SEVERITY_RANK
 
+    if report.incomplete:  # design.md: 3 wins over 1; no verdict on what could not be read
+        unread = sorted({u for c in report.checks for u in c.unread})
+        sys.stderr.write(f"doctor: incomplete: {'; '.join(unread)}\n")
+        return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
-    if any(c.status == "skipped" and "forbidden" in c.reason for c in report.checks):
-        return EXIT_INCOMPLETE
     return EXIT_OK
 
 
@@ -375,6 +377,10 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
         names |= {c.namespace for c in snap.captures if c.name == capture}
     if len(names) > 1:
         raise InputError(f"found in several namespaces ({', '.join(sorted(names))}): use -n")
+    if not names and snap.pods:
+        what = f'pod "{pod}"' if pod else f'KernelCacheCapture "{capture}"'
+        searched = sorted({p.namespace for p in snap.pods} | {c.namespace for c in snap.captures})
+        raise InputError(f"{what} not found in the input files (searched namespaces: {', '.join(searched)})")
     return next(iter(names), "default")
 
 

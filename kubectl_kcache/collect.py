@@ -157,8 +157,11 @@ def collect_for_why_group(
     """Only what why-group needs: the pod, the namespace's captures and KernelCaches, the groups, the
     config, and the nodes the decision looks at (no full node list)."""
     col = Collector(client)
-    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
     captures = col.read(r.CAPTURES, namespace)
+    if not pod and capture:  # the pod that claimed the named capture's session (for drift, or to say it is gone)
+        session = next((x.active_session for x in captures if x.name == capture), None)
+        pod = session.pod_name if session is not None else None
+    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
     col.read(r.KERNEL_CACHES, namespace)
     col.read(r.NODE_GROUPS)
     col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))

@@ -103,9 +103,15 @@ class CheckResult:
     id: str
     status: str
     reason: str = ""
+    # reads the check needed or could use but could not make (forbidden, not in the input files, not read):
+    # its verdict, if any, is incomplete
+    unread: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "reason": self.reason}
+        out: dict[str, Any] = {"id": self.id, "status": self.status, "reason": self.reason}
+        if self.unread:
+            out["unread"] = list(self.unread)
+        return out
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class DoctorReport:
             "warnings": sum(f.severity == "warning" for f in active),
             "infos": sum(f.severity == "info" for f in active),
             "skipped": sum(c.status == "skipped" for c in self.checks),
+            "incomplete": sum(bool(c.unread) for c in self.checks),
             "suppressed": sum(f.suppressed for f in self.findings),
             "checks": len(self.checks),
         }
@@ -131,6 +138,11 @@ class DoctorReport:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "DoctorReport", "version": 1, "summary": self.summary(),
                 "checks": [c.to_dict() for c in self.checks], "findings": [f.to_dict() for f in self.findings]}
+
+    @property
+    def incomplete(self) -> bool:
+        """Some check could not make a read it needed or could use: no clean bill of health."""
+        return any(c.unread for c in self.checks)
 
     def worst(self) -> str | None:
         """The most severe unsuppressed finding's severity, or None."""

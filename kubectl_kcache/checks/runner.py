@@ -49,17 +49,23 @@ def _resolve(read: Read, snapshot: ClusterSnapshot) -> Read:
     return read
 
 
-def read_problem(read: Read, snapshot: ClusterSnapshot) -> str | None:
-    """Why `read` is not usable ('forbidden: list pods in kserve'), or None when it was done."""
+def read_problem(read: Read, snapshot: ClusterSnapshot) -> tuple[str, bool] | None:
+    """Why `read` is not usable ('forbidden: list pods in kserve'), and whether that leaves the answer
+    incomplete (True: forbidden, not in the input, not read; False: the resource is not served, a fact);
+    None when it was done."""
     r = read_state(snapshot, read.resource, read.namespace)
     if r is None:
-        return f"not read: {read}"
+        return f"not read: {read}", True
     if r.status == "forbidden":
-        return f"forbidden: {read}"
+        return f"forbidden: {read}", True
+    if r.status == "not-in-input":
+        return f"not in the input: {read}", True
     if r.status == "absent":
         if read.resource in KERNEL_CACHE_PLURALS:
-            return f"{read.resource} is not served (CRD not installed)"
-        return f"{read.resource} is not served by the API server"
+            return f"{read.resource} is not served (CRD not installed)", False
+        return f"{read.resource} is not served by the API server", False
+    if r.status != "ok":
+        return f"{r.status}: {read}", True
     return None
 
 
@@ -72,30 +78,37 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
             continue
         problem = read_problem(read, snapshot)
         if problem:
-            return CheckResult(spec.id, "skipped", problem), []
+            text, incomplete = problem
+            return CheckResult(spec.id, "skipped", text, (text,) if incomplete else ()), []
     notes = []
+    unread = []
     if spec.needs_feature:
         why = feature.not_applicable()
         if why:
             return CheckResult(spec.id, "not-applicable", why), []
         if feature.assumption():
             notes.append(feature.assumption())
+            if feature.read != "absent":
+                unread.append(f"{feature.read}: list configmaps in {c.KSERVE_NAMESPACE}")
     for read in reads:
         if read.optional:
             problem = read_problem(read, snapshot)
             if problem:
-                notes.append(f"partial: {problem}" + (f" ({read.note})" if read.note else ""))
+                text, incomplete = problem
+                notes.append(f"partial: {text}" + (f" ({read.note})" if read.note else ""))
+                if incomplete:
+                    unread.append(text)
     try:
         findings = list(spec.func(snapshot))
     except NotApplicable as exc:
-        return CheckResult(spec.id, "not-applicable", str(exc)), []
+        return CheckResult(spec.id, "not-applicable", str(exc), tuple(unread)), []
     except Skip as exc:
-        return CheckResult(spec.id, "skipped", str(exc)), []
+        return CheckResult(spec.id, "skipped", str(exc), tuple(unread)), []
     except Exception as exc:  # a bug: say which check
         if hasattr(exc, "add_note"):
             exc.add_note(f"(in doctor check {spec.id})")
         raise
-    return CheckResult(spec.id, "pass", "; ".join(notes)), findings
+    return CheckResult(spec.id, "pass", "; ".join(notes), tuple(unread)), findings
 
 
 def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequence[str] = (),
@@ -133,7 +146,7 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
             quiet = len(findings) - len(active)
             if quiet:
                 reason = "; ".join(x for x in (reason, f"{quiet} finding{'s' if quiet > 1 else ''} suppressed") if x)
-            result = CheckResult(spec.id, "fail" if failing else "pass", reason)
+            result = CheckResult(spec.id, "fail" if failing else "pass", reason, result.unread)
         results.append(result)
         by_check[spec.id] = findings
     order = [s.id for s in specs]

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ..errors import IncompleteError, InputError
+from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import capture_complete
 from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
@@ -48,6 +48,7 @@ from ..kernelcache.selectors import label_mismatch, matching_groups, selector_ma
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
 from ..snapshot import ClusterSnapshot
+from .reads import require
 
 KIND = "WhyGroup"
 VERSION = 1
@@ -155,12 +156,16 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     """Explain the node group of the capture made from `pod_name` (or of `capture_name`) in `namespace`."""
     if not pod_name and not capture_name:
         raise InputError("why-group needs a pod name or a KernelCacheCapture name")
+    # no verdict on data that could not be read: what every answer needs, then what this decision used
+    require(snapshot, "why-group", [(c.PLURAL_CAPTURES, namespace), (c.PLURAL_CACHES, namespace),
+                                    (c.PLURAL_NODE_GROUPS, None)] + ([("pods", namespace)] if pod_name else []))
     steps: list[Step] = []
     pod = _pod(snapshot, namespace, pod_name) if pod_name else None
     capture = _find_capture(snapshot, namespace, pod_name, pod, capture_name, steps)
     recorded = capture.active_session if capture is not None else None
     if not pod_name and recorded is not None and recorded.pod_name:
         pod_name = recorded.pod_name
+        require(snapshot, "why-group", [("pods", namespace)])
         pod = _pod(snapshot, namespace, pod_name)
     if pod_name and pod is None:
         if capture is None:
@@ -205,6 +210,9 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
     decision = decide(session)
     real = decide(base) if basis == BASIS_WHAT_IF else decision
+    used = {step.step for step in decision.steps + real.steps}
+    require(snapshot, "why-group", ([("nodes", None)] if used & {"node", "match"} else [])
+            + ([("configmaps", c.KSERVE_NAMESPACE)] if "default" in used else []))
     steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))
     config_problem = _config_problem(config)
     for extra in _warnings(snapshot, session, decision, config_problem, default_group):
@@ -299,13 +307,8 @@ def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | Non
 
 
 def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:
-    for resource in ("pods", c.PLURAL_CAPTURES):
-        read = snapshot.read_status(resource)
-        if read is not None and read.status == "forbidden":
-            raise IncompleteError(f'pod "{pod_name}" not found in namespace "{namespace}": cannot '
-                                  f"{read.verb} {resource} (forbidden)")
-    raise InputError(f'pod "{pod_name}" not found in namespace "{namespace}" and no KernelCacheCapture '
-                     "names it")
+    raise InputError(f'pod "{pod_name}" not found in namespace "{namespace}" and no KernelCacheCapture there '
+                     "names it in its activeSession")
 
 
 def _created_cache(snapshot: ClusterSnapshot,
@@ -371,12 +374,6 @@ def _config_problem(config: ConfigState) -> str:
 def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision: Decision,
               config_problem: str, default_group: str) -> list[Step]:
     out: list[Step] = []
-    for resource, step in (("nodes", "node"), (c.PLURAL_NODE_GROUPS, "match"), ("configmaps", "default")):
-        read = snapshot.read_status(resource)
-        if read is not None and read.status in ("forbidden", "absent"):
-            what = "forbidden" if read.status == "forbidden" else "not served"
-            out.append(Step(step, WARNING, f"{resource} could not be read ({what}): the decision below "
-                                           "assumes there are none and may be wrong"))
     if config_problem:
         out.append(Step("default", WARNING, config_problem))
     groups = snapshot.group_by_name

@@ -106,11 +106,18 @@ def clean_line(report: DoctorReport) -> str:
 
 
 def summary_line(report: DoctorReport) -> str:
-    """E.g. `2 errors, 1 warning in 13 checks (1 skipped, 3 suppressed)`."""
+    """E.g. `2 errors, 1 warning in 13 checks (1 incomplete, 3 suppressed)`. A check that could not make a read
+    it needed (skipped) or could use (partial) makes the report incomplete: without findings the line says so
+    first and never reads healthy."""
     s = report.summary()
     counts = [plural(s[key], word) for key, word in (("errors", "error"), ("warnings", "warning"),
                                                      ("infos", "info")) if s[key]]
+    suppressed = [f"{s['suppressed']} suppressed"] if s["suppressed"] else []
+    if s["incomplete"] and not counts:
+        tail = f" ({suppressed[0]})" if suppressed else ""
+        return (f"incomplete: {s['incomplete']} of {plural(s['checks'], 'check')} could not read everything they "
+                f"need; no problems found in what could be read{tail}")
+    extras = [f"{s[key]} {key}" for key in ("skipped", "incomplete") if s[key]] + suppressed
     head = ", ".join(counts) if counts else "no problems found"
-    extras = [f"{s[key]} {key}" for key in ("skipped", "suppressed") if s[key]]
     tail = f" ({', '.join(extras)})" if extras else ""
     return f"{head} in {plural(s['checks'], 'check')}{tail}"

@@ -24,7 +24,8 @@ def test_report_order_and_ids(base):
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
     assert all(c.status == "pass" for c in report.checks)
-    assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "suppressed": 0, "checks": 13}
+    assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
+                                "suppressed": 0, "checks": 13}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 

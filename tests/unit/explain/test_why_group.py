@@ -55,7 +55,7 @@ def session_capture(node_name: str = "gpu-node", requested: str = "", pod: str =
 
 
 def snap(*items: dict[str, Any], reads: tuple[Read, ...] = ()) -> Any:
-    return build(list(items), reads=reads)
+    return build(list(items), reads=reads, reads_assumed=True)
 
 
 def steps(why: WhyGroup) -> list[tuple[str, str]]:
@@ -264,7 +264,7 @@ def test_session_search_when_generated_name_absent():
 
 def test_pod_gone_and_no_capture_is_an_input_error():
     with pytest.raises(InputError, match='pod "ghost" not found in namespace "team-a" and no '
-                                         'KernelCacheCapture names it'):
+                                         'KernelCacheCapture there names it'):
         explain(snap(config(), session_capture()), NS, "ghost")
 
 
@@ -529,13 +529,41 @@ def test_disabled_config_is_noted():
                              "creates no KernelCache"]
 
 
-def test_forbidden_node_read_is_a_warning():
-    reads = (Read("nodes", None, "forbidden"), Read("kernelcachenodegroups", None, "ok"),
-             Read("configmaps", "kserve", "ok"))
-    why = explain(snap(config(), GPU, FALLBACK,
-                       session_capture(), reads=reads), NS, POD)
-    assert ("node", "warning") in steps(why)
-    assert any(w.startswith("nodes could not be read (forbidden)") for w in warnings(why))
+@pytest.mark.parametrize(("resource", "namespace"), [
+    ("pods", NS), ("kernelcachecaptures", NS), ("kernelcaches", NS), ("kernelcachenodegroups", None)])
+def test_every_read_the_answer_needs_is_required(resource, namespace):
+    """Issue 12: a forbidden read the answer depends on is exit 3 naming verb and resource, never a verdict."""
+    reads = (Read(resource, namespace, "forbidden"),)
+    with pytest.raises(IncompleteError) as exc:
+        explain(snap(config(), gpu_node(), GPU, producer(), session_capture(), reads=reads), NS, POD)
+    where = f" in namespace {namespace}" if namespace else ""
+    assert f"cannot list {resource}{where} (forbidden)" in str(exc.value)
+    assert exc.value.exit_code == 3
+
+
+def test_a_node_read_is_required_when_the_decision_looks_at_the_node():
+    reads = (Read("nodes", None, "forbidden"),)
+    with pytest.raises(IncompleteError, match=r"cannot list nodes \(forbidden\)"):
+        explain(snap(config(), GPU, FALLBACK, session_capture(), reads=reads), NS, POD)
+
+
+def test_reads_the_decision_does_not_use_are_not_required():
+    """A requested group decides alone: neither the node nor the ConfigMap is looked at."""
+    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    why = explain(snap(GPU, session_capture(requested="gpu"), reads=reads), NS, POD)
+    assert result(why)["group"] == "gpu" and result(why)["source"] == "annotation"
+
+
+def test_the_config_read_is_required_when_the_default_is_used():
+    reads = (Read("configmaps", "kserve", "forbidden"),)
+    with pytest.raises(IncompleteError, match="cannot list configmaps in namespace kserve"):
+        explain(snap(b.node("gpu-node", {"role": "none"}), GPU, session_capture(), reads=reads), NS, POD)
+
+
+def test_reads_missing_from_a_dump_are_not_read():
+    snapshot = build([config(), GPU, session_capture()], reads=(Read("kernelcachecaptures", NS, "ok"),))
+    with pytest.raises(IncompleteError, match="kernelcaches were not read"):
+        explain(snapshot, NS, POD)
 
 
 # ---- groups ---------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
 def test_tree_of_a_failure_shows_kserve_event_line():
     items = (config("fallback"), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
              b.group("gpu-b", {"zone": "east"}), session_capture(), producer())
-    text = render(explain(build(list(items)), NS, POD))
+    text = render(explain(build(list(items), reads_assumed=True), NS, POD))
     words = flat(text)
     assert text.splitlines()[0] == f"why-group {NS}/{POD} → ✗ no group: AmbiguousNodeGroup"
     assert "Outcome ✗ no group selected: KServe creates no KernelCache and emits" in words
@@ -70,7 +70,7 @@ def test_tree_of_a_failure_shows_kserve_event_line():
 
 def test_tree_of_a_missing_requested_group_and_missing_node():
     items = (config("fallback"), b.group("fallback", {"role": "x"}), session_capture(requested="missing"))
-    words = flat(render(explain(build(list(items)), NS, POD)))
+    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert f'Requested group ({ANN}): "missing" ✗ not found' in words
     assert 'Warning InvalidRequestedNodeGroup SelectNodeGroup: KernelCacheNodeGroup "missing" was not found' in words
     assert "Node gpu-node ✗ not found" in words
@@ -80,7 +80,7 @@ def test_tree_of_a_missing_requested_group_and_missing_node():
 
 def test_tree_of_a_prediction_and_a_what_if():
     items = (config(None), gpu_node(), b.group("gpu", {"role": "gpu"}), producer(node_name=""))
-    snapshot = build(list(items))
+    snapshot = build(list(items), reads_assumed=True)
     words = flat(render(explain(snapshot, NS, POD)))
     assert "Capture none found (basis: predicted from the pod)" in words
     assert "Node (not recorded: the producer is not scheduled yet)" in words
@@ -97,10 +97,10 @@ def test_tree_of_a_prediction_and_a_what_if():
 def test_tree_shows_config_problems_and_label_defaults():
     items = (b.config_map({"enabled": True, "defaultNodeGroup": "role=gpu"}), b.node("gpu-node", {"role": "x"}),
              b.group("gpu", {"role": "gpu"}), session_capture())
-    words = flat(render(explain(build(list(items)), NS, POD)))
+    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert 'Default (defaultNodeGroup): "role=gpu" ✗ not found' in words
     assert 'default: defaultNodeGroup "role=gpu" looks like a node label' in words
-    words = flat(render(explain(build([gpu_node(), b.group("gpu", {"role": "gpu"}), session_capture()]), NS, POD)))
+    words = flat(render(explain(build([gpu_node(), b.group("gpu", {"role": "gpu"}), session_capture()], reads_assumed=True), NS, POD)))
     assert "⚠ ConfigMap kserve/inferenceservice-config not found" in words
 
 
@@ -108,5 +108,5 @@ def test_tree_escapes_nothing_it_should_not():
     # names with rich markup characters are printed as they are
     items = (config(None), b.node("gpu-node", {"role": "[bold]x"}), b.group("gpu", {"role": "[bold]x"}),
              session_capture())
-    words = flat(render(explain(build(list(items)), NS, POD)))
+    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert "role=[bold]x" in words

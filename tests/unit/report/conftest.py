@@ -49,7 +49,7 @@ CHECKS = (
     CheckResult("config", "pass"),
     CheckResult("group-taints", "fail"),
     CheckResult("nodes", "fail"),
-    CheckResult("registry-pull", "skipped", "list pods in kserve is forbidden"),
+    CheckResult("registry-pull", "skipped", "forbidden: list pods in kserve", ("forbidden: list pods in kserve",)),
     CheckResult("capture", "not-applicable", "no KernelCacheCaptures"),
     CheckResult("cache-status", "fail"),
 )
@@ -78,7 +78,7 @@ def clean_report() -> DoctorReport:
 
 @pytest.fixture
 def skipped_only_report() -> DoctorReport:
-    checks = (CheckResult("crds", "pass"), CheckResult("registry-pull", "skipped", "list pods in kserve is forbidden"))
+    checks = (CheckResult("crds", "pass"), CheckResult("registry-pull", "skipped", "forbidden: list pods in kserve", ("forbidden: list pods in kserve",)))
     return DoctorReport(checks=checks, findings=(), object_count=3, titles=dict(TITLES))
 
 

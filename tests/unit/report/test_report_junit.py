@@ -58,7 +58,7 @@ def test_failures_carry_each_findings_message_object_and_hint(problem_report):
 
 def test_skipped_and_not_applicable_checks_are_skipped_with_their_reason(problem_report):
     cases = {c.get("classname"): c for c in junit(problem_report).iter("testcase")}
-    assert cases["kcache.registry-pull"].find("skipped").get("message") == "list pods in kserve is forbidden"
+    assert cases["kcache.registry-pull"].find("skipped").get("message") == "forbidden: list pods in kserve"
     assert cases["kcache.capture"].find("skipped").get("message") == "not applicable: no KernelCacheCaptures"
 
 

@@ -28,14 +28,14 @@ def test_heading_summary_and_a_row_per_check(problem_report):
     text = markdown(problem_report)
     lines = text.splitlines()
     assert lines[0] == "# kubectl-kcache doctor: kind-gpu"
-    assert "**2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 suppressed)**" in lines
+    assert "**2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 incomplete, 1 suppressed)**" in lines
     rows = table_rows(text)
     assert len(rows) == 2 + len(problem_report.checks)
     columns = len(UNESCAPED_PIPE.findall(rows[0]))
     assert all(len(UNESCAPED_PIPE.findall(row)) == columns for row in rows)
     for check, row in zip(problem_report.checks, rows[2:], strict=True):
         assert f"`{check.id}`" in row and f"| {check.status} |" in row
-    assert "| ⊘ | `registry-pull` |" in text and "list pods in kserve is forbidden" in text
+    assert "| ⊘ | `registry-pull` |" in text and "forbidden: list pods in kserve" in text
     assert "1 (+1 suppressed)" in text
 
 

@@ -80,7 +80,7 @@ def test_tool_rules_and_invocation(problem_report):
     assert invocation["executionSuccessful"] is True
     notes = {n["associatedRule"]["id"]: n for n in invocation["toolExecutionNotifications"]}
     assert notes["registry-pull"]["level"] == "warning"
-    assert "list pods in kserve is forbidden" in notes["registry-pull"]["message"]["text"]
+    assert "forbidden: list pods in kserve" in notes["registry-pull"]["message"]["text"]
     assert notes["capture"]["level"] == "note"
     for note in notes.values():
         assert rules[note["associatedRule"]["index"]]["id"] == note["associatedRule"]["id"]

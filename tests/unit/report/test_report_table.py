@@ -47,18 +47,18 @@ def test_plain_table_keeps_check_order_titles_and_reasons(problem_report):
     positions = [text.index(c.id) for c in problem_report.checks]
     assert positions == sorted(positions)
     assert "Member nodes' taints are tolerated" in text
-    assert "skipped: list pods in kserve is forbidden" in text
+    assert "skipped: forbidden: list pods in kserve" in text
     assert "not applicable: no KernelCacheCaptures" in text
 
 
 def test_summary_line_ends_the_table(problem_report):
     lines = rendered(problem_report).splitlines()
-    assert lines[-1] == "2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 suppressed)"
+    assert lines[-1] == "2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 incomplete, 1 suppressed)"
     assert lines[-2] == ""
 
 
 def test_plain_output_wraps_nothing():
-    reason = "list pods in kserve is forbidden: " + "x" * 150
+    reason = "forbidden: list pods in kserve: " + "x" * 150
     report = DoctorReport(checks=(CheckResult("registry-pull", "skipped", reason),), findings=(),
                           titles={"registry-pull": "T" * 150})
     text = rendered(report)
@@ -90,7 +90,7 @@ def test_on_a_terminal_messages_wrap_whole_and_hints_stay_on_one_line(problem_re
     lines = [line.strip() for line in plain.splitlines()]
     for finding in problem_report.findings:
         assert finding.hint in lines
-    assert lines[-1] == "2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 suppressed)"
+    assert lines[-1] == "2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 incomplete, 1 suppressed)"
     long_message = problem_report.findings[0].message
     if columns == 100:  # wrapped in its column: no line but hints and evidence is wider than the terminal
         assert long_message not in plain
@@ -131,8 +131,11 @@ def test_wide_of_a_clean_report_lists_the_checks_and_ends_with_the_clean_line(cl
 
 def test_skips_are_not_clean(skipped_only_report):
     text = rendered(skipped_only_report)
-    assert "⊘ registry-pull" in text and "skipped: list pods in kserve is forbidden" in text
-    assert text.splitlines()[-1] == "no problems found in 2 checks (1 skipped)"
+    assert "⊘ registry-pull" in text and "forbidden: list pods in kserve" in text
+    last = text.splitlines()[-1]
+    assert last == ("incomplete: 1 of 2 checks could not read everything they need; no problems found in what "
+                    "could be read")
+    assert not last.startswith("no problems found")
 
 
 def test_suppressed_findings_are_counted_not_shown(suppressed_only_report):
@@ -178,7 +181,9 @@ def test_multi_line_hints_keep_each_line_whole():
 @pytest.mark.parametrize(("counts", "expected"), [
     ((1, 0, 0, 0, 0), "1 error in 3 checks"),
     ((2, 1, 0, 0, 0), "2 errors, 1 warning in 3 checks"),
-    ((0, 0, 3, 1, 2), "3 infos in 3 checks (1 skipped, 2 suppressed)"),
+    ((0, 0, 3, 1, 2), "3 infos in 3 checks (1 skipped, 1 incomplete, 2 suppressed)"),
+    ((0, 0, 0, 1, 0), "incomplete: 1 of 3 checks could not read everything they need; no problems found in what "
+                      "could be read"),
     ((0, 0, 0, 0, 0), "no problems found in 3 checks"),
 ])
 def test_summary_line_wording(counts, expected):
@@ -187,7 +192,9 @@ def test_summary_line_wording(counts, expected):
     findings = ([Finding("a", "error", obj, "e")] * errors + [Finding("a", "warning", obj, "w")] * warnings
                 + [Finding("a", "info", obj, "i")] * infos + [Finding("a", "error", obj, "s", suppressed=True)]
                 * suppressed)
-    checks = [CheckResult("a", "fail"), CheckResult("b", "skipped" if skipped else "pass"), CheckResult("c", "pass")]
+    b_result = CheckResult("b", "skipped", "forbidden: list x", ("forbidden: list x",)) if skipped else CheckResult("b",
+                                                                                                             "pass")
+    checks = [CheckResult("a", "fail"), b_result, CheckResult("c", "pass")]
     assert summary_line(DoctorReport(checks=tuple(checks), findings=tuple(findings))) == expected
 
 
