@@ -100,7 +100,8 @@ def test_tree_shows_config_problems_and_label_defaults():
     words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert 'Default (defaultNodeGroup): "role=gpu" ✗ not found' in words
     assert 'default: defaultNodeGroup "role=gpu" looks like a node label' in words
-    words = flat(render(explain(build([gpu_node(), b.group("gpu", {"role": "gpu"}), session_capture()], reads_assumed=True), NS, POD)))
+    items = [gpu_node(), b.group("gpu", {"role": "gpu"}), session_capture()]
+    words = flat(render(explain(build(items, reads_assumed=True), NS, POD)))
     assert "⚠ ConfigMap kserve/inferenceservice-config not found" in words
 
 

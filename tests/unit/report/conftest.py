@@ -78,7 +78,8 @@ def clean_report() -> DoctorReport:
 
 @pytest.fixture
 def skipped_only_report() -> DoctorReport:
-    checks = (CheckResult("crds", "pass"), CheckResult("registry-pull", "skipped", "forbidden: list pods in kserve", ("forbidden: list pods in kserve",)))
+    forbidden = "forbidden: list pods in kserve"
+    checks = (CheckResult("crds", "pass"), CheckResult("registry-pull", "skipped", forbidden, (forbidden,)))
     return DoctorReport(checks=checks, findings=(), object_count=3, titles=dict(TITLES))
 
 
