@@ -1,0 +1,133 @@
+"""No verdict on a partial read (issue 12): for each read command, a user who may read everything but one
+of the resources the command needs gets exit 3 and the verb and resource named, never 0, 1 or 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests import builders as b
+
+from .cluster import OWNED_LABEL
+
+pytestmark = pytest.mark.e2e
+
+NS = "team-a"
+CAPTURE = "model-kcc-7d9f8c6b5"  # KServe's generated name for ISVC model, pod-template-hash 7d9f8c6b5
+POD = "model-predictor-7d9f8c6b5-abcde"
+
+# (API group, resource): every resource any read command lists
+READABLE = [
+    ("", "nodes"), ("", "pods"), ("", "configmaps"), ("", "events"), ("", "namespaces"), ("", "serviceaccounts"),
+    ("apps", "daemonsets"), ("apps", "deployments"), ("batch", "jobs"),
+    ("serving.kserve.io", "kernelcachenodegroups"), ("serving.kserve.io", "kernelcachenodes"),
+    ("serving.kserve.io", "kernelcaches"), ("serving.kserve.io", "kernelcachecaptures"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), ("discovery.k8s.io", "endpointslices"),
+    ("rbac.authorization.k8s.io", "rolebindings"), ("apiextensions.k8s.io", "customresourcedefinitions"),
+]
+
+
+def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
+                          env=cluster.env, timeout=180)
+
+
+def readers(cluster, missing: list[str]) -> dict[str, str]:
+    """One user per resource in `missing` (impersonated by the test bed's admin), who may get/list/watch
+    every resource but that one; "" stands for a user who may read everything. Returns resource -> user."""
+    users, objs = {}, []
+    for res in missing:
+        user = f"lacks-{res}" if res else "reads-all"
+        users[res] = user
+        rules = [{"apiGroups": [group], "resources": [r], "verbs": ["get", "list", "watch"]}
+                 for group, r in READABLE if r != res]
+        name = f"kcache-test-{user}"
+        objs += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}}, "rules": rules},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+             "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]}]
+    cluster.apply(objs)
+    return users
+
+
+def install(cluster) -> None:
+    """A cluster where the producer ran on a node of no group, so why-group falls back to the default (it
+    reads the node and the ConfigMap), with a capture, a KernelCache and the agent."""
+    producer = b.pod(POD, NS, node_name="cpu-1", labels={"serving.kserve.io/inferenceservice": "model",
+                                                         "pod-template-hash": "7d9f8c6b5"})
+    del producer["status"]
+    cluster.apply([b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
+                   b.node("gpu-1", {"pool": "gpu"}), b.node("cpu-1", {}), b.kcn("gpu-1"),
+                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})]), b.controller_deployment(ready=None),
+                   producer, b.capture(CAPTURE, NS)])
+    status = b.capture_status(pod=POD, node_name="cpu-1")
+    status["conditions"][0]["observedGeneration"] = cluster.get("kernelcachecapture", CAPTURE, NS)["metadata"][
+        "generation"]
+    cluster.set_status("kernelcachecapture", CAPTURE, status, NS)
+
+
+def test_a_user_who_can_read_everything_gets_an_answer(cluster):
+    install(cluster)
+    user = readers(cluster, [""])[""]
+    doctor = kcache(cluster, "doctor", "--as", user, "-o", "json")
+    assert doctor.returncode in (0, 1), doctor.stderr
+    assert json.loads(doctor.stdout)["summary"]["incomplete"] == 0
+    why = kcache(cluster, "why-group", POD, "-n", NS, "--as", user, "-o", "json")
+    assert why.returncode == 0, why.stderr
+    assert json.loads(why.stdout)["result"] == {
+        "group": "gpu", "source": "default", "reason": None, "message": 'default KernelCacheNodeGroup "gpu" selected'}
+
+
+def test_doctor_without_any_one_read_is_incomplete(cluster):
+    install(cluster)
+    users = readers(cluster, [res for _, res in READABLE])
+    wrong = {}
+    for resource, user in users.items():
+        proc = kcache(cluster, "doctor", "--as", user, "-o", "json")
+        unread = [u for c in json.loads(proc.stdout)["checks"] for u in c.get("unread", [])] if proc.stdout else []
+        if proc.returncode != 3 or not any(u.startswith(f"forbidden: list {resource}") for u in unread) \
+                or f"list {resource}" not in proc.stderr:
+            wrong[resource] = (proc.returncode, unread, proc.stderr)
+    assert wrong == {}
+
+
+WHY_GROUP_READS = {
+    "pods": f"cannot list pods in namespace {NS} (forbidden)",
+    "kernelcachecaptures": f"cannot list kernelcachecaptures in namespace {NS} (forbidden)",
+    "kernelcaches": f"cannot list kernelcaches in namespace {NS} (forbidden)",
+    "kernelcachenodegroups": "cannot list kernelcachenodegroups (forbidden)",
+    "nodes": "cannot list nodes (forbidden)",
+    "configmaps": "cannot list configmaps in namespace kserve (forbidden)",
+}
+
+
+def test_why_group_without_any_one_read_it_uses_is_incomplete(cluster):
+    install(cluster)
+    users = readers(cluster, list(WHY_GROUP_READS))
+    wrong = {}
+    for resource, named in WHY_GROUP_READS.items():
+        for target in ([POD], ["--capture", CAPTURE]):
+            proc = kcache(cluster, "why-group", *target, "-n", NS, "--as", users[resource], "-o", "json")
+            if proc.returncode != 3 or proc.stdout or named not in proc.stderr or proc.stderr.count("\n") != 1:
+                wrong[(resource, target[0])] = (proc.returncode, proc.stdout[:200], proc.stderr)
+    assert wrong == {}
+
+
+def test_dump_without_one_read_is_incomplete_and_so_is_a_doctor_on_it(cluster, tmp_path):
+    install(cluster)
+    users = readers(cluster, ["nodes", "kernelcachecaptures", "pods", "jobs"])
+    wrong = {}
+    for resource, user in users.items():
+        out = tmp_path / f"{resource}.yaml"
+        proc = kcache(cluster, "dump", "--as", user, "--file", str(out))
+        # the dump records the forbidden read: a doctor on it is incomplete too, never "missing in the cluster"
+        offline = kcache(cluster, "doctor", "--from-file", str(out), "-o", "json")
+        if proc.returncode != 3 or f"list {resource}" not in proc.stderr or offline.returncode != 3:
+            wrong[resource] = (proc.returncode, proc.stderr, offline.returncode, offline.stderr)
+    assert wrong == {}
