@@ -25,7 +25,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.placement import agent_tolerations, node_selector_terms, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE, facts, read_ok
+from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, read_ok, touch_group_hint
 from .model import Finding, ObjectRef, Read
 from .registry import check
 
@@ -60,8 +60,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if diff:
             yield Finding(ID, "error", DS_REF,
                           f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}. "
-                          "KServe's controller has not updated it, so agent pods run on the wrong nodes",
-                          hint=RECONCILE, evidence=tuple(_placement_evidence(ds, groups, diff)))
+                          f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
+                          f"{NODE_PASS_TRIGGERS}",
+                          hint=touch_group_hint(min((g.name for g in groups), default=None)),
+                          evidence=tuple(_placement_evidence(ds, groups, diff)))
     yield from _rollout(ds, len(f.member_nodes))
     if not read_ok(snapshot, "pods", NS):
         return

@@ -27,10 +27,10 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.capture import capture_complete, needs_kernel_cache
-from ..kernelcache.names import generated_kernel_cache_name
-from ..kernelcache.selection import requested_group_outside, select_node_group
+from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
+from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
@@ -131,41 +131,57 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       "creates no KernelCache from it",
                       hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",))
         return
-    if cap.kernel_cache_ref is not None:
+    cc = facts(snapshot).capture_caches[(cap.namespace, cap.name)]
+    outcome, name = cc.outcome, cc.outcome.kernel_cache
+    kc_text = f"{cap.namespace}/{name}"
+    if outcome.outcome == NOT_ELIGIBLE:
+        if not stale:  # a stale reporter is said above
+            yield Finding(ID, "warning", ref,
+                          f"capture {key} is Complete but not eligible for a KernelCache: {outcome.reason}",
+                          hint=describe)
         return
-    if not needs_kernel_cache(cap):
-        if stale:
-            return  # said above
-        why = capture_complete(cap).reason
-        yield Finding(ID, "warning", ref, f"capture {key} is Complete but not eligible for a KernelCache: {why}",
+    if outcome.outcome == LINKED:
+        return
+    if outcome.outcome == SHADOWED:
+        owner_kc = snapshot.kc_by_key.get(kc_text)
+        same = owner_kc is not None and artifacts_equal(cap.artifact, owner_kc.artifact)
+        yield Finding(ID, "info" if same else "warning", ref,
+                      f"capture {key} maps to the same KernelCache name {kc_text} as capture {outcome.owner} (their "
+                      "names share the first 38 characters and their artifacts one digest): KServe links only one "
+                      f"capture per KernelCache name (the first it lists: not guaranteed which)"
+                      + ("; their artifacts are equal, so nothing is lost" if same else
+                         "; this capture's artifact differs, so no KernelCache is ever made from it"),
                       hint=describe)
         return
-    f = facts(snapshot)
-    assert cap.artifact is not None  # complete captures have an artifact
-    decision = select_node_group(cap.active_session, snapshot.group_by_name, snapshot.node_by_name,
-                                 f.config.default_node_group)
+    if outcome.outcome == MISMATCH:
+        kc = snapshot.kc_by_key[kc_text]
+        yield Finding(ID, "error", ref,
+                      f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass (someone made "
+                      "a KernelCache under the generated name, or the capture's artifact changed)",
+                      group=kc.node_group or None,
+                      hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"))
+        return
+    if outcome.outcome == LINK:
+        kc = snapshot.kc_by_key[kc_text]
+        was = f"names {outcome.ref_was}" if outcome.ref_was else "is empty"
+        yield Finding(ID, "warning", ref,
+                      f"complete capture {key} is not linked to its KernelCache {kc_text} (status.kernelCacheRef "
+                      f"{was}): KServe sets it on its next pass over that KernelCache; is KServe's controller "
+                      "running?", group=kc.node_group or None, hint=RECONCILE)
+        return
+    decision = cc.decision
+    assert decision is not None  # CREATE carries the decision
     steps = tuple(f"{s.step}: {s.outcome}{f' ({s.detail})' if s.detail else ''}" for s in decision.steps)
+    deleted = cap.kernel_cache_ref is not None and not outcome.ref_was
+    what = (f"its KernelCache {kc_text} was deleted (status.kernelCacheRef still names it): KServe re-creates it at "
+            "once, running the node-group selection again" if deleted else f"complete capture {key} has no "
+            "KernelCache")
     if not decision.ok:
         yield Finding(ID, "error", ref,
-                      f"complete capture {key} has no KernelCache: KServe cannot select a node group: "
-                      f"{decision.reason}: {decision.message}",
+                      f"{what}: KServe cannot select a node group: {decision.reason}: {decision.message}",
                       hint=why_group, evidence=steps)
         return
-    name = generated_kernel_cache_name(cap.name, cap.artifact.image_reference)
-    kc = snapshot.kc_by_key.get(f"{cap.namespace}/{name}")
-    if kc is None:
-        yield Finding(ID, "warning", ref,
-                      f"complete capture {key} has no KernelCache: KServe would create {cap.namespace}/{name} for "
-                      f"group {decision.group} (source {decision.source}), but it does not exist; is KServe's "
-                      "controller running?", group=decision.group, hint=RECONCILE, evidence=steps)
-    elif kc.artifact != cap.artifact:
-        yield Finding(ID, "error", ref,
-                      f"KernelCache {cap.namespace}/{name} artifact does not match KernelCacheCapture {key}: KServe "
-                      "refuses to link them (someone made a KernelCache under the generated name)",
-                      group=kc.node_group or None,
-                      hint=f"kubectl -n {cap.namespace} get {c.PLURAL_CACHES[:-1]} {name} -o yaml")
-    else:
-        yield Finding(ID, "warning", ref,
-                      f"complete capture {key} is not linked to its KernelCache {cap.namespace}/{name} "
-                      "(status.kernelCacheRef is empty); is KServe's controller running?",
-                      group=kc.node_group or None, hint=RECONCILE)
+    yield Finding(ID, "warning", ref,
+                  f"{what}: KServe would create {kc_text} for group {decision.group} (source {decision.source}), but "
+                  "it does not exist; is KServe's controller running?",
+                  group=decision.group, hint=RECONCILE, evidence=steps)

@@ -13,9 +13,11 @@ from functools import cached_property
 
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
 from ..snapshot import ClusterSnapshot, Read
+from ..text import command
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -150,6 +152,14 @@ class Facts:
         return plan_memberships(self.s.nodes, self.s.node_groups, self.s.kcns)
 
     @cached_property
+    def capture_caches(self) -> dict[tuple[str, str], CaptureCache]:
+        """(namespace, name) of each capture -> what KServe's KernelCache reconciler does with it (the plan
+        `kubectl kcache reconcile` executes)."""
+        return {(cc.capture.namespace, cc.capture.name): cc for cc in capture_caches(
+            self.s.captures, self.s.kc_by_key, self.s.group_by_name, self.s.node_by_name,
+            self.config.default_node_group)}
+
+    @cached_property
     def agent_daemonset(self) -> o.DaemonSet | None:
         return self.s.daemonset(c.KSERVE_NAMESPACE, c.AGENT_DAEMONSET)
 
@@ -231,6 +241,19 @@ def config_ref() -> ObjectRef:
 
 EDIT_CONFIG = f"kubectl -n {c.KSERVE_NAMESPACE} edit configmap {c.CONFIGMAP_NAME}"
 RECONCILE = "kubectl kcache reconcile --once"
+# KServe's node reconciler watches KernelCacheNodeGroups, Nodes and its ConfigMap only (node_reconciler.go).
+NODE_PASS_TRIGGERS = ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, "
+                      "not on KernelCacheNode or DaemonSet changes: where kubelets update their Node every few "
+                      "minutes it is repaired within minutes; if it lasts, KServe's controller is not running or "
+                      "its pass fails (touch a group to trigger a pass, or run `kubectl kcache reconcile --once`)")
+
+
+def touch_group_hint(group: str | None) -> str:
+    """A command that triggers KServe's node pass now (a group change), else the embedded reconcile."""
+    if not group:
+        return RECONCILE
+    return (command("kubectl", "annotate", c.PLURAL_NODE_GROUPS[:-1], group) +
+            ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite')
 
 
 def toleration_for(taint: o.Taint) -> dict[str, str]:

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..kernelcache import constants as c
-from ..kernelcache.capture import needs_kernel_cache
-from ..kernelcache.selection import select_node_group
+from ..kernelcache.membership import is_ambiguous
 from ..snapshot import ClusterSnapshot
 from .common import facts, fmt_selector, node_ref, read_ok
 from .model import Finding, NotApplicable, Read
@@ -33,17 +32,14 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     blocked: dict[str, list[str]] = {}
     if read_ok(snapshot, c.PLURAL_CAPTURES):
-        for cap in snapshot.captures:
-            session = cap.active_session
-            if session is None or not session.node_name or not needs_kernel_cache(cap):
-                continue
-            decision = select_node_group(session, snapshot.group_by_name, snapshot.node_by_name,
-                                         f.config.default_node_group)
-            if decision.reason == c.REASON_AMBIGUOUS:
-                blocked.setdefault(session.node_name, []).append(f"{cap.namespace}/{cap.name}")
+        for cc in f.capture_caches.values():
+            if cc.blocked and cc.decision is not None and cc.decision.reason == c.REASON_AMBIGUOUS:
+                session = cc.capture.active_session
+                assert session is not None  # an ambiguous decision starts from a recorded node
+                blocked.setdefault(session.node_name, []).append(f"{cc.capture.namespace}/{cc.capture.name}")
     for node in snapshot.nodes:
         groups = f.groups_of_node.get(node.name, [])
-        if len(groups) < 2:
+        if not is_ambiguous(groups):
             continue
         names = ", ".join(g.name for g in groups)
         merged: dict[str, str] = {}

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.placement import agent_tolerations
+from ..kernelcache.placement import agent_tolerations, rejected_tolerations
 from ..kernelcache.taints import (
     PREFER_NO_SCHEDULE,
     daemon_pod_tolerations,
@@ -27,7 +27,8 @@ from ..kernelcache.taints import (
     untolerated_taints,
 )
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE, add_tolerations_hint, facts, node_ref, read_ok
+from ..text import command
+from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -36,6 +37,19 @@ CONDITION_TAINTS = frozenset(f"node.kubernetes.io/{k}" for k in (
     "not-ready", "unreachable", "unschedulable", "memory-pressure", "disk-pressure", "pid-pressure",
     "network-unavailable"))
 DS = f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET}"
+
+
+def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    """Tolerations the CRD accepts and Kubernetes rejects (the same rule reconcile refuses with)."""
+    rejected = rejected_tolerations(snapshot.node_groups)
+    for group, problem in rejected.problems:
+        yield Finding(ID, "error", group_ref(group),
+                      f'KernelCacheNodeGroup "{group}" {problem}: Kubernetes rejects this toleration, so KServe\'s '
+                      "node pass fails at the agent DaemonSet patch on every attempt (no KernelCacheNode is created or "
+                      f"deleted for any group) and every preparation Job of {group} fails (its KernelCaches go to "
+                      "Error/StorageError)",
+                      group=group, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group),
+                      evidence=(f"the API server would answer: {rejected.api_text}",))
 
 
 def _relevant(taints: list[o.Taint]) -> list[o.Taint]:
@@ -56,8 +70,12 @@ def _taints(taints: list[o.Taint]) -> str:
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
-    if not f.member_nodes:
+    invalid = list(_invalid_tolerations(snapshot))
+    if not f.member_nodes and not invalid:
         raise NotApplicable("no node is a member of a KernelCacheNodeGroup")
+    yield from invalid
+    if not f.member_nodes:
+        return
     ds = f.agent_daemonset if read_ok(snapshot, "daemonsets", c.KSERVE_NAMESPACE) else None
     desired = daemon_pod_tolerations(agent_tolerations(snapshot.node_groups))
     for node in f.member_nodes:

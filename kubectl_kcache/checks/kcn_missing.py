@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE, facts, node_ref, read_ok
+from .common import NODE_PASS_TRIGGERS, facts, node_ref, read_ok, touch_group_hint
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -44,5 +44,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         groups = ", ".join(g.name for g in f.groups_of_node.get(name, []))
         yield Finding(ID, "error", node_ref(name),
                       f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "
-                      "report cache status, so KernelCaches of the group are never Ready there",
-                      group=group, hint=RECONCILE, evidence=evidence)
+                      "report cache status, so KernelCaches of the group are never Ready there. "
+                      f"{NODE_PASS_TRIGGERS}",
+                      group=group, hint=touch_group_hint(group), evidence=evidence)

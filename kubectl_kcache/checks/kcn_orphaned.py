@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
-from .common import RECONCILE, facts
+from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
@@ -35,8 +35,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         why = ("Node {name} no longer exists" if name not in snapshot.node_by_name
                else "Node {name} matches no KernelCacheNodeGroup").format(name=name)
         ready = [e.key for e in kcns[name].entries if e.state == c.ENTRY_READY]
-        message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node-group pass"
+        message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node pass"
         if ready:
             message += f" (it still lists {len(ready)} Ready entries the pod webhook may count)"
-        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=RECONCILE,
+        message += f". {NODE_PASS_TRIGGERS}"
+        first_group = min((g.name for g in snapshot.node_groups), default=None)
+        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),
                       evidence=tuple(f"Ready entry: {k}" for k in ready))

@@ -30,11 +30,11 @@ from typing import Any, NoReturn
 
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..kernelcache.capture import capture_complete
+from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
 from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import is_ambiguous
-from ..kernelcache.names import capture_revision_name, generated_kernel_cache_name
+from ..kernelcache.names import capture_revision_name
 from ..kernelcache.selection import (
     Decision,
     SessionDrift,
@@ -219,7 +219,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         _insert(steps, extra)
 
     node = snapshot.node_by_name.get(session.node_name) if session and session.node_name else None
-    kc, kc_drift = _created_cache(snapshot, capture)
+    kc, kc_drift = _created_cache(snapshot, capture, default_group)
     created = None
     if kc is not None:
         created = CreatedCache(kc.namespace, kc.name, kc.node_group or None,
@@ -311,23 +311,49 @@ def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -
                      "names it in its activeSession")
 
 
-def _created_cache(snapshot: ClusterSnapshot,
-                   capture: Capture | None) -> tuple[KernelCache | None, list[str]]:
-    """The KernelCache made from the capture: status.kernelCacheRef, else the generated name if it exists."""
+def _created_cache(snapshot: ClusterSnapshot, capture: Capture | None,
+                   default_group: str) -> tuple[KernelCache | None, list[str]]:
+    """The KernelCache made from the capture (status.kernelCacheRef, else the generated name, if it exists) and
+    what KServe's KernelCache reconciler will do about it next, in words."""
     if capture is None:
         return None, []
-    ref = capture.kernel_cache_ref
+    peers = [x for x in snapshot.captures if x.namespace == capture.namespace]
+    cc = next(x for x in capture_caches(peers, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name,
+                                        default_group) if x.capture.name == capture.name)
+    ref, outcome = capture.kernel_cache_ref, cc.outcome
+    generated = f"{capture.namespace}/{outcome.kernel_cache}"
+    kc = None
     if ref is not None and ref.name:
-        ns = ref.namespace or capture.namespace
-        kc = snapshot.kc_by_key.get(f"{ns}/{ref.name}")
-        if kc is None:
-            return None, [f"capture {capture.name} records KernelCache {ns}/{ref.name} in "
-                          "status.kernelCacheRef, but that KernelCache no longer exists"]
-        return kc, []
-    if capture.artifact is not None and capture.artifact.image_reference:
-        name = generated_kernel_cache_name(capture.name, capture.artifact.image_reference)
-        return snapshot.kc_by_key.get(f"{capture.namespace}/{name}"), []
-    return None, []
+        kc = snapshot.kc_by_key.get(f"{ref.namespace or capture.namespace}/{ref.name}")
+    if kc is None and outcome.kernel_cache:
+        kc = snapshot.kc_by_key.get(generated)
+    notes: list[str] = []
+    if outcome.outcome == CREATE and ref is not None and not outcome.ref_was:
+        notes.append(f"KernelCache {generated}, named in status.kernelCacheRef, no longer exists: KServe re-creates "
+                     "it at once (its deletion re-queues it) and runs the node-group selection again: "
+                     + _next_decision(cc.decision))
+    elif outcome.outcome == CREATE and outcome.ref_was:
+        notes.append(f"status.kernelCacheRef names {outcome.ref_was}, not the generated name {generated}: KServe "
+                     f"creates {generated} ({_next_decision(cc.decision)}) and points the capture at it")
+    elif outcome.outcome == LINK:
+        was = f"names {outcome.ref_was}" if outcome.ref_was else "is empty"
+        notes.append(f"KernelCache {generated} exists but status.kernelCacheRef {was}: KServe only links the capture "
+                     "to it (no selection, no event) on its next pass over that KernelCache")
+    elif outcome.outcome == MISMATCH:
+        notes.append(f"{outcome.reason}: KServe refuses to link them, on every pass")
+    elif outcome.outcome == SHADOWED:
+        notes.append(f"capture {capture.name} maps to KernelCache {generated} like capture {outcome.owner} (same "
+                     "first 38 characters, same digest): KServe links only one capture per KernelCache name, and "
+                     "which one is not guaranteed")
+    return kc, notes
+
+
+def _next_decision(decision: Decision | None) -> str:
+    if decision is None:
+        return "no decision"
+    if decision.ok:
+        return f'today it selects "{decision.group}" (source {decision.source})'
+    return f"today it fails with {decision.reason} ({decision.message}), emits that Warning event and creates nothing"
 
 
 # ---- steps -----------------------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from ..objects import Capture, find_condition
+from ..objects import Artifact, Capture, KernelCache, Node, NodeGroup, find_condition
 from . import constants as c
+from .names import generated_kernel_cache_name
+from .selection import Decision, select_node_group
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,132 @@ def capture_complete(capture: Capture) -> Eligibility:
     return Eligibility(False, f"runtimeResult.state is {state or '(empty)'}")
 
 
-def needs_kernel_cache(capture: Capture) -> bool:
-    """A complete capture not yet linked to a KernelCache: KServe would select a group and create one."""
-    return bool(capture_complete(capture)) and capture.kernel_cache_ref is None
+# ---- what KServe's KernelCache reconciler does with each capture (cache_reconciler.go,
+# ---- capture_cache_reconciler.go: findCompletedCapture, reconcileCaptureKernelCache, setCaptureKernelCacheRef)
+# Its key is the KernelCache name generated from a complete capture. For each name it takes the first complete
+# capture that maps to it (the others are never linked); when the KernelCache does not exist it selects a group
+# and creates it (whatever the capture's kernelCacheRef says), when it exists it only links the capture.
+
+NOT_ELIGIBLE = "not-eligible"  # not complete: KServe does nothing with it
+CREATE = "create"  # complete, its KernelCache does not exist: select a group, create it, link
+LINK = "link"  # its KernelCache exists: set status.kernelCacheRef (no selection, no event)
+LINKED = "linked"  # its KernelCache exists and status.kernelCacheRef names it: nothing to do
+MISMATCH = "mismatch"  # its KernelCache exists with another artifact: KServe refuses to link, every pass
+SHADOWED = "shadowed"  # another complete capture maps to the same KernelCache name: never linked
+
+DEFAULT_OCI_PATH = "io.vllm.cache"  # the CRD's default for cachePaths[].ociPath
+
+
+def artifact_key(raw: Mapping[str, Any] | None) -> Any:
+    """An artifact as Go's reflect.DeepEqual sees the typed struct after the API server's defaulting: absent
+    and empty are equal, unknown fields do not exist, ociPath defaults to io.vllm.cache."""
+    if raw is None:
+        return None
+    paths = []
+    for p in raw.get("cachePaths") or []:
+        p = p if isinstance(p, Mapping) else {}
+        paths.append((str(p.get("containerName") or ""), str(p.get("containerPath") or ""),
+                      str(p.get("ociPath") or DEFAULT_OCI_PATH)))
+    identity = _mapping(raw.get("identity"))
+    footprints, factors = _mapping(identity.get("footprints")), _mapping(identity.get("factors"))
+    return (str(raw.get("imageReference") or ""), tuple(paths),
+            (str(footprints.get("workloadFootprint") or ""), str(footprints.get("compatibilityFootprint") or "")),
+            tuple(sorted((str(k), str(v)) for k, v in factors.items())))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def artifacts_equal(a: Artifact | None, b: Artifact | None) -> bool:
+    if a is None or b is None:
+        return False
+    return bool(artifact_key(a.raw) == artifact_key(b.raw))
+
+
+def mismatch_message(kc_namespace: str, kc_name: str, capture: Capture) -> str:
+    return (f"KernelCache {kc_namespace}/{kc_name} artifact does not match KernelCacheCapture "
+            f"{capture.namespace}/{capture.name}")
+
+
+@dataclass(frozen=True)
+class CacheOutcome:
+    """What KServe does for one capture, and why."""
+
+    outcome: str
+    kernel_cache: str = ""  # the generated KernelCache name (empty when not eligible)
+    reason: str = ""  # for NOT_ELIGIBLE: why; for MISMATCH: KServe's error
+    owner: str = ""  # for SHADOWED: the capture whose pass the name belongs to
+    ref_was: str = ""  # the capture's status.kernelCacheRef ("ns/name") when it is not the generated name
+
+    @property
+    def kernel_cache_missing(self) -> bool:
+        return self.outcome == CREATE
+
+
+def cache_outcomes(captures: Iterable[Capture],
+                   kernel_caches: Mapping[str, KernelCache]) -> dict[tuple[str, str], CacheOutcome]:
+    """(namespace, name) of each capture -> what KServe's KernelCache reconciler does for it.
+
+    `kernel_caches` is keyed "namespace/name". Of several complete captures with one generated name the first
+    by name is the one KServe considers (its tests and an uncached list give that order; a live controller
+    reads its informer cache, whose order is not fixed, so which one it links is not guaranteed).
+    """
+    captures = sorted(captures, key=lambda x: (x.namespace, x.name))
+    out: dict[tuple[str, str], CacheOutcome] = {}
+    owners: dict[tuple[str, str], Capture] = {}
+    for cap in captures:
+        complete = capture_complete(cap)
+        if not complete:
+            out[(cap.namespace, cap.name)] = CacheOutcome(NOT_ELIGIBLE, reason=complete.reason)
+            continue
+        assert cap.artifact is not None  # complete captures have one
+        name = generated_kernel_cache_name(cap.name, cap.artifact.image_reference)
+        ref = cap.kernel_cache_ref
+        ref_was = str(ref) if ref is not None and (ref.namespace, ref.name) != (cap.namespace, name) else ""
+        owner = owners.setdefault((cap.namespace, name), cap)
+        if owner is not cap:
+            out[(cap.namespace, cap.name)] = CacheOutcome(SHADOWED, name, owner=owner.name, ref_was=ref_was)
+            continue
+        kc = kernel_caches.get(f"{cap.namespace}/{name}")
+        if kc is None:
+            out[(cap.namespace, cap.name)] = CacheOutcome(CREATE, name, ref_was=ref_was)
+        elif not artifacts_equal(cap.artifact, kc.artifact):
+            out[(cap.namespace, cap.name)] = CacheOutcome(MISMATCH, name, mismatch_message(cap.namespace, name, cap),
+                                                          ref_was=ref_was)
+        elif ref_was or ref is None:
+            out[(cap.namespace, cap.name)] = CacheOutcome(LINK, name, ref_was=ref_was)
+        else:
+            out[(cap.namespace, cap.name)] = CacheOutcome(LINKED, name)
+    return out
+
+
+@dataclass(frozen=True)
+class CaptureCache:
+    """One capture, what KServe does with it, and for a KernelCache to create, the node-group decision."""
+
+    capture: Capture
+    outcome: CacheOutcome
+    decision: Decision | None = None  # only for CREATE
+
+    @property
+    def blocked(self) -> bool:
+        """A KernelCache to create whose node-group selection fails: KServe emits a Warning event instead."""
+        return self.decision is not None and not self.decision.ok
+
+
+def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, KernelCache],
+                   groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node],
+                   default_group: str) -> list[CaptureCache]:
+    """Every capture with its outcome, in (namespace, name) order; the KernelCaches to create carry KServe's
+    node-group decision for them."""
+    captures = list(captures)
+    outcomes = cache_outcomes(captures, kernel_caches)
+    out = []
+    for cap in sorted(captures, key=lambda x: (x.namespace, x.name)):
+        outcome = outcomes[(cap.namespace, cap.name)]
+        decision = None
+        if outcome.outcome == CREATE:
+            decision = select_node_group(cap.active_session, groups, nodes, default_group)
+        out.append(CaptureCache(cap, outcome, decision))
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 from ..objects import DaemonSet, NodeGroup, Toleration
 from . import constants as c
 from .gojson import marshal
+from .taints import invalid_message, toleration_errors
 
 
 def node_selector_terms(groups: Iterable[NodeGroup]) -> list[dict[str, Any]]:
@@ -108,3 +109,27 @@ def placement_patch(ds: DaemonSet, groups: Iterable[NodeGroup]) -> dict[str, Any
             }
         }
     }
+
+
+@dataclass(frozen=True)
+class RejectedTolerations:
+    """Group tolerations Kubernetes rejects: KServe's DaemonSet patch (every node pass) and the group's
+    preparation Jobs then fail with `api_text`."""
+
+    problems: tuple[tuple[str, str], ...]  # (group, 'spec.tolerations[i].operator: Unsupported value: ...')
+    api_text: str  # the API server's 422 text for the agent DaemonSet patch
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    def lines(self) -> list[str]:
+        return [f'KernelCacheNodeGroup "{g}" {p}' for g, p in self.problems]
+
+
+def rejected_tolerations(groups: Iterable[NodeGroup]) -> RejectedTolerations:
+    groups = sorted(groups, key=lambda g: g.name)
+    problems = tuple((g.name, e.at(f"spec.tolerations[{i}]"))
+                     for g in groups for i, tol in enumerate(g.tolerations) for e in toleration_errors(tol))
+    text = invalid_message("DaemonSet.apps", c.AGENT_DAEMONSET, "spec.template.spec.tolerations",
+                           agent_tolerations(groups)) if problems else ""
+    return RejectedTolerations(problems, text)

@@ -21,10 +21,10 @@ from typing import Any
 
 from ..errors import ApiError, Conflict, IncompleteError, NotFound
 from ..kernelcache import constants as c
-from ..kernelcache.capture import capture_complete
+from ..kernelcache.capture import artifact_key, capture_complete
 from ..kube import resources as r
 from ..kube.client import Client
-from ..objects import Capture
+from ..objects import Capture, KernelCache
 from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"
@@ -128,17 +128,26 @@ class Executor:
         return True
 
     def _link_capture(self, action: a.Action) -> bool:
+        """setCaptureKernelCacheRef: artifacts must be equal; a fresh copy that is no longer complete, has another
+        artifact or another session than planned is left alone; a ref naming another KernelCache is replaced."""
         ns = action.namespace or ""
-        kc = self.client.get(r.KERNEL_CACHES, action.related, ns)
+        body = action.body or {}
+        planned_session, planned_artifact = body.get("captureSessionID", ""), body.get("artifact")
+        kc = KernelCache.from_dict(self.client.get(r.KERNEL_CACHES, action.related, ns))
+        if artifact_key(planned_artifact) != artifact_key(kc.artifact.raw if kc.artifact else None):
+            raise ApiError(f"KernelCache {ns}/{action.related} artifact does not match KernelCacheCapture "
+                           f"{ns}/{action.name}", status=422)
         for _attempt in range(5):
             raw = self.client.get(r.CAPTURES, action.name, ns)
             capture = Capture.from_dict(raw)
-            status = raw.get("status") or {}
-            if status.get("kernelCacheRef") or not capture_complete(capture):
+            if not capture_complete(capture) or capture.artifact is None \
+                    or capture.runtime_result.get("captureSessionID", "") != planned_session \
+                    or artifact_key(capture.artifact.raw) != artifact_key(planned_artifact):
+                return False  # changed since the plan: the next pass decides again
+            ref = capture.kernel_cache_ref
+            if ref is not None and (ref.namespace, ref.name) == (ns, action.related):
                 return False
-            if (kc.get("spec") or {}).get("artifact") != status.get("artifact"):
-                raise ApiError(f"KernelCache {ns}/{action.related} artifact does not match KernelCacheCapture "
-                               f"{ns}/{action.name}", status=422)
+            status = raw.get("status") or {}
             status["kernelCacheRef"] = {"namespace": ns, "name": action.related}
             raw["status"] = status
             try:

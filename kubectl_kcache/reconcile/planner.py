@@ -15,12 +15,10 @@ import copy
 from dataclasses import dataclass, field
 
 from ..kernelcache import constants as c
-from ..kernelcache.capture import needs_kernel_cache
-from ..kernelcache.config import ConfigState, read_config
+from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches
+from ..kernelcache.config import KernelCacheConfig, read_config
 from ..kernelcache.membership import plan_memberships
-from ..kernelcache.names import generated_kernel_cache_name
-from ..kernelcache.placement import placement_diff, placement_patch
-from ..kernelcache.selection import select_node_group
+from ..kernelcache.placement import placement_diff, placement_patch, rejected_tolerations
 from ..objects import Capture
 from ..snapshot import ClusterSnapshot
 from . import actions as a
@@ -43,15 +41,16 @@ class Plan:
 def plan(snapshot: ClusterSnapshot) -> Plan:
     out = Plan()
     state = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    if state.config is None:
-        out.notes.append(f"kernel cache configuration unusable: {state.error}; nothing planned")
-        return out
-    if not state.config.enabled:
-        out.notes.append("kernel cache is disabled in inferenceservice-config (kernelcache.enabled is false); "
-                         "nothing planned")
-        return out
-    _plan_nodes(snapshot, out)
-    _plan_captures(snapshot, state, out)
+    config = state.config
+    if config is None:
+        out.notes.append(f"kernel cache configuration unusable: {state.error}; KServe runs no node pass and "
+                         "creates no KernelCache until it is fixed (it still links captures to existing ones)")
+    elif not config.enabled:
+        out.notes.append("kernel cache is disabled in inferenceservice-config (kernelcache.enabled is false): KServe "
+                         "runs no node pass and creates no KernelCache (it still links captures to existing ones)")
+    else:
+        _plan_nodes(snapshot, out)
+    _plan_captures(snapshot, config if config is not None and config.enabled else None, out)
     return out
 
 
@@ -67,6 +66,12 @@ def _plan_nodes(snapshot: ClusterSnapshot, out: Plan) -> None:
         out.notes.append(f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET} not found: KServe fails the node "
                          "pass before touching KernelCacheNodes (get KernelCacheNode agent DaemonSet)")
         return
+    rejected = rejected_tolerations(groups)
+    if rejected:
+        out.notes.append(f"{'; '.join(rejected.lines())}: Kubernetes rejects these tolerations, so KServe's node "
+                         f"pass fails at the agent DaemonSet patch ({rejected.api_text}); not patching it, and no "
+                         "KernelCacheNode is created or deleted, as in KServe, until the group is fixed")
+        return
     diff = placement_diff(ds, groups)
     if diff:
         out.actions.append(a.Action(a.PATCH, "DaemonSet", c.AGENT_DAEMONSET, "; ".join(diff.describe()),
@@ -81,35 +86,45 @@ def _plan_nodes(snapshot: ClusterSnapshot, out: Plan) -> None:
         out.actions.append(a.Action(a.DELETE, c.KIND_NODE, name, why, uid=kcn.meta.uid))
 
 
-def _plan_captures(snapshot: ClusterSnapshot, state: ConfigState, out: Plan) -> None:
-    config = state.config
-    assert config is not None
-    for capture in sorted(snapshot.captures, key=lambda x: (x.namespace, x.name)):
-        if not needs_kernel_cache(capture):
-            continue
-        assert capture.artifact is not None
-        decision = select_node_group(capture.active_session, snapshot.group_by_name, snapshot.node_by_name,
-                                     config.default_node_group)
-        if not decision.ok:
-            out.actions.append(a.Action(a.EVENT, "Event", capture.name, "node-group selection failed",
-                                        namespace=capture.namespace, event_reason=decision.reason,
-                                        message=decision.message, uid=capture.meta.uid))
-            continue
-        name = generated_kernel_cache_name(capture.name, capture.artifact.image_reference)
-        existing = snapshot.kc_by_key.get(f"{capture.namespace}/{name}")
-        if existing is None:
+def _plan_captures(snapshot: ClusterSnapshot, config: KernelCacheConfig | None, out: Plan) -> None:
+    """KServe's KernelCache reconciler, per generated name: create (only while enabled) or link."""
+    for cc in capture_caches(snapshot.captures, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name,
+                             config.default_node_group if config is not None else ""):
+        capture, outcome = cc.capture, cc.outcome
+        name = outcome.kernel_cache
+        if outcome.outcome == MISMATCH:
+            out.notes.append(f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass")
+        elif outcome.outcome == SHADOWED:
+            out.notes.append(f"capture {capture.namespace}/{capture.name} maps to KernelCache {name} like capture "
+                             f"{outcome.owner}: KServe links only one capture per KernelCache name")
+        elif outcome.outcome == LINK:
+            out.actions.append(_link(capture, name, outcome.ref_was))
+        elif outcome.outcome == CREATE and config is not None:
+            assert cc.decision is not None and capture.artifact is not None
+            decision = cc.decision
+            if not decision.ok:
+                out.actions.append(a.Action(a.EVENT, "Event", capture.name, "node-group selection failed",
+                                            namespace=capture.namespace, event_reason=decision.reason,
+                                            message=decision.message, uid=capture.meta.uid))
+                continue
+            why = f"captured by {capture.name}"
+            if capture.kernel_cache_ref is not None and not outcome.ref_was:
+                why += " (it was deleted: KServe re-creates it)"
             out.actions.append(a.Action(
-                a.CREATE, c.KIND_CACHE, name, f"captured by {capture.name}", namespace=capture.namespace,
+                a.CREATE, c.KIND_CACHE, name, why, namespace=capture.namespace,
                 node_group=decision.group, selection_source=decision.source,
                 body=kernel_cache_body(capture, name, decision.group or "", decision.source or "",
                                        config.default_mount_type)))
-        elif existing.artifact is None or dict(existing.artifact.raw) != dict(capture.artifact.raw):
-            out.notes.append(f"KernelCache {capture.namespace}/{name} artifact does not match KernelCacheCapture "
-                             f"{capture.namespace}/{capture.name}")
-            continue
-        out.actions.append(a.Action(a.UPDATE_STATUS, c.KIND_CAPTURE, capture.name,
-                                    f"link KernelCache {name} (status.kernelCacheRef)", namespace=capture.namespace,
-                                    uid=capture.meta.uid, related=name))
+            if capture.kernel_cache_ref is None or outcome.ref_was:  # setCaptureKernelCacheRef: no-op when equal
+                out.actions.append(_link(capture, name, outcome.ref_was))
+
+
+def _link(capture: Capture, name: str, ref_was: str) -> a.Action:
+    why = f"link KernelCache {name} (status.kernelCacheRef" + (f", was {ref_was})" if ref_was else ")")
+    planned = {"captureSessionID": capture.runtime_result.get("captureSessionID", ""),
+               "artifact": dict(capture.artifact.raw) if capture.artifact is not None else None}
+    return a.Action(a.UPDATE_STATUS, c.KIND_CAPTURE, capture.name, why, namespace=capture.namespace,
+                    uid=capture.meta.uid, related=name, body=planned)
 
 
 def kernel_cache_body(capture: Capture, name: str, group: str, source: str, mount_type: str) -> dict[str, object]:

@@ -76,3 +76,7 @@ def one(findings: list[Finding], **match: object) -> Finding:
 @pytest.fixture
 def base() -> ClusterSnapshot:
     return load()
+
+
+# the hint that triggers KServe's node pass for group h100 (checks/common.py touch_group_hint)
+TOUCH_H100 = 'kubectl annotate kernelcachenodegroup h100 kcache.kserve.io/touched-at="$(date +%s)" --overwrite'

@@ -1,4 +1,4 @@
-from .conftest import drop, load, one, run_check, with_reads
+from .conftest import TOUCH_H100, drop, load, one, run_check, with_reads
 
 
 def test_healthy_agent_passes(base):
@@ -23,7 +23,10 @@ def test_stale_placement():
     assert placement.severity == "error"
     assert "the pod template has a nodeSelector (KServe removes it)" in placement.message
     assert "the required node affinity differs from the node groups' selectors" in placement.message
-    assert placement.hint == "kubectl kcache reconcile --once"
+    assert placement.hint == TOUCH_H100
+    assert ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
+            "KernelCacheNode or DaemonSet changes") in placement.message
+    assert "kubectl kcache reconcile --once" in placement.message
     assert any("nvidia.com/gpu.product In NVIDIA-L40S" in e for e in placement.evidence)
     rollout = next(f for f in findings if "rollout" in f.message)
     assert rollout.severity == "error" and "desiredNumberScheduled 0" in rollout.message

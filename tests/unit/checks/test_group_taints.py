@@ -54,3 +54,28 @@ def test_prefer_no_schedule_and_timed_no_execute_are_warnings():
 def test_not_applicable_without_member_nodes():
     result, _ = run_check("group-taints", load(without=("groups",)))
     assert result.status == "not-applicable"
+
+
+def test_a_toleration_kubernetes_rejects_is_an_error_naming_group_and_field():
+    """Issue 13.6: the CRD accepts it; the agent DaemonSet patch and the group's Jobs are then refused."""
+    result, findings = run_check("group-taints", load("group-taints", "invalid-toleration.yaml"))
+    assert result.status == "fail"
+    f = next(x for x in findings if x.object.kind == "KernelCacheNodeGroup")
+    assert (f.severity, f.object.name, f.group) == ("error", "h100", "h100")
+    assert f.message.startswith('KernelCacheNodeGroup "h100" spec.tolerations[0].operator: Unsupported value: "In": '
+                                'supported values: "Equal", "Exists": Kubernetes rejects this toleration')
+    assert f.evidence == ('the API server would answer: DaemonSet.apps "kserve-kernelcachenode-agent" is invalid: '
+                          'spec.template.spec.tolerations[0].operator: Unsupported value: "In": supported values: '
+                          '"Equal", "Exists"',)
+    assert f.hint == "kubectl edit kernelcachenodegroup h100"
+
+
+def test_the_plan_refuses_with_the_doctors_words():
+    from kubectl_kcache.reconcile.planner import plan
+
+    snapshot = load("group-taints", "invalid-toleration.yaml")
+    _, findings = run_check("group-taints", snapshot)
+    doctor_words = next(x for x in findings if x.object.kind == "KernelCacheNodeGroup").message.split(": Kubernetes")[0]
+    p = plan(snapshot)
+    assert not [x for x in p.actions if x.kind in ("DaemonSet", "KernelCacheNode")]
+    assert any(n.startswith(doctor_words + ": Kubernetes rejects these tolerations") for n in p.notes), p.notes

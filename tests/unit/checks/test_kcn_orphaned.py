@@ -1,4 +1,4 @@
-from .conftest import load, one, run_check
+from .conftest import TOUCH_H100, load, one, run_check
 
 
 def test_no_orphans(base):
@@ -13,7 +13,10 @@ def test_orphans_are_warnings():
     assert (gone.severity, gone.object.kind) == ("warning", "KernelCacheNode")
     assert "Node gpu-9 no longer exists" in gone.message
     assert "1 Ready entries" in gone.message
-    assert gone.hint == "kubectl kcache reconcile --once"
+    assert gone.hint == TOUCH_H100
+    assert ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
+            "KernelCacheNode or DaemonSet changes") in gone.message
+    assert "kubectl kcache reconcile --once" in gone.message
     cpu = one(findings, name="cpu-1")
     assert "Node cpu-1 matches no KernelCacheNodeGroup" in cpu.message
 

@@ -13,6 +13,7 @@ import pytest
 
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain import WhyGroup, explain
+from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 from kubectl_kcache.snapshot import Read, build, load_files
 from tests import builders as b
 
@@ -22,6 +23,7 @@ ANN = "serving.kserve.io/kernelcache-nodegroup"
 SOURCE = "internal.serving.kserve.io/kernelcache-nodegroup-selection-source"
 POD = "model-predictor-669889f77f-x7k2p"
 CAPTURE = "model-kcc-669889f77f"  # KServe's generated name for isvc "model", revision 669889f77f
+GEN = generated_kernel_cache_name(CAPTURE, b.image("cache"))  # the KernelCache KServe makes from it
 GPU = b.group("gpu", {"role": "gpu"})
 FALLBACK = b.group("fallback", {"role": "other"})
 PRODUCER_LABELS = {"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "669889f77f"}
@@ -214,7 +216,9 @@ def test_kserve_harness_fixture_pod_gone_generated_kernel_cache():
     assert doc["result"]["group"] == "gpu" and doc["result"]["source"] == "auto"
     assert doc["kernelCache"] == {"name": "model-5fc2f4e1d106aaa8a0970991", "nodeGroup": "gpu",
                                   "selectionSource": "auto"}
-    assert doc["drift"] == []
+    assert doc["drift"] == ["KernelCache team/model-5fc2f4e1d106aaa8a0970991 exists but status.kernelCacheRef is "
+                            "empty: KServe only links the capture to it (no selection, no event) on its next pass "
+                            "over that KernelCache"]
     assert steps(why)[:2] == [("session", "found"), ("session", "pod-gone")]
     assert "its activeSession names pod model-pod" in why.steps[0].detail
 
@@ -302,22 +306,24 @@ def test_several_captures_name_the_pod_newest_wins():
 # ---- the created KernelCache and drift ------------------------------------------------------------
 
 def test_kernel_cache_by_ref_and_missing_ref():
-    ref = {"namespace": NS, "name": "kc-1"}
-    kc = b.kernel_cache("kc-1", NS, group_name="gpu", annotations={SOURCE: "auto"})
+    ref = {"namespace": NS, "name": GEN}
+    kc = b.kernel_cache(GEN, NS, group_name="gpu", annotations={SOURCE: "auto"})
     items = (config(), gpu_node(), GPU, session_capture(kernel_cache_ref=ref))
     why = explain(snap(*items, kc), NS, POD)
-    assert why.to_dict()["kernelCache"] == {"name": "kc-1", "nodeGroup": "gpu", "selectionSource": "auto"}
+    assert why.to_dict()["kernelCache"] == {"name": GEN, "nodeGroup": "gpu", "selectionSource": "auto"}
     assert why.drift == ()
     why = explain(snap(*items), NS, POD)
     assert why.kernel_cache is None
-    assert why.drift == ("capture model-kcc-669889f77f records KernelCache team-a/kc-1 in "
-                         "status.kernelCacheRef, but that KernelCache no longer exists",)
+    assert why.drift == (f"KernelCache team-a/{GEN}, named in status.kernelCacheRef, no longer exists: KServe "
+                         "re-creates it at once (its deletion re-queues it) and runs the node-group selection again: "
+                         'today it selects "gpu" (source auto)',)
+    assert "never moved" not in why.drift[0]
 
 
 def test_kernel_cache_without_annotation_has_null_source():
-    ref = {"namespace": NS, "name": "kc-1"}
+    ref = {"namespace": NS, "name": GEN}
     items = (config(), gpu_node(), GPU, session_capture(kernel_cache_ref=ref),
-             b.kernel_cache("kc-1", NS, group_name="gpu"))
+             b.kernel_cache(GEN, NS, group_name="gpu"))
     assert explain(snap(*items), NS, POD).to_dict()["kernelCache"]["selectionSource"] is None
 
 
@@ -365,39 +371,39 @@ def test_drift_node_not_yet_recorded():
 
 
 def test_drift_kernel_cache_in_other_group_than_today():
-    ref = {"namespace": NS, "name": "kc-1"}
-    kc = b.kernel_cache("kc-1", NS, group_name="old-gpu", annotations={SOURCE: "auto"})
+    ref = {"namespace": NS, "name": GEN}
+    kc = b.kernel_cache(GEN, NS, group_name="old-gpu", annotations={SOURCE: "auto"})
     items = (config("fallback"), gpu_node(), GPU, FALLBACK,
              session_capture(kernel_cache_ref=ref), kc, producer())
     why = explain(snap(*items), NS, POD)
-    assert why.to_dict()["kernelCache"] == {"name": "kc-1", "nodeGroup": "old-gpu", "selectionSource": "auto"}
+    assert why.to_dict()["kernelCache"] == {"name": GEN, "nodeGroup": "old-gpu", "selectionSource": "auto"}
     assert why.drift == (
-        'KernelCache team-a/kc-1 is in group "old-gpu" (source auto) but KServe would choose "gpu" '
+        f'KernelCache team-a/{GEN} is in group "old-gpu" (source auto) but KServe would choose "gpu" '
         "(source auto) today; a created KernelCache is never moved: only a new artifact digest makes a new one",
-        'KernelCache team-a/kc-1 references KernelCacheNodeGroup "old-gpu", which no longer exists '
+        f'KernelCache team-a/{GEN} references KernelCacheNodeGroup "old-gpu", which no longer exists '
         "(KServe marks it NodeGroupNotFound and prepares it nowhere)",
     )
     assert why.kernel_cache is not None and not why.kernel_cache.group_exists
 
 
 def test_drift_kernel_cache_while_today_fails():
-    ref = {"namespace": NS, "name": "kc-1"}
+    ref = {"namespace": NS, "name": GEN}
     items = (config(), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
              b.group("gpu-b", {"zone": "east"}), session_capture(kernel_cache_ref=ref),
-             b.kernel_cache("kc-1", NS, group_name="gpu-a", annotations={SOURCE: "auto"}), producer())
+             b.kernel_cache(GEN, NS, group_name="gpu-a", annotations={SOURCE: "auto"}), producer())
     why = explain(snap(*items), NS, POD)
-    assert why.drift == ('KernelCache team-a/kc-1 was created in group "gpu-a", but today KServe\'s '
+    assert why.drift == (f'KernelCache team-a/{GEN} was created in group "gpu-a", but today KServe\'s '
                          f"selection fails with AmbiguousNodeGroup: {MSG_AMBIGUOUS} (a created KernelCache "
                          "is never moved)",)
 
 
 def test_drift_same_group_other_source():
-    ref = {"namespace": NS, "name": "kc-1"}
+    ref = {"namespace": NS, "name": GEN}
     items = (config("gpu"), b.node("gpu-node", {"role": "none"}), GPU,
              session_capture(kernel_cache_ref=ref),
-             b.kernel_cache("kc-1", NS, group_name="gpu", annotations={SOURCE: "auto"}))
+             b.kernel_cache(GEN, NS, group_name="gpu", annotations={SOURCE: "auto"}))
     why = explain(snap(*items), NS, POD)
-    assert why.drift == ('KernelCache team-a/kc-1 was placed in "gpu" by source auto; today the same group '
+    assert why.drift == (f'KernelCache team-a/{GEN} was placed in "gpu" by source auto; today the same group '
                          "comes from source default",)
 
 
@@ -624,3 +630,23 @@ def test_explain_imports_neither_rich_nor_click():
             "bad = [m for m in ('rich', 'click', 'kubernetes', 'yaml') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
+
+
+def test_a_colliding_capture_says_only_one_is_linked():
+    other = "model-kcc-669889f77f-capture"  # the trailing -capture is dropped: the same generated name
+    items = (config(), gpu_node(), GPU, producer(), session_capture(),
+             session_capture(name=other, pod="model-other-pod"))
+    why = explain(snap(*items), NS, capture_name=other)
+    assert why.drift[0] == (f"capture {other} maps to KernelCache team-a/{GEN} like capture {CAPTURE} (same first "
+                            "38 characters, same digest): KServe links only one capture per KernelCache name, and "
+                            "which one is not guaranteed")
+
+
+def test_a_ref_to_another_name_says_kserve_makes_the_generated_one():
+    items = (config(), gpu_node(), GPU, producer(), b.kernel_cache("hand-made", NS, group_name="gpu"),
+             session_capture(kernel_cache_ref={"namespace": NS, "name": "hand-made"}))
+    why = explain(snap(*items), NS, POD)
+    assert why.to_dict()["kernelCache"]["name"] == "hand-made"
+    assert why.drift[0] == (f"status.kernelCacheRef names team-a/hand-made, not the generated name team-a/{GEN}: "
+                            f'KServe creates team-a/{GEN} (today it selects "gpu" (source auto)) and points the '
+                            "capture at it")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectl_kcache import objects as o
-from kubectl_kcache.kernelcache.capture import capture_complete, needs_kernel_cache, signing_allows
+from kubectl_kcache.kernelcache.capture import capture_complete, signing_allows
 from tests import builders as b
 
 IMAGE_A = "registry.example.com/cache@sha256:" + "a" * 64
@@ -127,13 +127,11 @@ def test_succeeded_complete_capture():
     cap = capture(status())
     assert capture_complete(cap)
     assert capture_complete(cap).reason == ""
-    assert needs_kernel_cache(cap)
 
 
-def test_bound_capture_needs_no_kernel_cache():
+def test_a_kernel_cache_ref_does_not_change_completeness():
     cap = capture(status(kernel_cache_ref={"namespace": "team", "name": "x"}))
     assert capture_complete(cap)
-    assert not needs_kernel_cache(cap)
 
 
 def mutated(fn) -> o.Capture:

@@ -158,13 +158,32 @@ def test_selection_failure_is_one_event_and_nothing_else(kw, reason, message):
 
 
 def test_ineligible_or_linked_captures_are_left_alone():
-    linked = _capture_items(node_name="gpu-node", kernel_cache_ref={"namespace": "team", "name": "x"})
-    assert plan(build(linked)).actions == []
+    name = generated_kernel_cache_name("model-capture", b.image("cache"))
+    linked = _capture_items(node_name="gpu-node", kernel_cache_ref={"namespace": "team", "name": name})
+    assert plan(build(linked + [b.kernel_cache(name, "team", "gpu")])).actions == []
     unsigned = _capture_items(node_name="gpu-node", signing={"mode": "cert", "state": "Failed", "signed": False})
     assert plan(build(unsigned)).actions == []
     stale = _capture_items(node_name="gpu-node", generation=1)
     stale[-1]["metadata"]["generation"] = 2
     assert plan(build(stale)).actions == []
+
+
+def test_a_deleted_kernel_cache_is_recreated_whatever_the_ref_says():
+    """cache_reconciler.go: the capture -> KernelCache path runs when the generated name is NotFound."""
+    name = generated_kernel_cache_name("model-capture", b.image("cache"))
+    items = _capture_items(node_name="gpu-node", kernel_cache_ref={"namespace": "team", "name": name})
+    p = plan(build(items))
+    assert verbs(p) == [("create", "KernelCache", name)]  # the ref already names it: no status write
+    assert p.actions[0].reason == "captured by model-capture (it was deleted: KServe re-creates it)"
+    assert p.actions[0].node_group == "gpu" and p.actions[0].selection_source == "auto"
+
+
+def test_a_ref_to_another_name_is_overwritten_by_the_generated_one():
+    name = generated_kernel_cache_name("model-capture", b.image("cache"))
+    items = _capture_items(node_name="gpu-node", kernel_cache_ref={"namespace": "team", "name": "hand-made"})
+    p = plan(build(items + [b.kernel_cache("hand-made", "team", "gpu")]))
+    assert verbs(p) == [("create", "KernelCache", name), ("update-status", "KernelCacheCapture", "model-capture")]
+    assert p.actions[1].reason == f"link KernelCache {name} (status.kernelCacheRef, was team/hand-made)"
 
 
 def test_existing_kernel_cache_is_linked_not_recreated_and_a_mismatch_is_not_linked():
@@ -174,7 +193,43 @@ def test_existing_kernel_cache_is_linked_not_recreated_and_a_mismatch_is_not_lin
     other = _capture_items(node_name="gpu-node") + [b.kernel_cache(name, "team", "gpu", seed="other")]
     p = plan(build(other))
     assert p.actions == []
-    assert f"KernelCache team/{name} artifact does not match KernelCacheCapture team/model-capture" in p.notes
+    assert p.notes == [f"KernelCache team/{name} artifact does not match KernelCacheCapture team/model-capture: "
+                       "KServe refuses to link them and stops that KernelCache's pass"]
+
+
+def test_an_existing_kernel_cache_is_linked_without_selection_or_event():
+    """Linking needs no node group: even with an ambiguous node (selection would fail), no event is planned."""
+    name = generated_kernel_cache_name("model-capture", b.image("cache"))
+    items = _capture_items(node_name="gpu-node") + [b.group("gpu-2", {"role": "gpu"}),
+                                                    b.kernel_cache(name, "team", "gpu")]
+    assert [v for v in verbs(plan(build(items))) if v[1] != "DaemonSet"] == [
+        ("update-status", "KernelCacheCapture", "model-capture")]
+
+
+def test_links_are_planned_while_the_feature_is_disabled():
+    """The exists path runs before KServe reads the configuration; creation needs the feature enabled."""
+    name = generated_kernel_cache_name("model-capture", b.image("cache"))
+    items = _capture_items(node_name="gpu-node")
+    items[0] = b.config_map({"enabled": False})
+    assert plan(build(items)).actions == []
+    assert verbs(plan(build(items + [b.kernel_cache(name, "team", "gpu")]))) == [
+        ("update-status", "KernelCacheCapture", "model-capture")]
+
+
+def test_two_captures_with_one_generated_name_link_only_the_first():
+    """Names sharing the first 38 characters and one digest map to one KernelCache: KServe's
+    findCompletedCapture takes the first complete capture; the other is never linked."""
+    first, second = "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4", \
+        "llama-3-8b-instruct-production-east-kcc-669889f77f"
+    name = generated_kernel_cache_name(first, b.image("cache"))
+    assert name == generated_kernel_cache_name(second, b.image("cache"))
+    items = _capture_items(node_name="gpu-node")[:-1] + [
+        b.capture(second, "team", status=b.capture_status(node_name="gpu-node")),
+        b.capture(first, "team", status=b.capture_status(node_name="gpu-node"))]
+    p = plan(build(items))
+    assert verbs(p) == [("create", "KernelCache", name), ("update-status", "KernelCacheCapture", first)]
+    assert p.notes == [f"capture team/{second} maps to KernelCache {name} like capture {first}: KServe links only "
+                       "one capture per KernelCache name"]
 
 
 def test_applying_a_plan_then_planning_again_writes_nothing():
