@@ -145,21 +145,23 @@ def _extracted(archive, folder):
 def _import_paths(archive):
     """The folders to import from, ahead of the zipapp itself; exits 2 when this Python has no compiled
     packages in the zipapp."""
-    import importlib.machinery
+    folder = None
+    if COMPILED:
+        import importlib.machinery
 
-    suffix, machine, libc = importlib.machinery.EXTENSION_SUFFIXES[0], _machine(), _libc()
-    folder = compiled_folder(COMPILED, suffix, machine, libc)
-    if folder is None:
-        sys.stderr.write(no_compiled_message(COMPILED, RELEASE, _interpreter(), suffix, machine, libc,
-                                             sys.executable) + "\n")
-        sys.exit(2)
+        suffix, machine, libc = importlib.machinery.EXTENSION_SUFFIXES[0], _machine(), _libc()
+        folder = compiled_folder(COMPILED, suffix, machine, libc)
+        if folder is None:
+            sys.stderr.write(no_compiled_message(COMPILED, RELEASE, _interpreter(), suffix, machine, libc,
+                                                 sys.executable) + "\n")
+            sys.exit(2)
     try:
         root = _unpacked(archive)
     except Exception:  # never fail because of the cache: the zip itself works
         root = None
     if root:
-        return [root, os.path.join(root, folder)]
-    return [_extracted(archive, folder)]
+        return [root] + ([os.path.join(root, folder)] if folder else [])
+    return [_extracted(archive, folder)] if folder else []
 
 
 def main():

@@ -344,6 +344,17 @@ def test_no_compiled_message_is_one_line_naming_the_versions_it_has() -> None:
     assert ".cpython-311-x86_64-linux-gnu.so" in msg and "/usr/bin/python3" in msg
 
 
+def test_a_zipapp_without_compiled_packages_needs_no_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    zip_main = _load("kcache_zipapp_main", ZIP_MAIN_PY)
+    monkeypatch.setenv("KCACHE_ZIPAPP_UNPACK", "0")
+    monkeypatch.setattr(zip_main, "COMPILED", ())
+    assert zip_main._import_paths("/nonexistent/kubectl-kcache") == []
+    monkeypatch.setattr(zip_main, "COMPILED", DARWIN)  # this Linux interpreter has nothing there
+    with pytest.raises(SystemExit) as exit_:
+        zip_main._import_paths("/nonexistent/kubectl-kcache")
+    assert exit_.value.code == 2
+
+
 @pytest.mark.parametrize("os_arch", PLATFORMS, ids="-".join)
 def test_built_table_lists_every_folder_with_its_suffix(release, os_arch: tuple[str, str]) -> None:
     archive = release.archive(*os_arch)
