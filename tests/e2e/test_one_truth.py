@@ -1,0 +1,154 @@
+"""Agreement with KServe's newest controller on the real API server (issue 13): a deleted KernelCache comes
+back, an existing one is linked without selection or event, colliding captures get one link, tolerations
+Kubernetes rejects are refused with doctor's words (and the API server's own text is what we predict), the
+node-pass triggers are said, and a session claimed once is explained as such."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
+from tests import builders as b
+
+pytestmark = pytest.mark.e2e
+
+NS = "team-a"
+
+
+def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
+                          env=cluster.env, timeout=180)
+
+
+def writes_by(cluster, mark: int) -> list[tuple[str, str, str]]:
+    return [(e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name", ""))
+            for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")
+            and e["verb"] in ("create", "update", "patch", "delete")]
+
+
+def install(cluster, groups, nodes, extra=()) -> None:
+    terms = [b.term(g["spec"]["nodeSelector"]) for g in sorted(groups, key=lambda g: g["metadata"]["name"])]
+    tols = [t for g in groups for t in g["spec"].get("tolerations", [])]
+    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(terms=terms, tolerations=tols or None),
+                   *groups, *nodes, *(b.kcn(n["metadata"]["name"]) for n in nodes), *extra])
+
+
+def complete_capture(cluster, name: str, node: str, seed: str = "cache", ref: str | None = None,
+                     pod: str = "model-pod") -> None:
+    cluster.apply(b.capture(name, NS))
+    gen = cluster.get("kernelcachecapture", name, NS)["metadata"]["generation"]
+    status = b.capture_status(seed=seed, node_name=node, generation=gen, pod=pod,
+                              kernel_cache_ref={"namespace": NS, "name": ref} if ref else None)
+    cluster.set_status("kernelcachecapture", name, status, NS)
+
+
+def events(cluster) -> list[dict]:
+    return cluster.get("events.events.k8s.io", namespace=NS)["items"]
+
+
+def test_reconcile_restores_a_deleted_kernel_cache(cluster):
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    complete_capture(cluster, "model-kcc-abc", "gpu-1")
+    name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
+    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.get("kernelcachecapture", "model-kcc-abc", NS)["status"]["kernelCacheRef"]["name"] == name
+    cluster.kubectl("delete", "kernelcache", name, "-n", NS)
+    doctor = json.loads(kcache(cluster, "doctor", "--only", "capture", "-o", "json").stdout)
+    [finding] = doctor["findings"]
+    assert finding["message"].startswith(f"its KernelCache {NS}/{name} was deleted (status.kernelCacheRef still "
+                                         "names it): KServe re-creates it at once")
+    mark = cluster.audit_mark()
+    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    kc = cluster.get("kernelcache", name, NS)
+    assert kc["spec"]["nodeGroupRef"] == {"name": "gpu"}
+    # the capture's ref already names it: KServe writes no status then, and neither do we
+    assert writes_by(cluster, mark) == [("create", "kernelcaches", name)]
+
+
+def test_reconcile_links_an_existing_kernel_cache_without_selection_or_event(cluster):
+    """The node is in two groups (selection would fail with AmbiguousNodeGroup), but the KernelCache exists:
+    KServe only links."""
+    install(cluster, [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
+            [b.node("gpu-node", {"pool": "gpu", "zone": "east"})])
+    complete_capture(cluster, "model-kcc-abc", "gpu-node")
+    name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
+    cluster.apply(b.kernel_cache(name, NS, "gpu-a"))
+    plan = json.loads(kcache(cluster, "reconcile", "--dry-run", "-o", "json").stdout)
+    assert [(a["verb"], a["kind"]) for a in plan["actions"]] == [("update-status", "KernelCacheCapture")]
+    mark = cluster.audit_mark()
+    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert writes_by(cluster, mark) == [("update", "kernelcachecaptures", "model-kcc-abc")]
+    assert cluster.get("kernelcachecapture", "model-kcc-abc", NS)["status"]["kernelCacheRef"] == {
+        "namespace": NS, "name": name}
+    assert events(cluster) == []
+
+
+def test_colliding_captures_get_one_link(cluster):
+    first, second = "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4", \
+        "llama-3-8b-instruct-production-east-kcc-669889f77f"
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    complete_capture(cluster, second, "gpu-1", pod="pod-2")
+    complete_capture(cluster, first, "gpu-1", pod="pod-1")
+    name = generated_kernel_cache_name(first, b.image("cache"))
+    proc = kcache(cluster, "reconcile", "--once")
+    assert proc.returncode == 0, proc.stderr
+    assert f"capture {NS}/{second} maps to KernelCache {name} like capture {first}" in proc.stderr
+    assert cluster.get("kernelcachecapture", first, NS)["status"]["kernelCacheRef"]["name"] == name
+    assert "kernelCacheRef" not in cluster.get("kernelcachecapture", second, NS)["status"]
+    assert [k["metadata"]["name"] for k in cluster.get("kernelcaches", namespace=NS)["items"]] == [name]
+
+
+def test_an_invalid_toleration_is_refused_with_doctors_words_and_the_api_servers_text_is_predicted(cluster):
+    bad = {"key": "nvidia.com/gpu", "operator": "In", "value": "present", "effect": "NoSchedule"}
+    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(), b.group("gpu", {"pool": "gpu"}, [bad]),
+                   b.node("gpu-1", {"pool": "gpu"})])
+    doctor = json.loads(kcache(cluster, "doctor", "--only", "group-taints", "-o", "json").stdout)
+    [finding] = [f for f in doctor["findings"] if f["object"]["kind"] == "KernelCacheNodeGroup"]
+    words = finding["message"].split(": Kubernetes rejects")[0]
+    assert words == ('KernelCacheNodeGroup "gpu" spec.tolerations[0].operator: Unsupported value: "In": supported '
+                     'values: "Equal", "Exists"')
+    predicted = finding["evidence"][0].removeprefix("the API server would answer: ")
+    # the real API server rejects the patch KServe would send with exactly the predicted text
+    patch = {"spec": {"template": {"spec": {"tolerations": [bad]}}}}
+    real = cluster.kubectl("patch", "daemonset", "kserve-kernelcachenode-agent", "-n", "kserve", "--type=merge",
+                           "-p", json.dumps(patch), "-v=9", check=False)  # -v=9: the server's response body
+    assert real.returncode != 0
+    assert json.dumps(predicted)[1:-1] in real.stderr
+    mark = cluster.audit_mark()
+    proc = kcache(cluster, "reconcile", "--once")
+    assert proc.returncode == 0, proc.stderr
+    assert words + ": Kubernetes rejects these tolerations" in proc.stderr
+    assert writes_by(cluster, mark) == []  # no patch that would fail, no KernelCacheNode (KServe's pass aborts)
+
+
+def test_doctor_names_the_node_pass_triggers_for_a_hand_deleted_kernel_cache_node(cluster):
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    cluster.kubectl("delete", "kernelcachenode", "gpu-1")
+    doctor = json.loads(kcache(cluster, "doctor", "--only", "kcn-missing", "-o", "json").stdout)
+    [finding] = doctor["findings"]
+    assert "not on KernelCacheNode or DaemonSet changes" in finding["message"]
+    assert finding["hint"] == ('kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at="$(date +%s)" '
+                               "--overwrite")
+    # the suggested trigger is a real command that works
+    cluster.kubectl("annotate", "kernelcachenodegroup", "gpu", "kcache.kserve.io/touched-at=1", "--overwrite")
+
+
+def test_why_group_says_a_session_is_claimed_once(cluster):
+    """The pod annotation added after the claim is ignored (newest capture_reconciler.go)."""
+    install(cluster, [b.group("gpu", {"pool": "gpu"}), b.group("gpu-2", {"tier": "b"})],
+            [b.node("gpu-1", {"pool": "gpu"})])
+    pod = b.pod("model-predictor-7d9f8c6b5-abcde", NS, node_name="gpu-1",
+                labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "7d9f8c6b5"},
+                annotations={"serving.kserve.io/kernelcache-nodegroup": "gpu-2"})
+    del pod["status"]
+    cluster.apply(pod)
+    complete_capture(cluster, "model-kcc-7d9f8c6b5", "gpu-1", pod="model-predictor-7d9f8c6b5-abcde")
+    proc = kcache(cluster, "why-group", "model-predictor-7d9f8c6b5-abcde", "-n", NS, "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["result"]["group"] == "gpu" and doc["result"]["source"] == "auto"
+    assert any("KServe records the session once and never updates it" in d for d in doc["drift"])
