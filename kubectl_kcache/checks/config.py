@@ -115,7 +115,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
         return
     ref = config_ref()
     hint = f"kubectl get {c.PLURAL_NODE_GROUPS}"
-    if problem.kind == DEFAULT_GROUP_LABEL and (groups_known or any(ch in problem.name for ch in "=/:")):
+    if problem.kind == DEFAULT_GROUP_LABEL and (groups_known or problem.never_a_group_name):
         suggestion = (f"; the groups selecting on that label: {', '.join(problem.groups_with_label)}"
                       if problem.groups_with_label else "")
         yield Finding(ID, "warning", ref,

@@ -336,6 +336,7 @@ def read_config(configmap: ConfigMap | None) -> ConfigState:
 DEFAULT_GROUP_LABEL = "label"  # names a node label, not a group
 DEFAULT_GROUP_MISSING = "missing"  # no group of that name
 DEFAULT_GROUP_UNTRIMMED = "untrimmed"  # found only after trimming: KernelCaches without nodeGroupRef fail
+_LABEL_ONLY = "=/:"  # in label keys and selectors, never in a group (DNS subdomain) name
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,11 @@ class DefaultGroupProblem:
     value: str
     name: str  # trimmed
     groups_with_label: tuple[str, ...] = ()  # for a `key=value` default: the groups selecting on that label
+
+    @property
+    def never_a_group_name(self) -> bool:
+        """It holds a character no KernelCacheNodeGroup name has: wrong whatever groups exist."""
+        return any(ch in self.name for ch in _LABEL_ONLY)
 
 
 def default_group_problem(value: str, group_names: Iterable[str], label_keys: Iterable[str],
@@ -364,7 +370,7 @@ def default_group_problem(value: str, group_names: Iterable[str], label_keys: It
         return None
     if name in names:
         return DefaultGroupProblem(DEFAULT_GROUP_UNTRIMMED, value, name)
-    if any(ch in name for ch in "=/:") or name in set(label_keys):
+    if any(ch in name for ch in _LABEL_ONLY) or name in set(label_keys):
         key, eq, wanted = name.partition("=")
         with_label: tuple[str, ...] = ()
         if eq and selectors:

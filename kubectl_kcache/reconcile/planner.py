@@ -1,12 +1,16 @@
 """The planner: a pure function from a snapshot to the actions KServe's controller would take for its
-node-group duties. Everything is gated on `kernelcache.enabled`.
+node-group duties.
 
-- node pass (node_reconciler.go): abort on a group with an empty selector; the agent DaemonSet must exist
-  (KServe fails the pass before touching KernelCacheNodes otherwise); patch its placement when KServe's
-  comparison says it differs; create a KernelCacheNode per member node; delete the others.
-- capture pass (capture_cache_reconciler.go): for each complete capture without a kernelCacheRef, select
-  the node group; on success create the KernelCache under KServe's generated name (unless it exists)
-  and link it from the capture's status; on failure, one Warning event and nothing else.
+- node pass (node_reconciler.go), only while `kernelcache.enabled`: abort on a group with an empty selector;
+  the agent DaemonSet must exist (KServe fails the pass before touching KernelCacheNodes otherwise); refuse
+  when a group's toleration is one Kubernetes rejects (KServe's patch then fails every pass); patch its
+  placement when KServe's comparison says it differs; create a KernelCacheNode per member node; delete the
+  others.
+- capture pass (cache_reconciler.go, capture_cache_reconciler.go), per KernelCache name generated from a
+  complete capture (`kernelcache.capture.capture_caches`): when the KernelCache does not exist (whatever the
+  capture's kernelCacheRef says) and the feature is enabled, select the node group; on success create it and
+  link it, on failure one Warning event and nothing else; when it exists, only link (no selection, no event;
+  also while the feature is disabled, as KServe links before it reads its configuration).
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ def test_stale_agent_placement(cluster, tmp_path):
     healthy_install(cluster, ds=b.agent_daemonset(terms=[b.term({"pool": "old"})], node_selector={"x": "y"}))
     code, doc = doctor(cluster, tmp_path, "--only", "agent")
     assert code == 1
-    assert any("kubectl kcache reconcile" in f["hint"] for f in findings(doc, "agent"))
+    assert any(f["hint"].startswith("kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at=")
+               and "kubectl kcache reconcile --once" in f["message"] for f in findings(doc, "agent"))
 
 
 @pytest.mark.simulate
