@@ -73,7 +73,7 @@ def workload_ref(labels: Mapping[str, str]) -> Workload:
 
 def runtime_container(kind: str, containers: Sequence[Container]) -> Container:
     """runtimeContainerForPod: the first of the kind's names that exists in spec.containers."""
-    by_name = {}
+    by_name: dict[str, Container] = {}
     for ctr in containers:
         by_name.setdefault(ctr.name, ctr)
     for name in RUNTIME_CONTAINERS.get(kind, ()):
