@@ -263,7 +263,7 @@ _MATCH_TERM = re.compile(r"""^(?:has\(object\.metadata\.(labels|annotations)\)""
                          r"""|(['"])(.*?)\2\s+in\s+object\.metadata\.(labels|annotations))$""")
 
 
-def _match_condition(expression: str, pod: Pod) -> bool | None:
+def match_condition(expression: str, pod: Pod) -> bool | None:
     """A matchCondition of the shapes KServe uses (`has(object.metadata.labels) && 'k' in
     object.metadata.labels`, any conjunction of such terms); None for CEL this does not evaluate."""
     result = True
@@ -280,7 +280,7 @@ def _match_condition(expression: str, pod: Pod) -> bool | None:
     return result
 
 
-def _rule_covers_pod_create(entry: WebhookEntry) -> bool:
+def rule_covers_pod_create(entry: WebhookEntry) -> bool:
     def has(values: Iterable[str], wanted: str) -> bool:
         return any(v in (wanted, "*") for v in values)
     return any(has(r.operations, "CREATE") and has(r.api_groups, "") and has(r.api_versions, "v1")
@@ -302,7 +302,7 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
     elif entry is None:
         gates.append(Gate(WEBHOOK_INSTALLED, False, f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no "
                                                     f"webhook {c.WEBHOOK_NAME}"))
-    elif not _rule_covers_pod_create(entry):
+    elif not rule_covers_pod_create(entry):
         gates.append(Gate(WEBHOOK_INSTALLED, False, f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods"))
     else:
         gates.append(Gate(WEBHOOK_INSTALLED, True, f"webhook {c.WEBHOOK_NAME} is installed for pod CREATE "
@@ -327,7 +327,7 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
     else:
         gates.append(Gate(OBJECT_SELECTOR, False, f"the pod's labels do not match the webhook's objectSelector "
                                                   f"{selector}"))
-    results = [(name, expr, _match_condition(expr, pod)) for name, expr in entry.match_conditions]
+    results = [(name, expr, match_condition(expr, pod)) for name, expr in entry.match_conditions]
     failed = [(n, e) for n, e, r in results if r is False]
     unknown_cel = [(n, e) for n, e, r in results if r is None]
     if failed:
