@@ -318,9 +318,9 @@ def consumer_identity(ns: str = "team-a", isvc: str = "qwen", image: str = VLLM_
     ctr = o.Container.list_from([{"name": "kserve-container", "image": image, "command": command or [],
                                   "args": args or [], "env": env or []}], "test")[0]
     ident = container_identity(ns, Workload("InferenceService", isvc), ctr, model_uri_hash(model))
-    return {"footprints": {"workloadFootprint": ident.workload_footprint,
-                           "compatibilityFootprint": ident.compatibility_footprint},
-            "factors": ident.factors}
+    footprints = {"workloadFootprint": ident.workload_footprint,
+                  "compatibilityFootprint": ident.compatibility_footprint}
+    return {"footprints": {k: v for k, v in footprints.items() if v}, "factors": ident.factors}  # omitempty
 
 
 def consumer_cache(name: str, ns: str = "team-a", identity: dict[str, Any] | None = None, seed: str | None = None,

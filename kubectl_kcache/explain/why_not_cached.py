@@ -89,8 +89,8 @@ class WhyNotCached:
         gate = self.admission.blocked_by
         if gate is None:
             return None
-        if gate.id == a.SELECTION:
-            best = furthest_candidate(self.admission.candidates)
+        if gate.id in (a.CANDIDATES, a.SELECTION):
+            best = furthest_candidate(self.admission)
             if best is not None and best.rejected_by:
                 return best.rejected_by
         return gate.id
@@ -161,11 +161,29 @@ def _injection_dict(inj: a.Injection | None) -> dict[str, Any] | None:
     }
 
 
-def furthest_candidate(cands: Sequence[a.Candidate]) -> a.Candidate | None:
-    """Of KServe's candidates, the rejected one that passed the most checks (the first on ties)."""
+def furthest_candidate(adm: a.Admission) -> a.Candidate | None:
+    """The rejected KernelCache that got furthest (the first on ties): a footprint mismatch is the least
+    progress; a cache that matches the pod but has no Ready entry, or lives in another namespace, comes next;
+    then KServe's candidates by the gate that stopped them."""
     order = {g: i for i, g in enumerate(a.CANDIDATE_GATES)}
-    rejected = [x for x in cands if x.candidate and x.rejected_by]
-    return max(rejected, key=lambda x: order.get(x.rejected_by or "", -1), default=None)
+
+    def rank(x: a.Candidate) -> float:
+        if x.rejected_by == a.FOOTPRINT:
+            return -1
+        if not x.candidate:
+            return -0.5
+        return order.get(x.rejected_by or "", -2)
+
+    rejected = [x for x in adm.candidates if x.rejected_by and (x.candidate or matches_pod(x, adm))]
+    return max(rejected, key=rank, default=None)
+
+
+def matches_pod(cand: a.Candidate, adm: a.Admission) -> bool:
+    """Whether a KernelCache KServe did not collect would match the pod: one in another namespace (listed
+    only when its entries match), or one whose own spec footprints match."""
+    if cand.rejected_by == a.NAMESPACE:
+        return True
+    return _spec_matches(cand.kernel_cache, adm)
 
 
 # ---- inputs ------------------------------------------------------------------------------------------
@@ -427,7 +445,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
             notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
                          "created before an entry is Ready start without it.")
     blocked = why.now_blocked_by or gate.id
-    best = furthest_candidate(adm.candidates)
+    best = furthest_candidate(adm)
     kc = best.kernel_cache if best is not None else None
     on_pod = why.basis == BASIS_POD
 
@@ -449,6 +467,8 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
         key, value = c.AGENT_POD_LABEL
         return command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "pods", "-l", f"{key}={value}",
                        "--field-selector", f"spec.nodeName={best.entries[0].node}")
+    if blocked == a.NAMESPACE and best is not None:
+        return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
     if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
         return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "yaml")
     by_gate = {

@@ -195,7 +195,9 @@ CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
      "kubectl -n team-a get pod pod -o yaml"),
     ("runtime-image", {"pods": consumer(image="vllm/vllm-openai:latest")}, "runtime-image", "not-cached",
      "kubectl -n team-a get pod pod -o 'jsonpath={.spec.containers[*].image}'"),
-    ("candidates", {"drop": ("kcn",), "extra": (b.kcn("gpu-1", {}),)}, "candidates", "not-cached",
+    ("candidates", {"drop": ("kcn", "kc"), "extra": (b.kcn("gpu-1", {}), b.kernel_cache("unrelated", NS))},
+     "candidates", "not-cached", "kubectl kcache doctor --only cache-status"),
+    ("entry-ready", {"drop": ("kcn",), "extra": (b.kcn("gpu-1", {}),)}, "entry-ready", "not-cached",
      "kubectl kcache doctor --only cache-status"),
     ("footprint", {"pods": consumer(args=["--dtype", "float16"])}, "footprint", "not-cached",
      "kubectl -n team-a get kernelcache qwen -o 'jsonpath={.spec.artifact.identity.factors}'"),
@@ -256,7 +258,8 @@ def test_wrong_namespace_is_named():
     kc = b.consumer_cache("qwen", ns="team-b", identity=b.consumer_identity(NS), ready_at=EARLY)
     items = cluster(drop=("kc", "kcn"), extra=(kc, b.kcn("gpu-1", {"team-b/qwen": b.cache_entry(kc)})))
     w = why(items)
-    assert now(w)["blockedBy"] == "candidates"
+    assert now(w)["blockedBy"] == "namespace"
+    assert w.next_command == "kubectl get kernelcaches -A --field-selector metadata.name=qwen"
     cands = w.to_dict()["candidates"]
     assert [(c["kernelCache"], c["rejectedBy"]) for c in cands] == [("team-b/qwen", "namespace")]
     assert ("KernelCache team-b/qwen matches the pod but lives in namespace team-b: KServe only uses KernelCaches "
@@ -266,7 +269,7 @@ def test_wrong_namespace_is_named():
 def test_matching_cache_without_a_ready_entry_is_named():
     kc = _kc()
     w = why(cluster(entry=b.cache_entry(kc, state="Pulling")))
-    assert now(w)["blockedBy"] == "candidates"
+    assert now(w)["blockedBy"] == "entry-ready"
     assert w.to_dict()["candidates"][0]["rejectedBy"] == "entry-ready"
     assert "KernelCache team-a/qwen matches the pod but has no Ready entry yet (no Ready entry on any node (gpu-1 " \
            "Pulling))" in flat(w)
