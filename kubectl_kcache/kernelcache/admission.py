@@ -668,7 +668,8 @@ def _non_candidates(inputs: Inputs, ident: Identity | None, by_ref: Mapping[tupl
     for key in sorted(keys - seen):
         entries = by_ref.get(key, [])
         states = ", ".join(f"{e.node} {e.entry.state or '(no state)'}" for e in entries)
-        detail = (f"no Ready entry on any node ({states})" if entries else
+        detail = (f"no Ready entry on any node ({states})" if 0 < len(entries) <= 3 else
+                  "no Ready entry on any node" if entries else
                   "no KernelCacheNode has an entry for it: it is prepared on no node yet")
         out.append(Candidate(key[0], key[1], tuple(entries), inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
                              rejected_by=ENTRY_READY, detail=detail, candidate=False))

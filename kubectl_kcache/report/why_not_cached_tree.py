@@ -157,8 +157,10 @@ def _candidates(tree: Tree, why: WhyNotCached) -> None:
         for line in cand.evidence:
             node.add(_t((line, STYLE_WARN)))
         for e in cand.entries:
+            stale = cand.kernel_cache is not None and not a.entry_matches_cache(e.entry, cand.kernel_cache)
             node.add(_t(f"{e.node}: {e.entry.state or '(no state)'}",
-                        (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM)))
+                        (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM),
+                        ("  (image or footprints differ from the KernelCache's)" if stale else "", STYLE_WARN)))
 
 
 def _injection(tree: Tree, why: WhyNotCached) -> None:
