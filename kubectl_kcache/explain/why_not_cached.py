@@ -258,7 +258,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         namespace=namespace,
         config=config,
         kcns=snapshot.kcns,
-        kernel_caches=snapshot.kc_by_key,
+        # only the namespace's, as the live reader lists them: the answer is the same from a full dump
+        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
         webhooks=snapshot.webhooks,
         webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,

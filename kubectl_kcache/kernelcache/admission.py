@@ -289,9 +289,9 @@ def rule_covers_pod_create(entry: WebhookEntry) -> bool:
 
 def webhook_gates(inputs: Inputs) -> list[Gate]:
     pod = inputs.pod
-    unknown = "could not be read (list mutatingwebhookconfigurations)"
     if not inputs.webhook_known:
-        return [Gate(g, None, f"the webhook configuration {unknown}: not checked")
+        return [Gate(g, None, "the webhook configuration was not read (list mutatingwebhookconfigurations was "
+                              "forbidden, or it is not in the input): not checked")
                 for g in (WEBHOOK_INSTALLED, NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS)]
     config = next((w for w in inputs.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     entry = next((w for w in config.webhooks if w.name == c.WEBHOOK_NAME), None) if config else None
@@ -312,8 +312,9 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
                                                                         MATCH_CONDITIONS)]
     selector = describe_label_selector(entry.namespace_selector)
     if inputs.namespace_labels is None:
-        gates.append(Gate(NAMESPACE_SELECTOR, None, f"namespace {inputs.namespace} could not be read (list "
-                                                    f"namespaces): namespaceSelector {selector} not checked"))
+        gates.append(Gate(NAMESPACE_SELECTOR, None, f"namespace {inputs.namespace} was not read (list namespaces "
+                                                    f"was forbidden, or it is not in the input): namespaceSelector "
+                                                    f"{selector} not checked"))
     elif label_selector_matches(entry.namespace_selector, inputs.namespace_labels):
         gates.append(Gate(NAMESPACE_SELECTOR, True, f"namespace {inputs.namespace} matches namespaceSelector "
                                                     f"{selector}"))
