@@ -10,8 +10,9 @@ from kubectl_kcache.snapshot import load_files
 
 from .conftest import HERE, doctor, load, one, with_reads
 
-IDS = ["crds", "config", "control-plane", "group-selector", "group-overlap", "group-taints", "nodes", "kcn-missing",
-       "kcn-orphaned", "agent", "registry-pull", "cache-status", "capture"]
+IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
+       "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
+       "capture", "consumer-pull"]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -23,9 +24,10 @@ def test_report_order_and_ids(base):
     assert check_ids() == IDS
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
-    assert all(c.status == "pass" for c in report.checks)
+    assert all(c.status == "pass" for c in report.checks if c.id != "consumer-pull")
+    assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 13}
+                                "suppressed": 0, "checks": 17}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -55,7 +57,8 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["cache-status"] == ("pass", "partial: forbidden: list kernelcachenodes (per-node entries not checked)")
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
-    assert report.summary()["skipped"] == 3
+    assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
+    assert report.summary()["skipped"] == 4
     assert report.cluster == "gpu-prod"
 
 
