@@ -27,6 +27,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
+from .text import escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -512,8 +513,9 @@ def reconcile(
     """Do the node-group duties of KServe's controller: KernelCacheNode membership, agent placement, and
     captured cache -> KernelCache with node-group selection and its events.
 
-    With --dry-run print the plan (works on --from-file); with --once make one pass; otherwise run as a
-    controller until SIGTERM/SIGINT.
+    With --dry-run print the plan (works on --from-file) and exit 1 when it plans writes (as `kubectl diff`;
+    events alone do not count), 0 when the cluster is as KServe would make it; with --once make one pass;
+    otherwise run as a controller until SIGTERM/SIGINT.
     """
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
@@ -531,9 +533,9 @@ def reconcile(
             snap = collect_for_reconcile(_client(flags))
         result = plan(snap)
         for note in result.notes:
-            sys.stderr.write(f"note: {note}\n")
+            sys.stderr.write(f"note: {escape(note)}\n")
         _render_plan(result.actions, output)
-        return EXIT_OK
+        return EXIT_FINDINGS if result.writes else EXIT_OK  # as `kubectl diff`: 1 when writes are planned
     if from_files:
         raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
     from .reconcile.loop import LoopOptions, run_loop

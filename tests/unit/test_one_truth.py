@@ -98,7 +98,8 @@ def test_doctor_and_why_group_agree_on_every_capture(drawn):
             (_, _, group, source), = (m.groups() for m in creates)
             assert (result["group"], result["source"]) == (group, source)
         ambiguous = result["reason"] == "AmbiguousNodeGroup"
-        listed = any(f"{NS}/{name}" in f.message for f in report.findings if f.check == "group-overlap")
+        listed = any(f"blocked capture: {NS}/{name}" in f.evidence for f in report.findings
+                     if f.check == "group-overlap")
         assert listed == (ambiguous and bool(blocked)), (name, why, report.findings)
     label_default = [f for f in report.findings if f.check == "config" and "looks like a node label" in f.message]
     for name in captures:
