@@ -50,8 +50,19 @@ KUBE_FLAGS = (
 )
 
 
-def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """kubectl's connection flags (the set kubectl passes on to plugins by convention)."""
+NAMESPACE_HELP = {
+    "context": "Namespace (default: the kubeconfig context's).",
+    "all": "Limit namespaced reads (KernelCaches, captures, pods, events) to this namespace; without it every "
+           "namespace is read, live and from files alike.",
+    "cluster": "Namespace of the kubeconfig context (the controller's reads are cluster-wide).",
+}
+
+
+def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "context") -> Any:
+    """kubectl's connection flags (the set kubectl passes on to plugins by convention). `namespaces` says what
+    `-n` means for the command: `context` (the context's namespace by default), `all` (all by default)."""
+    if func is None:
+        return lambda f: _kube_options(f, namespaces=namespaces)
     opts = [
         click.option(
             "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."
@@ -59,7 +70,7 @@ def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
         click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
-        click.option("-n", "--namespace", metavar="NS", help="Namespace scope (default: the context's)."),
+        click.option("-n", "--namespace", metavar="NS", help=NAMESPACE_HELP[namespaces]),
         click.option("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces."),
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
         click.option(
@@ -253,7 +264,7 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="all")
 @_from_file_option
 @click.option(
     "-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True, help="Output format."
@@ -480,7 +491,7 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="cluster")
 @_from_file_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
@@ -571,7 +582,7 @@ def _render_plan(actions: Any, output: str) -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
 @click.pass_context

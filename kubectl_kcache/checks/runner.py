@@ -133,6 +133,10 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
                 suppressions: Iterable[suppress.Suppression] | None, use_suppressions: bool) -> DoctorReport:
     only = validate_ids(only, "--only")
     skip = validate_ids(skip, "--skip")
+    both = sorted(set(only) & set(skip))
+    if both:
+        raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
+                         "give each check to one of them")
     specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None

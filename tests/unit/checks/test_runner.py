@@ -221,3 +221,8 @@ def test_every_finding_carries_a_declared_code():
         assert spec.codes, f"{spec.id} declares no codes"
         for code in spec.codes:
             assert f"`{spec.id}/{code.id}`" in docs
+
+
+def test_only_and_skip_naming_one_check_is_a_usage_error(base):
+    with pytest.raises(InputError, match="--only and --skip both name nodes"):
+        run_doctor(base, only=["nodes", "crds"], skip=["nodes"])
