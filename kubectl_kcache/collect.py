@@ -195,3 +195,16 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
         col.read(r.NODES, field_selector=_by_name(name))
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
     return col.snapshot(meta)
+
+
+def names_for_completion(client: Client, what: str, namespace: str) -> list[str]:
+    """Names for shell completion: namespaces, pods of InferenceServices in `namespace`, or its captures."""
+    if what == "namespaces":
+        res, ns, selector = r.NAMESPACES, None, ""
+    elif what == "pods":
+        res, ns, selector = r.PODS, namespace, c.LABEL_ISVC
+    else:
+        res, ns, selector = r.CAPTURES, namespace, ""
+    items, _ = client.list_all(res, ns, label_selector=selector,
+                               convert=lambda o: (o.get("metadata") or {}).get("name", ""))
+    return [n for n in items if n]
