@@ -25,13 +25,19 @@ class DumpWriter:
     def __init__(self, out: IO[bytes], fmt: str):
         self.out, self.fmt = out, fmt
         self.count = 0
-        self._yaml: Any = None
-        if fmt == "json":
-            out.write(b'{"kind": "KcacheSnapshot", "version": 1, "items": [')
-        else:
-            out.write(b"kind: KcacheSnapshot\nversion: 1\n")
+        self.started = False
+
+    def _start(self) -> None:
+        """The head of the document, written with the first item (nothing is written if the reads fail)."""
+        if not self.started:
+            self.started = True
+            if self.fmt == "json":
+                self.out.write(b'{"kind": "KcacheSnapshot", "version": 1, "items": [')
+            else:
+                self.out.write(b"kind: KcacheSnapshot\nversion: 1\n")
 
     def item(self, data: bytes, _kind: Any = None) -> None:
+        self._start()
         if self.fmt == "json":
             self.out.write(b"\n" if self.count == 0 else b",\n")
             self.out.write(data)
@@ -51,6 +57,7 @@ class DumpWriter:
         return text.encode("utf-8")
 
     def finish(self, meta: dict[str, Any]) -> None:
+        self._start()
         if self.fmt == "json":
             import msgspec
 

@@ -132,10 +132,10 @@ def read_bytes(path: str) -> bytes:
     """The file's content as UTF-8 (a BOM decides the encoding; none: UTF-8)."""
     try:
         if path == "-":
-            stream = getattr(sys.stdin, "buffer", None)
-            if sys.stdin is None or stream is None or sys.stdin.closed:
+            if sys.stdin is None or sys.stdin.closed:
                 raise InputError("--from-file -: standard input is closed")
-            data = stream.read()
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
         else:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -179,8 +179,21 @@ class _Top(msgspec.Struct, frozen=True, rename="camel"):
     kind: Any = None
     api_version: Any = None
     version: Any = None
-    meta: Optional[msgspec.Raw] = None
-    items: Optional[msgspec.Raw] = None
+    meta_raw: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="meta")
+    items_raw: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="items")
+
+    @property
+    def meta(self) -> msgspec.Raw | None:
+        return _present(self.meta_raw)
+
+    @property
+    def items(self) -> msgspec.Raw | None:
+        return _present(self.items_raw)
+
+
+def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
+    """None for a field that is absent or null."""
+    return None if len(raw) == 0 or bytes(raw).strip() == b"null" else raw
 
 
 class _Loader:

@@ -70,8 +70,9 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
         wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
         words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
         message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
-    elif message.startswith("Object missing required field"):
-        message = message.replace("Object missing required field", "missing required field")
+    elif message.startswith("Object missing required field `"):
+        path += "." + message.split("`")[1]
+        message = "required field missing"
     return f"{base}{path}: {message}"
 
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
 from . import suppress
 from .common import facts, forget, read_state
 from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
@@ -56,6 +56,8 @@ def read_problem(read: Read, snapshot: ClusterSnapshot) -> str | None:
         return f"not read: {read}"
     if r.status == "forbidden":
         return f"forbidden: {read}"
+    if r.status == NOT_IN_INPUT:
+        return f"not in the input: {read}"
     if r.status == "absent":
         if read.resource in KERNEL_CACHE_PLURALS:
             return f"{read.resource} is not served (CRD not installed)"
