@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import field
@@ -32,18 +32,22 @@ from .errors import InputError
 
 _T = TypeVar("_T")
 
+_I = TypeVar("_I")
+
 if TYPE_CHECKING:  # what the attributes hold once decoded (null replaced by the default)
     Str = str
     Int = int
     Bool = bool
     StrMap = dict[str, str]
     RawArtifact = "Artifact"
+    Items: TypeAlias = tuple[_I, ...]
 else:  # what the decoder accepts: null anywhere; numbers as string-map values
     Str = Optional[str]
     Int = Optional[int]
     Bool = Optional[bool]
     StrMap = Optional[dict[str, "str | int | float"]]
     RawArtifact = Optional[dict[str, Any]]
+    Items = Optional[tuple[_I, ...]]
 
 
 class ObjectError(InputError):
@@ -68,6 +72,8 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     m = _EXPECTED.match(message)
     if m:
         wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
+        if set(wanted) == {"int", "float", "str"}:  # a string map's values (numbers are taken as strings)
+            wanted = ["str"]
         words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
         message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
     elif message.startswith("Object missing required field `"):
@@ -132,7 +138,7 @@ class Meta(_Obj, frozen=True):
     generation: Int = 0
     resource_version: Str = ""
     deletion_timestamp: Optional[Any] = None
-    owner_references: tuple[OwnerRef, ...] = ()
+    owner_references: Items[OwnerRef] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -175,7 +181,8 @@ class _Object(_Obj, frozen=True, dict=True):
         try:
             return msgspec.convert(data, cls, strict=False)
         except msgspec.ValidationError as exc:
-            name = (data.get("metadata") or {}).get("name") if isinstance(data, dict) else None
+            md = data.get("metadata") if isinstance(data, dict) else None
+            name = md.get("name") if isinstance(md, dict) else None
             what = f"{cls.__name__} {name}" if isinstance(name, str) and name else cls.__name__
             raise ObjectError(f"{what}: {describe(exc)}") from None
 
@@ -314,7 +321,7 @@ class _Empty(_Obj, frozen=True):
 
 
 class NodeSpec(_Obj, frozen=True):
-    taints: tuple[Taint, ...] = ()
+    taints: Items[Taint] = ()
     unschedulable: Bool = False
 
 
@@ -323,7 +330,7 @@ class NodeInfo(_Obj, frozen=True):
 
 
 class NodeStatus(_Obj, frozen=True):
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
     node_info: Optional[NodeInfo] = None
     images: Optional[list[_Empty]] = None  # counted, then dropped (it is ~80 % of a GPU node's bytes)
     image_count: int = field(default=0, name="#imageCount")
@@ -384,7 +391,7 @@ class Node(_Object, frozen=True, dict=True):
 
 class NodeGroupSpec(_Obj, frozen=True):
     node_selector: StrMap = {}
-    tolerations: tuple[Toleration, ...] = ()
+    tolerations: Items[Toleration] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -480,7 +487,7 @@ class _Counts(_Obj, frozen=True):
 
 class KernelCacheStatus(_Obj, frozen=True):
     state: Str = ""
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
     verification: Optional[Verification] = None
     counts: Optional[_Counts] = None
 
@@ -571,7 +578,7 @@ class CaptureStatus(_Obj, frozen=True):
     artifact: RawArtifact = None
     kernel_cache_ref: Optional[ObjectRef] = None
     signing: Optional[Signing] = None
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -683,16 +690,16 @@ class PodSpec(_Obj, frozen=True):
     """The fields of a pod spec the commands read (add one here to read it)."""
 
     node_name: Str = ""
-    tolerations: tuple[Toleration, ...] = ()
+    tolerations: Items[Toleration] = ()
 
 
 class PodStatus(_Obj, frozen=True):
     phase: Str = ""
     reason: Str = ""
     message: Str = ""
-    conditions: tuple[Condition, ...] = ()
-    init_container_statuses: tuple[ContainerStatus, ...] = ()
-    container_statuses: tuple[ContainerStatus, ...] = ()
+    conditions: Items[Condition] = ()
+    init_container_statuses: Items[ContainerStatus] = ()
+    container_statuses: Items[ContainerStatus] = ()
 
 
 _POD_SPEC = PodSpec()
@@ -752,7 +759,7 @@ class Pod(_Object, frozen=True, dict=True):
 class _TemplatePodSpec(_Obj, frozen=True):
     node_selector: Optional[StrMap] = None
     affinity: Optional[dict[str, Any]] = None
-    tolerations: tuple[Toleration, ...] = ()
+    tolerations: Items[Toleration] = ()
     volumes: Optional[list[_Volume]] = None
 
     def __post_init__(self) -> None:
@@ -848,7 +855,7 @@ class DaemonSet(_Object, frozen=True, dict=True):
 class DeploymentStatus(_Obj, frozen=True):
     ready_replicas: Int = 0
     available_replicas: Int = 0
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
 
 
 _DEPLOY_STATUS = DeploymentStatus()
@@ -876,7 +883,7 @@ class Deployment(_Object, frozen=True, dict=True):
 
 
 class JobStatus(_Obj, frozen=True):
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
     active: Int = 0
     succeeded: Int = 0
     failed: Int = 0
@@ -1054,7 +1061,7 @@ class WebhookEntry(_Obj, frozen=True):
 
 
 class WebhookConfiguration(_Object, frozen=True, dict=True):
-    webhooks: tuple[WebhookEntry, ...] = ()
+    webhooks: Items[WebhookEntry] = ()
 
 
 class _EndpointConditions(_Obj, frozen=True):
@@ -1097,7 +1104,7 @@ class _Subject(_Obj, frozen=True):
 
 class RoleBinding(_Object, frozen=True, dict=True):
     role_ref: Optional[_RoleRef] = None
-    subject_list: tuple[_Subject, ...] = field(default=(), name="subjects")
+    subject_list: Items[_Subject] = field(default=(), name="subjects")
 
     @property
     def role_kind(self) -> str:
@@ -1136,11 +1143,11 @@ class _CrdVersion(_Obj, frozen=True):
 class _CrdSpec(_Obj, frozen=True):
     group: Str = ""
     names: Optional[_CrdNames] = None
-    versions: tuple[_CrdVersion, ...] = ()
+    versions: Items[_CrdVersion] = ()
 
 
 class _CrdStatus(_Obj, frozen=True):
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
     accepted_names: Optional[Any] = None
     stored_versions: Optional[Any] = None
 
