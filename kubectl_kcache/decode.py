@@ -13,8 +13,8 @@ value of the wrong type raises `msgspec.ValidationError`, whose path `describe` 
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Generic, Optional, TypeVar
+from functools import cache
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -24,28 +24,28 @@ T = TypeVar("T")
 
 
 def decode_json(data: Any, type_: type[T]) -> T:
-    return _decoder(type_).decode(data)  # type: ignore[no-any-return]
+    return _decoder(type_).decode(data)  # type: ignore[no-any-return,arg-type]
 
 
 def convert(obj: Any, type_: type[T]) -> T:
     return msgspec.convert(obj, type_, strict=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decoder(type_: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(type_, strict=False)
 
 
 class ListMeta(msgspec.Struct, frozen=True, rename="camel"):
-    resource_version: Optional[str] = None
-    continue_: Optional[str] = msgspec.field(default=None, name="continue")
+    resource_version: str | None = None
+    continue_: str | None = msgspec.field(default=None, name="continue")
 
 
 class ListPage(msgspec.Struct, Generic[T], frozen=True):
     """A `...List` response: its metadata and the items."""
 
-    metadata: Optional[ListMeta] = None
-    items: Optional[list[T]] = None
+    metadata: ListMeta | None = None
+    items: list[T] | None = None
 
 
 class Head(msgspec.Struct, frozen=True, rename="camel"):
@@ -68,7 +68,7 @@ class Head(msgspec.Struct, frozen=True, rename="camel"):
 
 class _EventHead(msgspec.Struct, frozen=True):
     type: str = ""
-    object: Optional[msgspec.Raw] = None
+    object: msgspec.Raw | None = None
 
 
 class Status(msgspec.Struct, frozen=True):
@@ -93,11 +93,11 @@ def page_decoder(type_: type[T]) -> Any:
 
 
 class _BookmarkMeta(msgspec.Struct, frozen=True, rename="camel"):
-    resource_version: Optional[str] = None
+    resource_version: str | None = None
 
 
 class _Bookmark(msgspec.Struct, frozen=True):
-    metadata: Optional[_BookmarkMeta] = None
+    metadata: _BookmarkMeta | None = None
 
 
 def decode_watch_line(line: bytes, type_: type[Any]) -> WatchEvent[Any]:

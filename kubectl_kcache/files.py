@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import msgspec
 
@@ -36,7 +36,7 @@ MAX_NESTING = 500
 
 class ReadDoc(msgspec.Struct, frozen=True):
     resource: str = ""
-    namespace: Optional[str] = None
+    namespace: str | None = None
     status: str = "ok"
     count: int = 0
     verb: str = "list"
@@ -50,7 +50,7 @@ class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
     server: Any = ""
     taken_at: Any = ""
     server_version: Any = ""
-    reads: Optional[list[ReadDoc]] = None
+    reads: list[ReadDoc] | None = None
 
 
 @dataclass
@@ -259,8 +259,8 @@ class _Loader:
                     top: _Top | None = None) -> None:
         stripped = bytes(raw).lstrip()[:1] if top is None else b"{"
         if stripped == b"[":
-            for i, element in enumerate(d.decode_json(raw, list[msgspec.Raw])):
-                self._json_value(name, element, f"{where}[{i}]", default)
+            for i, member in enumerate(d.decode_json(raw, list[msgspec.Raw])):
+                self._json_value(name, member, f"{where}[{i}]", default)
             return
         if stripped != b"{":
             raise InputError(f"{name}: {where}: expected Kubernetes objects, found "

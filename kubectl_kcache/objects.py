@@ -39,15 +39,16 @@ if TYPE_CHECKING:  # what the attributes hold once decoded (null replaced by the
     Int = int
     Bool = bool
     StrMap = dict[str, str]
-    RawArtifact = "Artifact"
+    RawArtifact: TypeAlias = "Artifact | None"
     Items: TypeAlias = tuple[_I, ...]
 else:  # what the decoder accepts: null anywhere; numbers as string-map values
-    Str = Optional[str]
-    Int = Optional[int]
-    Bool = Optional[bool]
-    StrMap = Optional[dict[str, "str | int | float"]]
-    RawArtifact = Optional[dict[str, Any]]
-    Items = Optional[tuple[_I, ...]]
+    # (typing.Optional: a generic alias that can be subscribed at runtime on Python 3.10)
+    Str = Optional[str]  # noqa: UP045
+    Int = Optional[int]  # noqa: UP045
+    Bool = Optional[bool]  # noqa: UP045
+    StrMap = Optional[dict[str, "str | int | float"]]  # noqa: UP045
+    RawArtifact = Optional[dict[str, Any]]  # noqa: UP045
+    Items = Optional[tuple[_I, ...]]  # noqa: UP045
 
 
 class ObjectError(InputError):
@@ -130,14 +131,14 @@ class OwnerRef(_Obj, frozen=True):
 
 class Meta(_Obj, frozen=True):
     name: Str
-    namespace: Optional[str] = None
+    namespace: str | None = None
     uid: Str = ""
     labels: StrMap = {}
     annotations: StrMap = {}
-    creation_timestamp: Optional[Any] = None
+    creation_timestamp: Any | None = None
     generation: Int = 0
     resource_version: Str = ""
-    deletion_timestamp: Optional[Any] = None
+    deletion_timestamp: Any | None = None
     owner_references: Items[OwnerRef] = ()
 
     def __post_init__(self) -> None:
@@ -204,9 +205,9 @@ class Condition(_Obj, frozen=True):
     status: Str = ""
     reason: Str = ""
     message: Str = ""
-    observed_generation: Optional[int] = None
-    last_transition_time: Optional[Any] = None
-    last_timestamp: Optional[Any] = None
+    observed_generation: int | None = None
+    last_transition_time: Any | None = None
+    last_timestamp: Any | None = None
 
     @property
     def last_transition(self) -> str:
@@ -237,7 +238,7 @@ class Toleration(_Obj, frozen=True):
     operator: Str = ""
     value: Str = ""
     effect: Str = ""
-    toleration_seconds: Optional[int] = None
+    toleration_seconds: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The toleration as JSON with Go's field order, empty fields left out (omitempty)."""
@@ -269,7 +270,7 @@ class Footprints(_Obj, frozen=True):
 
 
 class _Identity(_Obj, frozen=True):
-    footprints: Optional[Footprints] = None
+    footprints: Footprints | None = None
 
 
 class Artifact(_Obj, frozen=True):
@@ -277,8 +278,8 @@ class Artifact(_Obj, frozen=True):
     included: reconcile copies it into the KernelCache it creates and compares it."""
 
     image_reference: Str = ""
-    identity: Optional[_Identity] = None
-    cache_paths: Optional[list[Any]] = None
+    identity: _Identity | None = None
+    cache_paths: list[Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, name="#raw")
 
     @property
@@ -331,8 +332,8 @@ class NodeInfo(_Obj, frozen=True):
 
 class NodeStatus(_Obj, frozen=True):
     conditions: Items[Condition] = ()
-    node_info: Optional[NodeInfo] = None
-    images: Optional[list[_Empty]] = None  # counted, then dropped (it is ~80 % of a GPU node's bytes)
+    node_info: NodeInfo | None = None
+    images: list[_Empty] | None = None  # counted, then dropped (it is ~80 % of a GPU node's bytes)
     image_count: int = field(default=0, name="#imageCount")
 
     def __post_init__(self) -> None:
@@ -347,8 +348,8 @@ _NODE_STATUS = NodeStatus()
 
 
 class Node(_Object, frozen=True, dict=True):
-    spec: Optional[NodeSpec] = None
-    status: Optional[NodeStatus] = None
+    spec: NodeSpec | None = None
+    status: NodeStatus | None = None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -403,7 +404,7 @@ _GROUP_SPEC = NodeGroupSpec()
 
 
 class NodeGroup(_Object, frozen=True, dict=True):
-    spec: Optional[NodeGroupSpec] = None
+    spec: NodeGroupSpec | None = None
 
     @property
     def node_selector(self) -> dict[str, str]:
@@ -427,20 +428,20 @@ class CacheEntry(msgspec.Struct, frozen=True):
 
 
 class CacheStatus(_Obj, frozen=True):
-    kernel_cache_ref: Optional[ObjectRef] = None
+    kernel_cache_ref: ObjectRef | None = None
     image_reference: Str = ""
     state: Str = ""
     message: Str = ""
-    last_update: Optional[Any] = None
-    footprints: Optional[Footprints] = None
+    last_update: Any | None = None
+    footprints: Footprints | None = None
 
 
 class KernelCacheNodeStatus(_Obj, frozen=True):
-    cache_status: Optional[dict[str, CacheStatus]] = None
+    cache_status: dict[str, CacheStatus] | None = None
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
-    status: Optional[KernelCacheNodeStatus] = None
+    status: KernelCacheNodeStatus | None = None
 
     @cached_property
     def entries(self) -> tuple[CacheEntry, ...]:
@@ -471,7 +472,7 @@ class _NameRef(_Obj, frozen=True):
 
 class KernelCacheSpec(_Obj, frozen=True):
     artifact: RawArtifact = None
-    node_group_ref: Optional[_NameRef] = None
+    node_group_ref: _NameRef | None = None
     mount_type: Str = ""
 
     def __post_init__(self) -> None:
@@ -488,8 +489,8 @@ class _Counts(_Obj, frozen=True):
 class KernelCacheStatus(_Obj, frozen=True):
     state: Str = ""
     conditions: Items[Condition] = ()
-    verification: Optional[Verification] = None
-    counts: Optional[_Counts] = None
+    verification: Verification | None = None
+    counts: _Counts | None = None
 
 
 _KC_SPEC = KernelCacheSpec()
@@ -498,8 +499,8 @@ _COUNTS = _Counts()
 
 
 class KernelCache(_Object, frozen=True, dict=True):
-    spec: Optional[KernelCacheSpec] = None
-    status: Optional[KernelCacheStatus] = None
+    spec: KernelCacheSpec | None = None
+    status: KernelCacheStatus | None = None
 
     @property
     def artifact(self) -> Artifact | None:
@@ -568,16 +569,16 @@ class _SourceRef(_Obj, frozen=True):
 
 
 class CaptureSpec(_Obj, frozen=True):
-    source_ref: Optional[_SourceRef] = None
+    source_ref: _SourceRef | None = None
 
 
 class CaptureStatus(_Obj, frozen=True):
     phase: Str = ""
-    active_session: Optional[ActiveSession] = None
+    active_session: ActiveSession | None = None
     runtime_result: StrMap = {}
     artifact: RawArtifact = None
-    kernel_cache_ref: Optional[ObjectRef] = None
-    signing: Optional[Signing] = None
+    kernel_cache_ref: ObjectRef | None = None
+    signing: Signing | None = None
     conditions: Items[Condition] = ()
 
     def __post_init__(self) -> None:
@@ -593,8 +594,8 @@ _SOURCE = _SourceRef()
 
 
 class Capture(_Object, frozen=True, dict=True):
-    spec: Optional[CaptureSpec] = None
-    status: Optional[CaptureStatus] = None
+    spec: CaptureSpec | None = None
+    status: CaptureStatus | None = None
 
     @property
     def source_kind(self) -> str:
@@ -658,12 +659,12 @@ class _Waiting(_Obj, frozen=True):
 class _Terminated(_Obj, frozen=True):
     reason: Str = ""
     message: Str = ""
-    exit_code: Optional[int] = None
+    exit_code: int | None = None
 
 
 class _State(_Obj, frozen=True):
-    waiting: Optional[_Waiting] = None
-    terminated: Optional[_Terminated] = None
+    waiting: _Waiting | None = None
+    terminated: _Terminated | None = None
 
 
 class ContainerStatus(_Obj, frozen=True):
@@ -671,8 +672,8 @@ class ContainerStatus(_Obj, frozen=True):
     ready: Bool = False
     restart_count: Int = 0
     image: Str = ""
-    state: Optional[_State] = None
-    last_state: Optional[_State] = None
+    state: _State | None = None
+    last_state: _State | None = None
 
     def view(self) -> ContainerState:
         waiting = (self.state.waiting if self.state else None) or _Waiting()
@@ -707,8 +708,8 @@ _POD_STATUS = PodStatus()
 
 
 class Pod(_Object, frozen=True, dict=True):
-    spec: Optional[PodSpec] = None
-    status: Optional[PodStatus] = None
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
 
     @property
     def node_name(self) -> str:
@@ -757,10 +758,10 @@ class Pod(_Object, frozen=True, dict=True):
 
 
 class _TemplatePodSpec(_Obj, frozen=True):
-    node_selector: Optional[StrMap] = None
-    affinity: Optional[dict[str, Any]] = None
+    node_selector: StrMap | None = None
+    affinity: dict[str, Any] | None = None
     tolerations: Items[Toleration] = ()
-    volumes: Optional[list[_Volume]] = None
+    volumes: list[_Volume] | None = None
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -769,21 +770,21 @@ class _TemplatePodSpec(_Obj, frozen=True):
 
 
 class _ImageSource(_Obj, frozen=True):
-    reference: Optional[Any] = None
+    reference: Any | None = None
 
 
 class _Volume(_Obj, frozen=True):
-    image: Optional[_ImageSource] = None
+    image: _ImageSource | None = None
 
 
 class _PodTemplate(_Obj, frozen=True):
-    spec: Optional[_TemplatePodSpec] = None
+    spec: _TemplatePodSpec | None = None
 
 
 class _TemplatedSpec(_Obj, frozen=True):
-    template: Optional[_PodTemplate] = None
+    template: _PodTemplate | None = None
     replicas: Int = 1
-    ttl_seconds_after_finished: Optional[int] = None
+    ttl_seconds_after_finished: int | None = None
 
     @property
     def pod(self) -> _TemplatePodSpec:
@@ -808,8 +809,8 @@ _DS_STATUS = DaemonSetStatus()
 
 
 class DaemonSet(_Object, frozen=True, dict=True):
-    spec: Optional[_TemplatedSpec] = None
-    status: Optional[DaemonSetStatus] = None
+    spec: _TemplatedSpec | None = None
+    status: DaemonSetStatus | None = None
 
     @property
     def node_selector(self) -> dict[str, str] | None:
@@ -862,8 +863,8 @@ _DEPLOY_STATUS = DeploymentStatus()
 
 
 class Deployment(_Object, frozen=True, dict=True):
-    spec: Optional[_TemplatedSpec] = None
-    status: Optional[DeploymentStatus] = None
+    spec: _TemplatedSpec | None = None
+    status: DeploymentStatus | None = None
 
     @property
     def replicas(self) -> int:
@@ -887,15 +888,15 @@ class JobStatus(_Obj, frozen=True):
     active: Int = 0
     succeeded: Int = 0
     failed: Int = 0
-    completion_time: Optional[Any] = None
+    completion_time: Any | None = None
 
 
 _JOB_STATUS = JobStatus()
 
 
 class Job(_Object, frozen=True, dict=True):
-    spec: Optional[_TemplatedSpec] = None
-    status: Optional[JobStatus] = None
+    spec: _TemplatedSpec | None = None
+    status: JobStatus | None = None
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
@@ -947,7 +948,7 @@ class _Involved(_Obj, frozen=True):
 
 class _Series(_Obj, frozen=True):
     count: Int = 0
-    last_observed_time: Optional[Any] = None
+    last_observed_time: Any | None = None
 
 
 class Event(_Object, frozen=True, dict=True):
@@ -958,13 +959,13 @@ class Event(_Object, frozen=True, dict=True):
     action: Str = ""
     core_message: Str = field(default="", name="message")
     note: Str = ""
-    involved_object: Optional[_Involved] = None
-    regarding: Optional[_Involved] = None
+    involved_object: _Involved | None = None
+    regarding: _Involved | None = None
     core_count: Int = field(default=0, name="count")
     deprecated_count: Int = 0
-    series: Optional[_Series] = None
-    last_timestamp: Optional[Any] = None
-    event_time: Optional[Any] = None
+    series: _Series | None = None
+    last_timestamp: Any | None = None
+    event_time: Any | None = None
     reporting_component: Str = ""
     reporting_controller_field: Str = field(default="", name="reportingController")
 
@@ -1022,8 +1023,8 @@ class _ServiceRef(_Obj, frozen=True):
 
 
 class _ClientConfig(_Obj, frozen=True):
-    service: Optional[_ServiceRef] = None
-    ca_bundle: Optional[Any] = None
+    service: _ServiceRef | None = None
+    ca_bundle: Any | None = None
 
 
 _SERVICE = _ServiceRef()
@@ -1032,7 +1033,7 @@ _SERVICE = _ServiceRef()
 class WebhookEntry(_Obj, frozen=True):
     name: Str = ""
     failure_policy: Str = "Fail"
-    client_config: Optional[_ClientConfig] = None
+    client_config: _ClientConfig | None = None
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -1065,15 +1066,15 @@ class WebhookConfiguration(_Object, frozen=True, dict=True):
 
 
 class _EndpointConditions(_Obj, frozen=True):
-    ready: Optional[bool] = None
+    ready: bool | None = None
 
 
 class _Endpoint(_Obj, frozen=True):
-    conditions: Optional[_EndpointConditions] = None
+    conditions: _EndpointConditions | None = None
 
 
 class EndpointSlice(_Object, frozen=True, dict=True):
-    endpoints: Optional[list[_Endpoint]] = None
+    endpoints: list[_Endpoint] | None = None
     ready_endpoints: int = field(default=0, name="#readyEndpoints")
 
     def __post_init__(self) -> None:
@@ -1084,7 +1085,7 @@ class EndpointSlice(_Object, frozen=True, dict=True):
 
 
 class ServiceAccount(_Object, frozen=True, dict=True):
-    automount_service_account_token: Optional[bool] = None
+    automount_service_account_token: bool | None = None
 
     @property
     def automount_token(self) -> bool | None:
@@ -1103,7 +1104,7 @@ class _Subject(_Obj, frozen=True):
 
 
 class RoleBinding(_Object, frozen=True, dict=True):
-    role_ref: Optional[_RoleRef] = None
+    role_ref: _RoleRef | None = None
     subject_list: Items[_Subject] = field(default=(), name="subjects")
 
     @property
@@ -1124,7 +1125,7 @@ class _Phase(_Obj, frozen=True):
 
 
 class Namespace(_Object, frozen=True, dict=True):
-    status: Optional[_Phase] = None
+    status: _Phase | None = None
 
     @property
     def phase(self) -> str:
@@ -1142,19 +1143,19 @@ class _CrdVersion(_Obj, frozen=True):
 
 class _CrdSpec(_Obj, frozen=True):
     group: Str = ""
-    names: Optional[_CrdNames] = None
+    names: _CrdNames | None = None
     versions: Items[_CrdVersion] = ()
 
 
 class _CrdStatus(_Obj, frozen=True):
     conditions: Items[Condition] = ()
-    accepted_names: Optional[Any] = None
-    stored_versions: Optional[Any] = None
+    accepted_names: Any | None = None
+    stored_versions: Any | None = None
 
 
 class Crd(_Object, frozen=True, dict=True):
-    spec: Optional[_CrdSpec] = None
-    status: Optional[_CrdStatus] = None
+    spec: _CrdSpec | None = None
+    status: _CrdStatus | None = None
 
     @property
     def group(self) -> str:

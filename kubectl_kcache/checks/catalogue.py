@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from ..kernelcache import constants as c
 from .. import kinds
+from ..kernelcache import constants as c
 from .model import JOB_NAMESPACE, CheckSpec, Read
 from .registry import all_checks
 

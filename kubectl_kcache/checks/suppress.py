@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..errors import InputError
 from .. import kinds
+from ..errors import InputError
 from ..snapshot import ClusterSnapshot
 from .model import Finding
 

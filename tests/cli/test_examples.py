@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache.cli import run
 from kubectl_kcache import kinds
+from kubectl_kcache.cli import run
 from kubectl_kcache.snapshot import load_files
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,10 +17,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import snapshot
-from kubectl_kcache.errors import InputError
 from kubectl_kcache import kinds
 from kubectl_kcache.dumpfile import DumpWriter
+from kubectl_kcache.errors import InputError
 from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files
 from tests import builders as b
 
