@@ -2,7 +2,8 @@
 
     {"kind": "KcacheSnapshot", "version": 1, "items": [...], "meta": {...}}
 
-Each item is written as the API returned it (managedFields and Secret data dropped, kind and apiVersion
+One item per line, so that `--from-file` can read the file line by line (files.py). Each item is written
+as the API returned it (managedFields and Secret data dropped, kind and apiVersion
 filled in: `kube.listing.raw_item`), copied as bytes in JSON; `meta` (the record of the reads, known only
 at the end) comes after the items. JSON is ~10x faster to write and to load than YAML; YAML is written
 item by item with libyaml.
@@ -15,6 +16,7 @@ from typing import IO, Any
 
 from . import __version__
 from . import snapshot as snap
+from .files import DUMP_HEAD, DUMP_META
 
 LARGE = 2000  # objects; past this, `dump -o yaml` suggests JSON
 
@@ -32,7 +34,7 @@ class DumpWriter:
         if not self.started:
             self.started = True
             if self.fmt == "json":
-                self.out.write(b'{"kind": "KcacheSnapshot", "version": 1, "items": [')
+                self.out.write(DUMP_HEAD)
             else:
                 self.out.write(b"kind: KcacheSnapshot\nversion: 1\n")
 
@@ -61,8 +63,8 @@ class DumpWriter:
         if self.fmt == "json":
             import msgspec
 
-            self.out.write(b"\n], " if self.count else b"], ")
-            self.out.write(b'"meta": ' + msgspec.json.encode(meta) + b"}\n")
+            self.out.write(b"\n" + DUMP_META if self.count else DUMP_META)
+            self.out.write(msgspec.json.encode(meta) + b"}\n")
         else:
             if self.count == 0:
                 self.out.write(b"items: []\n")

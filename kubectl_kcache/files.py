@@ -32,6 +32,9 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_KIND = "KcacheSnapshot"
 SNAPSHOT_VERSION = 1
 MAX_NESTING = 500
+# how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
+DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
+DUMP_META = b'], "meta": '
 
 
 class ReadDoc(msgspec.Struct, frozen=True):
@@ -202,6 +205,8 @@ class _Loader:
 
     # -- per file --
     def load(self, path: str) -> None:
+        if path != "-" and self._stream_dump(path):
+            return
         data = read_bytes(path)
         start = len(data) - len(data.lstrip())
         if data[start:start + 1] in (b"{", b"["):
@@ -217,6 +222,45 @@ class _Loader:
             self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
             return
         self._yaml(path, data, "")
+
+    def _stream_dump(self, path: str) -> bool:
+        """A dump as `kubectl kcache dump -o json` writes it (dumpfile.py: one item per line, meta last) is
+        read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
+        is laid out any other way: the caller reads it whole."""
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return False
+        with fh:
+            if fh.readline() != DUMP_HEAD + b"\n":
+                return False
+            name = _name(path)
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            index = 0
+            for line in fh:
+                if line.startswith(DUMP_META):
+                    meta = line[len(DUMP_META):].rstrip()
+                    if not meta.endswith(b"}}") or fh.read().strip():
+                        break
+                    try:
+                        self._meta(path, msgspec.Raw(meta[:-1]))
+                    except InputError:
+                        break
+                    return True
+                item = line.rstrip(b"\r\n")
+                item = item[:-1] if item.endswith(b",") else item
+                if not item.startswith(b"{"):
+                    break
+                try:
+                    self._json_object(name, item, f"$.items[{index}]", None, dump=True)
+                except (msgspec.DecodeError, InputError):
+                    break  # read whole: the error is then reported with its line and column
+                index += 1
+        # not laid out as written by dump: forget what was read, read it whole
+        del self.out.objects[start[0]:]
+        self.out.object_count, self.out.plain_counts = start[1], start[2]
+        del self.out.warnings[start[3]:]
+        return False
 
     def _json(self, path: str, data: bytes) -> None:
         name = _name(path)

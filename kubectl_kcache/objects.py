@@ -20,6 +20,7 @@ wire layout; values derived from several fields are computed once (cached) or ar
 
 from __future__ import annotations
 
+import operator
 import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
@@ -83,17 +84,21 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     return f"{base}{path}: {message}"
 
 
-_NULLABLE: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
+_NULLABLE: dict[type, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
 
 
-def _defaults(cls: type) -> tuple[tuple[str, Any, Any], ...]:
-    """(field, default, default factory) of the fields whose default is not None."""
+def _defaults(cls: type) -> tuple[Any, tuple[tuple[str, Any, Any], ...]]:
+    """For the fields whose default is not None: a getter of their values (as a tuple), and each one's
+    (name, default, default factory)."""
     out = _NULLABLE.get(cls)
     if out is None:
-        out = _NULLABLE[cls] = tuple(
-            (f.name, f.default, f.default_factory) for f in msgspec.structs.fields(cls)
-            if f.default is not None and not (f.default is msgspec.NODEFAULT and f.default_factory is msgspec.NODEFAULT)
-        )
+        fields = [(i, f) for i, f in enumerate(msgspec.structs.fields(cls))
+                  if f.default is not None and not (f.default is msgspec.NODEFAULT
+                                                    and f.default_factory is msgspec.NODEFAULT)]
+        index = [i for i, _ in fields]
+        getter = (lambda _values: ()) if not index else operator.itemgetter(*index) if len(index) > 1 else (
+            lambda values, i=index[0]: (values[i],))
+        out = _NULLABLE[cls] = (getter, tuple((f.name, f.default, f.default_factory) for _, f in fields))
     return out
 
 
@@ -114,8 +119,9 @@ class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     """Base of the Structs: null in the input means the field's default."""
 
     def __post_init__(self) -> None:
-        if None in astuple(self):
-            for name, default, factory in _defaults(type(self)):
+        getter, fields = _NULLABLE.get(type(self)) or _defaults(type(self))
+        if None in getter(astuple(self)):
+            for name, default, factory in fields:
                 if getattr(self, name) is None:
                     force_setattr(self, name, factory() if default is msgspec.NODEFAULT else default)
 
@@ -317,7 +323,7 @@ def _nest(message: str, where: str) -> str:
 # ---- nodes and the Kernel Cache kinds -------------------------------------------------------------
 
 
-class _Empty(_Obj, frozen=True):
+class _Empty(msgspec.Struct, frozen=True):
     """Skips whatever object it is given (counted, never kept)."""
 
 
