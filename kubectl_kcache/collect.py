@@ -71,7 +71,7 @@ class Collector:
                 try:
                     items.append(kind.decode_json(item))
                 except kinds.d.msgspec.ValidationError as exc:
-                    what = kinds.d.decode_json(item, kinds.d.Head).describe()
+                    what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
                     raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
                                                base=f"$.items[{index}]") from None
                 sink(raw_item(item, kind.resource), kind)

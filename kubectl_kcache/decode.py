@@ -55,12 +55,12 @@ class Head(msgspec.Struct, frozen=True, rename="camel"):
     api_version: Any = None
     metadata: Any = None
 
-    def describe(self) -> str:
-        """'Node gpu-1' (or what is known of it)."""
+    def describe(self, default_kind: str = "object") -> str:
+        """'Node gpu-1' (or what is known of it; `default_kind` for items of a typed list, which have none)."""
         md = self.metadata if isinstance(self.metadata, dict) else {}
         name = md.get("name")
         ns = md.get("namespace")
-        kind = self.kind if isinstance(self.kind, str) and self.kind else "object"
+        kind = self.kind if isinstance(self.kind, str) and self.kind else default_kind
         if isinstance(name, str) and name:
             return f"{kind} {ns}/{name}" if isinstance(ns, str) and ns else f"{kind} {name}"
         return kind
@@ -68,7 +68,7 @@ class Head(msgspec.Struct, frozen=True, rename="camel"):
 
 class _EventHead(msgspec.Struct, frozen=True):
     type: str = ""
-    object: msgspec.Raw | None = None
+    object: msgspec.Raw = msgspec.Raw(b"")  # (msgspec takes no Optional[Raw]: empty when absent)
 
 
 class Status(msgspec.Struct, frozen=True):
@@ -103,8 +103,8 @@ class _Bookmark(msgspec.Struct, frozen=True):
 def decode_watch_line(line: bytes, type_: type[Any]) -> WatchEvent[Any]:
     """One watch line into a WatchEvent (object typed, its resourceVersion beside it)."""
     head = decode_json(line, _EventHead)
-    if head.object is None:
-        raise msgspec.ValidationError("watch event without an object")
+    if not len(head.object) or bytes(head.object).strip() == b"null":
+        raise msgspec.ValidationError("watch event without an object - at `$`")
     if head.type == "ERROR":
         return WatchEvent("ERROR", decode_json(head.object, Status))
     if head.type == "BOOKMARK":

@@ -228,6 +228,8 @@ class _Loader:
         read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
         is laid out any other way: the caller reads it whole."""
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False  # a pipe can be read once only: read it whole
             fh = open(path, "rb")  # noqa: SIM115 - closed below
         except OSError:
             return False

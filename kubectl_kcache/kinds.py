@@ -59,7 +59,8 @@ class Kind:
         try:
             page = d.page_decoder(self.type).decode(data)
         except d.msgspec.ValidationError as exc:
-            raise d.object_error(exc, origin=f"list {self.plural}", what=_item_named(data, str(exc))) from None
+            what = _item_named(data, str(exc), self.kind)
+            raise d.object_error(exc, origin=f"list {self.plural}", what=what) from None
         meta = page.metadata or d.ListMeta()
         return Page(page.items or [], meta.resource_version or "", meta.continue_ or "")
 
@@ -70,7 +71,7 @@ class Kind:
             raise d.object_error(exc, origin=f"watch {self.plural}", base="$.object") from None
 
 
-def _item_named(data: bytes, message: str) -> str:
+def _item_named(data: bytes, message: str, kind: str) -> str:
     """'Node gpu-1 (item 3)' for the item an error points at (`$.items[3]...`), found again on error only."""
     import re
 
@@ -80,7 +81,7 @@ def _item_named(data: bytes, message: str) -> str:
     index = int(m.group(1))
     try:
         page = d.decode_json(data, d.ListPage[d.Head])  # type: ignore[misc]
-        return f"{page.items[index].describe()} (item {index})" if page.items else ""
+        return f"{page.items[index].describe(kind)} (item {index})" if page.items else ""
     except (d.msgspec.DecodeError, d.msgspec.ValidationError, IndexError):
         return f"item {index}"
 

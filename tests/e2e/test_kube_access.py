@@ -200,3 +200,31 @@ def test_token_flag_and_context_flags(cluster):
     kcache(cluster, "dump", "--context", "exec-user")
     users = {e["user"]["username"] for e in cluster.audit_events(mark)}
     assert "exec-user" in users
+
+
+def test_typed_watch_after_a_typed_list(cluster):
+    """An informer's path on a real API server: a typed list, then a watch from that list's own
+    resourceVersion whose lines decode into the same Structs."""
+    import threading
+
+    c = Client(Overrides(kubeconfig=cluster.kubeconfig))
+    kind = kinds.for_resource(r.NODE_GROUPS)
+    listed = c.list_all(r.NODE_GROUPS, decode=kind.decode_page)
+    events: list = []
+
+    def watch() -> None:
+        for event in c.watch(r.NODE_GROUPS, listed.resource_version, timeout_seconds=10,
+                             decode=kind.decode_watch_line):
+            if event.type != "BOOKMARK":
+                events.append(event)
+            if len(events) == 2:
+                return
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    cluster.apply([b.group("watched", {"pool": "a"})])
+    cluster.apply([b.group("watched", {"pool": "b"})])
+    thread.join(20)
+    assert [(e.type, e.object.name) for e in events] == [("ADDED", "watched"), ("MODIFIED", "watched")]
+    assert events[1].object.node_selector == {"pool": "b"}
+    assert int(events[1].resource_version) > int(listed.resource_version)
