@@ -29,6 +29,7 @@ from .kube.resources import Page
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
+PARALLEL = 4  # lists in flight at once (doctor); the big ones (nodes, KernelCacheNodes, pods) overlap
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,16 @@ class Scope:
         """The scope as recorded in a dump's meta."""
         parts = [p for p in ("nodes", "install", "preparation", "producers", "events") if getattr(self, p)]
         return {"namespace": self.namespace, "parts": parts}
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """One list to make."""
+
+    resource: r.Resource
+    namespace: str | None = None
+    label_selector: str = ""
+    field_selector: str = ""
 
 
 class Collector:
@@ -79,6 +90,27 @@ class Collector:
 
         return decode
 
+    def _list(self, spec: ListSpec) -> list[Any] | Forbidden | NotFound:
+        kind = kinds.for_resource(spec.resource)
+        try:
+            return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
+                                        field_selector=spec.field_selector, decode=self._decoder(kind)).items
+        except (Forbidden, NotFound) as exc:
+            return exc
+
+    def _record(self, spec: ListSpec, got: list[Any] | Forbidden | NotFound, keep: bool) -> list[Any]:
+        res, namespace = spec.resource, spec.namespace
+        if isinstance(got, (Forbidden, NotFound)):
+            status = "forbidden" if isinstance(got, Forbidden) else "absent"
+            self.reads.append(snap.Read(res.plural, namespace, status, 0, message=str(got)))
+            return []
+        self.reads.append(snap.Read(res.plural, namespace, "ok", len(got)))
+        if keep:
+            field = kinds.for_resource(res).field
+            for obj in got:
+                self.objects[(field, obj.metadata.namespace or "", obj.metadata.name)] = obj
+        return got
+
     def read(
         self,
         res: r.Resource,
@@ -89,22 +121,23 @@ class Collector:
         keep: bool = True,
     ) -> list[Any]:
         """The typed objects of one list (kept for the snapshot unless `keep` is False)."""
-        kind = kinds.for_resource(res)
+        spec = ListSpec(res, namespace, label_selector, field_selector)
         self.progress(f"listing {res.plural}")
-        try:
-            got = self.client.list_all(res, namespace, label_selector=label_selector,
-                                       field_selector=field_selector, decode=self._decoder(kind)).items
-        except Forbidden as exc:
-            self.reads.append(snap.Read(res.plural, namespace, "forbidden", 0, message=str(exc)))
-            return []
-        except NotFound as exc:
-            self.reads.append(snap.Read(res.plural, namespace, "absent", 0, message=str(exc)))
-            return []
-        self.reads.append(snap.Read(res.plural, namespace, "ok", len(got)))
-        if keep:
-            for obj in got:
-                self.objects[(kind.field, obj.metadata.namespace or "", obj.metadata.name)] = obj
-        return got
+        return self._record(spec, self._list(spec), keep)
+
+    def read_many(self, specs: list[ListSpec], keep: bool = True) -> list[list[Any]]:
+        """Several lists at once (up to PARALLEL requests in flight: the API server works on one while
+        the previous one is decoded), recorded in the order given. With a sink (dump) one at a time, so
+        that items reach it in order."""
+        if self.sink is not None or len(specs) < 2:
+            return [self.read(s.resource, s.namespace, label_selector=s.label_selector,
+                              field_selector=s.field_selector, keep=keep) for s in specs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.progress(f"listing {', '.join(dict.fromkeys(s.resource.plural for s in specs))}")
+        with ThreadPoolExecutor(min(PARALLEL, len(specs)), thread_name_prefix="list") as pool:
+            results = list(pool.map(self._list, specs))
+        return [self._record(spec, got, keep) for spec, got in zip(specs, results, strict=True)]
 
     def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
         return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads)
@@ -126,38 +159,41 @@ def collect(
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
-    if scope.nodes:
-        col.read(r.NODES, keep=keep)
-    col.read(r.NODE_GROUPS, keep=keep)
-    col.read(r.KERNEL_CACHE_NODES, keep=keep)
-    col.read(r.KERNEL_CACHES, ns, keep=keep)
-    col.read(r.CAPTURES, ns, keep=keep)
-    cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME), keep=keep)
+    first = [ListSpec(r.NODES)] if scope.nodes else []
+    first += [ListSpec(r.NODE_GROUPS), ListSpec(r.KERNEL_CACHE_NODES), ListSpec(r.KERNEL_CACHES, ns),
+              ListSpec(r.CAPTURES, ns)]
+    config_at = len(first)
+    first.append(ListSpec(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME)))
+    if scope.install:
+        first += [
+            ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET)),
+            ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)),
+            ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT)),
+            ListSpec(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION)),
+            ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
+                     label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"),
+            *(ListSpec(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
+              for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE)),
+        ]
+    got = col.read_many(first, keep=keep)
+    cms = got[config_at]
     config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
-    if scope.install:
-        col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET), keep=keep)
-        col.read(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL), keep=keep)
-        col.read(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT), keep=keep)
-        col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION), keep=keep)
-        col.read(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
-                 label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}", keep=keep)
-        for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE):
-            col.read(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]), keep=keep)
+    then: list[ListSpec] = []
     if scope.preparation and job_ns:
-        col.read(r.NAMESPACES, field_selector=_by_name(job_ns), keep=keep)
-        col.read(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME, keep=keep)
-        col.read(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME, keep=keep)
-        for sa in c.PREFETCHER_SERVICE_ACCOUNTS:
-            col.read(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa), keep=keep)
-        for rb in c.PREFETCHER_ROLE_BINDINGS:
-            col.read(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb), keep=keep)
+        then += [ListSpec(r.NAMESPACES, field_selector=_by_name(job_ns)),
+                 ListSpec(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
+                 ListSpec(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
+                 *(ListSpec(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
+                   for sa in c.PREFETCHER_SERVICE_ACCOUNTS),
+                 *(ListSpec(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb)) for rb in c.PREFETCHER_ROLE_BINDINGS)]
     if scope.producers:
         # producer pods: the InferenceService pods (by label) where captures or why-group look for them
-        col.read(r.PODS, ns, label_selector=c.LABEL_ISVC, keep=keep)
+        then.append(ListSpec(r.PODS, ns, label_selector=c.LABEL_ISVC))
     if scope.events:
-        col.read(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning", keep=keep)
-        col.read(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate", keep=keep)
+        then += [ListSpec(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning"),
+                 ListSpec(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")]
+    col.read_many(then, keep=keep)
     meta = snap.SnapshotMeta(
         cluster=client.resolved.cluster_name or client.server,
         taken_at=taken_at(),
