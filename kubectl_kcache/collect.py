@@ -74,18 +74,25 @@ class Collector:
             return kind.decode_page
         sink = self.sink
 
+        typed = kind.resource == r.CONFIGMAPS  # the only objects collect itself needs (the job namespace)
+
         def decode(data: bytes) -> Page[Any]:
+            """Each item to the sink as it is; nothing kept but a count (and the ConfigMap). A dump is for
+            bug reports: an object the commands could not decode is written all the same."""
             page = kinds.d.page_decoder(kinds.d.msgspec.Raw).decode(data)
             meta = page.metadata or kinds.d.ListMeta()
-            items = []
+            items: list[Any] = []
             for index, item in enumerate(page.items or ()):
+                sink(raw_item(item, kind.resource), kind)
+                if not typed:
+                    items.append(None)
+                    continue
                 try:
                     items.append(kind.decode_json(item))
                 except kinds.d.msgspec.ValidationError as exc:
                     what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
                     raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
                                                base=f"$.items[{index}]") from None
-                sink(raw_item(item, kind.resource), kind)
             return Page(items, meta.resource_version or "", meta.continue_ or "")
 
         return decode
@@ -155,7 +162,7 @@ def collect(
     client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
-    snapshot keeps only its reads (and the objects collect itself needs)."""
+    snapshot keeps only its reads: memory stays at one page whatever the cluster's size."""
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
