@@ -299,6 +299,7 @@ def measure_kubectl(bed: Bed) -> dict[str, Any]:
         verbs.update(p["verbs"])
     return {
         "seconds": round(sum(p["seconds"] for p in parts), 4),
+        "cpu_s": round(sum(p["cpu_s"] for p in parts), 3),
         "maxrss_mb": max(p["maxrss_mb"] for p in parts),
         "requests": sum(p["requests"] for p in parts),
         "verbs": dict(sorted(verbs.items())),
