@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from . import __version__
 from . import snapshot as snap
-from .files import DUMP_HEAD, DUMP_META
+from .files import DUMP_HEAD, DUMP_META, YAML_HEAD
 
 LARGE = 2000  # objects; past this, `dump -o yaml` suggests JSON
 
@@ -36,7 +36,7 @@ class DumpWriter:
             if self.fmt == "json":
                 self.out.write(DUMP_HEAD)
             else:
-                self.out.write(b"kind: KcacheSnapshot\nversion: 1\n")
+                self.out.write(YAML_HEAD[: -len(b"items:\n")])
 
     def item(self, data: bytes, _kind: Any = None) -> None:
         self._start()

@@ -35,6 +35,7 @@ MAX_NESTING = 500
 # how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
 DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
 DUMP_META = b'], "meta": '
+YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
 class ReadDoc(msgspec.Struct, frozen=True):
@@ -205,7 +206,7 @@ class _Loader:
 
     # -- per file --
     def load(self, path: str) -> None:
-        if path != "-" and self._stream_dump(path):
+        if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
             return
         data = read_bytes(path)
         start = len(data) - len(data.lstrip())
@@ -259,6 +260,82 @@ class _Loader:
                     break  # read whole: the error is then reported with its line and column
                 index += 1
         # not laid out as written by dump: forget what was read, read it whole
+        del self.out.objects[start[0]:]
+        self.out.object_count, self.out.plain_counts = start[1], start[2]
+        del self.out.warnings[start[3]:]
+        return False
+
+    def _stream_yaml_dump(self, path: str) -> bool:
+        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
+        block at column 0, `meta:` last) is parsed item by item: libyaml builds one item's tree at a time
+        instead of the whole document's (gigabytes for a large cluster). False, with nothing kept, for
+        any other layout."""
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return False
+        with fh:
+            if fh.read(len(YAML_HEAD)) != YAML_HEAD:
+                return False
+            name = _name(path)
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            import yaml
+
+            loader = _yaml_loader()
+            chunk: list[bytes] = []
+            index = 0
+            ok = False
+
+            def flush() -> bool:
+                nonlocal index
+                if not chunk:
+                    return True
+                text = b"".join(chunk)
+                chunk.clear()
+                try:
+                    if _too_deep(text):
+                        return False
+                    items = yaml.load(text.decode("utf-8"), Loader=loader)
+                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                    return False
+                if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+                    return False
+                try:
+                    self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
+                except InputError:
+                    return False
+                index += 1
+                return True
+
+            for line in fh:
+                if line.startswith(b"- "):
+                    if not flush():
+                        break
+                    chunk.append(line)
+                elif line.startswith(b"meta:"):
+                    if not flush():
+                        break
+                    try:
+                        text = (line + fh.read()).decode("utf-8")
+                        doc = yaml.load(text, Loader=loader)
+                    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                        break
+                    if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
+                        break
+                    try:
+                        self._meta(path, doc["meta"])
+                    except InputError:
+                        break
+                    ok = True
+                    break
+                elif line.startswith((b" ", b"\t")) and chunk:
+                    chunk.append(line)
+                else:
+                    break
+            if ok:
+                return True
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
         del self.out.warnings[start[3]:]

@@ -734,3 +734,44 @@ def test_mutated_kubernetes_objects(tmp_path, data, fmt, wrap):
         obj = replace(obj, path, data.draw(JSONISH))
     doc = {"apiVersion": "v1", "kind": "List", "items": [obj]} if wrap == "list" else obj
     check_loads_or_input_error(write(tmp_path / f"mutated.{fmt}", doc, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_dumps_as_written_are_read_item_by_item(tmp_path, monkeypatch, fmt):
+    """A dump laid out as `dump` writes it is streamed (the file is never read whole, nor parsed as one
+    document); anything else falls back to reading it whole, with the same result."""
+    from kubectl_kcache import files
+
+    path = tmp_path / f"d.{fmt}"
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, fmt)
+        for obj in OBJECTS:
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "c", "reads": [{"resource": "nodes", "status": "ok", "count": 1}]})
+
+    def whole(*_args: Any) -> Any:
+        raise AssertionError("read whole")
+
+    with monkeypatch.context() as m:
+        m.setattr(files, "read_bytes", whole)
+        streamed = load_files([str(path)])
+    assert counts(streamed) == ALL_ONE and not streamed.reads_assumed
+    # the same document re-laid out (sorted keys, indented) is read whole, to the same objects
+    text = path.read_bytes()
+    doc = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    other = write(tmp_path / f"other.{fmt}", json.dumps(doc, indent=1, sort_keys=True) if fmt == "json" else doc)
+    again = load_files([other])
+    assert again.nodes == streamed.nodes and again.reads == streamed.reads
+
+
+def test_a_streamed_dump_with_a_bad_item_names_its_path(tmp_path):
+    bad = json.loads(json.dumps(NODE))
+    bad["spec"]["taints"][0]["effect"] = 7
+    path = tmp_path / "d.json"
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, "json")
+        for obj in (GROUP, bad):
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "c", "reads": []})
+    assert input_error([str(path)]) == (f"{path}: Node gpu-1: $.items[1].spec.taints[0].effect: expected a string, "
+                                        "got an integer")
