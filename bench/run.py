@@ -673,6 +673,7 @@ def plot(res: dict[str, Any], path: Path) -> None:
     ax1.plot(sizes, [1.3 * x for x in get("curl", "median_s")], ":", color="grey", label="budget: 1.3x curl")
     ax1.set_xlabel("GPU nodes (20-40 KB each; + as many KernelCacheNodes and agent pods)")
     ax1.set_ylabel("wall time, median (s)")
+    ax1.set_yscale("log")
     ax1.set_title("Wall time")
     ax1.grid(alpha=0.3)
     ax1.legend(fontsize=7)
