@@ -204,7 +204,8 @@ def test_raw_list_items_take_kind_and_api_version_from_the_list(capsys, tmp_path
 @pytest.mark.parametrize(("obj", "words"), [
     ({"apiVersion": "v1", "metadata": {"name": "x"}}, "$: an object without kind"),
     ({"kind": "Node", "metadata": {"name": "x"}}, "$: Node without apiVersion"),
-    ({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {"name": "x"}}]}, "$.items[0]: an object without kind"),
+    ({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {"name": "x"}}]},
+     "$.items[0]: an object without kind"),
     ({"kind": "List", "apiVersion": "v1", "items": [{"kind": "Node", "metadata": {"name": "x"}}]},
      "$.items[0]: Node without apiVersion"),
 ])

@@ -230,7 +230,8 @@ def test_missing_ca_file_names_its_path(tmp_path):
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority": str(missing)}}],
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1",
+                                               "certificate-authority": str(missing)}}],
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
     }))
