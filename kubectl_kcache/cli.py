@@ -186,19 +186,27 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, keep_raw: bool = False) -> Any:
+def _load_files(from_files: Iterable[str]) -> Any:
+    """A snapshot from --from-file; what the loader skipped or doubts goes to stderr."""
+    from .snapshot import load_files
+
+    snap = load_files(from_files)
+    for warning in snap.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    return snap
+
+
+def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None) -> Any:
     from_files = list(from_files)
     if from_files:
-        from .snapshot import load_files
-
-        return load_files(from_files)
+        return _load_files(from_files)
     from .collect import Scope, collect
 
     client = _client(flags)
     namespace = None if flags.get("all_namespaces") else flags.get("namespace")
     progress = _Progress()
     try:
-        return collect(client, scope or Scope(namespace=namespace), progress=progress, keep_raw=keep_raw)
+        return collect(client, scope or Scope(namespace=namespace), progress=progress)
     finally:
         progress.done()
 
@@ -308,6 +316,7 @@ def doctor(
     """
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
+    from .checks.runner import NOT_IN_INPUT_TEXT
 
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
@@ -320,9 +329,11 @@ def doctor(
     render_doctor(report, output, sys.stdout, color=_color())
     from .checks.model import SEVERITY_RANK
 
-    if report.incomplete:  # design.md: 3 wins over 1; no verdict on what could not be read
-        unread = sorted({u for c in report.checks for u in c.unread})
-        sys.stderr.write(f"doctor: incomplete: {'; '.join(unread)}\n")
+    # no verdict on what could not be read (design.md: 3 wins over 1); a kind absent from input files is said
+    # in the report, but it is not an API failure: the findings decide the exit code then
+    failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
+    if failed:
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -360,9 +371,7 @@ def why_group(
     from .explain.why_group import explain
 
     if from_files:
-        from .snapshot import load_files
-
-        snap = load_files(from_files)
+        snap = _load_files(from_files)
         namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
     else:
         from .collect import collect_for_why_group
@@ -458,9 +467,9 @@ main.add_command(why_not_cached, name="why-cached")
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
     """(the Pod the manifest stands for, how it was obtained, its namespace if it names one)."""
+    from .files import read_documents
     from .kernelcache.render import pod_from_manifest
     from .objects import Pod
-    from .snapshot import read_documents
 
     docs = read_documents(path)
     pod, note = pod_from_manifest(docs, path if path != "-" else "stdin")
@@ -473,9 +482,9 @@ def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
 
 def _in_namespace(pod: Any, namespace: str) -> Any:
     """The manifest's pod in the namespace it is evaluated in (the API server sets it at creation)."""
-    import dataclasses
+    from msgspec.structs import replace
 
-    return dataclasses.replace(pod, meta=dataclasses.replace(pod.meta, namespace=namespace))
+    return replace(pod, metadata=replace(pod.meta, namespace=namespace))
 
 
 def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) -> str:
@@ -544,9 +553,7 @@ def reconcile(
 
     if dry_run:
         if from_files:
-            from .snapshot import load_files
-
-            snap = load_files(from_files)
+            snap = _load_files(from_files)
         else:
             from .reconcile.loop import collect_for_reconcile
 
@@ -597,20 +604,39 @@ def _render_plan(actions: Any, output: str) -> None:
 @click.pass_context
 def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
-    removed), for bug reports and `--from-file`. Reads only."""
+    removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
+    the faster format for large clusters."""
     flags = _merged_flags(ctx, kwargs)
-    from .snapshot import to_document
+    from .collect import Scope, collect
+    from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    snap = _load_snapshot(flags, (), keep_raw=True)
-    text = _dump_doc(to_document(snap), output)
-    if out_file:
-        try:
-            with open(out_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(f"--file {out_file}: {exc.strerror}") from None
-    else:
-        _write(text)
+    client = _client(flags)
+    scope = Scope(namespace=None if flags.get("all_namespaces") else flags.get("namespace"))
+    try:
+        out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
+    except OSError as exc:
+        raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+    progress = _Progress()
+    try:
+        writer = DumpWriter(out, output)
+        snap = collect(client, scope, progress=progress, sink=writer.item)
+        writer.finish(meta_document(snap, scope.describe()))
+        if tmp:
+            out.close()
+            os.replace(tmp, str(out_file))
+            tmp = None
+    except OSError as exc:
+        if tmp:
+            raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        progress.done()
+        if tmp:
+            out.close()
+            os.unlink(tmp)
+    if output == "yaml" and writer.count > LARGE:
+        sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
+                         "loads it with --from-file about ten times faster\n")
     forbidden = [r for r in snap.reads if r.status == "forbidden"]
     if forbidden:
         sys.stderr.write(
@@ -625,12 +651,79 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
 # ---- running ------------------------------------------------------------------------------------
 
 
+class _ClosedOutput:
+    """Standard output when the process was started with it closed (`>&-`): writing fails as writing to a
+    closed descriptor does, and run() reports it in one line."""
+
+    closed = False
+
+    def write(self, _text: Any) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    @property
+    def buffer(self) -> _ClosedOutput:
+        return self
+
+
+_OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
+
+
+def _output_failed(exc: OSError) -> int:
+    """The output could not be written: a closed pipe (`| head`) ends quietly, as it ends kubectl; a full
+    disk or a closed stdout is one line."""
+    import errno
+
+    try:  # nothing more can go out; do not let the interpreter's final flush complain
+        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    except Exception:  # noqa: BLE001
+        pass
+    if exc.errno == errno.EPIPE:
+        return EXIT_OK
+    try:
+        sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_USAGE
+
+
+def _is_output_error(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in {getattr(errno, n, -1) for n in _OUTPUT_ERRORS}
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI; every outcome becomes an exit code here."""
     import signal
 
     if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+    except OSError as exc:
+        if _is_output_error(exc):
+            return _output_failed(exc)
+        raise
+    return code
+
+
+def _run(argv: list[str]) -> int:
     try:
         result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -653,22 +746,31 @@ def run(argv: list[str]) -> int:
     except KcacheError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError as exc:
+        return _output_failed(exc)
+    except OSError as exc:
+        if _is_output_error(exc):
+            return _output_failed(exc)
+        return _internal_error(exc)
     except Exception as exc:  # noqa: BLE001 - a bug: say so, say where, never a raw traceback
-        import traceback
-
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
-        sys.stderr.write(
-            f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
-            f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
-            "(set KCACHE_DEBUG=1 for the traceback).\n"
-        )
-        if os.environ.get("KCACHE_DEBUG"):
-            traceback.print_exc()
-        return EXIT_INTERNAL
+        return _internal_error(exc)
     return int(result or 0)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """A bug: say so, say where, never a raw traceback (unless KCACHE_DEBUG=1)."""
+    import traceback
+
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+    sys.stderr.write(
+        f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+        f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
+        "(set KCACHE_DEBUG=1 for the traceback).\n"
+    )
+    if os.environ.get("KCACHE_DEBUG"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    return EXIT_INTERNAL
 
 
 # cobra's shell completion directives (kubectl's plugin completion protocol)

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import msgspec
+
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
@@ -203,9 +205,9 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         basis = BASIS_WHAT_IF
         session = base or ActiveSession()
         if what_if_node is not None:
-            session = dataclasses.replace(session, node_name=what_if_node)
+            session = msgspec.structs.replace(session, node_name=what_if_node)
         if what_if_group is not None:
-            session = dataclasses.replace(session, requested_node_group=what_if_group)
+            session = msgspec.structs.replace(session, requested_node_group=what_if_group)
 
     def decide(s: ActiveSession | None) -> Decision:
         return select_node_group(s, snapshot.group_by_name, snapshot.node_by_name, default_group)
