@@ -11,6 +11,7 @@ gives (built on first use).
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
 import json
 import logging
@@ -26,12 +27,14 @@ from typing import Any
 from urllib.parse import quote, unquote, urlencode, urlparse
 
 from ..errors import ApiError, Conflict, Forbidden, Gone, InputError, NotFound, Unreachable
+from . import write_guard
 from .kubeconfig import Overrides, Resolved, resolve
 
 DEFAULT_TIMEOUT = 30.0
 PAGE_SIZE = 500
 FIELD_MANAGER = "kubectl-kcache"
 USER_AGENT = "kubectl-kcache"
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class Client:
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
         self._user_agent = USER_AGENT
         self._official: Any = None
+        self.write_guard: write_guard.Guard | None = None  # checked just before each mutating request is sent
         if overrides.impersonate_groups and not overrides.impersonate:
             raise InputError("--as-group requires --as (kubectl's rule)")
         if self.resolved.proxy and self.resolved.proxy.startswith("socks"):
@@ -110,6 +114,13 @@ class Client:
         if self._official is None:
             self._official = self._build()
         return self._official
+
+    def guarded(self, guard: write_guard.Guard) -> Client:
+        """This connection, with every mutating request checked by `guard` at the last moment before it is
+        sent (kube/write_guard.py); the guard raises `WriteRefused` to stop it."""
+        other = copy.copy(self)
+        other.write_guard = guard
+        return other
 
     @property
     def user_agent(self) -> str:
@@ -166,6 +177,7 @@ class Client:
         cfg.retries = 1
         api = kclient.ApiClient(cfg)
         api.user_agent = self._user_agent
+        write_guard.install(api.rest_client.pool_manager)
         self._install_impersonation(api)
         return api
 
@@ -219,13 +231,15 @@ class Client:
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
         timeouts = (min(t, 30.0) if t else None, t if t else None) if not stream else (t or None, None)
+        guard = self.write_guard if method in MUTATING else None
         if self._transport is not None:
             headers["User-Agent"] = self._user_agent
             try:
-                resp = self._transport.request(method, path, params, headers, body, timeouts)
+                with write_guard.guarding(guard):
+                    resp = self._transport.request(method, path, params, headers, body, timeouts)
             except _HTTPStatus as exc:
                 raise _api_error(exc, method, path, verb, resource) from None
-            except InputError:  # an exec credential plugin that fails on refresh
+            except (InputError, write_guard.WriteRefused):  # an exec plugin failing on refresh; a refused write
                 raise
             except Exception as exc:  # urllib3 connection, TLS and timeout errors
                 raise _transport_error(exc, self.server) from None
@@ -233,19 +247,22 @@ class Client:
             from kubernetes.client.exceptions import ApiException
 
             try:
-                resp = self._api.call_api(
-                    path,
-                    method,
-                    query_params=params,
-                    header_params=headers,
-                    body=body,
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _return_http_data_only=True,
-                    _request_timeout=timeouts,
-                )
+                with write_guard.guarding(guard):
+                    resp = self._api.call_api(
+                        path,
+                        method,
+                        query_params=params,
+                        header_params=headers,
+                        body=body,
+                        auth_settings=["BearerToken"],
+                        _preload_content=False,
+                        _return_http_data_only=True,
+                        _request_timeout=timeouts,
+                    )
             except ApiException as exc:
                 raise _api_error(exc, method, path, verb, resource) from None
+            except write_guard.WriteRefused:
+                raise
             except Exception as exc:  # urllib3 connection, TLS and timeout errors
                 raise _transport_error(exc, self.server) from None
         if stream:
@@ -394,8 +411,10 @@ class Client:
         timeout_seconds: int = 300,
         label_selector: str = "",
         field_selector: str = "",
+        opened: Callable[[], None] | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Watch events ({"type", "object"}) from resource_version. An ERROR event with code 410 raises Gone."""
+        """Watch events ({"type", "object"}) from resource_version. An ERROR event with code 410 raises Gone.
+        `opened` is called once the server has accepted the watch (before any event)."""
         resp = self.request(
             "GET",
             res.path(namespace),
@@ -412,6 +431,8 @@ class Client:
             verb="watch",
             resource=res.plural,
         )
+        if opened is not None:
+            opened()
         buf = b""
         try:
             for chunk in resp.stream(65536, decode_content=True):
@@ -692,8 +713,11 @@ class _Transport:
             if parsed.username is not None:
                 auth = f"{unquote(parsed.username)}:{unquote(parsed.password or '')}"
                 headers = urllib3.make_headers(proxy_basic_auth=auth)
-            return urllib3.ProxyManager(self.proxy, proxy_headers=headers, **kw)
-        return urllib3.PoolManager(**kw)
+            manager: Any = urllib3.ProxyManager(self.proxy, proxy_headers=headers, **kw)
+        else:
+            manager = urllib3.PoolManager(**kw)
+        write_guard.install(manager)
+        return manager
 
     def _connections(self) -> Any:
         """The pool manager, made at the first request (and again after an exec plugin's new certificate)."""
