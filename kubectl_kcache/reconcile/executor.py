@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import queue
 import socket
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +38,7 @@ from ..snapshot import ClusterSnapshot
 from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"
+IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
@@ -114,15 +117,60 @@ class Executor:
                 continue
             if self.guard is not None:
                 self.guard()
-            pool = ThreadPoolExecutor(max_workers=min(self.workers, len(batch)), thread_name_prefix="write")
-            futures = [pool.submit(self._apply_one, x) for x in batch]
-            try:
-                for future in as_completed(futures):
-                    result.merge(future.result())
-                    progress()
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+            self._run_batch(batch, result, progress)
         return result
+
+    def _run_batch(self, batch: list[a.Action], result: Result, progress: Callable[[], None]) -> None:
+        """Up to `workers` actions at a time, on daemon threads: when a write is refused the batch is dropped
+        at once and nobody waits for a worker stuck connecting to a server it cannot reach (it cannot write:
+        its request would meet the guard). After any other failure, in-flight work is given a short time to
+        finish so that the next pass does not repeat it."""
+        todo: queue.SimpleQueue[a.Action] = queue.SimpleQueue()
+        for x in batch:
+            todo.put(x)
+        outcomes: queue.SimpleQueue[tuple[Result | None, BaseException | None]] = queue.SimpleQueue()
+        stopped = threading.Event()
+
+        def work() -> None:
+            while not stopped.is_set():
+                try:
+                    action = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    outcomes.put((self._apply_one(action), None))
+                except BaseException as exc:  # noqa: BLE001 - handed to the batch's thread
+                    outcomes.put((None, exc))
+                    return
+
+        threads = [threading.Thread(target=work, daemon=True, name=f"write-{i}")
+                   for i in range(min(self.workers, len(batch)))]
+        for t in threads:
+            t.start()
+        try:
+            pending = len(batch)
+            while pending:
+                try:
+                    outcome, exc = outcomes.get(timeout=0.25)
+                except queue.Empty:
+                    if self.guard is not None:
+                        self.guard()  # the lease is gone: stop now, not when a stuck worker gives up
+                    continue
+                pending -= 1
+                if exc is not None:
+                    raise exc
+                assert outcome is not None
+                result.merge(outcome)
+                progress()
+        except WriteRefused:
+            stopped.set()
+            raise
+        except BaseException:
+            stopped.set()
+            deadline = time.monotonic() + IN_FLIGHT_GRACE
+            for t in threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+            raise
 
     def _apply_one(self, action: a.Action) -> Result:
         res = Result()
@@ -140,8 +188,9 @@ class Executor:
         except WriteRefused:
             raise
         except IncompleteError as exc:
-            if isinstance(exc, Unreachable) or isinstance(exc, ApiError) and exc.status in (0, 429):
-                raise
+            if isinstance(exc, Unreachable) or isinstance(exc, ApiError) and (exc.status in (0, 429)
+                                                                              or exc.status >= 500):
+                raise  # the server is unreachable or unwell: stop the pass, not one error per action
             res.errors.append(f"{action.verb} {action.kind} {action.name}: {exc}")
             return res
         res.applied.append(action)

@@ -48,6 +48,7 @@ from .read_errors import ReadErrors
 
 QUIET_PERIOD = 0.3   # seconds without new events before a pass starts
 MAX_DELAY = 2.0      # a pass starts at the latest this long after the first event of a burst
+RECONNECTED = "(reconnected)"  # what an informer reports when its watch is accepted again after a break
 LIVENESS_STALL = 120.0  # /healthz fails when the loop has made no progress for this long
 
 
@@ -203,7 +204,7 @@ class Informer(threading.Thread):
     def _opened(self) -> None:
         if not self.synced.is_set():
             self._healthy()
-            self.on_change(self.w.resource.plural)  # a pass waits for the replay to settle
+            self.on_change(RECONNECTED)  # a pass waits for the replay to settle
 
     def run(self) -> None:
         rv = ""
@@ -282,10 +283,13 @@ class Controller:
         self.client = client
         self.stop = threading.Event()
         self.dirty = threading.Event()
+        self.reconnected = threading.Event()
         self.first_change = 0.0
         self.last_change = 0.0
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
+        self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
+        self._pass_delays = backoff_delays(1.0)
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
         self.elector: LeaderElector | None = None
@@ -301,7 +305,9 @@ class Controller:
         self.beat_at = time.monotonic()  # the loop's heartbeat, for /healthz
 
     # ---- change tracking --------------------------------------------------------------------------
-    def changed(self, _what: str) -> None:
+    def changed(self, what: str) -> None:
+        if what == RECONNECTED:
+            self.reconnected.set()
         now = time.monotonic()
         if not self.dirty.is_set():
             self.first_change = now
@@ -328,6 +334,14 @@ class Controller:
                 return False
             self.dirty.wait(min(1.0, max(0.0, next_resync - now)))
         return False
+
+    def _back_off(self, delay: float) -> None:
+        """Wait before the next pass; an informer that reconnects (the server is back) ends the wait early."""
+        self.reconnected.clear()
+        deadline = time.monotonic() + delay
+        while not self.stop.is_set() and not self.reconnected.is_set() and time.monotonic() < deadline:
+            self.beat()
+            self.reconnected.wait(min(1.0, max(0.0, deadline - time.monotonic())))
 
     # ---- health -----------------------------------------------------------------------------------
     def liveness(self) -> tuple[bool, str]:
@@ -357,6 +371,8 @@ class Controller:
                 reasons.append(self.errors.current(self.elector.reader) or f"{self.elector.reader}: not read yet")
             elif self.elector.state not in ("leader", "candidate"):
                 reasons.append(f"{self.elector.reader}: {self.elector.state}")
+        if self.pass_errors.current("reconcile pass"):
+            reasons.append(self.pass_errors.current("reconcile pass"))
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
         return not reasons, reasons
@@ -476,6 +492,8 @@ class Controller:
             try:
                 self.run_pass(snapshot)
                 warned_active = False
+                self.pass_errors.ok("reconcile pass")
+                self._pass_delays = backoff_delays(1.0)
             except ControllerActive as exc:
                 if not warned_active:
                     self.log(str(exc))
@@ -487,9 +505,9 @@ class Controller:
                     continue
                 with self.metrics.lock:
                     self.metrics.errors += 1
-                self.log(f"pass failed: {exc}; retrying")
+                self.pass_errors.failed("reconcile pass", "apply", "the plan", exc)
                 self.changed("retry")
-                self.stop.wait(next(backoff_delays(1.0)))
+                self._back_off(next(self._pass_delays))
         return EXIT_OK
 
     def install_signals(self) -> None:
