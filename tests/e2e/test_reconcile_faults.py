@@ -29,6 +29,13 @@ from typing import Any
 
 import pytest
 
+from kubectl_kcache.kube import resources as r
+from kubectl_kcache.kube.client import Client
+from kubectl_kcache.kube.kubeconfig import Overrides
+from kubectl_kcache.kube.write_guard import WriteRefused
+from kubectl_kcache.reconcile.executor import Executor, pin_preconditions
+from kubectl_kcache.reconcile.loop import collect_for_reconcile
+from kubectl_kcache.reconcile.planner import plan
 from tests import builders as b
 
 pytestmark = pytest.mark.e2e
@@ -271,6 +278,52 @@ def test_a_partitioned_leader_sends_nothing_new_and_only_in_flight_writes_arrive
         proxy.send_signal(signal.SIGCONT)
         proxy.kill()
         proxy.wait()
+
+
+# ---- 1c. a stale plan, a refused write ---------------------------------------------------------------
+AGENT = "kserve-kernelcachenode-agent"
+
+
+def test_a_stale_plan_cannot_delete_or_patch_a_newer_object_and_a_refused_write_sends_nothing(cluster):
+    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.agent_daemonset(),
+                   b.kcn("edited"), b.kcn("replaced"), b.kcn("untouched")])
+    client = Client(Overrides(kubeconfig=cluster.kubeconfig))
+    client.user_agent = "kubectl-kcache/e2e-stale-plan"
+    snapshot = collect_for_reconcile(client)
+    writes = pin_preconditions(plan(snapshot).writes, snapshot)
+    assert {(x.verb, x.name) for x in writes} == {("patch", AGENT), ("delete", "edited"), ("delete", "replaced"),
+                                                  ("delete", "untouched")}
+    # the cluster moves on after the plan was made
+    cluster.kubectl("label", "kernelcachenode", "edited", "touched=yes")
+    cluster.kubectl("delete", "kernelcachenode", "replaced")
+    cluster.apply(b.kcn("replaced"))
+    cluster.kubectl("annotate", "daemonset", AGENT, "-n", "kserve", "touched=yes")
+    mark = cluster.audit_mark()
+
+    def refuse() -> None:
+        raise WriteRefused("e2e: no proof of the lease")
+
+    # the transport's guard: refused at the last moment, not one byte sent
+    with pytest.raises(WriteRefused):
+        client.guarded(refuse).delete(r.KERNEL_CACHE_NODES, "untouched", uid="x", resource_version="1")
+    assert client.get(r.KERNEL_CACHE_NODES, "untouched")["metadata"]["name"] == "untouched"  # reads are not guarded
+    with pytest.raises(WriteRefused):
+        Executor(client, guard=refuse).apply(writes)
+    mine = [e for e in cluster.audit_events(mark) if e.get("userAgent") == client.user_agent]
+    assert [e["verb"] for e in mine] == ["get"]
+
+    result = Executor(client, guard=lambda: None).apply(writes)
+    assert result.done == {("delete", "KernelCacheNode"): 1}
+    assert result.overtaken == {("delete", "KernelCacheNode", "changed"): 2, ("patch", "DaemonSet", "changed"): 1}
+    assert result.errors == []
+    assert kcn_names(cluster) == {"edited", "replaced"}
+    spec = cluster.get("daemonset", AGENT, "kserve")["spec"]["template"]["spec"]
+    assert "affinity" not in spec  # the stale placement patch was refused
+    codes = Counter((e["verb"], e["objectRef"].get("name"), e["responseStatus"]["code"])
+                    for e in cluster.audit_events(mark) if e.get("userAgent") == client.user_agent
+                    and e["verb"] in MUTATING)
+    assert codes == Counter({("delete", "edited", 409): 1, ("delete", "replaced", 409): 1,
+                             ("delete", "untouched", 200): 1, ("patch", AGENT, 409): 1})
 
 
 # ---- 3. readiness ------------------------------------------------------------------------------------
