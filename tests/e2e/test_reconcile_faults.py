@@ -389,6 +389,21 @@ def _try(fn: Any, *args: Any) -> bool:
         return False
 
 
+def test_the_shipped_deployment_probes_readiness_and_liveness_apart(cluster):
+    out = cluster.kubectl("apply", "--dry-run=server", "-k", str(ROOT / "deploy"), "-o", "json").stdout
+    doc = json.loads(out)
+    deployment = next(x for x in doc.get("items", [doc]) if x["kind"] == "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert "--leader-elect" in container["args"]
+    port = next(int(x.split("=", 1)[1]) for x in container["args"] if x.startswith("--health-port="))
+    assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
+    ready, alive = container["readinessProbe"], container["livenessProbe"]
+    assert ready["httpGet"]["path"] == "/readyz" and alive["httpGet"]["path"] == "/healthz"
+    # not ready within 30 s of going blind; restarted only for a stalled process, far slower
+    assert ready["periodSeconds"] * ready["failureThreshold"] <= 30
+    assert alive["periodSeconds"] * alive["failureThreshold"] >= 3 * ready["periodSeconds"] * ready["failureThreshold"]
+
+
 # ---- 5. restarts: few 409/404 ------------------------------------------------------------------------
 def test_api_server_restarts_under_churn_give_few_409_or_404(cluster, tmp_path):
     n = 1000
