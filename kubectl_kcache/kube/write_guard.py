@@ -4,8 +4,14 @@ A writer that may write only while it can prove something (the reconcile loop: t
 Lease) must check it as late as possible: a check before the request is built leaves the time of the
 build, the connection and any pause of the process (SIGSTOP, a GC, a VM stall) between the check and the
 bytes on the wire. Here the connection holds every byte of the request, calls the guard, and only then
-hands them to the kernel in one `sendall`: what remains between check and send is a few microseconds of
-this module's own code. If the guard raises, the connection is closed and not one byte was sent.
+hands them to the kernel in one write. If the guard raises, the connection is closed and not one byte
+was sent.
+
+A guard with a `deadline()` (a time on this module's clock, `now`) gets a final check that leaves no
+Python bytecode between reading the clock and the write system call: the clock read, the comparison and
+the write are chained C calls (`_send_before`). Between bytecodes the interpreter may hand its lock to
+another thread for milliseconds, and a pause that lands there would let the request out when the process
+resumes; in C that window shrinks to the microseconds before the system call.
 
 `abort_in_flight(guard)` resets the connections whose guarded request was sent but not yet answered, so
 that bytes still queued in this machine's kernel (a partition: the peer is not acknowledging them) are
@@ -20,13 +26,21 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import compress, starmap
 from typing import Any
 
 from ..errors import IncompleteError
 
 Guard = Callable[[], None]
+
+# CLOCK_BOOTTIME keeps counting while the machine is suspended (CLOCK_MONOTONIC does not); both are
+# monotonic, unlike the wall clock
+_CLOCK_ID = getattr(time, "CLOCK_BOOTTIME", None)
+_CLOCK: tuple[Callable[..., float], tuple[Any, ...]] = (
+    (time.clock_gettime, (_CLOCK_ID,)) if _CLOCK_ID is not None else (time.monotonic, ()))
 
 _local = threading.local()
 _in_flight: dict[Any, Guard] = {}  # connection -> the guard its unanswered request passed
@@ -36,6 +50,11 @@ _classes: dict[str, Any] = {}
 
 class WriteRefused(IncompleteError):
     """A guard refused to let a write leave the process. Raised by guards; passes through the client as is."""
+
+
+def now() -> float:
+    """Seconds on the clock guards' deadlines are given on."""
+    return _CLOCK[0](*_CLOCK[1])
 
 
 @contextmanager
@@ -104,7 +123,14 @@ def _build_classes() -> dict[str, Any]:
                 raise
             with _in_flight_lock:
                 _in_flight[self] = guard
-            super().send(data)  # type: ignore[misc]
+            deadline = getattr(guard, "deadline", None)
+            if deadline is None:
+                super().send(data)  # type: ignore[misc]
+            elif not _send_before(self.sock, data, deadline()):  # type: ignore[attr-defined]
+                _forget(self)
+                self.close()  # type: ignore[attr-defined]
+                guard()  # it ran out since the check above: raises
+                raise WriteRefused("the write guard's deadline passed")
 
         def send(self, data: Any) -> None:
             if self._held is not None:
@@ -135,6 +161,31 @@ def _build_classes() -> dict[str, Any]:
         ConnectionCls = GuardedHTTPSConnection
 
     return {"http": GuardedHTTPConnectionPool, "https": GuardedHTTPSConnectionPool}
+
+
+def _send_before(sock: Any, data: bytes, until: float) -> bool:
+    """Send `data` only if the clock still reads before `until`; False (nothing sent) otherwise.
+
+    Written as chained C calls on purpose: `list` drains `map(write, compress(...))`, which reads the clock,
+    compares and writes without running a Python bytecode in between, so no other thread can be scheduled
+    there. TLS sockets write through their C object (`_sslobj.write`, which writes everything or raises);
+    plain sockets through `socket.sendall`. Anything else (urllib3's TLS-in-TLS) gets the Python check."""
+    sslobj = getattr(sock, "_sslobj", None)
+    if sslobj is not None:
+        write = sslobj.write
+    elif type(sock) is socket.socket:
+        write = sock.sendall
+    else:
+        if now() >= until:
+            return False
+        sock.sendall(data)
+        return True
+    done = list(map(write, compress((data,), map(until.__gt__, starmap(_CLOCK[0], (_CLOCK[1],))))))
+    if not done:
+        return False
+    if isinstance(done[0], int) and done[0] < len(data):  # a partial TLS write: finish the request
+        sock.sendall(data[done[0]:])
+    return True
 
 
 def _forget(conn: Any) -> None:

@@ -13,9 +13,9 @@ holding the Lease that every write is checked against.
   are checked too, so once the proof has run out this process sends no write at all, the Lease included.
   A watchdog resets unanswered writes the moment it runs out; the loop then stops (exit 3).
 
-Clock: CLOCK_BOOTTIME on Linux (it keeps counting while the machine is suspended, unlike CLOCK_MONOTONIC),
-time.monotonic elsewhere; never the wall clock. Renew times in the record are RFC 3339 with microseconds
-(metav1.MicroTime), for people and tools that read the Lease.
+Clock: `write_guard.now`, CLOCK_BOOTTIME on Linux (it keeps counting while the machine is suspended,
+unlike CLOCK_MONOTONIC), time.monotonic elsewhere; never the wall clock. Renew times in the record are
+RFC 3339 with microseconds (metav1.MicroTime), for people and tools that read the Lease.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import math
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -39,12 +38,6 @@ from .executor import micro_time
 from .read_errors import ReadErrors
 
 
-def boottime() -> float:
-    """Seconds on a monotonic clock that also counts time the machine spent suspended."""
-    clock_id = getattr(time, "CLOCK_BOOTTIME", None)
-    return time.clock_gettime(clock_id) if clock_id is not None else time.monotonic()
-
-
 class LostLeadership(write_guard.WriteRefused):
     """This process can no longer prove it holds the Lease: it must not write."""
 
@@ -54,9 +47,13 @@ def new_identity() -> str:
 
 
 class Tenure:
-    """Proof of holding the Lease: valid until (send time of the last successful renewal) + renew deadline."""
+    """Proof of holding the Lease: valid until (send time of the last successful renewal) + renew deadline.
 
-    def __init__(self, renew_deadline: float, clock: Callable[[], float] = boottime, what: str = "the lease"):
+    It is the write guard itself: calling it checks, and `deadline()` gives the write guard's final check
+    (in C, just before the system call) the time on `write_guard.now` after which nothing may be sent."""
+
+    def __init__(self, renew_deadline: float, clock: Callable[[], float] = write_guard.now,
+                 what: str = "the lease"):
         self.renew_deadline = renew_deadline
         self.clock = clock
         self.what = what
@@ -83,6 +80,12 @@ class Tenure:
 
     def holds(self) -> bool:
         return self.clock() < self._until
+
+    def deadline(self) -> float:
+        return self._until
+
+    def __call__(self) -> None:
+        self.check()
 
     def check(self) -> None:
         """The write guard: raises unless the proof holds at this moment."""
@@ -122,7 +125,7 @@ def _record(spec: dict[str, Any]) -> dict[str, Any]:
 class LeaderElector:
     def __init__(self, client: Client, namespace: str, name: str, lease_duration: float = 15.0,
                  renew_deadline: float = 10.0, retry_period: float = 2.0, identity: str | None = None,
-                 clock: Callable[[], float] = boottime, errors: ReadErrors | None = None):
+                 clock: Callable[[], float] = write_guard.now, errors: ReadErrors | None = None):
         if renew_deadline >= lease_duration:
             raise ValueError("renew deadline must be shorter than the lease duration")
         self.client = copy.copy(client)  # each attempt gives up after the renew deadline (client-go: the same)
@@ -136,7 +139,7 @@ class LeaderElector:
         self.clock = clock
         self.errors = errors or ReadErrors(lambda _m: None)
         self.tenure = Tenure(renew_deadline, clock, f"lease {namespace}/{name}")
-        self.guard = self.tenure.check  # one object: write_guard.abort_in_flight finds requests by it
+        self.guard = self.tenure  # write_guard.abort_in_flight finds requests by it
         self.writer = self.client.guarded(self.guard)  # renewals and the release: only while the proof holds
         self.observed = Observation()
         self.state = "candidate"   # candidate | leader | lost

@@ -144,3 +144,45 @@ def test_abort_in_flight_resets_an_unanswered_guarded_request(pool):
     assert not t.is_alive() and time.monotonic() - started < 2
     assert errors and not isinstance(errors[0], write_guard.WriteRefused)
     assert write_guard.abort_in_flight(guard) == 0
+
+
+class Deadline:
+    """A guard whose Python check passes but whose deadline (checked in C just before the write) is given."""
+
+    def __init__(self, until: float):
+        self.until = until
+        self.calls = 0
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.calls > 1:
+            raise write_guard.WriteRefused("ran out")
+
+    def deadline(self) -> float:
+        return self.until
+
+
+def test_a_deadline_passed_after_the_python_check_still_sends_nothing(pool):
+    server = Server()
+    guard = Deadline(write_guard.now() - 0.001)
+    with write_guard.guarding(guard), pytest.raises(write_guard.WriteRefused, match="ran out"):
+        pool.request("DELETE", f"http://127.0.0.1:{server.port}/a", body=b"x")
+    time.sleep(0.1)
+    assert server.got() == b""
+    assert write_guard.abort_in_flight(guard) == 0  # nothing left registered
+
+
+def test_a_deadline_ahead_lets_the_request_out_whole(pool):
+    server = Server()
+    with write_guard.guarding(Deadline(write_guard.now() + 60)):
+        resp = pool.request("PATCH", f"http://127.0.0.1:{server.port}/a", body=b'{"spec": {}}')
+    assert resp.status == 200 and server.got().endswith(b'{"spec": {}}')
+
+
+def test_send_before_reads_the_clock_in_c_and_sends_only_before_the_deadline():
+    a, b = socket.socketpair()
+    with a, b:
+        assert not write_guard._send_before(a, b"late", write_guard.now() - 1)
+        assert write_guard._send_before(a, b"in time", write_guard.now() + 60)
+        b.settimeout(1)
+        assert b.recv(100) == b"in time"

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubectl_kcache.kube import write_guard
 from kubectl_kcache.kube.write_guard import WriteRefused
-from kubectl_kcache.reconcile.lease import LostLeadership, Observation, Tenure, boottime
+from kubectl_kcache.reconcile.lease import LostLeadership, Observation, Tenure
 
 
 class Clock:
@@ -91,7 +92,9 @@ def test_the_holder_stops_before_any_candidate_may_take_over(sent, delay, durati
     assert not tenure.holds()
 
 
-def test_the_clock_is_monotonic():
-    a = boottime()
-    b = boottime()
-    assert b >= a
+def test_the_tenure_is_the_write_guard_with_its_deadline_on_the_guards_clock():
+    tenure = Tenure(10.0)
+    assert tenure.clock is write_guard.now
+    tenure.renewed(write_guard.now())
+    tenure()  # holds: no exception
+    assert write_guard.now() < tenure.deadline() <= write_guard.now() + 10.0
