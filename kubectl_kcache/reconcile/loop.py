@@ -1,12 +1,18 @@
 """The controller loop: list+watch per kind into local stores, a coalescing work queue, passes that plan
 over the stores and apply through the executor, and a periodic full resync.
 
-- One informer thread per kind lists (paginated) then watches from the list's resourceVersion; a 410
-  Gone or a broken stream re-lists; errors back off with jitter (also on 429 and 5xx).
+- One informer thread per kind lists (paginated) then watches from the list's resourceVersion. A broken
+  watch makes the store unsynced until a watch from the last resourceVersion is accepted again; a 410
+  Gone re-lists. Failures back off with jitter and are reported (logged once per cause, counted).
+- No pass runs over a store known to be stale (any informer unsynced); what our own writes returned goes
+  into the stores at once, so a pass does not plan a write the previous one made.
 - Every change marks the queue dirty; the loop waits a short quiet period so that a burst (5,000 node
   events) becomes one pass, not 5,000.
 - Events for blocked captures are emitted when the inputs of that capture's selection changed since its
   last event, never on a periodic resync that changed nothing.
+- With --leader-elect, informers run while standing by; passes run only while leading, and every write is
+  checked against the proof of the Lease (lease.py). Losing it stops the loop (exit 3).
+- /healthz: the loop is alive; /readyz: it can see the cluster and leads or stands by; /metrics.
 - SIGTERM/SIGINT stop the loop cleanly (the lease is released). Each pass is idempotent: an interrupted
   pass loses nothing, the next one finishes the work.
 """
