@@ -521,7 +521,7 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
 @click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
 @click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
-@click.option("--health-port", type=int, default=0, help="Serve /healthz and /metrics on this port (0: off).")
+@click.option("--health-port", type=int, default=0, help="Serve /healthz, /readyz and /metrics on this port (0: off).")
 @click.pass_context
 def reconcile(
     ctx: click.Context,

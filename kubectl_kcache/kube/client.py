@@ -12,13 +12,14 @@ by default.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ApiError, Forbidden, InputError, NotFound
-from . import listing, watching
+from . import listing, watching, write_guard
 from .kubeconfig import Overrides, Resolved, resolve
 from .resources import Page, Resource
 from .status import HTTPStatus, api_error, transport_error
@@ -34,6 +35,9 @@ __all__ = ["Client", "Resource", "Page", "strip_object", "backoff_delays", "DEFA
 strip_object = listing.strip_object
 
 
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
 class Client:
     """A connection to one API server with the user's identity, timeouts and impersonation."""
 
@@ -43,6 +47,7 @@ class Client:
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
         self._user_agent = USER_AGENT
         self._official: Any = None
+        self.write_guard: write_guard.Guard | None = None  # checked just before each mutating request is sent
         if overrides.impersonate_groups and not overrides.impersonate:
             raise InputError("--as-group requires --as (kubectl's rule)")
         if self.resolved.proxy and self.resolved.proxy.startswith("socks"):
@@ -55,6 +60,13 @@ class Client:
         from . import official
 
         return official.build(self.resolved, self.overrides, self._user_agent)
+
+    def guarded(self, guard: write_guard.Guard) -> Client:
+        """This connection, with every mutating request checked by `guard` at the last moment before it is
+        sent (kube/write_guard.py); the guard raises `WriteRefused` to stop it."""
+        other = copy.copy(self)
+        other.write_guard = guard
+        return other
 
     @property
     def _api(self) -> Any:
@@ -105,18 +117,20 @@ class Client:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
+        guard = self.write_guard if method in MUTATING else None
         try:
-            if self._transport is not None:
-                headers["User-Agent"] = self._user_agent
-                answer = self._transport.request(method, path, params, headers, body, t or None, stream)
-            else:
-                from . import official
+            with write_guard.guarding(guard):
+                if self._transport is not None:
+                    headers["User-Agent"] = self._user_agent
+                    answer = self._transport.request(method, path, params, headers, body, t or None, stream)
+                else:
+                    from . import official
 
-                answer = official.request(self._api, method, path, params, headers, body, t or None, stream)
+                    answer = official.request(self._api, method, path, params, headers, body, t or None, stream)
         except HTTPStatus as exc:
             raise api_error(exc, method, path, verb, resource) from None
-        except InputError:  # an exec credential plugin that fails on refresh; a CA file that is missing
-            raise
+        except (InputError, write_guard.WriteRefused):  # an exec plugin failing on refresh, a missing CA file;
+            raise  # a write refused by the guard
         except Exception as exc:  # noqa: BLE001 - urllib3's connection, TLS and timeout errors; ApiException
             if type(exc).__name__ == "ApiException":
                 raise api_error(exc, method, path, verb, resource) from None
@@ -236,11 +250,14 @@ class Client:
         label_selector: str = "",
         field_selector: str = "",
         decode: Callable[[bytes], Any] | None = None,
+        opened: Callable[[], None] | None = None,
     ) -> Iterator[Any]:
         """Watch events from resource_version: dicts ({"type", "object"}) by default, or what `decode` makes
-        of each line. An ERROR event with code 410 raises Gone."""
+        of each line. An ERROR event with code 410 raises Gone. `opened` is called once the server has
+        accepted the watch (before any event)."""
         return watching.watch(self, res, resource_version, namespace, timeout_seconds=timeout_seconds,
-                              label_selector=label_selector, field_selector=field_selector, decode=decode)
+                              label_selector=label_selector, field_selector=field_selector, decode=decode,
+                              opened=opened)
 
     def server_version(self) -> str:
         try:

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from ..errors import InputError
+from . import write_guard
 from .kubeconfig import Overrides, Resolved
 
 
@@ -69,6 +70,7 @@ def build(resolved: Resolved, overrides: Overrides, user_agent: str) -> Any:
     cfg.retries = 0
     api = kclient.ApiClient(cfg)
     api.user_agent = user_agent
+    write_guard.install(api.rest_client.pool_manager)
     _install_impersonation(api, overrides)
     return api
 

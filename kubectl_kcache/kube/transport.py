@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode, urlparse
 
 from ..errors import InputError
+from . import write_guard
 from .auth import Credentials
 from .kubeconfig import Resolved
 from .status import CutShort, HTTPStatus
@@ -112,8 +113,11 @@ class Transport:
             if parsed.username is not None:
                 auth = f"{unquote(parsed.username)}:{unquote(parsed.password or '')}"
                 headers = urllib3.make_headers(proxy_basic_auth=auth)
-            return urllib3.ProxyManager(self.proxy, proxy_headers=headers, **kw)
-        return urllib3.PoolManager(**kw)
+            manager: Any = urllib3.ProxyManager(self.proxy, proxy_headers=headers, **kw)
+        else:
+            manager = urllib3.PoolManager(**kw)
+        write_guard.install(manager)  # mutating requests are checked by the guard just before they are sent
+        return manager
 
     def _connections(self) -> Any:
         """The pool manager, made at the first request (and again after an exec plugin's new certificate)."""

@@ -60,6 +60,7 @@ def watch(
     label_selector: str = "",
     field_selector: str = "",
     decode: Callable[[bytes], Any] | None = None,
+    opened: Callable[[], None] | None = None,
 ) -> Iterator[Any]:
     decode = decode or dict_event(res)
     resp = client.request(
@@ -78,6 +79,8 @@ def watch(
         verb="watch",
         resource=res.plural,
     )
+    if opened is not None:
+        opened()
     buf = b""
     try:
         for chunk in resp.stream(65536, decode_content=True):

@@ -27,6 +27,7 @@ class Action:
     # what the executor needs; not part of the printed plan
     body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     uid: str = field(default="", compare=False, repr=False)
+    resource_version: str = field(default="", compare=False, repr=False)  # a precondition, with uid
     related: str = field(default="", compare=False, repr=False)  # the KernelCache a status update links
     diff: tuple[str, ...] = field(default=(), compare=False, repr=False)  # `- current` / `+ wanted` lines
 

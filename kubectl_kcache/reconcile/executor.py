@@ -1,33 +1,44 @@
 """The executor: the only writer. Applies a plan's actions, touching only what reconcile owns.
 
-- KernelCacheNode create (AlreadyExists is fine) and delete (precondition on the uid seen, NotFound is fine).
-- The agent DaemonSet: a JSON merge patch of the pod template's placement.
+- KernelCacheNode create (AlreadyExists is fine) and delete (preconditions on the uid and resourceVersion the
+  plan saw; NotFound is fine, a failed precondition means the object changed: the next pass decides again).
+- The agent DaemonSet: a JSON merge patch of the pod template's placement, conditional on the resourceVersion
+  the plan saw.
 - KernelCache create under the generated name; an existing one is never overwritten.
 - A capture's status.kernelCacheRef: only while empty, by a status update with resourceVersion, retried on
   conflict, after re-checking that the capture is still complete and its artifact equals the KernelCache's.
 - Warning events (events.k8s.io/v1), repeats folded into one Event's series.
+
+Every write goes through `writer`, whose requests are checked by the guard (the lease) just before they are
+sent. 409/404 answers are counted as `overtaken`, never retried here, and what they showed is handed back
+(`written`, `removed`) so that the loop's stores stop planning the same write again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import queue
 import socket
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ApiError, Conflict, IncompleteError, NotFound
+from ..errors import ApiError, Conflict, IncompleteError, NotFound, Unreachable
 from ..kernelcache import constants as c
 from ..kernelcache.capture import artifact_key, capture_complete
 from ..kube import resources as r
 from ..kube.client import Client
+from ..kube.write_guard import WriteRefused
 from ..objects import Capture, KernelCache
+from ..snapshot import ClusterSnapshot
 from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"
+IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
@@ -42,23 +53,57 @@ class Result:
     done: Counter = field(default_factory=Counter)      # (verb, kind) -> count
     skipped: list[str] = field(default_factory=list)    # actions found unnecessary when applied
     errors: list[str] = field(default_factory=list)
+    # 409/404 answers: (verb, kind, reason) -> count; reason already-exists, already-gone or changed
+    overtaken: Counter = field(default_factory=Counter)
+    applied: list[a.Action] = field(default_factory=list)  # done, or found unnecessary: not to be retried
+    # what the writes showed of the cluster, for the informer stores: objects as the server returned them,
+    # and (resource, namespace, name, uid) of objects deleted or found gone
+    written: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    removed: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     def merge(self, other: Result) -> None:
         self.done.update(other.done)
         self.skipped.extend(other.skipped)
         self.errors.extend(other.errors)
+        self.overtaken.update(other.overtaken)
+        self.applied.extend(other.applied)
+        self.written.extend(other.written)
+        self.removed.extend(other.removed)
+
+
+def pin_preconditions(actions: Iterable[a.Action], snapshot: ClusterSnapshot) -> list[a.Action]:
+    """Deletes and the placement patch carry the uid/resourceVersion of the object the plan saw, so that
+    the API server refuses them (409) when that object has changed or been replaced since."""
+    out = []
+    for x in actions:
+        if x.verb == a.DELETE and x.kind == c.KIND_NODE:
+            kcn = snapshot.kcn_by_name.get(x.name)
+            if kcn is not None:
+                x = replace(x, uid=x.uid or kcn.meta.uid,
+                            resource_version=x.resource_version or kcn.meta.resource_version)
+        elif x.verb == a.PATCH and x.kind == "DaemonSet":
+            ds = snapshot.daemonset(x.namespace or "", x.name)
+            if ds is not None:
+                x = replace(x, resource_version=x.resource_version or ds.meta.resource_version)
+        out.append(x)
+    return out
 
 
 class Executor:
-    def __init__(self, client: Client, workers: int = 8):
+    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None):
+        """`guard` (the lease check) is called before each action and, at the last moment, before every
+        write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop."""
         self.client = client
+        self.writer = client.guarded(guard) if guard is not None else client
+        self.guard = guard
         self.workers = workers
         self.instance = socket.gethostname()
         self.series: dict[str, dict[str, Any]] = {}  # event name -> last written Event
 
-    def apply(self, actions: Iterable[a.Action], before_writes: Callable[[], None] | None = None) -> Result:
-        """Apply in dependency order: KernelCacheNodes and placement, KernelCaches, then capture links.
-        `before_writes` is called before each batch (the lease check); it raises to stop."""
+    def apply(self, actions: Iterable[a.Action], progress: Callable[[], None] = lambda: None) -> Result:
+        """Apply in dependency order: KernelCacheNodes and placement, KernelCaches, then capture links, then
+        events, each batch in parallel. A refused write (the lease is gone) or an unreachable server stops
+        everything at once: actions not started are dropped, not sent."""
         actions = list(actions)
         result = Result()
         batches = [
@@ -70,15 +115,67 @@ class Executor:
         for batch in batches:
             if not batch:
                 continue
-            if before_writes is not None:
-                before_writes()
-            with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                for outcome in pool.map(self._apply_one, batch):
-                    result.merge(outcome)
+            if self.guard is not None:
+                self.guard()
+            self._run_batch(batch, result, progress)
         return result
+
+    def _run_batch(self, batch: list[a.Action], result: Result, progress: Callable[[], None]) -> None:
+        """Up to `workers` actions at a time, on daemon threads: when a write is refused the batch is dropped
+        at once and nobody waits for a worker stuck connecting to a server it cannot reach (it cannot write:
+        its request would meet the guard). After any other failure, in-flight work is given a short time to
+        finish so that the next pass does not repeat it."""
+        todo: queue.SimpleQueue[a.Action] = queue.SimpleQueue()
+        for x in batch:
+            todo.put(x)
+        outcomes: queue.SimpleQueue[tuple[Result | None, BaseException | None]] = queue.SimpleQueue()
+        stopped = threading.Event()
+
+        def work() -> None:
+            while not stopped.is_set():
+                try:
+                    action = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    outcomes.put((self._apply_one(action), None))
+                except BaseException as exc:  # noqa: BLE001 - handed to the batch's thread
+                    outcomes.put((None, exc))
+                    return
+
+        threads = [threading.Thread(target=work, daemon=True, name=f"write-{i}")
+                   for i in range(min(self.workers, len(batch)))]
+        for t in threads:
+            t.start()
+        try:
+            pending = len(batch)
+            while pending:
+                try:
+                    outcome, exc = outcomes.get(timeout=0.25)
+                except queue.Empty:
+                    if self.guard is not None:
+                        self.guard()  # the lease is gone: stop now, not when a stuck worker gives up
+                    continue
+                pending -= 1
+                if exc is not None:
+                    raise exc
+                assert outcome is not None
+                result.merge(outcome)
+                progress()
+        except WriteRefused:
+            stopped.set()
+            raise
+        except BaseException:
+            stopped.set()
+            deadline = time.monotonic() + IN_FLIGHT_GRACE
+            for t in threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+            raise
 
     def _apply_one(self, action: a.Action) -> Result:
         res = Result()
+        if self.guard is not None:
+            self.guard()
         try:
             done = {
                 (a.CREATE, c.KIND_NODE): self._create_kcn,
@@ -87,47 +184,82 @@ class Executor:
                 (a.CREATE, c.KIND_CACHE): self._create_kernel_cache,
                 (a.UPDATE_STATUS, c.KIND_CAPTURE): self._link_capture,
                 (a.EVENT, "Event"): self._event,
-            }[(action.verb, action.kind)](action)
+            }[(action.verb, action.kind)](action, res)
+        except WriteRefused:
+            raise
         except IncompleteError as exc:
-            if isinstance(exc, ApiError) and exc.status in (0, 429) or exc.__class__.__name__ == "Unreachable":
-                raise
+            if isinstance(exc, Unreachable) or isinstance(exc, ApiError) and (exc.status in (0, 429)
+                                                                              or exc.status >= 500):
+                raise  # the server is unreachable or unwell: stop the pass, not one error per action
             res.errors.append(f"{action.verb} {action.kind} {action.name}: {exc}")
             return res
+        res.applied.append(action)
         if done:
             res.done[(action.verb, action.kind)] += 1
         else:
             res.skipped.append(f"{action.verb} {action.kind} {action.name}")
         return res
 
-    # ---- the owned writes -----------------------------------------------------------------------
-    def _create_kcn(self, action: a.Action) -> bool:
+    def _overtaken(self, res: Result, action: a.Action, reason: str, resource: r.Resource) -> bool:
+        """A 409/404: the work was done by someone else, or the object changed since the plan. Read it once so
+        that the informer's store reflects it now rather than when its watch catches up; never retried here."""
+        res.overtaken[(action.verb, action.kind, reason)] += 1
         try:
-            self.client.create(r.KERNEL_CACHE_NODES, action.body or {})
-        except Conflict:
-            return False
-        return True
-
-    def _delete_kcn(self, action: a.Action) -> bool:
-        try:
-            self.client.delete(r.KERNEL_CACHE_NODES, action.name, uid=action.uid)
+            res.written.append((resource.plural, self.client.get(resource, action.name, action.namespace)))
         except NotFound:
-            return False
-        except Conflict:  # the uid precondition failed: a new object of that name, not the one planned
-            return False
-        return True
+            res.removed.append((resource.plural, action.namespace or "", action.name, ""))
+        except IncompleteError:
+            pass
+        return False
 
-    def _patch_daemonset(self, action: a.Action) -> bool:
-        self.client.merge_patch(r.DAEMONSETS, action.name, action.body or {}, action.namespace)
-        return True
-
-    def _create_kernel_cache(self, action: a.Action) -> bool:
+    # ---- the owned writes -----------------------------------------------------------------------
+    def _create_kcn(self, action: a.Action, res: Result) -> bool:
         try:
-            self.client.create(r.KERNEL_CACHES, action.body or {}, action.namespace)
+            res.written.append((r.KERNEL_CACHE_NODES.plural, self.writer.create(r.KERNEL_CACHE_NODES,
+                                                                                action.body or {})))
         except Conflict:
-            return False  # someone (KServe's controller) created it: never overwrite
+            return self._overtaken(res, action, "already-exists", r.KERNEL_CACHE_NODES)
         return True
 
-    def _link_capture(self, action: a.Action) -> bool:
+    def _delete_kcn(self, action: a.Action, res: Result) -> bool:
+        if not action.uid or not action.resource_version:
+            raise IncompleteError("refusing to delete without uid and resourceVersion preconditions")
+        try:
+            self.writer.delete(r.KERNEL_CACHE_NODES, action.name, uid=action.uid,
+                               resource_version=action.resource_version)
+        except NotFound:
+            res.overtaken[(action.verb, action.kind, "already-gone")] += 1
+            res.removed.append((r.KERNEL_CACHE_NODES.plural, "", action.name, action.uid))
+            return False
+        except Conflict:  # a precondition failed: not the object the plan saw (replaced, or changed since)
+            return self._overtaken(res, action, "changed", r.KERNEL_CACHE_NODES)
+        res.removed.append((r.KERNEL_CACHE_NODES.plural, "", action.name, action.uid))
+        return True
+
+    def _patch_daemonset(self, action: a.Action, res: Result) -> bool:
+        patch = dict(action.body or {})
+        if action.resource_version:  # in a merge patch, a precondition: 409 if the DaemonSet changed since
+            patch["metadata"] = {**dict(patch.get("metadata") or {}), "resourceVersion": action.resource_version}
+        try:
+            res.written.append((r.DAEMONSETS.plural,
+                                self.writer.merge_patch(r.DAEMONSETS, action.name, patch, action.namespace)))
+        except Conflict:
+            return self._overtaken(res, action, "changed", r.DAEMONSETS)
+        except NotFound:
+            res.overtaken[(action.verb, action.kind, "already-gone")] += 1
+            res.removed.append((r.DAEMONSETS.plural, action.namespace or "", action.name, ""))
+            return False
+        return True
+
+    def _create_kernel_cache(self, action: a.Action, res: Result) -> bool:
+        try:
+            res.written.append((r.KERNEL_CACHES.plural,
+                                self.writer.create(r.KERNEL_CACHES, action.body or {}, action.namespace)))
+        except Conflict:  # someone (KServe's controller) created it: never overwrite
+            return self._overtaken(res, action, "already-exists", r.KERNEL_CACHES)
+        return True
+
+    def _link_capture(self, action: a.Action, res: Result) -> bool:
         """setCaptureKernelCacheRef: artifacts must be equal; a fresh copy that is no longer complete, has another
         artifact or another session than planned is left alone; a ref naming another KernelCache is replaced."""
         ns = action.namespace or ""
@@ -151,13 +283,13 @@ class Executor:
             status["kernelCacheRef"] = {"namespace": ns, "name": action.related}
             raw["status"] = status
             try:
-                self.client.replace_status(r.CAPTURES, action.name, raw, ns)
+                res.written.append((r.CAPTURES.plural, self.writer.replace_status(r.CAPTURES, action.name, raw, ns)))
                 return True
             except Conflict:
                 continue
         raise ApiError(f"KernelCacheCapture {ns}/{action.name}: status kept changing (conflicts)", status=409)
 
-    def _event(self, action: a.Action) -> bool:
+    def _event(self, action: a.Action, res: Result) -> bool:
         ns = action.namespace or ""
         key = hashlib.sha256(f"{action.uid}/{action.event_reason}/{action.message}".encode()).hexdigest()[:16]
         name = f"{action.name}.{key}"[:253]
@@ -174,11 +306,11 @@ class Executor:
                               "namespace": ns, "uid": action.uid},
             }
             try:
-                self.series[name] = self.client.create(EVENTS_V1, body, ns)
+                self.series[name] = self.writer.create(EVENTS_V1, body, ns)
                 return True
             except Conflict:
                 known = self.client.get(EVENTS_V1, name, ns)
         count = int(((known.get("series") or {}).get("count")) or 1) + 1
-        self.series[name] = self.client.merge_patch(
+        self.series[name] = self.writer.merge_patch(
             EVENTS_V1, name, {"series": {"count": count, "lastObservedTime": now}}, ns)
         return True

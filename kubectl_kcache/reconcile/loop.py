@@ -1,12 +1,18 @@
 """The controller loop: list+watch per kind into local stores, a coalescing work queue, passes that plan
 over the stores and apply through the executor, and a periodic full resync.
 
-- One informer thread per kind lists (paginated) then watches from the list's resourceVersion; a 410
-  Gone or a broken stream re-lists; errors back off with jitter (also on 429 and 5xx).
+- One informer thread per kind lists (paginated) then watches from the list's resourceVersion. A broken
+  watch makes the store unsynced until a watch from the last resourceVersion is accepted again; a 410
+  Gone re-lists. Failures back off with jitter and are reported (logged once per cause, counted).
+- No pass runs over a store known to be stale (any informer unsynced); what our own writes returned goes
+  into the stores at once, so a pass does not plan a write the previous one made.
 - Every change marks the queue dirty; the loop waits a short quiet period so that a burst (5,000 node
   events) becomes one pass, not 5,000.
 - Events for blocked captures are emitted when the inputs of that capture's selection changed since its
   last event, never on a periodic resync that changed nothing.
+- With --leader-elect, informers run while standing by; passes run only while leading, and every write is
+  checked against the proof of the Lease (lease.py). Losing it stops the loop (exit 3).
+- /healthz: the loop is alive; /readyz: it can see the cluster and leads or stands by; /metrics.
 - SIGTERM/SIGINT stop the loop cleanly (the lease is released). Each pass is idempotent: an interrupted
   pass loses nothing, the next one finishes the work.
 """
@@ -24,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import kinds
+from .. import __version__, kinds
 from .. import snapshot as snap
 from ..errors import (
     EXIT_INCOMPLETE,
@@ -33,18 +39,22 @@ from ..errors import (
     ApiError,
     Gone,
     IncompleteError,
+    InputError,
     Unreachable,
 )
 from ..kernelcache import constants as c
 from ..kube import resources as r
 from ..kube.client import Client, backoff_delays
 from . import actions as a
-from .executor import Executor, Result
-from .lease import LeaderElector, LostLeadership
+from .executor import Executor, Result, pin_preconditions
+from .lease import LeaderElector, LostLeadership, new_identity
 from .planner import Plan, plan
+from .read_errors import ReadErrors
 
 QUIET_PERIOD = 0.3   # seconds without new events before a pass starts
 MAX_DELAY = 2.0      # a pass starts at the latest this long after the first event of a burst
+RECONNECTED = "(reconnected)"  # what an informer reports when its watch is accepted again after a break
+LIVENESS_STALL = 120.0  # /healthz fails when the loop has made no progress for this long
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ WATCHED = (
 
 
 def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
-    """One list of every kind reconcile reads (for --dry-run and --once), parsed page by page."""
+    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page."""
     parsed: list[tuple[str, Any]] = []
     reads = []
     for w in WATCHED:
@@ -102,8 +112,11 @@ class Metrics:
         self.reconciles = 0
         self.errors = 0
         self.actions: Counter = Counter()
+        self.overtaken: Counter = Counter()  # (verb, kind, reason)
         self.relists: Counter = Counter()
+        self.read_errors: Counter = Counter()  # (resource, reason); shared with ReadErrors
         self.leader = 0
+        self.ready: Callable[[], bool] = lambda: False
 
     def render(self) -> str:
         with self.lock:
@@ -115,76 +128,137 @@ class Metrics:
                      "# TYPE kcache_actions_total counter"]
             for (verb, kind), n in sorted(self.actions.items()):
                 lines.append(f'kcache_actions_total{{verb="{verb}",kind="{kind}"}} {n}')
-            lines += ["# HELP kcache_relists_total Lists restarted (410 Gone or a broken watch), by resource.",
+            lines += ["# HELP kcache_actions_overtaken_total Writes answered 409 or 404: already done by someone "
+                      "else (already-exists, already-gone) or the object changed since the plan (changed).",
+                      "# TYPE kcache_actions_overtaken_total counter"]
+            for (verb, kind, reason), n in sorted(self.overtaken.items()):
+                lines.append(f'kcache_actions_overtaken_total{{verb="{verb}",kind="{kind}",reason="{reason}"}} {n}')
+            lines += ["# HELP kcache_relists_total Lists restarted (410 Gone, or after a failed list), by resource.",
                       "# TYPE kcache_relists_total counter"]
             for res, n in sorted(self.relists.items()):
                 lines.append(f'kcache_relists_total{{resource="{res}"}} {n}')
+            lines += ["# HELP kcache_read_errors_total Failed lists, watches and Lease reads, by resource and reason.",
+                      "# TYPE kcache_read_errors_total counter"]
+            for (res, reason), n in sorted(self.read_errors.items()):
+                lines.append(f'kcache_read_errors_total{{resource="{res}",reason="{reason}"}} {n}')
             lines += ["# HELP kcache_leader 1 while this instance holds the lease.", "# TYPE kcache_leader gauge",
                       f"kcache_leader {self.leader}"]
+        lines += ["# HELP kcache_ready 1 while /readyz answers 200.", "# TYPE kcache_ready gauge",
+                  f"kcache_ready {int(self.ready())}"]
         return "\n".join(lines) + "\n"
 
 
+def _newer(a: str, b: str) -> bool:
+    """resourceVersion `a` is known to be newer than `b` (they are etcd revisions; opaque if not numbers)."""
+    return a.isdigit() and b.isdigit() and int(a) > int(b)
+
+
 class Informer(threading.Thread):
-    """List, then watch from the list's resourceVersion, into a store; re-list on 410 or a broken watch."""
+    """List, then watch from the list's resourceVersion, into a store.
+
+    `synced` is set only while the store is known to be current: after a list, while the watch is open.
+    It is cleared the moment a watch breaks, and set again when a watch from the last resourceVersion is
+    accepted (the server replays what was missed) or, after 410 Gone, when a new list is complete.
+    Failures are reported to `errors` (logged with backoff, counted) and retried with jittered backoff."""
 
     def __init__(self, client: Client, watched: Watched, on_change: Callable[[str], None], stop: threading.Event,
-                 metrics: Metrics, log: Callable[[str], None]):
+                 metrics: Metrics, errors: ReadErrors):
         super().__init__(daemon=True, name=f"informer-{watched.resource.plural}")
         self.client, self.w, self.on_change, self.stop_event = client, watched, on_change, stop
-        self.metrics, self.log = metrics, log
+        self.metrics, self.errors = metrics, errors
         self.store: dict[tuple[str, str], Any] = {}
         self.lock = threading.Lock()
         self.synced = threading.Event()
-        self.error: str = ""
         self.kind = kinds.for_resource(self.w.resource)
         self.field = self.kind.field
+        self.reader = f"list/watch {self.w.resource.plural}"
+        self._delays = backoff_delays()
 
     def snapshot_items(self) -> list[Any]:
         with self.lock:
             return list(self.store.values())
 
+    # ---- what our own writes showed -----------------------------------------------------------------
+    def written(self, raw: dict[str, Any]) -> None:
+        """An object as the server returned it after a write (or a read after a 409)."""
+        try:
+            obj = self.kind.convert(raw)
+        except (ValueError, InputError):
+            return
+        key = (obj.meta.namespace or "", obj.meta.name)
+        with self.lock:
+            current = self.store.get(key)
+            if current is None or not _newer(current.meta.resource_version, obj.meta.resource_version):
+                self.store[key] = obj
+
+    def removed(self, namespace: str, name: str, uid: str) -> None:
+        with self.lock:
+            current = self.store.get((namespace, name))
+            if current is not None and (not uid or current.meta.uid == uid):
+                del self.store[(namespace, name)]
+
+    # ---- the thread ---------------------------------------------------------------------------------
+    def _healthy(self) -> None:
+        self.synced.set()
+        self.errors.ok(self.reader)
+        self._delays = backoff_delays()
+
+    def _opened(self) -> None:
+        if not self.synced.is_set():
+            self._healthy()
+            self.on_change(RECONNECTED)  # a pass waits for the replay to settle
 
     def run(self) -> None:
-        delays = backoff_delays()
+        rv = ""
+        first = True
         while not self.stop_event.is_set():
-            try:
-                # decoded page by page into typed objects: the raw list (30 KB per GPU node) is never held
-                objs, rv = self.client.list_all(self.w.resource, self.w.namespace, field_selector=self.w.field_selector,
-                                                decode=self.kind.decode_page)
+            if not rv:
+                try:
+                    # decoded page by page into typed objects: the raw list (30 KB per GPU node) is never held
+                    objs, rv = self.client.list_all(self.w.resource, self.w.namespace,
+                                                    field_selector=self.w.field_selector,
+                                                    decode=self.kind.decode_page)
+                except (IncompleteError, ValueError) as exc:
+                    self.errors.failed(self.reader, "list", self.w.resource.plural, exc)
+                    self.stop_event.wait(next(self._delays))
+                    continue
                 with self.lock:
                     self.store = {(o.meta.namespace or "", o.meta.name): o for o in objs}
-                self.synced.set()
-                self.error = ""
+                if not first:
+                    with self.metrics.lock:
+                        self.metrics.relists[self.w.resource.plural] += 1
+                first = False
+                self._healthy()
                 self.on_change(self.w.resource.plural)
-                delays = backoff_delays()
-                while not self.stop_event.is_set():
-                    for event in self.client.watch(self.w.resource, rv, self.w.namespace, timeout_seconds=240,
-                                                   field_selector=self.w.field_selector,
-                                                   decode=self.kind.decode_watch_line):
-                        rv = event.resource_version or rv
-                        if event.type == "BOOKMARK":
-                            continue
-                        obj = event.object
-                        key = (obj.metadata.namespace or "", obj.metadata.name)
-                        with self.lock:
-                            if event.type == "DELETED":
-                                self.store.pop(key, None)
-                            else:
-                                self.store[key] = obj
-                        self.on_change(self.w.resource.plural)
-                        if self.stop_event.is_set():
-                            return
+            try:
+                for event in self.client.watch(self.w.resource, rv, self.w.namespace, timeout_seconds=240,
+                                               field_selector=self.w.field_selector, opened=self._opened,
+                                               decode=self.kind.decode_watch_line):
+                    rv = event.resource_version or rv
+                    if event.type == "BOOKMARK":
+                        continue
+                    obj = event.object
+                    key = (obj.metadata.namespace or "", obj.metadata.name)
+                    with self.lock:
+                        if event.type == "DELETED":
+                            self.store.pop(key, None)
+                        else:
+                            self.store[key] = obj
+                    self.on_change(self.w.resource.plural)
+                    if self.stop_event.is_set():
+                        return
+                # the server ended the watch (its timeout): watch again from where it was
             except Gone:
-                self.metrics.relists[self.w.resource.plural] += 1
-                continue  # re-list at once
+                self.synced.clear()
+                rv = ""  # too old: list again, at once
             except (IncompleteError, ValueError) as exc:
-                self.error = str(exc)
-                self.metrics.relists[self.w.resource.plural] += 1
-                self.stop_event.wait(next(delays))
-            except Exception as exc:  # noqa: BLE001 - keep the informer alive; report in the loop's log
-                self.error = f"{type(exc).__name__}: {exc}"
-                self.log(f"informer {self.w.resource.plural}: {self.error}")
-                self.stop_event.wait(next(delays))
+                self.synced.clear()
+                self.errors.failed(self.reader, "watch", self.w.resource.plural, exc)
+                self.stop_event.wait(next(self._delays))  # then watch again from the last resourceVersion
+            except Exception as exc:  # noqa: BLE001 - keep the informer alive; say why
+                self.synced.clear()
+                self.errors.failed(self.reader, "watch", self.w.resource.plural, exc)
+                self.stop_event.wait(next(self._delays))
 
 
 def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str:
@@ -205,31 +279,52 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
 
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
-        self.client = client
         self.opts = opts
         self.log = log or (lambda m: print(f"kcache-reconcile: {m}", file=sys.stderr, flush=True))
+        self.identity = new_identity()
+        # the identity in the user agent tells replicas apart in the API server's audit log
+        client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"
+        self.client = client
         self.stop = threading.Event()
         self.dirty = threading.Event()
+        self.reconnected = threading.Event()
         self.first_change = 0.0
         self.last_change = 0.0
         self.metrics = Metrics()
-        self.executor = Executor(client)
+        self.errors = ReadErrors(self.log)
+        self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
+        self._pass_delays = backoff_delays(1.0)
+        self.metrics.read_errors = self.errors.counts
+        self.metrics.ready = lambda: self.readiness()[0]
         self.elector: LeaderElector | None = None
+        if opts.leader_elect:
+            self.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
+                                         opts.renew_deadline, opts.retry_period, identity=self.identity,
+                                         errors=self.errors)
+        self.executor = Executor(client, guard=self.elector.guard if self.elector else None)
         self.lost = threading.Event()
+        self.informers: list[Informer] = []
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
+        self.beat_at = time.monotonic()  # the loop's heartbeat, for /healthz
 
     # ---- change tracking --------------------------------------------------------------------------
-    def changed(self, _what: str) -> None:
+    def changed(self, what: str) -> None:
+        if what == RECONNECTED:
+            self.reconnected.set()
         now = time.monotonic()
         if not self.dirty.is_set():
             self.first_change = now
         self.last_change = now
         self.dirty.set()
 
+    def beat(self) -> None:
+        self.beat_at = time.monotonic()
+
     def _wait_for_work(self, next_resync: float) -> bool:
         """Block until a burst of changes has settled (True) or the resync is due (False)."""
-        while not self.stop.is_set():
+        while not self.stop.is_set() and not self.lost.is_set():
+            self.beat()
             now = time.monotonic()
             if self.dirty.is_set():
                 quiet = now - self.last_change >= QUIET_PERIOD
@@ -244,6 +339,48 @@ class Controller:
             self.dirty.wait(min(1.0, max(0.0, next_resync - now)))
         return False
 
+    def _back_off(self, delay: float) -> None:
+        """Wait before the next pass; an informer that reconnects (the server is back) ends the wait early."""
+        self.reconnected.clear()
+        deadline = time.monotonic() + delay
+        while not self.stop.is_set() and not self.reconnected.is_set() and time.monotonic() < deadline:
+            self.beat()
+            self.reconnected.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+
+    # ---- health -----------------------------------------------------------------------------------
+    def liveness(self) -> tuple[bool, str]:
+        """The process and its loop are alive: the loop beat recently and every informer thread runs."""
+        stalled = time.monotonic() - self.beat_at
+        if stalled > LIVENESS_STALL:
+            return False, f"the reconcile loop has not made progress for {stalled:.0f}s"
+        dead = [inf.w.resource.plural for inf in self.informers if not inf.is_alive() and not self.stop.is_set()]
+        if dead:
+            return False, "informer thread(s) stopped: " + ", ".join(dead)
+        return True, "ok"
+
+    def readiness(self) -> tuple[bool, list[str]]:
+        """It can see the cluster (every informer synced and able to list/watch now) and it is leading, or
+        standing by as a candidate that can read the Lease."""
+        reasons = []
+        if not self.informers:
+            reasons.append("not watching (yet)")
+        for inf in self.informers:
+            if not inf.synced.is_set():
+                reasons.append(f"{inf.w.resource.plural}: "
+                               + (self.errors.current(inf.reader) or "not synced yet (listing or re-watching)"))
+        if self.elector is not None:
+            if self.elector.state == "leader" and not self.elector.tenure.holds():
+                reasons.append(f"{self.elector.reader}: not renewed within the renew deadline")
+            elif self.elector.state == "candidate" and not self.elector.standing_by():
+                reasons.append(self.errors.current(self.elector.reader) or f"{self.elector.reader}: not read yet")
+            elif self.elector.state not in ("leader", "candidate"):
+                reasons.append(f"{self.elector.reader}: {self.elector.state}")
+        if self.pass_errors.current("reconcile pass"):
+            reasons.append(self.pass_errors.current("reconcile pass"))
+        if self.lost.is_set():
+            reasons.append("lost leadership; stopping")
+        return not reasons, reasons
+
     # ---- one pass ---------------------------------------------------------------------------------
     def controller_active(self, snapshot: snap.ClusterSnapshot) -> bool:
         dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
@@ -257,28 +394,68 @@ class Controller:
             raise ControllerActive(
                 f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
                 "ready replicas): not writing. Stop it first, or pass --force to write anyway.")
-        events = []
+        events, signatures = [], {}
         for act in p.events:
             key = (act.namespace or "", act.name)
             sig = selection_signature(act, snapshot)
             if self.emitted.get(key) != sig:
                 events.append(act)
-                self.emitted[key] = sig
-        todo = p.writes + events
-        before = self.elector.ensure if self.elector else None
-        result = self.executor.apply(todo, before_writes=before) if todo else Result()
+                signatures[key] = sig
+        todo = pin_preconditions(p.writes, snapshot) + events
+        result = self.executor.apply(todo, progress=self.beat) if todo else Result()
+        for act in result.applied:  # an event not sent (the pass stopped) is sent by a later pass
+            if act.verb == a.EVENT:
+                self.emitted[(act.namespace or "", act.name)] = signatures[(act.namespace or "", act.name)]
+        self._update_stores(result)
         with self.metrics.lock:
             self.metrics.reconciles += 1
             self.metrics.actions.update(result.done)
+            self.metrics.overtaken.update(result.overtaken)
             self.metrics.errors += len(result.errors)
         for err in result.errors:
             self.log(f"error: {err}")
         if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
+        if result.overtaken:
+            self.log("already done or changed since planned (409/404, not retried): " + ", ".join(
+                f"{n} {verb} {kind} ({reason})" for (verb, kind, reason), n in sorted(result.overtaken.items())))
         return p, result
+
+    def _update_stores(self, result: Result) -> None:
+        """Our own writes, in the stores now: the next pass does not plan them again while the watch echo is
+        on its way (or lost in a restart)."""
+        by_resource = {inf.w.resource.plural: inf for inf in self.informers}
+        for resource, obj in result.written:
+            if resource in by_resource:
+                by_resource[resource].written(obj)
+        for resource, namespace, name, uid in result.removed:
+            if resource in by_resource:
+                by_resource[resource].removed(namespace, name, uid)
+
+    # ---- leadership -------------------------------------------------------------------------------
+    def lead(self) -> bool:
+        """With --leader-elect: wait for the Lease (False if stopped first), then keep it."""
+        if self.elector is None:
+            return True
+        self.log(f"waiting for lease {self.opts.lease_namespace}/{self.opts.lease_name} as {self.elector.identity}")
+        if not self.elector.acquire(self.stop, beat=self.beat):
+            return False
+        self.metrics.leader = 1
+        self.log("became leader")
+        self.elector.keep(self.stop, self.lost)
+        return True
+
+    def _lost_message(self) -> str:
+        holder = self.elector.holder if self.elector else ""
+        if holder and self.elector is not None and holder != self.elector.identity:
+            return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; " \
+                   "stopping"
+        return "lost leadership: the lease was not renewed within the renew deadline; stopping"
 
     # ---- modes ------------------------------------------------------------------------------------
     def run_once(self, report: Callable[[list[a.Action]], None] | None = None) -> int:
+        if not self.lead():
+            return EXIT_OK
         snapshot = collect_for_reconcile(self.client)
         try:
             p, result = self.run_pass(snapshot)
@@ -290,40 +467,51 @@ class Controller:
         return EXIT_INCOMPLETE if result.errors else EXIT_OK
 
     def run_forever(self) -> int:
-        informers = [Informer(self.client, w, self.changed, self.stop, self.metrics, self.log) for w in WATCHED]
-        for inf in informers:
+        # informers run in every replica, the leader and those standing by (a warm takeover; readiness)
+        self.informers = [Informer(self.client, w, self.changed, self.stop, self.metrics, self.errors)
+                          for w in WATCHED]
+        for inf in self.informers:
             inf.start()
+        if not self.lead():
+            return EXIT_OK
         next_resync = time.monotonic() + self.opts.resync_period
         warned_active = False
         while not self.stop.is_set():
+            self.beat()
             if self.lost.is_set():
-                self.log("lost leadership; stopping")
+                self.log(self._lost_message())
                 return EXIT_INCOMPLETE
-            if not all(inf.synced.is_set() for inf in informers):
-                self.stop.wait(0.1)
+            if not all(inf.synced.is_set() for inf in self.informers):
+                self.stop.wait(0.1)  # a store known to be stale is never planned from
                 continue
             triggered = self._wait_for_work(next_resync)
-            if self.stop.is_set():
-                break
+            if self.stop.is_set() or self.lost.is_set():
+                continue
+            if not all(inf.synced.is_set() for inf in self.informers):
+                self.changed("stale")  # run it once they are current again
+                continue
             if not triggered:
                 next_resync = time.monotonic() + self.opts.resync_period
-            snapshot = snap.assemble((inf.field, obj) for inf in informers for obj in inf.snapshot_items())
+            snapshot = snap.assemble((inf.field, obj) for inf in self.informers for obj in inf.snapshot_items())
             try:
                 self.run_pass(snapshot)
                 warned_active = False
+                self.pass_errors.ok("reconcile pass")
+                self._pass_delays = backoff_delays(1.0)
             except ControllerActive as exc:
                 if not warned_active:
                     self.log(str(exc))
                     warned_active = True
-            except LostLeadership as exc:
-                self.log(str(exc))
-                return EXIT_INCOMPLETE
+            except LostLeadership:
+                self.lost.set()
             except (Unreachable, ApiError) as exc:
+                if self.lost.is_set():
+                    continue
                 with self.metrics.lock:
                     self.metrics.errors += 1
-                self.log(f"pass failed: {exc}; retrying")
+                self.pass_errors.failed("reconcile pass", "apply", "the plan", exc)
                 self.changed("retry")
-                self.stop.wait(next(backoff_delays(1.0)))
+                self._back_off(next(self._pass_delays))
         return EXIT_OK
 
     def install_signals(self) -> None:
@@ -344,14 +532,21 @@ def _serve_health(port: int, ctrl: Controller) -> None:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            content_type = "text/plain"
             if self.path == "/healthz":
-                body, code = b"ok\n", 200
+                alive, why = ctrl.liveness()
+                body, code = (b"ok\n", 200) if alive else (f"not alive: {why}\n".encode(), 503)
+            elif self.path == "/readyz":
+                ready, reasons = ctrl.readiness()
+                text = "ok\n" if ready else "not ready:\n" + "".join(f"- {x}\n" for x in reasons)
+                body, code = text.encode(), 200 if ready else 503
             elif self.path == "/metrics":
                 body, code = ctrl.metrics.render().encode(), 200
+                content_type = "text/plain; version=0.0.4"
             else:
                 body, code = b"not found\n", 404
             self.send_response(code)
-            self.send_header("Content-Type", "text/plain; version=0.0.4" if self.path == "/metrics" else "text/plain")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -368,17 +563,6 @@ def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]
     ctrl.install_signals()
     if opts.health_port:
         _serve_health(opts.health_port, ctrl)
-    renewer = None
-    if opts.leader_elect:
-        ctrl.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
-                                     opts.renew_deadline, opts.retry_period)
-        ctrl.log(f"waiting for lease {opts.lease_namespace}/{opts.lease_name} as {ctrl.elector.identity}")
-        if not ctrl.elector.acquire(ctrl.stop):
-            return EXIT_INTERRUPTED if ctrl.interrupted_by == signal.SIGINT else EXIT_OK
-        ctrl.metrics.leader = 1
-        ctrl.log("became leader")
-        renewer = threading.Thread(target=ctrl.elector.renew_forever, args=(ctrl.stop, ctrl.lost), daemon=True)
-        renewer.start()
     try:
         code = ctrl.run_once(report) if opts.once else ctrl.run_forever()
     finally:
