@@ -6,6 +6,7 @@ rich, yaml) are imported inside the commands so that `--help` stays fast.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -197,18 +198,39 @@ def _load_files(from_files: Iterable[str]) -> Any:
 
 
 def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None) -> Any:
-    from_files = list(from_files)
-    if from_files:
-        return _load_files(from_files)
+    """The snapshot of doctor and status: from files, or read live; -n scopes both the same way."""
     from .collect import Scope, collect
 
-    client = _client(flags)
     namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+    scope = scope or Scope(namespace=namespace)
+    from_files = list(from_files)
+    if from_files:
+        return scope.apply(_load_files(from_files))
+    client = _client(flags)
     progress = _Progress()
     try:
-        return collect(client, scope or Scope(namespace=namespace), progress=progress)
+        return collect(client, scope, progress=progress)
     finally:
         progress.done()
+
+
+def with_source(doc: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    from .snapshot import with_source as add
+
+    return add(doc, source)
+
+
+def plain_width() -> int:
+    from .report.doctor_common import plain_width as width
+
+    return width()
+
+
+def _source(meta: Any, namespace: str | None) -> dict[str, Any]:
+    """The `source` of a machine-readable answer, from its snapshot's meta."""
+    from .snapshot import provenance
+
+    return provenance(meta, namespace)
 
 
 def _from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -326,6 +348,8 @@ def doctor(
     )
     from .report import render_doctor
 
+    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+    report = dataclasses.replace(report, provenance=_source(snap.meta, namespace))
     render_doctor(report, output, sys.stdout, color=_color())
     from .checks.model import SEVERITY_RANK
 
@@ -389,11 +413,12 @@ def why_group(
 
         color = _color()
         console = Console(
-            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False, width=None if color else 120
+            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
+            width=None if color else plain_width()
         )
         render_tree(why, console)
     else:
-        _write(_dump_doc(why.to_dict(), output))
+        _write(_dump_doc(with_source(why.to_dict(), _source(snap.meta, namespace)), output))
     return EXIT_OK
 
 
@@ -454,11 +479,12 @@ def why_not_cached(
 
         color = _color()
         console = Console(
-            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False, width=None if color else 120
+            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
+            width=None if color else plain_width()
         )
         render_tree(why, console)
     else:
-        _write(_dump_doc(why.to_dict(), output))
+        _write(_dump_doc(with_source(why.to_dict(), _source(snap.meta, namespace)), output))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
 
 
@@ -561,7 +587,7 @@ def reconcile(
         result = plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")
-        _render_plan(result.actions, output)
+        _render_plan(result.actions, output, _source(snap.meta, None))
         return EXIT_FINDINGS if result.writes else EXIT_OK  # as `kubectl diff`: 1 when writes are planned
     if from_files:
         raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
@@ -579,13 +605,26 @@ def reconcile(
         resync_period=resync_period,
         health_port=health_port,
     )
-    return run_loop(client, opts, report=lambda actions: _render_plan(actions, output) if once else None)
+    def report(actions: Any) -> None:
+        from .snapshot import SnapshotMeta
+
+        meta = SnapshotMeta(cluster=client.resolved.cluster_name or client.server, server=client.server,
+                            taken_at=_now(), source="live")
+        _render_plan(actions, output, _source(meta, None))
+
+    return run_loop(client, opts, report=report if once else None)
 
 
-def _render_plan(actions: Any, output: str) -> None:
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
     from .reconcile.actions import plan_document
 
-    doc = plan_document(actions)
+    doc = with_source(plan_document(actions), source)
     if output == "table":
         from .report.plan_table import render_plan_table
 

@@ -12,6 +12,7 @@ collector keeps only the few objects its own decisions need.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +48,25 @@ class Scope:
         """The scope as recorded in a dump's meta."""
         parts = [p for p in ("nodes", "install", "preparation", "producers", "events") if getattr(self, p)]
         return {"namespace": self.namespace, "parts": parts}
+
+    def apply(self, snapshot: snap.ClusterSnapshot) -> snap.ClusterSnapshot:
+        """The same namespace scope on a snapshot from files as the live reads have: KernelCaches, captures,
+        InferenceService pods, events and prefetcher RoleBindings of other namespaces are left out."""
+        if self.namespace is None:
+            return snapshot
+        ns = self.namespace
+
+        def mine(obj: Any) -> bool:
+            return (obj.meta.namespace or "") == ns
+
+        return dataclasses.replace(
+            snapshot,
+            kernel_caches=tuple(x for x in snapshot.kernel_caches if mine(x)),
+            captures=tuple(x for x in snapshot.captures if mine(x)),
+            events=tuple(x for x in snapshot.events if mine(x)),
+            role_bindings=tuple(x for x in snapshot.role_bindings if mine(x)),
+            pods=tuple(p for p in snapshot.pods if mine(p) or c.LABEL_ISVC not in p.meta.labels),
+        )
 
 
 @dataclass(frozen=True)

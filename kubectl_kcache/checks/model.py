@@ -146,6 +146,8 @@ class DoctorReport:
     cluster: str = ""
     source: str = "live"
     titles: dict[str, str] = field(default_factory=dict)
+    # where the report came from (snapshot.provenance): API server or files, times, tool, scope
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]
@@ -160,8 +162,11 @@ class DoctorReport:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "DoctorReport", "version": 1, "summary": self.summary(),
-                "checks": [c.to_dict() for c in self.checks], "findings": [f.to_dict() for f in self.findings]}
+        doc: dict[str, Any] = {"kind": "DoctorReport", "version": 1}
+        if self.provenance:
+            doc["source"] = self.provenance
+        return {**doc, "summary": self.summary(), "checks": [c.to_dict() for c in self.checks],
+                "findings": [f.to_dict() for f in self.findings]}
 
     @property
     def incomplete(self) -> bool:

@@ -44,9 +44,14 @@ def render_junit(report: DoctorReport, out: TextIO, *, color: bool = False) -> N
     root = ET.Element("testsuites", {"name": SUITE_NAME, **counts})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **counts})
     properties = ET.SubElement(suite, "properties")
+    prov = report.provenance
     for name, value in (("cluster", report.cluster), ("source", report.source),
-                        ("objects", str(report.object_count))):
-        ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
+                        ("objects", str(report.object_count)), ("server", prov.get("server", "")),
+                        ("files", ", ".join(prov.get("files") or ())), ("takenAt", prov.get("takenAt", "")),
+                        ("generatedAt", prov.get("generatedAt", "")), ("tool", prov.get("tool", "")),
+                        ("namespace", (prov.get("scope") or {}).get("namespace") or "")):
+        if value or name in ("cluster", "source", "objects"):
+            ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
     for group in groups:
         _testcase(suite, group)
 

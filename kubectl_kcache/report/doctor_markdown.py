@@ -62,7 +62,7 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
     lines = [f"# {escape_inline(title)}", ""]
     verdict = clean_line(report) if is_clean(report) else summary_line(report)
     lines += [f"**{verdict}**", "",
-              f"Source: {escape_inline(report.source)}, objects read: {report.object_count}", ""]
+              f"Source: {escape_inline(_where(report))}, objects read: {report.object_count}", ""]
 
     lines += ["| | Check | Title | Status | Findings | Reason |", "|---|---|---|---|---|---|"]
     for g in groups:
@@ -82,6 +82,18 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
         for g in suppressed:
             lines += _section(g, g.suppressed)
     write_text(out, "\n".join(lines) + "\n")
+
+
+def _where(report: DoctorReport) -> str:
+    """`live https://api:6443, read 2026-11-30T10:00:00Z, kubectl-kcache 0.1.0, all namespaces`."""
+    prov = report.provenance
+    if not prov:
+        return report.source
+    origin = ", ".join(prov.get("files") or ()) or prov.get("server") or prov.get("cluster") or ""
+    scope = (prov.get("scope") or {}).get("namespace")
+    parts = [f"{report.source} {origin}".strip(), f"read {prov['takenAt']}" if prov.get("takenAt") else "",
+             prov.get("tool", ""), f"namespace {scope}" if scope else "all namespaces"]
+    return ", ".join(p for p in parts if p)
 
 
 def _section(group: CheckGroup, findings: tuple[Finding, ...]) -> list[str]:

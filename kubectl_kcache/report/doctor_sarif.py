@@ -63,7 +63,8 @@ def sarif_log(report: DoctorReport) -> dict[str, Any]:
         "invocations": [invocation],
         "results": results,
         "properties": {"cluster": report.cluster, "source": report.source,
-                       "objectCount": report.object_count},
+                       "objectCount": report.object_count,
+                       **({"provenance": report.provenance} if report.provenance else {})},
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 

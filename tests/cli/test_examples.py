@@ -186,7 +186,9 @@ def test_reconcile_plan_on_broken_example(capsys: pytest.CaptureFixture[str]) ->
 def test_reconcile_plan_on_healthy_example_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
     code, plan = cli_json(capsys, "reconcile", "--dry-run", "--from-file", HEALTHY)
     assert code == 0
+    source = plan.pop("source")
     assert plan == {"kind": "ReconcilePlan", "version": 1, "actions": []}
+    assert source["from"] == "file" and source["files"] == [HEALTHY] and source["tool"].startswith("kubectl-kcache ")
 
 
 # ---- why-group ----------------------------------------------------------------------------------------
@@ -263,3 +265,47 @@ def test_reconcile_plan_table_shows_the_daemonset_diff(capsys: pytest.CaptureFix
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("PATCH"))
     assert lines[at + 1].startswith("    - tolerations: ") and lines[at + 2].startswith("    + tolerations: ")
+
+
+@pytest.mark.parametrize("argv", [
+    ["doctor", "-o", "json"], ["doctor", "-o", "yaml"], ["reconcile", "--dry-run", "-o", "json"],
+    ["why-group", AMBIGUOUS_POD, "-n", "team-llm", "-o", "json"],
+])
+def test_every_machine_format_says_where_it_came_from(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """Issue 14: the input files (or server), when it was read and made, the tool's version and the scope."""
+    import yaml
+
+    from kubectl_kcache import __version__
+
+    capsys.readouterr()
+    run([*argv, "--from-file", BROKEN])
+    doc = yaml.safe_load(capsys.readouterr().out)
+    assert list(doc)[:3] == ["kind", "version", "source"]
+    source = doc["source"]
+    assert source["from"] == "file" and source["files"] == [BROKEN]
+    assert source["takenAt"] == "2026-06-18T09:42:00Z" and source["generatedAt"].endswith("Z")
+    assert source["tool"] == f"kubectl-kcache {__version__}"
+    assert source["scope"] == {"namespace": "team-llm" if "-n" in argv else None}
+
+
+def test_sarif_junit_and_markdown_carry_the_source_too(capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    run(["doctor", "-o", "sarif", "--from-file", BROKEN])
+    sarif = json.loads(capsys.readouterr().out)
+    assert sarif["runs"][0]["properties"]["provenance"]["files"] == [BROKEN]
+    run(["doctor", "-o", "junit", "--from-file", BROKEN])
+    junit = capsys.readouterr().out
+    assert f'name="files" value="{BROKEN}"' in junit and 'name="tool" value="kubectl-kcache ' in junit
+    run(["doctor", "-o", "markdown", "--from-file", BROKEN])
+    assert f"Source: file {BROKEN}, read 2026-06-18T09:42:00Z, kubectl-kcache " in capsys.readouterr().out
+
+
+def test_namespace_scopes_files_as_it_scopes_live_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14: -n means the same offline: captures and KernelCaches of other namespaces are left out."""
+    code, everything = cli_json(capsys, "doctor", "--from-file", BROKEN)
+    code, scoped = cli_json(capsys, "doctor", "--from-file", BROKEN, "-n", "team-chat")
+    namespaced = {"KernelCache", "KernelCacheCapture"}
+    assert {f["object"]["namespace"] for f in everything["findings"] if f["object"]["kind"] in namespaced} > \
+        {"team-chat"}
+    assert {f["object"]["namespace"] for f in scoped["findings"] if f["object"]["kind"] in namespaced} == \
+        {"team-chat"}

@@ -34,7 +34,10 @@ def doctor(cluster, tmp_path, *args: str) -> tuple[int, dict]:
     offline = kcache(cluster, "doctor", "-o", "json", "--from-file", str(tmp_path / "snap.yaml"), *args)
     assert offline.returncode == live.returncode, offline.stderr
     live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
-    assert live_doc == offline_doc
+    live_source, offline_source = live_doc.pop("source"), offline_doc.pop("source")
+    assert live_doc == offline_doc  # the same answer; only where it came from differs
+    assert live_source["from"] == "live" and live_source["server"] == cluster.server
+    assert offline_source["from"] == "file" and offline_source["files"] == [str(tmp_path / "snap.yaml")]
     return live.returncode, live_doc
 
 

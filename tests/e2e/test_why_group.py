@@ -48,7 +48,9 @@ def why(cluster, tmp_path, *args: str) -> dict:
     offline = kcache(cluster, "why-group", *args, "-n", NS, "-o", "json", "--from-file", str(tmp_path / "snap.yaml"))
     assert offline.returncode == 0, offline.stderr
     doc = json.loads(live.stdout)
-    assert doc == json.loads(offline.stdout)
+    offline_doc = json.loads(offline.stdout)
+    assert doc.pop("source")["from"] == "live" and offline_doc.pop("source")["from"] == "file"
+    assert doc == offline_doc
     return doc
 
 
