@@ -48,6 +48,7 @@ KUBE_FLAGS = (
     "certificate_authority",
     "token",
     "server",
+    "v",
 )
 
 
@@ -91,6 +92,11 @@ def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "
         click.option("--certificate-authority", metavar="PATH", help="Path to a CA bundle for the server."),
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
+        click.option(
+            "-v", "--v", "v", metavar="LEVEL", type=click.IntRange(0, 10), default=None,
+            help="Log level for API requests on stderr: 6 each request, its status and time; 8 adds headers; "
+                 "9 the size of each answer. Credentials are never logged.",
+        ),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -153,7 +159,7 @@ def _overrides(flags: dict[str, Any]) -> Any:
 def _client(flags: dict[str, Any]) -> Any:
     from .kube.client import Client
 
-    return Client(_overrides(flags))
+    return Client(_overrides(flags), verbosity=int(flags.get("v") or 0))
 
 
 def _color(out: Any = None) -> bool:

@@ -77,7 +77,7 @@ def provenance(meta: SnapshotMeta, namespace: str | None = None, now: str | None
 
 def with_source(doc: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
     """`doc` with `source` right after its kind and version."""
-    head = {k: doc[k] for k in ("kind", "version") if k in doc}
+    head: dict[str, Any] = {k: doc[k] for k in ("kind", "version") if k in doc}
     return {**head, "source": source, **{k: v for k, v in doc.items() if k not in head}}
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import copy
 import json
 import random
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ApiError, Forbidden, InputError, NotFound
-from . import listing, watching, write_guard
+from . import listing, requestlog, watching, write_guard
 from .kubeconfig import Overrides, Resolved, resolve
 from .resources import Page, Resource
 from .status import HTTPStatus, api_error, transport_error
@@ -28,7 +29,15 @@ from .transport import Transport
 DEFAULT_TIMEOUT = 30.0
 PAGE_SIZE = listing.PAGE_SIZE
 FIELD_MANAGER = "kubectl-kcache"
-USER_AGENT = "kubectl-kcache"
+def _user_agent() -> str:
+    import platform
+
+    from .. import __version__
+
+    return f"kubectl-kcache/{__version__} ({platform.system().lower()}/{platform.machine().lower()})"
+
+
+USER_AGENT = _user_agent()
 
 __all__ = ["Client", "Resource", "Page", "strip_object", "backoff_delays", "DEFAULT_TIMEOUT", "FIELD_MANAGER"]
 
@@ -41,8 +50,9 @@ MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 class Client:
     """A connection to one API server with the user's identity, timeouts and impersonation."""
 
-    def __init__(self, overrides: Overrides, env: Mapping[str, str] | None = None):
+    def __init__(self, overrides: Overrides, env: Mapping[str, str] | None = None, verbosity: int = 0):
         self.overrides = overrides
+        self.verbosity = verbosity  # kubectl's -v: 6 logs each request and its answer, 8 the headers, 9 bodies
         self.resolved: Resolved = resolve(overrides, env)
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
         self._user_agent = USER_AGENT
@@ -112,32 +122,42 @@ class Client:
         """One HTTP request: the decoded JSON answer, its bytes (`raw`), or the open response (`stream`).
         Non-2xx answers raise the error class of their status; transport failures `Unreachable` in words.
         `timeout` (default: --request-timeout) is the whole budget of the request."""
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
         if content_type:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
         guard = self.write_guard if method in MUTATING else None
+        started = time.monotonic()
         try:
             with write_guard.guarding(guard):
                 if self._transport is not None:
-                    headers["User-Agent"] = self._user_agent
                     answer = self._transport.request(method, path, params, headers, body, t or None, stream)
                 else:
                     from . import official
 
                     answer = official.request(self._api, method, path, params, headers, body, t or None, stream)
         except HTTPStatus as exc:
+            if self.verbosity >= 6:
+                requestlog.answer(self, method, path, params, headers, exc.status, started, exc.body)
             raise api_error(exc, method, path, verb, resource) from None
         except (InputError, write_guard.WriteRefused):  # an exec plugin failing on refresh, a missing CA file;
             raise  # a write refused by the guard
         except Exception as exc:  # noqa: BLE001 - urllib3's connection, TLS and timeout errors; ApiException
-            if type(exc).__name__ == "ApiException":
+            is_http = type(exc).__name__ == "ApiException"
+            if self.verbosity >= 6:
+                status = getattr(exc, "status", 0) if is_http else 0
+                requestlog.answer(self, method, path, params, headers, status, started, None)
+            if is_http:
                 raise api_error(exc, method, path, verb, resource) from None
             raise transport_error(exc, self.server, t or None) from None
         if stream:
+            if self.verbosity >= 6:
+                requestlog.answer(self, method, path, params, headers, getattr(answer, "status", 200), started, None)
             return answer
         status, data = answer
+        if self.verbosity >= 6:
+            requestlog.answer(self, method, path, params, headers, status, started, data)
         if raw:
             return data
         if not data:

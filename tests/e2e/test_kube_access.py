@@ -228,3 +228,18 @@ def test_typed_watch_after_a_typed_list(cluster):
     assert [(e.type, e.object.name) for e in events] == [("ADDED", "watched"), ("MODIFIED", "watched")]
     assert events[1].object.node_selector == {"pool": "b"}
     assert int(events[1].resource_version) > int(listed.resource_version)
+
+
+def test_request_log_names_each_request_and_never_a_credential(cluster):
+    token = "testbed-static-token-0123456789"
+    proc = kcache(cluster, "doctor", "-o", "json", "-v", "9", "--token", token, "--context", "alice")
+    log = proc.stderr
+    lists = [line for line in log.splitlines() if line.startswith("GET ") and "/kernelcachenodes" in line]
+    assert lists and all(" 403 in " in line and line.endswith(" milliseconds") for line in lists), log
+    assert "limit=" in lists[0]
+    assert "request header: User-Agent: kubectl-kcache/" in log
+    assert "response body: " in log and " bytes" in log
+    assert token not in log and "Authorization" not in log and "Bearer" not in log
+    assert json.loads(proc.stdout)["summary"]  # the report itself is untouched on stdout
+    quiet = kcache(cluster, "doctor", "-o", "json", "--token", token, "--context", "alice")
+    assert "milliseconds" not in quiet.stderr
