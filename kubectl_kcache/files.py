@@ -24,8 +24,8 @@ from typing import Any
 
 import msgspec
 
+from . import apivalidation, kinds
 from . import decode as d
-from . import kinds
 from .errors import InputError
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -439,10 +439,15 @@ class _Loader:
         return kinds.lookup(api_version, kind)
 
     def _add(self, name: str, kind: kinds.Kind, obj: Any, dump: bool) -> None:
+        md = obj.metadata
+        errors = apivalidation.metadata_errors(kind.kind, md.name, md.namespace, md.labels, apivalidation.shown)
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise InputError(f"{name}: {kind.kind} {apivalidation.shown(md.name)}: Kubernetes would refuse this "
+                             f"object: {errors[0]}{more}")
         self.out.objects.append((kind.field, obj))
         if not dump:
             self.out.plain_counts[kind.plural] = self.out.plain_counts.get(kind.plural, 0) + 1
-        md = obj.metadata
         if md.uid:
             key = (kind.field, md.namespace or "", md.name)
             seen = self.out.uids.get(key)

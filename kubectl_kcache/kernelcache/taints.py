@@ -3,10 +3,10 @@ TaintToleration filter) and the tolerations the DaemonSet controller adds to its
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..apivalidation import go_quote, label_value_errors, qualified_name_errors
 from ..objects import Node, Taint, Toleration
 
 NO_SCHEDULE = "NoSchedule"
@@ -81,28 +81,6 @@ def daemon_pod_tolerations(template_tolerations: Iterable[Toleration]) -> list[T
 SUPPORTED_OPERATORS = ("Equal", "Exists")
 GATED_OPERATORS = ("Lt", "Gt")  # alpha gate TaintTolerationComparisonOperators, off by default
 SUPPORTED_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
-_NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_RE = re.compile(f"^{_NAME_PART}$")
-_LABEL_VALUE_RE = re.compile(f"^({_NAME_PART})?$")
-_DNS1123_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN}$")
-_NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-             "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-             f"'{_NAME_PART}')")
-_KEY_MSG = ("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-            "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-            f"validation is '{_NAME_PART}') with an optional DNS subdomain prefix and '/' (e.g. "
-            "'example.com/MyName')")
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-              "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-              f"regex used for validation is '({_NAME_PART})?')")
-
-
-def _go_quote(value: str) -> str:
-    """Go's %q of a string (what Kubernetes prints as the bad value)."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
-
-
 @dataclass(frozen=True)
 class TolerationError:
     """One problem of one toleration, worded as the API server words it."""
@@ -114,61 +92,32 @@ class TolerationError:
         return f"{path}.{self.field}: {self.message}"
 
 
-def _qualified_name_errors(key: str) -> list[str]:
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [_KEY_MSG]
-    out = []
-    if len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            out.append("prefix part must be non-empty")
-        elif len(prefix) > 253:
-            out.append("prefix part must be no more than 253 bytes")
-        elif not _SUBDOMAIN_RE.match(prefix):
-            out.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                       "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-                       f"'example.com', regex used for validation is '{_DNS1123_SUBDOMAIN}')")
-    else:
-        name = parts[0]
-    if not name:
-        out.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        out.append("name part must be no more than 63 bytes")
-    if name and not _NAME_RE.match(name):
-        out.append(_NAME_MSG)
-    return out
-
-
 def toleration_errors(tol: Toleration) -> list[TolerationError]:
     """Why Kubernetes rejects this toleration in a pod template (empty when it is valid), in its order."""
     out: list[TolerationError] = []
     if tol.key:
-        out += [TolerationError("key", f"Invalid value: {_go_quote(tol.key)}: {m}") for m in
-                _qualified_name_errors(tol.key)]
+        out += [TolerationError("key", f"Invalid value: {go_quote(tol.key)}: {m}") for m in
+                qualified_name_errors(tol.key)]
     elif tol.operator != "Exists":
-        out.append(TolerationError("operator", f"Invalid value: {_go_quote(tol.operator)}: operator must be Exists "
+        out.append(TolerationError("operator", f"Invalid value: {go_quote(tol.operator)}: operator must be Exists "
                                                'when `key` is empty, which means "match all values and all keys"'))
     if tol.toleration_seconds is not None and tol.effect != NO_EXECUTE:
-        out.append(TolerationError("effect", f"Invalid value: {_go_quote(tol.effect)}: effect must be 'NoExecute' "
+        out.append(TolerationError("effect", f"Invalid value: {go_quote(tol.effect)}: effect must be 'NoExecute' "
                                              "when `tolerationSeconds` is set"))
     if tol.operator in ("Equal", ""):
-        if len(tol.value.encode()) > 63:
-            out.append(TolerationError("operator", f"Invalid value: {_go_quote(tol.value)}: must be no more than "
-                                                   "63 bytes"))
-        if not _LABEL_VALUE_RE.match(tol.value):
-            out.append(TolerationError("operator", f"Invalid value: {_go_quote(tol.value)}: {_VALUE_MSG}"))
+        out += [TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: {m}")
+                for m in label_value_errors(tol.value)]
     elif tol.operator == "Exists":
         if tol.value:
-            out.append(TolerationError("operator", f"Invalid value: {_go_quote(tol.value)}: value must be empty "
+            out.append(TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: value must be empty "
                                                    "when `operator` is 'Exists'"))
     else:
         supported = SUPPORTED_OPERATORS + (GATED_OPERATORS if tol.operator in GATED_OPERATORS else ())
-        out.append(TolerationError("operator", f"Unsupported value: {_go_quote(tol.operator)}: supported values: "
-                                               + ", ".join(_go_quote(s) for s in supported)))
+        out.append(TolerationError("operator", f"Unsupported value: {go_quote(tol.operator)}: supported values: "
+                                               + ", ".join(go_quote(s) for s in supported)))
     if tol.effect and tol.effect not in SUPPORTED_EFFECTS:
-        out.append(TolerationError("effect", f"Unsupported value: {_go_quote(tol.effect)}: supported values: "
-                                             + ", ".join(_go_quote(s) for s in SUPPORTED_EFFECTS)))
+        out.append(TolerationError("effect", f"Unsupported value: {go_quote(tol.effect)}: supported values: "
+                                             + ", ".join(go_quote(s) for s in SUPPORTED_EFFECTS)))
     return out
 
 

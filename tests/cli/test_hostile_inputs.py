@@ -247,11 +247,40 @@ def test_bad_field_in_yaml_names_the_path_too(capsys, tmp_path):
                               "tolerationSeconds: expected an integer, got a string")
 
 
-def test_control_characters_in_names_never_reach_the_terminal(capsys, tmp_path):
-    node = b.node("gpu-\x1b[31mred\x07", {"role": "gpu\u202e"})
+def test_names_kubernetes_would_refuse_are_refused_and_escaped(capsys, tmp_path):
+    node = b.node("gpu-\x1b[31mred\x07", {"role": "gpu"})
     path = write(tmp_path / "n.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [node]}))
-    code, out, err = cli(capsys, "doctor", "--from-file", path)  # cli() asserts no control characters
-    assert code in (0, 1, 2)
+    code, _, err = cli(capsys, "doctor", "--from-file", path)  # cli() asserts no control characters
+    assert code == EXIT_USAGE
+    assert one_error(err) == (f'error: {path}: Node "gpu-\\x1b[31mred\\a": Kubernetes would refuse this object: '
+                              'metadata.name: Invalid value: "gpu-\\x1b[31mred\\a": a lowercase RFC 1123 '
+                              "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+                              "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') "
+                              "(and 1 more)")
+
+
+@pytest.mark.parametrize("labels, shown", [
+    ({"role": "gpu\u202e"}, '"gpu\\u202e": a valid label must be an empty string'),
+    ({"evil;rm -rf x": "x"}, '"evil;rm -rf x": name part must consist of'),
+    ({"a/b/c": "x"}, '"a/b/c": a valid label key must consist of'),
+])
+def test_labels_kubernetes_would_refuse_are_refused(capsys, tmp_path, labels, shown):
+    path = write(tmp_path / "n.yaml", b.node("n1", labels))
+    code, _, err = cli(capsys, "doctor", "--from-file", path)
+    assert code == EXIT_USAGE
+    assert f"metadata.labels: Invalid value: {shown}" in one_error(err)
+
+
+@pytest.mark.parametrize("fmt", ["table", "wide", "markdown", "json", "yaml", "sarif", "junit"])
+def test_control_characters_in_free_text_never_reach_the_terminal(capsys, tmp_path, fmt):
+    """Status messages are free text in Kubernetes: they arrive as data and are printed escaped."""
+    kc = b.kernel_cache("hostile-kc", state="Error", reason="VerificationFailed",
+                        message="digest \x1b[2Jmismatch\u202e\x07 see \x9b31m")
+    path = write(tmp_path / "kc.yaml", kc)
+    code, out, _ = cli(capsys, "doctor", "--from-file", HEALTHY, "--from-file", path, "-o", fmt)
+    assert code == 1  # cli() asserted no control characters
+    assert "hostile-kc" in out and "mismatch" in out
 
 
 # ---- partial input is not cluster fact -----------------------------------------------------------

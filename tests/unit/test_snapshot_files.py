@@ -472,9 +472,18 @@ def test_huge_float_in_an_integer_field(tmp_path):
     assert path in input_error([path])
 
 
-def test_huge_number_as_a_label_value_is_a_string(tmp_path):
+def test_huge_number_as_an_annotation_is_a_string(tmp_path):
+    node = b.node("n")
+    node["metadata"]["annotations"] = {"big": "9" * 5000}
+    path = write(tmp_path / "huge.yaml", node)
+    assert load_files([path]).nodes[0].meta.annotations["big"] == "9" * 5000
+
+
+def test_a_label_value_kubernetes_would_refuse_is_refused_in_a_short_line(tmp_path):
     path = write(tmp_path / "huge.yaml", b.node("n", {"big": "9" * 5000}))
-    assert load_files([path]).nodes[0].labels["big"] == "9" * 5000
+    message = input_error([path])
+    assert message == (f'{path}: Node "n": Kubernetes would refuse this object: metadata.labels: Invalid value: '
+                       f'"{"9" * 60}"... (5000 characters): must be no more than 63 bytes')
 
 
 def test_huge_number_in_json(tmp_path):

@@ -1,0 +1,158 @@
+"""What the API server refuses in object metadata and label-like strings, worded as it words it
+(apimachinery's validation, checked against kube-apiserver's own 422 texts in the e2e tests).
+
+Used for input files (an object Kubernetes would never have stored is not a cluster fact) and for the
+tolerations of node groups (`kernelcache/taints.py`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN = rf"{DNS1123_LABEL}(\.{DNS1123_LABEL})*"
+_NAME_RE = re.compile(NAME_PART)
+_LABEL_VALUE_RE = re.compile(f"({NAME_PART})?")
+_SUBDOMAIN_RE = re.compile(DNS1123_SUBDOMAIN)
+_DNS_LABEL_RE = re.compile(DNS1123_LABEL)
+
+NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            f"'{NAME_PART}')")
+KEY_MSG = ("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+           "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+           f"validation is '{NAME_PART}') with an optional DNS subdomain prefix and '/' (e.g. "
+           "'example.com/MyName')")
+VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+             "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+             f"regex used for validation is '({NAME_PART})?')")
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                 f"validation is '{DNS1123_SUBDOMAIN}')")
+DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                 "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                 f"validation is '{DNS1123_LABEL}')")
+
+
+def go_quote(value: str) -> str:
+    """Go's %q of a string (how Kubernetes prints a bad value): what Go does not call printable is escaped."""
+    import unicodedata
+
+    out = []
+    for ch in value:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch == " " or unicodedata.category(ch)[0] not in "CZ":
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """A bad value as printed in a one-line message: Go-quoted, long ones cut."""
+    if len(value) <= limit + 3:
+        return go_quote(value)
+    return f"{go_quote(value[:limit])}... ({len(value)} characters)"
+
+
+def qualified_name_errors(key: str) -> list[str]:
+    """A label key, annotation key or toleration key: an optional DNS subdomain prefix and a name."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [KEY_MSG]
+    out = []
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            out.append("prefix part must be non-empty")
+        elif len(prefix) > 253:
+            out.append("prefix part must be no more than 253 bytes")
+        elif not _SUBDOMAIN_RE.fullmatch(prefix):
+            out.append(f"prefix part {SUBDOMAIN_MSG}")
+    else:
+        name = parts[0]
+    if not name:
+        out.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        out.append("name part must be no more than 63 bytes")
+    if name and not _NAME_RE.fullmatch(name):
+        out.append(NAME_MSG)
+    return out
+
+
+def label_value_errors(value: str) -> list[str]:
+    out = []
+    if len(value.encode()) > 63:
+        out.append("must be no more than 63 bytes")
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        out.append(VALUE_MSG)
+    return out
+
+
+def subdomain_errors(name: str) -> list[str]:
+    out = []
+    if len(name) > 253:
+        out.append("must be no more than 253 characters")
+    if not _SUBDOMAIN_RE.fullmatch(name):
+        out.append(SUBDOMAIN_MSG)
+    return out
+
+
+def dns_label_errors(name: str) -> list[str]:
+    out = []
+    if len(name) > 63:
+        out.append("must be no more than 63 characters")
+    if not _DNS_LABEL_RE.fullmatch(name):
+        out.append(DNS_LABEL_MSG)
+    return out
+
+
+def metadata_errors(kind: str, name: str, namespace: str | None, labels: Mapping[str, str],
+                    show: Callable[[str], str] = go_quote) -> list[str]:
+    """Why the API server would refuse an object with this name, namespace and labels, as `field: message`
+    lines (empty when it would store it). Namespaces are DNS labels; every other kind read here is named as
+    a DNS subdomain. Label keys and values repeat across thousands of objects: the valid ones are remembered.
+    `show` prints a bad value (`shown` cuts long ones for a one-line message)."""
+    out: list[str] = []
+    if kind == "Namespace":
+        errors = dns_label_errors(name)
+    elif len(name) <= 253 and _SUBDOMAIN_RE.fullmatch(name) or not name:
+        errors = []
+    else:
+        errors = subdomain_errors(name)
+    out += [f"metadata.name: Invalid value: {show(name)}: {m}" for m in errors]
+    if namespace and namespace not in _VALID_NAMESPACES:
+        errors = dns_label_errors(namespace)
+        out += [f"metadata.namespace: Invalid value: {show(namespace)}: {m}" for m in errors]
+        if not errors:
+            _VALID_NAMESPACES.add(namespace)
+    for key, value in labels.items():
+        if key not in _VALID_KEYS:
+            errors = qualified_name_errors(key)
+            out += [f"metadata.labels: Invalid value: {show(key)}: {m}" for m in errors]
+            if not errors:
+                _VALID_KEYS.add(key)
+        if value not in _VALID_VALUES:
+            errors = label_value_errors(value)
+            out += [f"metadata.labels: Invalid value: {show(value)}: {m}" for m in errors]
+            if not errors:
+                _VALID_VALUES.add(value)
+    return out
+
+
+# strings already found valid
+_VALID_NAMESPACES: set[str] = set()
+_VALID_KEYS: set[str] = set()
+_VALID_VALUES: set[str] = set()
