@@ -305,7 +305,7 @@ def version(output: str) -> None:
 
 # ---- doctor -------------------------------------------------------------------------------------
 
-DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown")
+DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown", "name")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -545,7 +545,8 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @_from_file_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
-@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml", "name"]), default="table",
+              show_default=True, help="Output format; `name`: the objects written, as `kubectl get -o name`.")
 @click.option("--force", is_flag=True, help="Write even while KServe's own controller is active.")
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
@@ -635,6 +636,10 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
         from .report.plan_table import render_plan_table
 
         render_plan_table(doc, sys.stdout, color=_color())
+    elif output == "name":
+        from .report.plan_name import render_plan_names
+
+        render_plan_names(doc, sys.stdout)
     else:
         _write(_dump_doc(doc, output))
 

@@ -131,3 +131,12 @@ def for_resource(res: Resource) -> Kind:
 
 def by_field(field: str) -> Iterable[Kind]:
     return (k for k in KINDS if k.field == field)
+
+
+_OTHER_GROUPS = {"ReplicaSet": "apps", "Service": ""}  # kinds findings name but the plugin does not list
+
+
+def kubectl_name(kind: str, name: str) -> str:
+    """`kind.group/name` as `kubectl get -o name` prints it (`node/gpu-1`, `daemonset.apps/agent`)."""
+    group = next((k.group for k in KINDS if k.kind == kind), _OTHER_GROUPS.get(kind, ""))
+    return f"{kind.lower()}{'.' + group if group else ''}/{name}"

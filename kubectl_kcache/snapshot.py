@@ -18,8 +18,6 @@ from . import __version__, kinds
 from . import objects as o
 from .errors import InputError
 
-SNAPSHOT_KIND = "KcacheSnapshot"
-SNAPSHOT_VERSION = 1
 NOT_IN_INPUT = "not-in-input"
 
 

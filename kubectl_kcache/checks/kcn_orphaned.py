@@ -40,7 +40,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         ready = [e.key for e in kcns[name].entries if e.state == c.ENTRY_READY]
         message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node pass"
         if ready:
-            message += f" (it still lists {len(ready)} Ready entries the pod webhook may count)"
+            entries = "1 Ready entry" if len(ready) == 1 else f"{len(ready)} Ready entries"
+            message += f" (it still lists {entries} the pod webhook may count)"
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
         yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import doctor_json as doctor_json
 from . import doctor_junit as doctor_junit
 from . import doctor_markdown as doctor_markdown
+from . import doctor_name as doctor_name
 from . import doctor_sarif as doctor_sarif
 from . import doctor_table as doctor_table
 from .registry import formats, get_renderer, render, render_doctor, renderer
