@@ -31,9 +31,23 @@ class Scope:
     namespace: str | None = None
     nodes: bool = True
     install: bool = True  # KServe's singletons, agent pods, webhook, CRDs
+    agent_pods: bool = True  # the agent's pods (also without `install`)
+    captures: bool = True
     preparation: bool = True  # Jobs and pods in the job namespace, prefetcher identities
     producers: bool = True  # producer pods of captures
     events: bool = True
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
+
+    resource: r.Resource
+    namespace: str | None
+    label_selector: str
+    field_selector: str
+    resource_version: str
+    keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
 
 
 class Collector:
@@ -45,6 +59,7 @@ class Collector:
         self.raw: dict[tuple[str, str, str, str], dict[str, Any]] = {}  # only with keep_raw
         self.keep_raw = keep_raw
         self.reads: list[snap.Read] = []
+        self.lists: list[Listed] = []  # the lists that succeeded, with their resourceVersions
         self.seen = 0
         self.progress = progress or (lambda _msg: None)
 
@@ -68,7 +83,7 @@ class Collector:
         name = record_as or res.plural
         self.progress(f"listing {name}")
         try:
-            got, _ = self.client.list_all(
+            got, version = self.client.list_all(
                 res, namespace, label_selector=label_selector, field_selector=field_selector, convert=self._parse
             )
         except Forbidden as exc:
@@ -79,16 +94,20 @@ class Collector:
             return []
         self.reads.append(snap.Read(name, namespace, "ok", len(got)))
         out = []
+        keys = set()
         for entry in got:
             if entry is None:
                 continue
             field, parsed, raw = entry
-            self.objects[(field, parsed.meta.namespace or "", parsed.meta.name)] = parsed
+            key = (field, parsed.meta.namespace or "", parsed.meta.name)
+            keys.add(key)
+            self.objects[key] = parsed
             if raw is not None:
                 md = raw.get("metadata") or {}
                 self.raw[(raw.get("apiVersion", ""), raw.get("kind", ""), md.get("namespace", ""),
                           md.get("name", ""))] = raw
             out.append(parsed)
+        self.lists.append(Listed(res, namespace, label_selector, field_selector, version, frozenset(keys)))
         return out
 
     def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
@@ -101,8 +120,10 @@ def _by_name(name: str) -> str:
 
 
 def collect(
-    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, keep_raw: bool = False
+    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, keep_raw: bool = False,
+    lists: list[Listed] | None = None,
 ) -> snap.ClusterSnapshot:
+    """The snapshot of `scope`; `lists`, when given, receives each list made (to watch from, see watch.py)."""
     col = Collector(client, progress, keep_raw=keep_raw)
     ns = scope.namespace
     if scope.nodes:
@@ -110,13 +131,16 @@ def collect(
     col.read(r.NODE_GROUPS)
     col.read(r.KERNEL_CACHE_NODES)
     col.read(r.KERNEL_CACHES, ns)
-    col.read(r.CAPTURES, ns)
+    if scope.captures:
+        col.read(r.CAPTURES, ns)
     cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
     config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
     if scope.install:
         col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET))
+    if scope.install or scope.agent_pods:
         col.read(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL), record_as="pods")
+    if scope.install:
         col.read(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT))
         col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
         col.read(
@@ -143,6 +167,8 @@ def collect(
         server_version=client.server_version(),
         source="live",
     )
+    if lists is not None:
+        lists.extend(col.lists)
     return col.snapshot(meta)
 
 
