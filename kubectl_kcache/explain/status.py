@@ -191,7 +191,6 @@ def _scoped_caches(snapshot: ClusterSnapshot, namespace: str | None) -> list[o.K
 
 def require_reads(snapshot: ClusterSnapshot, namespace: str | None, command: str = "status") -> None:
     """Raise IncompleteError naming every read the counts depend on that is not usable."""
-    agent_key, agent_value = c.AGENT_POD_LABEL
     needs = [
         ("nodes", None, bool(snapshot.nodes)),
         (c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups)),
