@@ -3,8 +3,9 @@ resourceVersion it was read at (with bookmarks), and each event updates one shar
 
 - A `410 Gone` (the resourceVersion was compacted away) re-lists that kind at once and replaces what the
   store held from it; a watch the server ends (its timeout) is resumed from the last resourceVersion seen.
-- A broken stream or an unreachable server backs off with jitter and retries; `problems()` says what is
-  failing meanwhile, so the screen never passes stale counts off as current.
+- A broken stream or an unreachable server backs off with jitter and resumes from the last resourceVersion
+  seen (a 410 then re-lists); `problems()` says what is failing meanwhile, so the screen never passes
+  stale counts off as current.
 - A watch that is forbidden (RBAC may allow `list` and not `watch`) ends the watch with IncompleteError
   naming the verb and resource: no counts are shown as live that cannot be kept live.
 - `wait()` returns once a burst of changes has settled (0.2 s of quiet, at most 1 s after its first
@@ -153,14 +154,12 @@ class _Watcher(threading.Thread):
                 self.live.fatal = IncompleteError(f"status --watch cannot watch {self.what} (forbidden: {exc})")
                 self.live.notify()
                 return
-            except (ApiError, InputError, ValueError) as exc:  # Unreachable is an ApiError
+            except ApiError as exc:  # Unreachable, a broken stream, 5xx: resume from the last resourceVersion
                 self.live.set_error(self.what, str(exc))
                 stop.wait(next(delays))
-                self.version = ""  # resume with a fresh list: events may have been missed
             except Exception as exc:  # noqa: BLE001 - keep watching; the screen shows the error
                 self.live.set_error(self.what, f"{type(exc).__name__}: {exc}")
                 stop.wait(next(delays))
-                self.version = ""
 
     def _watch(self) -> None:
         if not self.version:
@@ -175,7 +174,11 @@ class _Watcher(threading.Thread):
             if kind == "BOOKMARK":
                 continue
             self.live.set_error(self.what, None)
-            parsed = snap.parse_item(obj, f"a watch event of {res.plural}")
+            try:
+                parsed = snap.parse_item(obj, f"a watch event of {res.plural}")
+            except InputError as exc:  # one malformed object: say so, keep the rest current
+                self.live.set_error(self.what, str(exc))
+                continue
             if parsed is None:
                 continue
             field, value = parsed
