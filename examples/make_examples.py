@@ -52,6 +52,11 @@ PREFETCH_IMAGE = "registry.access.redhat.com/ubi9/ubi-minimal:9.6"
 MCV_IMAGE = f"docker.io/kserve/kserve-mcv:{KSERVE_VERSION}"
 VLLM_IMAGE = "docker.io/vllm/vllm-openai@" + digest("vllm/vllm-openai:v0.11.0")
 SAFE = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of pod-template-hash and generated name suffixes
+LINKER_SCRIPT = ('set -eu; echo "kernel-cache-linker: starting cache materialization"; shift; while [ "$#" -gt 1 ]; '
+                 'do src="$1"; dst="$2"; shift 2; echo "kernel-cache-linker: linking $src to $dst"; '
+                 '[ -d "$src" ] || { echo "kernel-cache-linker: source directory does not exist: $src"; exit 1; }; '
+                 'mkdir -p "$dst"; cp -sr "$src/." "$dst/"; echo "kernel-cache-linker: completed $dst"; done; '
+                 'echo "kernel-cache-linker: cache materialization completed"')
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 DEDICATED_INFERENCE = {"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}
 CA_BUNDLE = (
@@ -188,7 +193,6 @@ def is_kind(api_version: str, kind: str, name: str | None = None, namespace: str
 
 def reader_lists(items: list[dict[str, Any]]) -> list[tuple[str, str | None, Match]]:
     """collect.collect's lists, in its order (all namespaces, the default job namespace)."""
-    capture_namespaces = sorted({ns_of(o) for o in items if o["kind"] == "KernelCacheCapture"})
     lists: list[tuple[str, str | None, Match]] = [
         ("nodes", None, is_kind("v1", "Node")),
         ("kernelcachenodegroups", None, is_kind(KSERVE, "KernelCacheNodeGroup")),
@@ -196,6 +200,7 @@ def reader_lists(items: list[dict[str, Any]]) -> list[tuple[str, str | None, Mat
         ("kernelcaches", None, is_kind(KSERVE, "KernelCache")),
         ("kernelcachecaptures", None, is_kind(KSERVE, "KernelCacheCapture")),
         ("configmaps", NS_KSERVE, is_kind("v1", "ConfigMap", "inferenceservice-config")),
+        ("namespaces", None, is_kind("v1", "Namespace")),
         ("daemonsets", NS_KSERVE, is_kind("apps/v1", "DaemonSet", AGENT)),
         ("pods", NS_KSERVE, is_kind("v1", "Pod", label=("control-plane", AGENT))),
         ("deployments", NS_KSERVE, is_kind("apps/v1", "Deployment", CONTROLLER)),
@@ -208,7 +213,6 @@ def reader_lists(items: list[dict[str, Any]]) -> list[tuple[str, str | None, Mat
         lists.append(("customresourcedefinitions", None,
                       is_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition", f"{plural}.serving.kserve.io")))
     lists += [
-        ("namespaces", None, is_kind("v1", "Namespace", JOB_NS)),
         ("jobs", JOB_NS, is_kind("batch/v1", "Job", label=("serving.kserve.io/kernel-cache-name", None))),
         ("pods", JOB_NS, is_kind("v1", "Pod", label=("serving.kserve.io/kernel-cache-name", None))),
         ("serviceaccounts", JOB_NS, is_kind("v1", "ServiceAccount", "kernel-cache-prefetcher-sa")),
@@ -216,8 +220,7 @@ def reader_lists(items: list[dict[str, Any]]) -> list[tuple[str, str | None, Mat
         ("rolebindings", None, is_kind("rbac.authorization.k8s.io/v1", "RoleBinding", "kernel-cache-prefetcher-rb")),
         ("rolebindings", None, is_kind("rbac.authorization.k8s.io/v1", "RoleBinding", "kernel-cache-prefetcher")),
     ]
-    for ns in capture_namespaces:
-        lists.append(("pods", ns, is_kind("v1", "Pod", label=("serving.kserve.io/inferenceservice", None))))
+    lists.append(("pods", None, is_kind("v1", "Pod", label=("serving.kserve.io/inferenceservice", None))))
 
     def capture_warning(o: dict[str, Any]) -> bool:
         return (is_kind("v1", "Event")(o) and o.get("type") == "Warning"
@@ -357,11 +360,14 @@ def taint(key: str, value: str = "", effect: str = "NoSchedule", added: str | No
 
 # ---- KServe's install -------------------------------------------------------------------------------
 
-def namespaces(c: Cluster, created: str) -> None:
-    c.add({"apiVersion": "v1", "kind": "Namespace",
-           "metadata": c.meta("Namespace", JOB_NS, created=created,
-                              labels={"kubernetes.io/metadata.name": JOB_NS}),
-           "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+def namespaces(c: Cluster, created: str, names: Iterable[str] = ()) -> None:
+    for name in ("default", "kube-system", NS_KSERVE, JOB_NS, *names):
+        labels = {"kubernetes.io/metadata.name": name}
+        if name == NS_KSERVE:
+            labels["control-plane"] = "kserve-controller-manager"  # KServe's own: its pods skip the webhook
+        c.add({"apiVersion": "v1", "kind": "Namespace",
+               "metadata": c.meta("Namespace", name, created=created, labels=labels),
+               "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 
 
 def kernelcache_config(endpoint: str, default_group: str) -> str:
@@ -806,13 +812,16 @@ class Model:
         self.kc_name = generated_kernel_cache_name(self.capture_name, self.image)
         self.args = ["--model", "/mnt/models", "--served-model-name", isvc, "--tensor-parallel-size", str(tp),
                      "--max-model-len", str(max_len), "--dtype", dtype, "--port", "8080"]
+        self.command = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
         uri_hash = "sha256:" + hashlib.sha256(json.dumps([uri]).encode()).hexdigest()
         args_hash = "sha256:" + hashlib.sha256(go_json(self.args).encode()).hexdigest()
-        self.runtime_info = {"modelURIHash": uri_hash, "argsHash": args_hash}
+        command_hash = "sha256:" + hashlib.sha256(go_json(self.command).encode()).hexdigest()
+        self.runtime_info = {"modelURIHash": uri_hash, "commandHash": command_hash, "argsHash": args_hash}
         compat = {"runtimeImage": VLLM_IMAGE, "modelURIHash": uri_hash, "option.tensorParallelSize": str(tp),
                   "option.maxModelLen": str(max_len), "option.dtype": dtype}
         workload = {"namespace": ns, "workloadKind": "InferenceService", "workloadName": isvc,
-                    "runtimeImage": VLLM_IMAGE, "modelURIHash": uri_hash, "argsHash": args_hash}
+                    "runtimeImage": VLLM_IMAGE, "modelURIHash": uri_hash, "commandHash": command_hash,
+                    "argsHash": args_hash}
         self.footprints = {"workloadFootprint": footprint(workload), "compatibilityFootprint": footprint(compat)}
         self.factors = dict(sorted({**compat, **workload}.items()))
 
@@ -852,7 +861,7 @@ class Model:
         gpus = self.args[self.args.index("--tensor-parallel-size") + 1]
         kserve_container = {
             "args": self.args,
-            "command": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
+            "command": self.command,
             "env": [{"name": "VLLM_CACHE_ROOT", "value": "/root/.cache/vllm"}, {"name": "HF_HOME", "value": "/tmp/hf"}],
             "image": VLLM_IMAGE,
             "imagePullPolicy": "IfNotPresent",
@@ -866,6 +875,25 @@ class Model:
         }
         containers = [kserve_container]
         statuses = [self._status("kserve-container", VLLM_IMAGE, created)]
+        init_containers: list[dict[str, Any]] = [{
+            "args": [self.uri, "/mnt/models"], "image": f"kserve/storage-initializer:{KSERVE_VERSION}",
+            "name": "storage-initializer",
+            "volumeMounts": [{"mountPath": "/mnt/models", "name": "kserve-provision-location"}]}]
+        volumes: list[dict[str, Any]] = [{"emptyDir": {}, "name": "kserve-provision-location"}]
+        if usage:  # as KServe's pod webhook leaves a pod it mounted a KernelCache into
+            link = ["/var/run/gkm/kernel-cache/io.vllm.cache", "/root/.cache/vllm"]
+            kserve_container["volumeMounts"] += [
+                {"mountPath": "/root/.cache/vllm", "name": "kernel-cache-runtime-0"},
+                {"mountPath": "/var/run/gkm/kernel-cache", "name": "kernel-cache-source", "readOnly": True}]
+            init_containers.insert(0, {
+                "args": [LINKER_SCRIPT, "kernel-cache-linker", *link], "command": ["/bin/sh", "-c"],
+                "image": PREFETCH_IMAGE, "imagePullPolicy": "IfNotPresent", "name": "kernel-cache-linker",
+                "volumeMounts": [{"mountPath": "/var/run/gkm/kernel-cache", "name": "kernel-cache-source",
+                                  "readOnly": True},
+                                 {"mountPath": "/root/.cache/vllm", "name": "kernel-cache-runtime-0"}]})
+            volumes += [{"emptyDir": {}, "name": "kernel-cache-runtime-0"},
+                        {"image": {"pullPolicy": "IfNotPresent", "reference": self.image},
+                         "name": "kernel-cache-source"}]
         if producer:
             containers.append({"env": [{"name": "MCV_CAPTURE_MODE", "value": "oci"},
                                        {"name": "MCV_SOURCE_POD_NAME", "value": name}],
@@ -887,11 +915,7 @@ class Model:
                         "uid": c.uid_of("ReplicaSet", self.replicaset, self.ns)}]),
             "spec": {
                 "containers": containers,
-                "initContainers": [{"args": [self.uri, "/mnt/models"],
-                                    "image": f"kserve/storage-initializer:{KSERVE_VERSION}",
-                                    "name": "storage-initializer",
-                                    "volumeMounts": [{"mountPath": "/mnt/models",
-                                                      "name": "kserve-provision-location"}]}],
+                "initContainers": init_containers,
                 "nodeName": node_name,
                 "restartPolicy": "Always",
                 "schedulerName": "default-scheduler",
@@ -901,8 +925,7 @@ class Model:
                                  "tolerationSeconds": 300},
                                 {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
                                  "tolerationSeconds": 300}],
-                "volumes": [{"emptyDir": {}, "name": "kserve-provision-location"}]
-                           + ([{"emptyDir": {}, "name": "mcv-cache-0"}] if producer else []),
+                "volumes": volumes + ([{"emptyDir": {}, "name": "mcv-cache-0"}] if producer else []),
             },
             "status": {
                 "conditions": [
@@ -1220,9 +1243,10 @@ def failed_create_event(c: Cluster, ns: str, replicaset: str, message: str, firs
 
 # ---- the clusters -------------------------------------------------------------------------------------
 
-def install(c: Cluster, endpoint: str, default_group: str, *, controller_ready: bool, controller_since: str) -> None:
+def install(c: Cluster, endpoint: str, default_group: str, *, controller_ready: bool, controller_since: str,
+            teams: Iterable[str] = ()) -> None:
     installed = c.clock.ago(days=41)
-    namespaces(c, installed)
+    namespaces(c, installed, teams)
     configmap(c, endpoint, default_group, installed)
     controller(c, installed, ready=controller_ready, since=controller_since)
     webhook(c, installed)
@@ -1242,7 +1266,7 @@ def healthy() -> Cluster:
     c = Cluster("arn:aws:eks:us-east-1:123456789012:cluster/inference-prod", "2026-06-18T14:05:00Z", 48213000)
     ago = c.clock.ago
     registry = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
-    install(c, registry, "h100", controller_ready=True, controller_since=ago(days=6))
+    install(c, registry, "h100", controller_ready=True, controller_since=ago(days=6), teams=("team-chat", "team-llm"))
 
     llama = Model(c, "team-llm", "llama-3-1-8b-instruct", "hf://meta-llama/Llama-3.1-8B-Instruct", "7c5d9b8f46",
                   registry, tp=1, max_len=32768)
@@ -1322,7 +1346,8 @@ def broken() -> Cluster:
     c = Cluster("arn:aws:eks:us-west-2:210987654321:cluster/gpu-staging", "2026-06-18T09:42:00Z", 91733000)
     ago = c.clock.ago
     registry = "harbor.ml.example.com"
-    install(c, registry, "h100", controller_ready=True, controller_since=ago(178))
+    install(c, registry, "h100", controller_ready=True, controller_since=ago(178),
+            teams=("team-chat", "team-llm", "team-vision"))
 
     h1, h2, h3, h4 = ("ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-13.ec2.internal",
                       "ip-10-0-1-14.ec2.internal")
@@ -1394,6 +1419,9 @@ def broken() -> Cluster:
     agent_pod(c, l2, ip[l2], stale, 9, ago(days=1, minutes=30), node_lost=True)
     # No agent pod on l4: the stale tolerations do not tolerate dedicated=inference.
 
+    # A mistral serving pod that started while the re-created KernelCache was still preparing: admission
+    # found no Ready entry then, so it runs without the cache although KServe would mount it now.
+    mistral.pod(1, h1, ip[h1], ago(150))
     p70 = llama70.pod(0, h2, ip[h2], ago(70), producer=True)
     p8 = llama8.pod(0, h1, ip[h1], ago(210), producer=True)
     pvl = qwen_vl.pod(0, l1, ip[l1], ago(days=3), producer=True)

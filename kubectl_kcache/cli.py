@@ -246,6 +246,7 @@ def main(ctx: click.Context, **kwargs: Any) -> None:
     kubectl kcache doctor                 the whole checklist, with evidence and the next command
     kubectl kcache status [-w]            node groups, their nodes, agents and caches at a glance
     kubectl kcache why-group POD          which node group a producer pod's cache goes to, and why
+    kubectl kcache why-not-cached POD     whether a serving pod got a KernelCache at admission, and why (not)
     kubectl kcache reconcile --dry-run    what KServe's controller should be doing (or do it)
     kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
 
@@ -491,6 +492,96 @@ def why_group(
     else:
         _write(_dump_doc(why.to_dict(), output))
     return EXIT_OK
+
+
+# ---- why-not-cached -----------------------------------------------------------------------------
+
+
+@main.command("why-not-cached", context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@_from_file_option
+@click.argument("pod", required=False)
+@click.option("--manifest", "manifest", metavar="FILE",
+              help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
+                   "ServingRuntime) not created yet; `-` reads stdin.")
+@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.pass_context
+def why_not_cached(
+    ctx: click.Context,
+    pod: str | None,
+    from_files: tuple[str, ...],
+    manifest: str | None,
+    output: str,
+    **kwargs: Any,
+) -> int:
+    """Explain whether a serving POD got a KernelCache from KServe's pod webhook, and why (not): every
+    gate, the footprints, each candidate KernelCache with the first check that rejected it, what KServe
+    would do today, and the next command. Also `why-cached`. Reads only.
+
+    Exit codes: 0 the pod got a cache (with --manifest: would get one), 1 it did not, 2 bad input,
+    3 a read it needs was forbidden or failed.
+    """
+    flags = _merged_flags(ctx, kwargs)
+    if bool(pod) == bool(manifest):
+        raise click.UsageError("give a POD or --manifest FILE (not both)")
+    if manifest == "-" and "-" in from_files:
+        raise click.UsageError("--manifest - and --from-file - cannot both read stdin")
+    from .explain.why_not_cached import explain
+
+    manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
+    if from_files:
+        from .snapshot import load_files
+
+        snap = load_files(from_files)
+        namespace = flags.get("namespace") or manifest_ns or (
+            _default_namespace_offline(snap, pod, None) if pod else "default")
+    else:
+        from .collect import collect_for_why_not_cached
+
+        client = _client(flags)
+        namespace = flags.get("namespace") or manifest_ns or client.namespace
+        snap = collect_for_why_not_cached(client, namespace, pod)
+    if manifest_pod is not None:
+        manifest_pod = _in_namespace(manifest_pod, namespace)
+    why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
+    if output == "tree":
+        from rich.console import Console
+
+        from .report.why_not_cached_tree import render_tree
+
+        color = _color()
+        console = Console(
+            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False, width=None if color else 120
+        )
+        render_tree(why, console)
+    else:
+        _write(_dump_doc(why.to_dict(), output))
+    return EXIT_OK if why.exit_cached else EXIT_FINDINGS
+
+
+main.add_command(why_not_cached, name="why-cached")
+
+
+def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
+    """(the Pod the manifest stands for, how it was obtained, its namespace if it names one)."""
+    from .kernelcache.render import pod_from_manifest
+    from .objects import Pod
+    from .snapshot import read_documents
+
+    docs = read_documents(path)
+    pod, note = pod_from_manifest(docs, path if path != "-" else "stdin")
+    try:
+        parsed = Pod.from_dict(pod)
+    except InputError as exc:
+        raise InputError(f"--manifest {path}: {exc}") from None
+    return parsed, note, parsed.meta.namespace
+
+
+def _in_namespace(pod: Any, namespace: str) -> Any:
+    """The manifest's pod in the namespace it is evaluated in (the API server sets it at creation)."""
+    import dataclasses
+
+    return dataclasses.replace(pod, meta=dataclasses.replace(pod.meta, namespace=namespace))
 
 
 def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) -> str:

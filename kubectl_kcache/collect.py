@@ -136,6 +136,9 @@ def collect(
     cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
     config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
+    if scope.install or scope.preparation:
+        # all of them: the job namespace, and the labels the pod webhook's namespaceSelector reads
+        col.read(r.NAMESPACES)
     if scope.install:
         col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET))
     if scope.install or scope.agent_pods:
@@ -148,7 +151,6 @@ def collect(
         )
         _read_crds(col)
     if scope.preparation and job_ns:
-        col.read(r.NAMESPACES, field_selector=_by_name(job_ns))
         col.read(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME)
         col.read(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME, record_as="pods")
         for sa in c.PREFETCHER_SERVICE_ACCOUNTS:
@@ -156,7 +158,7 @@ def collect(
         for rb in c.PREFETCHER_ROLE_BINDINGS:
             col.read(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb))
     if scope.producers:
-        # producer pods: the InferenceService pods (by label) where captures or why-group look for them
+        # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
         col.read(r.PODS, ns, label_selector=c.LABEL_ISVC, record_as="pods")
     if scope.events:
         col.read(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
@@ -198,6 +200,24 @@ def collect_for_why_group(
         if (not capture or cap.name == capture) and cap.active_session is not None:
             nodes.add(cap.active_session.node_name)
     for name in sorted(n for n in nodes if n):
+        col.read(r.NODES, field_selector=_by_name(name))
+    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
+    return col.snapshot(meta)
+
+
+def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) -> snap.ClusterSnapshot:
+    """Only what why-not-cached needs: the pod (by name), every KernelCacheNode (KServe lists them all), the
+    namespace's KernelCaches and the namespace itself, the config, the pod webhook's configuration, the
+    groups, and the pod's node (no full node list)."""
+    col = Collector(client)
+    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
+    col.read(r.KERNEL_CACHE_NODES)
+    col.read(r.KERNEL_CACHES, namespace)
+    col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
+    col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
+    col.read(r.NAMESPACES, field_selector=_by_name(namespace))
+    col.read(r.NODE_GROUPS)
+    for name in sorted({p.node_name for p in pods if p.node_name}):
         col.read(r.NODES, field_selector=_by_name(name))
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
     return col.snapshot(meta)

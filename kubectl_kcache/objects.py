@@ -8,6 +8,7 @@ an `ObjectError` naming the field, which the loaders turn into a clear message.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,6 +225,36 @@ class Toleration:
         return out
 
 
+def _image_key(name: str) -> bytes:
+    return hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+@dataclass(frozen=True)
+class NodeImages:
+    """The names in Node.status.images, kept as 8-byte digests (a GPU node lists ~50 images with ~100
+    names: 5,000 nodes would otherwise hold ~40 MB of strings), and the smallest image size listed (the
+    kubelet lists at most nodeStatusMaxImages images, largest first, so anything smaller is left out)."""
+
+    keys: bytes = b""
+    smallest_bytes: int | None = None
+
+    def lists(self, name: str) -> bool:
+        key = _image_key(name)
+        return any(self.keys[i:i + 8] == key for i in range(0, len(self.keys), 8))
+
+    @staticmethod
+    def from_list(items: Any, where: str) -> NodeImages:
+        keys = bytearray()
+        sizes = []
+        for raw in _list(items, where):
+            image = _map(raw, f"{where}[]")
+            for name in _list(image.get("names"), f"{where}[].names"):
+                keys += _image_key(_str(name, f"{where}[].names[]"))
+            if image.get("sizeBytes") is not None:
+                sizes.append(_int(image.get("sizeBytes"), f"{where}[].sizeBytes"))
+        return NodeImages(bytes(keys), min(sizes) if sizes else None)
+
+
 @dataclass(frozen=True)
 class Node:
     meta: Meta
@@ -234,6 +265,8 @@ class Node:
     ready_message: str = ""
     kubelet_version: str = ""
     image_count: int = 0
+    # why-not-cached / node-images: which names Node.status.images lists (see NodeImages)
+    images: NodeImages = field(default_factory=lambda: NodeImages())
 
     @property
     def name(self) -> str:
@@ -242,6 +275,10 @@ class Node:
     @property
     def labels(self) -> Mapping[str, str]:
         return self.meta.labels
+
+    def lists_image(self, reference: str) -> bool:
+        """Whether Node.status.images has an entry with exactly this name (KServe's agent checks this)."""
+        return self.images.lists(reference)
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> Node:
@@ -267,6 +304,7 @@ class Node:
             ready_message=ready.message if ready else "",
             kubelet_version=_str(info.get("kubeletVersion"), "Node.status.nodeInfo.kubeletVersion"),
             image_count=len(_list(status.get("images"), "Node.status.images")),
+            images=NodeImages.from_list(status.get("images"), f"Node {meta.name}: status.images"),
         )
 
 
@@ -307,11 +345,32 @@ class Footprints:
 
 
 @dataclass(frozen=True)
+class CachePath:
+    """A KernelCachePath: empty fields take KServe's defaults when the cache is mounted."""
+
+    container_name: str = ""
+    container_path: str = ""
+    oci_path: str = ""
+
+    @staticmethod
+    def list_from(items: Any, where: str) -> tuple[CachePath, ...]:
+        out = []
+        for raw in _list(items, where):
+            p = _map(raw, f"{where}[]")
+            out.append(CachePath(container_name=_str(p.get("containerName"), f"{where}[].containerName"),
+                                 container_path=_str(p.get("containerPath"), f"{where}[].containerPath"),
+                                 oci_path=_str(p.get("ociPath"), f"{where}[].ociPath")))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
 class Artifact:
     image_reference: str
     footprints: Footprints
     cache_path_count: int
     raw: Mapping[str, Any] = field(compare=True, default_factory=dict)
+    cache_paths: tuple[CachePath, ...] = ()
+    factors: Mapping[str, str] = field(default_factory=dict)  # identity.factors, informational
 
     @staticmethod
     def from_dict(obj: Any, where: str) -> Artifact | None:
@@ -319,11 +378,14 @@ class Artifact:
             return None
         m = _map(obj, where)
         identity = _map(m.get("identity"), f"{where}.identity")
+        paths = CachePath.list_from(m.get("cachePaths"), f"{where}.cachePaths")
         return Artifact(
             image_reference=_str(m.get("imageReference"), f"{where}.imageReference"),
             footprints=Footprints.from_dict(identity.get("footprints"), f"{where}.identity.footprints"),
-            cache_path_count=len(_list(m.get("cachePaths"), f"{where}.cachePaths")),
+            cache_path_count=len(paths),
             raw=dict(m),
+            cache_paths=paths,
+            factors=_strmap(identity.get("factors"), f"{where}.identity.factors"),
         )
 
 
@@ -395,6 +457,17 @@ class Verification:
     state: str = ""
     reason: str = ""
     message: str = ""
+    verified: bool = False
+
+
+@dataclass(frozen=True)
+class UsagePod:
+    """An entry of KernelCache.status.usage.pods (written by KServe's controller from the usage annotation)."""
+
+    uid: str = ""
+    namespace: str = ""
+    name: str = ""
+    node_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -409,6 +482,8 @@ class KernelCache(_Namespaced):
     node_count: int = 0
     nodes_ready: int = 0
     nodes_error: int = 0
+    usage: tuple[UsagePod, ...] = ()
+    total_pods_using: int = 0
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> KernelCache:
@@ -426,8 +501,17 @@ class KernelCache(_Namespaced):
                 state=_str(v.get("state"), "state"),
                 reason=_str(v.get("reason"), "reason"),
                 message=_str(v.get("message"), "message"),
+                verified=_bool(v.get("verified"), "verified"),
             )
         counts = _map(status.get("counts"), f"{where}: status.counts")
+        usage = _map(status.get("usage"), f"{where}: status.usage")
+        users = []
+        for raw in _list(usage.get("pods"), f"{where}: status.usage.pods"):
+            u = _map(raw, f"{where}: status.usage.pods[]")
+            ref = _map(u.get("podRef"), "podRef")
+            users.append(UsagePod(uid=_str(u.get("podUID"), "podUID"),
+                                  namespace=_str(ref.get("namespace"), "namespace"),
+                                  name=_str(ref.get("name"), "name"), node_name=_str(u.get("nodeName"), "nodeName")))
         return KernelCache(
             meta=meta,
             artifact=Artifact.from_dict(spec.get("artifact"), f"{where}: spec.artifact"),
@@ -439,6 +523,8 @@ class KernelCache(_Namespaced):
             node_count=_int(counts.get("nodeCount"), "nodeCount"),
             nodes_ready=_int(counts.get("nodesReady"), "nodesReady"),
             nodes_error=_int(counts.get("nodesError"), "nodesError"),
+            usage=tuple(users),
+            total_pods_using=_int(usage.get("totalPodsUsing"), "totalPodsUsing"),
         )
 
 
@@ -533,6 +619,85 @@ class ContainerState:
     image: str = ""
 
 
+# ---- pod spec: what KServe's pod webhook reads and writes (why-not-cached, consumer checks) ----------
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An env entry: a literal `value`, or `value_from` (a Secret, ConfigMap or field: unknown at admission)."""
+
+    name: str
+    value: str = ""
+    value_from: bool = False
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str = ""
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Container:
+    """A container of a pod spec (the parts the webhook reads)."""
+
+    name: str
+    image: str = ""
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    volume_mounts: tuple[VolumeMount, ...] = ()
+
+    @staticmethod
+    def list_from(items: Any, where: str) -> tuple[Container, ...]:
+        out = []
+        for raw in _list(items, where):
+            ctr = _map(raw, f"{where}[]")
+            name = _str(ctr.get("name"), f"{where}[].name")
+            at = f"{where}[{name}]"
+            env = tuple(
+                EnvVar(name=_str(e.get("name"), f"{at}.env[].name"), value=_str(e.get("value"), f"{at}.env[].value"),
+                       value_from=e.get("valueFrom") is not None)
+                for e in (_map(x, f"{at}.env[]") for x in _list(ctr.get("env"), f"{at}.env"))
+            )
+            mounts = tuple(
+                VolumeMount(name=_str(m.get("name"), f"{at}.volumeMounts[].name"),
+                            mount_path=_str(m.get("mountPath"), f"{at}.volumeMounts[].mountPath"),
+                            read_only=_bool(m.get("readOnly"), f"{at}.volumeMounts[].readOnly"))
+                for m in (_map(x, f"{at}.volumeMounts[]") for x in _list(ctr.get("volumeMounts"), f"{at}.volumeMounts"))
+            )
+            out.append(Container(
+                name=name, image=_str(ctr.get("image"), f"{at}.image"),
+                command=tuple(_str(x, f"{at}.command[]") for x in _list(ctr.get("command"), f"{at}.command")),
+                args=tuple(_str(x, f"{at}.args[]") for x in _list(ctr.get("args"), f"{at}.args")),
+                env=env, volume_mounts=mounts))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A pod volume: its name, the kind of its source (`image`, `emptyDir`, ...) and the source as given."""
+
+    name: str
+    source: str = ""
+    spec: Mapping[str, Any] = field(default_factory=dict)  # the volume without its name (for deep-equal)
+
+    @property
+    def image_reference(self) -> str:
+        image = self.spec.get("image")
+        return str(image.get("reference") or "") if isinstance(image, Mapping) else ""
+
+    @staticmethod
+    def list_from(items: Any, where: str) -> tuple[Volume, ...]:
+        out = []
+        for raw in _list(items, where):
+            vol = _map(raw, f"{where}[]")
+            spec = {str(k): v for k, v in vol.items() if k != "name"}
+            out.append(Volume(name=_str(vol.get("name"), f"{where}[].name"), source=next(iter(spec), ""), spec=spec))
+        return tuple(out)
+
+
 @dataclass(frozen=True)
 class Pod(_Namespaced):
     meta: Meta
@@ -545,6 +710,11 @@ class Pod(_Namespaced):
     scheduled_message: str = ""
     containers: tuple[ContainerState, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    # the spec as KServe's pod webhook sees it
+    spec_containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    image_pull_secrets: tuple[str, ...] = ()
 
     @staticmethod
     def from_dict(obj: Mapping[str, Any]) -> Pod:
@@ -588,6 +758,12 @@ class Pod(_Namespaced):
             scheduled_message=sched.message if sched and sched.status != "True" else "",
             containers=tuple(containers),
             tolerations=Toleration.list_from(spec.get("tolerations"), f"{where}: spec.tolerations"),
+            spec_containers=Container.list_from(spec.get("containers"), f"{where}: spec.containers"),
+            init_containers=Container.list_from(spec.get("initContainers"), f"{where}: spec.initContainers"),
+            volumes=Volume.list_from(spec.get("volumes"), f"{where}: spec.volumes"),
+            image_pull_secrets=tuple(
+                _str(_map(x, "imagePullSecrets[]").get("name"), "imagePullSecrets[].name")
+                for x in _list(spec.get("imagePullSecrets"), f"{where}: spec.imagePullSecrets")),
         )
 
 
@@ -740,6 +916,45 @@ class ConfigMap:
 
 
 @dataclass(frozen=True)
+class SelectorRequirement:
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """A metav1.LabelSelector; `None` where an object holds one means "not set" (matches everything)."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+
+    @staticmethod
+    def from_dict(obj: Any, where: str) -> LabelSelector | None:
+        if obj is None:
+            return None
+        m = _map(obj, where)
+        exprs = tuple(
+            SelectorRequirement(key=_str(e.get("key"), f"{where}.matchExpressions[].key"),
+                                operator=_str(e.get("operator"), f"{where}.matchExpressions[].operator"),
+                                values=tuple(_str(v, "values[]") for v in _list(e.get("values"), "values")))
+            for e in (_map(x, f"{where}.matchExpressions[]")
+                      for x in _list(m.get("matchExpressions"), f"{where}.matchExpressions"))
+        )
+        return LabelSelector(match_labels=_strmap(m.get("matchLabels"), f"{where}.matchLabels"),
+                             match_expressions=exprs)
+
+
+@dataclass(frozen=True)
+class WebhookRule:
+    operations: tuple[str, ...] = ()
+    api_groups: tuple[str, ...] = ()
+    api_versions: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    scope: str = ""
+
+
+@dataclass(frozen=True)
 class WebhookEntry:
     name: str
     failure_policy: str = "Fail"
@@ -747,6 +962,13 @@ class WebhookEntry:
     service_name: str = ""
     path: str = ""
     has_ca_bundle: bool = False
+    url: str = ""
+    namespace_selector: LabelSelector | None = None
+    object_selector: LabelSelector | None = None
+    match_conditions: tuple[tuple[str, str], ...] = ()  # (name, CEL expression)
+    reinvocation_policy: str = ""
+    timeout_seconds: int | None = None
+    rules: tuple[WebhookRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -762,6 +984,21 @@ class WebhookConfiguration:
             w = _map(raw, "webhooks[]")
             cc = _map(w.get("clientConfig"), "clientConfig")
             svc = _map(cc.get("service"), "clientConfig.service")
+            rules = tuple(
+                WebhookRule(
+                    operations=tuple(_str(x, "operations[]") for x in _list(r.get("operations"), "operations")),
+                    api_groups=tuple(_str(x, "apiGroups[]") for x in _list(r.get("apiGroups"), "apiGroups")),
+                    api_versions=tuple(_str(x, "apiVersions[]") for x in _list(r.get("apiVersions"), "apiVersions")),
+                    resources=tuple(_str(x, "resources[]") for x in _list(r.get("resources"), "resources")),
+                    scope=_str(r.get("scope"), "scope"),
+                )
+                for r in (_map(x, "rules[]") for x in _list(w.get("rules"), "webhooks[].rules"))
+            )
+            conditions = tuple(
+                (_str(mc.get("name"), "matchConditions[].name"),
+                 _str(mc.get("expression"), "matchConditions[].expression"))
+                for mc in (_map(x, "matchConditions[]") for x in _list(w.get("matchConditions"), "matchConditions"))
+            )
             hooks.append(
                 WebhookEntry(
                     name=_str(w.get("name"), "webhooks[].name"),
@@ -770,6 +1007,13 @@ class WebhookConfiguration:
                     service_name=_str(svc.get("name"), "service.name"),
                     path=_str(svc.get("path"), "service.path"),
                     has_ca_bundle=bool(cc.get("caBundle")),
+                    url=_str(cc.get("url"), "clientConfig.url"),
+                    namespace_selector=LabelSelector.from_dict(w.get("namespaceSelector"), "namespaceSelector"),
+                    object_selector=LabelSelector.from_dict(w.get("objectSelector"), "objectSelector"),
+                    match_conditions=conditions,
+                    reinvocation_policy=_str(w.get("reinvocationPolicy"), "reinvocationPolicy"),
+                    timeout_seconds=_opt_int(w.get("timeoutSeconds"), "timeoutSeconds"),
+                    rules=rules,
                 )
             )
         return WebhookConfiguration(meta=meta, webhooks=tuple(hooks))

@@ -374,6 +374,16 @@ def _flatten(doc: Any, path: str, out: list[Mapping[str, Any]], meta_out: list[M
     return saw_snapshot
 
 
+def read_documents(path: str) -> list[Mapping[str, Any]]:
+    """The objects of one YAML or JSON file (`-`: stdin), lists walked: for manifests, not snapshots."""
+    if path != "-" and not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    items: list[Mapping[str, Any]] = []
+    for doc in _documents(path):
+        _flatten(doc, path, items, [])
+    return items
+
+
 def load_files(paths: Iterable[str]) -> ClusterSnapshot:
     """A snapshot from files: the dump format, `kind: List`, or plain documents; folders are walked."""
     items: list[Mapping[str, Any]] = []

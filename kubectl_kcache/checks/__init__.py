@@ -8,6 +8,7 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     cache_status,
     capture,
     config,
+    consumer_pull,
     control_plane,
     crds,
     group_overlap,
@@ -15,8 +16,11 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     group_taints,
     kcn_missing,
     kcn_orphaned,
+    node_images,
     nodes,
     registry_pull,
+    verification,
+    webhook,
 )
 from .registry import all_checks, check_ids, get_check
 from .runner import run_doctor

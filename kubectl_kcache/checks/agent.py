@@ -25,6 +25,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.placement import agent_tolerations, node_selector_terms, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, read_ok, touch_group_hint
 from .model import Finding, ObjectRef, Read
 from .registry import check
@@ -34,10 +35,17 @@ NS = c.KSERVE_NAMESPACE
 DS_NAME = f"DaemonSet {NS}/{c.AGENT_DAEMONSET}"
 DS_REF = ObjectRef("DaemonSet", c.AGENT_DAEMONSET, NS)
 DESCRIBE_DS = f"kubectl -n {NS} describe daemonset {c.AGENT_DAEMONSET}"
+AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_POD_LABEL), "-o", "wide")
 
 
 @check(ID, "agent DaemonSet placed, rolled out and running on member nodes", "error", order=100,
-       needs_feature=True, reads=(
+       needs_feature=True, codes={
+           "missing": ("error", "the agent DaemonSet does not exist"),
+           "placement-stale": ("error", "the DaemonSet's placement differs from what the node groups imply"),
+           "rollout": ("warning", "the DaemonSet's rollout is not healthy (error when it wants no pod at all)"),
+           "no-pod": ("error", "a Ready member node without an agent pod"),
+           "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
+       }, reads=(
            Read("daemonsets", namespace=NS, selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}"),
            Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
            Read("pods", namespace=NS, optional=True, selector="labelSelector " + "=".join(c.AGENT_POD_LABEL),
@@ -50,7 +58,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         yield Finding(ID, "error", DS_REF,
                       f"{DS_NAME} is missing: KServe's node reconciler fails (\"get KernelCacheNode agent DaemonSet: "
                       "...\") before it creates or deletes any KernelCacheNode, and no node reports cache status",
-                      hint=f"kubectl -n {NS} get daemonsets  # reinstall KServe's LocalModel resources")
+                      hint=f"kubectl -n {NS} get daemonsets  # reinstall KServe's LocalModel resources",
+                      code="missing")
         return
     groups = list(snapshot.node_groups)
     diff = None
@@ -63,7 +72,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
                           f"{NODE_PASS_TRIGGERS}",
                           hint=touch_group_hint(min((g.name for g in groups), default=None)),
-                          evidence=tuple(_placement_evidence(ds, groups, diff)))
+                          evidence=tuple(_placement_evidence(ds, groups, diff)), code="placement-stale")
     yield from _rollout(ds, len(f.member_nodes))
     if not read_ok(snapshot, "pods", NS):
         return
@@ -121,7 +130,8 @@ def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:
         yield Finding(ID, severity, DS_REF, f"{DS_NAME} rollout is not healthy: {'; '.join(issues)}",
                       hint=DESCRIBE_DS,
                       evidence=(f"desired {ds.desired}, current {ds.current}, ready {ds.ready}, updated "
-                                f"{ds.updated}, available {ds.available}, misscheduled {ds.misscheduled}",))
+                                f"{ds.updated}, available {ds.available}, misscheduled {ds.misscheduled}",),
+                      code="rollout")
 
 
 def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod], group: str | None) -> Finding:
@@ -145,13 +155,14 @@ def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod]
                 evidence.append(f"pod {p.name}: {detail or p.phase or 'Pending'}")
     return Finding(ID, "error", ObjectRef("Node", node.name),
                    f"no agent pod on {node.name}: {why}; nothing reports the node's cache status",
-                   group=group, hint=hint, evidence=tuple(evidence))
+                   group=group, hint=hint, evidence=tuple(evidence), code="no-pod",
+                   cause=f"no agent pod: {why}", lister=AGENT_PODS)
 
 
 def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
     pod = pods[0]
     ref = ObjectRef("Pod", pod.name, NS)
-    describe = f"kubectl -n {NS} describe pod {pod.name}"
+    describe = command("kubectl", "-n", NS, "describe", "pod", pod.name)
     waiting = next((cs for cs in pod.containers if cs.waiting_reason), None)
     evidence = tuple(f"container {cs.name}: restarts {cs.restarts}" for cs in pod.containers if cs.restarts)
     lead = f"agent pod {NS}/{pod.name} on {node.name}"
@@ -159,7 +170,8 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
     if pod.phase in ("Failed", "Succeeded"):
         detail = ": ".join(x for x in (pod.reason, pod.message) if x) or "no reason given"
         return Finding(ID, "error", ref, f"{lead} is {pod.phase} ({detail}){tail}", group=group, hint=describe,
-                       evidence=evidence)
+                       evidence=evidence, cause=f"agent pods {pod.phase}: {detail}", code="pod-failed",
+                       lister=AGENT_PODS)
     if waiting is not None:
         text = f"{waiting.waiting_reason}: {waiting.waiting_message}" if waiting.waiting_message \
             else waiting.waiting_reason
@@ -168,16 +180,20 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
             text += f" (last exit code {waiting.exit_code}{f', {last}' if last else ''})"
         hint = describe
         if waiting.waiting_reason == "CrashLoopBackOff":
-            hint = f"kubectl -n {NS} logs {pod.name} -c {waiting.name} --previous"
+            hint = command("kubectl", "-n", NS, "logs", pod.name, "-c", waiting.name, "--previous")
         return Finding(ID, "error", ref, f"{lead} is not running: container {waiting.name} is waiting: {text}{tail}",
-                       group=group, hint=hint, evidence=evidence)
+                       group=group, hint=hint, evidence=evidence,
+                       cause=f"agent pods waiting: {waiting.waiting_reason}", code="pod-failed", lister=AGENT_PODS)
     if pod.phase == "Running":
         return Finding(ID, "error", ref,
                        f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
-                       group=group, hint=f"kubectl -n {NS} logs {pod.name} -c {c.AGENT_CONTAINER}", evidence=evidence)
+                       group=group, hint=command("kubectl", "-n", NS, "logs", pod.name, "-c", c.AGENT_CONTAINER),
+                       evidence=evidence, cause="agent pods Running but not Ready", code="pod-failed",
+                       lister=AGENT_PODS)
     detail = ": ".join(x for x in (pod.reason, pod.message) if x)
     return Finding(ID, "error", ref, f"{lead} is {pod.phase or 'Pending'}{f' ({detail})' if detail else ''}{tail}",
-                   group=group, hint=describe, evidence=evidence)
+                   group=group, hint=describe, evidence=evidence, cause=f"agent pods {pod.phase or 'Pending'}",
+                   code="pod-failed", lister=AGENT_PODS)
 
 
 # ---- Kubernetes node affinity (the scheduler's rule; not a KServe rule) ---------------------------

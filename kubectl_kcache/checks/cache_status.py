@@ -24,6 +24,7 @@ from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, read_ok
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
@@ -36,7 +37,17 @@ MSG_NO_MATCH = "no nodes match the referenced KernelCacheNodeGroup"
 MSG_NOT_READY = "matching nodes are not ready"
 
 
-@check(ID, "KernelCaches and their node entries healthy", "error", order=120, needs_feature=True, reads=(
+@check(ID, "KernelCaches and their node entries healthy", "error", order=120, needs_feature=True, codes={
+    "mount-type": ("error", "a KernelCache whose mountType is not oci"),
+    "no-group": ("error", "a KernelCache without nodeGroupRef and no defaultNodeGroup"),
+    "group-missing": ("error", "a KernelCache whose node group does not exist"),
+    "no-matching-nodes": ("warning", "a KernelCache whose group matches no node"),
+    "no-ready-nodes": ("warning", "a KernelCache whose group has no Ready node"),
+    "stale-status": ("warning", "a KernelCache status the snapshot no longer explains"),
+    "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
+    "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
+    "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
+}, reads=(
     Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
     Read(c.PLURAL_NODES, optional=True, note="per-node entries not checked"),
 ))
@@ -66,7 +77,8 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
                       f"unsupported KernelCache mount type \"{kc.mount_type}\" and only mounts oci caches; recreate it "
                       "with mountType oci (the field is immutable in some KServe versions)",
                       group=group or None,
-                      hint=f"kubectl -n {kc.namespace} get {c.PLURAL_CACHES[:-1]} {kc.name} -o yaml")
+                      hint=command("kubectl", "-n", kc.namespace, "get", c.PLURAL_CACHES[:-1], kc.name, "-o", "yaml"),
+                      code="mount-type")
         return
     group_finding = _group(snapshot, kc, ref, group, from_ref)
     if group_finding is not None:
@@ -80,13 +92,17 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
         yield Finding(ID, "warning", ref,
                       f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
                       f"nodes match group {group} now: the status is stale (is KServe's controller running?)",
-                      group=group, hint=f"kubectl -n {kc.namespace} describe {c.PLURAL_CACHES[:-1]} {kc.name}")
+                      group=group, hint=command("kubectl", "-n", kc.namespace, "describe", c.PLURAL_CACHES[:-1],
+                                                kc.name), code="stale-status")
     job_ns = f.config.job_namespace
     for node, e in errors:
         job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
         yield Finding(ID, "error", ObjectRef(c.KIND_NODE, node),
                       f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
-                      group=group or None, hint=f"kubectl -n {job_ns} describe job {job}",
+                      group=group or None, hint=command("kubectl", "-n", job_ns, "describe", "job", job),
+                      code="entry-error", cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
+                      lister=command("kubectl", "-n", job_ns, "get", "jobs", "-l",
+                                     f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"),
                       evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",))
     if kc.artifact is None:
         return
@@ -103,8 +119,10 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
                       f"{' and '.join(what)}: the pod webhook never counts it, so it is never ready for admission "
                       f"until the node's agent refreshes it",
                       group=group or None,
-                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get pods -l {'='.join(c.AGENT_POD_LABEL)} "
-                           f"--field-selector spec.nodeName={node}",
+                      code="entry-mismatch", cause=f"entries of KernelCache {key} with {' and '.join(what)}",
+                      lister=command("kubectl", "get", c.PLURAL_NODES),
+                      hint=command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "pods", "-l",
+                                   "=".join(c.AGENT_POD_LABEL), "--field-selector", f"spec.nodeName={node}"),
                       evidence=tuple(what))
 
 
@@ -115,8 +133,8 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         return Finding(ID, "error", ref,
                        f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
                        f"Error/NodeGroupNotFound \"{MSG_NO_GROUP_NAME}\"",
-                       hint=f"kubectl -n {kc.namespace} patch {kind} {kc.name} --type=merge -p "
-                            "'{\"spec\":{\"nodeGroupRef\":{\"name\":\"<group>\"}}}'")
+                       hint=command("kubectl", "-n", kc.namespace, "patch", kind, kc.name, "--type=merge", "-p",
+                                    '{"spec":{"nodeGroupRef":{"name":"<group>"}}}'), code="no-group")
     source = "spec.nodeGroupRef" if from_ref else "defaultNodeGroup"
     g = snapshot.group_by_name.get(group)
     if g is None:
@@ -126,7 +144,8 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         return Finding(ID, "error", ref,
                        f"KernelCache {key}: group {group!r} (from {source}) does not exist{extra}: KServe reports "
                        f"Error/NodeGroupNotFound \"{MSG_GROUP_MISSING}\"",
-                       group=group, hint=f"kubectl get {c.PLURAL_NODE_GROUPS}" if from_ref else EDIT_CONFIG)
+                       group=group, hint=f"kubectl get {c.PLURAL_NODE_GROUPS}" if from_ref else EDIT_CONFIG,
+                       code="group-missing")
     if not g.node_selector:
         return None  # group-selector reports it
     members = facts(snapshot).members_of_group.get(group, [])
@@ -134,12 +153,13 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         return Finding(ID, "warning", ref,
                        f"KernelCache {key}: no node matches group {group} (nodeSelector "
                        f"{fmt_selector(g.node_selector)}): KServe reports Pending/NoMatchingNodes \"{MSG_NO_MATCH}\"",
-                       group=group, hint="kubectl kcache doctor --only group-selector")
+                       group=group, hint="kubectl kcache doctor --only group-selector", code="no-matching-nodes")
     if not any(n.ready for n in members):
         return Finding(ID, "warning", ref,
                        f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
                        f"Pending/NoReadyNodes \"{MSG_NOT_READY}\"",
-                       group=group, hint=f"kubectl get nodes -l {fmt_selector(g.node_selector)}")
+                       group=group, hint=command("kubectl", "get", "nodes", "-l", fmt_selector(g.node_selector)),
+                       code="no-ready-nodes")
     return None
 
 
@@ -150,23 +170,25 @@ def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, g
     reason = ready.reason if ready else ""
     message = f"KernelCache {key} is in Error"
     message += f": {condition_text(ready)}" if ready else " (no Ready condition)"
-    hint = f"kubectl -n {kc.namespace} describe {kind} {kc.name}"
+    hint = command("kubectl", "-n", kc.namespace, "describe", kind, kc.name)
     evidence: list[str] = []
     v = kc.verification
     if reason == "VerificationFailed" and v is not None:
         detail = ": ".join(x for x in (v.reason, v.message) if x)
         message += f" (verification {v.state or 'unknown'}{f', {detail}' if detail else ''})"
         evidence.append(f"verification: mode {v.mode}, state {v.state}, reason {v.reason}")
-        hint = f"kubectl -n {kc.namespace} get {kind} {kc.name} -o jsonpath='{{.status.verification}}'"
+        hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
-        hint = f"kubectl -n {job_ns} get jobs,pods -l {c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+        hint = command("kubectl", "-n", job_ns, "get", "jobs,pods", "-l",
+                       f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}")
     elif reason == "ConfigError":
         hint = EDIT_CONFIG
     elif reason == "StorageError" and ready is not None:
         if ready.message.startswith("job namespace "):
-            hint = f"kubectl create namespace {job_ns}"
+            hint = command("kubectl", "create", "namespace", job_ns)
         elif "ServiceAccount" in ready.message or "RoleBinding" in ready.message:
             hint = "kubectl kcache doctor --only registry-pull"
     elif reason == "NodeGroupNotFound" and group_ok:
         message += f" (group {group} exists now: the status is stale)"
-    return Finding(ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence))
+    return Finding(ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence),
+                   code="error-state")

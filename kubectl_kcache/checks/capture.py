@@ -40,7 +40,21 @@ STUCK_AFTER = dt.timedelta(hours=1)
 KIND = c.PLURAL_CAPTURES[:-1]
 
 
-@check(ID, "complete captures become KernelCaches", "error", order=130, needs_feature=True, reads=(
+@check(ID, "complete captures become KernelCaches", "error", order=130, needs_feature=True, codes={
+    "stale-reporter": ("warning", "a runtime result from another session or pod than the active session"),
+    "requested-outside": ("warning", "the requested group does not contain the producer's node"),
+    "failed": ("warning", "a Failed capture"),
+    "stuck": ("warning", "a capture in a non-terminal phase for over an hour"),
+    "unsigned": ("warning", "a Complete capture without status.signing (not eligible yet)"),
+    "signing-failed": ("error", "a Complete capture whose artifact signing failed: no KernelCache"),
+    "not-eligible": ("warning", "a Complete capture KServe's isCaptureComplete rejects"),
+    "shadowed": ("warning", "another capture maps to the same KernelCache name: only one is linked (info when "
+                            "their artifacts are equal)"),
+    "artifact-mismatch": ("error", "the KernelCache under the generated name has another artifact"),
+    "not-linked": ("warning", "the KernelCache exists but the capture's kernelCacheRef does not name it"),
+    "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
+    "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
+}, reads=(
     Read(c.PLURAL_CAPTURES), Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -54,8 +68,8 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     f = facts(snapshot)
     key = f"{cap.namespace}/{cap.name}"
     ref = ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace)
-    why_group = f"kubectl kcache why-group --capture {cap.name} -n {cap.namespace}"
-    describe = f"kubectl -n {cap.namespace} describe {KIND} {cap.name}"
+    why_group = command("kubectl", "kcache", "why-group", "--capture", cap.name, "-n", cap.namespace)
+    describe = command("kubectl", "-n", cap.namespace, "describe", KIND, cap.name)
     ready = o.find_condition(cap.conditions, "Ready")
     session = cap.active_session
     result = cap.runtime_result
@@ -69,7 +83,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
                           f"capture {key} has a result from a stale reporter: runtimeResult names session "
                           f"{reported[0] or '(none)'} / pod {reported[1] or '(none)'}, the active session is "
                           f"{session.id or '(none)'} / pod {session.pod_name or '(none)'}; it is not complete until "
-                          "the current producer reports", hint=describe)
+                          "the current producer reports", hint=describe, code="stale-reporter")
         outside = requested_group_outside(session, snapshot.group_by_name, snapshot.node_by_name)
         if outside is not None:
             lacks = ", ".join(f"{k}={v}" for k, v in outside.wanted.items())
@@ -78,12 +92,13 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
                           f"not contain the producer's node {outside.node} (it lacks {lacks}): KServe accepts it "
                           f"silently and prepares the cache on {outside.group}'s nodes, not on the kind of node it "
                           "was compiled on",
-                          group=outside.group, hint=why_group)
+                          group=outside.group, hint=why_group, code="requested-outside")
 
     if cap.phase == c.PHASE_FAILED:
         yield Finding(ID, "warning", ref,
                       f"capture {key} Failed: {condition_text(ready) or 'no Ready condition'}", hint=describe,
-                      evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("reason", "message") if result.get(k)))
+                      evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("reason", "message") if result.get(k)),
+                      code="failed")
         return
     if cap.phase == c.PHASE_COMPLETE:
         yield from _complete(snapshot, cap, key, ref, ready, why_group, describe, stale)
@@ -97,23 +112,24 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     pod = session.pod_name if session else ""
     if session is None:
         what = "no producer pod has claimed it"
-        hint = f"kubectl -n {cap.namespace} get pods -l {c.LABEL_ISVC}={cap.source_name}"
+        hint = command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}")
     elif phase == "WaitingForWorkload":
         what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
-        hint = f"kubectl -n {cap.namespace} describe pod {pod}"
+        hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
     elif phase == "Pushing":
         what = "the capture sidecar is pushing the artifact (registry push or auth problems?)"
-        hint = f"kubectl -n {cap.namespace} logs {pod} -c mcv"
+        hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv")
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
-        hint = f"kubectl -n {cap.namespace} logs {pod} -c mcv" if pod else describe
+        hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv") if pod else describe
     detail = condition_text(ready)
     yield Finding(ID, "warning", ref,
                   f"capture {key} is stuck in {phase} since {rfc3339(since)}, over an hour: {what}"
                   f"{f' ({detail})' if detail else ''}",
                   hint=hint,
-                  evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("state", "message") if result.get(k)))
+                  evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("state", "message") if result.get(k)),
+                  code="stuck")
 
 
 def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRef, ready: o.Condition | None,
@@ -122,14 +138,15 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
     if signing is None:
         yield Finding(ID, "warning", ref,
                       f"capture {key} is Complete without status.signing (signing not reconciled yet, or a controller "
-                      "error): it is not eligible for a KernelCache", hint=describe)
+                      "error): it is not eligible for a KernelCache", hint=describe, code="unsigned")
         return
     if signing.state == c.SIGNING_FAILED:
         detail = ": ".join(x for x in (signing.reason, signing.message) if x) or condition_text(ready)
         yield Finding(ID, "error", ref,
                       f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
                       "creates no KernelCache from it",
-                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",))
+                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",),
+                      code="signing-failed")
         return
     cc = facts(snapshot).capture_caches[(cap.namespace, cap.name)]
     outcome, name = cc.outcome, cc.outcome.kernel_cache
@@ -138,7 +155,7 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
         if not stale:  # a stale reporter is said above
             yield Finding(ID, "warning", ref,
                           f"capture {key} is Complete but not eligible for a KernelCache: {outcome.reason}",
-                          hint=describe)
+                          hint=describe, code="not-eligible")
         return
     if outcome.outcome == LINKED:
         return
@@ -151,7 +168,7 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       f"capture per KernelCache name (the first it lists: not guaranteed which)"
                       + ("; their artifacts are equal, so nothing is lost" if same else
                          "; this capture's artifact differs, so no KernelCache is ever made from it"),
-                      hint=describe)
+                      hint=describe, code="shadowed")
         return
     if outcome.outcome == MISMATCH:
         kc = snapshot.kc_by_key[kc_text]
@@ -159,7 +176,8 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass (someone made "
                       "a KernelCache under the generated name, or the capture's artifact changed)",
                       group=kc.node_group or None,
-                      hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"))
+                      hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"),
+                      code="artifact-mismatch")
         return
     if outcome.outcome == LINK:
         kc = snapshot.kc_by_key[kc_text]
@@ -167,7 +185,7 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
         yield Finding(ID, "warning", ref,
                       f"complete capture {key} is not linked to its KernelCache {kc_text} (status.kernelCacheRef "
                       f"{was}): KServe sets it on its next pass over that KernelCache; is KServe's controller "
-                      "running?", group=kc.node_group or None, hint=RECONCILE)
+                      "running?", group=kc.node_group or None, hint=RECONCILE, code="not-linked")
         return
     decision = cc.decision
     assert decision is not None  # CREATE carries the decision
@@ -179,9 +197,9 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
     if not decision.ok:
         yield Finding(ID, "error", ref,
                       f"{what}: KServe cannot select a node group: {decision.reason}: {decision.message}",
-                      hint=why_group, evidence=steps)
+                      hint=why_group, evidence=steps, code="selection-fails")
         return
     yield Finding(ID, "warning", ref,
                   f"{what}: KServe would create {kc_text} for group {decision.group} (source {decision.source}), but "
                   "it does not exist; is KServe's controller running?",
-                  group=decision.group, hint=RECONCILE, evidence=steps)
+                  group=decision.group, hint=RECONCILE, evidence=steps, code="kernel-cache-missing")

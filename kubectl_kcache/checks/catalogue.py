@@ -53,6 +53,11 @@ def _section(spec: CheckSpec) -> list[str]:
            f"- default severity: **{spec.severity}**", f"- applies: {applies}", "- reads:"]
     out += [f"  - {_read_line(r)}" for r in spec.reads]
     out += ["", spec.doc, ""]
+    if spec.codes:
+        out += ["| code | severity | meaning |", "|---|---|---|"]
+        out += [f'| <a id="{spec.id}/{code.id}"></a>`{spec.id}/{code.id}` | {code.severity} | {code.summary} |'
+                for code in spec.codes]
+        out.append("")
     return out
 
 
@@ -91,10 +96,12 @@ def render_catalogue() -> str:
         "`not-applicable` when there is nothing to check, such as while the feature is disabled (the `config`",
         "check says so once). In the report, `control-plane` findings come first.",
         "",
-        "Suppress a known finding with `--config FILE` (`{\"suppress\": [{\"check\": \"group-taints\",",
+        "Every finding has a stable code, `check/code`, listed under its check below. Suppress a known finding",
+        "with `--config FILE` (`{\"suppress\": [{\"check\": \"group-taints\", \"code\": \"prefer-no-schedule\",",
         "\"object\": {\"kind\": \"Node\", \"name\": \"gpu-*\"}, \"reason\": \"...\"}]}`; every field but `check` is",
-        "optional, names take globs) or with the annotation `kcache.kserve.io/suppress: \"group-taints,nodes\"` on",
-        "the finding's object; `--no-suppressions` ignores both.",
+        "optional, names take globs, `code` hides one kind of finding and not another on the same object) or",
+        "with the annotation `kcache.kserve.io/suppress: \"group-taints/prefer-no-schedule,nodes\"` (check ids, or",
+        "`check/code`) on the finding's object; `--no-suppressions` ignores both.",
         "",
         "| id | title | default severity |",
         "|---|---|---|",

@@ -274,7 +274,19 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
     else:
         ops = [{"op": "add", "path": "/spec/tolerations", "value": tols}]
     patch = json.dumps(ops, separators=(",", ":"))
-    return f"kubectl patch {c.PLURAL_NODE_GROUPS[:-1]} {group.name} --type=json -p '{patch}'"
+    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", patch)
+
+
+def taints_lister(group: o.NodeGroup) -> str:
+    """The group's member nodes with their taints."""
+    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector), "-o",
+                   "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
+
+
+def members_lister(group: o.NodeGroup, columns: str = "") -> str:
+    """The group's member nodes (with extra `-o custom-columns=` when given)."""
+    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector),
+                   *(("-o", f"custom-columns={columns}") if columns else ()))
 
 
 def condition_text(cond: o.Condition | None) -> str:

@@ -30,6 +30,7 @@ from ..kernelcache.config import (
 )
 from ..kernelcache.gostrings import trim_space
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
 from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
 from .registry import check
@@ -37,7 +38,17 @@ from .registry import check
 ID = "config"
 
 
-@check(ID, "kernelcache configuration present, valid and enabled", "error", order=20, reads=(
+@check(ID, "kernelcache configuration present, valid and enabled", "error", order=20, codes={
+    "configmap-missing": ("error", f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} does not exist"),
+    "invalid": ("error", f"key {c.CONFIG_KEY} does not parse or validate as KServe reads it"),
+    "disabled": ("warning", "the feature is disabled (info when no Kernel Cache object exists)"),
+    "cert-incomplete": ("warning", "artifactSecurity cert mode without its trust bundle or subject"),
+    "unknown-keys": ("info", "keys KServe ignores (often a typo)"),
+    "default-group-label": ("warning", "defaultNodeGroup names a node label, not a group"),
+    "default-group-missing": ("warning", "defaultNodeGroup names a group that does not exist"),
+    "default-group-whitespace": ("warning", "defaultNodeGroup has surrounding white space"),
+    "job-namespace-missing": ("error", "jobNamespace does not exist"),
+}, reads=(
     Read("configmaps", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONFIGMAP_NAME}"),
     Read("namespaces", optional=True, selector=f"fieldSelector metadata.name=<{JOB_NAMESPACE[1:-1]}>",
          note="jobNamespace existence not checked"),
@@ -53,14 +64,15 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} was not found: KServe's controllers fail "
                       f"to load the kernel cache configuration (\"{c.CONFIGMAP_NAME} was not found\") and the "
                       "feature does not work",
-                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get configmap {c.CONFIGMAP_NAME}")
+                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get configmap {c.CONFIGMAP_NAME}",
+                      code="configmap-missing")
         return
     if state.config is None:
         yield Finding(ID, "error", ref,
                       f"key {c.CONFIG_KEY} of ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} is invalid: "
                       f"{state.error}; KernelCaches go to Error/ConfigError, KServe's node reconciler and agents "
                       "stop, and creating pods of kernel cache-enabled InferenceServices fails",
-                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}",))
+                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}",), code="invalid")
         return
     cfg = state.config
     if not cfg.enabled:
@@ -75,7 +87,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       "no cache and injects none; KernelCaches stay Pending/FeatureDisabled. The checks that "
                       "depend on the feature are not applicable",
                       hint=f"{EDIT_CONFIG}  # set \"enabled\": true in key {c.CONFIG_KEY}",
-                      evidence=(counts,) if has_objects else ())
+                      evidence=(counts,) if has_objects else (), code="disabled")
     else:
         yield from _default_group(snapshot, cfg.default_node_group)
         yield from _job_namespace(snapshot, cfg.job_namespace)
@@ -88,7 +100,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"artifactSecurity.mode is cert but {' and '.join(missing)} "
                           f"{'is' if len(missing) == 1 else 'are'} empty: KServe accepts the configuration, but "
                           "its verifier needs them, so KernelCaches fail with Error/VerificationFailed",
-                          hint=EDIT_CONFIG)
+                          hint=EDIT_CONFIG, code="cert-incomplete")
     yield from _unknown_keys(cfg.unknown_keys)
 
 
@@ -101,7 +113,7 @@ def _unknown_keys(keys: tuple[str, ...]) -> Iterator[Finding]:
         close = difflib.get_close_matches(key, known, n=1)
         notes.append(f"{key} (did you mean {close[0]}?)" if close else key)
     yield Finding(ID, "info", config_ref(), f"unknown keys in {c.CONFIG_KEY}, ignored by KServe: {', '.join(notes)}",
-                  hint=EDIT_CONFIG, evidence=tuple(f"unknown key: {k}" for k in keys))
+                  hint=EDIT_CONFIG, evidence=tuple(f"unknown key: {k}" for k in keys), code="unknown-keys")
 
 
 def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
@@ -122,19 +134,20 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
                       f"defaultNodeGroup {value!r} looks like a node label; it must name a KernelCacheNodeGroup "
                       f"(captures that fall back to it get {c.REASON_INVALID_DEFAULT}, KernelCaches without "
                       f"nodeGroupRef get NodeGroupNotFound){suggestion}",
-                      hint=hint)
+                      hint=hint, code="default-group-label")
     elif problem.kind == DEFAULT_GROUP_MISSING and groups_known:
         yield Finding(ID, "warning", ref,
                       f"defaultNodeGroup: {c.MSG_GROUP_NOT_FOUND.format(name=problem.name)}; captures that fall "
                       f"back to it get {c.REASON_INVALID_DEFAULT} and KernelCaches without nodeGroupRef get "
                       "NodeGroupNotFound",
-                      hint=hint, evidence=(f"groups: {', '.join(sorted(snapshot.group_by_name)) or 'none'}",))
+                      hint=hint, evidence=(f"groups: {', '.join(sorted(snapshot.group_by_name)) or 'none'}",),
+                      code="default-group-missing")
     elif problem.kind == DEFAULT_GROUP_UNTRIMMED:
         yield Finding(ID, "warning", ref,
                       f"defaultNodeGroup {value!r} has surrounding white space: capture selection trims it (and "
                       f"finds group {problem.name}), but KernelCaches without nodeGroupRef use it untrimmed and "
                       "fail with NodeGroupNotFound (\"referenced KernelCacheNodeGroup was not found\")",
-                      hint=EDIT_CONFIG)
+                      hint=EDIT_CONFIG, code="default-group-whitespace")
 
 
 def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Finding]:
@@ -146,4 +159,4 @@ def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Findin
                   f"jobNamespace {namespace!r} does not exist: KServe never creates it, so every KernelCache fails "
                   f'with Error/StorageError: job namespace "{namespace}" was not found; create it before using '
                   "KernelCache",
-                  hint=f"kubectl create namespace {namespace}")
+                  hint=command("kubectl", "create", "namespace", namespace), code="job-namespace-missing")

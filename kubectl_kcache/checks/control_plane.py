@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import condition_text, facts, observed, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
@@ -41,7 +42,14 @@ def _blocked(policy: str) -> str:
             f"for every pod labelled {c.LABEL_ISVC}, so their other pods are blocked too)")
 
 
-@check(ID, "KServe controller and pod webhook ready", "error", order=30, reads=(
+@check(ID, "KServe controller and pod webhook ready", "error", order=30, codes={
+    "controller-missing": ("error", "KServe's localmodel controller Deployment does not exist"),
+    "controller-not-ready": ("error", "KServe's localmodel controller is scaled to zero or not ready"),
+    "webhook-missing": ("error", "the pod webhook's MutatingWebhookConfiguration (or its webhook) is missing"),
+    "webhook-no-ca": ("error", "the pod webhook has no caBundle"),
+    "webhook-no-endpoints": ("error", "the pod webhook's Service has no ready endpoints"),
+    "pods-denied": ("error", "the kernel cache webhook denied ReplicaSets' pod creation recently"),
+}, reads=(
     Read("deployments", namespace=c.KSERVE_NAMESPACE,
          selector=f"fieldSelector metadata.name={c.CONTROLLER_DEPLOYMENT}"),
     Read("mutatingwebhookconfigurations", selector=f"fieldSelector metadata.name={c.WEBHOOK_CONFIGURATION}"),
@@ -73,27 +81,28 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         yield Finding(ID, "error", WEBHOOK_REF,
                       f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is not installed: no pod gets a kernel "
                       "cache mounted or the capture sidecar injected",
-                      hint="kubectl get mutatingwebhookconfigurations")
+                      hint="kubectl get mutatingwebhookconfigurations", code="webhook-missing")
     elif entry is None:
         names = ", ".join(w.name for w in wh_config.webhooks) or "none"
         yield Finding(ID, "error", WEBHOOK_REF,
                       f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}: no "
                       "pod gets a kernel cache mounted or the capture sidecar injected",
                       hint=f"kubectl get mutatingwebhookconfiguration {c.WEBHOOK_CONFIGURATION} -o yaml",
-                      evidence=(f"webhooks: {names}",))
+                      evidence=(f"webhooks: {names}",), code="webhook-missing")
     else:
         if not entry.has_ca_bundle:
             yield Finding(ID, "error", WEBHOOK_REF,
                           f"webhook {c.WEBHOOK_NAME} has no caBundle, so the API server cannot verify the webhook "
                           f"server's certificate and every call fails: {_blocked(policy)}",
                           hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe certificate localmodel-serving-cert",
-                          evidence=(f"failurePolicy: {policy}",))
+                          evidence=(f"failurePolicy: {policy}",), code="webhook-no-ca")
         if endpoints is not None and endpoints == 0 and deploy_ok:
             yield Finding(ID, "error", ObjectRef("Service", service, service_ns),
                           f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
                           f"{_blocked(policy)}",
-                          hint=f"kubectl -n {service_ns} get endpointslices -l kubernetes.io/service-name={service}",
-                          evidence=(f"failurePolicy: {policy}",))
+                          hint=command("kubectl", "-n", service_ns, "get", "endpointslices", "-l",
+                                       f"kubernetes.io/service-name={service}"),
+                          evidence=(f"failurePolicy: {policy}",), code="webhook-no-endpoints")
     yield from _denials(snapshot)
 
 
@@ -117,7 +126,8 @@ def _deployment(deploy: o.Deployment | None, ok: bool, policy: str, endpoints: i
                       f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) "
                       "is missing: nothing reconciles node groups, KernelCacheNodes, KernelCaches or captures, and "
                       f"{_blocked(policy)}",
-                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get deployments", evidence=tuple(evidence))
+                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get deployments", evidence=tuple(evidence),
+                      code="controller-missing")
         return
     cond = next((x for x in deploy.conditions if x.type == "Available" and x.status != "True"), None)
     if cond is not None:
@@ -129,7 +139,7 @@ def _deployment(deploy: o.Deployment | None, ok: bool, policy: str, endpoints: i
                   f"kernel cache reconciliation has stopped and {_blocked(policy)}. It may crash-loop until its "
                   f"webhook certificate ({c.WEBHOOK_CERT_SECRET}) is issued",
                   hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe deployment {c.CONTROLLER_DEPLOYMENT}",
-                  evidence=tuple(evidence))
+                  evidence=tuple(evidence), code="controller-not-ready")
 
 
 def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -152,5 +162,7 @@ def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         when = f", last at {rfc3339(seen)}" if seen else ""
         yield Finding(ID, "error", ObjectRef("ReplicaSet", name, ns or None),
                       f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
-                      hint=f"kubectl -n {ns} describe replicaset {name}",
-                      evidence=(f"event {ev.meta.name}: {ev.reason}",))
+                      hint=command("kubectl", "-n", ns, "describe", "replicaset", name),
+                      evidence=(f"event {ev.meta.name}: {ev.reason}",), code="pods-denied",
+                      cause=ev.message, lister=command("kubectl", "get", "events", "-A", "--field-selector",
+                                                       "reason=FailedCreate,involvedObject.kind=ReplicaSet"))

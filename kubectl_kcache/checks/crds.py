@@ -29,7 +29,12 @@ INSTALL_HINT = ("kubectl apply --server-side -k "
                 "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
 
 
-@check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, reads=(
+@check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, codes={
+    "not-installed": ("error", "a Kernel Cache CRD is not installed (or its resource is not served)"),
+    "version-not-served": ("error", f"a Kernel Cache CRD does not serve {c.VERSION}"),
+    "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
+    "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
+}, reads=(
     Read("customresourcedefinitions", optional=True,
          selector="fieldSelector metadata.name=<plural>.serving.kserve.io (the four kernel cache CRDs)",
          note="versions and Established condition not checked; inferred from the kinds' reads"),
@@ -51,7 +56,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ID, "error", ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
                 f"kernel cache controllers cannot watch {kind} objects",
-                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",))
+                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed")
     if len(unknown) == len(KINDS):
         why = crd_read.status if crd_read is not None else "not read"
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
@@ -66,7 +71,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if crd is None:
             yield Finding(ID, "error", ref,
                           f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} "
-                          "objects", hint=INSTALL_HINT)
+                          "objects", hint=INSTALL_HINT, code="not-installed")
             continue
         versions = ", ".join(crd.served_versions) or "none"
         if c.VERSION not in crd.served_versions:
@@ -74,15 +79,16 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"CRD {name} does not serve {c.VERSION} (served: {versions}); KServe's kernel cache "
                           f"controllers and kubectl-kcache use {c.API_VERSION}",
                           hint=f"kubectl get crd {name} -o jsonpath='{{.spec.versions[*].name}}'",
-                          evidence=(f"served versions: {versions}",))
+                          evidence=(f"served versions: {versions}",), code="version-not-served")
             continue
         if not crd.established:
             yield Finding(ID, "error", ref,
                           f"CRD {name} is not Established: the API server does not serve {plural} yet",
-                          hint=f"kubectl describe crd {name}")
+                          hint=f"kubectl describe crd {name}", code="not-established")
         others = [v for v in crd.served_versions if v != c.VERSION]
         if others:
             yield Finding(ID, "info", ref,
                           f"CRD {name} also serves {', '.join(others)} besides {c.VERSION}: another KServe API "
                           f"variant; KServe's kernel cache controllers read {c.VERSION}",
-                          hint=f"kubectl get crd {name} -o yaml", evidence=(f"served versions: {versions}",))
+                          hint=f"kubectl get crd {name} -o yaml", evidence=(f"served versions: {versions}",),
+                          code="other-versions")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import facts, fmt_selector, node_ref, read_ok
 from .model import Finding, NotApplicable, Read
 from .registry import check
@@ -22,7 +23,10 @@ from .registry import check
 ID = "group-overlap"
 
 
-@check(ID, "nodes matched by several node groups", "warning", order=50, needs_feature=True, reads=(
+@check(ID, "nodes matched by several node groups", "warning", order=50, needs_feature=True, codes={
+    "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
+    "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
+}, reads=(
     Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
     Read(c.PLURAL_CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
 ))
@@ -53,8 +57,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             first_ns, _, first = captures[0].partition("/")
             yield Finding(ID, "error", node_ref(node.name),
                           message + f"; blocked now: {', '.join(captures)}",
-                          hint=f"kubectl kcache why-group --capture {first} -n {first_ns}",
-                          evidence=evidence + tuple(f"blocked capture: {x}" for x in captures))
+                          hint=command("kubectl", "kcache", "why-group", "--capture", first, "-n", first_ns),
+                          evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
+                          code="blocks-captures")
         else:
-            yield Finding(ID, "warning", node_ref(node.name), message,
-                          hint=f"kubectl get nodes -l {fmt_selector(merged)}", evidence=evidence)
+            lister = command("kubectl", "get", "nodes", "-l", fmt_selector(merged))
+            yield Finding(ID, "warning", node_ref(node.name), message, hint=lister, evidence=evidence,
+                          code="several-groups", cause=f"nodes in groups {names}", lister=lister)

@@ -11,13 +11,13 @@ and the hint labels the closest node.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import facts, fmt_selector, group_ref
 from .model import Finding, NotApplicable, Read
 from .registry import check
@@ -33,11 +33,14 @@ def describe_mismatch(node: str, mm: LabelMismatch) -> str:
 
 
 def label_hint(node: str, mm: LabelMismatch) -> str:
-    labels = " ".join(shlex.quote(f"{k}={v}") for k, v in mm.wanted.items())
-    return f"kubectl label node {node} {labels}" + (" --overwrite" if mm.different else "")
+    labels = [f"{k}={v}" for k, v in mm.wanted.items()]
+    return command("kubectl", "label", "node", node, labels) + (" --overwrite" if mm.different else "")
 
 
-@check(ID, "node groups have a selector that matches nodes", "error", order=40, needs_feature=True, reads=(
+@check(ID, "node groups have a selector that matches nodes", "error", order=40, needs_feature=True, codes={
+    "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
+    "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
+}, reads=(
     Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -51,8 +54,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
                           "updated for any group",
                           group=group.name,
-                          hint=f"kubectl patch {c.PLURAL_NODE_GROUPS[:-1]} {group.name} --type=merge -p "
-                               "'{\"spec\":{\"nodeSelector\":{\"<label>\":\"<value>\"}}}'")
+                          hint=command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=merge",
+                                       "-p", '{"spec":{"nodeSelector":{"<label>":"<value>"}}}'),
+                          code="empty-selector")
             continue
         if members[group.name]:
             continue
@@ -78,6 +82,6 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
         evidence += [f"near miss: {s}" for s in shown]
         hint = label_hint(near[0][0].name, near[0][1])
     else:
-        hint = f"kubectl get nodes -L {','.join(sorted(group.node_selector))}"
+        hint = command("kubectl", "get", "nodes", "-L", ",".join(sorted(group.node_selector)))
     return Finding(ID, "warning", group_ref(group.name), message, group=group.name, hint=hint,
-                   evidence=tuple(evidence))
+                   evidence=tuple(evidence), code="no-match")

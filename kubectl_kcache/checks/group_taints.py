@@ -28,7 +28,7 @@ from ..kernelcache.taints import (
 )
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok
+from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -49,7 +49,7 @@ def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       f"deleted for any group) and every preparation Job of {group} fails (its KernelCaches go to "
                       "Error/StorageError)",
                       group=group, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group),
-                      evidence=(f"the API server would answer: {rejected.api_text}",))
+                      evidence=(f"the API server would answer: {rejected.api_text}",), code="invalid-toleration")
 
 
 def _relevant(taints: list[o.Taint]) -> list[o.Taint]:
@@ -63,7 +63,14 @@ def _taints(taints: list[o.Taint]) -> str:
 
 
 @check(ID, "member nodes' taints tolerated by preparation Jobs and the agent", "error", order=60,
-       needs_feature=True, reads=(
+       needs_feature=True, codes={
+           "invalid-toleration": ("error", "a group toleration Kubernetes rejects (the CRD accepts it)"),
+           "blocks-jobs": ("error", "a NoSchedule/NoExecute taint the group's tolerations do not tolerate"),
+           "prefer-no-schedule": ("warning", "a PreferNoSchedule taint the group does not tolerate"),
+           "evicts-jobs": ("warning", "a NoExecute taint the group tolerates only for tolerationSeconds"),
+           "blocks-agent": ("error", "a taint the agent DaemonSet's pods do not tolerate"),
+           "evicts-agent": ("warning", "a NoExecute taint the agent tolerates only for tolerationSeconds"),
+       }, reads=(
            Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
            Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
                 selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent tolerations not checked"),
@@ -95,7 +102,9 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
                       f"KernelCacheNodeGroup {group.name}'s tolerations (Jobs use the group's tolerations only), so "
                       "the node's cache entries stay Pending/Pulling",
                       group=group.name, hint=add_tolerations_hint(group, blocking),
-                      evidence=tuple(f"untolerated taint: {t}" for t in blocking))
+                      evidence=tuple(f"untolerated taint: {t}" for t in blocking), code="blocks-jobs",
+                      cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
+                      lister=taints_lister(group))
     soft = _relevant(untolerated_taints(node, group.tolerations, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
         yield Finding(ID, "warning", ref,
@@ -103,15 +112,17 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
                       "the scheduler avoids the node for preparation Jobs when it can (they are pinned to it, so "
                       "they still run); tolerate it to say so",
                       group=group.name, hint=add_tolerations_hint(group, soft),
-                      evidence=tuple(f"untolerated taint: {t}" for t in soft))
+                      evidence=tuple(f"untolerated taint: {t}" for t in soft), code="prefer-no-schedule",
+                      cause=f"{_taints(soft)} not tolerated by {group.name}", lister=taints_lister(group))
     for taint, seconds in evicting_after(node, group.tolerations):
         if taint.key in CONDITION_TAINTS:
             continue
         yield Finding(ID, "warning", ref,
                       f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
                       f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
-                      group=group.name, hint=f"kubectl edit {c.PLURAL_NODE_GROUPS[:-1]} {group.name}",
-                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"))
+                      group=group.name, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"), code="evicts-jobs",
+                      cause=f"taint {taint} tolerated by {group.name} for {seconds}s", lister=taints_lister(group))
 
 
 def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.Toleration]) -> Iterator[Finding]:
@@ -130,12 +141,15 @@ def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.To
         yield Finding(ID, "error", ref,
                       f"the agent cannot run on {node.name}: {_taints(blocking)} not tolerated by {DS} "
                       f"({why}); nothing reports the node's cache status",
-                      group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking))
+                      group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking),
+                      code="blocks-agent", cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
+                      lister=taints_lister(group))
     for taint, seconds in evicting_after(node, tolerations):
         if taint.key in CONDITION_TAINTS:
             continue
         yield Finding(ID, "warning", ref,
                       f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
                       "only with tolerationSeconds",
-                      group=group.name, hint=f"kubectl edit {c.PLURAL_NODE_GROUPS[:-1]} {group.name}",
-                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"))
+                      group=group.name, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"), code="evicts-agent",
+                      cause=f"taint {taint} tolerated by the agent for {seconds}s", lister=taints_lister(group))

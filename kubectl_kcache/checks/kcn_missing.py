@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import NODE_PASS_TRIGGERS, facts, node_ref, read_ok, touch_group_hint
 from .model import Finding, NotApplicable, Read
 from .registry import check
@@ -22,7 +23,9 @@ from .registry import check
 ID = "kcn-missing"
 
 
-@check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, reads=(
+@check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, codes={
+    "missing": ("error", "a member node without a KernelCacheNode"),
+}, reads=(
     Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
     Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
          selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent DaemonSet presence not considered"),
@@ -46,4 +49,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "
                       "report cache status, so KernelCaches of the group are never Ready there. "
                       f"{NODE_PASS_TRIGGERS}",
-                      group=group, hint=touch_group_hint(group), evidence=evidence)
+                      group=group, hint=touch_group_hint(group), evidence=evidence, code="missing",
+                      cause=f"member nodes of {group} without a KernelCacheNode",
+                      lister=command("kubectl", "get", c.PLURAL_NODES))

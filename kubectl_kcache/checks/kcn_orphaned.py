@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
@@ -20,7 +21,9 @@ from .registry import check
 ID = "kcn-orphaned"
 
 
-@check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, reads=(
+@check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, codes={
+    "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
+}, reads=(
     Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -41,4 +44,5 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
         yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),
-                      evidence=tuple(f"Ready entry: {k}" for k in ready))
+                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned",
+                      cause=why.replace(f"Node {name}", "the Node"), lister=command("kubectl", "get", c.PLURAL_NODES))

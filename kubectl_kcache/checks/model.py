@@ -38,14 +38,34 @@ class Finding:
     suppressed: bool = False
     # why it is suppressed (the file entry's reason, or the annotation); not part of the JSON report
     suppressed_by: str = field(default="", compare=False)
+    # the kind of finding within its check, stable and documented (`check/code` in docs/checks.md), so that a
+    # suppression can hide one kind without hiding another on the same object
+    code: str = ""
+    # findings of one check and code with the same cause are one problem hitting many objects: shown once
+    # in the table, with a count, a sample and `lister`, the command that lists every object it hits
+    cause: str = ""
+    lister: str = ""
+
+    @property
+    def full_code(self) -> str:
+        return f"{self.check}/{self.code}" if self.code else self.check
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"check": self.check, "severity": self.severity, "object": self.object.to_dict(),
-                               "group": self.group, "message": self.message, "hint": self.hint,
-                               "suppressed": self.suppressed}
+        out: dict[str, Any] = {"check": self.check, "code": self.code, "severity": self.severity,
+                               "object": self.object.to_dict(), "group": self.group, "message": self.message,
+                               "hint": self.hint, "suppressed": self.suppressed}
         if self.evidence:
             out["evidence"] = list(self.evidence)
         return out
+
+
+@dataclass(frozen=True)
+class Code:
+    """A kind of finding of one check: its stable id, default severity and what it means."""
+
+    id: str
+    severity: str
+    summary: str
 
 
 # A Read's namespace that stands for the configured `kernelcache.jobNamespace` (resolved by the runner).
@@ -91,6 +111,10 @@ class CheckSpec:
     order: int = 100
     # True: not applicable while the feature is disabled or its configuration is missing or invalid
     needs_feature: bool = False
+    codes: tuple[Code, ...] = ()
+
+    def code(self, code_id: str) -> Code | None:
+        return next((x for x in self.codes if x.id == code_id), None)
 
     @property
     def anchor(self) -> str:

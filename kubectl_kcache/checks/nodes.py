@@ -19,7 +19,8 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
-from .common import facts, group_ref, join_names, minor_version, node_ref
+from ..text import command
+from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -29,6 +30,12 @@ DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
 
 
 @check(ID, "member nodes Ready, schedulable, with image volume support", "warning", order=70, needs_feature=True,
+       codes={
+           "not-ready": ("warning", "a member node that is NotReady (or has no Ready condition)"),
+           "cordoned": ("warning", "a member node that is cordoned"),
+           "kubelet-too-old": ("warning", "a member node whose kubelet cannot mount image volumes (< v1.31)"),
+           "image-volume-gated": ("info", "member nodes whose kubelet needs the ImageVolume gate (v1.31-v1.34)"),
+       },
        reads=(Read(c.PLURAL_NODE_GROUPS), Read("nodes")))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
@@ -44,14 +51,21 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield Finding(ID, "warning", ref,
                           f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
                           "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
-                          group=group, hint=f"kubectl describe node {node.name}",
+                          group=group, hint=command("kubectl", "describe", "node", node.name),
                           evidence=(f"Ready: {'absent' if node.ready is None else 'False'}"
-                                    f"{f' ({detail})' if detail else ''}",))
+                                    f"{f' ({detail})' if detail else ''}",),
+                          code="not-ready", cause=f"member nodes of {group} {state}",
+                          lister=members_lister(f.groups_of_node[node.name][0],
+                                                "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')]"
+                                                ".status"))
         if node.unschedulable:
             yield Finding(ID, "warning", ref,
                           f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
                           "there while the agent still runs, so its cache entries stay Pulling",
-                          group=group, hint=f"kubectl uncordon {node.name}")
+                          group=group, hint=command("kubectl", "uncordon", node.name), code="cordoned",
+                          cause=f"member nodes of {group} cordoned",
+                          lister=members_lister(f.groups_of_node[node.name][0],
+                                                "NAME:.metadata.name,CORDONED:.spec.unschedulable"))
         version = minor_version(node.kubelet_version)
         if version is None:
             continue
@@ -59,8 +73,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield Finding(ID, "warning", ref,
                           f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
                           "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
-                          group=group, hint=f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo}}'",
-                          evidence=(f"kubeletVersion: {node.kubelet_version}",))
+                          group=group, hint=command("kubectl", "get", "node", node.name, "-o",
+                                                    "jsonpath={.status.nodeInfo.kubeletVersion}"),
+                          evidence=(f"kubeletVersion: {node.kubelet_version}",), code="kubelet-too-old",
+                          cause=f"member nodes of {group} with a kubelet older than v1.31",
+                          lister=members_lister(f.groups_of_node[node.name][0],
+                                                "NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion"))
         elif version < DEFAULT_IMAGE_VOLUME:
             for g in f.groups_of_node[node.name]:
                 gated.setdefault(g.name, []).append(node.name)
@@ -72,4 +90,4 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
                       "gate enabled on kube-apiserver and the kubelets before v1.35",
                       group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"
-                                       "KUBELET:.status.nodeInfo.kubeletVersion")
+                                       "KUBELET:.status.nodeInfo.kubeletVersion", code="image-volume-gated")

@@ -7,27 +7,36 @@ needs (which also make up the read-only ClusterRole in docs/checks.md) and the r
 from __future__ import annotations
 
 import inspect
+import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..snapshot import ClusterSnapshot
-from .model import SEVERITIES, CheckSpec, Finding, Read
+from .model import SEVERITIES, CheckSpec, Code, Finding, Read
 
 CheckFunc = Callable[[ClusterSnapshot], Iterable[Finding]]
 
 _REGISTRY: dict[str, CheckSpec] = {}
+_CODE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 def check(id: str, title: str, severity: str, reads: Iterable[Read] = (), order: int = 100,
-          needs_feature: bool = False) -> Callable[[CheckFunc], CheckFunc]:
+          needs_feature: bool = False,
+          codes: Mapping[str, tuple[str, str]] | None = None) -> Callable[[CheckFunc], CheckFunc]:
     """Register a pure check `snapshot -> findings`. Its module's docstring documents it.
 
     severity: the default severity of its findings (a check may report some at a lower one).
     reads: what it reads; a forbidden or not-served required read makes the runner skip the check.
     order: the position in the report. needs_feature: not applicable while the feature is disabled.
+    codes: every kind of finding it reports, `code -> (default severity, what it means)`; each finding
+    carries one of them.
     """
     if severity not in SEVERITIES:
         raise ValueError(f"check {id}: severity must be one of {SEVERITIES}")
+    declared = tuple(Code(k, sev, summary) for k, (sev, summary) in (codes or {}).items())
+    for code in declared:
+        if code.severity not in SEVERITIES or not _CODE.fullmatch(code.id):
+            raise ValueError(f"check {id}: code {code.id!r} needs a lowercase-dashed id and a severity")
 
     def register(func: CheckFunc) -> CheckFunc:
         module = sys.modules.get(func.__module__)
@@ -37,7 +46,7 @@ def check(id: str, title: str, severity: str, reads: Iterable[Read] = (), order:
                 func.__module__, func.__qualname__):
             raise ValueError(f"check id {id!r} is registered twice ({existing.func.__module__}, {func.__module__})")
         _REGISTRY[id] = CheckSpec(id=id, title=title, severity=severity, reads=tuple(reads), func=func,
-                                  doc=doc, order=order, needs_feature=needs_feature)
+                                  doc=doc, order=order, needs_feature=needs_feature, codes=declared)
         return func
 
     return register

@@ -30,6 +30,7 @@ from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..snapshot import ClusterSnapshot
+from ..text import command
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339
 from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
 from .registry import check
@@ -54,7 +55,19 @@ def _for(meta: o.Meta) -> str:
     return out + (f" on node {node}" if node else "")
 
 
-@check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, reads=(
+@check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, codes={
+    "endpoint-invalid": ("error", "registry.endpoint is not a registry host with optional port"),
+    "job-failed": ("error", "a failed preparation Job that blocks the retry until its TTL"),
+    "pod-cannot-start": ("error", "a preparation pod waiting on an image pull or a container error"),
+    "pod-exited": ("error", "a preparation pod whose container exited non-zero"),
+    "pod-unschedulable": ("error", "a preparation pod that cannot be scheduled"),
+    "prefetcher-sa-missing": ("warning", "no prefetcher ServiceAccount although KernelCaches exist"),
+    "prefetcher-sa-unmanaged": ("error", "a reserved prefetcher ServiceAccount KServe does not manage"),
+    "prefetcher-sa-automount": ("error", "the managed prefetcher ServiceAccount mounts its token"),
+    "prefetcher-rb-unmanaged": ("error", "a reserved prefetcher RoleBinding KServe does not manage"),
+    "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
+    "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
+}, reads=(
     Read("jobs", namespace=JOB_NAMESPACE, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}"),
     Read("pods", namespace=JOB_NAMESPACE, optional=True, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}",
          note="preparation pods not checked"),
@@ -101,7 +114,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       "\"registry.endpoint must be a registry host with optional port\"); with auth type "
                       f"{cfg.registry.auth.type} KServe accepts it, but generated capture targets "
                       f"<endpoint>/<namespace>/kernel-cache-<isvc>:<revision> are not valid image references",
-                      hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",))
+                      hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",), code="endpoint-invalid")
 
 
 def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Finding:
@@ -114,34 +127,42 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
                    f"preparation Job {ns}/{job.meta.name} {_for(job.meta)} failed ({why}): the node's cache entry is "
                    "Error, and KServe does not create the Job again while one with this name exists, so preparation "
                    f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
-                   hint=f"kubectl -n {ns} delete job {job.meta.name}",
+                   hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
                    evidence=tuple(x for x in (f"Failed: {why}",
                                               f"artifact: {job.image_reference}" if job.image_reference else "")
-                                  if x))
+                                  if x),
+                   code="job-failed", cause=f"preparation Jobs failed: {why}",
+                   lister=command("kubectl", "-n", ns, "get", "jobs", "-l", c.LABEL_JOB_CACHE_NAME))
 
 
 def _pod(pod: o.Pod) -> Finding | None:
     ref = ObjectRef("Pod", pod.name, pod.namespace)
     lead = f"preparation pod {pod.namespace}/{pod.name} {_for(pod.meta)}"
-    hint = f"kubectl -n {pod.namespace} describe pod {pod.name}"
+    hint = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
+    lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
     for cs in pod.containers:
         if cs.waiting_reason in c.PREPARATION_FAILURE_REASONS:
             text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
             what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
                     if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
             return Finding(ID, "error", ref, f"{lead} cannot start: container {cs.name} is waiting: {what}{text}",
-                           hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",))
+                           hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",), code="pod-cannot-start",
+                           cause=f"preparation pods waiting: {text}", lister=lister)
     for cs in pod.containers:
         if pod.phase == "Failed" and cs.exit_code not in (None, 0):
             detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
             return Finding(ID, "error", ref,
                            f"{lead} failed: container {cs.name} exited with code {cs.exit_code}"
                            f"{f' ({detail})' if detail else ''}; the artifact is not usable on the node",
-                           hint=f"kubectl -n {pod.namespace} logs {pod.name} -c {cs.name}")
+                           hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", cs.name),
+                           code="pod-exited", cause=f"preparation pods exited with code {cs.exit_code}",
+                           lister=lister)
     if pod.scheduled_reason == "Unschedulable":
         return Finding(ID, "error", ref,
                        f"{lead} cannot be scheduled: {pod.scheduled_message or pod.scheduled_reason}; the node's cache "
-                       "entry stays Pulling", hint=hint)
+                       "entry stays Pulling", hint=hint, code="pod-unschedulable",
+                       cause=f"preparation pods unschedulable: {pod.scheduled_message or pod.scheduled_reason}",
+                       lister=lister)
     return None
 
 
@@ -156,7 +177,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
                       f"no prefetcher ServiceAccount ({names}) in {job_ns} although KernelCaches exist: KServe "
                       "creates it before the first preparation Job with serviceAccountToken auth, so it has not got "
                       "that far (look for KernelCaches in Error/StorageError)",
-                      hint=f"kubectl get {c.PLURAL_CACHES} -A")
+                      hint=f"kubectl get {c.PLURAL_CACHES} -A", code="prefetcher-sa-missing")
     for sa in found:
         ref = ObjectRef("ServiceAccount", sa.meta.name, job_ns)
         if sa.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
@@ -164,14 +185,15 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
                           f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
                           f"KernelCache (it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KServe fails every "
                           "KernelCache with this StorageError",
-                          hint=f"kubectl -n {job_ns} delete serviceaccount {sa.meta.name}  # KServe re-creates it")
+                          hint=command("kubectl", "-n", job_ns, "delete", "serviceaccount", sa.meta.name)
+                          + "  # KServe re-creates it", code="prefetcher-sa-unmanaged")
         elif sa.automount_token is not False:
             yield Finding(ID, "error", ref,
                           f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
                           f"(automountServiceAccountToken is {'unset' if sa.automount_token is None else 'true'}): "
                           "KServe fails every KernelCache with this StorageError",
-                          hint=f"kubectl -n {job_ns} patch serviceaccount {sa.meta.name} -p "
-                               "'{\"automountServiceAccountToken\":false}'")
+                          hint=command("kubectl", "-n", job_ns, "patch", "serviceaccount", sa.meta.name, "-p",
+                                       '{"automountServiceAccountToken":false}'), code="prefetcher-sa-automount")
 
 
 def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterator[Finding]:
@@ -189,21 +211,24 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                           f"reserved RoleBinding {ns}/{rb.meta.name} already exists and is not managed by KernelCache "
                           f"(it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KernelCaches in {ns} fail with this "
                           "StorageError",
-                          hint=f"kubectl -n {ns} delete rolebinding {rb.meta.name}  # KServe re-creates it")
+                          hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name)
+                          + "  # KServe re-creates it", code="prefetcher-rb-unmanaged")
             continue
         sa = ("ServiceAccount", cfg.job_namespace, SA_FOR_RB[rb.meta.name])
         if sa not in rb.subjects:
             yield Finding(ID, "error", ref,
                           f"managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject (wants "
                           f"{sa[1]}/{sa[2]}): KernelCaches in {ns} fail with this StorageError",
-                          hint=f"kubectl -n {ns} delete rolebinding {rb.meta.name}  # KServe re-creates it",
-                          evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects))
+                          hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name)
+                          + "  # KServe re-creates it",
+                          evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
+                          code="prefetcher-rb-subject")
         if pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
             yield Finding(ID, "warning", ref,
                           f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
                           f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
                           "role until KServe replaces the binding (only while no preparation Job of the namespace "
                           "runs)",
-                          hint=f"kubectl -n {ns} get rolebinding {rb.meta.name} -o yaml",
+                          hint=command("kubectl", "-n", ns, "get", "rolebinding", rb.meta.name, "-o", "yaml"),
                           evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}",
-                                    f"pullRoleRef: {pull.kind}/{pull.name}"))
+                                    f"pullRoleRef: {pull.kind}/{pull.name}"), code="prefetcher-rb-role")

@@ -1,15 +1,17 @@
 """Suppressing known findings: a file of rules, and an annotation on the objects themselves.
 
-File (YAML or JSON), every field but `check` optional; `name`, `namespace` and `group` take fnmatch globs:
+File (YAML or JSON), every field but `check` optional; `name`, `namespace` and `group` take fnmatch globs;
+`code` narrows the rule to one kind of finding of the check (docs/checks.md lists them):
 
     suppress:
       - check: group-taints
+        code: prefer-no-schedule
         object: {kind: Node, name: "gpu-*"}
         reason: GPU nodes are drained by the vendor operator on purpose
 
-Annotation on the finding's object: `kcache.kserve.io/suppress: "group-taints,nodes"` (comma-separated
-check ids; `*` for every check). Suppressed findings stay in the report, marked suppressed, and do not
-count towards the exit code.
+Annotation on the finding's object: `kcache.kserve.io/suppress: "group-taints/prefer-no-schedule,nodes"`
+(comma-separated check ids, or `check/code` for one kind of finding; `*` for every check). Suppressed
+findings stay in the report, marked suppressed, and do not count towards the exit code.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from ..snapshot import KINDS, ClusterSnapshot
 from .model import Finding
 
 ANNOTATION = "kcache.kserve.io/suppress"
-_ENTRY_KEYS = {"check", "object", "group", "reason"}
+_ENTRY_KEYS = {"check", "code", "object", "group", "reason"}
 _OBJECT_KEYS = {"kind", "name", "namespace"}
 
 
 @dataclass(frozen=True)
 class Suppression:
     check: str
+    code: str = ""
     kind: str = ""
     name: str = ""
     namespace: str = ""
@@ -39,6 +42,8 @@ class Suppression:
 
     def matches(self, finding: Finding) -> bool:
         if finding.check != self.check:
+            return False
+        if self.code and finding.code != self.code:
             return False
         if self.kind and self.kind.lower() != finding.object.kind.lower():
             return False
@@ -56,6 +61,12 @@ def _valid_ids() -> list[str]:
     from .registry import check_ids
 
     return check_ids()
+
+
+def _valid_codes(check: str) -> list[str]:
+    from .registry import get_check
+
+    return [c.id for c in get_check(check).codes]
 
 
 def _text(value: Any, where: str) -> str:
@@ -94,6 +105,10 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
             raise InputError(f"{where}: 'check' is required")
         if check not in valid:
             raise InputError(f"{where}: unknown check {check!r}; valid ids: {', '.join(valid)}")
+        code = _text(entry.get("code"), f"{where}.code")
+        if code and code not in _valid_codes(check):
+            raise InputError(f"{where}: check {check} has no code {code!r}; its codes: "
+                             f"{', '.join(_valid_codes(check))}")
         obj = entry.get("object") or {}
         if not isinstance(obj, Mapping):
             raise InputError(f"{where}.object must be an object, got {type(obj).__name__}")
@@ -102,6 +117,7 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
             raise InputError(f"{where}.object: unknown key {extra[0]!r} (expected kind, name, namespace)")
         out.append(Suppression(
             check=check,
+            code=code,
             kind=_text(obj.get("kind"), f"{where}.object.kind"),
             name=_text(obj.get("name"), f"{where}.object.name"),
             namespace=_text(obj.get("namespace"), f"{where}.object.namespace"),
@@ -150,7 +166,7 @@ class AnnotationIndex:
         ids = self.by_object.get((finding.object.kind.lower(), finding.object.namespace or "", finding.object.name))
         if not ids:
             return False
-        return finding.check in ids or "*" in ids
+        return finding.check in ids or finding.full_code in ids or "*" in ids
 
 
 def apply(findings: Iterable[Finding], snapshot: ClusterSnapshot, rules: Iterable[Suppression] = (),

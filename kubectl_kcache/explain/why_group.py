@@ -210,7 +210,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
     decision = decide(session)
     real = decide(base) if basis == BASIS_WHAT_IF else decision
-    used = {step.step for step in decision.steps + real.steps}
+    used = {step.step for step in decision.steps + real.steps if (step.step, step.outcome) != ("node", "pending")}
     require(snapshot, "why-group", ([("nodes", None)] if used & {"node", "match"} else [])
             + ([("configmaps", c.KSERVE_NAMESPACE)] if "default" in used else []))
     steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))

@@ -118,3 +118,23 @@ PREPARATION_FAILURE_REASONS = (
     "CrashLoopBackOff",
 )
 IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName")
+
+# The pod webhook's consumer side (pkg/webhook/admission/kernelcache/consumer.go, pkg/kernelcache/container.go)
+SOURCE_VOLUME = "kernel-cache-source"
+RUNTIME_VOLUME_PREFIX = "kernel-cache-runtime-"
+LINKER_CONTAINER = "kernel-cache-linker"
+LINKER_MOUNT_PATH = "/var/run/gkm/kernel-cache"
+OCI_PATH_VLLM = "io.vllm.cache"
+OCI_PATH_TRITON = "io.triton.cache"
+VLLM_CACHE_ENV = "VLLM_CACHE_ROOT"
+VLLM_DEFAULT_CACHE_PATH = "/root/.cache/vllm"
+TRITON_CACHE_ENV = "TRITON_CACHE_DIR"  # the name KServe's sidecar tests use
+# KServe's defaultTritonCachePath could not be read; Triton's own default for root (inferred). It only
+# changes the path shown for a Triton cache path without containerPath and env, never a decision.
+TRITON_DEFAULT_CACHE_PATH = "/root/.triton/cache"
+SECURITY_MODES_ALLOWING_ANY = ("", "none")
+VERIFICATION_SUCCEEDED = "Succeeded"
+# Node agent (pkg/controller/v1alpha1/kernelcachenode): image validation against Node.status.images
+MSG_ARTIFACT_NOT_ON_NODE = "OCI artifact is not present in Node.status.images"
+MSG_ARTIFACT_ON_NODE = "OCI artifact is present on the node"
+NODE_STATUS_MAX_IMAGES = 50  # the kubelet's default nodeStatusMaxImages

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..objects import Node, NodeGroup
+from ..objects import LabelSelector, Node, NodeGroup
 
 
 def selector_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
@@ -56,3 +56,40 @@ def near_misses(group: NodeGroup, nodes: Iterable[Node]) -> list[tuple[Node, Lab
         if 0 < mm.count < len(group.node_selector):
             out.append((node, mm))
     return sorted(out, key=lambda x: (x[1].count, x[0].name))
+
+
+def label_selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector semantics: matchLabels all equal and every expression true; an unset or empty
+    selector matches everything. An unknown operator matches nothing (the API server rejects it anyway)."""
+    if selector is None:
+        return True
+    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
+        return False
+    for req in selector.match_expressions:
+        present = req.key in labels
+        if req.operator == "In":
+            ok = present and labels[req.key] in req.values
+        elif req.operator == "NotIn":
+            ok = not present or labels[req.key] not in req.values
+        elif req.operator == "Exists":
+            ok = present
+        elif req.operator == "DoesNotExist":
+            ok = not present
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def describe_label_selector(selector: LabelSelector | None) -> str:
+    """A selector as kubectl writes it (`a=b,c notin (d),!e`); "(everything)" when unset or empty."""
+    if selector is None or (not selector.match_labels and not selector.match_expressions):
+        return "(everything)"
+    parts = [f"{k}={v}" for k, v in sorted(selector.match_labels.items())]
+    for req in selector.match_expressions:
+        values = ",".join(req.values)
+        parts.append({"In": f"{req.key} in ({values})", "NotIn": f"{req.key} notin ({values})",
+                      "Exists": req.key, "DoesNotExist": f"!{req.key}"}.get(req.operator,
+                                                                               f"{req.key} {req.operator} ({values})"))
+    return ",".join(parts)

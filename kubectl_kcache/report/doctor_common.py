@@ -1,7 +1,10 @@
-"""What the doctor renderers share: marks per status, grouping findings by check, the summary line."""
+"""What the doctor renderers share: marks per status, grouping findings by check and by cause, the summary
+line, the width of plain output."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -43,6 +46,15 @@ def marks_for(out: TextIO) -> dict[str, str]:
     """The status marks `out` can show: the Unicode ones, or plain ASCII when its encoding can't."""
     unicode_ok = can_encode(out, "".join(UNICODE_MARKS.values()) + UNICODE_BULLET)
     return UNICODE_MARKS if unicode_ok else ASCII_MARKS
+
+
+def plain_width() -> int:
+    """The width of output that is not a terminal: $COLUMNS when it is a sane number, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return 80
+    return columns if 20 <= columns <= 1000 else 80
 
 
 def object_path(obj: ObjectRef) -> str:
@@ -121,3 +133,61 @@ def summary_line(report: DoctorReport) -> str:
     head = ", ".join(counts) if counts else "no problems found"
     tail = f" ({', '.join(extras)})" if extras else ""
     return f"{head} in {plural(s['checks'], 'check')}{tail}"
+
+
+GROUP_AT = 4  # this many findings of one cause are shown as one, with a count, a sample and the lister
+SAMPLE = 3
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """Findings of one check, code, node group and cause: one problem hitting many objects. A group of one
+    (or of findings without a cause) is a single finding."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def first(self) -> Finding:
+        return self.findings[0]
+
+    @property
+    def grouped(self) -> bool:
+        return len(self.findings) >= GROUP_AT
+
+    @property
+    def severity(self) -> str:
+        return max((f.severity for f in self.findings), key=lambda s: SEVERITY_RANK.get(s, 0))
+
+    @property
+    def kinds(self) -> str:
+        """`3000 Nodes` / `12 Pods and Nodes`."""
+        kinds = sorted({f.object.kind for f in self.findings})
+        return f"{len(self.findings)} {' and '.join(k + 's' for k in kinds)}"
+
+    def sample(self, n: int = SAMPLE) -> str:
+        names = [f.object.name for f in self.findings[:n]]
+        more = len(self.findings) - n
+        return ", ".join(names) + (f" and {more} more" if more > 0 else "")
+
+    @property
+    def hint(self) -> str:
+        """The next command when it is the same for every object (a per-object command is not shown)."""
+        hints = {f.hint for f in self.findings}
+        return self.first.hint if len(hints) == 1 else ""
+
+
+def finding_groups(findings: Sequence[Finding]) -> list[FindingGroup]:
+    """`findings` in their order, those of one (check, code, node group, cause) together at the first one's
+    place; findings without a cause stay alone."""
+    keyed: dict[object, list[Finding]] = {}
+    for i, f in enumerate(findings):
+        key: object = (f.check, f.code, f.group, f.cause, f.suppressed) if f.cause else i
+        keyed.setdefault(key, []).append(f)
+    out: list[FindingGroup] = []
+    for members in keyed.values():
+        if len(members) >= GROUP_AT:
+            out.append(FindingGroup(tuple(members)))
+        else:
+            out.extend(FindingGroup((f,)) for f in members)
+    order = {id(f): i for i, f in enumerate(findings)}
+    return sorted(out, key=lambda g: order[id(g.first)])

@@ -1,15 +1,18 @@
 """`markdown`: a report to paste into a ticket: a heading, the summary, a table of the checks, then the
-findings as a list with each hint (the next command to run) as code."""
+findings as a list with each hint (the next command to run) as code. One cause hitting many objects is one
+item with the count, a sample and the command listing them all. Names are escaped (control characters)."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, TextIO
 
+from ..text import escape
 from .doctor_common import (
     CheckGroup,
     check_groups,
     clean_line,
+    finding_groups,
     is_clean,
     marks_for,
     object_path,
@@ -26,7 +29,7 @@ _INLINE_SPECIALS = re.compile(r"([\\*_\[\]<>])")
 
 def escape_inline(text: str) -> str:
     """Markdown's emphasis, link and HTML characters taken literally (backticks are left to make code)."""
-    return _INLINE_SPECIALS.sub(r"\\\1", text)
+    return _INLINE_SPECIALS.sub(r"\\\1", escape(text))
 
 
 def escape_cell(text: str) -> str:
@@ -36,6 +39,7 @@ def escape_cell(text: str) -> str:
 
 def code_span(text: str) -> str:
     """`text` as inline code, fenced with more backticks than it contains in a row."""
+    text = escape(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     # CommonMark strips one space from each side when both are there: pad then, and next to a backtick.
@@ -83,14 +87,23 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
 def _section(group: CheckGroup, findings: tuple[Finding, ...]) -> list[str]:
     heading = code_span(group.id) + (f": {escape_inline(group.title)}" if group.title else "")
     lines = ["", f"### {heading}", ""]
-    for f in findings:
-        where = code_span(object_path(f.object))
-        if f.group:
-            where += f" (group {code_span(f.group)})"
-        lines.append(f"- **{f.severity}** {where}: {escape_inline(f.message)}")
-        lines.extend(f"  - evidence: {code_span(e)}" for e in f.evidence)
-        if f.hint and "\n" in f.hint:
-            lines += ["  - next:", "", *code_block(f.hint, "    "), ""]
-        elif f.hint:
-            lines.append(f"  - next: {code_span(f.hint)}")
+    for g in finding_groups(findings):
+        f = g.first
+        if g.grouped:
+            where = escape_inline(g.kinds) + (f" (group {code_span(f.group)})" if f.group else "")
+            lines.append(f"- **{g.severity}** {where}: {escape_inline(f.cause)}: {code_span(g.sample())}")
+            if f.lister:
+                lines.append(f"  - all {len(g.findings)}: {code_span(f.lister)}")
+            hint = g.hint
+        else:
+            where = code_span(object_path(f.object))
+            if f.group:
+                where += f" (group {code_span(f.group)})"
+            lines.append(f"- **{f.severity}** {where}: {escape_inline(f.message)}")
+            lines.extend(f"  - evidence: {code_span(e)}" for e in f.evidence)
+            hint = f.hint
+        if hint and "\n" in hint:
+            lines += ["  - next:", "", *code_block(escape(hint, keep_newlines=True), "    "), ""]
+        elif hint:
+            lines.append(f"  - next: {code_span(hint)}")
     return lines

@@ -99,11 +99,12 @@ class _Screen:
         table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0),
                       header_style="bold", collapse_padding=True)
         for title, justify in headers:
-            # Numbers and headers never break; names and selectors fold (whole, over several lines) when the
-            # terminal is too narrow, and never when piped.
-            numeric = justify == "right"
+            # Numbers, the heat bar and headers never break; names and selectors fold (whole, over several
+            # lines) when the terminal is too narrow, and never when piped.
+            fixed = justify == "right" or title == "HEAT"
+            width = BAR_WIDTH if title == "HEAT" else len(title) if fixed else min(len(title), 8)
             table.add_column(title, justify=justify, overflow="fold",  # type: ignore[arg-type]
-                             no_wrap=numeric or not self.wrap, min_width=len(title) if numeric else min(len(title), 8))
+                             no_wrap=fixed or not self.wrap, min_width=width)
         return table
 
     def _groups(self) -> None:

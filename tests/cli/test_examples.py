@@ -218,3 +218,31 @@ def test_why_group_on_healthy_annotated_producer(capsys: pytest.CaptureFixture[s
     assert (why["result"]["group"], why["result"]["source"]) == ("l40s", "annotation")
     assert why["kernelCache"]["selectionSource"] == "annotation"
     assert why["drift"] == []
+
+
+# ---- why-not-cached -----------------------------------------------------------------------------------
+
+MISTRAL_MISS = "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd"
+LLAMA_HIT = "llama-3-1-8b-instruct-predictor-7c5d9b8f46-9sscc"
+
+
+def test_why_not_cached_on_the_broken_examples_miss(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = cli_json(capsys, "why-not-cached", MISTRAL_MISS, "--from-file", BROKEN)
+    assert code == 1
+    assert doc["result"]["cached"] is False
+    assert doc["result"]["now"]["kernelCache"] == "team-llm/mistral-7b-instruct-v0-3"
+    assert any(n.startswith("The cache became Ready after the pod was created") for n in doc["notes"])
+    assert doc["next"] == f"kubectl -n team-llm delete pod {MISTRAL_MISS}"
+    stale = next(c for c in doc["candidates"] if c["kernelCache"] == "team-llm/mistral-7b-instruct-v0-3")
+    assert [n["name"] for n in stale["nodes"]] == [
+        "ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-19.ec2.internal"]
+
+
+def test_why_cached_on_the_healthy_examples_hit(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = cli_json(capsys, "why-cached", LLAMA_HIT, "--from-file", HEALTHY)
+    assert code == 0
+    assert doc["result"]["cached"] is True
+    assert doc["result"]["kernelCache"] == doc["result"]["now"]["kernelCache"]
+    assert doc["result"]["now"]["match"] == "Workload"
+    assert doc["result"]["placement"]["preparedOnNode"] is True
+    assert all(g["passed"] for g in doc["gates"])

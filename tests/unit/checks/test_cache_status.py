@@ -16,7 +16,7 @@ def test_verification_failed():
         "error", "KernelCache", "team-a", KC, "h100")
     assert "is in Error: VerificationFailed: kernel cache artifact verification failed" in f.message
     assert "verification Failed, VerifiedDigestMismatch: signed digest sha256:9f0c does not match" in f.message
-    assert f.hint == f"kubectl -n team-a get kernelcache {KC} -o jsonpath='{{.status.verification}}'"
+    assert f.hint == f"kubectl -n team-a get kernelcache {KC} -o 'jsonpath={{.status.verification}}'"
 
 
 def test_entry_in_error_names_the_node_and_the_job():

@@ -10,8 +10,9 @@ from kubectl_kcache.snapshot import load_files
 
 from .conftest import HERE, doctor, load, one, with_reads
 
-IDS = ["crds", "config", "control-plane", "group-selector", "group-overlap", "group-taints", "nodes", "kcn-missing",
-       "kcn-orphaned", "agent", "registry-pull", "cache-status", "capture"]
+IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
+       "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
+       "capture", "consumer-pull"]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -23,9 +24,10 @@ def test_report_order_and_ids(base):
     assert check_ids() == IDS
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
-    assert all(c.status == "pass" for c in report.checks)
+    assert all(c.status == "pass" for c in report.checks if c.id != "consumer-pull")
+    assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 13}
+                                "suppressed": 0, "checks": 17}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -55,7 +57,8 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["cache-status"] == ("pass", "partial: forbidden: list kernelcachenodes (per-node entries not checked)")
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
-    assert report.summary()["skipped"] == 3
+    assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
+    assert report.summary()["skipped"] == 4
     assert report.cluster == "gpu-prod"
 
 
@@ -166,3 +169,55 @@ def test_suppressions_as_json(tmp_path):
 def test_missing_suppressions_file(tmp_path):
     with pytest.raises(InputError, match="cannot read suppressions"):
         load_suppressions(str(tmp_path / "nope.yaml"))
+
+
+def _soft_and_hard_taints():
+    """gpu-1 carries a PreferNoSchedule taint (a warning) and a NoSchedule one (an error), both untolerated."""
+    from kubectl_kcache.snapshot import build
+    from tests import builders as b
+
+    node = b.node("gpu-1", {"nvidia.com/gpu.product": "NVIDIA-H100"},
+                  taints=[b.taint("spot", "true", "PreferNoSchedule"), b.taint("maint", "x", "NoSchedule")])
+    items = [b.config_map({"enabled": True}), b.group("h100", {"nvidia.com/gpu.product": "NVIDIA-H100"}), node]
+    return build(items, reads_assumed=True)
+
+
+def test_a_code_hides_one_kind_of_finding_and_not_another_on_the_same_object(tmp_path):
+    path = tmp_path / "kcache.yaml"
+    path.write_text("suppress:\n  - check: group-taints\n    code: prefer-no-schedule\n"
+                    "    object: {kind: Node, name: gpu-1}\n    reason: spot nodes on purpose\n")
+    report = run_doctor(_soft_and_hard_taints(), only=["group-taints"], suppressions=load_suppressions(str(path)))
+    by_code = {f.code: f.suppressed for f in report.findings}
+    assert by_code == {"prefer-no-schedule": True, "blocks-jobs": False}
+    assert report.worst() == "error"
+
+
+def test_an_annotation_can_name_check_and_code():
+    snap = _soft_and_hard_taints()
+    node = snap.nodes[0]
+    from dataclasses import replace
+
+    meta = replace(node.meta, annotations={"kcache.kserve.io/suppress": "group-taints/prefer-no-schedule"})
+    snap = replace(snap, nodes=(replace(node, meta=meta),))
+    report = run_doctor(snap, only=["group-taints"])
+    assert {f.code: f.suppressed for f in report.findings} == {"prefer-no-schedule": True, "blocks-jobs": False}
+
+
+def test_an_unknown_code_is_refused_with_the_checks_codes(tmp_path):
+    path = tmp_path / "kcache.yaml"
+    path.write_text("suppress:\n  - check: nodes\n    code: sleepy\n")
+    with pytest.raises(InputError, match="check nodes has no code 'sleepy'; its codes: not-ready, cordoned"):
+        load_suppressions(str(path))
+
+
+def test_every_finding_carries_a_declared_code():
+    """The runner refuses an undeclared code (a bug); every code is documented in docs/checks.md."""
+    from kubectl_kcache.checks.registry import all_checks
+
+    report = run_doctor(load("runner", "mixed.yaml"))
+    assert report.findings and all(f.code for f in report.findings)
+    docs = (HERE.parents[2] / "docs" / "checks.md").read_text()
+    for spec in all_checks():
+        assert spec.codes, f"{spec.id} declares no codes"
+        for code in spec.codes:
+            assert f"`{spec.id}/{code.id}`" in docs

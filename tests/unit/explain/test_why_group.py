@@ -650,3 +650,9 @@ def test_a_ref_to_another_name_says_kserve_makes_the_generated_one():
     assert why.drift[0] == (f"status.kernelCacheRef names team-a/hand-made, not the generated name team-a/{GEN}: "
                             f'KServe creates team-a/{GEN} (today it selects "gpu" (source auto)) and points the '
                             "capture at it")
+
+
+def test_a_pending_producer_needs_no_node_read():
+    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    why = explain(snap(GPU, session_capture(node_name=""), reads=reads), NS, POD)
+    assert result(why)["reason"] == "ProducerNodePending"

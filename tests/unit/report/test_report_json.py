@@ -13,7 +13,7 @@ from kubectl_kcache.report import render_doctor
 TOP_KEYS = ["kind", "version", "summary", "checks", "findings"]
 SUMMARY_KEYS = ["errors", "warnings", "infos", "skipped", "incomplete", "suppressed", "checks"]
 CHECK_KEYS = ["id", "status", "reason"]
-FINDING_KEYS = ["check", "severity", "object", "group", "message", "hint", "suppressed"]
+FINDING_KEYS = ["check", "code", "severity", "object", "group", "message", "hint", "suppressed"]
 OBJECT_KEYS = ["kind", "name", "namespace"]
 
 

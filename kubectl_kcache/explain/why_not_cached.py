@@ -1,0 +1,501 @@
+"""why-not-cached (alias why-cached): whether a serving pod got a KernelCache from KServe's pod webhook,
+and why or why not, step by step.
+
+Pure: a snapshot and a pod (from the snapshot, or a manifest for a pod that does not exist yet) in, a
+`WhyNotCached` out. The decision is `kernelcache.admission.decide`, the one implementation of KServe's
+webhook rules; this module only picks its inputs and words the answer.
+
+Two answers, kept apart:
+* history (`result.cached`, `result.kernelCache`): admission ran once, when the pod was created; the
+  webhook's mutation on the pod (usage annotation, `kernel-cache-linker` init container,
+  `kernel-cache-source` volume) is the only record of a hit, and a miss leaves none;
+* now (`result.now`): what admission would do if this pod were created against today's state.
+
+When they differ the answer says why and what to do, most often "the cache became Ready after the pod was
+created: recreate the pod". For a hit it also checks where the pod runs: KServe adds no node affinity, so
+a pod on a node without a Ready entry (outside the KernelCache's group, or not prepared yet) pulled the
+artifact itself when it started.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import IncompleteError, InputError
+from ..kernelcache import admission as a
+from ..kernelcache import constants as c
+from ..kernelcache.config import read_config
+from ..kernelcache.selectors import label_mismatch, selector_matches
+from ..objects import KernelCache, Pod, find_condition
+from ..snapshot import ClusterSnapshot
+from ..text import command
+
+KIND = "WhyNotCached"
+VERSION = 1
+BASIS_POD = "pod"
+BASIS_MANIFEST = "manifest"
+# What the decision cannot do without; anything else (webhook configuration, namespace, nodes, groups)
+# only refines the answer and is reported as "not checked" when it could not be read.
+REQUIRED_READS = (("pods", None), (c.PLURAL_NODES, None), (c.PLURAL_CACHES, None), ("configmaps", c.KSERVE_NAMESPACE))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a pod with a cache runs, against where the cache was prepared."""
+
+    node: str
+    kernel_cache: str
+    group: str
+    node_in_group: bool | None  # None: the node or the group could not be read
+    entry_state: str  # the KernelCacheNode entry on the pod's node ("" when none)
+    missing_labels: Mapping[str, str] = field(default_factory=dict)
+    selector: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def prepared(self) -> bool:
+        return self.entry_state == c.ENTRY_READY
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "group": self.group or None, "nodeInGroup": self.node_in_group,
+                "entryOnNode": self.entry_state or None, "preparedOnNode": self.prepared}
+
+
+@dataclass(frozen=True)
+class WhyNotCached:
+    """The explanation; `to_dict()` is the `why-not-cached -o json` document."""
+
+    basis: str
+    namespace: str
+    pod_name: str
+    node: str
+    created: str
+    cached: bool | None  # None for a manifest: no history
+    recorded_cache: str  # the usage annotation's value
+    admission: a.Admission
+    placement: Placement | None = None
+    notes: tuple[str, ...] = ()
+    next_command: str = ""
+    isvc: str = ""
+    source_note: str = ""  # how a manifest was rendered
+
+    @property
+    def now_blocked_by(self) -> str | None:
+        """The first gate that stops admission today; for `selection`, the gate that stopped the candidate
+        that got furthest (`verification`, `footprint`...), which names the fix."""
+        gate = self.admission.blocked_by
+        if gate is None:
+            return None
+        if gate.id in (a.CANDIDATES, a.SELECTION):
+            best = furthest_candidate(self.admission)
+            if best is not None and best.rejected_by:
+                return best.rejected_by
+        return gate.id
+
+    @property
+    def exit_cached(self) -> bool:
+        """What the exit code reports: the pod's history, or for a manifest the prediction."""
+        return bool(self.cached) if self.cached is not None else self.admission.outcome == a.CACHED
+
+    def to_dict(self) -> dict[str, Any]:
+        adm = self.admission
+        ident = adm.identity
+        denial = a.denial_message(adm)
+        return {
+            "kind": KIND,
+            "version": VERSION,
+            "basis": self.basis,
+            "pod": {"namespace": self.namespace, "name": self.pod_name, "node": self.node or None,
+                    "createdAt": self.created or None},
+            "result": {
+                "cached": self.cached,
+                "kernelCache": self.recorded_cache or None,
+                "now": {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
+                        "outcome": adm.outcome, "denial": denial or None},
+                "placement": self.placement.to_dict() if self.placement is not None else None,
+            },
+            "gates": [_gate_dict(g) for g in adm.gates],
+            "footprints": {"workload": (ident.workload_footprint or None) if ident else None,
+                           "compatibility": (ident.compatibility_footprint or None) if ident else None},
+            "factors": dict(ident.factors) if ident else None,
+            "candidates": [_candidate_dict(x, adm.winner) for x in adm.candidates],
+            "injection": _injection_dict(adm.injection),
+            "notes": list(self.notes),
+            "next": self.next_command or None,
+        }
+
+
+def _gate_dict(g: a.Gate) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": g.id, "passed": g.passed, "detail": g.detail}
+    if g.effect:
+        out["effect"] = g.effect
+    return out
+
+
+def _candidate_dict(cand: a.Candidate, winner: a.Candidate | None) -> dict[str, Any]:
+    return {
+        "kernelCache": cand.key,
+        "rejectedBy": cand.rejected_by,
+        "selected": winner is not None and cand.key == winner.key,
+        "match": cand.match,
+        "detail": cand.detail,
+        "nodes": [{"name": e.node, "state": e.entry.state or None, "lastUpdate": e.entry.last_update or None,
+                   "imageReference": e.entry.image_reference or None} for e in cand.entries],
+    }
+
+
+def _injection_dict(inj: a.Injection | None) -> dict[str, Any] | None:
+    if inj is None:
+        return None
+    return {
+        "kernelCache": inj.kernel_cache,
+        "volumes": [{"name": v.name, **dict(v.spec)} for v in inj.volumes],
+        "mounts": [{"container": m.container, "name": m.name, "mountPath": m.path, "readOnly": m.read_only}
+                   for m in inj.mounts],
+        "initContainer": {"name": c.LINKER_CONTAINER, "image": inj.linker_image, "args": list(inj.linker_args),
+                          "added": inj.linker_added},
+        "annotations": {inj.annotation[0]: inj.annotation[1]},
+    }
+
+
+def furthest_candidate(adm: a.Admission) -> a.Candidate | None:
+    """The rejected KernelCache that got furthest (the first on ties): a footprint mismatch is the least
+    progress; a cache that matches the pod but has no Ready entry, or lives in another namespace, comes next;
+    then KServe's candidates by the gate that stopped them."""
+    order = {g: i for i, g in enumerate(a.CANDIDATE_GATES)}
+
+    def rank(x: a.Candidate) -> float:
+        if x.rejected_by == a.FOOTPRINT:
+            return -1
+        if not x.candidate:
+            return -0.5
+        return order.get(x.rejected_by or "", -2)
+
+    rejected = [x for x in adm.candidates if x.rejected_by and (x.candidate or matches_pod(x, adm))]
+    return max(rejected, key=rank, default=None)
+
+
+def matches_pod(cand: a.Candidate, adm: a.Admission) -> bool:
+    """Whether a KernelCache KServe did not collect would match the pod: one in another namespace (listed
+    only when its entries match), or one whose own spec footprints match."""
+    if cand.rejected_by == a.NAMESPACE:
+        return True
+    return _spec_matches(cand.kernel_cache, adm)
+
+
+# ---- inputs ------------------------------------------------------------------------------------------
+
+def _read(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> str:
+    """ok | forbidden | absent (not served) | unread (not read at all, or not in a plain file)."""
+    r = snapshot.read_status(resource, namespace)
+    if r is None:
+        everywhere = [x for x in snapshot.reads if x.resource == resource and x.namespace is None]
+        r = next((x for x in everywhere if x.status != "ok"), everywhere[0] if everywhere else None)
+    return "unread" if r is None else r.status
+
+
+def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
+    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
+                  "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
+                  c.PLURAL_NODE_GROUPS: "node_groups"}[resource]
+    return bool(getattr(snapshot, field_name))
+
+
+def _usable(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> bool:
+    """Whether an empty result can be trusted: the read was ok, and plain files hold that kind at all."""
+    if _read(snapshot, resource, namespace) != "ok":
+        return False
+    return not snapshot.reads_assumed or _present(snapshot, resource)
+
+
+def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bool) -> None:
+    """IncompleteError naming verb and resource when a read the decision depends on was forbidden or
+    failed; InputError when a plain file lacks a kind it needs (it is not in the input, not missing)."""
+    lacking = []
+    for resource, ns in REQUIRED_READS:
+        if resource == "pods" and not with_pod:
+            continue
+        where = ns or (namespace if resource in ("pods", c.PLURAL_CACHES) else None)
+        status = _read(snapshot, resource, where)
+        if status == "forbidden":
+            raise IncompleteError(f"cannot list {resource}{f' in {where}' if where else ''} (forbidden): "
+                                  "why-not-cached needs it to replay KServe's decision")
+        if status == "unread" and not snapshot.reads_assumed:
+            raise IncompleteError(f"list {resource}{f' in {where}' if where else ''} was not read: why-not-cached "
+                                  "needs it (take the snapshot with `kubectl kcache dump`)")
+        if snapshot.reads_assumed and resource != "pods" and not _present(snapshot, resource):
+            lacking.append({c.PLURAL_NODES: "KernelCacheNodes", c.PLURAL_CACHES: "KernelCaches",
+                            "configmaps": f"the {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} ConfigMap"}[resource])
+    if lacking:
+        raise InputError(f"the input holds no {', no '.join(lacking)}: why-not-cached needs them to replay KServe's "
+                         "decision (`kubectl kcache dump` writes everything it reads)")
+
+
+def find_pod(snapshot: ClusterSnapshot, namespace: str, name: str) -> Pod:
+    pod = next((p for p in snapshot.pods if p.namespace == namespace and p.name == name), None)
+    if pod is None:
+        raise InputError(f'pod "{name}" not found in namespace "{namespace}"')
+    return pod
+
+
+# ---- the explanation ------------------------------------------------------------------------------------
+
+def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = None, manifest: Pod | None = None,
+            source_note: str = "") -> WhyNotCached:
+    """Explain the cache of pod `pod_name` in `namespace`, or of `manifest`, a pod not created yet."""
+    if (pod_name is None) == (manifest is None):
+        raise InputError("why-not-cached needs a pod name or a manifest")
+    check_required_reads(snapshot, namespace, with_pod=manifest is None)
+    pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
+    basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
+    config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
+    inputs = a.Inputs(
+        pod=a.pre_admission(pod),
+        namespace=namespace,
+        config=config,
+        kcns=snapshot.kcns,
+        # only the namespace's, as the live reader lists them: the answer is the same from a full dump
+        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        webhooks=snapshot.webhooks,
+        webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
+        namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
+    )
+    admission = a.decide(inputs)
+    cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
+    if cached and not recorded:
+        recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())
+    placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
+    why = WhyNotCached(basis=basis, namespace=namespace, pod_name=pod.name, node=pod.node_name,
+                       created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
+                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
+    notes, next_command = _story(snapshot, why, pod)
+    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command})
+
+
+def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
+    """The KernelCache whose artifact the pod's kernel-cache-source volume mounts (when the annotation is gone)."""
+    ref = next((v.image_reference for v in pod.volumes if v.name == c.SOURCE_VOLUME), "")
+    found = [f"{k.namespace}/{k.name}" for k in caches
+             if k.namespace == pod.namespace and k.artifact is not None and k.artifact.image_reference == ref]
+    return found[0] if len(found) == 1 else ""
+
+
+def _placement(snapshot: ClusterSnapshot, pod: Pod, kc_key: str | None, config: Any) -> Placement | None:
+    if not kc_key or not pod.node_name:
+        return None
+    kc = snapshot.kc_by_key.get(kc_key)
+    cfg = config.config
+    group = (kc.node_group if kc is not None else "") or (cfg.default_node_group if cfg is not None else "")
+    kcn = snapshot.kcn_by_name.get(pod.node_name)
+    ns, _, name = kc_key.partition("/")
+    entry = next((e for e in kcn.entries if e.ref.namespace == ns and e.ref.name == name), None) if kcn else None
+    node = snapshot.node_by_name.get(pod.node_name)
+    grp = snapshot.group_by_name.get(group) if group else None
+    in_group: bool | None = None
+    missing: Mapping[str, str] = {}
+    if node is not None and grp is not None:
+        in_group = selector_matches(grp.node_selector, node.labels)
+        missing = label_mismatch(grp.node_selector, node.labels).wanted
+    elif group and grp is None and _usable(snapshot, c.PLURAL_NODE_GROUPS, None):
+        in_group = False
+    return Placement(node=pod.node_name, kernel_cache=kc_key, group=group, node_in_group=in_group,
+                     entry_state=entry.state if entry is not None else "", missing_labels=missing,
+                     selector=dict(grp.node_selector) if grp is not None else {})
+
+
+# ---- the story: history vs now, and the next command --------------------------------------------------------
+
+def _time(value: str) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def _ready_since(winner: a.Candidate) -> tuple[str, str]:
+    """(the earliest lastUpdate of the winner's Ready entries, the KernelCache's Ready transition time)."""
+    kc = winner.kernel_cache
+    times = sorted((e.entry.last_update for e in winner.entries
+                    if kc is not None and a.entry_matches_cache(e.entry, kc) and _time(e.entry.last_update)),
+                   key=lambda v: _time(v) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+    cond = find_condition(kc.conditions, "Ready") if kc is not None else None
+    kc_time = cond.last_transition if cond is not None and cond.status == "True" else ""
+    return (times[0] if times else ""), kc_time
+
+
+def _recreate(why: WhyNotCached) -> str:
+    """Delete the pod: its ReplicaSet creates a new one, which goes through admission again."""
+    return command("kubectl", "-n", why.namespace, "delete", "pod", why.pod_name)
+
+
+def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod) -> tuple[list[str], str]:
+    adm = why.admission
+    notes: list[str] = []
+    now = adm.cached_kernel_cache
+    if why.source_note:
+        notes.append(why.source_note)
+    if why.basis == BASIS_POD:
+        notes.append(f"Admission ran once, when the pod was created{f' ({why.created})' if why.created else ''}: "
+                     "what the pod got then is history; 'now' is what KServe would do for the same pod today.")
+    next_command = ""
+    if why.cached and why.recorded_cache:
+        _history_hit(snapshot, why, now, notes)
+    elif why.cached is False and now:
+        next_command = _ready_after(why, now, notes)
+    if now is None:
+        next_command = _why_not_now(why, notes) or next_command
+    if why.placement is not None:
+        next_command = _placement_story(why, notes) or next_command
+    if not next_command and now:
+        ns, _, name = now.partition("/")
+        next_command = command("kubectl", "-n", ns, "get", "kernelcache", name)
+    return notes, next_command
+
+
+def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, notes: list[str]) -> None:
+    recorded = why.recorded_cache
+    if recorded not in snapshot.kc_by_key:
+        notes.append(f"The pod records KernelCache {recorded}, which no longer exists; the running pod keeps its "
+                     "mount (the artifact stays pulled on its node).")
+    if now == recorded:
+        notes.append(f"Today KServe would choose the same KernelCache ({why.admission.match} match).")
+    elif now:
+        notes.append(f"Today KServe would mount {now} instead ({why.admission.match} match): the next pod of this "
+                     f"workload gets it; this one keeps {recorded}.")
+    else:
+        notes.append(f"Today KServe would not mount a cache for this pod (blocked by {why.now_blocked_by}): the "
+                     f"running pod keeps {recorded}, but the next pod of this workload (a rollout, restart or "
+                     "scale-up) would start without it.")
+
+
+def _ready_after(why: WhyNotCached, now: str, notes: list[str]) -> str:
+    winner = why.admission.winner
+    assert winner is not None
+    created = _time(why.created)
+    entry_time, kc_time = _ready_since(winner)
+    after = [t for t in (entry_time, kc_time) if created is not None and (_time(t) or created) > created]
+    match = why.admission.match
+    if after:
+        when = [f"its Ready entries were last updated at {entry_time}" if entry_time else "",
+                f"the KernelCache became Ready at {kc_time}" if kc_time else ""]
+        notes.append(f"The cache became Ready after the pod was created: {' and '.join(w for w in when if w)}; the pod "
+                     f"was created at {why.created}. Admission happens once, at creation, so this pod started "
+                     f"without it; today KServe would mount {now} ({match} match). Recreate the pod (its ReplicaSet "
+                     "creates a new one) and the new pod gets the cache.")
+    else:
+        seen = ("the cache looks Ready from before then" if entry_time or kc_time
+                else "the times do not show when the cache became Ready")
+        notes.append(f"Today KServe would mount {now} ({match} match), but this pod did not get it when it was "
+                     f"created{f' ({why.created})' if why.created else ''}, and {seen}: something admission reads "
+                     "changed since (the KernelCache or its entries, the configuration, the namespace's labels, the "
+                     "webhook), or the webhook was not called. Recreate the pod and the new pod gets the cache.")
+    return _recreate(why)
+
+
+def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
+    p = why.placement
+    assert p is not None
+    if p.prepared:
+        return ""
+    where = f"node {p.node}"
+    if p.node_in_group is False:
+        lacks = ", ".join(f"{k}={v}" for k, v in p.missing_labels.items())
+        where += f", outside group {p.group or '(none)'}" + (f" (it lacks {lacks})" if lacks else "")
+    elif p.node_in_group:
+        where += f", in group {p.group}"
+    elif p.group:
+        where += f" (whether it is in group {p.group} could not be read)"
+    entry = f"its entry there is {p.entry_state}" if p.entry_state else "no entry for it exists there"
+    tense = "pulled" if why.cached else "would pull"
+    notes.append(f"KServe adds no node affinity: the pod runs on {where}, where {p.kernel_cache} is not prepared "
+                 f"({entry}), so the kubelet {tense} the artifact as an image volume when the pod started: a cold "
+                 "pull, not a prepared cache. Schedule the predictor onto the group's nodes "
+                 "(spec.predictor.nodeSelector or affinity).")
+    if p.selector and why.isvc and p.node_in_group is False:
+        patch = json.dumps({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}},
+                           separators=(",", ":"))
+        return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p",
+                       patch)
+    return command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images") if p.node_in_group else \
+        command("kubectl", "get", "node", p.node, "--show-labels")
+
+
+def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
+    adm = why.admission
+    gate = adm.blocked_by
+    if gate is None:
+        return ""
+    ns, isvc = why.namespace, why.isvc
+    if adm.winner is not None and gate.id not in (a.SELECTION, a.INJECTION):
+        notes.append(f"If {gate.id} passed, KServe would mount {adm.winner.key} ({adm.winner.match} match).")
+    if gate.effect == a.REJECT:
+        notes.append(f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
+                     "FailedCreate event.")
+    for cand in adm.candidates:
+        if cand.rejected_by == a.NAMESPACE:
+            notes.append(f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
+                         f"uses KernelCaches of the pod's own namespace ({ns}).")
+        elif cand.rejected_by == a.ENTRY_READY and _spec_matches(cand.kernel_cache, adm):
+            notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
+                         "created before an entry is Ready start without it.")
+    blocked = why.now_blocked_by or gate.id
+    best = furthest_candidate(adm)
+    kc = best.kernel_cache if best is not None else None
+    on_pod = why.basis == BASIS_POD
+
+    def predictor_annotation(key: str, value: str) -> str:
+        if not isvc:
+            return ""
+        patch = json.dumps({"spec": {"predictor": {"annotations": {key: value}}}}, separators=(",", ":"))
+        return command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch)
+
+    def pod_cmd(*words: str) -> str:
+        return command("kubectl", "-n", ns, "get", "pod", why.pod_name, *words) if on_pod else ""
+
+    webhook = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
+    doctor = lambda check: command("kubectl", "kcache", "doctor", "--only", check)  # noqa: E731
+    if blocked == a.FOOTPRINT and kc is not None:
+        return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
+                       "jsonpath={.spec.artifact.identity.factors}")
+    if blocked == a.ENTRY_MATCHES_SPEC and best is not None and best.entries:
+        key, value = c.AGENT_POD_LABEL
+        return command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "pods", "-l", f"{key}={value}",
+                       "--field-selector", f"spec.nodeName={best.entries[0].node}")
+    if blocked == a.NAMESPACE and best is not None:
+        return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
+    if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
+        return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "yaml")
+    by_gate = {
+        a.WEBHOOK_INSTALLED: webhook, a.OBJECT_SELECTOR: webhook, a.MATCH_CONDITIONS: webhook,
+        a.NAMESPACE_SELECTOR: command("kubectl", "get", "namespace", ns, "--show-labels"),
+        a.ISVC_LABEL: pod_cmd("--show-labels"),
+        a.SUPPORTED: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
+        a.CONFIG: doctor("config"),
+        a.ENABLED: command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME),
+        a.SIDECAR_ANNOTATION: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
+        a.MODEL_SOURCE: command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml") if isvc else "",
+        a.RUNTIME_CONTAINER: pod_cmd("-o", "yaml"),
+        a.RUNTIME_IMAGE: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
+        a.CANDIDATES: doctor("cache-status"),
+        a.ENTRY_READY: doctor("cache-status"),
+        a.KERNELCACHE_EXISTS: command("kubectl", "get", "kernelcachenodes"),
+        a.VERIFICATION: doctor("verification"),
+        a.INJECTION: pod_cmd("-o", "yaml"),
+    }
+    return by_gate.get(blocked, "")
+
+
+def _spec_matches(kc: KernelCache | None, adm: a.Admission) -> bool:
+    """Whether a KernelCache's own footprints (its spec) match the pod's, in either pass."""
+    ident = adm.identity
+    if kc is None or kc.artifact is None or ident is None:
+        return False
+    fp = kc.artifact.footprints
+    return bool(ident.compatibility_footprint) and fp.compatibility == ident.compatibility_footprint

