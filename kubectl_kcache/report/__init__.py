@@ -7,6 +7,7 @@ do, lazily, when they run).
 from __future__ import annotations
 
 # Each module registers its formats when imported.
+from . import doctor_html as doctor_html
 from . import doctor_json as doctor_json
 from . import doctor_junit as doctor_junit
 from . import doctor_markdown as doctor_markdown
