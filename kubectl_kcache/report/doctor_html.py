@@ -149,8 +149,8 @@ def _checks(checks: list[CheckGroup]) -> str:
         rows.append(f'<tr class="st-{e(c.status)}"><td><span class="badge st-{e(c.status)}">'
                     f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td><code>{link}</code></td>"
                     f"<td>{e(c.title)}</td><td class=num>{found}</td><td class=reason>{e(c.reason)}</td></tr>")
-    return ('<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr><th>status</th>'
-            "<th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
+    return ('<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr>'
+            "<th>status</th><th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></div></section>")
 
 
