@@ -9,9 +9,10 @@ For each size (ascending; the cluster grows from one size to the next) the clust
 nodes (20-40 KB each), 50 node groups, a KernelCacheNode (4 cache entries) and an agent pod per node,
 2,000 KernelCaches in 20 namespaces, and KServe's singletons. Then, alternating the order each round:
 `kubectl kcache doctor -o json` against the `kubectl get -o json` calls that list the same objects
-(wall time, peak RSS, API requests from the audit log). After the sweep: reconcile on the steady cluster
-(mutating requests in 60 s) and while --burst new member nodes arrive at once (time until every one has
-its KernelCacheNode). Results: bench/results/<date>.json and docs/performance-doctor.png.
+(wall time, peak RSS, API requests from the audit log), and `kubectl kcache status -o json` beside
+them. After the sweep: reconcile on the steady cluster (mutating requests in 60 s) and while --burst new
+member nodes arrive at once (time until every one has its KernelCacheNode). Results:
+bench/results/<date>.json and docs/performance-doctor.png.
 
 Not part of the test suite; run it by hand on a quiet machine (see docs/performance.md).
 """
@@ -267,6 +268,7 @@ def run_counted(bed: Bed, cmd: list[str], agent: str, ok: tuple[int, ...] = (0,)
 
 KCACHE = ["kubectl", "kcache"]
 DOCTOR = [*KCACHE, "doctor", "-o", "json", "--fail-on", "never"]
+STATUS = [*KCACHE, "status", "-o", "json"]
 
 
 def kubectl_calls(bed: Bed) -> list[list[str]]:
@@ -314,21 +316,26 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     env = bed.env
     # warm up: discovery cache for kubectl, bytecode for the plugin, page cache for both
     run_timed(DOCTOR, env)
+    run_timed(STATUS, env)
     for cmd in kubectl_calls(bed):
         run_timed(cmd, env)
     doctor: list[dict[str, Any]] = []
     kubectl: list[dict[str, Any]] = []
+    status: list[dict[str, Any]] = []
     for i in range(rounds):
-        order = ("doctor", "kubectl") if i % 2 == 0 else ("kubectl", "doctor")
+        order = ("doctor", "status", "kubectl") if i % 2 == 0 else ("kubectl", "status", "doctor")
         for which in order:
             if which == "doctor":
                 doctor.append(run_counted(bed, DOCTOR, "kubectl-kcache"))
+            elif which == "status":
+                status.append(run_counted(bed, STATUS, "kubectl-kcache"))
             else:
                 kubectl.append(measure_kubectl(bed))
-            last = (doctor if which == "doctor" else kubectl)[-1]
+            last = {"doctor": doctor, "status": status, "kubectl": kubectl}[which][-1]
             log(f"  {n}: round {i + 1} {which}: {last['seconds']:.2f}s {last['maxrss_mb']:.0f} MB "
                 f"{last['requests']} requests")
-    out: dict[str, Any] = {"doctor": summary(doctor), "kubectl": summary(kubectl)}
+    out: dict[str, Any] = {"doctor": summary(doctor), "kubectl": summary(kubectl), "status": summary(status)}
+    out["ratio_status_doctor"] = round(out["status"]["median_s"] / out["doctor"]["median_s"], 2)
     out["ratio_time"] = round(out["doctor"]["median_s"] / out["kubectl"]["median_s"], 2)
     out["ratio_rss"] = round(out["doctor"]["median_rss_mb"] / out["kubectl"]["median_rss_mb"], 2)
     out["doctor_findings"] = doctor_findings(bed)
@@ -345,6 +352,8 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     out["dump_json"] = dump
     from_file = [*KCACHE, "doctor", "--from-file", str(snap), "-o", "json", "--fail-on", "never"]
     out["doctor_from_file"] = summary([run_timed(from_file, env) for _ in range(rounds)])
+    status_file = [*KCACHE, "status", "--from-file", str(snap), "-o", "json"]
+    out["status_from_file"] = summary([run_timed(status_file, env) for _ in range(rounds)])
     log(f"  {n}: dump {dump['seconds']:.1f}s ({dump['file_mb']} MB), doctor --from-file "
         f"{out['doctor_from_file']['median_s']:.2f}s")
     snap.unlink()
