@@ -420,8 +420,8 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
             taken = now_rfc3339()
             current = dataclasses.replace(provenance, taken_at=taken, generated_at=taken)
             if output == "table" and tty:
-                height = shown.count("\n")
-                rows = shutil.get_terminal_size((80, 24)).lines
+                size = shutil.get_terminal_size((80, 24))
+                height, rows = _screen_rows(shown, size.columns), size.lines
                 # Back to the first line of the last screen and clear below; a screen taller than the
                 # terminal scrolled out of reach: clear the whole terminal instead.
                 out.write(f"\x1b[{height}F\x1b[J" if 0 < height < rows else "\x1b[H\x1b[2J")
@@ -434,6 +434,14 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
             out.flush()
     finally:
         live.stop()
+
+
+def _screen_rows(text: str, columns: int) -> int:
+    """The terminal rows `text` takes: a line longer than the terminal wraps onto the next row."""
+    import re
+
+    visible = (len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in text.splitlines())
+    return sum(max(1, -(-n // max(columns, 1))) for n in visible)
 
 
 # ---- why-group ----------------------------------------------------------------------------------

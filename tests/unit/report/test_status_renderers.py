@@ -122,9 +122,15 @@ def test_notes_and_header_are_shown(report):
 
 
 def test_a_narrow_terminal_folds_names_not_numbers(report):
-    text = ANSI.sub("", status_text(report, color=True, width=60))
-    assert all(len(line) <= 60 for line in text.splitlines())
-    assert "2/4" in text  # never broken across lines
+    long = "team/" + "x" * 120
+    cells = replace(report.status.groups[0].caches[0], cache=long)
+    group = replace(report.status.groups[0], caches=(cells,), selector={"k" * 50: "v" * 50})
+    report = replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:])))
+    text = ANSI.sub("", status_text(report, color=True, width=100))
+    assert all(len(line) <= 100 for line in text.splitlines()), text
+    assert long not in text and long[:20] in text  # folded over several lines
+    assert "".join(line.split()[0] for line in text.splitlines() if line.startswith(("team/x", "x"))) == long
+    assert "2/4" in text  # numbers are never broken across lines
 
 
 def test_json_and_yaml_are_the_document(report):
