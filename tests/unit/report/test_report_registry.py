@@ -15,7 +15,7 @@ from kubectl_kcache.errors import InputError
 from kubectl_kcache.report import formats, registry, render, render_doctor, renderer
 
 REPORT_DIR = Path(report_pkg.__file__).parent
-ALL_FORMATS = ["table", "wide", "json", "yaml", "junit", "sarif", "markdown"]
+ALL_FORMATS = ["table", "wide", "json", "yaml", "junit", "sarif", "markdown", "html"]
 
 
 def test_formats_lists_every_doctor_format_with_table_first():
