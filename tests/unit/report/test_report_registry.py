@@ -59,6 +59,26 @@ def test_other_report_kinds_have_their_own_formats(monkeypatch):
     assert formats() == ALL_FORMATS
 
 
+def test_context_goes_only_to_renderers_that_want_it(monkeypatch):
+    monkeypatch.setitem(registry._REGISTRY, "test-ctx", {})
+    seen = []
+
+    @renderer("page", kind="test-ctx", wants=("status",))
+    def page(report, out, *, color, status=None):
+        seen.append(("page", status))
+
+    @renderer("plain", kind="test-ctx")
+    def plain(report, out, *, color):  # would raise TypeError if given `status`
+        seen.append(("plain", None))
+
+    render("test-ctx", "R", "page", io.StringIO(), status="S", provenance="P")
+    render("test-ctx", "R", "plain", io.StringIO(), status="S", provenance="P")
+    assert seen == [("page", "S"), ("plain", None)]
+    assert registry.wants("page", "test-ctx") == ("status",) and registry.wants("plain", "test-ctx") == ()
+    with pytest.raises(InputError):
+        registry.wants("nope", "test-ctx")
+
+
 @pytest.mark.parametrize("fmt", ALL_FORMATS)
 @pytest.mark.parametrize("which", ["problem_report", "clean_report", "skipped_only_report",
                                    "suppressed_only_report"])
