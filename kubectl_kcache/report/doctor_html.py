@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 STATUS_WORDS = {"pass": "pass", "fail": "fail", "skipped": "skipped", "not-applicable": "n/a"}
 SEGMENT_CLASSES = {READY: "ready", PULLING: "pulling", PENDING: "pending", ERROR: "error", NO_ENTRY: "none"}
+MATRIX_GROUPS = 8  # more groups with caches than this: one row per KernelCache and group instead of a matrix
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
@@ -195,12 +196,20 @@ def _heatmap(status: FleetStatus) -> str:
         return "<h3>KernelCaches</h3><p>No KernelCache has a group or an entry on a member node.</p>"
     columns = [g for g in status.groups if any(c for c in g.caches)]
     legend = "".join(f'<span><i class="seg {SEGMENT_CLASSES[s]}"></i>{s}</span>' for s in SEGMENTS)
-    head = "".join(f"<th scope=col>{e(g.name)}<small>{g.members} nodes</small></th>" for g in columns)
     body = []
-    for cache, cells in rows.items():
-        by_group = {g.name: cell for g, cell in cells}
-        tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-        body.append(f"<tr><th scope=row><code>{e(cache)}</code></th>{tds}</tr>")
+    if len(columns) <= MATRIX_GROUPS:
+        head = "".join(f"<th scope=col>{e(g.name)}<small>{g.members} nodes</small></th>" for g in columns)
+        for cache, cells in rows.items():
+            by_group = {g.name: cell for g, cell in cells}
+            tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
+            body.append(f"<tr><th scope=row><code>{e(cache)}</code></th>{tds}</tr>")
+    else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
+        for cache, cells in rows.items():
+            for index, (g, cell) in enumerate(cells):
+                name = f"<code>{e(cache)}</code>" if index == 0 else ""
+                body.append(f"<tr><th scope=row>{name}</th><td>{e(g.name)}</td>"
+                            f"{_heat_cell(g, cell)}</tr>")
+        head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
     return ("<h3>KernelCaches by group</h3>"
             "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
             "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "

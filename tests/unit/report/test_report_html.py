@@ -169,3 +169,17 @@ def test_other_reports_render(report_name, request):
     text = html_of(report)
     assert text.rstrip().endswith("</html>")
     assert Page(text).script == 1
+
+
+def test_with_many_groups_the_heatmap_has_one_row_per_cell():
+    from kubectl_kcache.explain.status import CacheCell, FleetStatus, GroupStatus, PhaseCounts
+
+    groups = tuple(GroupStatus(f"pool-{i:02d}", {"pool": str(i)}, 10, 0, 0, 10, 10,
+                               (CacheCell(f"team/c{i:02d}", PhaseCounts(ready=i), True),)) for i in range(10))
+    status = FleetStatus(groups, caches=tuple(f"team/c{i:02d}" for i in range(10)))
+    text = html_of(DoctorReport(checks=(), findings=()), status=status)
+    heat = text[text.index('<table class="heat">'):]
+    heat = heat[:heat.index("</table>")]
+    assert heat.count("<tr><th scope=row>") == 10  # not a 10 x 10 matrix
+    assert '<td class="empty">' not in heat
+    assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
