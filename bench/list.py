@@ -42,9 +42,9 @@ else:
     from kubectl_kcache.kube.client import Client
     from kubectl_kcache.kube.kubeconfig import Overrides
     from kubectl_kcache.kube import resources as r
-    from kubectl_kcache.objects import Node
+    from kubectl_kcache import kinds
     c = Client(Overrides(kubeconfig=kubeconfig))
-    items, _ = c.list_all(r.NODES, convert=Node.from_dict)
+    items, _ = c.list_all(r.NODES, decode=kinds.for_resource(r.NODES).decode_page)
     n = len(items)
 elapsed = time.perf_counter() - t0
 print(json.dumps({"n": n, "seconds": elapsed, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

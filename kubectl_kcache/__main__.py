@@ -15,11 +15,12 @@ def main() -> None:
 
 def complete() -> None:
     """kubectl's plugin completion hook: kubectl calls `kubectl_complete-kcache <words...>`."""
-    from .cli import complete_words
+    from .cli import completion
 
-    for word in complete_words(sys.argv[1:]):
+    words, directive = completion(sys.argv[1:])
+    for word in words:
         print(word)
-    print(":4")  # cobra's ShellCompDirectiveNoFileComp
+    print(f":{directive}")  # cobra's ShellCompDirective: 0 lets the shell complete files, 4 does not
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
+from .text import escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -49,8 +50,19 @@ KUBE_FLAGS = (
 )
 
 
-def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """kubectl's connection flags (the set kubectl passes on to plugins by convention)."""
+NAMESPACE_HELP = {
+    "context": "Namespace (default: the kubeconfig context's).",
+    "all": "Limit namespaced reads (KernelCaches, captures, pods, events) to this namespace; without it every "
+           "namespace is read, live and from files alike.",
+    "cluster": "Namespace of the kubeconfig context (the controller's reads are cluster-wide).",
+}
+
+
+def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "context") -> Any:
+    """kubectl's connection flags (the set kubectl passes on to plugins by convention). `namespaces` says what
+    `-n` means for the command: `context` (the context's namespace by default), `all` (all by default)."""
+    if func is None:
+        return lambda f: _kube_options(f, namespaces=namespaces)
     opts = [
         click.option(
             "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."
@@ -58,7 +70,7 @@ def _kube_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
         click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
-        click.option("-n", "--namespace", metavar="NS", help="Namespace scope (default: the context's)."),
+        click.option("-n", "--namespace", metavar="NS", help=NAMESPACE_HELP[namespaces]),
         click.option("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces."),
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate."),
         click.option(
@@ -179,28 +191,36 @@ def _scope_namespace(flags: dict[str, Any]) -> str | None:
     return None if flags.get("all_namespaces") else flags.get("namespace")
 
 
-def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, keep_raw: bool = False) -> Any:
-    return _read(flags, from_files, scope, keep_raw)[0]
+def _load_files(from_files: Iterable[str]) -> Any:
+    """A snapshot from --from-file; what the loader skipped or doubts goes to stderr."""
+    from .snapshot import load_files
+
+    snap = load_files(from_files)
+    for warning in snap.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    return snap
 
 
-def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, keep_raw: bool = False,
-          lists: list[Any] | None = None, client: Any = None) -> tuple[Any, Any]:
+def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None) -> Any:
+    return _read(flags, from_files, scope)[0]
+
+
+def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
+          client: Any = None) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance)."""
     from .provenance import Provenance
 
     from_files = list(from_files)
     namespace = _scope_namespace(flags)
     if from_files:
-        from .snapshot import load_files
-
-        snap = load_files(from_files)
+        snap = _load_files(from_files)
         return snap, Provenance.from_files(from_files, snap.meta.cluster, snap.meta.taken_at, namespace)
     from .collect import Scope, collect
 
     client = client or _client(flags)
     progress = _Progress()
     try:
-        snap = collect(client, scope or Scope(namespace=namespace), progress=progress, keep_raw=keep_raw, lists=lists)
+        snap = collect(client, scope or Scope(namespace=namespace), progress=progress, lists=lists)
     finally:
         progress.done()
     return snap, Provenance.live(client.server, snap.meta.cluster, snap.meta.taken_at, namespace)
@@ -257,9 +277,18 @@ def main(ctx: click.Context, **kwargs: Any) -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-def version() -> None:
-    """Print the plugin's version."""
-    _write(f"kubectl-kcache {__version__}")
+@click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+def version(output: str) -> None:
+    """Print the plugin's version (and, as json or yaml, the Python and platform it runs on)."""
+    if output == "text":
+        _write(f"kubectl-kcache {__version__}")
+        return
+    import platform
+
+    doc = {"clientVersion": {"version": __version__, "gitVersion": f"v{__version__}",
+                             "python": platform.python_version(),
+                             "platform": f"{platform.system().lower()}/{platform.machine().lower()}"}}
+    _write(_dump_doc(doc, output))
 
 
 # ---- doctor -------------------------------------------------------------------------------------
@@ -268,7 +297,7 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown",
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="all")
 @_from_file_option
 @click.option(
     "-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True, help="Output format."
@@ -303,6 +332,7 @@ def doctor(
     """
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
+    from .checks.runner import NOT_IN_INPUT_TEXT
 
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
@@ -323,9 +353,11 @@ def doctor(
     render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
-    if report.incomplete:  # design.md: 3 wins over 1; no verdict on what could not be read
-        unread = sorted({u for c in report.checks for u in c.unread})
-        sys.stderr.write(f"doctor: incomplete: {'; '.join(unread)}\n")
+    # no verdict on what could not be read (design.md: 3 wins over 1); a kind absent from input files is said
+    # in the report, but it is not an API failure: the findings decide the exit code then
+    failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
+    if failed:
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -474,9 +506,7 @@ def why_group(
     from .explain.why_group import explain
 
     if from_files:
-        from .snapshot import load_files
-
-        snap = load_files(from_files)
+        snap = _load_files(from_files)
         namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
     else:
         from .collect import collect_for_why_group
@@ -572,9 +602,9 @@ main.add_command(why_not_cached, name="why-cached")
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
     """(the Pod the manifest stands for, how it was obtained, its namespace if it names one)."""
+    from .files import read_documents
     from .kernelcache.render import pod_from_manifest
     from .objects import Pod
-    from .snapshot import read_documents
 
     docs = read_documents(path)
     pod, note = pod_from_manifest(docs, path if path != "-" else "stdin")
@@ -587,9 +617,9 @@ def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
 
 def _in_namespace(pod: Any, namespace: str) -> Any:
     """The manifest's pod in the namespace it is evaluated in (the API server sets it at creation)."""
-    import dataclasses
+    from msgspec.structs import replace
 
-    return dataclasses.replace(pod, meta=dataclasses.replace(pod.meta, namespace=namespace))
+    return replace(pod, metadata=replace(pod.meta, namespace=namespace))
 
 
 def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) -> str:
@@ -614,7 +644,7 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="cluster")
 @_from_file_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
@@ -647,8 +677,9 @@ def reconcile(
     """Do the node-group duties of KServe's controller: KernelCacheNode membership, agent placement, and
     captured cache -> KernelCache with node-group selection and its events.
 
-    With --dry-run print the plan (works on --from-file); with --once make one pass; otherwise run as a
-    controller until SIGTERM/SIGINT.
+    With --dry-run print the plan (works on --from-file) and exit 1 when it plans writes (as `kubectl diff`;
+    events alone do not count), 0 when the cluster is as KServe would make it; with --once make one pass;
+    otherwise run as a controller until SIGTERM/SIGINT.
     """
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
@@ -657,18 +688,16 @@ def reconcile(
 
     if dry_run:
         if from_files:
-            from .snapshot import load_files
-
-            snap = load_files(from_files)
+            snap = _load_files(from_files)
         else:
             from .reconcile.loop import collect_for_reconcile
 
             snap = collect_for_reconcile(_client(flags))
         result = plan(snap)
         for note in result.notes:
-            sys.stderr.write(f"note: {note}\n")
+            sys.stderr.write(f"note: {escape(note)}\n")
         _render_plan(result.actions, output)
-        return EXIT_OK
+        return EXIT_FINDINGS if result.writes else EXIT_OK  # as `kubectl diff`: 1 when writes are planned
     if from_files:
         raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
     from .reconcile.loop import LoopOptions, run_loop
@@ -704,26 +733,45 @@ def _render_plan(actions: Any, output: str) -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@_kube_options
+@_kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
 @click.pass_context
 def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
-    removed), for bug reports and `--from-file`. Reads only."""
+    removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
+    the faster format for large clusters."""
     flags = _merged_flags(ctx, kwargs)
-    from .snapshot import to_document
+    from .collect import Scope, collect
+    from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    snap = _load_snapshot(flags, (), keep_raw=True)
-    text = _dump_doc(to_document(snap), output)
-    if out_file:
-        try:
-            with open(out_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(f"--file {out_file}: {exc.strerror}") from None
-    else:
-        _write(text)
+    client = _client(flags)
+    scope = Scope(namespace=None if flags.get("all_namespaces") else flags.get("namespace"))
+    try:
+        out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
+    except OSError as exc:
+        raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+    progress = _Progress()
+    try:
+        writer = DumpWriter(out, output)
+        snap = collect(client, scope, progress=progress, sink=writer.item)
+        writer.finish(meta_document(snap, scope.describe()))
+        if tmp:
+            out.close()
+            os.replace(tmp, str(out_file))
+            tmp = None
+    except OSError as exc:
+        if tmp:
+            raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        progress.done()
+        if tmp:
+            out.close()
+            os.unlink(tmp)
+    if output == "yaml" and writer.count > LARGE:
+        sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
+                         "loads it with --from-file about ten times faster\n")
     forbidden = [r for r in snap.reads if r.status == "forbidden"]
     if forbidden:
         sys.stderr.write(
@@ -738,12 +786,79 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
 # ---- running ------------------------------------------------------------------------------------
 
 
+class _ClosedOutput:
+    """Standard output when the process was started with it closed (`>&-`): writing fails as writing to a
+    closed descriptor does, and run() reports it in one line."""
+
+    closed = False
+
+    def write(self, _text: Any) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    @property
+    def buffer(self) -> _ClosedOutput:
+        return self
+
+
+_OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
+
+
+def _output_failed(exc: OSError) -> int:
+    """The output could not be written: a closed pipe (`| head`) ends quietly, as it ends kubectl; a full
+    disk or a closed stdout is one line."""
+    import errno
+
+    try:  # nothing more can go out; do not let the interpreter's final flush complain
+        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    except Exception:  # noqa: BLE001
+        pass
+    if exc.errno == errno.EPIPE:
+        return EXIT_OK
+    try:
+        sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_USAGE
+
+
+def _is_output_error(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in {getattr(errno, n, -1) for n in _OUTPUT_ERRORS}
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI; every outcome becomes an exit code here."""
     import signal
 
     if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+    except OSError as exc:
+        if _is_output_error(exc):
+            return _output_failed(exc)
+        raise
+    return code
+
+
+def _run(argv: list[str]) -> int:
     try:
         result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -766,38 +881,121 @@ def run(argv: list[str]) -> int:
     except KcacheError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError as exc:
+        return _output_failed(exc)
+    except OSError as exc:
+        if _is_output_error(exc):
+            return _output_failed(exc)
+        return _internal_error(exc)
     except Exception as exc:  # noqa: BLE001 - a bug: say so, say where, never a raw traceback
-        import traceback
-
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
-        sys.stderr.write(
-            f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
-            f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
-            "(set KCACHE_DEBUG=1 for the traceback).\n"
-        )
-        if os.environ.get("KCACHE_DEBUG"):
-            traceback.print_exc()
-        return EXIT_INTERNAL
+        return _internal_error(exc)
     return int(result or 0)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """A bug: say so, say where, never a raw traceback (unless KCACHE_DEBUG=1)."""
+    import traceback
+
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+    sys.stderr.write(
+        f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+        f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
+        "(set KCACHE_DEBUG=1 for the traceback).\n"
+    )
+    if os.environ.get("KCACHE_DEBUG"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    return EXIT_INTERNAL
+
+
+# cobra's shell completion directives (kubectl's plugin completion protocol)
+COMPLETE_FILES = 0  # ShellCompDirectiveDefault: let the shell complete file names
+COMPLETE_NO_FILES = 4  # ShellCompDirectiveNoFileComp
+FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority")
+KUBECONFIG_SECTIONS = {"--context": "contexts", "--cluster": "clusters", "--user": "users"}
+LIVE_TIMEOUT = "2s"  # completion lists live objects, but never keeps the shell waiting long
 
 
 def complete_words(words: list[str]) -> list[str]:
     """Candidates for the last word, for kubectl's plugin completion."""
+    return completion(words)[0]
+
+
+def completion(words: list[str]) -> tuple[list[str], int]:
+    """Candidates for the last word and cobra's directive: commands, flags, choices, check ids, kubeconfig
+    contexts, clusters and users, files for file flags, and (live, with a short timeout) namespaces, pods and
+    captures."""
     current = words[-1] if words else ""
     commands = sorted(main.commands)
     if len(words) <= 1:
-        return [c for c in commands if c.startswith(current)]
+        return [c for c in commands if c.startswith(current)], COMPLETE_NO_FILES
     cmd = main.commands.get(words[0])
     if cmd is None:
-        return []
+        return [], COMPLETE_NO_FILES
     if current.startswith("-"):
         names = sorted({n for p in cmd.params for n in getattr(p, "opts", []) if n.startswith("--")})
-        return [n for n in names if n.startswith(current)]
+        return [n for n in names if n.startswith(current)], COMPLETE_NO_FILES
     prev = words[-2] if len(words) >= 2 else ""
+    if prev in FILE_FLAGS:
+        return [], COMPLETE_FILES
     for p in cmd.params:
         if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
-            return [c for c in p.type.choices if c.startswith(current)]
-    return []
+            return [c for c in p.type.choices if c.startswith(current)], COMPLETE_NO_FILES
+    if prev in ("--only", "--skip"):
+        from .checks.registry import check_ids
+
+        done, _, part = current.rpartition(",")
+        head = f"{done}," if done else ""
+        taken = set(done.split(","))
+        return [head + i for i in check_ids() if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+    if prev in KUBECONFIG_SECTIONS:
+        return _kubeconfig_names(words, KUBECONFIG_SECTIONS[prev], current), COMPLETE_NO_FILES
+    live = _live_candidates(cmd.name or "", words, prev, current)
+    return live, COMPLETE_NO_FILES
+
+
+def _flag(words: list[str], *names: str) -> str | None:
+    """The value of the last `--flag value` or `--flag=value` among `words` (the word being completed aside)."""
+    value = None
+    for i, word in enumerate(words[:-1]):
+        for name in names:
+            if word == name and i + 1 < len(words) - 1:
+                value = words[i + 1]
+            elif word.startswith(name + "="):
+                value = word.split("=", 1)[1]
+    return value
+
+
+def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
+    from .kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
+
+    try:
+        merged = merge_kubeconfigs(kubeconfig_files(_flag(words, "--kubeconfig"), os.environ))
+    except Exception:  # noqa: BLE001 - completion never fails loudly
+        return []
+    names = {str(e.get("name")) for e in merged.get(section) or [] if isinstance(e, dict) and e.get("name")}
+    return sorted(n for n in names if n.startswith(current))
+
+
+def _live_candidates(command: str, words: list[str], prev: str, current: str) -> list[str]:
+    """Namespaces after -n, pods for why-* commands, captures after --capture: listed live, 2 s at most."""
+    kinds = {("-n", ""): "namespaces", ("--namespace", ""): "namespaces", ("--capture", "why-group"): "captures"}
+    what = kinds.get((prev, "")) or kinds.get((prev, command))
+    takes_value = any(prev in getattr(p, "opts", []) and not getattr(p, "is_flag", False)
+                      for p in main.commands[command].params if isinstance(p, click.Option))
+    if what is None and command in ("why-group", "why-not-cached", "why-cached") and not takes_value:
+        what = "pods"
+    if what is None:
+        return []
+    flags = {key: _flag(words, *names) for key, names in (
+        ("kubeconfig", ("--kubeconfig",)), ("context", ("--context",)), ("cluster", ("--cluster",)),
+        ("user", ("--user",)), ("namespace", ("-n", "--namespace")), ("server", ("--server", "-s")))}
+    flags["request_timeout"] = LIVE_TIMEOUT
+    try:
+        from .collect import names_for_completion
+
+        client = _client({k: v for k, v in flags.items() if v})
+        names = names_for_completion(client, what, flags.get("namespace") or client.namespace)
+    except Exception:  # noqa: BLE001 - completion never fails loudly
+        return []
+    return sorted(n for n in names if n.startswith(current))

@@ -4,9 +4,10 @@ selector (friendly to RBAC resourceNames); pods only by label where the agent an
 A 403 on a list records the read as forbidden, a 404 (resource not served) as absent; the commands
 decide what that means for them.
 
-Each page is parsed into the slim objects as it arrives and its raw JSON dropped (a 30 KB GPU node
-keeps ~1 KB), so that memory follows the slim objects plus one page, not every raw object; the raw
-objects are kept only for `dump` (keep_raw).
+Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
+not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets
+each item's JSON (managedFields dropped, kind and apiVersion filled in) as its page arrives, and the
+collector keeps only the few objects its own decisions need.
 """
 
 from __future__ import annotations
@@ -16,12 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import kinds
 from . import snapshot as snap
 from .errors import Forbidden, NotFound
 from .kernelcache import constants as c
 from .kernelcache.config import read_config
 from .kube import resources as r
 from .kube.client import Client
+from .kube.listing import Listed as Listing
+from .kube.listing import raw_item
+from .kube.resources import Page
+
+# called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
+Sink = Callable[[bytes, kinds.Kind], None]
+PARALLEL = 4  # lists in flight at once (doctor); the big ones (nodes, KernelCacheNodes, pods) overlap
 
 
 @dataclass(frozen=True)
@@ -37,38 +46,95 @@ class Scope:
     producers: bool = True  # producer pods of captures
     events: bool = True
 
+    def describe(self) -> dict[str, Any]:
+        """The scope as recorded in a dump's meta."""
+        parts = [p for p in ("nodes", "install", "preparation", "producers", "events") if getattr(self, p)]
+        return {"namespace": self.namespace, "parts": parts}
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """One list to make."""
+
+    resource: r.Resource
+    namespace: str | None = None
+    label_selector: str = ""
+    field_selector: str = ""
+
 
 @dataclass(frozen=True)
 class Listed:
     """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
 
-    resource: r.Resource
-    namespace: str | None
-    label_selector: str
-    field_selector: str
+    spec: ListSpec
     resource_version: str
     keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
 
 
 class Collector:
-    """Lists kinds into parsed snapshot objects (the last read of an object wins, as in snapshot.build)."""
+    """Lists kinds into typed snapshot objects (the last read of an object wins, as in snapshot.assemble)."""
 
-    def __init__(self, client: Client, progress: Callable[[str], None] | None = None, keep_raw: bool = False):
+    def __init__(self, client: Client, progress: Callable[[str], None] | None = None, sink: Sink | None = None):
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
-        self.raw: dict[tuple[str, str, str, str], dict[str, Any]] = {}  # only with keep_raw
-        self.keep_raw = keep_raw
         self.reads: list[snap.Read] = []
         self.lists: list[Listed] = []  # the lists that succeeded, with their resourceVersions
-        self.seen = 0
+        self.sink = sink
         self.progress = progress or (lambda _msg: None)
 
-    def _parse(self, item: dict[str, Any]) -> tuple[str, Any, dict[str, Any] | None] | None:
-        self.seen += 1
-        entry = snap.parse_item(item, "the API", self.seen - 1)
-        if entry is None:
-            return None
-        return entry[0], entry[1], item if self.keep_raw else None
+    def _decoder(self, kind: kinds.Kind) -> Callable[[bytes], Page[Any]]:
+        if self.sink is None:
+            return kind.decode_page
+        sink = self.sink
+
+        typed = kind.resource == r.CONFIGMAPS  # the only objects collect itself needs (the job namespace)
+
+        def decode(data: bytes) -> Page[Any]:
+            """Each item to the sink as it is; nothing kept but a count (and the ConfigMap). A dump is for
+            bug reports: an object the commands could not decode is written all the same."""
+            page = kinds.d.page_decoder(kinds.d.msgspec.Raw).decode(data)
+            meta = page.metadata or kinds.d.ListMeta()
+            items: list[Any] = []
+            for index, item in enumerate(page.items or ()):
+                sink(raw_item(item, kind.resource), kind)
+                if not typed:
+                    items.append(None)
+                    continue
+                try:
+                    items.append(kind.decode_json(item))
+                except kinds.d.msgspec.ValidationError as exc:
+                    what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
+                    raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
+                                               base=f"$.items[{index}]") from None
+            return Page(items, meta.resource_version or "", meta.continue_ or "")
+
+        return decode
+
+    def _list(self, spec: ListSpec) -> Listing | Forbidden | NotFound:
+        kind = kinds.for_resource(spec.resource)
+        try:
+            return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
+                                        field_selector=spec.field_selector, decode=self._decoder(kind))
+        except (Forbidden, NotFound) as exc:
+            return exc
+
+    def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
+        res, namespace = spec.resource, spec.namespace
+        if isinstance(listing, (Forbidden, NotFound)):
+            status = "forbidden" if isinstance(listing, Forbidden) else "absent"
+            self.reads.append(snap.Read(res.plural, namespace, status, 0, message=str(listing)))
+            return []
+        got = listing.items
+        self.reads.append(snap.Read(res.plural, namespace, "ok", len(got)))
+        if keep:
+            field = kinds.for_resource(res).field
+            keys = set()
+            for obj in got:
+                key = (field, obj.metadata.namespace or "", obj.metadata.name)
+                keys.add(key)
+                self.objects[key] = obj
+            self.lists.append(Listed(spec, listing.resource_version, frozenset(keys)))
+        return got
 
     def read(
         self,
@@ -77,106 +143,99 @@ class Collector:
         *,
         label_selector: str = "",
         field_selector: str = "",
-        record_as: str | None = None,
+        keep: bool = True,
     ) -> list[Any]:
-        """The parsed objects of one list (also added to the snapshot being built)."""
-        name = record_as or res.plural
-        self.progress(f"listing {name}")
-        try:
-            got, version = self.client.list_all(
-                res, namespace, label_selector=label_selector, field_selector=field_selector, convert=self._parse
-            )
-        except Forbidden as exc:
-            self.reads.append(snap.Read(name, namespace, "forbidden", 0, message=str(exc)))
-            return []
-        except NotFound as exc:
-            self.reads.append(snap.Read(name, namespace, "absent", 0, message=str(exc)))
-            return []
-        self.reads.append(snap.Read(name, namespace, "ok", len(got)))
-        out = []
-        keys = set()
-        for entry in got:
-            if entry is None:
-                continue
-            field, parsed, raw = entry
-            key = (field, parsed.meta.namespace or "", parsed.meta.name)
-            keys.add(key)
-            self.objects[key] = parsed
-            if raw is not None:
-                md = raw.get("metadata") or {}
-                self.raw[(raw.get("apiVersion", ""), raw.get("kind", ""), md.get("namespace", ""),
-                          md.get("name", ""))] = raw
-            out.append(parsed)
-        self.lists.append(Listed(res, namespace, label_selector, field_selector, version, frozenset(keys)))
-        return out
+        """The typed objects of one list (kept for the snapshot unless `keep` is False)."""
+        spec = ListSpec(res, namespace, label_selector, field_selector)
+        self.progress(f"listing {res.plural}")
+        return self._record(spec, self._list(spec), keep)
+
+    def read_many(self, specs: list[ListSpec], keep: bool = True) -> list[list[Any]]:
+        """Several lists at once (up to PARALLEL requests in flight: the API server works on one while
+        the previous one is decoded), recorded in the order given. With a sink (dump) one at a time, so
+        that items reach it in order."""
+        if self.sink is not None or len(specs) < 2:
+            return [self.read(s.resource, s.namespace, label_selector=s.label_selector,
+                              field_selector=s.field_selector, keep=keep) for s in specs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.progress(f"listing {', '.join(dict.fromkeys(s.resource.plural for s in specs))}")
+        with ThreadPoolExecutor(min(PARALLEL, len(specs)), thread_name_prefix="list") as pool:
+            results = list(pool.map(self._list, specs))
+        return [self._record(spec, got, keep) for spec, got in zip(specs, results, strict=True)]
 
     def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
-        return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads,
-                             raw_items=self.raw.values())
+        return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads)
 
 
 def _by_name(name: str) -> str:
     return f"metadata.name={name}"
 
 
+def taken_at() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def collect(
-    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, keep_raw: bool = False,
+    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
     lists: list[Listed] | None = None,
 ) -> snap.ClusterSnapshot:
-    """The snapshot of `scope`; `lists`, when given, receives each list made (to watch from, see watch.py)."""
-    col = Collector(client, progress, keep_raw=keep_raw)
+    """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
+    snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
+    receives each list made, with its resourceVersion (where `watch.py` starts watching)."""
+    col = Collector(client, progress, sink=sink)
+    keep = sink is None
     ns = scope.namespace
-    if scope.nodes:
-        col.read(r.NODES)
-    col.read(r.NODE_GROUPS)
-    col.read(r.KERNEL_CACHE_NODES)
-    col.read(r.KERNEL_CACHES, ns)
+    first = [ListSpec(r.NODES)] if scope.nodes else []
+    first += [ListSpec(r.NODE_GROUPS), ListSpec(r.KERNEL_CACHE_NODES), ListSpec(r.KERNEL_CACHES, ns)]
     if scope.captures:
-        col.read(r.CAPTURES, ns)
-    cms = col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
+        first.append(ListSpec(r.CAPTURES, ns))
+    config_at = len(first)
+    first.append(ListSpec(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME)))
+    if scope.agent_pods and not scope.install:
+        first.append(ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)))
+    if scope.install:
+        first += [
+            ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET)),
+            ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)),
+            ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT)),
+            ListSpec(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION)),
+            ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
+                     label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"),
+            *(ListSpec(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
+              for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE)),
+        ]
+    got = col.read_many(first, keep=keep)
+    cms = got[config_at]
     config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
+    then: list[ListSpec] = []
     if scope.install or scope.preparation:
         # all of them: the job namespace, and the labels the pod webhook's namespaceSelector reads
-        col.read(r.NAMESPACES)
-    if scope.install:
-        col.read(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET))
-    if scope.install or scope.agent_pods:
-        col.read(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL), record_as="pods")
-    if scope.install:
-        col.read(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT))
-        col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
-        col.read(
-            r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE, label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"
-        )
-        _read_crds(col)
+        then.append(ListSpec(r.NAMESPACES))
     if scope.preparation and job_ns:
-        col.read(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME)
-        col.read(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME, record_as="pods")
-        for sa in c.PREFETCHER_SERVICE_ACCOUNTS:
-            col.read(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
-        for rb in c.PREFETCHER_ROLE_BINDINGS:
-            col.read(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb))
+        then += [ListSpec(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
+                 ListSpec(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
+                 *(ListSpec(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
+                   for sa in c.PREFETCHER_SERVICE_ACCOUNTS),
+                 *(ListSpec(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb)) for rb in c.PREFETCHER_ROLE_BINDINGS)]
     if scope.producers:
         # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
-        col.read(r.PODS, ns, label_selector=c.LABEL_ISVC, record_as="pods")
+        then.append(ListSpec(r.PODS, ns, label_selector=c.LABEL_ISVC))
     if scope.events:
-        col.read(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
-        col.read(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")
+        then += [ListSpec(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning"),
+                 ListSpec(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")]
+    col.read_many(then, keep=keep)
     meta = snap.SnapshotMeta(
         cluster=client.resolved.cluster_name or client.server,
-        taken_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        taken_at=taken_at(),
         server_version=client.server_version(),
         source="live",
+        server=client.server,
     )
     if lists is not None:
         lists.extend(col.lists)
     return col.snapshot(meta)
-
-
-def _read_crds(col: Collector) -> None:
-    for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE):
-        col.read(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
 
 
 def collect_for_why_group(
@@ -201,7 +260,8 @@ def collect_for_why_group(
             nodes.add(cap.active_session.node_name)
     for name in sorted(n for n in nodes if n):
         col.read(r.NODES, field_selector=_by_name(name))
-    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
+    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                             server=client.server, taken_at=taken_at())
     return col.snapshot(meta)
 
 
@@ -219,5 +279,19 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     col.read(r.NODE_GROUPS)
     for name in sorted({p.node_name for p in pods if p.node_name}):
         col.read(r.NODES, field_selector=_by_name(name))
-    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live")
+    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                             server=client.server, taken_at=taken_at())
     return col.snapshot(meta)
+
+
+def names_for_completion(client: Client, what: str, namespace: str) -> list[str]:
+    """Names for shell completion: namespaces, pods of InferenceServices in `namespace`, or its captures."""
+    if what == "namespaces":
+        res, ns, selector = r.NAMESPACES, None, ""
+    elif what == "pods":
+        res, ns, selector = r.PODS, namespace, c.LABEL_ISVC
+    else:
+        res, ns, selector = r.CAPTURES, namespace, ""
+    items, _ = client.list_all(res, ns, label_selector=selector,
+                               convert=lambda o: (o.get("metadata") or {}).get("name", ""))
+    return [n for n in items if n]

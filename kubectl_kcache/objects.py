@@ -1,169 +1,226 @@
-"""Slim, frozen views of the Kubernetes objects the plugin reads.
+"""Slim, frozen views of the Kubernetes objects the plugin reads, declared as msgspec Structs.
 
-Each `from_dict` takes an object as the API returns it (a dict from JSON or YAML) and keeps only the
-fields the commands use, so that thousands of nodes cost little memory. Parsing is lenient: unknown
-fields are ignored and missing optional fields take KServe's defaults; a value of the wrong type is
-an `ObjectError` naming the field, which the loaders turn into a clear message.
+A Struct mirrors the API's JSON for the fields the commands use; every other field is skipped by the
+decoder and never built (a 30 KB GPU node keeps ~1 KB). The same types decode live list pages, watch
+events, JSON files (bytes straight into Structs) and YAML files (`msgspec.convert` of libyaml's output):
+see `decode.py` for the functions and `kinds.py` for which type each kind has.
+
+Kubernetes' quirks kept here:
+- null means absent: a field that is null takes its default (`_Obj.__post_init__`), as Go's decoder does;
+- int-or-string: integers given as strings ("60") are accepted (lax decoding), label and other string-map
+  values given as numbers (YAML's `gpu.count: 8`) become their string;
+- booleans given as "true"/"false" are accepted.
+A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `decode.py`
+turns into an `ObjectError` naming the file, the object and the path.
+
+The attribute API (`node.name`, `node.labels`, `node.taints`, `node.ready`, `group.node_selector`,
+`kc.artifact.footprints`, `capture.active_session`, `pod.containers`, ...) is kept as properties over the
+wire layout; values derived from several fields are computed once (cached) or are cheap.
 """
 
 from __future__ import annotations
 
 import hashlib
+import operator
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
+
+import msgspec
+from msgspec import field
+from msgspec.structs import astuple, force_setattr
 
 from .errors import InputError
+
+_T = TypeVar("_T")
+
+_I = TypeVar("_I")
+
+if TYPE_CHECKING:  # what the attributes hold once decoded (null replaced by the default)
+    Str = str
+    Int = int
+    Bool = bool
+    StrMap = dict[str, str]
+    RawArtifact: TypeAlias = "Artifact | None"
+    Items: TypeAlias = tuple[_I, ...]
+else:  # what the decoder accepts: null anywhere; numbers as string-map values
+    # (typing.Optional: a generic alias that can be subscribed at runtime on Python 3.10)
+    Str = Optional[str]  # noqa: UP045
+    Int = Optional[int]  # noqa: UP045
+    Bool = Optional[bool]  # noqa: UP045
+    StrMap = Optional[dict[str, "str | int | float"]]  # noqa: UP045
+    RawArtifact = Optional[dict[str, Any]]  # noqa: UP045
+    Items = Optional[tuple[_I, ...]]  # noqa: UP045
 
 
 class ObjectError(InputError):
     """An object does not have the shape its kind requires."""
 
 
-def _map(obj: Any, where: str) -> Mapping[str, Any]:
-    if obj is None:
-        return {}
-    if not isinstance(obj, Mapping):
-        raise ObjectError(f"{where} must be an object, got {type(obj).__name__}")
-    return obj
+_TYPES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "object": "an object",
+          "array": "a list", "null": "null", "dict": "an object", "list": "a list"}
+_EXPECTED = re.compile(r"^Expected `(.+?)`, got `(.+?)`$")
 
 
-def _list(obj: Any, where: str) -> list[Any]:
-    if obj is None:
-        return []
-    if not isinstance(obj, list):
-        raise ObjectError(f"{where} must be a list, got {type(obj).__name__}")
-    return obj
+def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
+    """'$.items[3].spec.taints[0].effect: expected a string, got an object' from msgspec's message; paths
+    of nested conversions ('... - at `$.x` - at `$.spec`') are joined, innermost last; `base` replaces
+    the leading '$' (an item decoded alone is `$.items[3]` of its file)."""
+    text = str(exc)
+    parts = text.split(" - at `")
+    message = parts[0]
+    path = ""
+    for part in reversed(parts[1:]):
+        path += part.rstrip("`").removeprefix("$")
+    m = _EXPECTED.match(message)
+    if m:
+        wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
+        if set(wanted) == {"int", "float", "str"}:  # a string map's values (numbers are taken as strings)
+            wanted = ["str"]
+        words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
+        message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
+    elif message.startswith("Object missing required field `"):
+        path += "." + message.split("`")[1]
+        message = "required field missing"
+    return f"{base}{path}: {message}"
 
 
-def _str(obj: Any, where: str) -> str:
-    if obj is None:
-        return ""
-    if isinstance(obj, bool) or not isinstance(obj, (str, int, float)):
-        raise ObjectError(f"{where} must be a string, got {type(obj).__name__}")
-    return str(obj)
+_NULLABLE: dict[type, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
 
 
-def _int(obj: Any, where: str, default: int = 0) -> int:
-    if obj is None:
-        return default
-    if isinstance(obj, bool) or not isinstance(obj, (int, str)):
-        raise ObjectError(f"{where} must be an integer, got {type(obj).__name__}")
-    try:
-        return int(obj)
-    except ValueError as exc:
-        raise ObjectError(f"{where} must be an integer, got {obj!r}") from exc
+def _defaults(cls: type) -> tuple[Any, tuple[tuple[str, Any, Any], ...]]:
+    """For the fields whose default is not None: a getter of their values (as a tuple), and each one's
+    (name, default, default factory)."""
+    out = _NULLABLE.get(cls)
+    if out is None:
+        fields = [(i, f) for i, f in enumerate(msgspec.structs.fields(cls))
+                  if f.default is not None and not (f.default is msgspec.NODEFAULT
+                                                    and f.default_factory is msgspec.NODEFAULT)]
+        index = [i for i, _ in fields]
+        getter = (lambda _values: ()) if not index else operator.itemgetter(*index) if len(index) > 1 else (
+            lambda values, i=index[0]: (values[i],))
+        out = _NULLABLE[cls] = (getter, tuple((f.name, f.default, f.default_factory) for _, f in fields))
+    return out
 
 
-def _opt_int(obj: Any, where: str) -> int | None:
-    return None if obj is None else _int(obj, where)
+def _strs(mapping: Any) -> dict[str, str]:
+    """A string map whose values may have come as numbers (YAML): every value as its string."""
+    if all(type(v) is str for v in mapping.values()):
+        return mapping  # type: ignore[no-any-return]
+    return {k: v if isinstance(v, str) else _number_text(v) for k, v in mapping.items()}
 
 
-def _bool(obj: Any, where: str, default: bool = False) -> bool:
-    if obj is None:
-        return default
-    if isinstance(obj, bool):
-        return obj
-    if isinstance(obj, str) and obj.lower() in ("true", "false"):
-        return obj.lower() == "true"
-    raise ObjectError(f"{where} must be a boolean, got {obj!r}")
+def _number_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
 
 
-def _strmap(obj: Any, where: str) -> dict[str, str]:
-    return {str(k): _str(v, f"{where}.{k}") for k, v in _map(obj, where).items()}
+class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """Base of the Structs: null in the input means the field's default."""
+
+    def __post_init__(self) -> None:
+        getter, fields = _NULLABLE.get(type(self)) or _defaults(type(self))
+        if None in getter(astuple(self)):
+            for name, default, factory in fields:
+                if getattr(self, name) is None:
+                    force_setattr(self, name, factory() if default is msgspec.NODEFAULT else default)
 
 
-@dataclass(frozen=True)
-class OwnerRef:
-    kind: str
-    name: str
-    controller: bool = False
+# ---- shared parts -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Meta:
-    name: str
+class OwnerRef(_Obj, frozen=True):
+    kind: Str = ""
+    name: Str = ""
+    controller: Bool = False
+
+
+class Meta(_Obj, frozen=True):
+    name: Str
     namespace: str | None = None
-    uid: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    annotations: Mapping[str, str] = field(default_factory=dict)
-    created: str = ""
-    generation: int = 0
-    resource_version: str = ""
-    deleting: bool = False
-    owners: tuple[OwnerRef, ...] = ()
+    uid: Str = ""
+    labels: StrMap = {}
+    annotations: StrMap = {}
+    creation_timestamp: Any | None = None
+    generation: Int = 0
+    resource_version: Str = ""
+    deletion_timestamp: Any | None = None
+    owner_references: Items[OwnerRef] = ()
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any], kind: str) -> Meta:
-        md = _map(obj.get("metadata"), f"{kind}.metadata")
-        name = _str(md.get("name"), f"{kind}.metadata.name")
-        if not name:
-            raise ObjectError(f"{kind} without metadata.name")
-        owners = tuple(
-            OwnerRef(
-                kind=_str(o.get("kind"), "ownerReferences.kind"),
-                name=_str(o.get("name"), "ownerReferences.name"),
-                controller=_bool(o.get("controller"), "ownerReferences.controller"),
-            )
-            for o in (_map(x, "ownerReferences[]") for x in _list(md.get("ownerReferences"), "ownerReferences"))
-        )
-        return Meta(
-            name=name,
-            namespace=_str(md.get("namespace"), f"{kind}.metadata.namespace") or None,
-            uid=_str(md.get("uid"), "uid"),
-            labels=_strmap(md.get("labels"), f"{kind} {name}: metadata.labels"),
-            annotations=_strmap(md.get("annotations"), f"{kind} {name}: metadata.annotations"),
-            created=_str(md.get("creationTimestamp"), "creationTimestamp"),
-            generation=_int(md.get("generation"), "generation"),
-            resource_version=_str(md.get("resourceVersion"), "resourceVersion"),
-            deleting=md.get("deletionTimestamp") is not None,
-            owners=owners,
-        )
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if not self.name:
+            raise ValueError("metadata.name is missing or empty")
+        if not self.namespace:
+            force_setattr(self, "namespace", None)
+        if self.labels:
+            force_setattr(self, "labels", _strs(self.labels))
+        if self.annotations:
+            force_setattr(self, "annotations", _strs(self.annotations))
+
+    @property
+    def created(self) -> str:
+        return "" if self.creation_timestamp is None else str(self.creation_timestamp)
+
+    @property
+    def deleting(self) -> bool:
+        return self.deletion_timestamp is not None
+
+    @property
+    def owners(self) -> tuple[OwnerRef, ...]:
+        return self.owner_references
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-class _Namespaced:
-    """name and namespace of a namespaced object's Meta."""
+class _Object(_Obj, frozen=True, dict=True):
+    """A top-level object: its metadata as `meta`, `name` and `namespace` ("" when cluster-scoped).
+    `dict=True` lets subclasses cache derived values (functools.cached_property)."""
 
-    meta: Meta
+    metadata: Meta
+
+    @classmethod
+    def from_dict(cls: type[_T], data: Any) -> _T:
+        """The object from plain data (a dict as the API returns it: YAML, fixtures, a GET's answer); an
+        ObjectError naming the path of a bad field. The same decoding as `decode.convert`."""
+        try:
+            return msgspec.convert(data, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            md = data.get("metadata") if isinstance(data, dict) else None
+            name = md.get("name") if isinstance(md, dict) else None
+            what = f"{cls.__name__} {name}" if isinstance(name, str) and name else cls.__name__
+            raise ObjectError(f"{what}: {describe(exc)}") from None
+
+    @property
+    def meta(self) -> Meta:
+        return self.metadata
 
     @property
     def name(self) -> str:
-        return self.meta.name
+        return self.metadata.name
 
     @property
     def namespace(self) -> str:
-        return self.meta.namespace or ""
+        return self.metadata.namespace or ""
 
 
-@dataclass(frozen=True)
-class Condition:
-    type: str
-    status: str
-    reason: str = ""
-    message: str = ""
+class Condition(_Obj, frozen=True):
+    type: Str = ""
+    status: Str = ""
+    reason: Str = ""
+    message: Str = ""
     observed_generation: int | None = None
-    last_transition: str = ""
+    last_transition_time: Any | None = None
+    last_timestamp: Any | None = None
 
-    @staticmethod
-    def list_from(items: Any, where: str) -> tuple[Condition, ...]:
-        out = []
-        for raw in _list(items, where):
-            c = _map(raw, where)
-            out.append(
-                Condition(
-                    type=_str(c.get("type"), f"{where}.type"),
-                    status=_str(c.get("status"), f"{where}.status"),
-                    reason=_str(c.get("reason"), f"{where}.reason"),
-                    message=_str(c.get("message"), f"{where}.message"),
-                    observed_generation=_opt_int(c.get("observedGeneration"), f"{where}.observedGeneration"),
-                    last_transition=_str(c.get("lastTransitionTime") or c.get("lastTimestamp"), where),
-                )
-            )
-        return tuple(out)
+    @property
+    def last_transition(self) -> str:
+        value = self.last_transition_time or self.last_timestamp
+        return "" if value is None else str(value)
 
 
 def find_condition(conditions: tuple[Condition, ...], type_: str) -> Condition | None:
@@ -173,41 +230,23 @@ def find_condition(conditions: tuple[Condition, ...], type_: str) -> Condition |
     return None
 
 
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    effect: str
-    value: str = ""
+class Taint(_Obj, frozen=True):
+    key: Str = ""
+    effect: Str = ""
+    value: Str = ""
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
-@dataclass(frozen=True)
-class Toleration:
+class Toleration(_Obj, frozen=True):
     """A core/v1 Toleration. Empty strings stand for absent fields, as in Go."""
 
-    key: str = ""
-    operator: str = ""
-    value: str = ""
-    effect: str = ""
+    key: Str = ""
+    operator: Str = ""
+    value: Str = ""
+    effect: Str = ""
     toleration_seconds: int | None = None
-
-    @staticmethod
-    def list_from(items: Any, where: str) -> tuple[Toleration, ...]:
-        out = []
-        for raw in _list(items, where):
-            t = _map(raw, where)
-            out.append(
-                Toleration(
-                    key=_str(t.get("key"), f"{where}.key"),
-                    operator=_str(t.get("operator"), f"{where}.operator"),
-                    value=_str(t.get("value"), f"{where}.value"),
-                    effect=_str(t.get("effect"), f"{where}.effect"),
-                    toleration_seconds=_opt_int(t.get("tolerationSeconds"), f"{where}.tolerationSeconds"),
-                )
-            )
-        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """The toleration as JSON with Go's field order, empty fields left out (omitempty)."""
@@ -225,12 +264,104 @@ class Toleration:
         return out
 
 
+class ObjectRef(_Obj, frozen=True):
+    namespace: Str = ""
+    name: Str = ""
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Footprints(_Obj, frozen=True):
+    workload: Str = field(default="", name="workloadFootprint")
+    compatibility: Str = field(default="", name="compatibilityFootprint")
+
+
+class _Identity(_Obj, frozen=True):
+    footprints: Footprints | None = None
+    factors: StrMap = {}
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.factors:
+            force_setattr(self, "factors", _strs(self.factors))
+
+
+class CachePath(_Obj, frozen=True):
+    """A KernelCachePath: empty fields take KServe's defaults when the cache is mounted."""
+
+    container_name: Str = ""
+    container_path: Str = ""
+    oci_path: Str = ""
+
+
+class Artifact(_Obj, frozen=True):
+    """An artifact (KernelCache spec, capture status). `raw` is the whole artifact as given, unknown fields
+    included: reconcile copies it into the KernelCache it creates and compares it."""
+
+    image_reference: Str = ""
+    identity: _Identity | None = None
+    cache_paths: Items[CachePath] = ()
+    raw: dict[str, Any] = field(default_factory=dict, name="#raw")
+
+    @property
+    def footprints(self) -> Footprints:
+        return (self.identity.footprints if self.identity else None) or _NO_FOOTPRINTS
+
+    @property
+    def factors(self) -> dict[str, str]:
+        """identity.factors (informational: KServe matches footprints)."""
+        return self.identity.factors if self.identity else {}
+
+    @property
+    def cache_path_count(self) -> int:
+        return len(self.cache_paths)
+
+
+_NO_FOOTPRINTS = Footprints()
+
+
+def _artifact(raw: Any, where: str) -> Artifact | None:
+    """The typed view of a raw artifact (decoded as a dict so that `raw` keeps every field)."""
+    if raw is None:
+        return None
+    try:
+        art = msgspec.convert(raw, Artifact, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ValueError(_nest(str(exc), where)) from None
+    force_setattr(art, "raw", raw)
+    return art
+
+
+def _nest(message: str, where: str) -> str:
+    """A ValidationError message of a nested conversion, with its path put under `where`."""
+    text, sep, path = message.rpartition(" - at `$")
+    if not sep:
+        return f"{message} - at `$.{where}`"
+    return f"{text} - at `$.{where}{path}"
+
+
+# ---- nodes and the Kernel Cache kinds -------------------------------------------------------------
+
+
+class _Empty(msgspec.Struct, frozen=True):
+    """Skips whatever object it is given (counted, never kept)."""
+
+
+class NodeSpec(_Obj, frozen=True):
+    taints: Items[Taint] = ()
+    unschedulable: Bool = False
+
+
+class NodeInfo(_Obj, frozen=True):
+    kubelet_version: Str = ""
+
+
 def _image_key(name: str) -> bytes:
     return hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-@dataclass(frozen=True)
-class NodeImages:
+class NodeImages(msgspec.Struct, frozen=True):
     """The names in Node.status.images, kept as 8-byte digests (a GPU node lists ~50 images with ~100
     names: 5,000 nodes would otherwise hold ~40 MB of strings), and the smallest image size listed (the
     kubelet lists at most nodeStatusMaxImages images, largest first, so anything smaller is left out)."""
@@ -242,298 +373,245 @@ class NodeImages:
         key = _image_key(name)
         return any(self.keys[i:i + 8] == key for i in range(0, len(self.keys), 8))
 
-    @staticmethod
-    def from_list(items: Any, where: str) -> NodeImages:
-        keys = bytearray()
-        sizes = []
-        for raw in _list(items, where):
-            image = _map(raw, f"{where}[]")
-            for name in _list(image.get("names"), f"{where}[].names"):
-                keys += _image_key(_str(name, f"{where}[].names[]"))
-            if image.get("sizeBytes") is not None:
-                sizes.append(_int(image.get("sizeBytes"), f"{where}[].sizeBytes"))
-        return NodeImages(bytes(keys), min(sizes) if sizes else None)
+
+class _Image(_Obj, frozen=True):
+    names: Items[str] = ()
+    size_bytes: int | None = None
 
 
-@dataclass(frozen=True)
-class Node:
-    meta: Meta
-    taints: tuple[Taint, ...] = ()
-    unschedulable: bool = False
-    ready: bool | None = None
-    ready_reason: str = ""
-    ready_message: str = ""
-    kubelet_version: str = ""
-    image_count: int = 0
-    # why-not-cached / node-images: which names Node.status.images lists (see NodeImages)
-    images: NodeImages = field(default_factory=lambda: NodeImages())
+class NodeStatus(_Obj, frozen=True):
+    conditions: Items[Condition] = ()
+    node_info: NodeInfo | None = None
+    # read, then dropped (it is ~80 % of a GPU node's bytes): kept as a count and NodeImages
+    images: list[_Image] | None = None
+    image_count: int = field(default=0, name="#imageCount")
+    image_index: NodeImages | None = field(default=None, name="#imageIndex")
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.images is not None:
+            keys = bytearray()
+            for image in self.images:
+                for name in image.names:
+                    keys += _image_key(name)
+            sizes = [i.size_bytes for i in self.images if i.size_bytes is not None]
+            force_setattr(self, "image_count", len(self.images))
+            force_setattr(self, "image_index", NodeImages(bytes(keys), min(sizes) if sizes else None))
+            force_setattr(self, "images", None)
+
+
+_NODE_SPEC = NodeSpec()
+_NODE_STATUS = NodeStatus()
+_NO_IMAGES = NodeImages()
+
+
+class Node(_Object, frozen=True, dict=True):
+    spec: NodeSpec | None = None
+    status: NodeStatus | None = None
 
     @property
-    def name(self) -> str:
-        return self.meta.name
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
 
     @property
-    def labels(self) -> Mapping[str, str]:
-        return self.meta.labels
+    def taints(self) -> tuple[Taint, ...]:
+        return (self.spec or _NODE_SPEC).taints
+
+    @property
+    def unschedulable(self) -> bool:
+        return (self.spec or _NODE_SPEC).unschedulable
+
+    @cached_property
+    def _ready(self) -> Condition | None:
+        return find_condition((self.status or _NODE_STATUS).conditions, "Ready")
+
+    @property
+    def ready(self) -> bool | None:
+        cond = self._ready
+        return None if cond is None else cond.status == "True"
+
+    @property
+    def ready_reason(self) -> str:
+        return self._ready.reason if self._ready else ""
+
+    @property
+    def ready_message(self) -> str:
+        return self._ready.message if self._ready else ""
+
+    @property
+    def kubelet_version(self) -> str:
+        info = (self.status or _NODE_STATUS).node_info
+        return info.kubelet_version if info else ""
+
+    @property
+    def image_count(self) -> int:
+        return (self.status or _NODE_STATUS).image_count
+
+    @property
+    def images(self) -> NodeImages:
+        return (self.status or _NODE_STATUS).image_index or _NO_IMAGES
 
     def lists_image(self, reference: str) -> bool:
         """Whether Node.status.images has an entry with exactly this name (KServe's agent checks this)."""
         return self.images.lists(reference)
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Node:
-        meta = Meta.from_dict(obj, "Node")
-        spec = _map(obj.get("spec"), "Node.spec")
-        status = _map(obj.get("status"), "Node.status")
-        taints = tuple(
-            Taint(
-                key=_str(t.get("key"), "taint.key"),
-                effect=_str(t.get("effect"), "taint.effect"),
-                value=_str(t.get("value"), "taint.value"),
-            )
-            for t in (_map(x, "Node.spec.taints[]") for x in _list(spec.get("taints"), "Node.spec.taints"))
-        )
-        ready = find_condition(Condition.list_from(status.get("conditions"), "Node.status.conditions"), "Ready")
-        info = _map(status.get("nodeInfo"), "Node.status.nodeInfo")
-        return Node(
-            meta=meta,
-            taints=taints,
-            unschedulable=_bool(spec.get("unschedulable"), "Node.spec.unschedulable"),
-            ready=None if ready is None else ready.status == "True",
-            ready_reason=ready.reason if ready else "",
-            ready_message=ready.message if ready else "",
-            kubelet_version=_str(info.get("kubeletVersion"), "Node.status.nodeInfo.kubeletVersion"),
-            image_count=len(_list(status.get("images"), "Node.status.images")),
-            images=NodeImages.from_list(status.get("images"), f"Node {meta.name}: status.images"),
-        )
+
+class NodeGroupSpec(_Obj, frozen=True):
+    node_selector: StrMap = {}
+    tolerations: Items[Toleration] = ()
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.node_selector:
+            force_setattr(self, "node_selector", _strs(self.node_selector))
 
 
-@dataclass(frozen=True)
-class NodeGroup:
-    meta: Meta
-    node_selector: Mapping[str, str]
-    tolerations: tuple[Toleration, ...] = ()
+_GROUP_SPEC = NodeGroupSpec()
+
+
+class NodeGroup(_Object, frozen=True, dict=True):
+    spec: NodeGroupSpec | None = None
 
     @property
-    def name(self) -> str:
-        return self.meta.name
+    def node_selector(self) -> dict[str, str]:
+        return (self.spec or _GROUP_SPEC).node_selector
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> NodeGroup:
-        meta = Meta.from_dict(obj, "KernelCacheNodeGroup")
-        spec = _map(obj.get("spec"), "KernelCacheNodeGroup.spec")
-        where = f"KernelCacheNodeGroup {meta.name}: spec"
-        return NodeGroup(
-            meta=meta,
-            node_selector=_strmap(spec.get("nodeSelector"), f"{where}.nodeSelector"),
-            tolerations=Toleration.list_from(spec.get("tolerations"), f"{where}.tolerations"),
-        )
+    @property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return (self.spec or _GROUP_SPEC).tolerations
 
 
-@dataclass(frozen=True)
-class Footprints:
-    workload: str = ""
-    compatibility: str = ""
+class CacheEntry(msgspec.Struct, frozen=True):
+    """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
-    @staticmethod
-    def from_dict(obj: Any, where: str) -> Footprints:
-        m = _map(obj, where)
-        return Footprints(
-            workload=_str(m.get("workloadFootprint"), f"{where}.workloadFootprint"),
-            compatibility=_str(m.get("compatibilityFootprint"), f"{where}.compatibilityFootprint"),
-        )
-
-
-@dataclass(frozen=True)
-class CachePath:
-    """A KernelCachePath: empty fields take KServe's defaults when the cache is mounted."""
-
-    container_name: str = ""
-    container_path: str = ""
-    oci_path: str = ""
-
-    @staticmethod
-    def list_from(items: Any, where: str) -> tuple[CachePath, ...]:
-        out = []
-        for raw in _list(items, where):
-            p = _map(raw, f"{where}[]")
-            out.append(CachePath(container_name=_str(p.get("containerName"), f"{where}[].containerName"),
-                                 container_path=_str(p.get("containerPath"), f"{where}[].containerPath"),
-                                 oci_path=_str(p.get("ociPath"), f"{where}[].ociPath")))
-        return tuple(out)
-
-
-@dataclass(frozen=True)
-class Artifact:
-    image_reference: str
-    footprints: Footprints
-    cache_path_count: int
-    raw: Mapping[str, Any] = field(compare=True, default_factory=dict)
-    cache_paths: tuple[CachePath, ...] = ()
-    factors: Mapping[str, str] = field(default_factory=dict)  # identity.factors, informational
-
-    @staticmethod
-    def from_dict(obj: Any, where: str) -> Artifact | None:
-        if obj is None:
-            return None
-        m = _map(obj, where)
-        identity = _map(m.get("identity"), f"{where}.identity")
-        paths = CachePath.list_from(m.get("cachePaths"), f"{where}.cachePaths")
-        return Artifact(
-            image_reference=_str(m.get("imageReference"), f"{where}.imageReference"),
-            footprints=Footprints.from_dict(identity.get("footprints"), f"{where}.identity.footprints"),
-            cache_path_count=len(paths),
-            raw=dict(m),
-            cache_paths=paths,
-            factors=_strmap(identity.get("factors"), f"{where}.identity.factors"),
-        )
-
-
-@dataclass(frozen=True)
-class ObjectRef:
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @staticmethod
-    def from_dict(obj: Any, where: str) -> ObjectRef | None:
-        if obj is None:
-            return None
-        m = _map(obj, where)
-        return ObjectRef(_str(m.get("namespace"), f"{where}.namespace"), _str(m.get("name"), f"{where}.name"))
-
-
-@dataclass(frozen=True)
-class CacheEntry:
     key: str
     ref: ObjectRef
     image_reference: str = ""
     state: str = ""
     message: str = ""
     last_update: str = ""
-    footprints: Footprints = Footprints()
+    footprints: Footprints = _NO_FOOTPRINTS
 
 
-@dataclass(frozen=True)
-class KernelCacheNode:
-    meta: Meta
-    entries: tuple[CacheEntry, ...] = ()
+class CacheStatus(_Obj, frozen=True):
+    kernel_cache_ref: ObjectRef | None = None
+    image_reference: Str = ""
+    state: Str = ""
+    message: Str = ""
+    last_update: Any | None = None
+    footprints: Footprints | None = None
+
+
+class KernelCacheNodeStatus(_Obj, frozen=True):
+    cache_status: dict[str, CacheStatus] | None = None
+
+
+class KernelCacheNode(_Object, frozen=True, dict=True):
+    status: KernelCacheNodeStatus | None = None
+
+    @cached_property
+    def entries(self) -> tuple[CacheEntry, ...]:
+        cache = (self.status.cache_status if self.status else None) or {}
+        out = []
+        for key in sorted(cache):
+            e = cache[key]
+            ref = e.kernel_cache_ref
+            if ref is None:
+                ns, _, name = key.partition("/")
+                ref = ObjectRef(ns, name)
+            out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
+                                  message=e.message, last_update="" if e.last_update is None else str(e.last_update),
+                                  footprints=e.footprints or _NO_FOOTPRINTS))
+        return tuple(out)
+
+
+class Verification(_Obj, frozen=True):
+    mode: Str = ""
+    state: Str = ""
+    reason: Str = ""
+    message: Str = ""
+    verified: Bool = False
+
+
+class _NameRef(_Obj, frozen=True):
+    name: Str = ""
+
+
+class KernelCacheSpec(_Obj, frozen=True):
+    artifact: RawArtifact = None
+    node_group_ref: _NameRef | None = None
+    mount_type: Str = ""
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        force_setattr(self, "artifact", _artifact(self.artifact, "artifact"))
+
+
+class _Counts(_Obj, frozen=True):
+    node_count: Int = 0
+    nodes_ready: Int = 0
+    nodes_error: Int = 0
+
+
+class KernelCacheStatus(_Obj, frozen=True):
+    state: Str = ""
+    conditions: Items[Condition] = ()
+    verification: Verification | None = None
+    counts: _Counts | None = None
+
+
+_KC_SPEC = KernelCacheSpec()
+_KC_STATUS = KernelCacheStatus()
+_COUNTS = _Counts()
+
+
+class KernelCache(_Object, frozen=True, dict=True):
+    spec: KernelCacheSpec | None = None
+    status: KernelCacheStatus | None = None
 
     @property
-    def name(self) -> str:
-        return self.meta.name
+    def artifact(self) -> Artifact | None:
+        return (self.spec or _KC_SPEC).artifact
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> KernelCacheNode:
-        meta = Meta.from_dict(obj, "KernelCacheNode")
-        status = _map(obj.get("status"), "KernelCacheNode.status")
-        where = f"KernelCacheNode {meta.name}: status.cacheStatus"
-        entries = []
-        for key, raw in sorted(_map(status.get("cacheStatus"), where).items(), key=lambda kv: str(kv[0])):
-            e = _map(raw, f"{where}[{key}]")
-            ref = ObjectRef.from_dict(e.get("kernelCacheRef"), f"{where}[{key}].kernelCacheRef")
-            if ref is None:
-                ns, _, name = str(key).partition("/")
-                ref = ObjectRef(ns, name)
-            entries.append(
-                CacheEntry(
-                    key=str(key),
-                    ref=ref,
-                    image_reference=_str(e.get("imageReference"), f"{where}[{key}].imageReference"),
-                    state=_str(e.get("state"), f"{where}[{key}].state"),
-                    message=_str(e.get("message"), f"{where}[{key}].message"),
-                    last_update=_str(e.get("lastUpdate"), f"{where}[{key}].lastUpdate"),
-                    footprints=Footprints.from_dict(e.get("footprints"), f"{where}[{key}].footprints"),
-                )
-            )
-        return KernelCacheNode(meta=meta, entries=tuple(entries))
+    @property
+    def node_group(self) -> str:
+        ref = (self.spec or _KC_SPEC).node_group_ref
+        return ref.name if ref else ""
 
+    @property
+    def mount_type(self) -> str:
+        return (self.spec or _KC_SPEC).mount_type
 
-@dataclass(frozen=True)
-class Verification:
-    mode: str = ""
-    state: str = ""
-    reason: str = ""
-    message: str = ""
-    verified: bool = False
+    @property
+    def state(self) -> str:
+        return (self.status or _KC_STATUS).state
 
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _KC_STATUS).conditions
 
-@dataclass(frozen=True)
-class UsagePod:
-    """An entry of KernelCache.status.usage.pods (written by KServe's controller from the usage annotation)."""
+    @property
+    def verification(self) -> Verification | None:
+        return (self.status or _KC_STATUS).verification
 
-    uid: str = ""
-    namespace: str = ""
-    name: str = ""
-    node_name: str = ""
+    @property
+    def node_count(self) -> int:
+        return ((self.status or _KC_STATUS).counts or _COUNTS).node_count
+
+    @property
+    def nodes_ready(self) -> int:
+        return ((self.status or _KC_STATUS).counts or _COUNTS).nodes_ready
+
+    @property
+    def nodes_error(self) -> int:
+        return ((self.status or _KC_STATUS).counts or _COUNTS).nodes_error
 
 
-@dataclass(frozen=True)
-class KernelCache(_Namespaced):
-    meta: Meta
-    artifact: Artifact | None
-    node_group: str = ""
-    mount_type: str = ""
-    state: str = ""
-    conditions: tuple[Condition, ...] = ()
-    verification: Verification | None = None
-    node_count: int = 0
-    nodes_ready: int = 0
-    nodes_error: int = 0
-    usage: tuple[UsagePod, ...] = ()
-    total_pods_using: int = 0
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> KernelCache:
-        meta = Meta.from_dict(obj, "KernelCache")
-        where = f"KernelCache {meta.key}"
-        spec = _map(obj.get("spec"), f"{where}: spec")
-        status = _map(obj.get("status"), f"{where}: status")
-        ngr = _map(spec.get("nodeGroupRef"), f"{where}: spec.nodeGroupRef")
-        ver = status.get("verification")
-        verification = None
-        if ver is not None:
-            v = _map(ver, f"{where}: status.verification")
-            verification = Verification(
-                mode=_str(v.get("mode"), "mode"),
-                state=_str(v.get("state"), "state"),
-                reason=_str(v.get("reason"), "reason"),
-                message=_str(v.get("message"), "message"),
-                verified=_bool(v.get("verified"), "verified"),
-            )
-        counts = _map(status.get("counts"), f"{where}: status.counts")
-        usage = _map(status.get("usage"), f"{where}: status.usage")
-        users = []
-        for raw in _list(usage.get("pods"), f"{where}: status.usage.pods"):
-            u = _map(raw, f"{where}: status.usage.pods[]")
-            ref = _map(u.get("podRef"), "podRef")
-            users.append(UsagePod(uid=_str(u.get("podUID"), "podUID"),
-                                  namespace=_str(ref.get("namespace"), "namespace"),
-                                  name=_str(ref.get("name"), "name"), node_name=_str(u.get("nodeName"), "nodeName")))
-        return KernelCache(
-            meta=meta,
-            artifact=Artifact.from_dict(spec.get("artifact"), f"{where}: spec.artifact"),
-            node_group=_str(ngr.get("name"), f"{where}: spec.nodeGroupRef.name"),
-            mount_type=_str(spec.get("mountType"), f"{where}: spec.mountType"),
-            state=_str(status.get("state"), f"{where}: status.state"),
-            conditions=Condition.list_from(status.get("conditions"), f"{where}: status.conditions"),
-            verification=verification,
-            node_count=_int(counts.get("nodeCount"), "nodeCount"),
-            nodes_ready=_int(counts.get("nodesReady"), "nodesReady"),
-            nodes_error=_int(counts.get("nodesError"), "nodesError"),
-            usage=tuple(users),
-            total_pods_using=_int(usage.get("totalPodsUsing"), "totalPodsUsing"),
-        )
-
-
-@dataclass(frozen=True)
-class ActiveSession:
-    id: str = ""
-    pod_name: str = ""
-    node_name: str = ""
-    requested_node_group: str = ""
+class ActiveSession(_Obj, frozen=True):
+    id: Str = ""
+    pod_name: Str = ""
+    node_name: Str = ""
+    requested_node_group: Str = ""
 
     def to_dict(self) -> dict[str, str]:
         out = {"id": self.id, "podName": self.pod_name}
@@ -544,70 +622,91 @@ class ActiveSession:
         return out
 
 
-@dataclass(frozen=True)
-class Signing:
-    mode: str = ""
-    state: str = ""
-    signed: bool = False
-    reason: str = ""
-    message: str = ""
+class Signing(_Obj, frozen=True):
+    mode: Str = ""
+    state: Str = ""
+    signed: Bool = False
+    reason: Str = ""
+    message: Str = ""
 
 
-@dataclass(frozen=True)
-class Capture(_Namespaced):
-    meta: Meta
-    source_kind: str = ""
-    source_name: str = ""
-    phase: str = ""
+class _SourceRef(_Obj, frozen=True):
+    kind: Str = ""
+    name: Str = ""
+
+
+class CaptureSpec(_Obj, frozen=True):
+    source_ref: _SourceRef | None = None
+
+
+class CaptureStatus(_Obj, frozen=True):
+    phase: Str = ""
     active_session: ActiveSession | None = None
-    runtime_result: Mapping[str, str] = field(default_factory=dict)
-    artifact: Artifact | None = None
+    runtime_result: StrMap = {}
+    artifact: RawArtifact = None
     kernel_cache_ref: ObjectRef | None = None
     signing: Signing | None = None
-    conditions: tuple[Condition, ...] = ()
+    conditions: Items[Condition] = ()
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Capture:
-        meta = Meta.from_dict(obj, "KernelCacheCapture")
-        where = f"KernelCacheCapture {meta.key}"
-        spec = _map(obj.get("spec"), f"{where}: spec")
-        status = _map(obj.get("status"), f"{where}: status")
-        src = _map(spec.get("sourceRef"), f"{where}: spec.sourceRef")
-        session = None
-        if status.get("activeSession") is not None:
-            s = _map(status.get("activeSession"), f"{where}: status.activeSession")
-            session = ActiveSession(
-                id=_str(s.get("id"), "activeSession.id"),
-                pod_name=_str(s.get("podName"), "activeSession.podName"),
-                node_name=_str(s.get("nodeName"), "activeSession.nodeName"),
-                requested_node_group=_str(s.get("requestedNodeGroup"), "activeSession.requestedNodeGroup"),
-            )
-        signing = None
-        if status.get("signing") is not None:
-            g = _map(status.get("signing"), f"{where}: status.signing")
-            signing = Signing(
-                mode=_str(g.get("mode"), "signing.mode"),
-                state=_str(g.get("state"), "signing.state"),
-                signed=_bool(g.get("signed"), "signing.signed"),
-                reason=_str(g.get("reason"), "signing.reason"),
-                message=_str(g.get("message"), "signing.message"),
-            )
-        return Capture(
-            meta=meta,
-            source_kind=_str(src.get("kind"), "sourceRef.kind"),
-            source_name=_str(src.get("name"), "sourceRef.name"),
-            phase=_str(status.get("phase"), f"{where}: status.phase"),
-            active_session=session,
-            runtime_result=_strmap(status.get("runtimeResult"), f"{where}: status.runtimeResult"),
-            artifact=Artifact.from_dict(status.get("artifact"), f"{where}: status.artifact"),
-            kernel_cache_ref=ObjectRef.from_dict(status.get("kernelCacheRef"), f"{where}: status.kernelCacheRef"),
-            signing=signing,
-            conditions=Condition.list_from(status.get("conditions"), f"{where}: status.conditions"),
-        )
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        force_setattr(self, "artifact", _artifact(self.artifact, "artifact"))
+        if self.runtime_result:
+            force_setattr(self, "runtime_result", _strs(self.runtime_result))
 
 
-@dataclass(frozen=True)
-class ContainerState:
+_CAPTURE_SPEC = CaptureSpec()
+_CAPTURE_STATUS = CaptureStatus()
+_SOURCE = _SourceRef()
+
+
+class Capture(_Object, frozen=True, dict=True):
+    spec: CaptureSpec | None = None
+    status: CaptureStatus | None = None
+
+    @property
+    def source_kind(self) -> str:
+        return ((self.spec or _CAPTURE_SPEC).source_ref or _SOURCE).kind
+
+    @property
+    def source_name(self) -> str:
+        return ((self.spec or _CAPTURE_SPEC).source_ref or _SOURCE).name
+
+    @property
+    def phase(self) -> str:
+        return (self.status or _CAPTURE_STATUS).phase
+
+    @property
+    def active_session(self) -> ActiveSession | None:
+        return (self.status or _CAPTURE_STATUS).active_session
+
+    @property
+    def runtime_result(self) -> dict[str, str]:
+        return (self.status or _CAPTURE_STATUS).runtime_result
+
+    @property
+    def artifact(self) -> Artifact | None:
+        return (self.status or _CAPTURE_STATUS).artifact
+
+    @property
+    def kernel_cache_ref(self) -> ObjectRef | None:
+        return (self.status or _CAPTURE_STATUS).kernel_cache_ref
+
+    @property
+    def signing(self) -> Signing | None:
+        return (self.status or _CAPTURE_STATUS).signing
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _CAPTURE_STATUS).conditions
+
+
+# ---- workloads ----------------------------------------------------------------------------------
+
+
+class ContainerState(msgspec.Struct, frozen=True):
+    """A container's state as the checks read it (from status.initContainerStatuses/containerStatuses)."""
+
     name: str
     ready: bool = False
     restarts: int = 0
@@ -619,64 +718,71 @@ class ContainerState:
     image: str = ""
 
 
-# ---- pod spec: what KServe's pod webhook reads and writes (why-not-cached, consumer checks) ----------
+class _Waiting(_Obj, frozen=True):
+    reason: Str = ""
+    message: Str = ""
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class _Terminated(_Obj, frozen=True):
+    reason: Str = ""
+    message: Str = ""
+    exit_code: int | None = None
+
+
+class _State(_Obj, frozen=True):
+    waiting: _Waiting | None = None
+    terminated: _Terminated | None = None
+
+
+class ContainerStatus(_Obj, frozen=True):
+    name: Str = ""
+    ready: Bool = False
+    restart_count: Int = 0
+    image: Str = ""
+    state: _State | None = None
+    last_state: _State | None = None
+
+    def view(self) -> ContainerState:
+        waiting = (self.state.waiting if self.state else None) or _Waiting()
+        term = self.state.terminated if self.state else None
+        if term is None:
+            term = self.last_state.terminated if self.last_state else None
+        term = term or _Terminated()
+        return ContainerState(name=self.name, ready=self.ready, restarts=self.restart_count,
+                              waiting_reason=waiting.reason, waiting_message=waiting.message,
+                              terminated_reason=term.reason, terminated_message=term.message,
+                              exit_code=term.exit_code, image=self.image)
+
+
+# ---- the pod spec as KServe's pod webhook sees it (why-not-cached, consumer checks)
+
+
+class EnvVar(_Obj, frozen=True):
     """An env entry: a literal `value`, or `value_from` (a Secret, ConfigMap or field: unknown at admission)."""
 
-    name: str
-    value: str = ""
-    value_from: bool = False
+    name: Str = ""
+    value: Str = ""
+    value_from: Any | None = None
 
 
-@dataclass(frozen=True)
-class VolumeMount:
-    name: str
-    mount_path: str = ""
-    read_only: bool = False
+class VolumeMount(_Obj, frozen=True):
+    name: Str = ""
+    mount_path: Str = ""
+    read_only: Bool = False
 
 
-@dataclass(frozen=True)
-class Container:
+class Container(_Obj, frozen=True):
     """A container of a pod spec (the parts the webhook reads)."""
 
-    name: str
-    image: str = ""
-    command: tuple[str, ...] = ()
-    args: tuple[str, ...] = ()
-    env: tuple[EnvVar, ...] = ()
-    volume_mounts: tuple[VolumeMount, ...] = ()
-
-    @staticmethod
-    def list_from(items: Any, where: str) -> tuple[Container, ...]:
-        out = []
-        for raw in _list(items, where):
-            ctr = _map(raw, f"{where}[]")
-            name = _str(ctr.get("name"), f"{where}[].name")
-            at = f"{where}[{name}]"
-            env = tuple(
-                EnvVar(name=_str(e.get("name"), f"{at}.env[].name"), value=_str(e.get("value"), f"{at}.env[].value"),
-                       value_from=e.get("valueFrom") is not None)
-                for e in (_map(x, f"{at}.env[]") for x in _list(ctr.get("env"), f"{at}.env"))
-            )
-            mounts = tuple(
-                VolumeMount(name=_str(m.get("name"), f"{at}.volumeMounts[].name"),
-                            mount_path=_str(m.get("mountPath"), f"{at}.volumeMounts[].mountPath"),
-                            read_only=_bool(m.get("readOnly"), f"{at}.volumeMounts[].readOnly"))
-                for m in (_map(x, f"{at}.volumeMounts[]") for x in _list(ctr.get("volumeMounts"), f"{at}.volumeMounts"))
-            )
-            out.append(Container(
-                name=name, image=_str(ctr.get("image"), f"{at}.image"),
-                command=tuple(_str(x, f"{at}.command[]") for x in _list(ctr.get("command"), f"{at}.command")),
-                args=tuple(_str(x, f"{at}.args[]") for x in _list(ctr.get("args"), f"{at}.args")),
-                env=env, volume_mounts=mounts))
-        return tuple(out)
+    name: Str = ""
+    image: Str = ""
+    command: Items[str] = ()
+    args: Items[str] = ()
+    env: Items[EnvVar] = ()
+    volume_mounts: Items[VolumeMount] = ()
 
 
-@dataclass(frozen=True)
-class Volume:
+class Volume(msgspec.Struct, frozen=True):
     """A pod volume: its name, the kind of its source (`image`, `emptyDir`, ...) and the source as given."""
 
     name: str
@@ -689,423 +795,574 @@ class Volume:
         return str(image.get("reference") or "") if isinstance(image, Mapping) else ""
 
     @staticmethod
-    def list_from(items: Any, where: str) -> tuple[Volume, ...]:
-        out = []
-        for raw in _list(items, where):
-            vol = _map(raw, f"{where}[]")
-            spec = {str(k): v for k, v in vol.items() if k != "name"}
-            out.append(Volume(name=_str(vol.get("name"), f"{where}[].name"), source=next(iter(spec), ""), spec=spec))
-        return tuple(out)
+    def of(raw: Mapping[str, Any]) -> Volume:
+        spec = {str(k): v for k, v in raw.items() if k != "name"}
+        return Volume(name=str(raw.get("name") or ""), source=next(iter(spec), ""), spec=spec)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **self.spec}
 
 
-@dataclass(frozen=True)
-class Pod(_Namespaced):
-    meta: Meta
-    node_name: str = ""
-    phase: str = ""
-    ready: bool = False
-    reason: str = ""
-    message: str = ""
-    scheduled_reason: str = ""
-    scheduled_message: str = ""
-    containers: tuple[ContainerState, ...] = ()
-    tolerations: tuple[Toleration, ...] = ()
-    # the spec as KServe's pod webhook sees it
-    spec_containers: tuple[Container, ...] = ()
-    init_containers: tuple[Container, ...] = ()
-    volumes: tuple[Volume, ...] = ()
-    image_pull_secrets: tuple[str, ...] = ()
+class PodSpec(_Obj, frozen=True):
+    """The fields of a pod spec the commands read (add one here to read it)."""
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Pod:
-        meta = Meta.from_dict(obj, "Pod")
-        where = f"Pod {meta.key}"
-        spec = _map(obj.get("spec"), f"{where}: spec")
-        status = _map(obj.get("status"), f"{where}: status")
-        conds = Condition.list_from(status.get("conditions"), f"{where}: status.conditions")
-        ready = find_condition(conds, "Ready")
-        sched = find_condition(conds, "PodScheduled")
-        containers = []
-        for key in ("initContainerStatuses", "containerStatuses"):
-            for raw in _list(status.get(key), f"{where}: status.{key}"):
-                cs = _map(raw, f"{where}: status.{key}[]")
-                state = _map(cs.get("state"), "state")
-                waiting = _map(state.get("waiting"), "state.waiting")
-                term = _map(state.get("terminated"), "state.terminated")
-                if not term:
-                    term = _map(_map(cs.get("lastState"), "lastState").get("terminated"), "lastState.terminated")
-                containers.append(
-                    ContainerState(
-                        name=_str(cs.get("name"), "name"),
-                        ready=_bool(cs.get("ready"), "ready"),
-                        restarts=_int(cs.get("restartCount"), "restartCount"),
-                        waiting_reason=_str(waiting.get("reason"), "waiting.reason"),
-                        waiting_message=_str(waiting.get("message"), "waiting.message"),
-                        terminated_reason=_str(term.get("reason"), "terminated.reason"),
-                        terminated_message=_str(term.get("message"), "terminated.message"),
-                        exit_code=_opt_int(term.get("exitCode"), "terminated.exitCode"),
-                        image=_str(cs.get("image"), "image"),
-                    )
-                )
-        return Pod(
-            meta=meta,
-            node_name=_str(spec.get("nodeName"), f"{where}: spec.nodeName"),
-            phase=_str(status.get("phase"), f"{where}: status.phase"),
-            ready=bool(ready and ready.status == "True"),
-            reason=_str(status.get("reason"), "status.reason"),
-            message=_str(status.get("message"), "status.message"),
-            scheduled_reason=sched.reason if sched and sched.status != "True" else "",
-            scheduled_message=sched.message if sched and sched.status != "True" else "",
-            containers=tuple(containers),
-            tolerations=Toleration.list_from(spec.get("tolerations"), f"{where}: spec.tolerations"),
-            spec_containers=Container.list_from(spec.get("containers"), f"{where}: spec.containers"),
-            init_containers=Container.list_from(spec.get("initContainers"), f"{where}: spec.initContainers"),
-            volumes=Volume.list_from(spec.get("volumes"), f"{where}: spec.volumes"),
-            image_pull_secrets=tuple(
-                _str(_map(x, "imagePullSecrets[]").get("name"), "imagePullSecrets[].name")
-                for x in _list(spec.get("imagePullSecrets"), f"{where}: spec.imagePullSecrets")),
-        )
+    node_name: Str = ""
+    tolerations: Items[Toleration] = ()
+    containers: Items[Container] = ()
+    init_containers: Items[Container] = ()
+    volumes: list[dict[str, Any]] | None = None  # as given: a volume's source is compared whole
+    image_pull_secrets: Items[_NameRef] = ()
 
 
-@dataclass(frozen=True)
-class DaemonSet:
-    meta: Meta
-    node_selector: Mapping[str, str] | None
-    affinity: Mapping[str, Any] | None
-    tolerations: tuple[Toleration, ...]
-    desired: int = 0
-    current: int = 0
-    ready: int = 0
-    updated: int = 0
-    available: int = 0
-    misscheduled: int = 0
-    observed_generation: int = 0
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> DaemonSet:
-        meta = Meta.from_dict(obj, "DaemonSet")
-        where = f"DaemonSet {meta.key}"
-        spec = _map(obj.get("spec"), f"{where}: spec")
-        pod_spec = _map(_map(spec.get("template"), "template").get("spec"), f"{where}: spec.template.spec")
-        status = _map(obj.get("status"), f"{where}: status")
-        ns = pod_spec.get("nodeSelector")
-        aff = pod_spec.get("affinity")
-        return DaemonSet(
-            meta=meta,
-            node_selector=None if ns is None else _strmap(ns, f"{where}: nodeSelector"),
-            affinity=None if aff is None else dict(_map(aff, f"{where}: affinity")),
-            tolerations=Toleration.list_from(pod_spec.get("tolerations"), f"{where}: tolerations"),
-            desired=_int(status.get("desiredNumberScheduled"), "desiredNumberScheduled"),
-            current=_int(status.get("currentNumberScheduled"), "currentNumberScheduled"),
-            ready=_int(status.get("numberReady"), "numberReady"),
-            updated=_int(status.get("updatedNumberScheduled"), "updatedNumberScheduled"),
-            available=_int(status.get("numberAvailable"), "numberAvailable"),
-            misscheduled=_int(status.get("numberMisscheduled"), "numberMisscheduled"),
-            observed_generation=_int(status.get("observedGeneration"), "observedGeneration"),
-        )
+class PodStatus(_Obj, frozen=True):
+    phase: Str = ""
+    reason: Str = ""
+    message: Str = ""
+    conditions: Items[Condition] = ()
+    init_container_statuses: Items[ContainerStatus] = ()
+    container_statuses: Items[ContainerStatus] = ()
 
 
-@dataclass(frozen=True)
-class Deployment:
-    meta: Meta
-    replicas: int = 1
-    ready_replicas: int = 0
-    available_replicas: int = 0
-    conditions: tuple[Condition, ...] = ()
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Deployment:
-        meta = Meta.from_dict(obj, "Deployment")
-        spec = _map(obj.get("spec"), "Deployment.spec")
-        status = _map(obj.get("status"), "Deployment.status")
-        return Deployment(
-            meta=meta,
-            replicas=_int(spec.get("replicas"), "spec.replicas", default=1),
-            ready_replicas=_int(status.get("readyReplicas"), "readyReplicas"),
-            available_replicas=_int(status.get("availableReplicas"), "availableReplicas"),
-            conditions=Condition.list_from(status.get("conditions"), "Deployment.status.conditions"),
-        )
+_POD_SPEC = PodSpec()
+_POD_STATUS = PodStatus()
 
 
-@dataclass(frozen=True)
-class Job:
-    meta: Meta
-    conditions: tuple[Condition, ...] = ()
-    active: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    completion_time: str = ""
-    ttl_seconds: int | None = None
-    image_reference: str = ""
-    node_selector: Mapping[str, str] = field(default_factory=dict)
+class Pod(_Object, frozen=True, dict=True):
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Job:
-        meta = Meta.from_dict(obj, "Job")
-        where = f"Job {meta.key}"
-        spec = _map(obj.get("spec"), f"{where}: spec")
-        status = _map(obj.get("status"), f"{where}: status")
-        pod_spec = _map(_map(spec.get("template"), "template").get("spec"), f"{where}: template.spec")
+    @property
+    def node_name(self) -> str:
+        return (self.spec or _POD_SPEC).node_name
+
+    @property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return (self.spec or _POD_SPEC).tolerations
+
+    @property
+    def phase(self) -> str:
+        return (self.status or _POD_STATUS).phase
+
+    @property
+    def reason(self) -> str:
+        return (self.status or _POD_STATUS).reason
+
+    @property
+    def message(self) -> str:
+        return (self.status or _POD_STATUS).message
+
+    @property
+    def ready(self) -> bool:
+        cond = find_condition((self.status or _POD_STATUS).conditions, "Ready")
+        return bool(cond and cond.status == "True")
+
+    @property
+    def _unscheduled(self) -> Condition | None:
+        cond = find_condition((self.status or _POD_STATUS).conditions, "PodScheduled")
+        return cond if cond and cond.status != "True" else None
+
+    @property
+    def scheduled_reason(self) -> str:
+        cond = self._unscheduled
+        return cond.reason if cond else ""
+
+    @property
+    def scheduled_message(self) -> str:
+        cond = self._unscheduled
+        return cond.message if cond else ""
+
+    @cached_property
+    def containers(self) -> tuple[ContainerState, ...]:
+        status = self.status or _POD_STATUS
+        return tuple(cs.view() for cs in (*status.init_container_statuses, *status.container_statuses))
+
+    @property
+    def spec_containers(self) -> tuple[Container, ...]:
+        return (self.spec or _POD_SPEC).containers
+
+    @property
+    def init_containers(self) -> tuple[Container, ...]:
+        return (self.spec or _POD_SPEC).init_containers
+
+    @cached_property
+    def volumes(self) -> tuple[Volume, ...]:
+        return tuple(Volume.of(v) for v in (self.spec or _POD_SPEC).volumes or () if isinstance(v, Mapping))
+
+    @property
+    def image_pull_secrets(self) -> tuple[str, ...]:
+        return tuple(s.name for s in (self.spec or _POD_SPEC).image_pull_secrets)
+
+
+class _TemplatePodSpec(_Obj, frozen=True):
+    node_selector: StrMap | None = None
+    affinity: dict[str, Any] | None = None
+    tolerations: Items[Toleration] = ()
+    volumes: list[_Volume] | None = None
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.node_selector:
+            force_setattr(self, "node_selector", _strs(self.node_selector))
+
+
+class _ImageSource(_Obj, frozen=True):
+    reference: Any | None = None
+
+
+class _Volume(_Obj, frozen=True):
+    image: _ImageSource | None = None
+
+
+class _PodTemplate(_Obj, frozen=True):
+    spec: _TemplatePodSpec | None = None
+
+
+class _TemplatedSpec(_Obj, frozen=True):
+    template: _PodTemplate | None = None
+    replicas: Int = 1
+    ttl_seconds_after_finished: int | None = None
+
+    @property
+    def pod(self) -> _TemplatePodSpec:
+        return (self.template.spec if self.template else None) or _TEMPLATE_POD
+
+
+_TEMPLATE_POD = _TemplatePodSpec()
+_TEMPLATED = _TemplatedSpec()
+
+
+class DaemonSetStatus(_Obj, frozen=True):
+    desired_number_scheduled: Int = 0
+    current_number_scheduled: Int = 0
+    number_ready: Int = 0
+    updated_number_scheduled: Int = 0
+    number_available: Int = 0
+    number_misscheduled: Int = 0
+    observed_generation: Int = 0
+
+
+_DS_STATUS = DaemonSetStatus()
+
+
+class DaemonSet(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: DaemonSetStatus | None = None
+
+    @property
+    def node_selector(self) -> dict[str, str] | None:
+        return (self.spec or _TEMPLATED).pod.node_selector
+
+    @property
+    def affinity(self) -> dict[str, Any] | None:
+        return (self.spec or _TEMPLATED).pod.affinity
+
+    @property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return (self.spec or _TEMPLATED).pod.tolerations
+
+    @property
+    def desired(self) -> int:
+        return (self.status or _DS_STATUS).desired_number_scheduled
+
+    @property
+    def current(self) -> int:
+        return (self.status or _DS_STATUS).current_number_scheduled
+
+    @property
+    def ready(self) -> int:
+        return (self.status or _DS_STATUS).number_ready
+
+    @property
+    def updated(self) -> int:
+        return (self.status or _DS_STATUS).updated_number_scheduled
+
+    @property
+    def available(self) -> int:
+        return (self.status or _DS_STATUS).number_available
+
+    @property
+    def misscheduled(self) -> int:
+        return (self.status or _DS_STATUS).number_misscheduled
+
+    @property
+    def observed_generation(self) -> int:
+        return (self.status or _DS_STATUS).observed_generation
+
+
+class DeploymentStatus(_Obj, frozen=True):
+    ready_replicas: Int = 0
+    available_replicas: Int = 0
+    conditions: Items[Condition] = ()
+
+
+_DEPLOY_STATUS = DeploymentStatus()
+
+
+class Deployment(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: DeploymentStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return (self.spec or _TEMPLATED).replicas
+
+    @property
+    def ready_replicas(self) -> int:
+        return (self.status or _DEPLOY_STATUS).ready_replicas
+
+    @property
+    def available_replicas(self) -> int:
+        return (self.status or _DEPLOY_STATUS).available_replicas
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _DEPLOY_STATUS).conditions
+
+
+class JobStatus(_Obj, frozen=True):
+    conditions: Items[Condition] = ()
+    active: Int = 0
+    succeeded: Int = 0
+    failed: Int = 0
+    completion_time: Any | None = None
+
+
+_JOB_STATUS = JobStatus()
+
+
+class Job(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: JobStatus | None = None
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _JOB_STATUS).conditions
+
+    @property
+    def active(self) -> int:
+        return (self.status or _JOB_STATUS).active
+
+    @property
+    def succeeded(self) -> int:
+        return (self.status or _JOB_STATUS).succeeded
+
+    @property
+    def failed(self) -> int:
+        return (self.status or _JOB_STATUS).failed
+
+    @property
+    def completion_time(self) -> str:
+        value = (self.status or _JOB_STATUS).completion_time
+        return "" if value is None else str(value)
+
+    @property
+    def ttl_seconds(self) -> int | None:
+        return (self.spec or _TEMPLATED).ttl_seconds_after_finished
+
+    @property
+    def image_reference(self) -> str:
+        """The image volume's reference (KServe's preparation Job mounts the cache as an image volume)."""
         image = ""
-        for vol in _list(pod_spec.get("volumes"), f"{where}: volumes"):
-            ref = _map(_map(vol, "volume").get("image"), "volume.image").get("reference")
-            if ref:
-                image = _str(ref, "volume.image.reference")
-        return Job(
-            meta=meta,
-            conditions=Condition.list_from(status.get("conditions"), f"{where}: status.conditions"),
-            active=_int(status.get("active"), "active"),
-            succeeded=_int(status.get("succeeded"), "succeeded"),
-            failed=_int(status.get("failed"), "failed"),
-            completion_time=_str(status.get("completionTime"), "completionTime"),
-            ttl_seconds=_opt_int(spec.get("ttlSecondsAfterFinished"), "ttlSecondsAfterFinished"),
-            image_reference=image,
-            node_selector=_strmap(pod_spec.get("nodeSelector"), f"{where}: nodeSelector"),
-        )
+        for vol in (self.spec or _TEMPLATED).pod.volumes or ():
+            if vol.image is not None and vol.image.reference:
+                image = str(vol.image.reference)
+        return image
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return (self.spec or _TEMPLATED).pod.node_selector or {}
 
 
-@dataclass(frozen=True)
-class Event:
-    meta: Meta
-    type: str = ""
-    reason: str = ""
-    message: str = ""
-    involved_kind: str = ""
-    involved_name: str = ""
-    involved_namespace: str = ""
-    count: int = 1
-    last_seen: str = ""
-    action: str = ""
-    reporting_controller: str = ""
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Event:
-        meta = Meta.from_dict(obj, "Event")
-        inv = _map(obj.get("involvedObject") or obj.get("regarding"), "Event.involvedObject")
-        series = _map(obj.get("series"), "Event.series")
-        count = _int(obj.get("count") or obj.get("deprecatedCount") or series.get("count"), "count", default=1)
-        return Event(
-            meta=meta,
-            type=_str(obj.get("type"), "Event.type"),
-            reason=_str(obj.get("reason"), "Event.reason"),
-            message=_str(obj.get("message") or obj.get("note"), "Event.message"),
-            involved_kind=_str(inv.get("kind"), "involvedObject.kind"),
-            involved_name=_str(inv.get("name"), "involvedObject.name"),
-            involved_namespace=_str(inv.get("namespace"), "involvedObject.namespace"),
-            count=count,
-            last_seen=_str(
-                series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime") or meta.created,
-                "Event.lastTimestamp",
-            ),
-            action=_str(obj.get("action"), "Event.action"),
-            reporting_controller=_str(
-                obj.get("reportingComponent") or obj.get("reportingController"), "Event.reportingComponent"
-            ),
-        )
+# ---- events and the install ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConfigMap:
-    meta: Meta
-    data: Mapping[str, str] = field(default_factory=dict)
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> ConfigMap:
-        meta = Meta.from_dict(obj, "ConfigMap")
-        return ConfigMap(meta=meta, data=_strmap(obj.get("data"), f"ConfigMap {meta.key}: data"))
+class _Involved(_Obj, frozen=True):
+    kind: Str = ""
+    name: Str = ""
+    namespace: Str = ""
 
 
-@dataclass(frozen=True)
-class SelectorRequirement:
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
+class _Series(_Obj, frozen=True):
+    count: Int = 0
+    last_observed_time: Any | None = None
 
 
-@dataclass(frozen=True)
-class LabelSelector:
+class Event(_Object, frozen=True, dict=True):
+    """core/v1 and events.k8s.io/v1 Events in one type (the fields of both shapes)."""
+
+    type: Str = ""
+    reason: Str = ""
+    action: Str = ""
+    core_message: Str = field(default="", name="message")
+    note: Str = ""
+    involved_object: _Involved | None = None
+    regarding: _Involved | None = None
+    core_count: Int = field(default=0, name="count")
+    deprecated_count: Int = 0
+    series: _Series | None = None
+    last_timestamp: Any | None = None
+    event_time: Any | None = None
+    reporting_component: Str = ""
+    reporting_controller_field: Str = field(default="", name="reportingController")
+
+    @property
+    def message(self) -> str:
+        return self.core_message or self.note
+
+    @property
+    def _involved(self) -> _Involved:
+        return self.involved_object or self.regarding or _INVOLVED
+
+    @property
+    def involved_kind(self) -> str:
+        return self._involved.kind
+
+    @property
+    def involved_name(self) -> str:
+        return self._involved.name
+
+    @property
+    def involved_namespace(self) -> str:
+        return self._involved.namespace
+
+    @property
+    def count(self) -> int:
+        return self.core_count or self.deprecated_count or (self.series.count if self.series else 0) or 1
+
+    @property
+    def last_seen(self) -> str:
+        value = ((self.series.last_observed_time if self.series else None) or self.last_timestamp
+                 or self.event_time or self.metadata.creation_timestamp)
+        return "" if value is None else str(value)
+
+    @property
+    def reporting_controller(self) -> str:
+        return self.reporting_component or self.reporting_controller_field
+
+
+_INVOLVED = _Involved()
+
+
+class ConfigMap(_Object, frozen=True, dict=True):
+    data: StrMap = {}
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.data:
+            force_setattr(self, "data", _strs(self.data))
+
+
+class _ServiceRef(_Obj, frozen=True):
+    namespace: Str = ""
+    name: Str = ""
+    path: Str = ""
+
+
+class _ClientConfig(_Obj, frozen=True):
+    service: _ServiceRef | None = None
+    ca_bundle: Any | None = None
+    url: Str = ""
+
+
+_SERVICE = _ServiceRef()
+
+
+class SelectorRequirement(_Obj, frozen=True):
+    key: Str = ""
+    operator: Str = ""
+    values: Items[str] = ()
+
+
+class LabelSelector(_Obj, frozen=True):
     """A metav1.LabelSelector; `None` where an object holds one means "not set" (matches everything)."""
 
-    match_labels: Mapping[str, str] = field(default_factory=dict)
-    match_expressions: tuple[SelectorRequirement, ...] = ()
+    match_labels: StrMap = {}
+    match_expressions: Items[SelectorRequirement] = ()
 
-    @staticmethod
-    def from_dict(obj: Any, where: str) -> LabelSelector | None:
-        if obj is None:
-            return None
-        m = _map(obj, where)
-        exprs = tuple(
-            SelectorRequirement(key=_str(e.get("key"), f"{where}.matchExpressions[].key"),
-                                operator=_str(e.get("operator"), f"{where}.matchExpressions[].operator"),
-                                values=tuple(_str(v, "values[]") for v in _list(e.get("values"), "values")))
-            for e in (_map(x, f"{where}.matchExpressions[]")
-                      for x in _list(m.get("matchExpressions"), f"{where}.matchExpressions"))
-        )
-        return LabelSelector(match_labels=_strmap(m.get("matchLabels"), f"{where}.matchLabels"),
-                             match_expressions=exprs)
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.match_labels:
+            force_setattr(self, "match_labels", _strs(self.match_labels))
 
 
-@dataclass(frozen=True)
-class WebhookRule:
-    operations: tuple[str, ...] = ()
-    api_groups: tuple[str, ...] = ()
-    api_versions: tuple[str, ...] = ()
-    resources: tuple[str, ...] = ()
-    scope: str = ""
+class WebhookRule(_Obj, frozen=True):
+    operations: Items[str] = ()
+    api_groups: Items[str] = ()
+    api_versions: Items[str] = ()
+    resources: Items[str] = ()
+    scope: Str = ""
 
 
-@dataclass(frozen=True)
-class WebhookEntry:
-    name: str
-    failure_policy: str = "Fail"
-    service_namespace: str = ""
-    service_name: str = ""
-    path: str = ""
-    has_ca_bundle: bool = False
-    url: str = ""
+class _MatchCondition(_Obj, frozen=True):
+    name: Str = ""
+    expression: Str = ""
+
+
+class WebhookEntry(_Obj, frozen=True):
+    name: Str = ""
+    failure_policy: Str = "Fail"
+    client_config: _ClientConfig | None = None
     namespace_selector: LabelSelector | None = None
     object_selector: LabelSelector | None = None
-    match_conditions: tuple[tuple[str, str], ...] = ()  # (name, CEL expression)
-    reinvocation_policy: str = ""
+    conditions: Items[_MatchCondition] = field(default=(), name="matchConditions")
+    reinvocation_policy: Str = ""
     timeout_seconds: int | None = None
-    rules: tuple[WebhookRule, ...] = ()
+    rules: Items[WebhookRule] = ()
+
+    @property
+    def match_conditions(self) -> tuple[tuple[str, str], ...]:
+        """(name, CEL expression) of each matchCondition."""
+        return tuple((m.name, m.expression) for m in self.conditions)
+
+    @property
+    def url(self) -> str:
+        return self.client_config.url if self.client_config else ""
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if not self.failure_policy:
+            force_setattr(self, "failure_policy", "Fail")
+
+    @property
+    def _service(self) -> _ServiceRef:
+        return (self.client_config.service if self.client_config else None) or _SERVICE
+
+    @property
+    def service_namespace(self) -> str:
+        return self._service.namespace
+
+    @property
+    def service_name(self) -> str:
+        return self._service.name
+
+    @property
+    def path(self) -> str:
+        return self._service.path
+
+    @property
+    def has_ca_bundle(self) -> bool:
+        return bool(self.client_config and self.client_config.ca_bundle)
 
 
-@dataclass(frozen=True)
-class WebhookConfiguration:
-    meta: Meta
-    webhooks: tuple[WebhookEntry, ...] = ()
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> WebhookConfiguration:
-        meta = Meta.from_dict(obj, "MutatingWebhookConfiguration")
-        hooks = []
-        for raw in _list(obj.get("webhooks"), "webhooks"):
-            w = _map(raw, "webhooks[]")
-            cc = _map(w.get("clientConfig"), "clientConfig")
-            svc = _map(cc.get("service"), "clientConfig.service")
-            rules = tuple(
-                WebhookRule(
-                    operations=tuple(_str(x, "operations[]") for x in _list(r.get("operations"), "operations")),
-                    api_groups=tuple(_str(x, "apiGroups[]") for x in _list(r.get("apiGroups"), "apiGroups")),
-                    api_versions=tuple(_str(x, "apiVersions[]") for x in _list(r.get("apiVersions"), "apiVersions")),
-                    resources=tuple(_str(x, "resources[]") for x in _list(r.get("resources"), "resources")),
-                    scope=_str(r.get("scope"), "scope"),
-                )
-                for r in (_map(x, "rules[]") for x in _list(w.get("rules"), "webhooks[].rules"))
-            )
-            conditions = tuple(
-                (_str(mc.get("name"), "matchConditions[].name"),
-                 _str(mc.get("expression"), "matchConditions[].expression"))
-                for mc in (_map(x, "matchConditions[]") for x in _list(w.get("matchConditions"), "matchConditions"))
-            )
-            hooks.append(
-                WebhookEntry(
-                    name=_str(w.get("name"), "webhooks[].name"),
-                    failure_policy=_str(w.get("failurePolicy"), "failurePolicy") or "Fail",
-                    service_namespace=_str(svc.get("namespace"), "service.namespace"),
-                    service_name=_str(svc.get("name"), "service.name"),
-                    path=_str(svc.get("path"), "service.path"),
-                    has_ca_bundle=bool(cc.get("caBundle")),
-                    url=_str(cc.get("url"), "clientConfig.url"),
-                    namespace_selector=LabelSelector.from_dict(w.get("namespaceSelector"), "namespaceSelector"),
-                    object_selector=LabelSelector.from_dict(w.get("objectSelector"), "objectSelector"),
-                    match_conditions=conditions,
-                    reinvocation_policy=_str(w.get("reinvocationPolicy"), "reinvocationPolicy"),
-                    timeout_seconds=_opt_int(w.get("timeoutSeconds"), "timeoutSeconds"),
-                    rules=rules,
-                )
-            )
-        return WebhookConfiguration(meta=meta, webhooks=tuple(hooks))
+class WebhookConfiguration(_Object, frozen=True, dict=True):
+    webhooks: Items[WebhookEntry] = ()
 
 
-@dataclass(frozen=True)
-class EndpointSlice:
-    meta: Meta
-    ready_endpoints: int = 0
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> EndpointSlice:
-        meta = Meta.from_dict(obj, "EndpointSlice")
-        ready = 0
-        for raw in _list(obj.get("endpoints"), "endpoints"):
-            cond = _map(_map(raw, "endpoints[]").get("conditions"), "conditions")
-            if cond.get("ready") is not False:
-                ready += 1
-        return EndpointSlice(meta=meta, ready_endpoints=ready)
+class _EndpointConditions(_Obj, frozen=True):
+    ready: bool | None = None
 
 
-@dataclass(frozen=True)
-class ServiceAccount:
-    meta: Meta
-    automount_token: bool | None = None
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> ServiceAccount:
-        a = obj.get("automountServiceAccountToken")
-        return ServiceAccount(
-            meta=Meta.from_dict(obj, "ServiceAccount"),
-            automount_token=None if a is None else _bool(a, "automountServiceAccountToken"),
-        )
+class _Endpoint(_Obj, frozen=True):
+    conditions: _EndpointConditions | None = None
 
 
-@dataclass(frozen=True)
-class RoleBinding:
-    meta: Meta
-    role_kind: str = ""
-    role_name: str = ""
-    subjects: tuple[tuple[str, str, str], ...] = ()
+class EndpointSlice(_Object, frozen=True, dict=True):
+    endpoints: list[_Endpoint] | None = None
+    ready_endpoints: int = field(default=0, name="#readyEndpoints")
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> RoleBinding:
-        meta = Meta.from_dict(obj, "RoleBinding")
-        ref = _map(obj.get("roleRef"), "roleRef")
-        subjects = tuple(
-            (_str(s.get("kind"), "kind"), _str(s.get("namespace"), "namespace"), _str(s.get("name"), "name"))
-            for s in (_map(x, "subjects[]") for x in _list(obj.get("subjects"), "subjects"))
-        )
-        return RoleBinding(
-            meta=meta,
-            role_kind=_str(ref.get("kind"), "roleRef.kind"),
-            role_name=_str(ref.get("name"), "roleRef.name"),
-            subjects=subjects,
-        )
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        ready = sum(1 for e in self.endpoints or () if e.conditions is None or e.conditions.ready is not False)
+        force_setattr(self, "ready_endpoints", ready)
+        force_setattr(self, "endpoints", None)
 
 
-@dataclass(frozen=True)
-class Namespace:
-    meta: Meta
-    phase: str = "Active"
+class ServiceAccount(_Object, frozen=True, dict=True):
+    automount_service_account_token: bool | None = None
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Namespace:
-        status = _map(obj.get("status"), "Namespace.status")
-        return Namespace(meta=Meta.from_dict(obj, "Namespace"), phase=_str(status.get("phase"), "phase") or "Active")
+    @property
+    def automount_token(self) -> bool | None:
+        return self.automount_service_account_token
 
 
-@dataclass(frozen=True)
-class Crd:
-    meta: Meta
-    group: str = ""
-    kind: str = ""
-    served_versions: tuple[str, ...] = ()
-    established: bool = False
+class _RoleRef(_Obj, frozen=True):
+    kind: Str = ""
+    name: Str = ""
 
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> Crd:
-        meta = Meta.from_dict(obj, "CustomResourceDefinition")
-        spec = _map(obj.get("spec"), "CustomResourceDefinition.spec")
-        status = _map(obj.get("status"), "CustomResourceDefinition.status")
-        versions = tuple(
-            _str(v.get("name"), "versions[].name")
-            for v in (_map(x, "versions[]") for x in _list(spec.get("versions"), "spec.versions"))
-            if v.get("served", True)
-        )
-        est = find_condition(Condition.list_from(status.get("conditions"), "CRD conditions"), "Established")
-        return Crd(
-            meta=meta,
-            group=_str(spec.get("group"), "spec.group"),
-            kind=_str(_map(spec.get("names"), "spec.names").get("kind"), "spec.names.kind"),
-            served_versions=versions,
-            established=bool(est and est.status == "True") or not status,
-        )
+
+class _Subject(_Obj, frozen=True):
+    kind: Str = ""
+    namespace: Str = ""
+    name: Str = ""
+
+
+class RoleBinding(_Object, frozen=True, dict=True):
+    role_ref: _RoleRef | None = None
+    subject_list: Items[_Subject] = field(default=(), name="subjects")
+
+    @property
+    def role_kind(self) -> str:
+        return self.role_ref.kind if self.role_ref else ""
+
+    @property
+    def role_name(self) -> str:
+        return self.role_ref.name if self.role_ref else ""
+
+    @property
+    def subjects(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple((s.kind, s.namespace, s.name) for s in self.subject_list)
+
+
+class _Phase(_Obj, frozen=True):
+    phase: Str = ""
+
+
+class Namespace(_Object, frozen=True, dict=True):
+    status: _Phase | None = None
+
+    @property
+    def phase(self) -> str:
+        return (self.status.phase if self.status else "") or "Active"
+
+
+class _CrdNames(_Obj, frozen=True):
+    kind: Str = ""
+
+
+class _CrdVersion(_Obj, frozen=True):
+    name: Str = ""
+    served: Bool = True
+
+
+class _CrdSpec(_Obj, frozen=True):
+    group: Str = ""
+    names: _CrdNames | None = None
+    versions: Items[_CrdVersion] = ()
+
+
+class _CrdStatus(_Obj, frozen=True):
+    conditions: Items[Condition] = ()
+    accepted_names: Any | None = None
+    stored_versions: Any | None = None
+
+
+class Crd(_Object, frozen=True, dict=True):
+    spec: _CrdSpec | None = None
+    status: _CrdStatus | None = None
+
+    @property
+    def group(self) -> str:
+        return self.spec.group if self.spec else ""
+
+    @property
+    def kind(self) -> str:
+        return self.spec.names.kind if self.spec and self.spec.names else ""
+
+    @property
+    def served_versions(self) -> tuple[str, ...]:
+        return tuple(v.name for v in (self.spec.versions if self.spec else ()) if v.served)
+
+    @property
+    def established(self) -> bool:
+        """Established, or no status at all (an object written by hand, not read from the API)."""
+        if self.status is None or self.status == _CrdStatus():
+            return True
+        cond = find_condition(self.status.conditions, "Established")
+        return bool(cond and cond.status == "True")
+
+
+# the Structs decoded as top-level objects
+OBJECT_TYPES: tuple[type[_Object], ...] = (
+    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, Job, Event, ConfigMap,
+    WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+)

@@ -17,11 +17,13 @@ show data and above `collect`, which made the lists.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import kinds
 from . import snapshot as snap
 from .collect import Listed
 from .errors import ApiError, Forbidden, Gone, IncompleteError, InputError
@@ -33,13 +35,11 @@ WATCH_TIMEOUT = 240  # seconds the server keeps one watch open before we resume 
 
 Key = tuple[str, str, str]  # (snapshot field, namespace, name)
 
-# Client.list_all reports the list's resourceVersion through one attribute of the client: lists made by
-# several watchers at once must take turns.
-_LIST_LOCK = threading.Lock()
 
 
 def _where(listed: Listed) -> str:
-    return f"{listed.resource.plural}" + (f" in namespace {listed.namespace}" if listed.namespace else "")
+    spec = listed.spec
+    return f"{spec.resource.plural}" + (f" in namespace {spec.namespace}" if spec.namespace else "")
 
 
 class LiveSnapshot:
@@ -52,9 +52,9 @@ class LiveSnapshot:
         self.reads = initial.reads
         self.lists = list(lists)
         self.objects: dict[Key, Any] = {}
-        for field in {v[0] for v in snap.KINDS.values()}:
+        for field in kinds.FIELDS:
             for obj in getattr(initial, field):
-                self.objects[(field, obj.meta.namespace or "", obj.meta.name)] = obj
+                self.objects[(field, obj.metadata.namespace or "", obj.metadata.name)] = obj
         self.lock = threading.Lock()
         self.changed = threading.Event()
         self.stop_event = threading.Event()
@@ -97,8 +97,7 @@ class LiveSnapshot:
         """The objects as the watches have them now."""
         with self.lock:
             items = [(key[0], obj) for key, obj in self.objects.items()]
-        meta = snap.SnapshotMeta(cluster=self.meta.cluster, taken_at=taken_at or self.meta.taken_at,
-                                 server_version=self.meta.server_version, source=self.meta.source)
+        meta = dataclasses.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
         return snap.assemble(items, meta=meta, reads=self.reads)
 
     def problems(self) -> list[str]:
@@ -134,9 +133,10 @@ class _Watcher(threading.Thread):
     """One list's watch: events into the shared store; 410 re-lists; errors back off."""
 
     def __init__(self, live: LiveSnapshot, listed: Listed):
-        super().__init__(daemon=True, name=f"watch-{listed.resource.plural}")
+        super().__init__(daemon=True, name=f"watch-{listed.spec.resource.plural}")
         self.live = live
-        self.listed = listed
+        self.spec = listed.spec
+        self.kind = kinds.for_resource(listed.spec.resource)
         self.keys: set[Key] = set(listed.keys)
         self.version = listed.resource_version
         self.what = _where(listed)
@@ -164,45 +164,43 @@ class _Watcher(threading.Thread):
     def _watch(self) -> None:
         if not self.version:
             self._relist()
-        res = self.listed.resource
-        for event in self.live.client.watch(res, self.version, self.listed.namespace, timeout_seconds=WATCH_TIMEOUT,
-                                            label_selector=self.listed.label_selector,
-                                            field_selector=self.listed.field_selector):
-            obj = event.get("object") or {}
-            self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
-            kind = event.get("type")
-            if kind == "BOOKMARK":
+        spec = self.spec
+        events = self.live.client.watch(spec.resource, self.version, spec.namespace, timeout_seconds=WATCH_TIMEOUT,
+                                        label_selector=spec.label_selector, field_selector=spec.field_selector,
+                                        decode=self._decode)
+        for event in events:
+            if event is None:  # an object this version cannot decode: said on the screen, the rest kept current
+                continue
+            self.version = event.resource_version or self.version
+            if event.type == "BOOKMARK":
                 continue
             self.live.set_error(self.what, None)
-            try:
-                parsed = snap.parse_item(obj, f"a watch event of {res.plural}")
-            except InputError as exc:  # one malformed object: say so, keep the rest current
-                self.live.set_error(self.what, str(exc))
-                continue
-            if parsed is None:
-                continue
-            field, value = parsed
-            key = (field, value.meta.namespace or "", value.meta.name)
+            obj = event.object
+            key = (self.kind.field, obj.metadata.namespace or "", obj.metadata.name)
             with self.live.lock:
-                if kind == "DELETED":
+                if event.type == "DELETED":
                     self.live.objects.pop(key, None)
                     self.keys.discard(key)
                 else:
-                    self.live.objects[key] = value
+                    self.live.objects[key] = obj
                     self.keys.add(key)
             self.live.notify()
             if self.live.stop_event.is_set():
                 return
 
+    def _decode(self, line: bytes) -> Any:
+        try:
+            return self.kind.decode_watch_line(line)
+        except InputError as exc:
+            self.live.set_error(self.what, str(exc))
+            return None
+
     def _relist(self) -> None:
         """List again and replace what this list contributed to the store."""
-        listed = self.listed
-        with _LIST_LOCK:
-            got, version = self.live.client.list_all(
-                listed.resource, listed.namespace, label_selector=listed.label_selector,
-                field_selector=listed.field_selector, convert=lambda item: snap.parse_item(item, "the API"))
-        fresh = {(field, value.meta.namespace or "", value.meta.name): value for field, value in
-                 (x for x in got if x is not None)}
+        spec = self.spec
+        got, version = self.live.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
+                                                 field_selector=spec.field_selector, decode=self.kind.decode_page)
+        fresh = {(self.kind.field, obj.metadata.namespace or "", obj.metadata.name): obj for obj in got}
         with self.live.lock:
             for key in self.keys - fresh.keys():
                 self.live.objects.pop(key, None)

@@ -312,11 +312,13 @@ def consumer_identity(ns: str = "team-a", isvc: str = "qwen", image: str = VLLM_
                       env: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The identity (footprints and factors) KServe computes for a consumer pod, as KServe's own tests do it:
     by calling the identity code."""
+    import msgspec
+
     from kubectl_kcache import objects as o
     from kubectl_kcache.kernelcache.identity import Workload, container_identity, model_uri_hash
 
-    ctr = o.Container.list_from([{"name": "kserve-container", "image": image, "command": command or [],
-                                  "args": args or [], "env": env or []}], "test")[0]
+    ctr = msgspec.convert({"name": "kserve-container", "image": image, "command": command or [], "args": args or [],
+                           "env": env or []}, o.Container, strict=False)
     ident = container_identity(ns, Workload("InferenceService", isvc), ctr, model_uri_hash(model))
     footprints = {"workloadFootprint": ident.workload_footprint,
                   "compatibilityFootprint": ident.compatibility_footprint}

@@ -16,13 +16,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.placement import agent_tolerations, node_selector_terms, placement_diff
+from ..kernelcache.placement import placement_changes, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -72,7 +71,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
                           f"{NODE_PASS_TRIGGERS}",
                           hint=touch_group_hint(min((g.name for g in groups), default=None)),
-                          evidence=tuple(_placement_evidence(ds, groups, diff)), code="placement-stale")
+                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale")
     yield from _rollout(ds, len(f.member_nodes))
     if not read_ok(snapshot, "pods", NS):
         return
@@ -89,22 +88,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield _pod_problem(node, mine, group)
         else:
             yield _no_pod(node, ds, bool(diff), unscheduled, group)
-
-
-def _placement_evidence(ds: o.DaemonSet, groups: list[o.NodeGroup], diff: Any) -> list[str]:
-    out = []
-    if diff.node_selector:
-        out.append(f"nodeSelector: {json.dumps(dict(ds.node_selector or {}), sort_keys=True)}")
-    if diff.affinity:
-        want = [" ".join(f"{e['key']} In {e['values'][0]}" for e in t["matchExpressions"])
-                for t in node_selector_terms(groups)]
-        out.append(f"wanted node affinity terms: {' | '.join(want)}")
-    if diff.tolerations:
-        want_t = [t.to_dict() for t in agent_tolerations(groups)]
-        have_t = [t.to_dict() for t in ds.tolerations]
-        out.append(f"wanted tolerations: {json.dumps(want_t, separators=(',', ':'))}")
-        out.append(f"actual tolerations: {json.dumps(have_t, separators=(',', ':'))}")
-    return out
 
 
 def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:

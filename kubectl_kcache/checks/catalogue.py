@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from .. import kinds
 from ..kernelcache import constants as c
-from ..snapshot import KINDS
 from .model import JOB_NAMESPACE, CheckSpec, Read
 from .registry import all_checks
 
@@ -21,10 +21,10 @@ _JOB_NS_TEXT = "the job namespace (kernelcache.jobNamespace)"
 
 def api_group_of(resource: str) -> str:
     """The API group of a resource the plugin reads (the first kind that maps to it: core events)."""
-    for (group, _), (_, _, plural) in KINDS.items():
-        if plural == resource:
-            return group
-    raise KeyError(f"unknown resource {resource!r}: add it to snapshot.KINDS")
+    for k in kinds.KINDS:
+        if k.plural == resource:
+            return k.group
+    raise KeyError(f"unknown resource {resource!r}: add it to kinds.KINDS")
 
 
 def _where(read: Read) -> str:

@@ -16,7 +16,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
-from ..snapshot import ClusterSnapshot, Read
+from ..snapshot import NOT_IN_INPUT, ClusterSnapshot, Read
 from ..text import command
 from .model import ObjectRef
 
@@ -95,7 +95,7 @@ class Feature:
         """Said on checks that ran without the configuration."""
         if self.state is not None:
             return ""
-        why = "not read" if self.read == "unread" else self.read
+        why = {"unread": "not read", NOT_IN_INPUT: "not in the input"}.get(self.read, self.read)
         return f"assumed enabled with KServe's default settings ({why}: list configmaps in {c.KSERVE_NAMESPACE})"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
 from .common import observed
 from .model import Finding, ObjectRef, Read, Skip
 from .registry import check
@@ -49,7 +49,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     for kind, plural in KINDS:
         r = snapshot.read_status(plural)
         name = c.CRD_NAMES[kind]
-        if r is None or r.status == "forbidden":
+        if r is None or r.status in ("forbidden", NOT_IN_INPUT):
             unknown.append(plural)
         elif r.status == "absent":
             yield Finding(
@@ -58,7 +58,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"kernel cache controllers cannot watch {kind} objects",
                 hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed")
     if len(unknown) == len(KINDS):
-        why = crd_read.status if crd_read is not None else "not read"
+        why = "not read" if crd_read is None else "not in the input" if crd_read.status == NOT_IN_INPUT \
+            else crd_read.status
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
 
 

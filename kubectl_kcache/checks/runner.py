@@ -23,13 +23,14 @@ from dataclasses import replace
 
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
 from . import suppress
 from .common import facts, forget, read_state
 from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
 from .registry import all_checks
 
 FIRST = "control-plane"
+NOT_IN_INPUT_TEXT = "not in the input"  # how an unread kind absent from input files is worded
 KERNEL_CACHE_PLURALS = (c.PLURAL_NODE_GROUPS, c.PLURAL_NODES, c.PLURAL_CACHES, c.PLURAL_CAPTURES)
 
 
@@ -58,8 +59,8 @@ def read_problem(read: Read, snapshot: ClusterSnapshot) -> tuple[str, bool] | No
         return f"not read: {read}", True
     if r.status == "forbidden":
         return f"forbidden: {read}", True
-    if r.status == "not-in-input":
-        return f"not in the input: {read}", True
+    if r.status == NOT_IN_INPUT:
+        return f"{NOT_IN_INPUT_TEXT}: {read}", True
     if r.status == "absent":
         if read.resource in KERNEL_CACHE_PLURALS:
             return f"{read.resource} is not served (CRD not installed)", False
@@ -89,7 +90,8 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
         if feature.assumption():
             notes.append(feature.assumption())
             if feature.read != "absent":
-                unread.append(f"{feature.read}: list configmaps in {c.KSERVE_NAMESPACE}")
+                why = {NOT_IN_INPUT: NOT_IN_INPUT_TEXT, "unread": "not read"}.get(feature.read, feature.read)
+                unread.append(f"{why}: list configmaps in {c.KSERVE_NAMESPACE}")
     for read in reads:
         if read.optional:
             problem = read_problem(read, snapshot)
@@ -133,6 +135,10 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
                 suppressions: Iterable[suppress.Suppression] | None, use_suppressions: bool) -> DoctorReport:
     only = validate_ids(only, "--only")
     skip = validate_ids(skip, "--skip")
+    both = sorted(set(only) & set(skip))
+    if both:
+        raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
+                         "give each check to one of them")
     specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .. import kinds
 from ..errors import InputError
-from ..snapshot import KINDS, ClusterSnapshot
+from ..snapshot import ClusterSnapshot
 from .model import Finding
 
 ANNOTATION = "kcache.kserve.io/suppress"
@@ -152,7 +153,8 @@ class AnnotationIndex:
     def __init__(self, snapshot: ClusterSnapshot):
         self.by_object: dict[tuple[str, str, str], frozenset[str]] = {}
         seen_fields = set()
-        for (_, kind), (field_name, _, _) in KINDS.items():
+        for k in kinds.KINDS:
+            kind, field_name = k.kind, k.field
             if field_name in seen_fields:
                 continue
             seen_fields.add(field_name)

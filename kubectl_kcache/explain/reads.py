@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import IncompleteError
+from ..errors import IncompleteError, InputError
 from ..snapshot import ClusterSnapshot
+
+IN_INPUT_FILES = "are not in the input files"
 
 
 def read_problem(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> str | None:
@@ -26,7 +28,7 @@ def read_problem(snapshot: ClusterSnapshot, resource: str, namespace: str | None
     if read.status == "absent":
         return f"cannot {what}: the API server does not serve {resource}"
     if read.status == "not-in-input":
-        return f"{resource}{where} are not in the input files"
+        return f"{resource}{where} {IN_INPUT_FILES}"
     return f"cannot {what} ({read.status}{': ' + read.message if read.message else ''})"
 
 
@@ -37,5 +39,9 @@ def require(snapshot: ClusterSnapshot, command: str, reads: Iterable[tuple[str, 
         problem = read_problem(snapshot, resource, namespace)
         if problem and problem not in problems:
             problems.append(problem)
-    if problems:
-        raise IncompleteError(f"{command} cannot answer: {'; '.join(problems)}")
+    if not problems:
+        return
+    text = f"{command} cannot answer: {'; '.join(problems)}"
+    if all(p.endswith(IN_INPUT_FILES) for p in problems):
+        raise InputError(text + " (add them to the files, or read the cluster live)")  # exit 2: the input
+    raise IncompleteError(text)  # exit 3: the cluster could not be read

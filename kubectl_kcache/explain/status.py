@@ -15,7 +15,7 @@ KernelCaches whose effective group is unset or names no existing group are liste
 (`unassignedCaches`), with why.
 
 No answer on data that could not be read: a read the counts depend on that was forbidden or not made,
-or, from plain files (no record of reads), a kind of which the input holds no object, raises
+or, from plain files, a kind the input does not hold (the loader records it as not in the input), raises
 IncompleteError naming it. A resource the API server does not serve (CRD not installed) is a fact: none.
 """
 
@@ -33,7 +33,7 @@ from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import groups_by_node
 from ..provenance import Provenance
-from ..snapshot import ClusterSnapshot, Read
+from ..snapshot import NOT_IN_INPUT, ClusterSnapshot, Read
 
 KIND = "KcacheStatus"
 VERSION = 1
@@ -153,23 +153,22 @@ class StatusReport:
 def _read(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> Read | None:
     """The read of `resource` that covers `namespace`: the worst read made in exactly that namespace, else
     the worst read of all namespaces. (The pods read in kserve for the agent must not be judged by a
-    forbidden read of producer pods elsewhere.)"""
-    if snapshot.reads_assumed:
-        return Read(resource, None, "ok")
+    forbidden read of producer pods elsewhere.) A snapshot built from objects with no record of reads
+    (`reads_assumed`, tests) counts as read."""
     for ns in ((namespace, None) if namespace is not None else (None,)):
         found = [r for r in snapshot.reads if r.resource == resource and r.namespace == ns]
-        for status in ("forbidden", "not-in-input", "absent", "ok"):
+        for status in ("forbidden", NOT_IN_INPUT, "absent", "ok"):
             r = next((x for x in found if x.status == status), None)
             if r is not None:
                 return r
         if found:
             return found[0]
-    return None
+    return Read(resource, None, "ok") if snapshot.reads_assumed else None
 
 
-def read_problem(snapshot: ClusterSnapshot, resource: str, namespace: str | None, present: bool) -> str | None:
-    """Why the objects of `list resource [in namespace]` cannot be counted, or None. `present`: whether the
-    snapshot holds any object of the kind (from plain files, none at all means not in the input)."""
+def read_problem(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> str | None:
+    """Why the objects of `list resource [in namespace]` cannot be counted, or None. From plain files the
+    loader records a kind of which the input holds nothing (nor an empty typed list) as not in the input."""
     where = f" in namespace {namespace}" if namespace else ""
     r = _read(snapshot, resource, namespace)
     if r is None:
@@ -178,7 +177,7 @@ def read_problem(snapshot: ClusterSnapshot, resource: str, namespace: str | None
         return None  # not served: there are none
     if r.status == "forbidden":
         return f"cannot {r.verb} {resource}{where} (forbidden)"
-    if r.status == "not-in-input" or (r.status == "ok" and snapshot.reads_assumed and not present):
+    if r.status == NOT_IN_INPUT:
         return f"{resource}{where} are not in the input files"
     if r.status != "ok":
         return f"cannot {r.verb} {resource}{where} ({r.status}{': ' + r.message if r.message else ''})"
@@ -191,18 +190,13 @@ def _scoped_caches(snapshot: ClusterSnapshot, namespace: str | None) -> list[o.K
 
 def require_reads(snapshot: ClusterSnapshot, namespace: str | None, command: str = "status") -> None:
     """Raise IncompleteError naming every read the counts depend on that is not usable."""
-    needs = [
-        ("nodes", None, bool(snapshot.nodes)),
-        (c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups)),
-        (c.PLURAL_NODES, None, bool(snapshot.kcns)),
-        (c.PLURAL_CACHES, namespace, bool(snapshot.kernel_caches)),
-        ("pods", c.KSERVE_NAMESPACE, bool(snapshot.pods)),
-    ]
+    needs: list[tuple[str, str | None]] = [("nodes", None), (c.PLURAL_NODE_GROUPS, None), (c.PLURAL_NODES, None),
+                                           (c.PLURAL_CACHES, namespace), ("pods", c.KSERVE_NAMESPACE)]
     if any(not kc.node_group for kc in _scoped_caches(snapshot, namespace)):  # defaultNodeGroup decides
-        needs.append(("configmaps", c.KSERVE_NAMESPACE, bool(snapshot.configmaps)))
+        needs.append(("configmaps", c.KSERVE_NAMESPACE))
     problems = []
-    for resource, ns, present in needs:
-        problem = read_problem(snapshot, resource, ns, present)
+    for resource, ns in needs:
+        problem = read_problem(snapshot, resource, ns)
         if problem:
             problems.append(problem)
     if problems:

@@ -28,13 +28,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import msgspec
+
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
 from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import is_ambiguous
-from ..kernelcache.names import capture_revision_name
+from ..kernelcache.names import capture_name_for_pod
 from ..kernelcache.selection import (
     Decision,
     SessionDrift,
@@ -162,6 +164,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     steps: list[Step] = []
     pod = _pod(snapshot, namespace, pod_name) if pod_name else None
     capture = _find_capture(snapshot, namespace, pod_name, pod, capture_name, steps)
+    if pod_name and capture_name and capture is not None:
+        _refuse_mismatch(pod_name, pod, capture)
     recorded = capture.active_session if capture is not None else None
     if not pod_name and recorded is not None and recorded.pod_name:
         pod_name = recorded.pod_name
@@ -201,9 +205,9 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         basis = BASIS_WHAT_IF
         session = base or ActiveSession()
         if what_if_node is not None:
-            session = dataclasses.replace(session, node_name=what_if_node)
+            session = msgspec.structs.replace(session, node_name=what_if_node)
         if what_if_group is not None:
-            session = dataclasses.replace(session, requested_node_group=what_if_group)
+            session = msgspec.structs.replace(session, requested_node_group=what_if_group)
 
     def decide(s: ActiveSession | None) -> Decision:
         return select_node_group(s, snapshot.group_by_name, snapshot.node_by_name, default_group)
@@ -273,7 +277,7 @@ def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | Non
     if pod is not None:
         isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
         revision = pod.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH, "")
-        generated = capture_revision_name(isvc, revision)
+        generated = capture_name_for_pod(pod)
         if generated:
             capture = _capture(snapshot, namespace, generated)
             if capture is not None:
@@ -304,6 +308,20 @@ def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | Non
                           f"the sessions of several captures name pod {pod_name}; using the newest, "
                           f"{capture.name} (also: {others})"))
     return capture
+
+
+def _refuse_mismatch(pod_name: str, pod: Pod | None, capture: Capture) -> None:
+    """`POD --capture OTHER`: the capture must be the pod's (its session names the pod, or it has KServe's
+    generated name for the pod); answering for another capture as if it were the pod's would be wrong."""
+    session = capture.active_session
+    generated = capture_name_for_pod(pod) if pod is not None else ""
+    if (session is not None and session.pod_name == pod_name) or capture.name == generated:
+        return
+    claimed = f"its session was claimed by pod {session.pod_name!r}" if session is not None and \
+        session.pod_name else "no pod has claimed its session"
+    own = f"; pod {pod_name!r}'s own capture is {generated!r}" if generated else ""
+    raise InputError(f"KernelCacheCapture {capture.name!r} is not the capture of pod {pod_name!r} ({claimed}{own}): "
+                     "give the pod or --capture, not both")
 
 
 def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:

@@ -32,12 +32,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from msgspec.structs import replace as struct_replace
+
 from ..objects import (
     CacheEntry,
     Container,
     KernelCache,
     KernelCacheNode,
     Pod,
+    PodSpec,
     Verification,
     Volume,
     VolumeMount,
@@ -237,15 +240,19 @@ def pre_admission(pod: Pod) -> Pod:
     """The pod as its controller created it: without the webhook's kernel cache volumes, mounts, linker and
     usage annotation (a pod read from the cluster carries them when it got a cache)."""
     def strip(ctr: Container) -> Container:
-        return replace(ctr, volume_mounts=tuple(m for m in ctr.volume_mounts if not is_injected_volume(m.name)))
+        return struct_replace(ctr, volume_mounts=tuple(m for m in ctr.volume_mounts if not is_injected_volume(m.name)))
 
+    spec = pod.spec or PodSpec()
     annotations = {k: v for k, v in pod.meta.annotations.items() if k != c.ANNOTATION_USAGE}
-    return replace(
+    return struct_replace(
         pod,
-        meta=replace(pod.meta, annotations=annotations),
-        spec_containers=tuple(strip(x) for x in pod.spec_containers),
-        init_containers=tuple(strip(x) for x in pod.init_containers if x.name != c.LINKER_CONTAINER),
-        volumes=tuple(v for v in pod.volumes if not is_injected_volume(v.name)),
+        metadata=struct_replace(pod.metadata, annotations=annotations),
+        spec=struct_replace(
+            spec,
+            containers=tuple(strip(x) for x in spec.containers),
+            init_containers=tuple(strip(x) for x in spec.init_containers if x.name != c.LINKER_CONTAINER),
+            volumes=[v for v in spec.volumes or () if not is_injected_volume(str(v.get("name") or ""))],
+        ),
     )
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 
+from ..objects import Pod
+from . import constants as c
+
 MAX_NAME = 63
 KC_PREFIX_MAX = 38
 
@@ -44,6 +47,13 @@ def capture_revision_name(source_name: str, revision: str) -> str:
     if keep < 1:
         return ""
     return _cut_bytes(source_name, keep).rstrip("-.") + digest + suffix
+
+
+def capture_name_for_pod(pod: Pod) -> str:
+    """The capture KServe generates for a producer pod: from its InferenceService label and its
+    pod-template-hash ("" when either is missing)."""
+    labels = pod.meta.labels
+    return capture_revision_name(labels.get(c.LABEL_ISVC, ""), labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
 
 
 def _name_part(value: str, limit: int) -> str:

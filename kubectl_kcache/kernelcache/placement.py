@@ -9,6 +9,7 @@ is removed. Other parts of the affinity are kept.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,33 @@ def placement_diff(ds: DaemonSet, groups: Iterable[NodeGroup]) -> PlacementDiff:
         affinity=_semantic(ds.affinity or {}) != _semantic(desired_affinity(ds.affinity, groups)),
         tolerations=want_tols != have_tols,
     )
+
+
+def _terms_text(terms: Any) -> str:
+    out = []
+    for term in terms or []:
+        exprs = term.get("matchExpressions") or [] if isinstance(term, Mapping) else []
+        out.append(" ".join(f"{e.get('key')} {e.get('operator')} {','.join(e.get('values') or [])}" for e in exprs))
+    return " | ".join(out) or "(none)"
+
+
+def placement_changes(ds: DaemonSet, groups: Iterable[NodeGroup]) -> list[str]:
+    """What KServe's patch would change, as `- current` / `+ wanted` lines per part."""
+    groups = list(groups)
+    diff = placement_diff(ds, groups)
+    out = []
+    if diff.node_selector:
+        out += [f"- nodeSelector: {json.dumps(dict(ds.node_selector or {}), sort_keys=True)}", "+ nodeSelector: (none)"]
+    if diff.affinity:
+        have = ((ds.affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        out += [f"- node affinity terms: {_terms_text((have or {}).get('nodeSelectorTerms'))}",
+                f"+ node affinity terms: {_terms_text(node_selector_terms(groups))}"]
+    if diff.tolerations:
+        have_t = [t.to_dict() for t in ds.tolerations]
+        want_t = [t.to_dict() for t in agent_tolerations(groups)]
+        out += [f"- tolerations: {json.dumps(have_t, separators=(',', ':'))}",
+                f"+ tolerations: {json.dumps(want_t, separators=(',', ':'))}"]
+    return out
 
 
 def placement_patch(ds: DaemonSet, groups: Iterable[NodeGroup]) -> dict[str, Any]:

@@ -75,11 +75,15 @@ def _load_yaml(path: str) -> dict[str, Any]:
 
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise InputError(f"kubeconfig {path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"kubeconfig {path}: not a kubeconfig (not UTF-8 text)") from None
     except yaml.YAMLError as exc:
         raise InputError(f"kubeconfig {path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+        raise InputError(f"kubeconfig {path}: not valid YAML: {type(exc).__name__}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -256,6 +260,7 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         user = {"token": over.token}
     if not cluster.get("server"):
         raise InputError(f'cluster "{cluster_name or "(none)"}" has no server; use --server')
+    cluster["server"] = server_url(cluster["server"], cluster, user, "--server" if over.server else "server")
     namespace = over.namespace or context.get("namespace") or "default"
     single = _single_context(cluster, user, namespace)
     return Resolved(
@@ -267,6 +272,32 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         proxy=_proxy_for(str(cluster["server"]), cluster, env),
         files=files,
     )
+
+
+def server_url(server: Any, cluster: Mapping[str, Any], user: Mapping[str, Any], what: str = "server") -> str:
+    """The server as a URL. Without a scheme, as client-go's DefaultServerURL: https when TLS is configured
+    (a CA, a client certificate or insecure-skip-tls-verify), else http; the host and port must be valid."""
+    from urllib.parse import urlsplit
+
+    text = str(server).strip()
+    if "://" not in text:
+        tls = any(cluster.get(k) for k in ("certificate-authority", "certificate-authority-data",
+                                           "insecure-skip-tls-verify")) or any(
+            user.get(k) for k in ("client-certificate", "client-certificate-data"))
+        text = ("https://" if tls else "http://") + text
+    bad = f"{what} {server!r} is not a valid URL"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"{bad} ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise InputError(f"{bad}: the scheme must be https:// or http://")
+    if not parts.hostname:
+        raise InputError(f"{bad}: no host")
+    if port == 0:
+        raise InputError(f"{bad}: port 0")
+    return text
 
 
 def _single_context(cluster: dict[str, Any], user: dict[str, Any], namespace: str) -> dict[str, Any]:

@@ -1,6 +1,52 @@
-"""The API resources the plugin reads and writes."""
+"""Where each API resource the plugin reads or writes lives (group, version, plural, kind, scope).
 
-from .client import Resource
+These are the API coordinates of the registry of kinds (`kubectl_kcache/kinds.py` binds each to its
+Struct and snapshot field); they live here because the transport below the objects needs them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+from urllib.parse import quote
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """An API resource: where it lives and whether it is namespaced."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    def path(self, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
+        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{quote(name, safe='')}"
+        if sub:
+            base += f"/{sub}"
+        return base
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a list: its items, the list's resourceVersion and the continue token ("" at the end)."""
+
+    items: list[T]
+    resource_version: str
+    continue_token: str
+
 
 KSERVE_GROUP = "serving.kserve.io"
 KSERVE_VERSION = "v1alpha1"
@@ -10,6 +56,7 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 PODS = Resource("", "v1", "pods", "Pod", True)
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 EVENTS = Resource("", "v1", "events", "Event", True)
+EVENTS_V1 = Resource("events.k8s.io", "v1", "events", "Event", True)
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", True)
 DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)

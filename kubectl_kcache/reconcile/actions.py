@@ -28,6 +28,17 @@ class Action:
     body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     uid: str = field(default="", compare=False, repr=False)
     related: str = field(default="", compare=False, repr=False)  # the KernelCache a status update links
+    diff: tuple[str, ...] = field(default=(), compare=False, repr=False)  # `- current` / `+ wanted` lines
+
+    @property
+    def written(self) -> Mapping[str, Any] | None:
+        """What goes to the API server, as printed in the plan: the object created, the merge patch, the
+        status field set; None for deletes and events."""
+        if self.verb == UPDATE_STATUS and self.related:
+            return {"status": {"kernelCacheRef": {"namespace": self.namespace, "name": self.related}}}
+        if self.verb in (CREATE, PATCH):
+            return self.body
+        return None
 
     @property
     def is_write(self) -> bool:
@@ -40,6 +51,10 @@ class Action:
                            ("eventReason", self.event_reason), ("message", self.message)):
             if value is not None:
                 out[key] = value
+        if self.written is not None:
+            out["body"] = self.written
+        if self.diff:
+            out["diff"] = list(self.diff)
         return out
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import kinds
 from .. import snapshot as snap
 from ..errors import (
     EXIT_INCOMPLETE,
@@ -37,7 +38,6 @@ from ..errors import (
 from ..kernelcache import constants as c
 from ..kube import resources as r
 from ..kube.client import Client, backoff_delays
-from ..snapshot import KINDS
 from . import actions as a
 from .executor import Executor, Result
 from .lease import LeaderElector, LostLeadership
@@ -89,9 +89,9 @@ def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
     parsed: list[tuple[str, Any]] = []
     reads = []
     for w in WATCHED:
-        got, _ = client.list_all(w.resource, w.namespace, field_selector=w.field_selector,
-                                 convert=lambda o: snap.parse_item(o, "the API"))
-        parsed.extend(x for x in got if x is not None)
+        kind = kinds.for_resource(w.resource)
+        got = client.list_all(w.resource, w.namespace, field_selector=w.field_selector, decode=kind.decode_page).items
+        parsed.extend((kind.field, x) for x in got)
         reads.append(snap.Read(w.resource.plural, w.namespace, "ok", len(got)))
     return snap.assemble(parsed, reads=reads)
 
@@ -136,23 +136,21 @@ class Informer(threading.Thread):
         self.lock = threading.Lock()
         self.synced = threading.Event()
         self.error: str = ""
-        self.field, self.parse, _ = KINDS[(self.w.resource.group, self.w.resource.kind)]
+        self.kind = kinds.for_resource(self.w.resource)
+        self.field = self.kind.field
 
     def snapshot_items(self) -> list[Any]:
         with self.lock:
             return list(self.store.values())
 
-    def _key(self, obj: dict[str, Any]) -> tuple[str, str]:
-        md = obj.get("metadata") or {}
-        return (md.get("namespace") or "", md.get("name") or "")
 
     def run(self) -> None:
         delays = backoff_delays()
         while not self.stop_event.is_set():
             try:
-                # parsed page by page: the raw list (30 KB per GPU node) is never held at once
+                # decoded page by page into typed objects: the raw list (30 KB per GPU node) is never held
                 objs, rv = self.client.list_all(self.w.resource, self.w.namespace, field_selector=self.w.field_selector,
-                                                convert=self.parse)
+                                                decode=self.kind.decode_page)
                 with self.lock:
                     self.store = {(o.meta.namespace or "", o.meta.name): o for o in objs}
                 self.synced.set()
@@ -161,17 +159,18 @@ class Informer(threading.Thread):
                 delays = backoff_delays()
                 while not self.stop_event.is_set():
                     for event in self.client.watch(self.w.resource, rv, self.w.namespace, timeout_seconds=240,
-                                                   field_selector=self.w.field_selector):
-                        obj = event.get("object") or {}
-                        rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
-                        if event["type"] == "BOOKMARK":
+                                                   field_selector=self.w.field_selector,
+                                                   decode=self.kind.decode_watch_line):
+                        rv = event.resource_version or rv
+                        if event.type == "BOOKMARK":
                             continue
-                        key = self._key(obj)
+                        obj = event.object
+                        key = (obj.metadata.namespace or "", obj.metadata.name)
                         with self.lock:
-                            if event["type"] == "DELETED":
+                            if event.type == "DELETED":
                                 self.store.pop(key, None)
                             else:
-                                self.store[key] = self.parse(obj)
+                                self.store[key] = obj
                         self.on_change(self.w.resource.plural)
                         if self.stop_event.is_set():
                             return

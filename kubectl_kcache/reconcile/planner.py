@@ -22,7 +22,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches
 from ..kernelcache.config import KernelCacheConfig, read_config
 from ..kernelcache.membership import plan_memberships
-from ..kernelcache.placement import placement_diff, placement_patch, rejected_tolerations
+from ..kernelcache.placement import placement_changes, placement_diff, placement_patch, rejected_tolerations
 from ..objects import Capture
 from ..snapshot import ClusterSnapshot
 from . import actions as a
@@ -79,7 +79,8 @@ def _plan_nodes(snapshot: ClusterSnapshot, out: Plan) -> None:
     diff = placement_diff(ds, groups)
     if diff:
         out.actions.append(a.Action(a.PATCH, "DaemonSet", c.AGENT_DAEMONSET, "; ".join(diff.describe()),
-                                    namespace=c.KSERVE_NAMESPACE, body=placement_patch(ds, groups)))
+                                    namespace=c.KSERVE_NAMESPACE, body=placement_patch(ds, groups),
+                                    diff=tuple(placement_changes(ds, groups))))
     for name in memberships.missing:
         out.actions.append(a.Action(a.CREATE, c.KIND_NODE, name, f"node {name} matches a KernelCacheNodeGroup",
                                     body={"apiVersion": c.API_VERSION, "kind": c.KIND_NODE,

@@ -1,8 +1,11 @@
-"""`kubectl kcache reconcile --dry-run`: the plan as a kubectl-style table."""
+"""`kubectl kcache reconcile --dry-run`: the plan as a kubectl-style table, with the diff of the agent
+DaemonSet's placement under its patch. Names are escaped."""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
+
+from ..text import escape
 
 
 def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False) -> None:
@@ -20,7 +23,13 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False) 
             detail = f"nodeGroup={act['nodeGroup']} source={act.get('selectionSource')}; {act['reason']}"
         else:
             detail = act["reason"]
-        rows.append([act["verb"].upper(), act["kind"], act.get("namespace") or "", act["name"], detail])
-    out.write(tabulate(rows, headers=["VERB", "KIND", "NAMESPACE", "NAME", "WHY"], tablefmt="plain") + "\n")
+        rows.append([act["verb"].upper(), act["kind"], escape(act.get("namespace") or ""), escape(act["name"]),
+                     escape(detail)])
+    lines = tabulate(rows, headers=["VERB", "KIND", "NAMESPACE", "NAME", "WHY"], tablefmt="plain").splitlines()
+    out.write(lines[0] + "\n")
+    for act, line in zip(actions, lines[1:], strict=True):
+        out.write(line + "\n")
+        for change in act.get("diff") or []:
+            out.write(f"    {escape(change)}\n")
     writes = sum(a["verb"] != "event" for a in actions)
     out.write(f"\n{writes} write(s), {len(actions) - writes} event(s) planned\n")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_kcache import kinds
 from kubectl_kcache.cli import run
-from kubectl_kcache.snapshot import KINDS, load_files
+from kubectl_kcache.snapshot import load_files
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -61,10 +62,10 @@ def test_example_is_a_complete_dump(path: str) -> None:
     recorded = Counter()
     for r in snap.reads:
         recorded[r.resource] += r.count
-    fields = {resource: field for (field, _, resource) in KINDS.values()}
+    fields = {k.plural: k.field for k in kinds.KINDS}
     for resource in LIVE_READS:
         assert recorded[resource] == len(getattr(snap, fields[resource])), resource
-    assert sum(recorded.values()) == len(snap.raw_items) == snap.object_count()
+    assert sum(recorded.values()) == snap.object_count()
 
 
 def _generator():
@@ -160,8 +161,16 @@ def test_doctor_fail_on_never_exits_zero_on_broken_example(capsys: pytest.Captur
 
 def test_reconcile_plan_on_broken_example(capsys: pytest.CaptureFixture[str]) -> None:
     code, plan = cli_json(capsys, "reconcile", "--dry-run", "--from-file", BROKEN)
-    assert code == 0
+    assert code == 1  # writes planned, as `kubectl diff` says there are differences
     actions = {(a["verb"], a["kind"], a["name"]) for a in plan["actions"]}
+    by_key = {(a["verb"], a["kind"], a["name"]): a for a in plan["actions"]}
+    patch = by_key[("patch", "DaemonSet", "kserve-kernelcachenode-agent")]
+    assert patch["body"]["spec"]["template"]["spec"]["tolerations"][0]["key"] == "dedicated"
+    assert [line[:2] for line in patch["diff"]] == ["- ", "+ "] and "tolerations" in patch["diff"][1]
+    create = by_key[("create", "KernelCacheNode", NEW_NODE)]
+    assert create["body"] == {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheNode",
+                              "metadata": {"name": NEW_NODE}}
+    assert "body" not in by_key[("delete", "KernelCacheNode", GONE_NODE)]
     assert ("create", "KernelCacheNode", NEW_NODE) in actions
     assert ("delete", "KernelCacheNode", GONE_NODE) in actions
     assert ("patch", "DaemonSet", "kserve-kernelcachenode-agent") in actions
@@ -246,3 +255,11 @@ def test_why_cached_on_the_healthy_examples_hit(capsys: pytest.CaptureFixture[st
     assert doc["result"]["now"]["match"] == "Workload"
     assert doc["result"]["placement"]["preparedOnNode"] is True
     assert all(g["passed"] for g in doc["gates"])
+
+
+def test_reconcile_plan_table_shows_the_daemonset_diff(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = cli(capsys, "reconcile", "--dry-run", "--from-file", BROKEN)
+    assert code == 1
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("PATCH"))
+    assert lines[at + 1].startswith("    - tolerations: ") and lines[at + 2].startswith("    + tolerations: ")

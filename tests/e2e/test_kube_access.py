@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kubectl_kcache import collect
+from kubectl_kcache import collect, kinds
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
@@ -37,10 +37,11 @@ def test_pagination_really_pages(cluster):
     c = Client(Overrides(kubeconfig=cluster.kubeconfig))
     mark = cluster.audit_mark()
     pages = list(c.list_pages(r.KERNEL_CACHE_NODES, page_size=100))
-    assert [len(p) for p in pages] == [100] * 11
-    names = [item["metadata"]["name"] for page in pages for item in page]
+    assert [len(p.items) for p in pages] == [100] * 11
+    assert all(p.continue_token for p in pages[:-1]) and not pages[-1].continue_token
+    names = [item["metadata"]["name"] for page in pages for item in page.items]
     assert names == sorted(names) and len(set(names)) == 1100
-    assert all("managedFields" not in item["metadata"] for page in pages for item in page)
+    assert all("managedFields" not in item["metadata"] for page in pages for item in page.items)
     lists = [
         e
         for e in cluster.audit_events(mark)
@@ -48,6 +49,11 @@ def test_pagination_really_pages(cluster):
     ]
     assert len(lists) == 11
     assert all("limit=100" in e["requestURI"] for e in lists)
+    # the same pages decoded straight into typed objects, with the list's resourceVersion returned
+    kind = kinds.for_resource(r.KERNEL_CACHE_NODES)
+    typed = c.list_all(r.KERNEL_CACHE_NODES, page_size=100, decode=kind.decode_page)
+    assert [k.name for k in typed.items] == names
+    assert typed.resource_version.isdigit()
     assert sum("continue=" in e["requestURI"] for e in lists) == 10
 
 
@@ -153,6 +159,19 @@ def test_dump_then_from_file_equals_live(cluster, tmp_path):
     proc = kcache(cluster, "dump", "-o", "json")
     doc = json.loads(proc.stdout)
     assert doc["kind"] == "KcacheSnapshot" and doc["version"] == 1 and doc["meta"]["serverVersion"] == "v1.36.3"
+    meta = doc["meta"]
+    assert meta["server"] == c.server and meta["tool"].startswith("kubectl-kcache ")
+    assert meta["takenAt"].endswith("Z") and meta["scope"] == {
+        "namespace": None, "parts": ["nodes", "install", "preparation", "producers", "events"]}
+    # items streamed as the API returned them: kind and apiVersion filled in, managedFields dropped
+    assert all(item["kind"] and item["apiVersion"] for item in doc["items"])
+    assert not any("managedFields" in item["metadata"] for item in doc["items"])
+    nodes = [item for item in doc["items"] if item["kind"] == "Node"]
+    assert {n["apiVersion"] for n in nodes} == {"v1"} and {n["metadata"]["name"] for n in nodes} >= {"gpu-1"}
+    json_file = tmp_path / "snap.json"
+    assert kcache(cluster, "dump", "-o", "json", "--file", str(json_file)).returncode == 0
+    assert load_files([str(json_file)]).nodes == live.nodes
+    assert not list(tmp_path.glob("*kcache-tmp*"))  # written beside, then renamed into place
 
 
 def test_dump_never_writes(cluster):
@@ -181,3 +200,31 @@ def test_token_flag_and_context_flags(cluster):
     kcache(cluster, "dump", "--context", "exec-user")
     users = {e["user"]["username"] for e in cluster.audit_events(mark)}
     assert "exec-user" in users
+
+
+def test_typed_watch_after_a_typed_list(cluster):
+    """An informer's path on a real API server: a typed list, then a watch from that list's own
+    resourceVersion whose lines decode into the same Structs."""
+    import threading
+
+    c = Client(Overrides(kubeconfig=cluster.kubeconfig))
+    kind = kinds.for_resource(r.NODE_GROUPS)
+    listed = c.list_all(r.NODE_GROUPS, decode=kind.decode_page)
+    events: list = []
+
+    def watch() -> None:
+        for event in c.watch(r.NODE_GROUPS, listed.resource_version, timeout_seconds=10,
+                             decode=kind.decode_watch_line):
+            if event.type != "BOOKMARK":
+                events.append(event)
+            if len(events) == 2:
+                return
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    cluster.apply([b.group("watched", {"pool": "a"})])
+    cluster.apply([b.group("watched", {"pool": "b"})])
+    thread.join(20)
+    assert [(e.type, e.object.name) for e in events] == [("ADDED", "watched"), ("MODIFIED", "watched")]
+    assert events[1].object.node_selector == {"pool": "b"}
+    assert int(events[1].resource_version) > int(listed.resource_version)

@@ -60,7 +60,7 @@ def test_dry_run_plans_and_writes_nothing(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # writes are planned
     plan = json.loads(proc.stdout)
     assert plan["kind"] == "ReconcilePlan"
     assert {(a["verb"], a["kind"], a["name"]) for a in plan["actions"]} == {

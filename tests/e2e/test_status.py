@@ -50,41 +50,43 @@ def agent(node: str, fail: str = "") -> dict[str, Any]:
 
 
 def build_fleet(cluster) -> None:
-    """gpu: g1, g2 (cordoned), g3 (NotReady, no kubelet), g4 (no KernelCacheNode, agent crash-looping);
-    cpu: c1; x1 is in no group. Entries on every state, an old agent's Extracting, an entry of a cache of the
-    other group, and a KernelCache of a group that does not exist."""
+    """gpu: fleet-g1, -g2 (cordoned), -g3 (NotReady, no kubelet), -g4 (no KernelCacheNode, agent
+    crash-looping); cpu: fleet-c1; fleet-x1 is in no group (names used by no other test: KWOK keeps state per
+    node name). Entries in every state, an old agent's Extracting, an entry of a cache of the other group,
+    and a KernelCache of a group that does not exist."""
     sim = {"ready": None, "simulated": True}
     cluster.apply([
         b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
         b.group("gpu", {"pool": "gpu"}), b.group("cpu", {"pool": "cpu"}),
-        b.node("g1", {"pool": "gpu"}, **sim), b.node("g2", {"pool": "gpu"}, unschedulable=True, **sim),
-        b.node("g3", {"pool": "gpu"}, ready=False), b.node("g4", {"pool": "gpu"}, **sim),
-        b.node("c1", {"pool": "cpu"}, **sim), b.node("x1", {"pool": "none"}, **sim),
-        *(b.kcn(n) for n in ("g1", "g2", "g3", "c1")), b.kcn("old"),
+        b.node("fleet-g1", {"pool": "gpu"}, **sim), b.node("fleet-g2", {"pool": "gpu"}, unschedulable=True, **sim),
+        b.node("fleet-g3", {"pool": "gpu"}, ready=False), b.node("fleet-g4", {"pool": "gpu"}, **sim),
+        b.node("fleet-c1", {"pool": "cpu"}, **sim), b.node("fleet-x1", {"pool": "none"}, **sim),
+        *(b.kcn(n) for n in ("fleet-g1", "fleet-g2", "fleet-g3", "fleet-c1")), b.kcn("old"),
         b.kernel_cache("llama", "team-a", group_name="gpu"), b.kernel_cache("mistral", "team-a", group_name=None),
         b.kernel_cache("qwen", "team-b", group_name="cpu"), b.kernel_cache("lost", "team-b", group_name="nope"),
     ])
-    cluster.apply([agent("g1"), agent("g2"), agent("g4", fail="CrashLoopBackOff"), agent("c1")])
+    cluster.apply([agent("fleet-g1"), agent("fleet-g2"), agent("fleet-g4", fail="CrashLoopBackOff"), agent("fleet-c1")])
     entries = {
-        "g1": {"team-a/llama": "Ready", "team-a/mistral": "Pulling", "team-b/qwen": "Ready"},
-        "g2": {"team-a/llama": "Error", "team-a/mistral": "Extracting"},
-        "g3": {"team-a/llama": "Pending"},
-        "c1": {"team-b/qwen": "Ready"},
+        "fleet-g1": {"team-a/llama": "Ready", "team-a/mistral": "Pulling", "team-b/qwen": "Ready"},
+        "fleet-g2": {"team-a/llama": "Error", "team-a/mistral": "Extracting"},
+        "fleet-g3": {"team-a/llama": "Pending"},
+        "fleet-c1": {"team-b/qwen": "Ready"},
     }
     for node, states in entries.items():
         set_entries(cluster, node, states)
 
+    def is_ready(obj: dict[str, Any]) -> bool:
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in (obj.get("status") or {}).get(
+            "conditions", []))
+
     def settled() -> bool:
         nodes = {n["metadata"]["name"]: n for n in cluster.get("nodes")["items"]}
-        ready = all(any(c["type"] == "Ready" and c["status"] == "True" for c in
-                        (nodes[n].get("status") or {}).get("conditions", [])) for n in ("g1", "g2", "g4", "c1"))
-        pods = {p["metadata"]["name"]: p["status"] for p in cluster.get("pods", namespace="kserve")["items"]}
-        running = all(pods.get(f"agent-{n}", {}).get("phase") == "Running" and
-                      any(c["type"] == "Ready" and c["status"] == "True" for c in pods[f"agent-{n}"].get("conditions",
-                                                                                                       []))
-                      for n in ("g1", "g2", "c1"))
+        ready = all(is_ready(nodes[n]) for n in ("fleet-g1", "fleet-g2", "fleet-g4", "fleet-c1"))
+        pods = {p["metadata"]["name"]: p for p in cluster.get("pods", namespace="kserve")["items"]}
+        running = all(pods.get(f"agent-{n}", {}).get("status", {}).get("phase") == "Running"
+                      and is_ready(pods[f"agent-{n}"]) for n in ("fleet-g1", "fleet-g2", "fleet-c1"))
         crashing = any(cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
-                       for cs in pods.get("agent-g4", {}).get("containerStatuses", []))
+                       for cs in pods.get("agent-fleet-g4", {}).get("status", {}).get("containerStatuses", []))
         return ready and running and crashing
 
     cluster.wait_for("KWOK to run the nodes and agent pods", settled, timeout=90)
@@ -136,7 +138,7 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
 
     table = kcache(cluster, "status")
     assert table.returncode == 0 and "\x1b[" not in table.stdout
-    gpu = next(line for line in table.stdout.splitlines() if line.startswith("gpu "))
+    gpu = next(line for line in table.stdout.splitlines() if line.startswith("gpu "))  # the groups table
     assert gpu.split()[1:] == ["pool=gpu", "4", "3", "1", "1", "3", "1", "2/4", "2"]
 
 

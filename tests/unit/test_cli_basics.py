@@ -3,6 +3,7 @@ parsing, lazy imports, and one-line errors for bad kubeconfigs and unreachable A
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -166,13 +167,14 @@ def child(code: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["doctor", "--help"], ["why-group", "--help"], ["version"]])
-def test_help_imports_neither_kubernetes_nor_rich_nor_yaml(argv):
+def test_help_imports_no_heavy_module(argv):
     result = child(
         f"""
         import sys
         from kubectl_kcache.cli import run
         rc = run({argv!r})
-        heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {{'kubernetes', 'rich', 'yaml', 'urllib3'}})
+        heavy = {{'kubernetes', 'rich', 'yaml', 'urllib3', 'msgspec'}}
+        heavy = sorted({{m.split('.')[0] for m in sys.modules}} & heavy)
         print('HEAVY', heavy, 'RC', rc)
         """
     )
@@ -194,7 +196,7 @@ def test_help_import_time_lists_no_heavy_module():
     assert "Usage: kubectl kcache" in result.stdout
     imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
     assert "click" in imported
-    assert not imported & {"kubernetes", "rich", "yaml"}
+    assert not imported & {"kubernetes", "rich", "yaml", "msgspec"}
 
 
 # ---- one-line errors ---------------------------------------------------------------------------------
@@ -324,3 +326,54 @@ def test_run_from_a_thread(capsys):
     thread.start()
     thread.join()
     assert result == {"rc": EXIT_OK}
+
+
+def test_version_as_json(capsys):
+    assert run(["version", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    from kubectl_kcache import __version__
+
+    assert doc["clientVersion"]["version"] == __version__ and doc["clientVersion"]["gitVersion"] == f"v{__version__}"
+    assert doc["clientVersion"]["python"].count(".") == 2 and "/" in doc["clientVersion"]["platform"]
+
+
+def test_complete_files_for_file_flags():
+    from kubectl_kcache.cli import COMPLETE_FILES, completion
+
+    for flag in ("--from-file", "-f", "--kubeconfig", "--config"):
+        assert completion(["doctor", flag, ""]) == ([], COMPLETE_FILES), flag
+    assert completion(["why-not-cached", "--manifest", "po"]) == ([], COMPLETE_FILES)
+
+
+def test_complete_check_ids_one_after_another():
+    assert complete_words(["doctor", "--only", "group-"]) == ["group-selector", "group-overlap", "group-taints"]
+    assert complete_words(["doctor", "--skip", "crds,con"]) == ["crds,config", "crds,control-plane",
+                                                                "crds,consumer-pull"]
+
+
+def test_complete_contexts_clusters_and_users_from_the_kubeconfig(tmp_path, monkeypatch):
+    config = tmp_path / "config"
+    config.write_text("apiVersion: v1\nkind: Config\ncontexts:\n- {name: prod, context: {cluster: c1, user: u1}}\n"
+                      "- {name: staging, context: {cluster: c2, user: u1}}\nclusters:\n"
+                      "- {name: c1, cluster: {server: 'https://127.0.0.1:1'}}\n"
+                      "- {name: c2, cluster: {server: 'https://127.0.0.1:2'}}\nusers:\n- {name: u1, user: {}}\n")
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    assert complete_words(["doctor", "--context", ""]) == ["prod", "staging"]
+    assert complete_words(["doctor", "--context", "st"]) == ["staging"]
+    assert complete_words(["doctor", "--cluster", ""]) == ["c1", "c2"]
+    assert complete_words(["doctor", "--kubeconfig", str(config), "--user", ""]) == ["u1"]
+
+
+def test_live_completion_gives_nothing_quickly_when_the_cluster_is_unreachable(tmp_path, monkeypatch):
+    import time
+
+    config = tmp_path / "config"
+    config.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n"
+                      "- {name: x, context: {cluster: c, user: u}}\n"
+                      "clusters:\n- {name: c, cluster: {server: 'https://127.0.0.1:1'}}\n"
+                      "users:\n- {name: u, user: {}}\n")
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    start = time.monotonic()
+    assert complete_words(["why-group", ""]) == []
+    assert complete_words(["doctor", "-n", ""]) == []
+    assert time.monotonic() - start < 10

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.explain import explain
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
+from kubectl_kcache.kinds import KINDS
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.snapshot import KINDS, Read, build
+from kubectl_kcache.snapshot import Read, build
 from tests import builders as b
 
 NS = "team"
@@ -73,7 +74,7 @@ def snapshots(draw: Any) -> tuple[list[dict[str, Any]], list[str]]:
 
 def snapshot_of(items: list[dict[str, Any]]) -> Any:
     """As read live: every list succeeded, so an absent object is absent from the cluster."""
-    return build(items, reads=[Read(resource, None, "ok") for resource in sorted({v[2] for v in KINDS.values()})])
+    return build(items, reads=[Read(resource, None, "ok") for resource in sorted({k.plural for k in KINDS})])
 
 
 CREATE = re.compile(r"KServe would create (\S+)/(\S+) for group (\S+) \(source (\w+)\)")
@@ -98,7 +99,8 @@ def test_doctor_and_why_group_agree_on_every_capture(drawn):
             (_, _, group, source), = (m.groups() for m in creates)
             assert (result["group"], result["source"]) == (group, source)
         ambiguous = result["reason"] == "AmbiguousNodeGroup"
-        listed = any(f"{NS}/{name}" in f.message for f in report.findings if f.check == "group-overlap")
+        listed = any(f"blocked capture: {NS}/{name}" in f.evidence for f in report.findings
+                     if f.check == "group-overlap")
         assert listed == (ambiguous and bool(blocked)), (name, why, report.findings)
     label_default = [f for f in report.findings if f.check == "config" and "looks like a node label" in f.message]
     for name in captures:

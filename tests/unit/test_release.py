@@ -419,6 +419,10 @@ metadata:
   labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
 status:
   conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: ConfigMapList  # exported, and empty: KServe's configuration does not exist
+items: []
 """
 
 # Runs a zipapp the way `python3 ZIPAPP ARGS` does, then reports which msgspec the process can import: the

@@ -17,9 +17,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import snapshot
+from kubectl_kcache import kinds
+from kubectl_kcache.dumpfile import DumpWriter
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files, to_document
+from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files
 from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,12 +113,34 @@ def test_dump_format(tmp_path, fmt):
     assert snap.read_status("pods") is None  # never read
 
 
-def test_dump_round_trip(tmp_path):
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_dump_round_trip(tmp_path, fmt):
+    """What the streaming dump writer writes loads back as the same objects and reads."""
     first = load_files([write(tmp_path / "a.yaml", dump_doc(OBJECTS))])
-    again = load_files([write(tmp_path / "b.json", to_document(first), "json")])
+    path = tmp_path / f"b.{fmt}"
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, fmt)
+        for obj in OBJECTS:
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "prod", "server": "https://prod:6443", "takenAt": "2026-11-29T10:00:00Z",
+                       "reads": [{"resource": "nodes", "namespace": None, "status": "ok", "count": 1}]})
+    again = load_files([str(path)])
     assert counts(again) == ALL_ONE
     assert again.nodes == first.nodes
     assert again.kernel_caches == first.kernel_caches
+    assert again.meta.server == "https://prod:6443"
+    assert again.reads == (Read("nodes", None, "ok", 1),)
+    assert not again.reads_assumed
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_empty_dump_round_trip(tmp_path, fmt):
+    path = tmp_path / f"empty.{fmt}"
+    with open(path, "wb") as fh:
+        DumpWriter(fh, fmt).finish({"cluster": "c", "reads": [{"resource": "nodes", "status": "forbidden"}]})
+    snap = load_files([str(path)])
+    assert snap.object_count() == 0
+    assert snap.read_status("nodes").status == "forbidden"
 
 
 def test_dump_with_sorted_keys_keeps_its_reads(tmp_path):
@@ -135,8 +158,10 @@ def test_kind_list(tmp_path):
     snap = load_files([write(tmp_path / "list.yaml", {"apiVersion": "v1", "kind": "List", "items": OBJECTS})])
     assert counts(snap) == ALL_ONE
     assert snap.reads_assumed
-    assert snap.reads == ()
-    assert snap.read_status("nodes").status == "ok"
+    assert snap.read_status("nodes") == Read("nodes", None, "ok", 1)
+    # kinds the list does not hold are not in the input: nothing is known about them
+    assert snap.read_status("jobs").status == "not-in-input"
+    assert snap.read_status("mutatingwebhookconfigurations").status == "not-in-input"
 
 
 def test_typed_lists_and_nested_lists(tmp_path):
@@ -177,7 +202,6 @@ def test_unknown_kinds_are_ignored_but_kept_raw(tmp_path):
     crd_other = {"apiVersion": "example.com/v1", "kind": "Node", "metadata": {"name": "not-a-node"}}
     snap = load_files([write(tmp_path / "x.yaml", {"kind": "List", "items": [NODE, secretish, crd_other]})])
     assert [n.name for n in snap.nodes] == ["gpu-1"]
-    assert NODE in snap.raw_items
 
 
 def test_events_in_both_apis(tmp_path):
@@ -257,9 +281,10 @@ def test_dump_plus_plain_file_assumes_reads(tmp_path):
     assert [n.name for n in snap.nodes] == ["gpu-1"]
 
 
-def test_empty_file_is_an_empty_snapshot(tmp_path):
-    snap = load_files([write(tmp_path / "empty.yaml", "")])
-    assert snap.object_count() == 0
+@pytest.mark.parametrize("text", ["", "\n---\n...\n", "[]", '{"kind": "List", "apiVersion": "v1", "items": []}'])
+def test_empty_input_is_an_error(tmp_path, text):
+    path = write(tmp_path / "empty.yaml", text)
+    assert input_error([path]) == f"no Kubernetes objects in {path}"
 
 
 # ---- errors name the file ----------------------------------------------------------------------------
@@ -421,8 +446,17 @@ def test_control_characters(tmp_path, data):
     assert path in input_error([path])
 
 
-def test_utf16_file(tmp_path):
-    path = write(tmp_path / "utf16.yaml", yaml.safe_dump(NODE).encode("utf-16"))
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_utf16_and_utf32_with_a_bom(tmp_path, encoding):
+    """What PowerShell's `>` writes (UTF-16 LE with a BOM)."""
+    text = yaml.safe_dump(NODE)
+    data = text.encode(encoding) if encoding != "utf-16-be" else b"\xfe\xff" + text.encode("utf-16-be")
+    path = write(tmp_path / "utf16.yaml", data)
+    assert [n.name for n in load_files([path]).nodes] == ["gpu-1"]
+
+
+def test_utf16_without_a_bom_is_refused(tmp_path):
+    path = write(tmp_path / "utf16.yaml", yaml.safe_dump(NODE).encode("utf-16-le"))
     assert path in input_error([path])
 
 
@@ -583,7 +617,7 @@ JSONISH = st.recursive(
 )
 # every (apiVersion, kind) the loader parses, plus the containers
 KIND_PAIRS = st.sampled_from(
-    sorted({(f"{group}/v1" if group else "v1", kind) for group, kind in snapshot.KINDS})
+    sorted({(f"{k.group}/v1" if k.group else "v1", k.kind) for k in kinds.KINDS})
     + [("v1", "List"), ("v1", "KcacheSnapshot"), ("serving.kserve.io/v1alpha1", "KernelCacheNodeList")]
 )
 ITEM = st.fixed_dictionaries(
@@ -700,3 +734,44 @@ def test_mutated_kubernetes_objects(tmp_path, data, fmt, wrap):
         obj = replace(obj, path, data.draw(JSONISH))
     doc = {"apiVersion": "v1", "kind": "List", "items": [obj]} if wrap == "list" else obj
     check_loads_or_input_error(write(tmp_path / f"mutated.{fmt}", doc, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_dumps_as_written_are_read_item_by_item(tmp_path, monkeypatch, fmt):
+    """A dump laid out as `dump` writes it is streamed (the file is never read whole, nor parsed as one
+    document); anything else falls back to reading it whole, with the same result."""
+    from kubectl_kcache import files
+
+    path = tmp_path / f"d.{fmt}"
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, fmt)
+        for obj in OBJECTS:
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "c", "reads": [{"resource": "nodes", "status": "ok", "count": 1}]})
+
+    def whole(*_args: Any) -> Any:
+        raise AssertionError("read whole")
+
+    with monkeypatch.context() as m:
+        m.setattr(files, "read_bytes", whole)
+        streamed = load_files([str(path)])
+    assert counts(streamed) == ALL_ONE and not streamed.reads_assumed
+    # the same document re-laid out (sorted keys, indented) is read whole, to the same objects
+    text = path.read_bytes()
+    doc = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    other = write(tmp_path / f"other.{fmt}", json.dumps(doc, indent=1, sort_keys=True) if fmt == "json" else doc)
+    again = load_files([other])
+    assert again.nodes == streamed.nodes and again.reads == streamed.reads
+
+
+def test_a_streamed_dump_with_a_bad_item_names_its_path(tmp_path):
+    bad = json.loads(json.dumps(NODE))
+    bad["spec"]["taints"][0]["effect"] = 7
+    path = tmp_path / "d.json"
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, "json")
+        for obj in (GROUP, bad):
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "c", "reads": []})
+    assert input_error([str(path)]) == (f"{path}: Node gpu-1: $.items[1].spec.taints[0].effect: expected a string, "
+                                        "got an integer")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_kcache import kinds
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.checks.model import CheckResult, DoctorReport, Finding
-from kubectl_kcache.snapshot import KINDS, ClusterSnapshot, Read, load_files
+from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files
 
 HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"
@@ -20,19 +21,22 @@ TAKEN_AT = "2026-11-29T10:00:00Z"
 
 
 def load(check_id: str | None = None, *files: str, without: Iterable[str] = (),
-         taken_at: str = TAKEN_AT) -> ClusterSnapshot:
+         taken_at: str = TAKEN_AT, plain: bool = False) -> ClusterSnapshot:
     """The base cluster (less the base files in `without`) plus fixture files of `check_id`; later
-    objects replace earlier ones of the same kind, namespace and name."""
+    objects replace earlier ones of the same kind, namespace and name. The fixtures stand for a whole
+    cluster: every read is recorded ok (a kind without objects has none), unless `plain`, where the reads
+    are what plain files give (a kind absent from the files is not in the input)."""
     skip = set(without)
     paths = [str(BASE / f"{b}.yaml") for b in BASE_FILES if b not in skip]
     paths += [str(HERE / (check_id or "") / f) for f in files]
     snap = load_files(paths)
-    return replace(snap, meta=replace(snap.meta, taken_at=taken_at))
+    snap = replace(snap, meta=replace(snap.meta, taken_at=taken_at))
+    return snap if plain else with_reads(snap)
 
 
 def drop(snapshot: ClusterSnapshot, kind: str, name: str, namespace: str | None = None) -> ClusterSnapshot:
     """The snapshot without one object."""
-    field = next(f for (_, k), (f, _, _) in KINDS.items() if k == kind)
+    field = next(k.field for k in kinds.KINDS if k.kind == kind)
     kept = tuple(x for x in getattr(snapshot, field)
                  if not (x.meta.name == name and (x.meta.namespace or None) == namespace))
     assert len(kept) < len(getattr(snapshot, field)), f"{kind} {namespace}/{name} not in the snapshot"
@@ -44,7 +48,7 @@ def with_reads(snapshot: ClusterSnapshot, *reads: tuple[str, str | None, str]) -
     (resource, namespace, status)."""
     given = {(r, ns): status for r, ns, status in reads}
     recorded = [Read(r, ns, s) for (r, ns), s in given.items()]
-    for _, (_, _, resource) in KINDS.items():
+    for resource in kinds.PLURALS:
         if not any(r == resource for r, _ in given):
             recorded.append(Read(resource, None, "ok"))
     return replace(snapshot, reads=tuple(recorded), reads_assumed=False)

@@ -78,7 +78,7 @@ def test_missing_job_namespace(base):
 
 
 def test_job_namespace_not_judged_without_namespaces_in_plain_files():
-    snap = load("config", "other-job-namespace.yaml")
+    snap = load("config", "other-job-namespace.yaml", plain=True)
     _, findings = run_check("config", snap)
     assert one(findings).hint == "kubectl create namespace kernel-cache-jobs"
     from dataclasses import replace

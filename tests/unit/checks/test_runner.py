@@ -3,12 +3,13 @@
 import json
 
 import pytest
+import yaml
 
 from kubectl_kcache.checks import check_ids, load_suppressions, run_doctor
 from kubectl_kcache.errors import InputError
 from kubectl_kcache.snapshot import load_files
 
-from .conftest import HERE, doctor, load, one, with_reads
+from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
 IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
        "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
@@ -43,7 +44,9 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
               {"resource": "kernelcachecaptures", "namespace": None, "status": "absent", "count": 0},
               {"resource": "serviceaccounts", "namespace": "kserve-kernelcache-jobs", "status": "forbidden",
                "count": 0}]
-    items = [x for x in base.raw_items if x["kind"] not in ("KernelCacheNode", "KernelCacheCapture")]
+    items = [x for name in BASE_FILES for doc in yaml.safe_load_all((BASE / f"{name}.yaml").read_text())
+             for x in (doc.get("items", [doc]) if doc else [])
+             if x["kind"] not in ("KernelCacheNode", "KernelCacheCapture")]
     doc = {"kind": "KcacheSnapshot", "version": 1,
            "meta": {"cluster": "gpu-prod", "takenAt": "2026-11-29T10:00:00Z", "serverVersion": "v1.35.2",
                     "reads": reads}, "items": items}
@@ -197,8 +200,10 @@ def test_an_annotation_can_name_check_and_code():
     node = snap.nodes[0]
     from dataclasses import replace
 
-    meta = replace(node.meta, annotations={"kcache.kserve.io/suppress": "group-taints/prefer-no-schedule"})
-    snap = replace(snap, nodes=(replace(node, meta=meta),))
+    from msgspec.structs import replace as struct_replace
+
+    meta = struct_replace(node.meta, annotations={"kcache.kserve.io/suppress": "group-taints/prefer-no-schedule"})
+    snap = replace(snap, nodes=(struct_replace(node, metadata=meta),))
     report = run_doctor(snap, only=["group-taints"])
     assert {f.code: f.suppressed for f in report.findings} == {"prefer-no-schedule": True, "blocks-jobs": False}
 
@@ -221,3 +226,8 @@ def test_every_finding_carries_a_declared_code():
         assert spec.codes, f"{spec.id} declares no codes"
         for code in spec.codes:
             assert f"`{spec.id}/{code.id}`" in docs
+
+
+def test_only_and_skip_naming_one_check_is_a_usage_error(base):
+    with pytest.raises(InputError, match="--only and --skip both name nodes"):
+        run_doctor(base, only=["nodes", "crds"], skip=["nodes"])

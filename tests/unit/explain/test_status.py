@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_kcache import kinds
 from kubectl_kcache.errors import IncompleteError
-from kubectl_kcache.explain.status import StatusReport, fleet_status, require_reads
+from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.kernelcache.caches import PHASES, effective_group, entry_phase
 from kubectl_kcache.objects import KernelCache
 from kubectl_kcache.provenance import Provenance
-from kubectl_kcache.snapshot import KINDS, ClusterSnapshot, Read, build, load_files
+from kubectl_kcache.snapshot import ClusterSnapshot, Read, build, load_files
 from tests import builders as b
 
 FLEET = Path(__file__).parent / "fixtures" / "status-fleet.yaml"
@@ -53,8 +54,7 @@ def fleet() -> ClusterSnapshot:
 def as_dump(snapshot: ClusterSnapshot, *reads: Read) -> ClusterSnapshot:
     """The snapshot as a dump that recorded its reads: every resource ok, except those given."""
     given = {(r.resource, r.namespace) for r in reads}
-    recorded = list(reads) + [Read(res, None, "ok") for _, (_, _, res) in KINDS.items()
-                              if not any(r == res for r, _ in given)]
+    recorded = list(reads) + [Read(res, None, "ok") for res in kinds.PLURALS if not any(r == res for r, _ in given)]
     return replace(snapshot, reads=tuple(recorded), reads_assumed=False)
 
 
@@ -200,18 +200,29 @@ def test_the_configuration_is_needed_only_when_a_cache_lacks_a_group_ref(fleet):
     assert fleet_status(as_dump(without_c5, forbidden_cm)).group("b") is not None
 
 
-@pytest.mark.parametrize(("field", "message"), [
-    ("nodes", "nodes are not in the input files"),
-    ("node_groups", "kernelcachenodegroups are not in the input files"),
-    ("kcns", "kernelcachenodes are not in the input files"),
-    ("kernel_caches", "kernelcaches are not in the input files"),
-    ("pods", "pods in namespace kserve are not in the input files"),
+@pytest.mark.parametrize(("kind", "message"), [
+    ("Node", "nodes are not in the input files"),
+    ("KernelCacheNodeGroup", "kernelcachenodegroups are not in the input files"),
+    ("KernelCacheNode", "kernelcachenodes are not in the input files"),
+    ("KernelCache", "kernelcaches are not in the input files"),
+    ("Pod", "pods in namespace kserve are not in the input files"),
 ])
-def test_from_plain_files_a_kind_absent_from_the_input_is_not_in_the_input(fleet, field, message):
-    assert fleet.reads_assumed
+def test_from_plain_files_a_kind_absent_from_the_input_is_not_in_the_input(tmp_path, kind, message):
+    docs = [d for d in FLEET.read_text().split("\n---\n") if f"\nkind: {kind}\n" not in f"\n{d}\n"]
+    path = tmp_path / "partial.yaml"
+    path.write_text("\n---\n".join(docs))
     with pytest.raises(IncompleteError) as err:
-        require_reads(replace(fleet, **{field: ()}), None)
+        fleet_status(load_files([str(path)]))
     assert str(err.value) == f"status cannot answer: {message}"
+
+
+def test_from_plain_files_an_exported_empty_list_means_none(tmp_path):
+    docs = [d for d in FLEET.read_text().split("\n---\n") if "\nkind: KernelCacheNode\n" not in f"\n{d}\n"]
+    path = tmp_path / "no-kcns.yaml"
+    path.write_text("\n---\n".join(docs) + "\n---\napiVersion: serving.kserve.io/v1alpha1\n"
+                    "kind: KernelCacheNodeList\nitems: []\n")
+    groups = fleet_status(load_files([str(path)])).to_dict()["groups"]
+    assert [g["kernelCacheNodes"] for g in groups] == [0, 0, 0]
 
 
 def test_a_recorded_not_in_input_read_is_said_so(fleet):

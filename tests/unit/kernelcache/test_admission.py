@@ -5,10 +5,10 @@ pkg/kernelcache/container_test.go, and webhook_manifest_test.go; plus the webhoo
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from kubectl_kcache import objects as o
 from kubectl_kcache.kernelcache import admission as a
@@ -136,7 +136,7 @@ def test_select_kernel_cache_requires_exact_compatibility(change):
     command = ["vllm", "--dtype", "bfloat16", "--max-model-len", "4096", "--tensor-parallel-size", "2"]
     pod = selection_pod(command=command)
     if change == "model":
-        other = replace(pod, meta=replace(pod.meta, annotations={
+        other = replace(pod, metadata=replace(pod.meta, annotations={
             **MODEL_ANN, "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://other/model"}))
     elif change == "image":
         other = selection_pod(image="registry.example/vllm@sha256:" + "c" * 64, command=command)

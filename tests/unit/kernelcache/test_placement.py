@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_kcache import objects as o
+from kubectl_kcache.decode import convert
 from kubectl_kcache.kernelcache import constants as c
 from kubectl_kcache.kernelcache.gojson import marshal
 from kubectl_kcache.kernelcache.placement import (
@@ -310,7 +311,7 @@ def test_agent_tolerations_sorted_unique_and_complete(specs):
     encoded = [marshal(t.to_dict()) for t in got]
     assert encoded == sorted(encoded)
     assert len(set(encoded)) == len(encoded)
-    assert set(encoded) == {marshal(o.Toleration.list_from([t], "t")[0].to_dict()) for s in specs for t in s}
+    assert set(encoded) == {marshal(convert(t, o.Toleration).to_dict()) for s in specs for t in s}
 
 
 @given(GROUP_SPECS)

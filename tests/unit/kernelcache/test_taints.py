@@ -250,7 +250,7 @@ def test_a_toleration_copied_from_the_taint_tolerates_it(t):
 
 @given(st.lists(TAINTS, max_size=5), st.lists(TOLERATIONS, max_size=5), TOLERATIONS)
 def test_adding_a_toleration_never_adds_an_untolerated_taint(taints, tols, extra):
-    node = o.Node(meta=o.Meta(name="n"), taints=tuple(taints))
+    node = o.Node(metadata=o.Meta(name="n"), spec=o.NodeSpec(taints=tuple(taints)))
     before = untolerated_taints(node, tols)
     after = untolerated_taints(node, tols + [extra])
     assert all(t in before for t in after)

@@ -130,8 +130,9 @@ def test_complete_capture_creates_the_kernel_cache_then_links_it():
     doc = plan_document(p.actions)
     assert doc["kind"] == "ReconcilePlan" and doc["actions"][0] == {
         "verb": "create", "kind": "KernelCache", "namespace": "team", "name": name,
-        "reason": "captured by model-capture", "nodeGroup": "gpu", "selectionSource": "auto"}
+        "reason": "captured by model-capture", "nodeGroup": "gpu", "selectionSource": "auto", "body": create.body}
     assert "eventReason" not in doc["actions"][0]
+    assert doc["actions"][1]["body"] == {"status": {"kernelCacheRef": {"namespace": "team", "name": name}}}
 
 
 @pytest.mark.parametrize("kw,source,group", [

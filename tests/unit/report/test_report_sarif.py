@@ -143,3 +143,44 @@ def test_rule_names():
     assert rule_name("kcn-missing") == "KcnMissing"
     assert rule_name("crds") == "Crds"
     assert rule_name("group-selector") == "GroupSelector"
+
+
+def test_results_have_a_physical_location_and_fingerprints_stable_across_runs(validator):
+    """What GitHub code scanning needs to accept results without a file and to deduplicate them."""
+    def finding(message: str) -> Finding:
+        return Finding("group-taints", "error", ObjectRef("Node", "gpu 1/ä", None), message, "kubectl ...",
+                       group="gpu", code="blocks-jobs")
+
+    first = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=(finding("at 10:00"),),
+                               cluster="arn:aws:eks:us-west-2:1:cluster/gpu"))
+    again = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=(finding("at 10:05"),),
+                               cluster="arn:aws:eks:us-west-2:1:cluster/gpu"))
+    assert_valid(validator, first)
+    (result,) = first["runs"][0]["results"]
+    assert result["ruleId"] == "group-taints/blocks-jobs"
+    assert first["runs"][0]["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "group-taints/blocks-jobs"
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "k8s://arn%3Aaws%3Aeks%3Aus-west-2%3A1%3Acluster%2Fgpu/Node/-/gpu%201%2F%C3%A4"
+    fp = result["partialFingerprints"]["kcacheFinding/v1"]
+    assert len(fp) == 64 and fp == again["runs"][0]["results"][0]["partialFingerprints"]["kcacheFinding/v1"]
+    other = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),),
+                               findings=(Finding("group-taints", "error", ObjectRef("Node", "gpu-2"), "x",
+                                                 code="blocks-jobs", group="gpu"),)))
+    assert other["runs"][0]["results"][0]["partialFingerprints"]["kcacheFinding/v1"] != fp
+
+
+def test_the_broken_example_is_valid_sarif_with_every_result_located(validator):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "doctor", "-o", "sarif", "--from-file",
+                           str(root / "examples" / "broken-cluster.yaml")], capture_output=True, text=True, cwd=root)
+    log = json.loads(proc.stdout)
+    assert_valid(validator, log)
+    results = log["runs"][0]["results"]
+    assert results and all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("k8s://")
+                           and r["partialFingerprints"]["kcacheFinding/v1"] and "/" in r["ruleId"] for r in results)
+    fingerprints = [r["partialFingerprints"]["kcacheFinding/v1"] for r in results]
+    assert len(set(fingerprints)) == len(fingerprints)

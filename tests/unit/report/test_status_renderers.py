@@ -13,12 +13,13 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubectl_kcache import kinds
 from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render
 from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
 from kubectl_kcache.report.status_table import status_text
-from kubectl_kcache.snapshot import KINDS, Read, build, load_files
+from kubectl_kcache.snapshot import Read, build, load_files
 from tests import builders as b
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
@@ -27,7 +28,7 @@ PROV = Provenance("api-server", server="https://127.0.0.1:6443", cluster="kind-g
                   generated_at="2026-11-29T10:00:01Z")
 
 
-OK_READS = tuple(Read(resource, None, "ok") for _, _, resource in KINDS.values())
+OK_READS = tuple(Read(resource, None, "ok") for resource in kinds.PLURALS)
 
 
 @pytest.fixture

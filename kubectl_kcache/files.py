@@ -1,0 +1,705 @@
+"""Reading `--from-file` input: files, folders and stdin; dumps, `kind: List`, typed lists (`NodeList`),
+plain (multi-)documents; JSON or YAML in UTF-8, UTF-8 with a BOM or UTF-16/32 with a BOM.
+
+JSON is decoded straight from the bytes: the container is read with its items left as `msgspec.Raw`
+(unparsed), each item's kind and apiVersion are decoded alone (`decode.Head`-like, every other field
+skipped), then the item is decoded into its kind's Struct. No tree of dicts is ever built. YAML goes
+through libyaml, then `msgspec.convert`. Items of a typed list (`kubectl get --raw` output) that lack kind
+or apiVersion take them from the list (NodeList -> Node, the list's apiVersion); anywhere else an object
+must carry both.
+
+Errors are InputErrors naming the file, the object and the path of the bad field. A folder's non-regular
+files (FIFOs, sockets, devices) are skipped with a warning, never opened (a FIFO would block forever).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from . import decode as d
+from . import kinds
+from .errors import InputError
+
+FILE_SUFFIXES = (".yaml", ".yml", ".json")
+SNAPSHOT_KIND = "KcacheSnapshot"
+SNAPSHOT_VERSION = 1
+MAX_NESTING = 500
+# how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
+DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
+DUMP_META = b'], "meta": '
+YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
+
+
+class ReadDoc(msgspec.Struct, frozen=True):
+    resource: str = ""
+    namespace: str | None = None
+    status: str = "ok"
+    count: int = 0
+    verb: str = "list"
+    message: str = ""
+
+
+class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
+    """A dump's meta (unknown fields ignored; scope and tool are informative)."""
+
+    cluster: Any = ""
+    server: Any = ""
+    taken_at: Any = ""
+    server_version: Any = ""
+    reads: list[ReadDoc] | None = None
+
+
+@dataclass
+class Loaded:
+    """What the files hold: typed objects, the dumps' meta, what plain files held, and warnings."""
+
+    objects: list[tuple[str, Any]] = field(default_factory=list)  # (snapshot field, object)
+    metas: list[tuple[str, MetaDoc]] = field(default_factory=list)  # (file, meta) of each dump
+    plain_counts: dict[str, int] = field(default_factory=dict)  # plural -> objects from non-dump input
+    plain_files: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    object_count: int = 0  # every object seen, of any kind
+    warnings: list[str] = field(default_factory=list)
+    uids: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+
+
+# ---- finding the files ----------------------------------------------------------------------------
+
+
+def _stat_error(path: str, exc: OSError) -> InputError:
+    if exc.errno == errno.ELOOP:
+        return InputError(f"{path}: a symbolic link loop (the link points back to itself)")
+    if exc.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return InputError(f"{path}: a broken symbolic link (its target does not exist)")
+        return InputError(f"{path}: no such file or folder")
+    return InputError(f"{path}: cannot read: {exc.strerror}")
+
+
+def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
+    for path in paths:
+        if path == "-":
+            yield path
+            continue
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise _stat_error(path, exc) from None
+        if not stat.S_ISDIR(st.st_mode):
+            yield path  # a file named on the command line may be a pipe (`<(kubectl get ...)`)
+            continue
+        for root, dirs, names in os.walk(path, onerror=None):
+            dirs.sort()
+            for n in sorted(names):
+                if not n.endswith(FILE_SUFFIXES):
+                    continue
+                full = os.path.join(root, n)
+                try:
+                    st = os.stat(full)
+                except OSError as exc:
+                    warnings.append(f"skipped {_stat_error(full, exc)}")
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    warnings.append(f"skipped {full}: not a regular file ({_file_type(st.st_mode)})")
+                    continue
+                yield full
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+# ---- bytes and text -------------------------------------------------------------------------------
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's content as UTF-8 (a BOM decides the encoding; none: UTF-8)."""
+    try:
+        if path == "-":
+            if sys.stdin is None or sys.stdin.closed:
+                raise InputError("--from-file -: standard input is closed")
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except InputError:
+        raise
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder") from None
+    except OSError as exc:
+        if path == "-":
+            raise InputError(f"--from-file -: cannot read standard input: {exc.strerror or exc}") from None
+        raise _stat_error(path, exc) if exc.errno in (errno.ELOOP, errno.ENOENT) else InputError(
+            f"{path}: cannot read: {exc.strerror}") from None
+    except ValueError:  # a closed stdin
+        raise InputError("--from-file -: standard input is closed") from None
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            if encoding == "utf-8":
+                return data[len(bom):]
+            try:
+                return data[len(bom):].decode(encoding).encode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{_name(path)}: not valid {encoding.upper()} text") from None
+    return data
+
+
+def _name(path: str) -> str:
+    return "standard input" if path == "-" else path
+
+
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
+# ---- JSON -----------------------------------------------------------------------------------------
+
+
+class _Top(msgspec.Struct, frozen=True, rename="camel"):
+    """The head of an object or container; everything but these fields is skipped."""
+
+    kind: Any = None
+    api_version: Any = None
+    version: Any = None
+    meta_raw: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="meta")
+    items_raw: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="items")
+
+    @property
+    def meta(self) -> msgspec.Raw | None:
+        return _present(self.meta_raw)
+
+    @property
+    def items(self) -> msgspec.Raw | None:
+        return _present(self.items_raw)
+
+
+def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
+    """None for a field that is absent or null."""
+    return None if len(raw) == 0 or bytes(raw).strip() == b"null" else raw
+
+
+class _Loader:
+    def __init__(self, loaded: Loaded):
+        self.out = loaded
+
+    # -- per file --
+    def load(self, path: str) -> None:
+        if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
+            return
+        data = read_bytes(path)
+        start = len(data) - len(data.lstrip())
+        if data[start:start + 1] in (b"{", b"["):
+            try:
+                self._json(path, data)
+                return
+            except msgspec.DecodeError as exc:
+                if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
+                    raise InputError(f"{_name(path)}: not valid JSON: {_json_problem(exc, data)}") from None
+                json_error = _json_problem(exc, data)
+            except RecursionError:
+                raise InputError(f"{_name(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
+            self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
+            return
+        self._yaml(path, data, "")
+
+    def _stream_dump(self, path: str) -> bool:
+        """A dump as `kubectl kcache dump -o json` writes it (dumpfile.py: one item per line, meta last) is
+        read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
+        is laid out any other way: the caller reads it whole."""
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False  # a pipe can be read once only: read it whole
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return False
+        with fh:
+            if fh.readline() != DUMP_HEAD + b"\n":
+                return False
+            name = _name(path)
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            index = 0
+            for line in fh:
+                if line.startswith(DUMP_META):
+                    meta = line[len(DUMP_META):].rstrip()
+                    if not meta.endswith(b"}}") or fh.read().strip():
+                        break
+                    try:
+                        self._meta(path, msgspec.Raw(meta[:-1]))
+                    except InputError:
+                        break
+                    return True
+                item = line.rstrip(b"\r\n")
+                item = item[:-1] if item.endswith(b",") else item
+                if not item.startswith(b"{"):
+                    break
+                try:
+                    self._json_object(name, item, f"$.items[{index}]", None, dump=True)
+                except (msgspec.DecodeError, InputError):
+                    break  # read whole: the error is then reported with its line and column
+                index += 1
+        # not laid out as written by dump: forget what was read, read it whole
+        del self.out.objects[start[0]:]
+        self.out.object_count, self.out.plain_counts = start[1], start[2]
+        del self.out.warnings[start[3]:]
+        return False
+
+    def _stream_yaml_dump(self, path: str) -> bool:
+        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
+        block at column 0, `meta:` last) is parsed item by item: libyaml builds one item's tree at a time
+        instead of the whole document's (gigabytes for a large cluster). False, with nothing kept, for
+        any other layout."""
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return False
+        with fh:
+            if fh.read(len(YAML_HEAD)) != YAML_HEAD:
+                return False
+            name = _name(path)
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            import yaml
+
+            loader = _yaml_loader()
+            chunk: list[bytes] = []
+            index = 0
+            ok = False
+
+            def flush() -> bool:
+                nonlocal index
+                if not chunk:
+                    return True
+                text = b"".join(chunk)
+                chunk.clear()
+                try:
+                    if _too_deep(text):
+                        return False
+                    items = yaml.load(text.decode("utf-8"), Loader=loader)
+                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                    return False
+                if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+                    return False
+                try:
+                    self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
+                except InputError:
+                    return False
+                index += 1
+                return True
+
+            for line in fh:
+                if line.startswith(b"- "):
+                    if not flush():
+                        break
+                    chunk.append(line)
+                elif line.startswith(b"meta:"):
+                    if not flush():
+                        break
+                    try:
+                        text = (line + fh.read()).decode("utf-8")
+                        doc = yaml.load(text, Loader=loader)
+                    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                        break
+                    if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
+                        break
+                    try:
+                        self._meta(path, doc["meta"])
+                    except InputError:
+                        break
+                    ok = True
+                    break
+                elif line.startswith((b" ", b"\t")) and chunk:
+                    chunk.append(line)
+                else:
+                    break
+            if ok:
+                return True
+        del self.out.objects[start[0]:]
+        self.out.object_count, self.out.plain_counts = start[1], start[2]
+        del self.out.warnings[start[3]:]
+        return False
+
+    def _json(self, path: str, data: bytes) -> None:
+        name = _name(path)
+        if data.lstrip()[:1] == b"[":
+            elements = d.decode_json(data, list[msgspec.Raw])
+            self.out_is_plain(path)
+            for i, raw in enumerate(elements):
+                self._json_value(name, raw, f"$[{i}]", None)
+            return
+        top = self._head(name, data, "$")
+        if top.kind == SNAPSHOT_KIND:
+            self._snapshot_head(name, top.version, top.meta is not None)
+            items = self._json_items(name, top.items, "$.items", "snapshot")
+            self._meta(path, top.meta)
+            for i, raw in enumerate(items):
+                self._json_object(name, raw, f"$.items[{i}]", None, dump=True)
+            return
+        self.out_is_plain(path)
+        self._json_value(name, data, "$", None, top=top)
+
+    def out_is_plain(self, path: str) -> None:
+        if path not in self.out.plain_files:
+            self.out.plain_files.append(path)
+
+    def _head(self, name: str, raw: Any, where: str) -> _Top:
+        try:
+            return d.decode_json(raw, _Top)
+        except msgspec.ValidationError:
+            raise InputError(f"{name}: {where}: expected a Kubernetes object") from None
+
+    def _json_items(self, name: str, raw: Any, where: str, what: str) -> list[msgspec.Raw]:
+        if raw is None:
+            raise InputError(f"{name}: {what} has no items list")
+        try:
+            return d.decode_json(raw, list[msgspec.Raw])
+        except msgspec.ValidationError:
+            raise InputError(f"{name}: {where}: {what} items must be a list") from None
+
+    def _json_value(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
+                    top: _Top | None = None) -> None:
+        stripped = bytes(raw).lstrip()[:1] if top is None else b"{"
+        if stripped == b"[":
+            for i, member in enumerate(d.decode_json(raw, list[msgspec.Raw])):
+                self._json_value(name, member, f"{where}[{i}]", default)
+            return
+        if stripped != b"{":
+            raise InputError(f"{name}: {where}: expected Kubernetes objects, found "
+                             f"{_json_type(bytes(raw).strip())}")
+        top = top or self._head(name, raw, where)
+        if top.kind == SNAPSHOT_KIND:
+            raise InputError(f"{name}: {where}: a KcacheSnapshot inside another document")
+        if isinstance(top.kind, str) and top.kind.endswith("List") and top.items is not None:
+            element = _element_kind(top.kind, top.api_version)
+            self._exported(element)
+            for i, item in enumerate(self._json_items(name, top.items, f"{where}.items", top.kind)):
+                self._json_value(name, item, f"{where}.items[{i}]", element)
+            return
+        self._json_object(name, raw, where, default, top=top)
+
+    def _json_object(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
+                     top: _Top | None = None, dump: bool = False) -> None:
+        if top is None:
+            if bytes(raw).lstrip()[:1] != b"{":
+                raise InputError(f"{name}: {where}: snapshot item is {_json_type(bytes(raw).strip())}, "
+                                 "not an object")
+            top = self._head(name, raw, where)
+        kind = self._kind(name, where, top.kind, top.api_version, default)
+        self.out.object_count += 1
+        if kind is None:
+            return
+        try:
+            obj = kind.decode_json(raw)
+        except msgspec.ValidationError as exc:
+            head = d.decode_json(raw, d.Head)
+            what = f"{top.kind} {_who(head)}".strip()
+            raise d.object_error(exc, origin=name, what=what, base=where) from None
+        self._add(name, kind, obj, dump)
+
+    # -- shared --
+    def _exported(self, element: tuple[str, str] | None) -> None:
+        """A typed list (`PodList`, even empty) says its kind was exported: none in it means none exist."""
+        kind = kinds.lookup(element[1], element[0]) if element is not None else None
+        if kind is not None:
+            self.out.plain_counts.setdefault(kind.plural, 0)
+
+    def _kind(self, name: str, where: str, kind: Any, api_version: Any,
+              default: tuple[str, str] | None) -> kinds.Kind | None:
+        if kind is None and api_version is None and default is not None:
+            kind, api_version = default
+        elif default is not None:
+            kind = default[0] if kind is None else kind
+            api_version = default[1] if api_version is None else api_version
+        if not isinstance(kind, str) or not kind:
+            raise InputError(f"{name}: {where}: an object without kind" + _hint(default))
+        if not isinstance(api_version, str) or not api_version:
+            raise InputError(f"{name}: {where}: {kind} without apiVersion" + _hint(default))
+        return kinds.lookup(api_version, kind)
+
+    def _add(self, name: str, kind: kinds.Kind, obj: Any, dump: bool) -> None:
+        self.out.objects.append((kind.field, obj))
+        if not dump:
+            self.out.plain_counts[kind.plural] = self.out.plain_counts.get(kind.plural, 0) + 1
+        md = obj.metadata
+        if md.uid:
+            key = (kind.field, md.namespace or "", md.name)
+            seen = self.out.uids.get(key)
+            if seen is None:
+                self.out.uids[key] = (md.uid, name)
+            elif seen[0] != md.uid and seen[1] != name:
+                self.out.warnings.append(
+                    f"{kind.kind} {md.key} has uid {md.uid} in {name} but {seen[0]} in {seen[1]}: the input may "
+                    "mix two clusters (or an object was recreated); the later file wins")
+                self.out.uids[key] = (md.uid, name)
+
+    def _snapshot_head(self, name: str, version: Any, has_meta: bool) -> None:
+        if version != SNAPSHOT_VERSION:
+            raise InputError(f"{name}: snapshot version {version!r} is not supported (expected {SNAPSHOT_VERSION})")
+
+    def _meta(self, path: str, raw: Any) -> None:
+        name = _name(path)
+        if raw is None:
+            meta = MetaDoc()
+        else:
+            try:
+                meta = d.decode_json(raw, MetaDoc) if not isinstance(raw, dict) else d.convert(raw, MetaDoc)
+            except msgspec.ValidationError as exc:
+                text = str(exc)
+                what = "meta.reads" if "reads" in text else "meta"
+                raise InputError(f"{name}: snapshot {what} is malformed: {d.describe(exc, '$.meta')}") from None
+        self.out.metas.append((name, meta))
+
+    # -- YAML --
+    def _yaml(self, path: str, data: bytes, json_error: str) -> None:
+        name = _name(path)
+        docs = _yaml_documents(name, data, json_error)
+        plain = False
+        for n, doc in enumerate(docs):
+            where = "$" if len(docs) == 1 else f"document {n + 1}: $"
+            if isinstance(doc, dict) and doc.get("kind") == SNAPSHOT_KIND:
+                self._snapshot_head(name, doc.get("version"), "meta" in doc)
+                items = doc.get("items")
+                if not isinstance(items, list):
+                    raise InputError(f"{name}: snapshot has no items list")
+                meta = doc.get("meta")
+                if meta is not None and not isinstance(meta, dict):
+                    raise InputError(f"{name}: snapshot meta must be an object")
+                self._meta(path, meta or {})
+                seen: set[int] = set()
+                for i, item in enumerate(items):
+                    if not isinstance(item, dict):
+                        raise InputError(f"{name}: snapshot item {i} is a {type(item).__name__}, not an object")
+                    _once(name, item, seen)
+                    self._py_object(name, item, f"{where}.items[{i}]", None, dump=True)
+                continue
+            plain = True
+            self._py_value(name, doc, where, None, set())
+        if plain or not docs:
+            self.out_is_plain(path)
+
+    def _py_value(self, name: str, root: Any, where: str, default: tuple[str, str] | None, seen: set[int]) -> None:
+        stack: list[tuple[Any, str, tuple[str, str] | None]] = [(root, where, default)]
+        while stack:
+            node, at, dflt = stack.pop()
+            if isinstance(node, (list, dict)):
+                _once(name, node, seen)
+            if isinstance(node, list):
+                stack.extend(reversed([(x, f"{at}[{i}]", dflt) for i, x in enumerate(node)]))
+                continue
+            if not isinstance(node, dict):
+                raise InputError(f"{name}: {at}: expected Kubernetes objects, found a {type(node).__name__}")
+            kind = node.get("kind")
+            if kind == SNAPSHOT_KIND:
+                raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
+            if isinstance(kind, str) and kind.endswith("List") and "items" in node:
+                items = node.get("items")
+                if not isinstance(items, list):
+                    raise InputError(f"{name}: {at}: {kind} has no items list")
+                element = _element_kind(kind, node.get("apiVersion"))
+                self._exported(element)
+                stack.extend(reversed([(x, f"{at}.items[{i}]", element) for i, x in enumerate(items)]))
+                continue
+            self._py_object(name, node, at, dflt)
+
+    def _py_object(self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None,
+                   dump: bool = False) -> None:
+        kind = self._kind(name, where, obj.get("kind"), obj.get("apiVersion"), default)
+        self.out.object_count += 1
+        if kind is None:
+            return
+        try:
+            typed = kind.convert(obj)
+        except msgspec.ValidationError as exc:
+            what = f"{kind.kind} {_who(d.convert(obj, d.Head))}".strip()
+            raise d.object_error(exc, origin=name, what=what, base=where) from None
+        except (RecursionError, OverflowError, ValueError, TypeError) as exc:
+            raise InputError(f"{name}: {where}: {type(exc).__name__} while reading the object") from None
+        self._add(name, kind, typed, dump)
+
+
+def _hint(default: tuple[str, str] | None) -> str:
+    return "" if default else " (every object needs kind and apiVersion, except the items of a typed list)"
+
+
+def _who(head: d.Head) -> str:
+    text = head.describe()
+    return text.split(" ", 1)[1] if " " in text else ""
+
+
+def _element_kind(list_kind: str, api_version: Any) -> tuple[str, str] | None:
+    """The kind of a typed list's items (NodeList -> Node); None for `kind: List`."""
+    if list_kind == "List" or not isinstance(api_version, str) or not api_version:
+        return None
+    return list_kind[: -len("List")], api_version
+
+
+def _once(name: str, node: Any, seen: set[int]) -> None:
+    if id(node) in seen:
+        raise InputError(f"{name}: a YAML alias repeats objects (or refers to itself); aliases are not expanded "
+                         "in object lists")
+    seen.add(id(node))
+
+
+def _json_type(text: bytes) -> str:
+    first = text[:1]
+    if first == b'"':
+        return "a string"
+    if first in (b"t", b"f"):
+        return "a boolean"
+    if first == b"n":
+        return "null"
+    if first == b"[":
+        return "a list"
+    return "a number"
+
+
+def _json_problem(exc: msgspec.DecodeError, data: bytes) -> str:
+    import re
+
+    text = str(exc)
+    m = re.search(r"\(byte (\d+)\)", text)
+    message = re.sub(r"\s*\(byte \d+\)", "", text).removeprefix("JSON is malformed: ")
+    if m:
+        line, col = _line_col(data, int(m.group(1)))
+        return f"line {line}, column {col}: {message}"
+    return message
+
+
+# ---- YAML -----------------------------------------------------------------------------------------
+
+_BRACKETS: Any = None
+
+
+def _too_deep(data: bytes) -> bool:
+    """Flow-style nesting deeper than MAX_NESTING (PyYAML's C parser can crash on tens of thousands of
+    levels). Brackets inside quoted strings are counted too: a false alarm needs hundreds of them."""
+    import re
+
+    global _BRACKETS
+    if _BRACKETS is None:
+        _BRACKETS = re.compile(rb"[\[\]{}]")
+    depth = 0
+    for m in _BRACKETS.finditer(data):
+        depth += 1 if m.group() in b"[{" else -1
+        if depth > MAX_NESTING:
+            return True
+    return False
+
+
+def _yaml_loader() -> Any:
+    """A safe loader (libyaml when present) that keeps timestamps as strings, as kubectl does."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return Loader
+
+
+def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
+    if _too_deep(data):
+        raise InputError(f"{name}: nested too deeply (more than {MAX_NESTING} levels)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    import yaml
+
+    try:
+        return [doc for doc in yaml.load_all(text, Loader=_yaml_loader()) if doc is not None]
+    except yaml.YAMLError as exc:
+        if json_error:
+            raise InputError(f"{name}: not valid JSON: {json_error}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{name}: not valid YAML or JSON{where}: {problem}") from None
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        raise InputError(f"{name}: not valid YAML or JSON: {type(exc).__name__}") from None
+
+
+# ---- one manifest, as plain data ------------------------------------------------------------------
+
+
+def read_documents(path: str) -> list[dict[str, Any]]:
+    """The objects of one YAML or JSON file (`-`: stdin), lists walked, as plain data: for manifests that are
+    rendered before they are decoded (`why-not-cached --manifest`), not for snapshots."""
+    if path != "-" and not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    name = _name(path)
+    data = read_bytes(path)
+    json_error = ""
+    if data.lstrip()[:1] in (b"{", b"["):
+        if _too_deep(data):
+            raise InputError(f"{name}: nested too deeply (more than {MAX_NESTING} levels)")
+        try:
+            docs = [msgspec.json.decode(data)]
+        except msgspec.DecodeError as exc:
+            json_error = _json_problem(exc, data)
+            docs = _yaml_documents(name, data, json_error)
+    else:
+        docs = _yaml_documents(name, data, json_error)
+    out: list[dict[str, Any]] = []
+    stack = list(reversed(docs))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict) and str(node.get("kind", "")).endswith("List") and isinstance(
+                node.get("items"), list):
+            stack.extend(reversed(node["items"]))
+        elif isinstance(node, dict):
+            out.append(node)
+        else:
+            raise InputError(f"{name}: expected Kubernetes objects, found a {type(node).__name__}")
+    return out
+
+
+# ---- all of it ------------------------------------------------------------------------------------
+
+
+def read_all(paths: Iterable[str]) -> Loaded:
+    out = Loaded()
+    names = list(find_files(paths, out.warnings))
+    if not names:
+        skipped = f" ({'; '.join(out.warnings)})" if out.warnings else ""
+        raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
+    loader = _Loader(out)
+    for path in names:
+        out.files.append(_name(path))
+        loader.load(path)
+    if out.object_count == 0 and not out.metas:
+        raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
+    servers = {str(m.server or m.cluster): f for f, m in out.metas if m.server or m.cluster}
+    if len(servers) > 1:
+        listed = "; ".join(f"{f}: {s}" for s, f in servers.items())
+        raise InputError(f"the dumps come from different clusters ({listed}): load one cluster at a time")
+    return out

@@ -1,0 +1,133 @@
+"""The registry of kinds: for every kind the plugin reads, where it lives in the API (group, version,
+plural, kind, scope: `kube/resources.py`), the Struct it decodes into (`objects.py`), the ClusterSnapshot
+field that holds it, and how it is read live. The snapshot, the live collector, the file loader, the
+reconcile informers and the tests all look kinds up here.
+
+Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`, `kind.decode_page(bytes)`
+(a `...List` page straight into typed items) and `kind.decode_watch_line(bytes)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import decode as d
+from . import objects as o
+from .kube import resources as r
+from .kube.resources import Page, Resource
+
+
+@dataclass(frozen=True)
+class Kind:
+    resource: Resource
+    type: type[Any]
+    field: str   # the ClusterSnapshot field
+    read: str    # how collect.py reads it live ("" for kinds accepted only from files)
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
+
+    @property
+    def group(self) -> str:
+        return self.resource.group
+
+    @property
+    def plural(self) -> str:
+        return self.resource.plural
+
+    @property
+    def namespaced(self) -> bool:
+        return self.resource.namespaced
+
+    @property
+    def api_version(self) -> str:
+        return self.resource.api_version
+
+    def decode_json(self, data: Any) -> Any:
+        """One object's JSON bytes into its Struct (msgspec.ValidationError on a bad field)."""
+        return d.decode_json(data, self.type)
+
+    def convert(self, obj: Any) -> Any:
+        """One object as plain data (YAML, a dict) into its Struct."""
+        return d.convert(obj, self.type)
+
+    def decode_page(self, data: bytes) -> Page[Any]:
+        """A list response's bytes into typed items and the list's resourceVersion and continue token."""
+        try:
+            page = d.page_decoder(self.type).decode(data)
+        except d.msgspec.ValidationError as exc:
+            what = _item_named(data, str(exc), self.kind)
+            raise d.object_error(exc, origin=f"list {self.plural}", what=what) from None
+        meta = page.metadata or d.ListMeta()
+        return Page(page.items or [], meta.resource_version or "", meta.continue_ or "")
+
+    def decode_watch_line(self, line: bytes) -> d.WatchEvent[Any]:
+        try:
+            return d.decode_watch_line(line, self.type)
+        except d.msgspec.ValidationError as exc:
+            raise d.object_error(exc, origin=f"watch {self.plural}", base="$.object") from None
+
+
+def _item_named(data: bytes, message: str, kind: str) -> str:
+    """'Node gpu-1 (item 3)' for the item an error points at (`$.items[3]...`), found again on error only."""
+    import re
+
+    m = re.search(r"`\$\.items\[(\d+)\]", message)
+    if not m:
+        return ""
+    index = int(m.group(1))
+    try:
+        page = d.decode_json(data, d.ListPage[d.Head])  # type: ignore[misc]
+        return f"{page.items[index].describe(kind)} (item {index})" if page.items else ""
+    except (d.msgspec.DecodeError, d.msgspec.ValidationError, IndexError):
+        return f"item {index}"
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind(r.NODES, o.Node, "nodes", "all (doctor, dump); by name (why-group)"),
+    Kind(r.NODE_GROUPS, o.NodeGroup, "node_groups", "all"),
+    Kind(r.KERNEL_CACHE_NODES, o.KernelCacheNode, "kcns", "all"),
+    Kind(r.KERNEL_CACHES, o.KernelCache, "kernel_caches", "in the namespace scope"),
+    Kind(r.CAPTURES, o.Capture, "captures", "in the namespace scope"),
+    Kind(r.PODS, o.Pod, "pods", "by label: agent pods, preparation Job pods, producer pods"),
+    Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets", "by name: the agent DaemonSet"),
+    Kind(r.DEPLOYMENTS, o.Deployment, "deployments", "by name: KServe's controller"),
+    Kind(r.JOBS, o.Job, "jobs", "by label in the job namespace"),
+    Kind(r.EVENTS, o.Event, "events", "by field selector: captures' warnings, ReplicaSet FailedCreate"),
+    Kind(r.EVENTS_V1, o.Event, "events", ""),
+    Kind(r.CONFIGMAPS, o.ConfigMap, "configmaps", "by name: kserve/inferenceservice-config"),
+    Kind(r.MUTATING_WEBHOOKS, o.WebhookConfiguration, "webhooks", "by name: the pod webhook"),
+    Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices", "by label: the webhook's Service"),
+    Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts", "by name: the prefetcher identities"),
+    Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings", "by name: the prefetcher identities"),
+    Kind(r.NAMESPACES, o.Namespace, "namespaces", "by name: the job namespace"),
+    Kind(r.CRDS, o.Crd, "crds", "by name: the four Kernel Cache CRDs"),
+)
+
+_BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
+_BY_RESOURCE = {(k.group, k.plural): k for k in KINDS}
+
+# the ClusterSnapshot fields, in registry order
+FIELDS: tuple[str, ...] = tuple(dict.fromkeys(k.field for k in KINDS))
+# resource names (plurals) of the fields, for "not in the input" reads from files
+PLURALS: tuple[str, ...] = tuple(dict.fromkeys(k.plural for k in KINDS))
+
+
+def api_group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def lookup(api_version: str, kind: str) -> Kind | None:
+    """The kind of an object by its apiVersion and kind; None for kinds the plugin does not read."""
+    return _BY_GROUP_KIND.get((api_group(api_version), kind))
+
+
+def for_resource(res: Resource) -> Kind:
+    return _BY_RESOURCE[(res.group, res.plural)]
+
+
+def by_field(field: str) -> Iterable[Kind]:
+    return (k for k in KINDS if k.field == field)

@@ -1,0 +1,135 @@
+"""Paginated lists: one request per page (`limit`/`continue`), each page's bytes handed to a decoder as it
+arrives, so that a 5,000-node list never sits in memory as one document. The list's resourceVersion is
+returned with the items (never kept on the shared client)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import ApiError, Gone
+from .resources import Page, Resource
+
+if TYPE_CHECKING:
+    from .client import Client
+
+PAGE_SIZE = 500
+RESTARTS = 5
+
+
+class Listed(NamedTuple):
+    """Every item of a list and the resourceVersion to watch from."""
+
+    items: list[Any]
+    resource_version: str
+
+
+def strip_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """managedFields and Secret data are never kept."""
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+    if obj.get("kind") == "Secret":
+        obj.pop("data", None)
+        obj.pop("stringData", None)
+    return obj
+
+
+def dict_page(res: Resource) -> Callable[[bytes], Page[dict[str, Any]]]:
+    """The default decoder: items as dicts, kind and apiVersion filled in, managedFields dropped."""
+    import msgspec
+
+    def decode(data: bytes) -> Page[dict[str, Any]]:
+        try:
+            doc = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            raise ApiError(f"list {res.plural}: the server did not answer JSON") from None
+        if not isinstance(doc, dict):
+            raise ApiError(f"list {res.plural}: the server did not answer a list")
+        items = doc.get("items") or []
+        for item in items:
+            if isinstance(item, dict):
+                item.setdefault("kind", res.kind)
+                item.setdefault("apiVersion", res.api_version)
+                strip_object(item)
+        md = doc.get("metadata") or {}
+        return Page(items, str(md.get("resourceVersion") or ""), str(md.get("continue") or ""))
+
+    return decode
+
+
+def pages(
+    client: Client,
+    res: Resource,
+    namespace: str | None = None,
+    *,
+    label_selector: str = "",
+    field_selector: str = "",
+    page_size: int = PAGE_SIZE,
+    decode: Callable[[bytes], Page[Any]] | None = None,
+) -> Iterator[Page[Any]]:
+    decode = decode or dict_page(res)
+    cont = ""
+    while True:
+        data = client.request(
+            "GET",
+            res.path(namespace),
+            query={"limit": page_size, "continue": cont, "labelSelector": label_selector,
+                   "fieldSelector": field_selector},
+            raw=True,
+            verb="list",
+            resource=res.plural,
+        )
+        page = decode(data)
+        del data
+        yield page
+        cont = page.continue_token
+        if not cont:
+            return
+
+
+def list_all(
+    client: Client,
+    res: Resource,
+    namespace: str | None = None,
+    *,
+    decode: Callable[[bytes], Page[Any]] | None = None,
+    convert: Callable[[Any], Any] | None = None,
+    label_selector: str = "",
+    field_selector: str = "",
+    page_size: int = PAGE_SIZE,
+) -> Listed:
+    for _attempt in range(RESTARTS):
+        out: list[Any] = []
+        resource_version = ""
+        try:
+            for page in pages(client, res, namespace, label_selector=label_selector, field_selector=field_selector,
+                              page_size=page_size, decode=decode):
+                out.extend(page.items if convert is None else (convert(item) for item in page.items))
+                page.items.clear()  # the page goes now, not after the next one has arrived (peak memory)
+                resource_version = page.resource_version
+            return Listed(out, resource_version)
+        except Gone:
+            continue
+    raise ApiError(f"listing {res.plural}: the list kept expiring (410 Gone); try again", status=410)
+
+
+def raw_item(item: Any, res: Resource) -> bytes:
+    """One list item's JSON as a dump keeps it: kind and apiVersion first (list items often lack them),
+    managedFields dropped, a Secret's data never kept. The other fields are copied as bytes, not parsed."""
+    import msgspec
+
+    top = msgspec.json.decode(item, type=dict[str, msgspec.Raw])
+    kind = msgspec.json.decode(top["kind"]) if "kind" in top else res.kind
+    out: dict[str, Any] = {"apiVersion": top.pop("apiVersion", None) or res.api_version,
+                           "kind": top.pop("kind", None) or res.kind}
+    md = top.get("metadata")
+    if md is not None and b"managedFields" in bytes(md):
+        fields = msgspec.json.decode(md, type=dict[str, msgspec.Raw])
+        fields.pop("managedFields", None)
+        top["metadata"] = fields  # type: ignore[assignment]
+    if kind == "Secret":
+        top.pop("data", None)
+        top.pop("stringData", None)
+    out.update(top)
+    return msgspec.json.encode(out)
