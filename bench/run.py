@@ -10,8 +10,9 @@ For each size (ascending; the cluster grows from one size to the next) the clust
 nodes (20-40 KB each), 50 node groups, a KernelCacheNode (4 cache entries) and an agent pod per node,
 2,000 KernelCaches in 20 namespaces, and KServe's singletons. Then, alternating the order each round:
 `kubectl kcache doctor -o json` against the `kubectl get -o json` calls that list the same objects
-(wall time, peak RSS, API requests from the audit log), and curl fetching the same lists whole over one
-connection (the transfer floor: the API server's time to serve them plus the bytes). Then `dump -o json`
+(wall time, peak RSS, API requests from the audit log), `kubectl kcache status -o json` beside them, and
+curl fetching the same lists whole over one connection (the transfer floor: the API server's time to serve
+them plus the bytes). Then `dump -o json`
 (also against the floor) and `doctor --from-file` on that dump against `json.load` of it. After the sweep:
 reconcile on the steady cluster (mutating requests in 60 s, memory) and while --burst new member nodes
 arrive at once (time until every one has its KernelCacheNode). Results: bench/results/<date>.json and
@@ -273,6 +274,7 @@ def run_counted(bed: Bed, cmd: list[str], agent: str, ok: tuple[int, ...] = (0,)
 
 KCACHE = ["kubectl", "kcache"]
 DOCTOR = [*KCACHE, "doctor", "-o", "json", "--fail-on", "never"]
+STATUS = [*KCACHE, "status", "-o", "json"]
 
 
 def kubectl_calls(bed: Bed) -> list[list[str]]:
@@ -358,6 +360,7 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     env = bed.env
     # warm up: discovery cache for kubectl, bytecode for the plugin, page cache for both
     run_timed(DOCTOR, env)
+    run_timed(STATUS, env)
     for cmd in kubectl_calls(bed):
         run_timed(cmd, env)
     uris = doctor_list_uris(bed)
@@ -365,13 +368,15 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     run_timed(curl, env)
     snap = snap_dir / f"snapshot-{n}.json"
     dump_cmd = [*KCACHE, "dump", "-o", "json", "--file", str(snap)]
-    runs: dict[str, list[dict[str, Any]]] = {"doctor": [], "kubectl": [], "curl": [], "dump": []}
+    runs: dict[str, list[dict[str, Any]]] = {"doctor": [], "status": [], "kubectl": [], "curl": [], "dump": []}
     for i in range(rounds):
-        order = ["doctor", "curl", "kubectl", "dump"]
+        order = ["doctor", "status", "curl", "kubectl", "dump"]
         order = order if i % 2 == 0 else order[::-1]
         for which in order:
             if which == "doctor":
                 runs[which].append(run_counted(bed, DOCTOR, "kubectl-kcache"))
+            elif which == "status":
+                runs[which].append(run_counted(bed, STATUS, "kubectl-kcache"))
             elif which == "curl":
                 runs[which].append(run_counted(bed, curl, "curl/"))
             elif which == "dump":
@@ -386,6 +391,8 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     out["ratio_time"] = round(out["doctor"]["median_s"] / out["kubectl"]["median_s"], 2)
     out["ratio_rss"] = round(out["doctor"]["median_rss_mb"] / out["kubectl"]["median_rss_mb"], 2)
     out["doctor_vs_curl"] = round(out["doctor"]["median_s"] / out["curl"]["median_s"], 2)
+    out["status_vs_doctor"] = [round(s["seconds"] / d["seconds"], 2) for s, d in zip(runs["status"], runs["doctor"],
+                                                                                       strict=True)]
     out["dump_vs_curl"] = round(out["dump"]["median_s"] / out["curl"]["median_s"], 2)
     out["doctor_findings"] = doctor_findings(bed)
 
@@ -406,6 +413,8 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
         for runs_, cmd in (pair if i % 2 == 0 else pair[::-1]):
             runs_.append(run_timed(cmd, env))
     out["doctor_from_file"] = summary(ff)
+    status_file = [*KCACHE, "status", "--from-file", str(snap), "-o", "json"]
+    out["status_from_file"] = summary([run_timed(status_file, env) for _ in range(rounds)])
     out["json_load"] = summary(jl)
     out["from_file_vs_json_load"] = round(out["doctor_from_file"]["median_s"] / out["json_load"]["median_s"], 2)
     log(f"  {n}: dump {out['dump']['median_s']:.1f}s ({out['dump']['file_mb']} MB, x{out['dump_vs_curl']} curl), "

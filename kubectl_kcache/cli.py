@@ -193,6 +193,11 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _scope_namespace(flags: dict[str, Any]) -> str | None:
+    """The namespace of namespaced kinds: -n NS, or None (all namespaces) by default and with -A."""
+    return None if flags.get("all_namespaces") else flags.get("namespace")
+
+
 def _load_files(from_files: Iterable[str]) -> Any:
     """A snapshot from --from-file; what the loader skipped or doubts goes to stderr."""
     from .snapshot import load_files
@@ -204,24 +209,33 @@ def _load_files(from_files: Iterable[str]) -> Any:
 
 
 def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None) -> Any:
-    """The snapshot of doctor and status: from files, or read live; -n scopes both the same way."""
-    from .collect import Scope, collect
+    return _read(flags, from_files, scope)[0]
 
-    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+
+def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
+          client: Any = None) -> tuple[Any, Any]:
+    """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
+    -n scopes both the same way."""
+    from .collect import Scope, collect
+    from .snapshot import provenance
+
+    namespace = _scope_namespace(flags)
     scope = scope or Scope(namespace=namespace)
     from_files = list(from_files)
     if from_files:
-        return scope.apply(_load_files(from_files))
-    client = _client(flags)
+        snap = scope.apply(_load_files(from_files))
+        return snap, provenance(snap.meta, namespace)
+    client = client or _client(flags)
     progress = _Progress()
     try:
-        return collect(client, scope, progress=progress)
+        snap = collect(client, scope, progress=progress, lists=lists)
     finally:
         progress.done()
+    return snap, provenance(snap.meta, namespace)
 
 
-def with_source(doc: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    from .snapshot import with_source as add
+def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
+    from .provenance import with_source as add
 
     return add(doc, source)
 
@@ -232,8 +246,8 @@ def plain_width() -> int:
     return width()
 
 
-def _source(meta: Any, namespace: str | None) -> dict[str, Any]:
-    """The `source` of a machine-readable answer, from its snapshot's meta."""
+def _source(meta: Any, namespace: str | None) -> Any:
+    """The `source` of a machine-readable answer (a Provenance), from its snapshot's meta."""
     from .snapshot import provenance
 
     return provenance(meta, namespace)
@@ -277,6 +291,7 @@ def main(ctx: click.Context, **kwargs: Any) -> None:
 
     \b
     kubectl kcache doctor                 the whole checklist, with evidence and the next command
+    kubectl kcache status [-w]            node groups, their nodes, agents and caches at a glance
     kubectl kcache why-group POD          which node group a producer pod's cache goes to, and why
     kubectl kcache why-not-cached POD     whether a serving pod got a KernelCache at admission, and why (not)
     kubectl kcache reconcile --dry-run    what KServe's controller should be doing (or do it)
@@ -305,7 +320,7 @@ def version(output: str) -> None:
 
 # ---- doctor -------------------------------------------------------------------------------------
 
-DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown", "name")
+DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown", "html", "name")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -348,15 +363,22 @@ def doctor(
 
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
-    snap = _load_snapshot(flags, from_files)
+    snap, provenance = _read(flags, from_files)
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )
-    from .report import render_doctor
+    from .report import render_doctor, wants
 
-    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
-    report = dataclasses.replace(report, provenance=_source(snap.meta, namespace))
-    render_doctor(report, output, sys.stdout, color=_color())
+    report = dataclasses.replace(report, provenance=provenance.to_dict())
+    context: dict[str, Any] = {"provenance": provenance}
+    if "status" in wants(output):
+        from .explain.status import fleet_status
+
+        try:
+            context["status"] = fleet_status(snap, provenance.namespace)
+        except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
+            context["status"] = str(exc)  # still report
+    render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
     # no verdict on what could not be read (design.md: 3 wins over 1); a kind absent from input files is said
@@ -369,6 +391,117 @@ def doctor(
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+# ---- status -------------------------------------------------------------------------------------
+
+STATUS_FORMATS = ("table", "json", "yaml")
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@_kube_options
+@_from_file_option
+@click.option(
+    "-o", "--output", type=click.Choice(STATUS_FORMATS), default="table", show_default=True, help="Output format."
+)
+@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C.")
+@click.option("--no-color", is_flag=True, help="No colour, even on a terminal (NO_COLOR is respected too).")
+@click.pass_context
+def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, no_color: bool,
+           **kwargs: Any) -> int:
+    """The fleet at a glance: per node group its members (Ready, NotReady, cordoned), KernelCacheNodes,
+    agent pods and caches; per KernelCache and group, how many member nodes have its entry Ready,
+    Pending, Pulling or Error.
+
+    Reads only (the lists doctor makes, fewer of them). -n limits KernelCaches to a namespace. With -w
+    the output is kept current from watches, like `kubectl get -w`. Exit codes: 0 shown, 2 bad input,
+    3 incomplete (unreachable, or a read or watch forbidden), 130 interrupted.
+    """
+    flags = _merged_flags(ctx, kwargs)
+    if watch and from_files:
+        raise click.UsageError("--watch needs a live cluster: files do not change")
+    color = _color() and not no_color and output == "table"
+    if not watch:
+        snap, provenance = _read(flags, from_files, _status_scope(flags))
+        _show_status(snap, provenance, output, sys.stdout, color=color)
+        return EXIT_OK
+    return _watch_status(flags, output, color)
+
+
+def _status_scope(flags: dict[str, Any]) -> Any:
+    from .collect import Scope
+
+    return Scope(namespace=_scope_namespace(flags), install=False, agent_pods=True, captures=False,
+                 preparation=False, producers=False, events=False)
+
+
+def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
+                 header: str = "") -> str:
+    """Render the status of `snap`; returns the text written (table only: for redrawing)."""
+    from .explain.status import StatusReport, fleet_status
+    from .report import render
+
+    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes)
+    if output != "table":
+        render("status", report, output, out)
+        return ""
+    from .report.doctor_common import write_text
+    from .report.doctor_table import output_width
+    from .report.status_table import status_text
+
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    text = status_text(report, color=color, width=output_width(out, color) if (color or tty) else None, header=header)
+    write_text(out, text)
+    return text
+
+
+def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
+    """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
+    import dataclasses
+    import shutil
+
+    from .provenance import now_rfc3339
+    from .watch import LiveSnapshot
+
+    client = _client(flags)
+    lists: list[Any] = []
+    snap, provenance = _read(flags, (), _status_scope(flags), lists=lists, client=client)
+    out = sys.stdout
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    header = "watching, Ctrl-C to stop"
+    shown = _show_status(snap, provenance, output, out, color=color, header=header)
+    out.flush()
+    live = LiveSnapshot(client, snap, lists)
+    live.start()
+    try:
+        while True:
+            if not live.wait():
+                continue
+            taken = now_rfc3339()
+            current = dataclasses.replace(provenance, taken_at=taken, generated_at=taken)
+            if output == "table" and tty:
+                size = shutil.get_terminal_size((80, 24))
+                height, rows = _screen_rows(shown, size.columns), size.lines
+                # Back to the first line of the last screen and clear below; a screen taller than the
+                # terminal scrolled out of reach: clear the whole terminal instead.
+                out.write(f"\x1b[{height}F\x1b[J" if 0 < height < rows else "\x1b[H\x1b[2J")
+            elif output == "table":
+                out.write("\n")
+            elif output == "yaml":
+                out.write("---\n")
+            shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
+                                 notes=tuple(live.problems()))
+            out.flush()
+    finally:
+        live.stop()
+
+
+def _screen_rows(text: str, columns: int) -> int:
+    """The terminal rows `text` takes: a line longer than the terminal wraps onto the next row."""
+    import re
+
+    visible = (len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in text.splitlines())
+    return sum(max(1, -(-n // max(columns, 1))) for n in visible)
 
 
 # ---- why-group ----------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from .kernelcache import constants as c
 from .kernelcache.config import read_config
 from .kube import resources as r
 from .kube.client import Client
+from .kube.listing import Listed as Listing
 from .kube.listing import raw_item
 from .kube.resources import Page
 
@@ -40,6 +41,8 @@ class Scope:
     namespace: str | None = None
     nodes: bool = True
     install: bool = True  # KServe's singletons, agent pods, webhook, CRDs
+    agent_pods: bool = True  # the agent's pods (also without `install`)
+    captures: bool = True
     preparation: bool = True  # Jobs and pods in the job namespace, prefetcher identities
     producers: bool = True  # producer pods of captures
     events: bool = True
@@ -79,6 +82,15 @@ class ListSpec:
     field_selector: str = ""
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
+
+    spec: ListSpec
+    resource_version: str
+    keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
+
+
 class Collector:
     """Lists kinds into typed snapshot objects (the last read of an object wins, as in snapshot.assemble)."""
 
@@ -86,6 +98,7 @@ class Collector:
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
         self.reads: list[snap.Read] = []
+        self.lists: list[Listed] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
 
@@ -117,25 +130,30 @@ class Collector:
 
         return decode
 
-    def _list(self, spec: ListSpec) -> list[Any] | Forbidden | NotFound:
+    def _list(self, spec: ListSpec) -> Listing | Forbidden | NotFound:
         kind = kinds.for_resource(spec.resource)
         try:
             return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
-                                        field_selector=spec.field_selector, decode=self._decoder(kind)).items
+                                        field_selector=spec.field_selector, decode=self._decoder(kind))
         except (Forbidden, NotFound) as exc:
             return exc
 
-    def _record(self, spec: ListSpec, got: list[Any] | Forbidden | NotFound, keep: bool) -> list[Any]:
+    def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
         res, namespace = spec.resource, spec.namespace
-        if isinstance(got, (Forbidden, NotFound)):
-            status = "forbidden" if isinstance(got, Forbidden) else "absent"
-            self.reads.append(snap.Read(res.plural, namespace, status, 0, message=str(got)))
+        if isinstance(listing, (Forbidden, NotFound)):
+            status = "forbidden" if isinstance(listing, Forbidden) else "absent"
+            self.reads.append(snap.Read(res.plural, namespace, status, 0, message=str(listing)))
             return []
+        got = listing.items
         self.reads.append(snap.Read(res.plural, namespace, "ok", len(got)))
         if keep:
             field = kinds.for_resource(res).field
+            keys = set()
             for obj in got:
-                self.objects[(field, obj.metadata.namespace or "", obj.metadata.name)] = obj
+                key = (field, obj.metadata.namespace or "", obj.metadata.name)
+                keys.add(key)
+                self.objects[key] = obj
+            self.lists.append(Listed(spec, listing.resource_version, frozenset(keys)))
         return got
 
     def read(
@@ -179,18 +197,23 @@ def taken_at() -> str:
 
 
 def collect(
-    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None
+    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
+    lists: list[Listed] | None = None,
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
-    snapshot keeps only its reads: memory stays at one page whatever the cluster's size."""
+    snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
+    receives each list made, with its resourceVersion (where `watch.py` starts watching)."""
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
     first = [ListSpec(r.NODES)] if scope.nodes else []
-    first += [ListSpec(r.NODE_GROUPS), ListSpec(r.KERNEL_CACHE_NODES), ListSpec(r.KERNEL_CACHES, ns),
-              ListSpec(r.CAPTURES, ns)]
+    first += [ListSpec(r.NODE_GROUPS), ListSpec(r.KERNEL_CACHE_NODES), ListSpec(r.KERNEL_CACHES, ns)]
+    if scope.captures:
+        first.append(ListSpec(r.CAPTURES, ns))
     config_at = len(first)
     first.append(ListSpec(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME)))
+    if scope.agent_pods and not scope.install:
+        first.append(ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)))
     if scope.install:
         first += [
             ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET)),
@@ -230,6 +253,8 @@ def collect(
         source="live",
         server=client.server,
     )
+    if lists is not None:
+        lists.extend(col.lists)
     return col.snapshot(meta)
 
 

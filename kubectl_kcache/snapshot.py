@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import __version__, kinds
+from . import kinds
 from . import objects as o
 from .errors import InputError
+from .provenance import FILE, Provenance
 
 NOT_IN_INPUT = "not-in-input"
 
@@ -58,25 +59,11 @@ class SnapshotMeta:
     files: tuple[str, ...] = ()  # the input files (from files)
 
 
-def provenance(meta: SnapshotMeta, namespace: str | None = None, now: str | None = None) -> dict[str, Any]:
-    """Where a machine-readable answer came from (every format carries it): the API server or the input
-    files, when the data was read and the answer made, the tool and the namespace scope."""
-    import datetime as dt
-
-    out: dict[str, Any] = {"from": meta.source, "cluster": meta.cluster, "server": meta.server}
-    if meta.files:
-        out["files"] = list(meta.files)
-    out["takenAt"] = meta.taken_at
-    out["generatedAt"] = now or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    out["tool"] = f"kubectl-kcache {__version__}"
-    out["scope"] = {"namespace": namespace}
-    return out
-
-
-def with_source(doc: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    """`doc` with `source` right after its kind and version."""
-    head: dict[str, Any] = {k: doc[k] for k in ("kind", "version") if k in doc}
-    return {**head, "source": source, **{k: v for k, v in doc.items() if k not in head}}
+def provenance(meta: SnapshotMeta, namespace: str | None = None) -> Provenance:
+    """Where an answer made from a snapshot with this meta came from (`source` in every machine format)."""
+    if meta.source == FILE:
+        return Provenance.from_files(meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server)
+    return Provenance.live(meta.server, meta.cluster, meta.taken_at, namespace)
 
 
 @dataclass(frozen=True)

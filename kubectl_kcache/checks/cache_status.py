@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
 from ..snapshot import ClusterSnapshot
@@ -68,7 +69,7 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
     key = f"{kc.namespace}/{kc.name}"
     from_ref = bool(kc.node_group)
-    group = kc.node_group or f.config.default_node_group
+    group = effective_group(kc, f.config.default_node_group)
     ready = o.find_condition(kc.conditions, "Ready")
     reason = ready.reason if ready else ""
     if kc.mount_type not in ("", c.MOUNT_TYPE_OCI):

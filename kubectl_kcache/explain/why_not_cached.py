@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import IncompleteError, InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
+from ..kernelcache.caches import effective_group
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..objects import KernelCache, Pod, find_condition
@@ -289,7 +290,8 @@ def _placement(snapshot: ClusterSnapshot, pod: Pod, kc_key: str | None, config: 
         return None
     kc = snapshot.kc_by_key.get(kc_key)
     cfg = config.config
-    group = (kc.node_group if kc is not None else "") or (cfg.default_node_group if cfg is not None else "")
+    default = cfg.default_node_group if cfg is not None else ""
+    group = effective_group(kc, default) if kc is not None else default
     kcn = snapshot.kcn_by_name.get(pod.node_name)
     ns, _, name = kc_key.partition("/")
     entry = next((e for e in kcn.entries if e.ref.namespace == ns and e.ref.name == name), None) if kcn else None

@@ -1,18 +1,21 @@
 """Renderers: one function per output format, picked from a registry (see registry.py).
 
-Importing this package registers the doctor formats; it imports neither rich nor yaml (the renderers
+Importing this package registers the doctor and status formats; it imports neither rich nor yaml (the renderers
 do, lazily, when they run).
 """
 
 from __future__ import annotations
 
 # Each module registers its formats when imported.
+from . import doctor_html as doctor_html
 from . import doctor_json as doctor_json
 from . import doctor_junit as doctor_junit
 from . import doctor_markdown as doctor_markdown
 from . import doctor_name as doctor_name
 from . import doctor_sarif as doctor_sarif
 from . import doctor_table as doctor_table
-from .registry import formats, get_renderer, render, render_doctor, renderer
+from . import status_json as status_json
+from . import status_table as status_table
+from .registry import formats, get_renderer, render, render_doctor, renderer, wants
 
-__all__ = ["formats", "get_renderer", "render", "render_doctor", "renderer"]
+__all__ = ["formats", "get_renderer", "render", "render_doctor", "renderer", "wants"]

@@ -568,7 +568,7 @@ def test_the_config_read_is_required_when_the_default_is_used():
 
 def test_reads_missing_from_a_dump_are_not_read():
     snapshot = build([config(), GPU, session_capture()], reads=(Read("kernelcachecaptures", NS, "ok"),))
-    with pytest.raises(IncompleteError, match="kernelcaches were not read"):
+    with pytest.raises(IncompleteError, match="kernelcaches in namespace team-a were not read"):
         explain(snapshot, NS, POD)
 
 

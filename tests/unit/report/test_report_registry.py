@@ -15,7 +15,7 @@ from kubectl_kcache.errors import InputError
 from kubectl_kcache.report import formats, registry, render, render_doctor, renderer
 
 REPORT_DIR = Path(report_pkg.__file__).parent
-ALL_FORMATS = ["table", "wide", "json", "yaml", "junit", "sarif", "markdown", "name"]
+ALL_FORMATS = ["table", "wide", "json", "yaml", "junit", "sarif", "markdown", "html", "name"]
 
 
 def test_formats_lists_every_doctor_format_with_table_first():
@@ -57,6 +57,26 @@ def test_other_report_kinds_have_their_own_formats(monkeypatch):
     assert out.getvalue() == "plan\n" and seen == [("PLAN", True)]
     assert formats("test-plan") == ["table"]
     assert formats() == ALL_FORMATS
+
+
+def test_context_goes_only_to_renderers_that_want_it(monkeypatch):
+    monkeypatch.setitem(registry._REGISTRY, "test-ctx", {})
+    seen = []
+
+    @renderer("page", kind="test-ctx", wants=("status",))
+    def page(report, out, *, color, status=None):
+        seen.append(("page", status))
+
+    @renderer("plain", kind="test-ctx")
+    def plain(report, out, *, color):  # would raise TypeError if given `status`
+        seen.append(("plain", None))
+
+    render("test-ctx", "R", "page", io.StringIO(), status="S", provenance="P")
+    render("test-ctx", "R", "plain", io.StringIO(), status="S", provenance="P")
+    assert seen == [("page", "S"), ("plain", None)]
+    assert registry.wants("page", "test-ctx") == ("status",) and registry.wants("plain", "test-ctx") == ()
+    with pytest.raises(InputError):
+        registry.wants("nope", "test-ctx")
 
 
 @pytest.mark.parametrize("fmt", ALL_FORMATS)

@@ -1,0 +1,253 @@
+"""`kubectl kcache status`: the fleet at a glance, counted from one snapshot (pure).
+
+Per node group (every KernelCacheNodeGroup, by name):
+* `members`: the nodes its selector matches (KServe's membership, readiness not considered), of which
+  `notReady` (Ready condition not True, or none) and `cordoned` (`spec.unschedulable`);
+* `kernelCacheNodes`: members that have their KernelCacheNode (the rest are missing);
+* `agentReady`: members with a Running and Ready agent pod (one is desired on every member);
+* `caches`: per KernelCache in scope, how many members have its entry in each phase (Ready, Pending,
+  Pulling, Error; `kernelcache.caches.entry_phase`). Every KernelCache whose effective group is this
+  group is listed, with zeros when no member has its entry; a KernelCache of another group is listed
+  too when some member carries its entry (a node in two groups, or an entry the agent has not dropped).
+  Entries of KernelCaches outside the scope (another namespace with `-n`, or deleted) are not counted.
+
+KernelCaches whose effective group is unset or names no existing group are listed apart
+(`unassignedCaches`), with why.
+
+No answer on data that could not be read (`reads.require`): a read the counts depend on that was
+forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
+needs raise InputError (exit 2). A resource the API server does not serve (CRD not installed) is a fact:
+none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import objects as o
+from ..kernelcache import constants as c
+from ..kernelcache.caches import PHASES, effective_group, entry_phase
+from ..kernelcache.config import read_config
+from ..kernelcache.gostrings import trim_space
+from ..kernelcache.membership import groups_by_node
+from ..provenance import Provenance
+from ..snapshot import ClusterSnapshot
+from .reads import require
+
+KIND = "KcacheStatus"
+VERSION = 1
+_PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
+
+
+# ---- the model ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PhaseCounts:
+    """How many member nodes have a cache's entry in each phase."""
+
+    ready: int = 0
+    pending: int = 0
+    pulling: int = 0
+    error: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.ready + self.pending + self.pulling + self.error
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        """In the order of `kernelcache.caches.PHASES`."""
+        return (self.ready, self.pending, self.pulling, self.error)
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(zip(PHASES, self.as_tuple(), strict=True))
+
+
+@dataclass(frozen=True)
+class CacheCell:
+    """One KernelCache in one group: its entries on the group's members."""
+
+    cache: str  # namespace/name
+    counts: PhaseCounts
+    assigned: bool  # the cache's effective group is this group
+
+
+@dataclass(frozen=True)
+class GroupStatus:
+    name: str
+    selector: Mapping[str, str]
+    members: int
+    not_ready: int
+    cordoned: int
+    kernel_cache_nodes: int
+    agent_ready: int
+    caches: tuple[CacheCell, ...] = ()
+
+    @property
+    def ready(self) -> int:
+        return self.members - self.not_ready
+
+    @property
+    def kernel_cache_nodes_missing(self) -> int:
+        return self.members - self.kernel_cache_nodes
+
+    @property
+    def agent_desired(self) -> int:
+        """One agent pod on every member (KServe places the agent by the groups' selectors)."""
+        return self.members
+
+    @property
+    def assigned_caches(self) -> int:
+        return sum(cell.assigned for cell in self.caches)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "selector": dict(sorted(self.selector.items())), "members": self.members,
+                "notReady": self.not_ready, "cordoned": self.cordoned,
+                "kernelCacheNodes": self.kernel_cache_nodes, "agentReady": self.agent_ready,
+                "caches": {cell.cache: cell.counts.to_dict() for cell in self.caches}}
+
+
+@dataclass(frozen=True)
+class UnassignedCache:
+    """A KernelCache in scope that no group prepares: no effective group, or one that does not exist."""
+
+    cache: str
+    group: str  # the effective group's name as KServe reads it; "" when none is set
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.cache, "group": self.group or None, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class FleetStatus:
+    groups: tuple[GroupStatus, ...]
+    unassigned: tuple[UnassignedCache, ...] = ()
+    caches: tuple[str, ...] = ()  # every KernelCache in scope (namespace/name), sorted
+
+    def group(self, name: str) -> GroupStatus | None:
+        return next((g for g in self.groups if g.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"groups": [g.to_dict() for g in self.groups],
+                "unassignedCaches": [u.to_dict() for u in self.unassigned]}
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """What `kubectl kcache status` renders: the counts and where they came from."""
+
+    status: FleetStatus
+    provenance: Provenance
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """design.md's `status -o json`, with `meta` (provenance) as every machine format carries."""
+        return {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict(), **self.status.to_dict()}
+
+
+# ---- reads ----------------------------------------------------------------------------------------
+
+
+def _scoped_caches(snapshot: ClusterSnapshot, namespace: str | None) -> list[o.KernelCache]:
+    return [kc for kc in snapshot.kernel_caches if namespace is None or kc.namespace == namespace]
+
+
+def require_reads(snapshot: ClusterSnapshot, namespace: str | None, command: str = "status") -> None:
+    """Raise IncompleteError naming every read the counts depend on that is not usable."""
+    needs: list[tuple[str, str | None]] = [("nodes", None), (c.PLURAL_NODE_GROUPS, None), (c.PLURAL_NODES, None),
+                                           (c.PLURAL_CACHES, namespace), ("pods", c.KSERVE_NAMESPACE)]
+    if any(not kc.node_group for kc in _scoped_caches(snapshot, namespace)):  # defaultNodeGroup decides
+        needs.append(("configmaps", c.KSERVE_NAMESPACE))
+    require(snapshot, command, needs, absent_is_none=True)  # not served: there are none
+
+
+# ---- counting -------------------------------------------------------------------------------------
+
+
+def default_node_group(snapshot: ClusterSnapshot) -> tuple[str, str]:
+    """The configured defaultNodeGroup as KServe reads it, and why there is none ("" when one is set)."""
+    state = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    if state.config is None:
+        if not state.present:
+            return "", f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} not found"
+        return "", "the kernelcache configuration is invalid"
+    if not state.config.default_node_group:
+        return "", "no defaultNodeGroup is configured"
+    return state.config.default_node_group, ""
+
+
+def agent_running(pod: o.Pod) -> bool:
+    """An agent pod that serves its node: Running, Ready and not being deleted."""
+    return not pod.meta.deleting and pod.phase == "Running" and pod.ready
+
+
+def _unassigned_reason(kc: o.KernelCache, group: str, no_default: str, groups: Mapping[str, o.NodeGroup]) -> str:
+    if not group:
+        return f"no spec.nodeGroupRef and {no_default}"
+    source = "spec.nodeGroupRef" if kc.node_group else "defaultNodeGroup"
+    reason = f"group {group!r} (from {source}) does not exist"
+    if trim_space(group) in groups:
+        reason += " (the name has surrounding white space, which KServe does not trim here)"
+    return reason
+
+
+def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> FleetStatus:
+    """The counts of `status` over `snapshot`, KernelCaches limited to `namespace` (None: all).
+
+    Raises IncompleteError when a read the counts depend on is not usable (see `require_reads`)."""
+    require_reads(snapshot, namespace)
+    caches = _scoped_caches(snapshot, namespace)
+    in_scope = {f"{kc.namespace}/{kc.name}" for kc in caches}
+    default, no_default = default_node_group(snapshot)
+    groups = snapshot.group_by_name
+
+    assigned: dict[str, list[str]] = {}
+    unassigned = []
+    for kc in caches:
+        key = f"{kc.namespace}/{kc.name}"
+        group = effective_group(kc, default)
+        if group in groups:
+            assigned.setdefault(group, []).append(key)
+        else:
+            unassigned.append(UnassignedCache(key, group, _unassigned_reason(kc, group, no_default, groups)))
+
+    key, value = c.AGENT_POD_LABEL
+    agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
+    members: dict[str, list[o.Node]] = {g.name: [] for g in snapshot.node_groups}
+    of_node = groups_by_node(snapshot.nodes, snapshot.node_groups)
+    for node in snapshot.nodes:
+        for g in of_node.get(node.name, ()):
+            members[g.name].append(node)
+    phases = {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()}
+
+    out = []
+    for g in snapshot.node_groups:
+        nodes = members[g.name]
+        counts: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in assigned.get(g.name, ())}
+        for node in nodes:
+            for cache, phase in phases.get(node.name, {}).items():
+                counts.setdefault(cache, [0, 0, 0, 0])[_PHASE_INDEX[phase]] += 1
+        mine = set(assigned.get(g.name, ()))
+        cells = tuple(CacheCell(k, PhaseCounts(*counts[k]), k in mine) for k in sorted(counts))
+        out.append(GroupStatus(
+            name=g.name, selector=g.node_selector, members=len(nodes),
+            not_ready=sum(1 for n in nodes if n.ready is not True),
+            cordoned=sum(1 for n in nodes if n.unschedulable),
+            kernel_cache_nodes=sum(1 for n in nodes if n.name in snapshot.kcn_by_name),
+            agent_ready=sum(1 for n in nodes if n.name in agents),
+            caches=cells))
+    return FleetStatus(groups=tuple(out), unassigned=tuple(unassigned), caches=tuple(sorted(in_scope)))
+
+
+def _node_phases(kcn: o.KernelCacheNode, in_scope: set[str]) -> dict[str, str]:
+    """KernelCache (namespace/name) -> the phase of its entry on this node, for the caches in scope; a cache
+    listed twice counts once (the first entry, by map key)."""
+    out: dict[str, str] = {}
+    for e in kcn.entries:
+        cache = f"{e.ref.namespace}/{e.ref.name}"
+        if cache in in_scope and cache not in out:
+            out[cache] = entry_phase(e.state)
+    return out

@@ -1,0 +1,406 @@
+"""`html`: the doctor's report as one self-contained page to share during an incident.
+
+One file, nothing fetched: the style sheet is inline, a Content-Security-Policy forbids every load but
+inline styles and the one inline script (it opens every collapsed list before printing, so that a printed
+report holds every object). The page shows where the data came from and when, the summary, the checks,
+the fleet's status as a heatmap (`kubectl kcache status`'s counts: per node group its members, and per
+KernelCache and group the share of members whose entry is Ready, split by phase), then the findings by
+check, each with its code, object, evidence and the next command. Findings of one cause that hit many
+objects are one entry with the count, a sample and the command that lists them all, and the objects in a
+collapsible list. Suppressed findings are listed last, collapsed.
+
+Every name and value from the cluster or a file is HTML-escaped, after control and bidi characters are
+made visible (`text.escape`). The layout reads on a phone (one column, tables scroll sideways) and on paper
+(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .. import __version__
+from ..provenance import LIVE
+from ..text import escape
+from .doctor_common import (
+    CheckGroup,
+    FindingGroup,
+    check_groups,
+    clean_line,
+    finding_groups,
+    is_clean,
+    object_path,
+    plural,
+    summary_line,
+    write_text,
+)
+from .registry import renderer
+from .status_common import (
+    ERROR,
+    NO_ENTRY,
+    PENDING,
+    PULLING,
+    READY,
+    SEGMENTS,
+    cell_counts,
+    cells_by_cache,
+    selector_text,
+)
+
+if TYPE_CHECKING:
+    from ..checks.model import DoctorReport, Finding
+    from ..explain.status import CacheCell, FleetStatus, GroupStatus
+    from ..provenance import Provenance
+
+STATUS_WORDS = {"pass": "pass", "fail": "fail", "skipped": "skipped", "not-applicable": "n/a"}
+SEGMENT_CLASSES = {READY: "ready", PULLING: "pulling", PENDING: "pending", ERROR: "error", NO_ENTRY: "none"}
+MATRIX_GROUPS = 8  # more groups with caches than this: one row per KernelCache and group instead of a matrix
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def e(value: Any) -> str:
+    """A value from the cluster, safe in HTML text and attributes."""
+    return html.escape(escape(str(value)), quote=True)
+
+
+@renderer("html", order=50, wants=("status", "provenance"))
+def render_html(report: DoctorReport, out: TextIO, *, color: bool = False, status: FleetStatus | str | None = None,
+                provenance: Provenance | None = None) -> None:
+    write_text(out, page(report, status, provenance))
+
+
+def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Provenance | None) -> str:
+    checks = check_groups(report)
+    cluster = (provenance.cluster if provenance else "") or report.cluster
+    title = "Kernel Cache doctor" + (f": {cluster}" if cluster else "")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="kubectl-kcache {e(__version__)}">',
+        f"<title>{e(title)}</title>",
+        f"<style>{STYLE}</style>",
+        "</head><body><main>",
+        _header(report, cluster, provenance),
+        _summary(report, checks),
+        _fleet(status),
+        _findings(checks),
+        _checks(checks),
+        _suppressed(checks),
+        f'<footer>kubectl-kcache {e(__version__)} · <code>kubectl kcache doctor -o html</code></footer>',
+        "</main>",
+        f"<script>{SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+# ---- header and summary -----------------------------------------------------------------------------
+
+
+def _header(report: DoctorReport, cluster: str, provenance: Provenance | None) -> str:
+    rows: list[tuple[str, str]] = [("cluster", e(cluster) if cluster else "<em>not recorded</em>")]
+    if provenance is not None:
+        if provenance.source == LIVE:
+            rows.append(("API server", f"<code>{e(provenance.server)}</code>"))
+        else:
+            rows.append(("input files", ", ".join(f"<code>{e(f)}</code>" for f in provenance.files)))
+        rows.append(("data read", e(provenance.taken_at) if provenance.taken_at else "<em>not recorded</em>"))
+        rows.append(("report made", e(provenance.generated_at)))
+        rows.append(("scope", f"namespace {e(provenance.namespace)}" if provenance.namespace else "all namespaces"))
+        rows.append(("tool", f"kubectl-kcache {e(provenance.tool_version)}"))
+    else:
+        rows.append(("source", e(report.source)))
+    meta = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows)
+    return f'<header><h1>Kernel Cache doctor</h1><dl class="meta">{meta}</dl></header>'
+
+
+def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
+    s = report.summary()
+    verdict = clean_line(report) if is_clean(report) else summary_line(report)
+    level = "error" if s["errors"] else "warning" if s["warnings"] else "incomplete" if s["incomplete"] else "ok"
+    tiles = [(s["errors"], "error", "errors"), (s["warnings"], "warning", "warnings"), (s["infos"], "info", "infos"),
+             (s["checks"], "neutral", "checks"), (s["skipped"], "skipped", "skipped"),
+             (s["suppressed"], "neutral", "suppressed")]
+    cells = "".join(f'<div class="tile {cls}{" zero" if not n else ""}"><b>{n}</b><span>{word}</span></div>'
+                    for n, cls, word in tiles)
+    failing = [c for c in checks if c.active]
+    links = "".join(f'<a class="chip {e(_worst(c))}" href="#check-{e(c.id)}">{e(c.id)} <b>{len(c.active)}</b></a>'
+                    for c in failing)
+    skipped = [c for c in checks if c.status == "skipped"]
+    links += "".join(f'<a class="chip skipped" href="#checks">{e(c.id)} skipped</a>' for c in skipped)
+    chips = f'<p class="chips">{links}</p>' if links else ""
+    return (f'<section id="summary"><p class="verdict {level}">{e(verdict)}</p>'
+            f'<div class="tiles">{cells}</div>{chips}'
+            f'<p class="muted">{report.object_count} objects read · <a href="#checks">all checks</a></p></section>')
+
+
+def _worst(check: CheckGroup) -> str:
+    ranks = {"error": 3, "warning": 2, "info": 1}
+    return max((f.severity for f in check.active), key=lambda sev: ranks.get(sev, 0), default="info")
+
+
+def _checks(checks: list[CheckGroup]) -> str:
+    rows = []
+    for c in checks:
+        found = str(len(c.active)) + (f" <span class=muted>+{len(c.suppressed)} suppressed</span>"
+                                      if c.suppressed else "")
+        link = f'<a href="#check-{e(c.id)}">{e(c.id)}</a>' if c.active else e(c.id)
+        rows.append(f'<tr class="st-{e(c.status)}"><td><span class="badge st-{e(c.status)}">'
+                    f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td><code>{link}</code></td>"
+                    f"<td>{e(c.title)}</td><td class=num>{found}</td><td class=reason>{e(c.reason)}</td></tr>")
+    return ('<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr>'
+            "<th>status</th><th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div></section>")
+
+
+# ---- the fleet ----------------------------------------------------------------------------------------
+
+
+def _fleet(status: FleetStatus | str | None) -> str:
+    head = "<section id=\"fleet\"><h2>Fleet status</h2>"
+    if status is None:
+        return ""
+    if isinstance(status, str):
+        return f'{head}<p class="warning-text">Not shown: {e(status)}</p></section>'
+    if not status.groups:
+        return f"{head}<p>No KernelCacheNodeGroups.</p></section>"
+    return head + _groups_table(status) + _heatmap(status) + _unassigned(status) + "</section>"
+
+
+def _groups_table(status: FleetStatus) -> str:
+    rows = []
+    for g in status.groups:
+        agents = "bad" if g.agent_ready < g.agent_desired else ""
+        rows.append(
+            f"<tr><th scope=row>{e(g.name)}</th><td><code>{e(selector_text(g.selector))}</code></td>"
+            f"<td class=num>{g.members}</td><td class=num>{g.ready}</td>"
+            f"<td class='num{' warn' if g.not_ready else ''}'>{g.not_ready}</td>"
+            f"<td class='num{' warn' if g.cordoned else ''}'>{g.cordoned}</td>"
+            f"<td class=num>{g.kernel_cache_nodes}</td>"
+            f"<td class='num{' bad' if g.kernel_cache_nodes_missing else ''}'>{g.kernel_cache_nodes_missing}</td>"
+            f"<td class='num {agents}'>{g.agent_ready}/{g.agent_desired}</td>"
+            f"<td class=num>{g.assigned_caches}</td></tr>")
+    return ('<h3>Node groups</h3><div class="scroll"><table class="groups"><thead><tr><th>group</th><th>selector</th>'
+            "<th>members</th><th>Ready</th><th>NotReady</th><th>cordoned</th>"
+            '<th title="KernelCacheNodes present">KCN</th><th title="member nodes without a KernelCacheNode">'
+            'KCN missing</th><th title="agent pods Running and Ready / member nodes">agents</th>'
+            '<th title="KernelCaches whose group this is">caches</th></tr></thead><tbody>' + "".join(rows)
+            + "</tbody></table></div>")
+
+
+def _heatmap(status: FleetStatus) -> str:
+    rows = cells_by_cache(status.groups)
+    if not rows:
+        return "<h3>KernelCaches</h3><p>No KernelCache has a group or an entry on a member node.</p>"
+    columns = [g for g in status.groups if any(c for c in g.caches)]
+    legend = "".join(f'<span><i class="seg {SEGMENT_CLASSES[s]}"></i>{s}</span>' for s in SEGMENTS)
+    body = []
+    if len(columns) <= MATRIX_GROUPS:
+        head = "".join(f"<th scope=col>{e(g.name)}<small>{g.members} nodes</small></th>" for g in columns)
+        for cache, cells in rows.items():
+            by_group = {g.name: cell for g, cell in cells}
+            tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
+            body.append(f"<tr><th scope=row><code>{e(cache)}</code></th>{tds}</tr>")
+    else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
+        for cache, cells in rows.items():
+            for index, (g, cell) in enumerate(cells):
+                name = f"<code>{e(cache)}</code>" if index == 0 else ""
+                body.append(f"<tr><th scope=row>{name}</th><td>{e(g.name)}</td>"
+                            f"{_heat_cell(g, cell)}</tr>")
+        head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
+    return ("<h3>KernelCaches by group</h3>"
+            "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
+            "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "
+            "A dashed cell is not the KernelCache's own group.</p>"
+            f'<p class="legend">{legend}</p>'
+            f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
+            + "".join(body) + "</tbody></table></div>")
+
+
+def _heat_cell(group: GroupStatus, cell: CacheCell | None) -> str:
+    if cell is None:
+        return '<td class="empty">–</td>'
+    counts = cell_counts(cell, group.members)
+    members = group.members
+    hue = round(120 * counts[READY] / members) if members else 0
+    style = f"background:hsl({hue},62%,{88 if members else 96}%)"
+    classes = "cell" + ("" if cell.assigned else " other") + (" has-error" if counts[ERROR] else "")
+    detail = ", ".join(f"{counts[s]} {s}" for s in SEGMENTS if counts[s]) or "no member"
+    bar = "".join(f'<i class="seg {SEGMENT_CLASSES[s]}" style="width:{100 * counts[s] / members:.1f}%"></i>'
+                  for s in SEGMENTS if counts[s] and members)
+    numbers = [f"<b>{counts[READY]}/{members}</b> ready"]
+    numbers += [f'<span class="n {SEGMENT_CLASSES[s]}">{counts[s]} {s}</span>' for s in (PULLING, PENDING, ERROR)
+                if counts[s]]
+    return (f'<td class="{classes}" style="{style}" title="{e(group.name)}: {e(detail)}">'
+            f'{" ".join(numbers)}<div class="bar">{bar}</div></td>')
+
+
+def _unassigned(status: FleetStatus) -> str:
+    if not status.unassigned:
+        return ""
+    items = "".join(f"<li><code>{e(u.cache)}</code>: {e(u.reason)}</li>" for u in status.unassigned)
+    return f'<h3>KernelCaches no group prepares</h3><ul class="unassigned">{items}</ul>'
+
+
+# ---- findings -----------------------------------------------------------------------------------------
+
+
+def _findings(checks: list[CheckGroup]) -> str:
+    active = [c for c in checks if c.active]
+    if not active:
+        return '<section id="findings"><h2>Findings</h2><p class="ok-text">No findings.</p></section>'
+    return ('<section id="findings"><h2>Findings</h2>'
+            + "".join(_check_section(c, c.active, anchor=True) for c in active) + "</section>")
+
+
+def _suppressed(checks: list[CheckGroup]) -> str:
+    quiet = [c for c in checks if c.suppressed]
+    if not quiet:
+        return ""
+    n = sum(len(c.suppressed) for c in checks)
+    inner = "".join(_check_section(c, c.suppressed, anchor=False) for c in quiet)
+    return (f'<section id="suppressed"><details><summary><h2>Suppressed findings ({n})</h2></summary>{inner}'
+            "</details></section>")
+
+
+def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bool) -> str:
+    groups = finding_groups(tuple(findings))
+    count = sum(len(g.findings) for g in groups)
+    ident = f' id="check-{e(check.id)}"' if anchor else ""
+    title = f" <span>{e(check.title)}</span>" if check.title else ""
+    return (f'<section class="check"{ident}><h3><code>{e(check.id)}</code>{title}'
+            f'<small>{plural(count, "finding")}</small></h3>' + "".join(_finding(g) for g in groups) + "</section>")
+
+
+def _finding(group: FindingGroup) -> str:
+    f = group.first
+    sev = e(group.severity)
+    code = f'<code class="code">{e(f.full_code)}</code>'
+    where = f' <span class="group">group <b>{e(f.group)}</b></span>' if f.group else ""
+    if group.grouped:
+        head = (f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
+                f'<span class="obj">{e(group.kinds)}</span>{where}</div>')
+        body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span></p>'
+        hint = group.hint
+        extra = ""
+        if f.lister:
+            extra += f'<p class="next">all {len(group.findings)}:</p><pre><code>{e(f.lister)}</code></pre>'
+        items = "".join(_object_item(x, hint) for x in group.findings)
+        extra += (f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol>'
+                  "</details>")
+    else:
+        head = (f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
+                f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>')
+        body = f'<p class="msg">{e(f.message)}</p>' + _evidence(f.evidence)
+        hint = f.hint
+        extra = ""
+    hint_html = f'<p class="next">next:</p><pre><code>{e(hint)}</code></pre>' if hint else ""
+    kind = " grouped" if group.grouped else ""
+    return f'<article class="finding {sev}{kind}">{head}{body}{hint_html}{extra}</article>'
+
+
+def _object_item(f: Finding, shared_hint: str) -> str:
+    """One object of a grouped finding: its message, evidence and, when it has its own, its next command."""
+    hint = f"<pre><code>{e(f.hint)}</code></pre>" if f.hint and f.hint != shared_hint else ""
+    return (f"<li><code>{e(object_path(f.object))}</code><p class=msg>{e(f.message)}</p>{_evidence(f.evidence)}"
+            f"{hint}</li>")
+
+
+def _evidence(evidence: Iterable[str]) -> str:
+    items = "".join(f"<li>{e(x)}</li>" for x in evidence)
+    return f'<ul class="evidence">{items}</ul>' if items else ""
+
+
+# ---- style and script -------------------------------------------------------------------------------------
+
+SCRIPT = ("window.addEventListener('beforeprint',function(){"
+          "document.querySelectorAll('details').forEach(function(d){d.open=true;});});")
+
+STYLE = """
+:root{--fg:#1b1f24;--muted:#5f6b7a;--line:#d9dee5;--bg:#f6f8fa;--card:#fff;--error:#c62828;--warning:#a05a00;
+--info:#1565c0;--ok:#2e7d32;--skipped:#8d6e63;--ready:#2e7d32;--pulling:#1e88e5;--pending:#f2b01e;--none:#c5ccd4}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
+"Helvetica Neue",Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:20px 24px 40px}
+h1{font-size:1.6em;margin:0 0 8px}h2{font-size:1.25em;margin:28px 0 10px}h3{font-size:1.05em;margin:18px 0 8px}
+code,pre{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+pre{background:#eef1f4;border-radius:6px;padding:7px 10px;margin:4px 0 6px;white-space:pre-wrap;
+overflow-wrap:anywhere}
+a{color:var(--info)}
+.muted,small{color:var(--muted)}
+header{border-bottom:1px solid var(--line);padding-bottom:10px}
+.meta{display:flex;flex-wrap:wrap;gap:4px 24px;margin:0}.meta div{min-width:0}
+.meta dt{font-size:.75em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
+.meta dd{margin:0;overflow-wrap:anywhere}
+.verdict{font-size:1.15em;font-weight:600;margin:16px 0 10px;padding:8px 12px;border-radius:6px;
+border-left:5px solid var(--ok);background:#e8f5e9}
+.verdict.error{border-color:var(--error);background:#fdecea}.verdict.warning{border-color:var(--warning);
+background:#fff4e0}.verdict.incomplete{border-color:var(--skipped);background:#f3ece9}
+.tiles{display:flex;flex-wrap:wrap;gap:8px}
+.tile{background:var(--card);border:1px solid var(--line);border-top:4px solid var(--muted);border-radius:6px;
+padding:6px 14px;min-width:92px}
+.tile b{display:block;font-size:1.5em}.tile span{color:var(--muted);font-size:.85em}
+.tile.error{border-top-color:var(--error)}.tile.warning{border-top-color:var(--warning)}
+.chips{display:flex;flex-wrap:wrap;gap:6px;margin:10px 0 0}
+.chip{border:1px solid var(--line);border-left:4px solid var(--muted);border-radius:5px;padding:1px 8px;
+background:var(--card);color:var(--fg);text-decoration:none;font:13px ui-monospace,Menlo,Consolas,monospace}
+.chip.error{border-left-color:var(--error)}.chip.warning{border-left-color:var(--warning)}
+.chip.info{border-left-color:var(--info)}.chip.skipped{border-left-color:var(--skipped)}
+.tile.info{border-top-color:var(--info)}.tile.skipped{border-top-color:var(--skipped)}.tile.zero b{color:var(--muted)}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;background:var(--card);width:100%}
+th,td{border-bottom:1px solid var(--line);padding:5px 9px;text-align:left;vertical-align:top}
+thead th{font-size:.8em;text-transform:uppercase;letter-spacing:.03em;color:var(--muted);white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.warn{color:var(--warning);font-weight:600}td.bad{color:var(--error);font-weight:600}
+td.reason{color:var(--muted);font-size:.9em;overflow-wrap:anywhere}
+.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.8em;font-weight:600;color:#fff;
+background:var(--muted)}
+.badge.st-pass{background:var(--ok)}.badge.st-fail{background:var(--error)}.badge.st-skipped{background:var(--skipped)}
+table.heat th[scope=row]{max-width:340px;overflow-wrap:anywhere;font-weight:normal}
+table.groups td:nth-child(2){max-width:380px;overflow-wrap:anywhere}
+table.checks td:nth-child(2){white-space:nowrap}
+table.heat thead th[scope=col]{text-transform:none;letter-spacing:0;font-size:.9em;color:var(--fg)}
+table.heat thead th small{display:block;color:var(--muted)}
+table.groups th[scope=row]{white-space:nowrap}
+td.cell{min-width:150px;border:2px solid #fff;white-space:nowrap}
+td.cell.other{border:2px dashed #8895a3;opacity:.85}td.cell.has-error{box-shadow:inset 0 0 0 2px var(--error)}
+td.empty{color:var(--muted);text-align:center}
+.n{font-size:.82em;margin-left:4px}.n.error{color:var(--error);font-weight:600}.n.pulling{color:#0d5ca8}
+.n.pending{color:#7a5300}
+.bar{display:flex;height:8px;border-radius:4px;overflow:hidden;margin-top:4px;background:var(--none)}
+.seg{display:inline-block;height:100%}.legend .seg{width:12px;height:12px;border-radius:2px;margin:0 4px 0 12px;
+vertical-align:-1px}
+.seg.ready{background:var(--ready)}.seg.pulling{background:var(--pulling)}.seg.pending{background:var(--pending)}
+.seg.error{background:var(--error)}.seg.none{background:var(--none)}
+.check{margin-top:18px}.check h3 span{font-weight:normal;color:var(--muted);margin-left:6px}
+.check h3 small{float:right;font-weight:normal}
+.finding{background:var(--card);border:1px solid var(--line);border-left:5px solid var(--muted);border-radius:6px;
+padding:8px 12px;margin:8px 0;break-inside:avoid}
+.finding.error{border-left-color:var(--error)}.finding.warning{border-left-color:var(--warning)}
+.finding.info{border-left-color:var(--info)}
+.fhead{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 10px}
+.sev{font-weight:700;text-transform:uppercase;font-size:.78em;letter-spacing:.04em}
+.sev.error{color:var(--error)}.sev.warning{color:var(--warning)}.sev.info{color:var(--info)}
+.code{color:var(--muted)}.obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
+.msg{margin:6px 0;overflow-wrap:anywhere}.sample{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
+.next{margin:6px 0 0;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
+.evidence{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.92em;overflow-wrap:anywhere}
+details.objects{margin-top:6px}details summary{cursor:pointer;color:var(--info)}
+details.objects ol{padding-left:22px}details.objects li{margin:6px 0;overflow-wrap:anywhere}
+#suppressed summary h2{display:inline;font-size:1.1em;color:var(--muted)}
+.warning-text{color:var(--warning)}.ok-text{color:var(--ok)}
+footer{margin-top:32px;color:var(--muted);font-size:.85em}
+@media (max-width:640px){main{padding:12px}h1{font-size:1.3em}.tile{min-width:70px;padding:4px 10px}
+.tile b{font-size:1.2em}.check h3 small{float:none;display:block}th,td{padding:4px 6px}td.cell{min-width:120px}
+table.groups td:nth-child(2){min-width:210px}table.heat th[scope=row]{min-width:190px}table.checks{min-width:560px}}
+.legend span{white-space:nowrap}
+@media print{body{background:#fff;font-size:11pt}main{max-width:none;padding:0}.scroll{overflow:visible}
+a{color:inherit;text-decoration:none}.finding,.tile,table{box-shadow:none}section{break-inside:auto}
+h2,h3{break-after:avoid}tr,.finding,details.objects li{break-inside:avoid}.finding.grouped{break-inside:auto}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
+"""

@@ -1,0 +1,79 @@
+"""What the status renderers share (the terminal table and the HTML report): the phases of a heat cell in
+display order, how a cell's bar is split, and the words for a group's selector and a report's source."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..provenance import LIVE
+
+if TYPE_CHECKING:
+    from ..explain.status import CacheCell, GroupStatus
+    from ..provenance import Provenance
+
+# A heat cell's segments, best first: the four phases of design.md's counts, then the members that have
+# no entry for the cache (a NotReady node, a node without its KernelCacheNode or agent, a new node).
+READY, PULLING, PENDING, ERROR, NO_ENTRY = "Ready", "Pulling", "Pending", "Error", "no entry"
+SEGMENTS = (READY, PULLING, PENDING, ERROR, NO_ENTRY)
+
+
+def cell_counts(cell: CacheCell, members: int) -> dict[str, int]:
+    """A cell's counts by segment; `no entry` is the members without an entry for the cache."""
+    c = cell.counts
+    return {READY: c.ready, PULLING: c.pulling, PENDING: c.pending, ERROR: c.error,
+            NO_ENTRY: max(members - c.total, 0)}
+
+
+def bar_widths(counts: Mapping[str, int], width: int) -> dict[str, int]:
+    """How many of `width` characters each segment gets: proportional (largest remainder), and at least one
+    for every segment that is not zero, so that one Error among 1,000 nodes still shows."""
+    total = sum(counts.values())
+    if total <= 0 or width <= 0:
+        return {k: 0 for k in counts}
+    nonzero = [k for k in SEGMENTS if counts.get(k, 0) > 0]
+    width = max(width, len(nonzero))
+    exact = {k: counts.get(k, 0) * width / total for k in SEGMENTS}
+    out = {k: (max(1, int(exact[k])) if k in nonzero else 0) for k in SEGMENTS}
+    # Give or take characters by the largest remainders (or take from the widest) until the sum is right.
+    while sum(out.values()) < width:
+        k = max(nonzero, key=lambda s: (exact[s] - out[s], -SEGMENTS.index(s)))
+        out[k] += 1
+    while sum(out.values()) > width:
+        k = max((s for s in nonzero if out[s] > 1), key=lambda s: (out[s] - exact[s], out[s]))
+        out[k] -= 1
+    return out
+
+
+def ready_fraction(cell: CacheCell, members: int) -> float | None:
+    """The share of members with the cache's entry Ready (None when the group has no member)."""
+    return cell.counts.ready / members if members else None
+
+
+def selector_text(selector: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "(empty: matches every node)"
+
+
+def source_line(provenance: Provenance) -> str:
+    """`cluster NAME · https://server · read 2026-... · all namespaces` (the table's and the page's header)."""
+    parts = []
+    if provenance.cluster:
+        parts.append(f"cluster {provenance.cluster}")
+    where = provenance.where
+    if where and where != provenance.cluster:
+        parts.append(where if provenance.source == LIVE else f"from {where}")
+    if provenance.taken_at:
+        parts.append(f"read {provenance.taken_at}")
+    parts.append(f"namespace {provenance.namespace}" if provenance.namespace else "all namespaces")
+    return " · ".join(parts)
+
+
+def cells_by_cache(groups: tuple[GroupStatus, ...]) -> dict[str, list[tuple[GroupStatus, CacheCell]]]:
+    """KernelCache -> its cells, the cache's own group first, then the others by name."""
+    out: dict[str, list[tuple[GroupStatus, CacheCell]]] = {}
+    for g in groups:
+        for cell in g.caches:
+            out.setdefault(cell.cache, []).append((g, cell))
+    for cells in out.values():
+        cells.sort(key=lambda gc: (not gc[1].assigned, gc[0].name))
+    return dict(sorted(out.items()))

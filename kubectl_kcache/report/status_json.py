@@ -1,0 +1,29 @@
+"""`status -o json|yaml`: exactly `StatusReport.to_dict()`, design.md's `KcacheStatus` with its provenance."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .doctor_json import _is_utf
+from .registry import renderer
+
+if TYPE_CHECKING:
+    from ..explain.status import StatusReport
+
+STATUS = "status"
+
+
+@renderer("json", kind=STATUS, order=10)
+def render_status_json(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
+    json.dump(report.to_dict(), out, indent=2)
+    out.write("\n")
+
+
+@renderer("yaml", kind=STATUS, order=11)
+def render_status_yaml(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    yaml.dump(report.to_dict(), out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
+              allow_unicode=_is_utf(out))

@@ -1,0 +1,250 @@
+"""`status` for people: a groups table, then one heat row per KernelCache and group.
+
+    cluster prod-eu · https://10.0.0.1:6443 · read 2026-06-18T09:40:00Z · all namespaces
+
+    GROUP  SELECTOR                    MEMBERS  READY  NOTREADY  CORDONED  KCN  MISSING  AGENTS  CACHES
+    h100   nvidia.com/gpu.product=H100       4      4         0         0    4        0     3/4       2
+
+    KERNELCACHE           GROUP  NODES  HEAT          READY  PENDING  PULLING  ERROR  NO ENTRY
+    team-llm/llama-70b    h100       4  ███▒▒▒▒▒▒███      0        0        1      2         1
+
+In colour (a terminal, NO_COLOR unset) the HEAT column is a bar split by phase (Ready green, Pulling
+blue, Pending yellow, Error red, no entry grey); without colour it is left out and the counts say the
+same. A cache's cells in groups other than its own (a node in two groups, or an entry the agent has not
+dropped yet) are marked `*`. Names are escaped (control characters never reach the terminal).
+
+Piped output never wraps, like `kubectl get`: every row stays one greppable line. On a terminal, names and
+selectors fold (whole, over several lines) when the table is wider than the terminal; numbers never do.
+The layout is done here rather than by rich: 2,000 KernelCaches are 2,000 rows, which rich's tables take
+seconds to lay out and this takes milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..text import escape
+from .doctor_common import write_text
+from .doctor_table import output_width
+from .registry import renderer
+from .status_common import (
+    ERROR,
+    NO_ENTRY,
+    PENDING,
+    PULLING,
+    READY,
+    bar_widths,
+    cell_counts,
+    cells_by_cache,
+    selector_text,
+    source_line,
+)
+
+if TYPE_CHECKING:
+    from ..explain.status import StatusReport
+
+STATUS = "status"
+BAR_WIDTH = 12
+GAP = "  "
+SEGMENT_STYLES = {READY: "green", PULLING: "blue", PENDING: "yellow", ERROR: "red", NO_ENTRY: "bright_black"}
+NOT_OWN_MARK = "*"
+FOOTNOTE = (f"{NOT_OWN_MARK} not the KernelCache's group: entries on members that are also in its group, or that "
+            "the agent has not dropped yet")
+_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "bright_black": "90"}
+
+Span = tuple[str, str]  # (text, style)
+
+
+@renderer("table", kind=STATUS, order=0)
+def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
+    write_text(out, status_text(report, color=color, width=output_width(out, color) if color else None))
+
+
+def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "") -> str:
+    """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output)."""
+    return "".join(_Screen(report, color=color, width=width).lines(header))
+
+
+def _style(text: str, style: str, color: bool) -> str:
+    if not color or not style or not text:
+        return text
+    codes = ";".join(_SGR[s] for s in style.split())
+    return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    right: bool = False  # numbers: right-aligned, never folded
+    fold: bool = False  # names and selectors: may fold on a narrow terminal
+    min_width: int = 0
+
+
+class _Table:
+    """Rows of cells (each a list of styled spans) laid out in columns two spaces apart."""
+
+    def __init__(self, columns: Sequence[Column]):
+        self.columns = list(columns)
+        self.rows: list[list[list[Span]]] = []
+
+    def add(self, *cells: str | Span | list[Span]) -> None:
+        row: list[list[Span]] = []
+        for cell in cells:
+            if isinstance(cell, str):
+                row.append([(cell, "")])
+            elif isinstance(cell, tuple):
+                row.append([cell])
+            else:
+                row.append(cell)
+        self.rows.append(row)
+
+    def render(self, color: bool, width: int | None) -> list[str]:
+        widths = [max([len(c.title), c.min_width] + [sum(len(t) for t, _ in row[i]) for row in self.rows])
+                  for i, c in enumerate(self.columns)]
+        if width is not None:
+            self._fit(widths, width)
+        lines = [self._line([[(c.title, "bold")] for c in self.columns], widths, color)]
+        for row in self.rows:
+            lines.append(self._line(row, widths, color))
+        return lines
+
+    def _fit(self, widths: list[int], width: int) -> None:
+        """Narrow the widest foldable columns until the table fits (not below 8 characters or the title)."""
+        while sum(widths) + len(GAP) * (len(widths) - 1) > width:
+            foldable = [i for i, c in enumerate(self.columns) if c.fold and widths[i] > max(8, len(c.title))]
+            if not foldable:
+                return
+            widest = max(foldable, key=lambda i: widths[i])
+            widths[widest] -= 1
+
+    def _line(self, row: list[list[Span]], widths: list[int], color: bool) -> str:
+        """One row, as many terminal lines as its tallest folded cell."""
+        pieces = [_fold(cell, w) for cell, w in zip(row, widths, strict=True)]
+        height = max(len(p) for p in pieces)
+        out = []
+        for k in range(height):
+            parts = []
+            for column, w, cell_lines in zip(self.columns, widths, pieces, strict=True):
+                spans = cell_lines[k] if k < len(cell_lines) else []
+                length = sum(len(t) for t, _ in spans)
+                text = "".join(_style(t, s, color) for t, s in spans)
+                pad = " " * max(w - length, 0)
+                parts.append(pad + text if column.right else text + pad)
+            out.append(GAP.join(parts).rstrip() + "\n")
+        return "".join(out)
+
+
+def _fold(cell: list[Span], width: int) -> list[list[Span]]:
+    """The cell's spans cut into lines of at most `width` characters (whole when it fits)."""
+    if sum(len(t) for t, _ in cell) <= width:
+        return [cell]
+    lines: list[list[Span]] = [[]]
+    room = width
+    for text, style in cell:
+        while text:
+            if room == 0:
+                lines.append([])
+                room = width
+            lines[-1].append((text[:room], style))
+            text, room = text[room:], room - len(text[:room])
+    return lines
+
+
+def _count(n: int, style: str) -> Span:
+    return (str(n), style if n else "")
+
+
+class _Screen:
+    def __init__(self, report: StatusReport, *, color: bool, width: int | None):
+        self.report = report
+        self.status = report.status
+        self.color = color
+        self.width = width
+
+    def _text(self, text: str, style: str = "") -> str:
+        return _style(text, style, self.color) + "\n"
+
+    def lines(self, header: str) -> list[str]:
+        line = source_line(self.report.provenance)
+        if header:
+            line = f"{header} · {line}"
+        out = self._wrapped(escape(line), "dim")
+        for note in self.report.notes:
+            out += self._wrapped(escape(note), "yellow")
+        out.append("\n")
+        out += self._groups() if self.status.groups else [self._text("no KernelCacheNodeGroups")]
+        out.append("\n")
+        out += self._caches()
+        out += self._unassigned()
+        return out
+
+    def _groups(self) -> list[str]:
+        table = _Table([Column("GROUP", fold=True), Column("SELECTOR", fold=True), Column("MEMBERS", right=True),
+                        Column("READY", right=True), Column("NOTREADY", right=True), Column("CORDONED", right=True),
+                        Column("KCN", right=True), Column("MISSING", right=True), Column("AGENTS", right=True),
+                        Column("CACHES", right=True)])
+        for g in self.status.groups:
+            table.add((escape(g.name), "bold"), (escape(selector_text(g.selector)), "dim" if g.selector else "red"),
+                      (str(g.members), "" if g.members else "yellow"), str(g.ready), _count(g.not_ready, "yellow"),
+                      _count(g.cordoned, "yellow"), str(g.kernel_cache_nodes),
+                      _count(g.kernel_cache_nodes_missing, "red"),
+                      (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
+                      str(g.assigned_caches))
+        return table.render(self.color, self.width)
+
+    def _caches(self) -> list[str]:
+        if not self.status.caches:
+            scope = self.report.provenance.namespace
+            return [self._text("no KernelCaches" + (f" in namespace {escape(scope)}" if scope else ""))]
+        rows = cells_by_cache(self.status.groups)
+        if not rows:
+            return []
+        columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True), Column("NODES", right=True)]
+        if self.color:
+            columns.append(Column("HEAT", min_width=BAR_WIDTH))
+        columns += [Column(READY.upper(), right=True), Column(PENDING.upper(), right=True),
+                    Column(PULLING.upper(), right=True), Column(ERROR.upper(), right=True),
+                    Column(NO_ENTRY.upper(), right=True)]
+        table = _Table(columns)
+        marked = False
+        for cache, cells in rows.items():
+            for index, (group, cell) in enumerate(cells):
+                counts = cell_counts(cell, group.members)
+                marked = marked or not cell.assigned
+                row: list[Any] = [escape(cache) if index == 0 else "",
+                                  (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK),
+                                   "" if cell.assigned else "dim"),
+                                  str(group.members)]
+                if self.color:
+                    row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
+                row += [_count(counts[READY], "green"), _count(counts[PENDING], "yellow"),
+                        _count(counts[PULLING], "blue"), _count(counts[ERROR], "red"),
+                        _count(counts[NO_ENTRY], "bright_black")]
+                table.add(*row)
+        out = table.render(self.color, self.width)
+        if marked:
+            out += self._wrapped(FOOTNOTE, "dim")
+        return out
+
+    def _wrapped(self, text: str, style: str) -> list[str]:
+        """A sentence, wrapped at word boundaries to the terminal's width (whole when piped)."""
+        if self.width is None or len(text) <= self.width:
+            return [self._text(text, style)]
+        lines, line = [], ""
+        for word in text.split(" "):  # a word longer than the line stays whole: the terminal folds it
+            if line and len(line) + 1 + len(word) > self.width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        return [self._text(x, style) for x in [*lines, line]]
+
+    def _unassigned(self) -> list[str]:
+        if not self.status.unassigned:
+            return []
+        out = ["\n", self._text("KernelCaches no group prepares:", "bold red")]
+        for u in self.status.unassigned:
+            out += self._wrapped(f"  {escape(u.cache)}  {escape(u.reason)}", "")
+        return out

@@ -1,0 +1,185 @@
+"""`doctor -o html`: one self-contained page (nothing loaded from anywhere), every value escaped, findings by
+check with codes, objects, evidence and hints, one cause on many objects as one entry with a collapsible
+list, and the fleet's status as a heatmap. (tests/cli/test_doctor_html_browser.py renders it in Chromium.)"""
+
+from __future__ import annotations
+
+import io
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from kubectl_kcache.checks.model import CheckResult, DoctorReport, Finding, ObjectRef
+from kubectl_kcache.explain.status import fleet_status
+from kubectl_kcache.provenance import Provenance
+from kubectl_kcache.report import formats, render_doctor, wants
+from kubectl_kcache.snapshot import load_files
+
+FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
+PROV = Provenance("live", server="https://10.0.0.1:6443", cluster="prod-eu", taken_at="2026-11-29T10:00:00Z",
+                  generated_at="2026-11-29T10:00:05Z", namespace=None)
+
+
+class Page(HTMLParser):
+    """The parsed page: tags met, text per element id/class of interest, attributes of every tag."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.script = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self.script += 1
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    @property
+    def all_text(self) -> str:
+        return "".join(self.text)
+
+
+def html_of(report: DoctorReport, **context) -> str:
+    out = io.StringIO()
+    render_doctor(report, "html", out, **context)
+    return out.getvalue()
+
+
+def test_html_is_a_registered_doctor_format_that_wants_the_status():
+    assert "html" in formats()
+    assert wants("html") == ("status", "provenance")
+    assert wants("json") == ()
+
+
+def test_the_page_loads_nothing(problem_report):
+    text = html_of(problem_report, provenance=PROV, status=fleet_status(load_files([str(FLEET)])))
+    page = Page(text)
+    assert text.startswith("<!DOCTYPE html>")
+    csp = next(a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in csp
+    for tag, attrs in page.tags:
+        assert tag not in ("link", "img", "iframe", "object", "embed"), tag
+        assert "src" not in attrs, (tag, attrs)
+        href = attrs.get("href") or ""
+        assert href == "" or href.startswith("#"), href
+    assert "@import" not in text and "url(" not in text
+    assert page.script == 1  # the one inline script: open every list before printing
+
+
+def test_header_names_source_time_version_and_scope(problem_report):
+    text = Page(html_of(problem_report, provenance=PROV)).all_text
+    for fact in ("prod-eu", "https://10.0.0.1:6443", "2026-11-29T10:00:00Z", "2026-11-29T10:00:05Z",
+                 "all namespaces", f"kubectl-kcache {PROV.tool_version}"):
+        assert fact in text, fact
+    files = Provenance("files", files=("dump.yaml",), namespace="team-a", generated_at="x")
+    text = Page(html_of(problem_report, provenance=files)).all_text
+    assert "dump.yaml" in text and "namespace team-a" in text and "not recorded" in text
+
+
+def test_findings_by_check_with_code_object_evidence_and_hint(problem_report):
+    text = html_of(problem_report, provenance=PROV)
+    page = Page(text)
+    body = page.all_text
+    assert "2 errors, 1 warning, 1 info in 7 checks (1 skipped, 1 incomplete, 1 suppressed)" in body
+    for f in problem_report.findings:
+        assert f.message in body and f.hint in body
+        assert "/".join(x for x in (f.object.kind, f.object.namespace, f.object.name) if x) in body
+        for ev in f.evidence:
+            assert ev in body
+    sections = [a.get("id") for t, a in page.tags if t == "section" and (a.get("id") or "").startswith("check-")]
+    assert sections == ["check-group-taints", "check-nodes", "check-cache-status"]
+    # the suppressed finding is listed apart, collapsed
+    assert text.index('id="suppressed"') > text.index('id="check-cache-status"')
+    assert "Suppressed findings (1)" in body
+
+
+def test_every_value_is_escaped():
+    evil = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    finding = Finding(check="nodes", severity="error", object=ObjectRef("Node", f"n1{evil}\x1b[31m"),
+                      message=f"node {evil} is cordoned", hint=f"kubectl uncordon '{evil}'", group=f"g{evil}",
+                      evidence=(f"label {evil}",), code="cordoned")
+    report = DoctorReport(checks=(CheckResult("nodes", "fail"),), findings=(finding,), cluster=f"c{evil}",
+                          titles={"nodes": f"title {evil}"})
+    text = html_of(report, provenance=PROV, status=f"reason {evil}")
+    page = Page(text)
+    assert page.script == 1
+    assert "<img" not in text and "alert(1)</script>" not in text
+    assert not [a for _, a in page.tags if "onerror" in a]
+    body = page.all_text
+    assert f"node {evil} is cordoned" in body  # shown as text, exactly
+    assert "\x1b" not in text and "n1" + evil + "\\x1b[31m" in body
+
+
+def test_one_cause_on_many_objects_is_one_entry_with_a_collapsible_list():
+    findings = tuple(
+        Finding(check="group-taints", severity="error", object=ObjectRef("Node", f"gpu-{i:02d}"), group="gpu",
+                message=f"taint x on gpu-{i:02d}", hint="kubectl patch kernelcachenodegroup gpu ...",
+                code="blocks-jobs",
+                cause="taint x=y:NoSchedule is not tolerated", lister="kubectl get nodes -l pool=gpu",
+                evidence=(f"untolerated taint on gpu-{i:02d}",))
+        for i in range(12))
+    report = DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=findings)
+    text = html_of(report)
+    page = Page(text)
+    articles = [a for t, a in page.tags if t == "article"]
+    assert len(articles) == 1 and "grouped" in (articles[0]["class"] or "")
+    body = page.all_text
+    assert "12 Nodes" in body and "gpu-00, gpu-01, gpu-02 and 9 more" in body
+    assert "kubectl get nodes -l pool=gpu" in body and "kubectl patch kernelcachenodegroup gpu ..." in body
+    details = text[text.index("<details"):text.index("</details>")]
+    assert details.count("<li><code>Node/") == 12
+    assert "kubectl patch" not in details  # the shared next command is said once, above
+    for i in range(12):  # every object, its message and evidence, in the list
+        assert f"Node/gpu-{i:02d}" in details and f"untolerated taint on gpu-{i:02d}" in details
+
+
+def test_the_fleet_heatmap():
+    status = fleet_status(load_files([str(FLEET)]))
+    report = DoctorReport(checks=(CheckResult("crds", "pass"),), findings=())
+    text = html_of(report, status=status, provenance=PROV)
+    heat = text[text.index('<table class="heat">'):]
+    heat = heat[:heat.index("</table>")]
+    rows = re.findall(r"<tr><th scope=row><code>([^<]+)</code></th>(.*?)</tr>", heat)
+    assert [name for name, _ in rows] == ["other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5"]
+    cells = {name: re.findall(r'<td class="([^"]+)"[^>]*title="([^"]*)"', tds) for name, tds in rows}
+    assert cells["team/c1"] == [("cell", "a: 1 Ready, 1 Pulling, 1 Pending, 1 no entry"),
+                                ("cell other", "ab: 1 Pulling")]
+    assert cells["other/c9"] == [("cell has-error", "a: 1 Error, 3 no entry")]
+    assert '<td class="empty">' in dict(rows)["other/c9"]  # no cell in ab or b
+    assert "KernelCaches no group prepares" in text and "team/c6" in text
+    groups = Page(text).all_text
+    assert "No findings." in groups
+
+
+def test_no_status_says_why(problem_report):
+    text = html_of(problem_report, status="status cannot answer: cannot list pods in namespace kserve (forbidden)")
+    assert "Not shown: status cannot answer: cannot list pods in namespace kserve (forbidden)" in text
+    assert 'class="heat"' not in html_of(problem_report)
+
+
+@pytest.mark.parametrize("report_name", ["clean_report", "skipped_only_report", "suppressed_only_report"])
+def test_other_reports_render(report_name, request):
+    report = request.getfixturevalue(report_name)
+    text = html_of(report)
+    assert text.rstrip().endswith("</html>")
+    assert Page(text).script == 1
+
+
+def test_with_many_groups_the_heatmap_has_one_row_per_cell():
+    from kubectl_kcache.explain.status import CacheCell, FleetStatus, GroupStatus, PhaseCounts
+
+    groups = tuple(GroupStatus(f"pool-{i:02d}", {"pool": str(i)}, 10, 0, 0, 10, 10,
+                               (CacheCell(f"team/c{i:02d}", PhaseCounts(ready=i), True),)) for i in range(10))
+    status = FleetStatus(groups, caches=tuple(f"team/c{i:02d}" for i in range(10)))
+    text = html_of(DoctorReport(checks=(), findings=()), status=status)
+    heat = text[text.index('<table class="heat">'):]
+    heat = heat[:heat.index("</table>")]
+    assert heat.count("<tr><th scope=row>") == 10  # not a 10 x 10 matrix
+    assert '<td class="empty">' not in heat
+    assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat

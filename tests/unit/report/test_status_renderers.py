@@ -1,0 +1,160 @@
+"""status for people (table: plain and coloured) and for machines (json, yaml), over the fixture fleet."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubectl_kcache import kinds
+from kubectl_kcache.explain.status import StatusReport, fleet_status
+from kubectl_kcache.provenance import Provenance
+from kubectl_kcache.report import formats, render
+from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
+from kubectl_kcache.report.status_table import status_text
+from kubectl_kcache.snapshot import Read, build, load_files
+from tests import builders as b
+
+FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+PROV = Provenance("live", server="https://127.0.0.1:6443", cluster="kind-gpu", taken_at="2026-11-29T10:00:00Z",
+                  generated_at="2026-11-29T10:00:01Z")
+
+
+OK_READS = tuple(Read(resource, None, "ok") for resource in kinds.PLURALS)
+
+
+@pytest.fixture
+def report() -> StatusReport:
+    return StatusReport(fleet_status(load_files([str(FLEET)])), PROV)
+
+
+def rendered(report: StatusReport, fmt: str = "table", color: bool = False) -> str:
+    out = io.StringIO()
+    render("status", report, fmt, out, color=color)
+    return out.getvalue()
+
+
+def test_status_formats():
+    assert formats("status") == ["table", "json", "yaml"]
+
+
+def test_plain_table_rows_and_no_escapes(report):
+    text = rendered(report)
+    assert "\x1b[" not in text
+    lines = text.splitlines()
+    assert lines[0] == "cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · all namespaces"
+    header = next(line for line in lines if line.startswith("GROUP"))
+    assert header.split() == ["GROUP", "SELECTOR", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING",
+                              "AGENTS", "CACHES"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1:lines.index(header) + 4]}
+    assert rows == {"a": ["pool=a", "4", "3", "1", "1", "4", "0", "2/4", "3"],
+                    "ab": ["shared=yes", "1", "1", "0", "0", "1", "0", "0/1", "1"],
+                    "b": ["gpu=l40s,pool=b", "2", "1", "1", "0", "1", "1", "1/2", "2"]}
+    cache_header = next(line for line in lines if line.startswith("KERNELCACHE"))
+    assert cache_header.split() == ["KERNELCACHE", "GROUP", "NODES", "READY", "PENDING", "PULLING", "ERROR", "NO",
+                                    "ENTRY"]
+    start = lines.index(cache_header) + 1
+    cells = [line.split() for line in lines[start:start + 9]]
+    assert cells == [
+        ["other/c9", "a", "4", "0", "0", "0", "1", "3"],
+        ["team/c1", "a", "4", "1", "1", "1", "0", "1"],
+        ["ab*", "1", "0", "0", "1", "0", "0"],
+        ["team/c2", "a", "4", "0", "1", "1", "0", "2"],
+        ["team/c3", "ab", "1", "1", "0", "0", "0", "0"],
+        ["a*", "4", "1", "0", "0", "0", "3"],
+        ["team/c4", "b", "2", "0", "0", "0", "1", "1"],
+        ["team/c5", "b", "2", "0", "1", "0", "0", "1"],
+        ["*", "not", "the", "KernelCache's", "group:", "entries", "on", "members", "that", "are", "also", "in", "its",
+         "group,", "or", "that", "the", "agent", "has", "not", "dropped", "yet"],
+    ]
+    assert lines[-3:] == ["KernelCaches no group prepares:",
+                          "  team/c6  group 'missing' (from spec.nodeGroupRef) does not exist",
+                          "  team/c7  group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding "
+                          "white space, which KServe does not trim here)"]
+
+
+def test_plain_table_never_wraps_long_names(report):
+    long = "team/" + "x" * 240
+    cells = replace(report.status.groups[0].caches[0], cache=long)
+    group = replace(report.status.groups[0], caches=(cells,))
+    text = rendered(replace(report, status=replace(report.status, groups=(group,))))
+    assert any(line.startswith(long + "  a  ") for line in text.splitlines())
+
+
+def test_colour_adds_the_heat_bar(report):
+    text = rendered(report, color=True)
+    assert "\x1b[" in text
+    plain = ANSI.sub("", text)
+    assert "HEAT" in plain
+    c1 = next(line for line in plain.splitlines() if line.startswith("team/c1"))
+    assert "█" * 12 in c1  # one bar per row, BAR_WIDTH characters
+    # the c1 row in group a: 1 Ready (green), 1 Pulling (blue), 1 Pending (yellow), 1 no entry (grey)
+    raw = next(line for line in text.splitlines() if ANSI.sub("", line).startswith("team/c1"))
+    assert re.search(r"\x1b\[32m█{3}\x1b\[0m\x1b\[34m█{3}\x1b\[0m\x1b\[33m█{3}\x1b\[0m\x1b\[90m█{3}\x1b\[0m", raw)
+
+
+def test_names_from_the_cluster_are_escaped():
+    snap = build([b.group("gpu\x1b[31m", {"pool": "a\u202eb"}), b.node("n1", {"pool": "a\u202eb"})],
+                 reads=OK_READS)
+    text = status_text(StatusReport(fleet_status(snap), PROV), color=False, width=None)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "gpu\\x1b[31m" in text and "pool=a\\u202eb" in text
+
+
+def test_an_empty_cluster_says_so():
+    text = status_text(StatusReport(fleet_status(build([], reads=OK_READS)), PROV), color=False, width=None)
+    assert "no KernelCacheNodeGroups" in text and "no KernelCaches" in text
+
+
+def test_notes_and_header_are_shown(report):
+    text = status_text(replace(report, notes=("watch nodes: connection refused; retrying",)), color=False, width=None,
+                       header="watching, Ctrl-C to stop")
+    assert text.splitlines()[:2] == [
+        "watching, Ctrl-C to stop · cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · "
+        "all namespaces", "watch nodes: connection refused; retrying"]
+
+
+def test_a_narrow_terminal_folds_names_not_numbers(report):
+    long = "team/" + "x" * 120
+    cells = replace(report.status.groups[0].caches[0], cache=long)
+    group = replace(report.status.groups[0], caches=(cells,), selector={"k" * 50: "v" * 50})
+    report = replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:])))
+    text = ANSI.sub("", status_text(report, color=True, width=100))
+    assert all(len(line) <= 100 for line in text.splitlines()), text
+    assert long not in text and long[:20] in text  # folded over several lines
+    assert "".join(line.split()[0] for line in text.splitlines() if line.startswith(("team/x", "x"))) == long
+    assert "2/4" in text  # numbers are never broken across lines
+
+
+def test_json_and_yaml_are_the_document(report):
+    doc = report.to_dict()
+    assert json.loads(rendered(report, "json")) == doc
+    assert yaml.safe_load(rendered(report, "yaml")) == doc
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=5, max_size=5),
+       st.integers(min_value=1, max_value=40))
+def test_bar_widths_fill_the_bar_and_show_every_nonzero_segment(values, width):
+    counts = dict(zip(SEGMENTS, values, strict=True))
+    widths = bar_widths(counts, width)
+    nonzero = [s for s in SEGMENTS if counts[s]]
+    if not nonzero:
+        assert sum(widths.values()) == 0
+        return
+    assert sum(widths.values()) == max(width, len(nonzero))
+    assert all((widths[s] > 0) == (counts[s] > 0) for s in SEGMENTS)
+
+
+def test_bar_widths_are_proportional():
+    assert bar_widths({"Ready": 3, "Pulling": 1, "Pending": 0, "Error": 0, "no entry": 0}, 12) == {
+        "Ready": 9, "Pulling": 3, "Pending": 0, "Error": 0, "no entry": 0}
+    assert bar_widths({"Ready": 999, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}, 12) == {
+        "Ready": 11, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}
