@@ -188,7 +188,8 @@ class _Layout:
             # a cell longer than its column gets a line of its own: no message starts further right
             # each cell on this line, folded under its own start when wider than the terminal
             at = INDENT
-            for cell in cells:
+            for cell, width in zip(cells, widths, strict=True):
+                cell.pad_right(width - len(cell))  # the columns before the long one stay aligned
                 room = max(self.console.width - at, 8)
                 pieces = [cell[i:i + room] for i in range(0, len(cell), room)] or [cell]
                 prefix.append_text(pieces[0])
