@@ -545,20 +545,22 @@ def why_group(
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )
-    if output == "tree":
-        from rich.console import Console
+    from .report.why_group_tree import render_tree
 
-        from .report.why_group_tree import render_tree
-
-        color = _color()
-        console = Console(
-            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
-            width=None if color else plain_width()
-        )
-        render_tree(why, console)
-    else:
-        _write(_dump_doc(with_source(why.to_dict(), _source(snap.meta, namespace)), output))
+    _explanation(why, render_tree, output, _source(snap.meta, namespace))
     return EXIT_OK
+
+
+def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:
+    """A why-* answer: its tree for people, or its document with where it came from."""
+    if output != "tree":
+        _write(_dump_doc(with_source(why.to_dict(), source), output))
+        return
+    from rich.console import Console
+
+    color = _color()
+    render_tree(why, Console(file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
+                             width=None if color else plain_width()))
 
 
 # ---- why-not-cached -----------------------------------------------------------------------------
@@ -597,9 +599,7 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        from .snapshot import load_files
-
-        snap = load_files(from_files)
+        snap = _load_files(from_files)
         namespace = flags.get("namespace") or manifest_ns or (
             _default_namespace_offline(snap, pod, None) if pod else "default")
     else:
@@ -611,19 +611,9 @@ def why_not_cached(
     if manifest_pod is not None:
         manifest_pod = _in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
-    if output == "tree":
-        from rich.console import Console
+    from .report.why_not_cached_tree import render_tree
 
-        from .report.why_not_cached_tree import render_tree
-
-        color = _color()
-        console = Console(
-            file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
-            width=None if color else plain_width()
-        )
-        render_tree(why, console)
-    else:
-        _write(_dump_doc(with_source(why.to_dict(), _source(snap.meta, namespace)), output))
+    _explanation(why, render_tree, output, _source(snap.meta, namespace))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
 
 

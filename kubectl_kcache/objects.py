@@ -20,6 +20,7 @@ wire layout; values derived from several fields are computed once (cached) or ar
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import operator
 import re
@@ -126,6 +127,17 @@ class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
             for name, default, factory in fields:
                 if getattr(self, name) is None:
                     force_setattr(self, name, factory() if default is msgspec.NODEFAULT else default)
+
+
+def parse_time(value: str) -> dt.datetime | None:
+    """A metav1.Time as the API writes it (RFC 3339), in UTC when it has no zone; None when empty or bad."""
+    if not value:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
 # ---- shared parts -------------------------------------------------------------------------------

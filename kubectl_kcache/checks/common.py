@@ -16,6 +16,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
+from ..objects import parse_time as parse_time  # checks read times through common
 from ..snapshot import NOT_IN_INPUT, ClusterSnapshot, Read
 from ..text import command
 from .model import ObjectRef
@@ -195,16 +196,6 @@ def facts(snapshot: ClusterSnapshot) -> Facts:
 
 
 # ---- time -----------------------------------------------------------------------------------------
-
-
-def parse_time(value: str) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
 def rfc3339(t: dt.datetime) -> str:

@@ -31,7 +31,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_mismatch, selector_matches
-from ..objects import KernelCache, Pod, find_condition
+from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import ClusterSnapshot
 from ..text import command
 
@@ -311,22 +311,12 @@ def _placement(snapshot: ClusterSnapshot, pod: Pod, kc_key: str | None, config: 
 
 # ---- the story: history vs now, and the next command --------------------------------------------------------
 
-def _time(value: str) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
-
-
 def _ready_since(winner: a.Candidate) -> tuple[str, str]:
     """(the earliest lastUpdate of the winner's Ready entries, the KernelCache's Ready transition time)."""
     kc = winner.kernel_cache
     times = sorted((e.entry.last_update for e in winner.entries
-                    if kc is not None and a.entry_matches_cache(e.entry, kc) and _time(e.entry.last_update)),
-                   key=lambda v: _time(v) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+                    if kc is not None and a.entry_matches_cache(e.entry, kc) and parse_time(e.entry.last_update)),
+                   key=lambda v: parse_time(v) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
     cond = find_condition(kc.conditions, "Ready") if kc is not None else None
     kc_time = cond.last_transition if cond is not None and cond.status == "True" else ""
     return (times[0] if times else ""), kc_time
@@ -380,9 +370,9 @@ def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, 
 def _ready_after(why: WhyNotCached, now: str, notes: list[str]) -> str:
     winner = why.admission.winner
     assert winner is not None
-    created = _time(why.created)
+    created = parse_time(why.created)
     entry_time, kc_time = _ready_since(winner)
-    after = [t for t in (entry_time, kc_time) if created is not None and (_time(t) or created) > created]
+    after = [t for t in (entry_time, kc_time) if created is not None and (parse_time(t) or created) > created]
     match = why.admission.match
     if after:
         when = [f"its Ready entries were last updated at {entry_time}" if entry_time else "",
