@@ -93,7 +93,7 @@ def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
         click.option(
-            "-v", "--v", "v", metavar="LEVEL", type=click.IntRange(0, 10), default=None,
+            "-v", "--v", "v", metavar="LEVEL", default=None, callback=_log_level,
             help="Log level for API requests on stderr: 6 each request, its status and time; 8 adds headers; "
                  "9 the size of each answer. Credentials are never logged.",
         ),
@@ -101,6 +101,16 @@ def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "
     for opt in reversed(opts):
         func = opt(func)
     return func
+
+
+def _log_level(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """kubectl's -v: `-v 6`, `-v6`, `--v=6` and the `-v=6` kubectl users type."""
+    if value is None:
+        return None
+    text = value.removeprefix("=")
+    if not text.isdigit() or int(text) > 10:
+        raise click.BadParameter(f"{value!r} is not a log level from 0 to 10", ctx=ctx, param=param)
+    return int(text)
 
 
 def parse_duration(text: str | None) -> float | None:

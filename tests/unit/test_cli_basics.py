@@ -105,6 +105,25 @@ def test_bad_request_timeout(capsys, argv):
     assert "invalid duration" in err
 
 
+@pytest.mark.parametrize("argv", [["-v=6"], ["-v6"], ["--v=6"], ["-v", "6"], ["--v", "6"]])
+def test_log_level_as_kubectl_users_type_it(monkeypatch, argv):
+    seen = []
+
+    def client(flags):
+        seen.append(flags.get("v"))
+        raise click.UsageError("no cluster in this test")
+
+    monkeypatch.setattr(cli, "_client", client)
+    assert run(["doctor", *argv]) == EXIT_USAGE
+    assert seen == [6]
+
+
+@pytest.mark.parametrize("level", ["=x", "11", "-1", "six"])
+def test_a_bad_log_level_is_a_usage_error(capsys, level):
+    assert run(["doctor", f"--v={level}"]) == EXIT_USAGE
+    assert "is not a log level from 0 to 10" in capsys.readouterr().err
+
+
 def test_reconcile_from_file_needs_dry_run(capsys, tmp_path):
     path = tmp_path / "snap.yaml"
     path.write_text("kind: List\napiVersion: v1\nitems: []\n")
