@@ -131,3 +131,53 @@ def test_dump_without_one_read_is_incomplete_and_so_is_a_doctor_on_it(cluster, t
         if proc.returncode != 3 or f"list {resource}" not in proc.stderr or offline.returncode != 3:
             wrong[resource] = (proc.returncode, proc.stderr, offline.returncode, offline.stderr)
     assert wrong == {}
+
+
+def _same_answer_or_incomplete(cluster, command: list[str]) -> dict:
+    """For every readable resource, a user lacking it gets the full reader's answer (a read the command does
+    not depend on), exit 3 naming `list <resource>`, or the same verdict from a gate that fails anyway with
+    the unread one said to be not checked (naming `list <resource>`): never another verdict, never a silent
+    difference. The answers compared are the JSON documents without `source` (when they were made)."""
+    users = readers(cluster, [""] + [res for _, res in READABLE])
+
+    def answer(proc):
+        doc = json.loads(proc.stdout)
+        doc.pop("source", None)
+        return proc.returncode, doc
+
+    full = kcache(cluster, *command, "--as", users[""], "-o", "json")
+    assert full.returncode in (0, 1), full.stderr
+    expected = answer(full)
+    wrong, incomplete, said = {}, [], []
+    for _, resource in READABLE:
+        proc = kcache(cluster, *command, "--as", users[resource], "-o", "json")
+        if proc.returncode == 3 and not proc.stdout and f"list {resource}" in proc.stderr \
+                and proc.stderr.count("\n") == 1:
+            incomplete.append(resource)
+        elif proc.returncode == 3 or not proc.stdout:
+            wrong[resource] = (proc.returncode, proc.stdout[:300], proc.stderr)
+        elif answer(proc) != expected:
+            if proc.returncode != full.returncode or f"list {resource}" not in proc.stdout:
+                wrong[resource] = (proc.returncode, proc.stdout[:300], proc.stderr)
+            else:
+                said.append(resource)
+    assert wrong == {}
+    return {"incomplete": incomplete, "said": said}
+
+
+def test_status_without_any_one_read_answers_the_same_or_is_incomplete(cluster):
+    install(cluster)
+    cluster.apply([b.kernel_cache("model-cache", NS, group_name=None)])  # its group comes from the ConfigMap
+    seen = _same_answer_or_incomplete(cluster, ["status"])
+    assert set(seen["incomplete"]) == {"nodes", "pods", "configmaps", "kernelcachenodegroups", "kernelcachenodes",
+                                       "kernelcaches"}
+    assert seen["said"] == []
+
+
+def test_why_not_cached_without_any_one_read_answers_the_same_or_is_incomplete(cluster):
+    install(cluster)
+    seen = _same_answer_or_incomplete(cluster, ["why-not-cached", POD, "-n", NS])
+    assert {"pods", "kernelcaches", "kernelcachenodes"} <= set(seen["incomplete"])
+    # no webhook is installed here: without reading the configurations that gate is not checked, and the
+    # next gate, which fails too, is the answer
+    assert seen["said"] == ["mutatingwebhookconfigurations"]
