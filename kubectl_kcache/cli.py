@@ -391,7 +391,7 @@ def doctor(
     render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
-    # no verdict on what could not be read (design.md: 3 wins over 1); a kind absent from input files is said
+    # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
     # in the report, but it is not an API failure: the findings decide the exit code then
     failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
     if failed:

@@ -1,7 +1,7 @@
-"""Where an answer's data came from, as every machine format carries it (design.md, "Every machine
-format"): live from an API server or from input files, the cluster, when the data was read, when the
-answer was made, the tool's version and the namespace scope of the reads. In JSON and YAML it is the
-`source` object right after `kind` and `version`."""
+"""Where an answer's data came from, as every machine format carries it: live from an API server or from
+input files, the cluster, when the data was read, when the answer was made, the tool's version and the
+namespace scope of the reads. In JSON and YAML it is the `source` object right after `kind` and
+`version`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The doctor's data: check specs, findings, results and the report (the `DoctorReport` of design.md)."""
+"""The doctor's data: check specs, findings, results and the report (the documented `DoctorReport` document)."""
 
 from __future__ import annotations
 

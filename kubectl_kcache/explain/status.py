@@ -144,7 +144,7 @@ class StatusReport:
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        """design.md's `status -o json`, with `meta` (provenance) as every machine format carries."""
+        """The `status -o json` document, with `source` as every machine format carries."""
         return {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict(), **self.status.to_dict()}
 
 

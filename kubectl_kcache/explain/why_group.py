@@ -91,7 +91,7 @@ class CreatedCache:
 
 @dataclass(frozen=True)
 class WhyGroup:
-    """The explanation; `to_dict()` is the `why-group -o json` document of design.md."""
+    """The explanation; `to_dict()` is the documented `why-group -o json` document."""
 
     namespace: str
     pod_name: str | None

@@ -24,7 +24,7 @@ PHASE_READY = "Ready"
 PHASE_PENDING = "Pending"
 PHASE_PULLING = "Pulling"
 PHASE_ERROR = "Error"
-# The phases in the order reports show them (design.md's `status -o json` keys).
+# The phases in the order reports show them (the `status -o json` keys).
 PHASES = (PHASE_READY, PHASE_PENDING, PHASE_PULLING, PHASE_ERROR)
 LEGACY_EXTRACTING = "Extracting"
 

@@ -1,4 +1,4 @@
-"""Actions: what reconcile would do, as small frozen records (the `ReconcilePlan` of design.md)."""
+"""Actions: what reconcile would do, as small frozen records (the documented `ReconcilePlan`)."""
 
 from __future__ import annotations
 

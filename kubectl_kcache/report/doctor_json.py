@@ -1,4 +1,4 @@
-"""`json` and `yaml`: exactly `DoctorReport.to_dict()`, the `doctor -o json` contract of design.md."""
+"""`json` and `yaml`: exactly `DoctorReport.to_dict()`, the `doctor -o json` contract of the user guide."""
 
 from __future__ import annotations
 

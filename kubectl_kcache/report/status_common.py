@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..explain.status import CacheCell, GroupStatus
     from ..provenance import Provenance
 
-# A heat cell's segments, best first: the four phases of design.md's counts, then the members that have
+# A heat cell's segments, best first: the four phases of the documented counts, then the members that have
 # no entry for the cache (a NotReady node, a node without its KernelCacheNode or agent, a new node).
 READY, PULLING, PENDING, ERROR, NO_ENTRY = "Ready", "Pulling", "Pending", "Error", "no entry"
 SEGMENTS = (READY, PULLING, PENDING, ERROR, NO_ENTRY)

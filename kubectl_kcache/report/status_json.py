@@ -1,4 +1,4 @@
-"""`status -o json|yaml`: exactly `StatusReport.to_dict()`, design.md's `KcacheStatus` with its provenance."""
+"""`status -o json|yaml`: exactly `StatusReport.to_dict()`, the documented `KcacheStatus` with its `source`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """status: the counting rules over a small fleet (tests/unit/explain/fixtures/status-fleet.yaml), the scope,
-the reads it refuses to answer without, and design.md's `KcacheStatus` document."""
+the reads it refuses to answer without, and the `KcacheStatus` document."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """why-group: every branch of KServe's captureNodeGroup as seen through explain(), with exact reasons and
-messages, plus capture lookup, drift, what-if, traps and the JSON contract of design.md."""
+messages, plus capture lookup, drift, what-if, traps and the JSON contract."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """why-not-cached: every gate of KServe's consumer admission failing once through explain(), history vs
-now (the cache became Ready after the pod), placement outside the group, the JSON contract of design.md,
+now (the cache became Ready after the pod), placement outside the group, the JSON contract,
 the next command, and the errors (pod not found, a forbidden read, a kind not in the input)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`-o json` and `-o yaml`: exactly DoctorReport.to_dict(), in the shape design.md promises."""
+"""`-o json` and `-o yaml`: exactly DoctorReport.to_dict(), in the documented shape."""
 
 from __future__ import annotations
 
