@@ -469,11 +469,10 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
     """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
     import dataclasses
     import shutil
+    import signal
 
     from .provenance import now_rfc3339
     from .watch import LiveSnapshot
-
-    import signal
 
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background of a shell: Ctrl-C
         signal.signal(signal.SIGINT, signal.default_int_handler)  # must still stop a watch, as in kubectl
