@@ -125,31 +125,25 @@ def metadata_errors(kind: str, name: str, namespace: str | None, labels: Mapping
     lines (empty when it would store it). Namespaces are DNS labels; every other kind read here is named as
     a DNS subdomain. Label keys and values repeat across thousands of objects: the valid ones are remembered.
     `show` prints a bad value (`shown` cuts long ones for a one-line message)."""
-    out: list[str] = []
-    if kind == "Namespace":
-        errors = dns_label_errors(name)
-    elif len(name) <= 253 and _SUBDOMAIN_RE.fullmatch(name) or not name:
-        errors = []
-    else:
-        errors = subdomain_errors(name)
-    out += [f"metadata.name: Invalid value: {show(name)}: {m}" for m in errors]
+    errors = dns_label_errors(name) if kind == "Namespace" else subdomain_errors(name) if name else []
+    out = [f"metadata.name: Invalid value: {show(name)}: {m}" for m in errors]
     if namespace and namespace not in _VALID_NAMESPACES:
-        errors = dns_label_errors(namespace)
-        out += [f"metadata.namespace: Invalid value: {show(namespace)}: {m}" for m in errors]
-        if not errors:
-            _VALID_NAMESPACES.add(namespace)
-    for key, value in labels.items():
+        out += _checked(dns_label_errors, _VALID_NAMESPACES, namespace, "metadata.namespace", show)
+    for key, value in labels.items():  # the membership tests first: this runs for every object of a file
         if key not in _VALID_KEYS:
-            errors = qualified_name_errors(key)
-            out += [f"metadata.labels: Invalid value: {show(key)}: {m}" for m in errors]
-            if not errors:
-                _VALID_KEYS.add(key)
+            out += _checked(qualified_name_errors, _VALID_KEYS, key, "metadata.labels", show)
         if value not in _VALID_VALUES:
-            errors = label_value_errors(value)
-            out += [f"metadata.labels: Invalid value: {show(value)}: {m}" for m in errors]
-            if not errors:
-                _VALID_VALUES.add(value)
+            out += _checked(label_value_errors, _VALID_VALUES, value, "metadata.labels", show)
     return out
+
+
+def _checked(errors_of: Callable[[str], list[str]], valid: set[str], value: str, field: str,
+             show: Callable[[str], str]) -> list[str]:
+    """`errors_of(value)` as `field: Invalid value` lines; a valid value is remembered in `valid`."""
+    errors = errors_of(value)
+    if not errors:
+        valid.add(value)
+    return [f"{field}: Invalid value: {show(value)}: {m}" for m in errors]
 
 
 # strings already found valid

@@ -218,10 +218,6 @@ def _load_files(from_files: Iterable[str]) -> Any:
     return snap
 
 
-def _load_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None) -> Any:
-    return _read(flags, from_files, scope)[0]
-
-
 def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
           client: Any = None) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
@@ -773,7 +769,7 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
 
         render_plan_table(doc, sys.stdout, color=_color())
     elif output == "name":
-        from .report.plan_name import render_plan_names
+        from .report.doctor_name import render_plan_names
 
         render_plan_names(doc, sys.stdout)
     else:
@@ -797,7 +793,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
     client = _client(flags)
-    scope = Scope(namespace=None if flags.get("all_namespaces") else flags.get("namespace"))
+    scope = Scope(namespace=_scope_namespace(flags))
     try:
         out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
     except OSError as exc:

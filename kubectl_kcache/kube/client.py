@@ -129,6 +129,11 @@ class Client:
         t = self.timeout if timeout is None else timeout
         guard = self.write_guard if method in MUTATING else None
         started = time.monotonic()
+
+        def log(status: int, body: bytes | None = None) -> None:  # kubectl's -v
+            if self.verbosity >= 6:
+                requestlog.answer(self, method, path, params, headers, status, started, body)
+
         try:
             with write_guard.guarding(guard):
                 if self._transport is not None:
@@ -138,26 +143,21 @@ class Client:
 
                     answer = official.request(self._api, method, path, params, headers, body, t or None, stream)
         except HTTPStatus as exc:
-            if self.verbosity >= 6:
-                requestlog.answer(self, method, path, params, headers, exc.status, started, exc.body)
+            log(exc.status, exc.body)
             raise api_error(exc, method, path, verb, resource) from None
         except (InputError, write_guard.WriteRefused):  # an exec plugin failing on refresh, a missing CA file;
             raise  # a write refused by the guard
         except Exception as exc:  # noqa: BLE001 - urllib3's connection, TLS and timeout errors; ApiException
             is_http = type(exc).__name__ == "ApiException"
-            if self.verbosity >= 6:
-                status = getattr(exc, "status", 0) if is_http else 0
-                requestlog.answer(self, method, path, params, headers, status, started, None)
+            log(getattr(exc, "status", 0) if is_http else 0)
             if is_http:
                 raise api_error(exc, method, path, verb, resource) from None
             raise transport_error(exc, self.server, t or None) from None
         if stream:
-            if self.verbosity >= 6:
-                requestlog.answer(self, method, path, params, headers, getattr(answer, "status", 200), started, None)
+            log(getattr(answer, "status", 200))
             return answer
         status, data = answer
-        if self.verbosity >= 6:
-            requestlog.answer(self, method, path, params, headers, status, started, data)
+        log(status, data)
         if raw:
             return data
         if not data:
