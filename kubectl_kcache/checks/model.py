@@ -106,7 +106,8 @@ class Read:
             values = [getattr(x, key) for x in self.lists if getattr(x, key)]
             if values:
                 name = "labelSelector" if key == "label_selector" else "fieldSelector"
-                parts.append(f"{name} {values[0]}" + (f" (and {', '.join(values[1:])})" if values[1:] else ""))
+                rest = [v.removeprefix("metadata.name=") for v in values[1:]]
+                parts.append(f"{name} {values[0]}" + (f" (and {', '.join(rest)})" if rest else ""))
         return "; ".join(parts)
 
     def __str__(self) -> str:
