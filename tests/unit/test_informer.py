@@ -112,7 +112,8 @@ def test_a_broken_watch_resumes_from_the_last_resource_version_and_says_why_mean
     errors: list[str] = []
     oks: list[bool] = []
     lw = FakeLW([page([node("a", "5")], "10")],
-                [[event("ADDED", node("b", "12")), Unreachable("connection refused")], [event("ADDED", node("c", "13"))]])
+                [[event("ADDED", node("b", "12")), Unreachable("connection refused")],
+                 [event("ADDED", node("c", "13"))]])
     inf = run_informer(lw, on_error=lambda verb, exc: errors.append(f"{verb}: {exc}"), on_ok=lambda: oks.append(True))
     assert errors == ["watch: connection refused"] and oks == [True]
     assert lw.lists == 1 and lw.watched_from[:3] == ["10", "12", "13"]
