@@ -35,8 +35,8 @@ def with_status(doc: dict[str, Any], resource: str, status: str) -> dict[str, An
     for read in doc["meta"]["reads"]:
         if read["resource"] == resource:
             read.update(status=status, count=0)
-    doc["items"] = [x for x in doc["items"] if x["kind"].lower() + "s" != resource
-                    and not (resource == "mutatingwebhookconfigurations" and x["kind"] == "MutatingWebhookConfiguration")]
+    gone = {"mutatingwebhookconfigurations": "mutatingwebhookconfiguration"}.get(resource, resource[:-1])
+    doc["items"] = [x for x in doc["items"] if x["kind"].lower() != gone]
     return doc
 
 
