@@ -126,10 +126,12 @@ class Informer(threading.Thread):
         self.resource_version = ""
         self._listed_once = False
         self._list_poison: dict[Key, str] = {}
-        if initial is not None:
+        if initial is not None:  # a list just made (status -w): current until a watch from it breaks
             objs, self.resource_version = initial
             self.store = {key_of(o): o for o in objs}
             self._listed_once = bool(self.resource_version)
+            if self.resource_version:
+                self.synced.set()
 
     # ---- the owner's side ---------------------------------------------------------------------------
     def items(self) -> list[Any]:
