@@ -86,7 +86,7 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class Listed:
+class ListMade:
     """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
 
     spec: ListSpec
@@ -101,7 +101,7 @@ class Collector:
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
         self.reads: list[snap.Read] = []
-        self.lists: list[Listed] = []  # the lists that succeeded, with their resourceVersions
+        self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
 
@@ -156,7 +156,7 @@ class Collector:
                 key = (field, obj.metadata.namespace or "", obj.metadata.name)
                 keys.add(key)
                 self.objects[key] = obj
-            self.lists.append(Listed(spec, listing.resource_version, frozenset(keys)))
+            self.lists.append(ListMade(spec, listing.resource_version, frozenset(keys)))
         return got
 
     def read(self, spec: ListSpec, keep: bool = True) -> list[Any]:
@@ -187,7 +187,7 @@ def taken_at() -> str:
 
 def collect(
     client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
-    lists: list[Listed] | None = None,
+    lists: list[ListMade] | None = None,
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import kinds
 from . import snapshot as snap
-from .collect import Listed
+from .collect import ListMade
 from .errors import IncompleteError
 from .informer import ClientListerWatcher, Coalescer, Informer, ListerWatcher
 
@@ -32,9 +32,9 @@ MAX_DELAY = 1.0  # the screen is redrawn at the latest this long after the first
 class LiveSnapshot:
     """A snapshot kept current by watches. `start()`, then `wait()` and `snapshot()` in a loop."""
 
-    def __init__(self, client: Any, initial: snap.ClusterSnapshot, lists: Iterable[Listed],
+    def __init__(self, client: Any, initial: snap.ClusterSnapshot, lists: Iterable[ListMade],
                  clock: Callable[[], float] = time.monotonic,
-                 lister_watcher: Callable[[Listed], ListerWatcher] | None = None):
+                 lister_watcher: Callable[[ListMade], ListerWatcher] | None = None):
         self.meta = initial.meta
         self.reads = initial.reads
         self.stop_event = threading.Event()
