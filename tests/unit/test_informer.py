@@ -198,3 +198,52 @@ def test_the_coalescer_turns_a_burst_into_one_wake_up(events: list[float], settl
             woke = now[0]
         now[0] = round(now[0] + 0.05, 2)
     assert woke == pytest.approx(settles_at, abs=0.06)
+
+
+# ---- where a poison object is said: the controller's /readyz and metrics, status -w's screen and documents ----
+
+def poisoned_informer(stop: threading.Event) -> tuple[Informer, FakeLW]:
+    lw = FakeLW([page([node("a", "5"), node("bad", "6", **POISON)], "10")], [])
+    return Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None)), lw
+
+
+def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_plans_nothing():
+    from kubectl_kcache.reconcile.loop import Controller, LoopOptions
+
+    class Client:  # the controller only names itself to it here: nothing is listed or written
+        user_agent = ""
+
+    ctrl = Controller(Client(), LoopOptions(), log=lambda _m: None)  # type: ignore[arg-type]
+    stop = threading.Event()
+    inf, lw = poisoned_informer(stop)
+    ctrl.informers = [inf]
+    inf.start()
+    assert lw.done.wait(5)
+    ready, reasons = ctrl.readiness()
+    assert not ready and any("nodes: skipped, cannot be decoded: " in r and "Node bad" in r for r in reasons), reasons
+    metrics = ctrl.metrics.render()
+    assert 'kcache_decode_failures_total{resource="nodes"} 1' in metrics
+    assert 'kcache_undecodable_objects{resource="nodes"} 1' in metrics
+    assert ctrl.liveness()[0] is True  # alive: the informer still runs, it never died
+    assert not ctrl._current()  # no pass plans from a store that lacks an object
+    stop.set()
+    inf.join(5)
+
+
+def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document():
+    from kubectl_kcache.collect import ListMade
+    from kubectl_kcache.snapshot import ClusterSnapshot
+    from kubectl_kcache.watch import LiveSnapshot
+
+    lw = FakeLW([page([node("a", "5")], "10")], [[event("MODIFIED", node("a", "11", **POISON))]])
+    live = LiveSnapshot(None, ClusterSnapshot(), [ListMade(readplan.NODES, "10")], lister_watcher=lambda _l: lw)
+    live.start()
+    try:
+        assert live.wait(timeout=5)
+        assert lw.done.wait(5)
+        problems = live.problems()
+        assert len(problems) == 1 and problems[0].startswith("watch nodes: skipped, cannot be decoded: ")
+        assert live.watch_state() == {"state": "failing", "problems": problems}
+        assert live.snapshot().nodes == ()  # the stale version is not shown as current
+    finally:
+        live.stop()
