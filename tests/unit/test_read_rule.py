@@ -220,3 +220,40 @@ def test_an_old_dump_without_selectors_covers_what_it_named():
     snap = ClusterSnapshot(reads=(Read("pods", "kserve", "ok"), Read("pods", None, "forbidden")))
     assert covering(snap, readplan.AGENT_PODS).ok
     assert covering(snap, readplan.ISVC_PODS.in_namespace(None)).status == "forbidden"
+
+
+# ---- plain exports that lack kinds: every command refuses (exit 2) exactly when it needs one of them -----------
+
+@cache
+def broken_items() -> list[dict[str, Any]]:
+    import yaml
+
+    return list(yaml.load((EXAMPLES / "broken-cluster.yaml").read_text(), Loader=yaml.CSafeLoader)["items"])
+
+
+KINDS_IN_BROKEN = sorted({x["kind"] for x in broken_items()})
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sets(st.sampled_from(KINDS_IN_BROKEN), min_size=1, max_size=4))
+def test_plain_exports_lacking_kinds_refuse_together(dropped: set[str]):
+    import json
+    import tempfile
+
+    items = [x for x in broken_items() if x["kind"] not in dropped]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "export.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+        snapshot = load_files([str(path)])
+    base = example("broken-cluster.yaml")
+    said = commands(base, snapshot)
+    assert (said["status"] is not None) == depends(snapshot, status_needs(snapshot), absent_is_none=True)
+    assert (said["plan"] is not None) == depends(snapshot, list(readplan.RECONCILE_PLAN))
+    for unread in said.values():
+        for u in unread or ():
+            assert u.exit_code == 2 and u.read.status == "not-in-input", str(u)  # the files lack it: exit 2
+    report = run_doctor(snapshot)
+    doctor_needs = [readplan.resolve(s, None, "kserve-kernelcache-jobs")
+                    for check in all_checks() for read in check.reads for s in read.lists]
+    assert report.unreadable == ()  # nothing was refused by a cluster
+    assert (report.summary()["incomplete"] > 0) == depends(snapshot, doctor_needs)
