@@ -1,8 +1,9 @@
-"""Build a ClusterSnapshot from the live API: each kind listed once, paginated; singletons by field
-selector (friendly to RBAC resourceNames); pods only by label where the agent and preparation Jobs run.
+"""Build a ClusterSnapshot from the live API by making the read plan's lists (`readplan.py`): each kind
+listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
+where the agent and preparation Jobs run.
 
-A 403 on a list records the read as forbidden, a 404 (resource not served) as absent; the commands
-decide what that means for them.
+Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
+as absent; the commands decide what that means for them (`snapshot.require`).
 
 Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets

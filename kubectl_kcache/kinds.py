@@ -1,7 +1,8 @@
 """The registry of kinds: for every kind the plugin reads, where it lives in the API (group, version,
 plural, kind, scope: `kube/resources.py`), the Struct it decodes into (`objects.py`), the ClusterSnapshot
-field that holds it, and how it is read live. The snapshot, the live collector, the file loader, the
-reconcile informers and the tests all look kinds up here.
+field that holds it; and `ListSpec`, one list request. Which lists each command makes is the read plan
+(`readplan.py`). The snapshot, the live collector, the file loader, the informers and the tests all look
+kinds up here.
 
 Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`, `kind.decode_page(bytes)`
 (a `...List` page straight into typed items) and `kind.decode_watch_line(bytes)`.
