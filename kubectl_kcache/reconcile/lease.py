@@ -43,7 +43,10 @@ class LostLeadership(write_guard.WriteRefused):
 
 
 def new_identity() -> str:
-    return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    """`<pod or host>_<pid>_<random>`. In a pod, POD_NAME (the downward API; deploy/deployment.yaml) comes
+    first: the API server's fence (deploy/fence.yaml) admits a write only from the pod whose name starts the
+    holder identity, as the pod-bound token of that pod proves."""
+    return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
 
 
 class Tenure:
@@ -144,6 +147,8 @@ class LeaderElector:
         self.observed = Observation()
         self.state = "candidate"   # candidate | leader | lost
         self.holder = ""           # the holder last seen
+        self.vanished = False      # the Lease was deleted while this process held it
+        self.last_holder_duration = 0.0  # another holder's lease duration, last seen (0: none, or released)
         self._lock = threading.Lock()
 
     @property
@@ -160,6 +165,17 @@ class LeaderElector:
         try:
             lease = self.client.get(r.LEASES, self.name, self.namespace)
         except NotFound:
+            if self.state == "leader":
+                # deleted under us: from now on whoever creates it holds it, and that is not this process
+                self.tenure.revoke()
+                self.vanished = True
+                self.holder = ""
+                return False
+            if self.last_holder_duration:
+                # deleted under a holder that may still be writing: wait a lease duration, as for an expired one
+                self.observed.see({"deleted": True}, self.clock())
+                if not self.observed.expired(self.clock(), self.last_holder_duration):
+                    return False
             body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                     "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new}
             try:
@@ -172,6 +188,10 @@ class LeaderElector:
         spec = lease.get("spec") or {}
         self.observed.see(_record(spec), self.clock())
         self.holder = spec.get("holderIdentity") or ""
+        if self.holder and self.holder != self.identity:
+            self.last_holder_duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        elif not self.holder:
+            self.last_holder_duration = 0.0  # released: free at once
         if self.holder == self.identity:
             if not self.tenure.holds():
                 return False  # the proof ran out: this process stops, whoever holds the record now
@@ -208,6 +228,14 @@ class LeaderElector:
         return ok
 
     # ---- the API the loop uses ------------------------------------------------------------------
+    def confirm_holder(self) -> bool:
+        """Read the Lease now: does it name this process, with the proof still holding?"""
+        try:
+            lease = self.client.get(r.LEASES, self.name, self.namespace)
+        except IncompleteError:
+            return False
+        return (lease.get("spec") or {}).get("holderIdentity") == self.identity and self.tenure.holds()
+
     def standing_by(self) -> bool:
         """A candidate whose last look at the Lease worked."""
         return self.state == "candidate" and not self.errors.current(self.reader)
@@ -232,8 +260,8 @@ class LeaderElector:
             stop.wait(self.retry_period)
             if stop.is_set() or lost.is_set():
                 return
-            if not self._attempt() and self.holder and self.holder != self.identity:
-                self._lose(lost)  # someone else holds it: at once, not at the deadline
+            if not self._attempt() and (self.vanished or self.holder and self.holder != self.identity):
+                self._lose(lost)  # deleted, or someone else holds it: at once, not at the deadline
                 return
 
     def _watch_deadline(self, stop: threading.Event, lost: threading.Event) -> None:

@@ -37,6 +37,7 @@ from ..errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     ApiError,
+    Forbidden,
     Gone,
     IncompleteError,
     InputError,
@@ -44,9 +45,10 @@ from ..errors import (
 )
 from ..kernelcache import constants as c
 from ..kube import resources as r
+from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from . import actions as a
-from .executor import Executor, Result, pin_preconditions
+from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
 from .lease import LeaderElector, LostLeadership, new_identity
 from .planner import Plan, plan
 from .read_errors import ReadErrors
@@ -293,6 +295,7 @@ class Controller:
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
         self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
+        self.write_errors = ReadErrors(self.log)  # writes RBAC refuses: once per cause, and on /readyz
         self._pass_delays = backoff_delays(1.0)
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
@@ -303,6 +306,7 @@ class Controller:
                                          errors=self.errors)
         self.executor = Executor(client, guard=self.elector.guard if self.elector else None)
         self.lost = threading.Event()
+        self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
@@ -377,6 +381,7 @@ class Controller:
                 reasons.append(f"{self.elector.reader}: {self.elector.state}")
         if self.pass_errors.current("reconcile pass"):
             reasons.append(self.pass_errors.current("reconcile pass"))
+        reasons.extend(self.write_errors.failing())
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
         return not reasons, reasons
@@ -414,6 +419,14 @@ class Controller:
             self.metrics.errors += len(result.errors)
         for err in result.errors:
             self.log(f"error: {err}")
+        for cause, (n, message) in sorted(result.forbidden.items()):
+            verb, resource = cause.split(" ", 1)
+            self.write_errors.failed(f"write {cause}", verb, resource,
+                                     Forbidden(message, 403))
+            with self.metrics.lock:
+                self.metrics.errors += n
+        for verb, kind in result.done:
+            self.write_errors.ok(f"write {write_cause(verb, kind)}")
         if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
@@ -445,7 +458,24 @@ class Controller:
         self.elector.keep(self.stop, self.lost)
         return True
 
+    def _fenced(self, exc: Fenced) -> None:
+        """The API server's fence refused a write. Right after taking the Lease its admission cache may not
+        have seen the new holder yet: if the Lease names us, wait and try again; otherwise we lost it."""
+        if self.elector is not None and self.elector.confirm_holder():
+            self.log(f"{exc}; the Lease names this replica, so the API server has not seen it yet: retrying")
+            self.changed("retry")
+            self._back_off(0.5)
+            return
+        self.fenced = str(exc)
+        if self.elector is not None:
+            self.elector.tenure.revoke()
+        self.lost.set()
+
     def _lost_message(self) -> str:
+        if self.fenced:
+            return f"lost leadership: {self.fenced}; stopping"
+        if self.elector is not None and self.elector.vanished:
+            return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} was deleted; stopping"
         holder = self.elector.holder if self.elector else ""
         if holder and self.elector is not None and holder != self.elector.identity:
             return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; " \
@@ -459,7 +489,7 @@ class Controller:
         snapshot = collect_for_reconcile(self.client)
         try:
             p, result = self.run_pass(snapshot)
-        except ControllerActive as exc:
+        except (ControllerActive, write_guard.WriteRefused) as exc:
             self.log(str(exc))
             return EXIT_INCOMPLETE
         if report:
@@ -504,6 +534,8 @@ class Controller:
                     warned_active = True
             except LostLeadership:
                 self.lost.set()
+            except Fenced as exc:
+                self._fenced(exc)
             except (Unreachable, ApiError) as exc:
                 if self.lost.is_set():
                     continue
