@@ -279,6 +279,9 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
+FENCE_READER = "the API server's fence"
+
+
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
         self.opts = opts
@@ -428,6 +431,8 @@ class Controller:
         for verb, kind in result.done:
             self.write_errors.ok(f"write {write_cause(verb, kind)}")
         if result.done:
+            self.write_errors.ok(FENCE_READER)
+        if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
             self.log("already done or changed since planned (409/404, not retried): " + ", ".join(
@@ -462,7 +467,10 @@ class Controller:
         """The API server's fence refused a write. Right after taking the Lease its admission cache may not
         have seen the new holder yet: if the Lease names us, wait and try again; otherwise we lost it."""
         if self.elector is not None and self.elector.confirm_holder():
-            self.log(f"{exc}; the Lease names this replica, so the API server has not seen it yet: retrying")
+            # said once, then with backoff, and on /readyz: if it lasts, the API server's copy of the Lease is
+            # stale (kubernetes/kubernetes#133827: restart kube-apiserver)
+            self.write_errors.failed(FENCE_READER, "write", "as the Lease's holder", Forbidden(
+                f"{exc}; the Lease names this replica: the API server has not seen it yet, retrying", 403))
             self.changed("retry")
             self._back_off(0.5)
             return
