@@ -105,6 +105,9 @@ def main() -> None:
                 h.start()
             try:
                 run = one_run(cluster, tmp, args.members, kubeconfigs)
+            except AssertionError as exc:  # a trial that did not get going (no batch to freeze): said, not counted
+                run = {"error": str(exc).splitlines()[0], "logs": {p.name: p.read_text()[-2000:]
+                                                                  for p in tmp.glob("*.log")}}
             finally:
                 for h in hogs:
                     h.terminate()
@@ -114,9 +117,13 @@ def main() -> None:
         subprocess.run([str(ROOT / "tests" / "testbed" / "testbed"), "down", "--dir", str(d / "tb")],
                        capture_output=True)
         shutil.rmtree(d, ignore_errors=True)
-    summary = {mode: {"runs": len(rs), "runs_with_late_writes": sum(1 for r in rs if r["late"]),
-                      "late_writes": sum(r["late"] for r in rs), "admitted_late": sum(r["admitted_late"] for r in rs)}
-               for mode, rs in results.items()}
+    summary = {}
+    for mode, all_runs in results.items():
+        rs = [r for r in all_runs if "error" not in r]
+        summary[mode] = {"runs": len(rs), "failed_to_start": len(all_runs) - len(rs),
+                         "runs_with_late_writes": sum(1 for r in rs if r["late"]),
+                         "late_writes": sum(r["late"] for r in rs),
+                         "admitted_late": sum(r["admitted_late"] for r in rs)}
     Path(args.out).write_text(json.dumps({"members": args.members, "hogs": args.hogs, "summary": summary,
                                           "runs": results}, indent=1) + "\n")
     print(json.dumps(summary, indent=1))
