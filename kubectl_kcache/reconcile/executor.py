@@ -114,9 +114,13 @@ def write_cause(verb: str, kind: str) -> str:
 
 
 class Executor:
-    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None):
+    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None,
+                 peers: Any = None):
         """`guard` (the lease check) is called before each action and, at the last moment, before every
-        write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop."""
+        write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop. `peers`
+        (reconcile/peers.py) is asked before each batch and about once a second while one runs whether
+        another controller writes now; it raises ControllerActive to stop."""
+        self.peers = peers
         self.client = client
         self.writer = client.guarded(guard) if guard is not None else client
         self.guard = guard
@@ -141,6 +145,8 @@ class Executor:
                 continue
             if self.guard is not None:
                 self.guard()
+            if self.peers is not None:
+                self.peers.check()
             self._run_batch(batch, result, progress)
         return result
 
@@ -174,6 +180,8 @@ class Executor:
         try:
             pending = len(batch)
             while pending:
+                if self.peers is not None:
+                    self.peers.recheck()  # another controller started: stop within this batch
                 try:
                     outcome, exc = outcomes.get(timeout=0.25)
                 except queue.Empty:

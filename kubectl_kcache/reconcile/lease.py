@@ -35,6 +35,7 @@ from ..kube import resources as r
 from ..kube import write_guard
 from ..kube.client import Client
 from .executor import micro_time
+from .peers import label_lease
 from .read_errors import ReadErrors
 
 
@@ -176,8 +177,8 @@ class LeaderElector:
                 self.observed.see({"deleted": True}, self.clock())
                 if not self.observed.expired(self.clock(), self.last_holder_duration):
                     return False
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new}
+            body = label_lease({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new})
             try:
                 self.client.create(r.LEASES, body, self.namespace)
             except Conflict:
@@ -206,6 +207,7 @@ class LeaderElector:
             spec = dict(spec_new, leaseTransitions=transitions)
             writer = self.client  # taking it: there is no proof to check yet
         lease["spec"] = spec
+        label_lease(lease)
         try:
             writer.replace(r.LEASES, self.name, lease, self.namespace)  # with the resourceVersion read
         except Conflict:

@@ -50,6 +50,7 @@ from ..kube.client import Client, backoff_delays
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
 from .lease import LeaderElector, LostLeadership, new_identity
+from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
 
@@ -307,7 +308,9 @@ class Controller:
             self.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
                                          opts.renew_deadline, opts.retry_period, identity=self.identity,
                                          errors=self.errors)
-        self.executor = Executor(client, guard=self.elector.guard if self.elector else None)
+        own = (opts.lease_namespace, opts.lease_name) if opts.leader_elect else None
+        self.peers = Peers(client, own, force=opts.force)
+        self.executor = Executor(client, guard=self.elector.guard if self.elector else None, peers=self.peers)
         self.lost = threading.Event()
         self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
@@ -390,18 +393,16 @@ class Controller:
         return not reasons, reasons
 
     # ---- one pass ---------------------------------------------------------------------------------
-    def controller_active(self, snapshot: snap.ClusterSnapshot) -> bool:
-        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
-        return dep is not None and dep.ready_replicas > 0
-
     def run_pass(self, snapshot: snap.ClusterSnapshot) -> tuple[Plan, Result]:
         p = plan(snapshot)
         for note in p.notes:
             self.log(note)
-        if self.controller_active(snapshot) and not self.opts.force:
+        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
+        if dep is not None and dep.ready_replicas > 0 and not self.opts.force:  # seen by the informer already
             raise ControllerActive(
                 f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
                 "ready replicas): not writing. Stop it first, or pass --force to write anyway.")
+        self.peers.check()  # and in any namespace, under any name; another kubectl-kcache controller
         events, signatures = [], {}
         for act in p.events:
             key = (act.namespace or "", act.name)
@@ -561,10 +562,6 @@ class Controller:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
-
-
-class ControllerActive(IncompleteError):
-    pass
 
 
 def _serve_health(port: int, ctrl: Controller) -> None:
