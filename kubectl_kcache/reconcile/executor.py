@@ -39,6 +39,7 @@ from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"
 FENCE_POLICY = "kubectl-kcache-reconcile-fence"  # deploy/fence.yaml: the API server's own check of the Lease
+SIGNATURE_ANNOTATION = "kcache.kserve.io/evaluation"  # on our Events: what the selection was decided from
 IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
 
@@ -335,10 +336,11 @@ class Executor:
         name = f"{action.name}.{key}"[:253]
         now = micro_time()
         known = self.series.get(name)
+        annotations = {SIGNATURE_ANNOTATION: action.signature} if action.signature else {}
         if known is None:
             body = {
                 "apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"name": name, "namespace": ns},
+                "metadata": {"name": name, "namespace": ns, "annotations": annotations},
                 "eventTime": now, "type": "Warning", "reason": action.event_reason, "action": c.EVENT_ACTION_SELECT,
                 "note": action.message, "reportingController": REPORTING_CONTROLLER,
                 "reportingInstance": f"{REPORTING_CONTROLLER}-{self.instance}"[:128],
@@ -350,7 +352,12 @@ class Executor:
                 return True
             except Conflict:
                 known = self.client.get(EVENTS_V1, name, ns)
+                seen = ((known.get("metadata") or {}).get("annotations") or {}).get(SIGNATURE_ANNOTATION)
+                if action.signature and seen == action.signature:
+                    self.series[name] = known  # emitted for this evaluation already (by a replica before us)
+                    return False
         count = int(((known.get("series") or {}).get("count")) or 1) + 1
         self.series[name] = self.writer.merge_patch(
-            EVENTS_V1, name, {"series": {"count": count, "lastObservedTime": now}}, ns)
+            EVENTS_V1, name, {"metadata": {"annotations": annotations},
+                              "series": {"count": count, "lastObservedTime": now}}, ns)
         return True

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import __version__, kinds
@@ -408,7 +408,7 @@ class Controller:
             key = (act.namespace or "", act.name)
             sig = selection_signature(act, snapshot)
             if self.emitted.get(key) != sig:
-                events.append(act)
+                events.append(replace(act, signature=sig))
                 signatures[key] = sig
         todo = pin_preconditions(p.writes, snapshot) + events
         result = self.executor.apply(todo, progress=self.beat) if todo else Result()
