@@ -238,7 +238,7 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
         snap = scope.apply(loaded)
         return snap, provenance(snap.meta, namespace)
     scope = scope or Scope(namespace=namespace)
-    client = client or _client(flags)
+    client = client or _client(flags).bounded()
     progress = _Progress()
     try:
         snap = collect(client, scope, progress=progress, lists=lists)
@@ -554,7 +554,7 @@ def why_group(
     else:
         from .collect import collect_for_why_group
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
         snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
     why = explain(
@@ -620,7 +620,7 @@ def why_not_cached(
     else:
         from .collect import collect_for_why_not_cached
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
         snap = collect_for_why_not_cached(client, namespace, pod)
     if manifest_pod is not None:
@@ -728,7 +728,7 @@ def reconcile(
         else:
             from .reconcile.loop import collect_for_reconcile
 
-            snap = collect_for_reconcile(_client(flags))
+            snap = collect_for_reconcile(_client(flags).bounded())
         result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")
@@ -798,7 +798,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     from .collect import Scope, collect
     from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    client = _client(flags)
+    client = _client(flags).bounded()
     scope = Scope(namespace=_scope_namespace(flags))
     try:
         out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import __version__
@@ -38,15 +38,17 @@ from ..errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     ApiError,
-    IncompleteError,
+    Forbidden,
     Unreachable,
 )
 from ..informer import ClientListerWatcher, Coalescer, Informer
 from ..kernelcache import constants as c
+from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from . import actions as a
-from .executor import Executor, Result, pin_preconditions
+from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
 from .lease import LeaderElector, LostLeadership, new_identity
+from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
 
@@ -154,6 +156,9 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
+FENCE_READER = "the API server's fence"
+
+
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
         self.opts = opts
@@ -168,6 +173,7 @@ class Controller:
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
         self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
+        self.write_errors = ReadErrors(self.log)  # writes RBAC refuses: once per cause, and on /readyz
         self._pass_delays = backoff_delays(1.0)
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
@@ -179,8 +185,11 @@ class Controller:
             self.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
                                          opts.renew_deadline, opts.retry_period, identity=self.identity,
                                          errors=self.errors)
-        self.executor = Executor(client, guard=self.elector.guard if self.elector else None)
+        own = (opts.lease_namespace, opts.lease_name) if opts.leader_elect else None
+        self.peers = Peers(client, own, force=opts.force)
+        self.executor = Executor(client, guard=self.elector.guard if self.elector else None, peers=self.peers)
         self.lost = threading.Event()
+        self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
@@ -239,29 +248,28 @@ class Controller:
                 reasons.append(f"{self.elector.reader}: {self.elector.state}")
         if self.pass_errors.current("reconcile pass"):
             reasons.append(self.pass_errors.current("reconcile pass"))
+        reasons.extend(self.write_errors.failing())
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
         return not reasons, reasons
 
     # ---- one pass ---------------------------------------------------------------------------------
-    def controller_active(self, snapshot: snap.ClusterSnapshot) -> bool:
-        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
-        return dep is not None and dep.ready_replicas > 0
-
     def run_pass(self, snapshot: snap.ClusterSnapshot) -> tuple[Plan, Result]:
         p = plan(snapshot)
         for note in p.notes:
             self.log(note)
-        if self.controller_active(snapshot) and not self.opts.force:
+        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
+        if dep is not None and dep.ready_replicas > 0 and not self.opts.force:  # seen by the informer already
             raise ControllerActive(
                 f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
                 "ready replicas): not writing. Stop it first, or pass --force to write anyway.")
+        self.peers.check()  # and in any namespace, under any name; another kubectl-kcache controller
         events, signatures = [], {}
         for act in p.events:
             key = (act.namespace or "", act.name)
             sig = selection_signature(act, snapshot)
             if self.emitted.get(key) != sig:
-                events.append(act)
+                events.append(replace(act, signature=sig))
                 signatures[key] = sig
         todo = pin_preconditions(p.writes, snapshot) + events
         result = self.executor.apply(todo, progress=self.beat) if todo else Result()
@@ -276,6 +284,16 @@ class Controller:
             self.metrics.errors += len(result.errors)
         for err in result.errors:
             self.log(f"error: {err}")
+        for cause, (n, message) in sorted(result.forbidden.items()):
+            verb, resource = cause.split(" ", 1)
+            self.write_errors.failed(f"write {cause}", verb, resource,
+                                     Forbidden(message, 403))
+            with self.metrics.lock:
+                self.metrics.errors += n
+        for verb, kind in result.done:
+            self.write_errors.ok(f"write {write_cause(verb, kind)}")
+        if result.done:
+            self.write_errors.ok(FENCE_READER)
         if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
@@ -307,7 +325,27 @@ class Controller:
         self.elector.keep(self.stop, self.lost)
         return True
 
+    def _fenced(self, exc: Fenced) -> None:
+        """The API server's fence refused a write. Right after taking the Lease its admission cache may not
+        have seen the new holder yet: if the Lease names us, wait and try again; otherwise we lost it."""
+        if self.elector is not None and self.elector.confirm_holder():
+            # said once, then with backoff, and on /readyz: if it lasts, the API server's copy of the Lease is
+            # stale (kubernetes/kubernetes#133827: restart kube-apiserver)
+            self.write_errors.failed(FENCE_READER, "write", "as the Lease's holder", Forbidden(
+                f"{exc}; the Lease names this replica: the API server has not seen it yet, retrying", 403))
+            self.changed("retry")
+            self._back_off(0.5)
+            return
+        self.fenced = str(exc)
+        if self.elector is not None:
+            self.elector.tenure.revoke()
+        self.lost.set()
+
     def _lost_message(self) -> str:
+        if self.fenced:
+            return f"lost leadership: {self.fenced}; stopping"
+        if self.elector is not None and self.elector.vanished:
+            return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} was deleted; stopping"
         holder = self.elector.holder if self.elector else ""
         if holder and self.elector is not None and holder != self.elector.identity:
             return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; " \
@@ -322,7 +360,7 @@ class Controller:
         snap.require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
         try:
             p, result = self.run_pass(snapshot)
-        except ControllerActive as exc:
+        except (ControllerActive, write_guard.WriteRefused) as exc:
             self.log(str(exc))
             return EXIT_INCOMPLETE
         if report:
@@ -377,6 +415,8 @@ class Controller:
                     warned_active = True
             except LostLeadership:
                 self.lost.set()
+            except Fenced as exc:
+                self._fenced(exc)
             except (Unreachable, ApiError) as exc:
                 if self.lost.is_set():
                     continue
@@ -398,10 +438,6 @@ class Controller:
 
 def _reader(inf: Informer) -> str:
     return f"list/watch {inf.spec.plural}"
-
-
-class ControllerActive(IncompleteError):
-    pass
 
 
 def _serve_health(port: int, ctrl: Controller) -> None:
