@@ -342,8 +342,17 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown",
     show_default=True,
     help="Exit 1 when a finding at or above this severity is found.",
 )
-@click.option("--only", metavar="IDS", multiple=True, help="Run only these checks (comma separated or repeated).")
-@click.option("--skip", metavar="IDS", multiple=True, help="Skip these checks (comma separated or repeated).")
+@click.option(
+    "--show",
+    type=click.Choice(["error", "warning", "info"]),
+    default="info",
+    show_default=True,
+    help="Print only findings at or above this severity (the summary still counts all).",
+)
+@click.option("--only", metavar="IDS", multiple=True,
+              help="Run only these checks, or check/code kinds of finding (comma separated or repeated).")
+@click.option("--skip", metavar="IDS", multiple=True,
+              help="Skip these checks, or check/code kinds of finding (comma separated or repeated).")
 @click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
 @click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
 @click.pass_context
@@ -352,6 +361,7 @@ def doctor(
     from_files: tuple[str, ...],
     output: str,
     fail_on: str,
+    show: str,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     suppress_file: str | None,
@@ -376,7 +386,7 @@ def doctor(
     from .report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
-    context: dict[str, Any] = {"provenance": provenance}
+    context: dict[str, Any] = {"provenance": provenance, "show": show}
     if "status" in wants(output):
         from .explain.status import fleet_status
 

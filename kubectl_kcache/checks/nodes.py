@@ -25,6 +25,9 @@ from .model import Finding, NotApplicable, Read
 from .registry import check
 
 ID = "nodes"
+# said once per report by the table, however many groups it hits
+IMAGE_VOLUME_GATE = ("image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
+                     "gate enabled on kube-apiserver and the kubelets before v1.35")
 MIN_IMAGE_VOLUME = (1, 31)   # alpha: the first kubelet that knows the image volume type
 DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
 
@@ -86,8 +89,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         plural = "s" if len(nodes) > 1 else ""
         yield Finding(ID, "info", group_ref(name),
                       f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
-                      f"({join_names(nodes)}): "
-                      "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
-                      "gate enabled on kube-apiserver and the kubelets before v1.35",
+                      f"({join_names(nodes)}): {IMAGE_VOLUME_GATE}", shared=(IMAGE_VOLUME_GATE,),
                       group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"
                                        "KUBELET:.status.nodeInfo.kubeletVersion", code="image-volume-gated")
