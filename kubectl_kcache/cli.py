@@ -409,6 +409,22 @@ def doctor(
     return EXIT_OK
 
 
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("code")
+def explain(code: str) -> int:
+    """What a doctor finding code means: severity, what KServe does and the fix.
+
+    CODE is check/code as doctor prints it (error[kcn-missing/missing]), or a check id for all its codes.
+    The same text as docs/checks.md. Exit 2 for an unknown code.
+    """
+    from .report.doctor_common import write_text
+    from .report.doctor_explain import explain_text
+    from .report.layout import terminal_width
+
+    write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=_color()))
+    return EXIT_OK
+
+
 # ---- status -------------------------------------------------------------------------------------
 
 STATUS_FORMATS = ("table", "json", "yaml")
