@@ -28,7 +28,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
-from .text import escape
+from .text import command, escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -394,7 +394,16 @@ def doctor(
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
-    render_doctor(report, output, sys.stdout, color=_color(), **context)
+    if "run" in wants(output):
+        context["run"] = {"kubernetes": snap.meta.server_version, "context": flags.get("context") or "",
+                          "command": command("kubectl", "kcache", sys.argv[1:])}
+    if output == "html" and _isatty(sys.stdout):  # a page is for a browser, not for the screen (popeye --save)
+        path = _report_path(provenance.cluster or report.cluster)
+        with open(path, "w", encoding="utf-8") as page:
+            render_doctor(report, output, page, **context)
+        sys.stdout.write(f"wrote {escape(os.path.abspath(path))}\n")
+    else:
+        render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
@@ -407,6 +416,23 @@ def doctor(
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _isatty(out: Any) -> bool:
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _report_path(cluster: str) -> str:
+    """`kcache-report-<cluster>-<time>.html` in the current directory: the cluster's last path part (an EKS ARN
+    ends in its name), in characters safe in a file name."""
+    import re
+    import time
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cluster.rsplit("/", 1)[-1]).strip("-.") or "cluster"
+    return f"kcache-report-{name[:60]}-{time.strftime('%Y%m%d-%H%M%S')}.html"
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
