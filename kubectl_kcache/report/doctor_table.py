@@ -36,6 +36,7 @@ from ..text import escape
 from . import layout
 from .doctor_common import (
     SEVERITY_RANK,
+    can_encode,
     FindingGroup,
     check_groups,
     clean_line,
@@ -95,7 +96,8 @@ def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show:
     if is_clean(report) and not wide:
         write_text(out, clean_line(report) + "\n")
         return
-    writer = _Writer(report, layout.terminal_width(out), color=color, wide=wide, show=show)
+    writer = _Writer(report, layout.terminal_width(out), color=color, wide=wide, show=show,
+                     dot=" · " if can_encode(out, "·") else " - ")
     write_text(out, "".join(line + "\n" for line in writer.lines()))
 
 
@@ -142,17 +144,20 @@ class _Entry:
 
 
 class _Writer:
-    def __init__(self, report: DoctorReport, width: int | None, *, color: bool, wide: bool, show: str):
+    def __init__(self, report: DoctorReport, width: int | None, *, color: bool, wide: bool, show: str,
+                 dot: str = " · "):
         self.report = report
+        self.dot = dot
         self.width = width
         self.color = color
         self.wide = wide
         self.show = SEVERITY_RANK.get(show, 1)
         self.checks = check_groups(report)
         self.shared: list[str] = []  # the shared explanations, in the order first used (note [1], [2]...)
-        self.limit = WIDE_FREE_TEXT if wide else layout.MAX_FREE_TEXT
         # piped into a file, a finding is one line: its whole text, for grep
-        self.note_limit = WIDE_FREE_TEXT if wide or width is None else NOTE_FREE_TEXT
+        whole = wide or width is None
+        self.limit = WIDE_FREE_TEXT if whole else layout.MAX_FREE_TEXT
+        self.note_limit = WIDE_FREE_TEXT if whole else NOTE_FREE_TEXT
 
     def paint(self, text: str, style: str) -> str:
         return layout.paint(text, style, self.color)
@@ -163,12 +168,12 @@ class _Writer:
         hidden = self._hidden()
         if hidden:
             out.append(f"not shown: {hidden} (--show {self._show_word()})")
-        current: tuple[str, str] | None = None
+        current: tuple[str, str, bool] | None = None
         for entry in entries:
-            key = (entry.severity, entry.check)
+            key = (entry.severity, entry.check, entry.group.first.suppressed)
             if key != current:
                 out.append("")
-                out += self._check_header(entry.check)
+                out += self._check_header(entry.check, suppressed=entry.group.first.suppressed)
                 current = key
             out += self._finding(entry.group)
         out += self._checks_section()
@@ -191,7 +196,7 @@ class _Writer:
             parts.append(f"taken {escape(str(p['takenAt']))}")
         if not parts:
             return []
-        return [self.paint(line, "dim") for line in layout.wrap(" · ".join(parts), self.width, indent=4)]
+        return [self.paint(line, "dim") for line in layout.wrap(self.dot.join(parts), self.width, indent=4)]
 
     def _show_word(self) -> str:
         return {3: "error", 2: "warning", 1: "info"}[self.show]
@@ -199,9 +204,9 @@ class _Writer:
     def _summary(self) -> str:
         s = self.report.summary()
         style = "bold red" if s["errors"] else "bold yellow" if s["warnings"] or s["incomplete"] else "bold green"
-        if is_clean(self.report):
-            return self.paint(clean_line(self.report), "bold green")
-        return self.paint(summary_line(self.report), style)
+        text = clean_line(self.report) if is_clean(self.report) else summary_line(self.report)
+        return "\n".join(self.paint(line, "bold green" if is_clean(self.report) else style)
+                         for line in layout.wrap(text, self.width, indent=4))
 
     def _hidden(self) -> str:
         active = [f for f in self.report.findings if not f.suppressed]
@@ -219,19 +224,20 @@ class _Writer:
             groups = [FindingGroup((f,)) for f in shown] if self.wide else finding_groups(shown)
             for i, group in enumerate(groups):
                 severity = group.severity
-                entries.append((-SEVERITY_RANK.get(severity, 0), order[check.id], i,
+                rank = 0 if group.first.suppressed else SEVERITY_RANK.get(severity, 0)  # wide: suppressed last
+                entries.append((-rank, order[check.id], i,
                                 _Entry(severity, check.id, group)))
         entries.sort(key=lambda e: e[:3])
         return [e[3] for e in entries]
 
-    def _check_header(self, check_id: str) -> list[str]:
+    def _check_header(self, check_id: str, *, suppressed: bool = False) -> list[str]:
         check = next(c for c in self.checks if c.id == check_id)
-        tally = self._tally(check.active)
+        tally = self._tally(check.active) if not suppressed else f"{len(check.suppressed)} suppressed"
         head = f"{escape(check.id)}: {tally}"
         if not check.title:
             return [self.paint(head, "bold")]
         title = escape(check.title)
-        lines = layout.wrap(f"{head} · {title}", self.width, indent=4)
+        lines = layout.wrap(f"{head}{self.dot}{title}", self.width, indent=4)
         lines[0] = self.paint(head, "bold") + lines[0][len(head):]
         return lines
 
@@ -325,7 +331,9 @@ class _Writer:
         a line per status; `wide` gives every check's line and reason."""
         out: list[str] = []
         words = {"pass": "passed", "not-applicable": "not applicable"}
+        said = set()
         for check in self.checks:
+            said.add(check.id)
             if check.status == "skipped":
                 reason = escape(layout.cut(check.reason, self.limit))
                 out += self._wrapped(f"{escape(check.id)}: {reason}", len("skipped "), indent=4,
@@ -334,8 +342,10 @@ class _Writer:
                 status = words.get(check.status, check.status)
                 out += self._wrapped(f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
                                      len(status) + 1, indent=4, first=f"{status} ")
+            else:
+                said.discard(check.id)
         for status, word in words.items():
-            ids = [escape(c.id) for c in self.checks if c.status == status]
+            ids = [escape(c.id) for c in self.checks if c.status == status and c.id not in said]
             if ids:
                 text = ", ".join(ids)
                 if self.width is None:

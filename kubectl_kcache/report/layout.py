@@ -3,7 +3,8 @@
 
 Width: $COLUMNS when exported (a deliberate choice), else the terminal stdout is, else the controlling
 terminal (stderr, stdin, /dev/tty: `doctor | less` still fits the screen), else None: no terminal at all,
-so nothing is wrapped (as `kubectl get` prints into a file). A terminal reporting 0 columns is unknown.
+so nothing is wrapped (as `kubectl get` prints into a file). A terminal reporting 0 columns is unknown; a
+stream with no file descriptor (a StringIO) is no terminal.
 Everything here is linear in the size of the text: a 5 MB field costs milliseconds.
 """
 
@@ -61,8 +62,10 @@ def terminal_width(out: TextIO | None = None) -> int | None:
     import sys
 
     width = _columns_env()
-    if width is None:
-        for stream in (out if out is not None else sys.stdout, sys.stderr, sys.stdin):
+    target = out if out is not None else sys.stdout
+    # text kept in memory (a StringIO) goes to no screen: only $COLUMNS sizes it
+    if width is None and _fileno(target) is not None:
+        for stream in (target, sys.stderr, sys.stdin):
             fd = _fileno(stream)
             if fd is not None and (width := _fd_columns(fd)) is not None:
                 break
