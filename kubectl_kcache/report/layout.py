@@ -93,24 +93,28 @@ _WORD = re.compile(r"\S+")
 
 def wrap(text: str, width: int | None, first_indent: int = 0, indent: int = 0) -> list[str]:
     """`text` in lines of at most `width` columns (the first starting after `first_indent` columns already
-    used, the others indented by `indent` spaces), broken only at spaces: a word longer than a line gets a
-    line of its own and is never cut. `width` None: one line. Runs of spaces become one."""
+    used, the others indented by `indent` spaces), broken only at spaces. A word too long for an indented line
+    starts further left, as far as it needs (a 90-character image reference at 80 columns: alone, at column 0);
+    it is never cut. `width` None: one line. Runs of spaces become one."""
     words = _WORD.findall(text)
     if width is None:
         return [" ".join(words)]
     lines: list[str] = []
     current: list[str] = []
+    pad = ""
     used = first_indent
     for word in words:
         extra = len(word) + (1 if current else 0)
         if current and used + extra > width:
-            lines.append(" ".join(current))
-            current, used = [], indent
+            lines.append(pad + " ".join(current))
+            current = []
+            pad = " " * max(0, min(indent, width - len(word)))
+            used = len(pad)
             extra = len(word)
         current.append(word)
         used += extra
-    lines.append(" ".join(current))
-    return [line if i == 0 else " " * indent + line for i, line in enumerate(lines)]
+    lines.append(pad + " ".join(current))
+    return lines
 
 
 def paint(text: str, style: str, color: bool) -> str:
