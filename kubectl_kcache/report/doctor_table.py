@@ -42,7 +42,6 @@ from .doctor_common import (
     clean_line,
     finding_groups,
     is_clean,
-    object_path,
     plain_width,
     plural,
     summary_line,
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
 MIN_WIDTH = 40
 SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
-NOTE_FREE_TEXT = 240  # the table's note: the first screen holds a few findings, -o wide the whole text
+NOTE_FREE_TEXT = 200  # the table's note: the first screen holds a few findings, -o wide the whole text
 WIDE_FREE_TEXT = 2000  # -o wide shows every message whole; only a pathological field is cut
 INDENT = "  "
 NOTE = "note: "
@@ -168,12 +167,15 @@ class _Writer:
         hidden = self._hidden()
         if hidden:
             out.append(f"not shown: {hidden} (--show {self._show_word()})")
+        if not self.wide:
+            out += self._tallies(entries)
         current: tuple[str, str, bool] | None = None
         for entry in entries:
             key = (entry.severity, entry.check, entry.group.first.suppressed)
-            if key != current:
+            if key != current:  # a blank line between checks; `wide` names each check with its title
                 out.append("")
-                out += self._check_header(entry.check, suppressed=entry.group.first.suppressed)
+                if self.wide:
+                    out += self._check_header(entry.check, suppressed=entry.group.first.suppressed)
                 current = key
             out += self._finding(entry.group)
         out += self._checks_section()
@@ -230,6 +232,22 @@ class _Writer:
         entries.sort(key=lambda e: e[:3])
         return [e[3] for e in entries]
 
+    def _tallies(self, entries: list[_Entry]) -> list[str]:
+        """Per severity, the checks with findings at it and how many (`errors: agent 3, nodes 1`), worst first."""
+        out: list[str] = []
+        for severity, word in (("error", "errors"), ("warning", "warnings"), ("info", "infos")):
+            counts: dict[str, int] = {}
+            for entry in entries:
+                if entry.severity == severity:
+                    counts[entry.check] = counts.get(entry.check, 0) + len(entry.group.findings)
+            if counts:
+                text = ", ".join(f"{escape(check)} {n}" for check, n in counts.items())
+                label = f"{word}: "
+                lines = self._wrapped(text, len(label), indent=len(label), first=label)
+                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word):]
+                out += lines
+        return out
+
     def _check_header(self, check_id: str, *, suppressed: bool = False) -> list[str]:
         check = next(c for c in self.checks if c.id == check_id)
         tally = self._tally(check.active) if not suppressed else f"{len(check.suppressed)} suppressed"
@@ -261,8 +279,9 @@ class _Writer:
         else:
             headline, sep, rest = split_message(escape(finding.message), [escape(s) for s in shared])
             headline = layout.cut(headline, self.limit)
-            rest = layout.cut(rest, self.note_limit)
-            where = escape(object_path(finding.object))
+            rest = layout.cut(rest, self.note_limit, slack=self.note_limit // 3)
+            obj = finding.object  # `Kind/name in ns`: a long namespace and name need not share a line
+            where = escape(f"{obj.kind}/{obj.name}") + (f" in {escape(obj.namespace)}" if obj.namespace else "")
             if finding.group and self.wide:
                 where += f" (group {escape(finding.group)})"
         if finding.suppressed:

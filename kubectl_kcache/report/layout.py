@@ -76,15 +76,16 @@ def terminal_width(out: TextIO | None = None) -> int | None:
     return max(width, MIN_WIDTH)
 
 
-def cut(text: str, limit: int = MAX_FREE_TEXT) -> str:
-    """`text` whole when short, else its start (ended at a space when there is one near) and
-    `... (N characters)`: a 5 MB message must not fill the screen. For human output only."""
-    if len(text) <= limit:
+def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0) -> str:
+    """`text` whole when short (up to `limit` + `slack`: cutting a few words saves nothing), else its start
+    (ended at a space when there is one near) and `... (N characters)`: a 5 MB message must not fill the
+    screen. For human output only."""
+    if len(text) <= limit + slack:
         return text
     head = text[:limit]
-    space = head.rfind(" ", limit * 3 // 4)
-    if space > 0:
-        head = head[:space]
+    space = head.rfind(" ")
+    if space > 0 or text[limit:limit + 1] == " ":  # never inside a name; only a blob with no space is cut
+        head = head[:space] if text[limit:limit + 1] != " " else head
     return f"{head.rstrip()} ... ({len(text)} characters)"
 
 

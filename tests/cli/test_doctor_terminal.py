@@ -165,6 +165,9 @@ def check_terminal_output(text: str, columns: int, doc: dict) -> list[list[str]]
                 and not (len(line.split()) == 1 and not line.startswith(" "))]
     assert not too_wide, too_wide
     assert not cut_identifiers(lines, identifiers(doc))
+    words = {w for f in doc["findings"] for text in (f["message"], *f.get("evidence", ())) for w in text.split()}
+    for last in re.findall(r"(\S+)\s+\.\.\. \(\d+ characters\)", "\n".join(lines)):
+        assert last in words, f"free text is cut between words only, never in a name: {last!r}"
     severities = [RANK[HEADLINE.match(line).group(1)] for line in lines if HEADLINE.match(line)]
     assert severities == sorted(severities, reverse=True), "errors before warnings before infos"
     if doc["findings"]:
