@@ -295,7 +295,9 @@ class _Writer:
             hints.append(f"{escape(finding.lister)}  # all {len(group.findings)}")
         evidence = [escape(layout.cut(e, self.limit)) for e in finding.evidence] if self.wide else []
         if self.width is None:
-            return [self._one_line(head_prefix, headline + sep, where, rest, evidence, hints)]
+            named = self._names_object(headline, finding, group) and not self.wide
+            return [self._one_line(head_prefix, headline + (sep or ":" if rest else ""), "" if named else where,
+                                   rest, evidence, hints)]
         out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
         if self.wide or not self._names_object(headline, finding, group):
             out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ")
@@ -316,7 +318,7 @@ class _Writer:
 
     def _one_line(self, head_prefix: str, headline: str, where: str, rest: str, evidence: list[str],
                   hints: list[str]) -> str:
-        parts = [f"{head_prefix}{where}: {headline}"]
+        parts = [f"{head_prefix}{where + ': ' if where else ''}{headline}"]
         if rest:
             parts.append(rest)
         parts += [f"[{e}]" for e in evidence]
