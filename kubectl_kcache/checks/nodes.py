@@ -58,7 +58,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           evidence=(f"Ready: {'absent' if node.ready is None else 'False'}"
                                     f"{f' ({detail})' if detail else ''}",),
                           code="not-ready",
-                          cause=f"member nodes of {group} {'with no Ready condition' if node.ready is None else 'NotReady'}",
+                          cause=f"member nodes of {group} "
+                                f"{'with no Ready condition' if node.ready is None else 'NotReady'}",
                           lister=members_lister(f.groups_of_node[node.name][0],
                                                 "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')]"
                                                 ".status"))

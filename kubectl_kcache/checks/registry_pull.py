@@ -131,7 +131,8 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
     why = condition_text(failed) or "no reason given"
     return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
                    f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "
-                   "entry is Error, and KServe does not create the Job again while one with this name exists, so preparation "
+                   "entry is Error, and KServe does not create the Job again while one with this name exists, so "
+                   "preparation "
                    f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
                    hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
                    evidence=tuple(x for x in (f"Failed: {why}",
@@ -152,7 +153,8 @@ def _pod(pod: o.Pod) -> Finding | None:
             text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
             what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
                     if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
-            return Finding(ID, "error", ref, f"{lead} cannot start: {which}container {cs.name} is waiting: {what}{text}",
+            return Finding(ID, "error", ref,
+                           f"{lead} cannot start: {which}container {cs.name} is waiting: {what}{text}",
                            hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",), code="pod-cannot-start",
                            cause=f"preparation pods waiting: {text}", lister=lister)
     for cs in pod.containers:

@@ -138,7 +138,8 @@ def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
     level = "error" if s["errors"] else "warning" if s["warnings"] else "incomplete" if s["incomplete"] else "ok"
     if report.incomplete:  # no verdict on data not read: the page says so before anything else
         unread = sorted({u for c in report.checks for u in c.unread})
-        verdict = f"incomplete: no verdict. {plural(s['incomplete'], 'check')} could not read: {'; '.join(unread)}. {verdict}"
+        verdict = (f"incomplete: no verdict. {plural(s['incomplete'], 'check')} could not read: {'; '.join(unread)}. "
+                   f"{verdict}")
         level = "incomplete"
     tiles = [(s["errors"], "error", "errors"), (s["warnings"], "warning", "warnings"), (s["infos"], "info", "infos"),
              (s["checks"], "neutral", "checks"), (s["skipped"], "skipped", "skipped"),
@@ -229,13 +230,14 @@ def _heatmap(status: FleetStatus) -> str:
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
             tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row><code>{e(cache)}</code></th>{tds}</tr>')
+            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row><code>{e(cache)}</code></th>'
+                        f"{tds}</tr>")
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
             for index, (g, cell) in enumerate(cells):
                 name = f"<code>{e(cache)}</code>" if index == 0 else ""
                 body.append(f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
-                            
+
                             f"{_heat_cell(g, cell)}</tr>")
         head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
     return ("<h3>KernelCaches by group</h3>"
@@ -268,7 +270,8 @@ def _filters(namespaces: list[str], groups: list[str]) -> str:
     """Radio buttons that hide the heatmap's other rows, with CSS only (the page runs no script for it)."""
     if len(namespaces) < 2 and len(groups) < 2:
         return ""
-    buttons = ['<input type="radio" name="hf" id="hf-all" class="hf" checked><label class="flt" for="hf-all">all</label>']
+    buttons = ['<input type="radio" name="hf" id="hf-all" class="hf" checked>'
+               '<label class="flt" for="hf-all">all</label>']
     rules = []
     for prefix, word, values in (("ns", "namespace", namespaces), ("g", "group", groups)):
         if len(values) < 2 or len(values) > FILTER_LIMIT:
@@ -452,7 +455,8 @@ padding:8px 12px;margin:8px 0;break-inside:avoid}
 .sev.error{color:var(--error)}.sev.warning{color:var(--warning)}.sev.info{color:var(--info)}
 .code{color:var(--muted)}.hf{position:absolute;opacity:0}.flt{display:inline-block;margin:2px 4px 2px 0;
 padding:1px 8px;border:1px solid var(--line);border-radius:10px;cursor:pointer;font-size:.9em}
-.heatwrap .scroll{margin-top:6px}@media print{.flt,.hf{display:none}}.obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
+.heatwrap .scroll{margin-top:6px}@media print{.flt,.hf{display:none}}
+.obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
 .msg{margin:6px 0;overflow-wrap:anywhere}.sample{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 .next{margin:6px 0 0;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
 .evidence{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.92em;overflow-wrap:anywhere}

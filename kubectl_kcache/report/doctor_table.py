@@ -36,8 +36,8 @@ from ..text import escape
 from . import layout
 from .doctor_common import (
     SEVERITY_RANK,
-    can_encode,
     FindingGroup,
+    can_encode,
     check_groups,
     clean_line,
     finding_groups,
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 MIN_WIDTH = 40
 SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
-NOTE_FREE_TEXT = 200  # the table's note: the first screen holds a few findings, -o wide the whole text
+NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
 WIDE_FREE_TEXT = 2000  # -o wide shows every message whole; only a pathological field is cut
 INDENT = "  "
 NOTE = "note: "
@@ -101,12 +101,13 @@ def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show:
 
 
 def split_message(message: str, shared: Sequence[str] = ()) -> tuple[str, str, str]:
-    """(headline, separator, rest): the headline is the message's first clause (up to the first `: `, `. ` or `; ` outside
-    parentheses), the rest what follows, without the `shared` parts."""
+    """(headline, separator, rest): the headline is the message's first clause (up to the first `: `, `. ` or
+    `; ` outside parentheses), the rest what follows, without the `shared` parts."""
     for part in shared:
         if part in message:
             message = message.replace(part, "")
-            message = re.sub(r"([.;:,])\s*[.;:,]?\s*$", "", message.rstrip()) if not message.rstrip().endswith(")") else message
+            if not message.rstrip().endswith(")"):  # the punctuation that led into the shared part
+                message = re.sub(r"([.;:,])\s*[.;:,]?\s*$", "", message.rstrip())
     message = re.sub(r"\. \.", ".", message).strip()
     cuts = _clause_ends(message)
     for n, i in enumerate(cuts):
@@ -156,7 +157,7 @@ class _Writer:
         # piped into a file, a finding is one line: its whole text, for grep
         whole = wide or width is None
         self.limit = WIDE_FREE_TEXT if whole else layout.MAX_FREE_TEXT
-        self.note_limit = WIDE_FREE_TEXT if whole else NOTE_FREE_TEXT
+        self.note_limit = WIDE_FREE_TEXT if whole or width is None else NOTE_ROWS * (width - len(INDENT + NOTE))
 
     def paint(self, text: str, style: str) -> str:
         return layout.paint(text, style, self.color)
@@ -285,7 +286,8 @@ class _Writer:
             if finding.group and self.wide:
                 where += f" (group {escape(finding.group)})"
         if finding.suppressed:
-            headline = f"(suppressed{': ' + escape(finding.suppressed_by) if finding.suppressed_by else ''}) " + headline
+            why = f": {escape(finding.suppressed_by)}" if finding.suppressed_by else ""
+            headline = f"(suppressed{why}) {headline}"
         refs = [f"[{self._note_number(s)}]" for s in shared if s in finding.message]
         if refs:
             rest = f"{rest} (see {', '.join(refs)} below)" if rest else f"see {', '.join(refs)} below"

@@ -132,7 +132,7 @@ def cut_identifiers(lines: list[str], names: set[str]) -> list[str]:
         for k in range(1, len(n)):
             by_prefix.setdefault(n[:k], []).append(n)
     cut = []
-    for a, b_ in zip(lines, lines[1:]):
+    for a, b_ in zip(lines, lines[1:], strict=False):
         if not a.strip() or not b_.strip():
             continue
         last = a.split()[-1]

@@ -4,7 +4,6 @@ every object in the machine formats; names are escaped; long names wrap whole at
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
