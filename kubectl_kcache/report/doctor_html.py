@@ -17,7 +17,7 @@ made visible (`text.escape`). The layout reads on a phone (one column, tables sc
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
@@ -195,7 +195,7 @@ def _groups_table(status: FleetStatus) -> str:
     for g in status.groups:
         agents = "bad" if g.agent_ready < g.agent_desired else ""
         rows.append(
-            f"<tr><th scope=row>{e(g.name)}</th><td><code>{e(selector_text(g.selector))}</code></td>"
+            f"<tr><th scope=row>{e(g.name)}</th><td><code>{_selector(g.selector)}</code></td>"
             f"<td class=num>{g.members}</td><td class=num>{g.ready}</td>"
             f"<td class='num{' warn' if g.not_ready else ''}'>{g.not_ready}</td>"
             f"<td class='num{' warn' if g.cordoned else ''}'>{g.cordoned}</td>"
@@ -209,6 +209,13 @@ def _groups_table(status: FleetStatus) -> str:
             'KCN missing</th><th title="agent pods Running and Ready / member nodes">agents</th>'
             '<th title="KernelCaches whose group this is">caches</th></tr></thead><tbody>' + "".join(rows)
             + "</tbody></table></div>")
+
+
+def _selector(selector: Mapping[str, str]) -> str:
+    """A selector that breaks only between its labels, never inside one (`kernel-|cache=enabled`)."""
+    if not selector:
+        return e(selector_text(selector))
+    return ",<wbr>".join(f'<span class="nw">{e(f"{k}={v}")}</span>' for k, v in sorted(selector.items()))
 
 
 def _heatmap(status: FleetStatus) -> str:
@@ -230,12 +237,12 @@ def _heatmap(status: FleetStatus) -> str:
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
             tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row><code>{e(cache)}</code></th>'
+            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row><code class="nw">{e(cache)}</code></th>'
                         f"{tds}</tr>")
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
             for index, (g, cell) in enumerate(cells):
-                name = f"<code>{e(cache)}</code>" if index == 0 else ""
+                name = f'<code class="nw">{e(cache)}</code>' if index == 0 else ""
                 body.append(f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
 
                             f"{_heat_cell(g, cell)}</tr>")
@@ -455,7 +462,7 @@ padding:8px 12px;margin:8px 0;break-inside:avoid}
 .sev.error{color:var(--error)}.sev.warning{color:var(--warning)}.sev.info{color:var(--info)}
 .code{color:var(--muted)}.hf{position:absolute;opacity:0}.flt{display:inline-block;margin:2px 4px 2px 0;
 padding:1px 8px;border:1px solid var(--line);border-radius:10px;cursor:pointer;font-size:.9em}
-.heatwrap .scroll{margin-top:6px}@media print{.flt,.hf{display:none}}
+.heatwrap .scroll{margin-top:6px}.nw{white-space:nowrap}@media print{.flt,.hf{display:none}}
 .obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
 .msg{margin:6px 0;overflow-wrap:anywhere}.sample{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 .next{margin:6px 0 0;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}

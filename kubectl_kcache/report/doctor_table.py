@@ -242,9 +242,10 @@ class _Writer:
                 if entry.severity == severity:
                     counts[entry.check] = counts.get(entry.check, 0) + len(entry.group.findings)
             if counts:
-                text = ", ".join(f"{escape(check)} {n}" for check, n in counts.items())
                 label = f"{word}: "
-                lines = self._wrapped(text, len(label), indent=len(label), first=label)
+                items = [f"{escape(check)} {n}" for check, n in counts.items()]
+                lines = layout.wrap_items(items, self.width, len(label), len(label))
+                lines[0] = label + lines[0]
                 lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word):]
                 out += lines
         return out

@@ -118,6 +118,13 @@ def wrap(text: str, width: int | None, first_indent: int = 0, indent: int = 0) -
     return lines
 
 
+def wrap_items(items: list[str], width: int | None, first_indent: int = 0, indent: int = 0,
+               sep: str = ", ") -> list[str]:
+    """`items` joined by `sep` and wrapped as `wrap` does, never breaking inside an item (`agent 3`)."""
+    glued = [item.replace(" ", "\x00") for item in items]
+    return [line.replace("\x00", " ") for line in wrap(sep.join(glued), width, first_indent, indent)]
+
+
 def paint(text: str, style: str, color: bool) -> str:
     """`text` in `style` (a key of STYLES) when `color`, else as is."""
     code = STYLES.get(style) if color and text else None
