@@ -218,6 +218,13 @@ def _selector(selector: Mapping[str, str]) -> str:
     return ",<wbr>".join(f'<span class="nw">{e(f"{k}={v}")}</span>' for k, v in sorted(selector.items()))
 
 
+def _cache_name(cache: str) -> str:
+    """`namespace/name`, broken (when the row is too narrow) only after the slash."""
+    ns, _, name = cache.rpartition("/")
+    inner = f'<span class="nw">{e(ns)}/</span><wbr><span class="nw">{e(name)}</span>' if ns else e(cache)
+    return f'<code class="kc">{inner}</code>'
+
+
 def _heatmap(status: FleetStatus) -> str:
     rows = dict(sorted(cells_by_cache(status.groups).items(), key=lambda kv: _badness(kv[1])))
     if not rows:
@@ -237,12 +244,12 @@ def _heatmap(status: FleetStatus) -> str:
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
             tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row><code class="nw">{e(cache)}</code></th>'
+            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row>{_cache_name(cache)}</th>'
                         f"{tds}</tr>")
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
             for index, (g, cell) in enumerate(cells):
-                name = f'<code class="nw">{e(cache)}</code>' if index == 0 else ""
+                name = _cache_name(cache) if index == 0 else ""
                 body.append(f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
 
                             f"{_heat_cell(g, cell)}</tr>")
@@ -435,7 +442,7 @@ td.reason{color:var(--muted);font-size:.9em;overflow-wrap:anywhere}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.8em;font-weight:600;color:#fff;
 background:var(--muted)}
 .badge.st-pass{background:var(--ok)}.badge.st-fail{background:var(--error)}.badge.st-skipped{background:var(--skipped)}
-table.heat th[scope=row]{max-width:340px;overflow-wrap:anywhere;font-weight:normal}
+table.heat th[scope=row]{font-weight:normal}
 table.groups td:nth-child(2){max-width:380px;overflow-wrap:anywhere}
 table.checks td:nth-child(2){white-space:nowrap}
 table.heat thead th[scope=col]{text-transform:none;letter-spacing:0;font-size:.9em;color:var(--fg)}

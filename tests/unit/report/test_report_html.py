@@ -147,7 +147,8 @@ def test_the_fleet_heatmap():
     text = html_of(report, status=status, provenance=PROV)
     heat = text[text.index('<table class="heat">'):]
     heat = heat[:heat.index("</table>")]
-    rows = re.findall(r'<tr class="[^"]*"><th scope=row><code class="nw">([^<]+)</code></th>(.*?)</tr>', heat)
+    rows = re.findall(r'<tr class="[^"]*"><th scope=row><code class="kc">(.*?)</code></th>(.*?)</tr>', heat)
+    rows = [(re.sub(r"<[^>]+>", "", name), tds) for name, tds in rows]
     assert [name for name, _ in rows][0] == "other/c9", "worst first: an Error entry"
     ready = [int(re.search(r"<b>(\d+)/", tds).group(1)) for _, tds in rows[1:]]
     assert ready == sorted(ready), "then the fewest members Ready"
@@ -186,7 +187,7 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     heat = text[text.index('<table class="heat">'):]
     heat = heat[:heat.index("</table>")]
     assert heat.count("<th scope=row>") == 10  # not a 10 x 10 matrix
-    names = re.findall(r'<th scope=row><code class="nw">team/c(\d+)</code>', heat)
+    names = re.findall(r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<', heat)
     assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
     assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
@@ -230,7 +231,8 @@ def test_heatmap_filters_need_no_script():
     assert text.count("<script>") == 1  # still only the print helper
     assert 'id="hf-ns-0"' in text and 'id="hf-g-0"' in text
     assert "#hf-ns-0:checked~.scroll tr.hrow:not(.ns-0){display:none}" in text
-    rows = re.findall(r'<tr class="hrow ([^"]*)"><th scope=row><code class="nw">([^<]+)</code>', text)
+    rows = re.findall(r'<tr class="hrow ([^"]*)"><th scope=row><code class="kc">(.*?)</code>', text)
+    rows = [(classes, re.sub(r"<[^>]+>", "", name)) for classes, name in rows]
     namespaces = sorted({name.split("/")[0] for _, name in rows})
     for classes, name in rows:
         assert f"ns-{namespaces.index(name.split('/')[0])}" in classes.split()
