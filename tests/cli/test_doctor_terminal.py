@@ -39,13 +39,13 @@ def _env() -> dict[str, str]:
     return {**env, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
 
 
-def in_pty(args: list[str], columns: int, rows: int = 50) -> tuple[int, str]:
+def in_pty(args: list[str], columns: int, rows: int = 50, cwd: Path = ROOT) -> tuple[int, str]:
     """Run `kubectl kcache ARGS` with stdin, stdout and stderr on a new pty of the given size (its
     controlling terminal); the output as the terminal received it, without the pty's \\r."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", *args], stdin=slave, stdout=slave, stderr=slave,
-                            cwd=ROOT, env=_env(), start_new_session=True)
+                            cwd=cwd, env=_env(), start_new_session=True)
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + 300
