@@ -56,7 +56,8 @@ MIN_WIDTH = 40
 SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
 NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
-WIDE_FREE_TEXT = 2000  # -o wide shows every message whole; only a pathological field is cut
+WIDE_FREE_TEXT = 2000
+WORK_TEXT = 4 * WIDE_FREE_TEXT  # -o wide shows every message whole; only a pathological field is cut
 INDENT = "  "
 NOTE = "note: "
 HELP = "help: "
@@ -279,9 +280,15 @@ class _Writer:
             headline, sep, rest = escape(layout.cut(finding.cause, self.limit)), "", ""
             where = f"{group.kinds}: {escape(group.sample())}"
         else:
-            headline, sep, rest = split_message(escape(finding.message), [escape(s) for s in shared])
-            headline = layout.cut(headline, self.limit)
-            rest = layout.cut(rest, self.note_limit, slack=self.note_limit // 3)
+            # only the start of a huge message is looked at: the work stays small whatever its size
+            message = finding.message[:WORK_TEXT]
+            dropped = len(finding.message) - len(message)
+            headline, sep, rest = split_message(escape(message), [escape(s) for s in shared])
+            if dropped and not rest:
+                headline = layout.cut(headline, self.limit, total=len(headline) + dropped)
+            else:
+                headline = layout.cut(headline, self.limit)
+                rest = layout.cut(rest, self.note_limit, slack=self.note_limit // 3, total=len(rest) + dropped)
             obj = finding.object  # `Kind/name in ns`: a long namespace and name need not share a line
             where = escape(f"{obj.kind}/{obj.name}") + (f" in {escape(obj.namespace)}" if obj.namespace else "")
             if finding.group and self.wide:
@@ -356,12 +363,18 @@ class _Writer:
         out: list[str] = []
         words = {"pass": "passed", "not-applicable": "not applicable"}
         said = set()
+        skipped: dict[str, list[str]] = {}  # one reason (a CRD not installed) skips many checks: said once
+        for check in self.checks:
+            if check.status == "skipped":
+                skipped.setdefault(check.reason, []).append(check.id)
+        for reason, ids in skipped.items():
+            said.update(ids)
+            text = f"{', '.join(escape(i) for i in ids)}: {escape(layout.cut(reason, self.limit))}"
+            out += self._wrapped(text, len("skipped "), indent=4, first=self.paint("skipped ", "bold yellow"))
         for check in self.checks:
             said.add(check.id)
             if check.status == "skipped":
-                reason = escape(layout.cut(check.reason, self.limit))
-                out += self._wrapped(f"{escape(check.id)}: {reason}", len("skipped "), indent=4,
-                                     first=self.paint("skipped ", "bold yellow"))
+                continue
             elif self.wide and check.reason:
                 status = words.get(check.status, check.status)
                 out += self._wrapped(f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",

@@ -76,17 +76,19 @@ def terminal_width(out: TextIO | None = None) -> int | None:
     return max(width, MIN_WIDTH)
 
 
-def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0) -> str:
+def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None = None) -> str:
     """`text` whole when short (up to `limit` + `slack`: cutting a few words saves nothing), else its start
     (ended at a space when there is one near) and `... (N characters)`: a 5 MB message must not fill the
-    screen. For human output only."""
-    if len(text) <= limit + slack:
+    screen. `total`: the length to report when `text` is already the start of a longer one. For human output
+    only."""
+    total = len(text) if total is None else total
+    if total <= limit + slack:
         return text
     head = text[:limit]
     space = head.rfind(" ")
     if space > 0 or text[limit:limit + 1] == " ":  # never inside a name; only a blob with no space is cut
         head = head[:space] if text[limit:limit + 1] != " " else head
-    return f"{head.rstrip()} ... ({len(text)} characters)"
+    return f"{head.rstrip()} ... ({total} characters)"
 
 
 _WORD = re.compile(r"\S+")

@@ -136,6 +136,10 @@ def test_huge_free_text_is_cut_with_its_length_and_stays_fast(monkeypatch):
             assert time.perf_counter() - started < 2
             assert len(text) < 5000 and re.search(r"\.\.\. \(\d{7} characters\)", text), (fmt, columns)
             assert "help: kubectl get kcn n1" in text
+    for fmt in ("json", "yaml", "sarif", "junit", "markdown", "html"):  # machine formats: whole, and linear
+        started = time.perf_counter()
+        text = rendered(report, fmt)
+        assert time.perf_counter() - started < 10 and len(text) > len(message), fmt
 
 
 def test_colour_table_has_escapes_plain_has_none(problem_report):
@@ -272,3 +276,12 @@ def test_summary_line_wording(counts, expected):
 
 def test_plural():
     assert plural(1, "check") == "1 check" and plural(0, "check") == "0 checks" and plural(2, "info") == "2 infos"
+
+
+def test_checks_skipped_for_one_reason_are_one_line(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    reason = "kernelcachenodegroups is not served (CRD not installed)"
+    checks = tuple(CheckResult(c, "skipped", reason) for c in ("group-selector", "group-overlap", "nodes"))
+    text = rendered(DoctorReport(checks=(*checks, CheckResult("crds", "fail")), findings=()))
+    assert f"skipped group-selector, group-overlap, nodes: {reason}" in text.splitlines()
+    assert text.count(reason) == 1
