@@ -66,7 +66,8 @@ def test_an_unknown_code_is_a_usage_error_naming_the_valid_ones():
     proc = kcache("doctor", "-f", BROKEN, "--only", "agent/bogus")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == ("error: --only: unknown finding code 'agent/bogus'; the codes of agent: "
-                                   "agent/missing, agent/placement-stale, agent/rollout, agent/no-pod, agent/pod-failed")
+                                   "agent/missing, agent/placement-stale, agent/rollout, agent/no-pod, "
+                                   "agent/pod-failed")
     proc = kcache("doctor", "-f", BROKEN, "--skip", "nope/x")
     assert proc.returncode == 2 and "--skip: unknown check id 'nope/x'" in proc.stderr
 
@@ -79,7 +80,8 @@ def test_explain_a_code():
     assert "check kcn-missing: every member node has a KernelCacheNode" in lines
     text = " ".join(proc.stdout.split())
     assert "KServe's node reconciler creates a KernelCacheNode, named exactly after the node" in text
-    assert "See docs/checks.md#kcn-missing/missing" in text and "  kubectl kcache doctor --only kcn-missing/missing" in lines
+    assert "See docs/checks.md#kcn-missing/missing" in text
+    assert "  kubectl kcache doctor --only kcn-missing/missing" in lines
     assert all(len(line) <= 80 for line in lines)
 
 

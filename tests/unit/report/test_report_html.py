@@ -187,7 +187,8 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     heat = text[text.index('<table class="heat">'):]
     heat = heat[:heat.index("</table>")]
     assert heat.count("<th scope=row>") == 10  # not a 10 x 10 matrix
-    names = re.findall(r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<', heat)
+    names = re.findall(r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<',
+                       heat)
     assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
     assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
