@@ -1041,16 +1041,25 @@ def completion(words: list[str]) -> tuple[list[str], int]:
         if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
             return [c for c in p.type.choices if c.startswith(current)], COMPLETE_NO_FILES
     if prev in ("--only", "--skip"):
-        from .checks.registry import check_ids
-
         done, _, part = current.rpartition(",")
         head = f"{done}," if done else ""
         taken = set(done.split(","))
-        return [head + i for i in check_ids() if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+        return [head + i for i in _check_words(part) if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+    if cmd.name == "explain" and not current.startswith("-"):
+        return [i for i in _check_words(current) if i.startswith(current)], COMPLETE_NO_FILES
     if prev in KUBECONFIG_SECTIONS:
         return _kubeconfig_names(words, KUBECONFIG_SECTIONS[prev], current), COMPLETE_NO_FILES
     live = _live_candidates(cmd.name or "", words, prev, current)
     return live, COMPLETE_NO_FILES
+
+
+def _check_words(part: str) -> list[str]:
+    """Check ids, or once `part` has a `/`, that check's `check/code`s."""
+    from .checks.registry import all_checks
+
+    if "/" in part:
+        return [f"{s.id}/{c.id}" for s in all_checks() for c in s.codes]
+    return [s.id for s in all_checks()]
 
 
 def _flag(words: list[str], *names: str) -> str | None:
