@@ -306,6 +306,8 @@ class _Writer:
         evidence = [escape(layout.cut(e, self.limit)) for e in finding.evidence] if self.wide else []
         if self.width is None:
             named = self._names_object(headline, finding, group) and not self.wide
+            if group.grouped:  # the cause, then which objects: `... (500 Nodes: a, b, c and 497 more)`
+                headline, where = f"{headline} ({where})", ""
             return [self._one_line(head_prefix, headline + (sep or ":" if rest else ""), "" if named else where,
                                    rest, evidence, hints)]
         out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
