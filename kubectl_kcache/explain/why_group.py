@@ -50,6 +50,7 @@ from ..kernelcache.selectors import label_mismatch, matching_groups, selector_ma
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
 from ..snapshot import ClusterSnapshot
+from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
 from .reads import require
 
 KIND = "WhyGroup"
@@ -102,6 +103,7 @@ class WhyGroup:
     groups: tuple[GroupFit, ...]
     kernel_cache: CreatedCache | None = None
     drift: tuple[str, ...] = ()
+    next_commands: tuple[str, ...] = ()  # commands to run, each whole (the drift's words refer to them)
     # What the decision looked at, for the renderers (not part of the JSON document).
     session: ActiveSession | None = None
     pod: Pod | None = None
@@ -119,6 +121,14 @@ class WhyGroup:
     @property
     def requested_group(self) -> str:
         return trim_space(self.session.requested_node_group) if self.session else ""
+
+    @property
+    def events_command(self) -> str:
+        """The capture's events, where KServe's Warning for a failed selection shows ('' without a capture)."""
+        if self.capture is None:
+            return ""
+        return command("kubectl", "get", "events", "-n", self.capture.namespace, "--field-selector",
+                       f"involvedObject.name={self.capture.name}")
 
     @property
     def warnings(self) -> tuple[Step, ...]:
@@ -147,6 +157,7 @@ class WhyGroup:
             "result": self.decision.to_dict(),
             "kernelCache": self.kernel_cache.to_dict() if self.kernel_cache is not None else None,
             "drift": list(self.drift),
+            "next": list(self.next_commands),
             "steps": [s.to_dict() for s in self.steps],
             "groups": [g.to_dict() for g in self.groups],
         }
@@ -229,7 +240,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         created = CreatedCache(kc.namespace, kc.name, kc.node_group or None,
                                kc.meta.annotations.get(c.ANNOTATION_SELECTION_SOURCE),
                                (kc.node_group or default_group) in snapshot.group_by_name)
-    drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group)
+    commands: list[str] = []
+    drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group, commands)
     selector_keys = {k for g in snapshot.node_groups for k in g.node_selector}
     labels = dict(node.labels) if node is not None else {}
     return WhyGroup(
@@ -242,6 +254,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         groups=_group_fits(snapshot, node),
         kernel_cache=created,
         drift=tuple(drift),
+        next_commands=tuple(commands),
         session=session,
         pod=pod,
         node_found=node is not None,
@@ -467,18 +480,16 @@ def _group_fits(snapshot: ClusterSnapshot, node: Node | None) -> tuple[GroupFit,
     )
 
 
-def _drift_text(pod: Pod, d: SessionDrift) -> str:
-    """Words for a session field the pod no longer agrees with, and what works instead."""
-    isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
+def _drift_text(pod: Pod, d: SessionDrift, commands: list[str]) -> str:
+    """Words for a session field the pod no longer agrees with, and what works instead (a command to run
+    goes to `commands`)."""
     if d.field == "requestedNodeGroup":
-        patch = (f"kubectl -n {pod.namespace} patch inferenceservice {isvc or '<isvc>'} --type=merge -p "
-                 f"'{{\"spec\":{{\"predictor\":{{\"annotations\":{{\"{c.ANNOTATION_NODE_GROUP}\":"
-                 f"\"{d.now or '<group>'}\"}}}}}}}}'")
+        commands.append(request_group_command(pod, d.now))
         return (f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{d.now}" but the session '
                 f'recorded "{d.recorded}" when the pod claimed the capture: KServe records the session once '
                 "and never updates it, so a change made after the claim is ignored for this capture. To choose "
                 "the group, request it on the InferenceService's pod template before the next capture (a new "
-                f"revision makes a new capture), or make the groups' selectors disjoint: {patch}")
+                "revision makes a new capture), or make the groups' selectors disjoint (the command under Next)")
     if not d.recorded:
         return (f"pod {pod.name} is now on node {d.now} but the session recorded no node (the pod claimed the "
                 "capture before it was scheduled): KServe never fills it in, so selection stays "
@@ -487,12 +498,20 @@ def _drift_text(pod: Pod, d: SessionDrift) -> str:
             "decides from the recorded node")
 
 
+def request_group_command(pod: Pod, group: str) -> str:
+    """`kubectl patch` requesting `group` on the pod's InferenceService's predictor (placeholders, not shell
+    syntax, where the pod does not say)."""
+    isvc = pod.meta.labels.get(c.LABEL_ISVC, "") or PLACEHOLDER_ISVC
+    body = json_body({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group or PLACEHOLDER_GROUP}}}})
+    return command("kubectl", "-n", pod.namespace, "patch", "inferenceservice", isvc, "--type=merge", "-p", body)
+
+
 def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession | None, real: Decision,
-           created: CreatedCache | None, default_group: str) -> list[str]:
+           created: CreatedCache | None, default_group: str, commands: list[str]) -> list[str]:
     out: list[str] = []
     if recorded is not None and pod is not None:
         for d in session_drift(pod, recorded):
-            out.append(_drift_text(pod, d))
+            out.append(_drift_text(pod, d, commands))
     if recorded is not None and recorded.node_name and recorded.node_name not in snapshot.node_by_name:
         out.append(f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
                    "and goes to the default")
