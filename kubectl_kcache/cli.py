@@ -860,6 +860,14 @@ class _ClosedOutput:
         return self
 
 
+class _Discarded(_ClosedOutput):
+    """Standard error when the process was started with it closed (`2>&-`): warnings and errors go nowhere,
+    and the exit code stays the one the outcome gives (a failed write must not turn it into 1)."""
+
+    def write(self, text: Any) -> int:
+        return len(text)
+
+
 _OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
 
 
@@ -895,6 +903,8 @@ def run(argv: list[str]) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    if sys.stderr is None or _closed_descriptor(sys.stderr):
+        sys.stderr = _Discarded()  # type: ignore[assignment]
     try:
         code = _run(argv)
         sys.stdout.flush()
@@ -903,6 +913,16 @@ def run(argv: list[str]) -> int:
             return _output_failed(exc)
         raise
     return code
+
+
+def _closed_descriptor(stream: Any) -> bool:
+    try:
+        os.fstat(stream.fileno())
+    except (ValueError, AttributeError):  # an in-memory stream (io.UnsupportedOperation is one) or a closed one
+        return False
+    except OSError:
+        return True
+    return False
 
 
 def _run(argv: list[str]) -> int:
