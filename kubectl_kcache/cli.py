@@ -367,7 +367,8 @@ def doctor(
     from .checks import load_suppressions, run_doctor
     from .checks.runner import NOT_IN_INPUT_TEXT
 
-    suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
+    use = suppress_file is not None and not no_suppressions
+    suppressions = load_suppressions(suppress_file) if use else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
     snap, provenance = _read(flags, from_files)
     report = run_doctor(

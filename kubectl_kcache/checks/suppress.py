@@ -130,11 +130,18 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
 
 def load_suppressions(path: str) -> tuple[Suppression, ...]:
     """Rules from a YAML or JSON file."""
+    from ..files import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
+
+    if not path:
+        raise InputError("--config: an empty path")
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read suppressions: {exc}") from None
+        data = read_bytes(path)
+    except InputError as exc:
+        raise InputError(f"cannot read suppressions: {exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     import yaml  # lazily: `kubectl kcache --help` must not import it
 
     try:
