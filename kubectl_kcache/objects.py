@@ -130,14 +130,23 @@ class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
 
 
 def parse_time(value: str) -> dt.datetime | None:
-    """A metav1.Time as the API writes it (RFC 3339), in UTC when it has no zone; None when empty or bad."""
+    """A metav1.Time as the API writes it (RFC 3339), in UTC when it has no zone; None when empty, bad, or
+    Go's zero time (`0001-01-01T00:00:00Z`, what an unset time.Time is written as: not a time)."""
     if not value:
         return None
     try:
         t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    t = t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    try:
+        zero = t.astimezone(dt.timezone.utc) == _GO_ZERO_TIME
+    except OverflowError:  # year 1 with a zone east of UTC
+        zero = True
+    return None if zero else t
+
+
+_GO_ZERO_TIME = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
 # ---- shared parts -------------------------------------------------------------------------------
@@ -905,6 +914,49 @@ class Pod(_Object, frozen=True, dict=True):
         return tuple(s.name for s in (self.spec or _POD_SPEC).image_pull_secrets)
 
 
+class _NodeSelectorRequirement(msgspec.Struct, frozen=True):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class _NodeSelectorTerm(msgspec.Struct, frozen=True, rename="camel"):
+    match_expressions: list[_NodeSelectorRequirement] | None = None
+    match_fields: list[_NodeSelectorRequirement] | None = None
+
+
+class _RequiredNodeAffinity(msgspec.Struct, frozen=True, rename="camel"):
+    node_selector_terms: list[_NodeSelectorTerm] | None = None
+
+
+class _PreferredNodeAffinity(msgspec.Struct, frozen=True):
+    weight: int = 0
+    preference: _NodeSelectorTerm | None = None
+
+
+class _NodeAffinity(msgspec.Struct, frozen=True):
+    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None  # noqa: N815
+    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None  # noqa: N815
+
+
+class _AffinityShape(msgspec.Struct, frozen=True, rename="camel"):
+    """The node affinity as the API types it. The affinity itself is kept as plain data (KServe's patch keeps
+    every part it does not own), so its shape is checked against this once, when the object is read."""
+
+    node_affinity: _NodeAffinity | None = None
+    pod_affinity: dict[str, Any] | None = None
+    pod_anti_affinity: dict[str, Any] | None = None
+
+
+def _check_affinity(affinity: Any) -> None:
+    try:
+        msgspec.convert(affinity, _AffinityShape)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        message, _, where = text.partition(" - at `$")
+        raise ValueError(f"{message} - at `$.affinity{where}") from None
+
+
 class _TemplatePodSpec(_Obj, frozen=True):
     node_selector: StrMap | None = None
     affinity: dict[str, Any] | None = None
@@ -915,6 +967,8 @@ class _TemplatePodSpec(_Obj, frozen=True):
         _Obj.__post_init__(self)
         if self.node_selector:
             force_setattr(self, "node_selector", _strs(self.node_selector))
+        if self.affinity:
+            _check_affinity(self.affinity)
 
 
 class _ImageSource(_Obj, frozen=True):

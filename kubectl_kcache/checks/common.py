@@ -204,6 +204,14 @@ def rfc3339(t: dt.datetime) -> str:
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def rfc3339_after(t: dt.datetime, seconds: float) -> str:
+    """The time `seconds` after `t`, as rfc3339 writes it; past year 9999 (a TTL of 1e15 seconds) in words."""
+    try:
+        return rfc3339(t + dt.timedelta(seconds=seconds))
+    except (OverflowError, ValueError):
+        return "after the year 9999"
+
+
 # ---- wording --------------------------------------------------------------------------------------
 
 
