@@ -32,6 +32,7 @@ import msgspec
 from msgspec import field
 from msgspec.structs import astuple, force_setattr
 
+from . import apivalidation as av
 from .errors import InputError
 
 _T = TypeVar("_T")
@@ -116,6 +117,12 @@ def _number_text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return str(value)
+
+
+def _refuse(path: str, message: str) -> None:
+    """A value the API server would refuse, in its words, at `path` under the Struct being decoded (the
+    decoder puts the Struct's own path in front)."""
+    raise ValueError(f"{message} - at `$.{path}`")
 
 
 class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
@@ -256,6 +263,11 @@ class Taint(_Obj, frozen=True):
     effect: Str = ""
     value: Str = ""
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.effect and self.effect not in av.TAINT_EFFECTS:
+            _refuse("effect", av.not_supported(self.effect, av.TAINT_EFFECTS))
+
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
@@ -268,6 +280,13 @@ class Toleration(_Obj, frozen=True):
     value: Str = ""
     effect: Str = ""
     toleration_seconds: int | None = None
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.toleration_seconds is not None:
+            error = av.integer_error(self.toleration_seconds, 64, "Toleration.tolerationSeconds")
+            if error:
+                _refuse("tolerationSeconds", error)
 
     def to_dict(self) -> dict[str, Any]:
         """The toleration as JSON with Go's field order, empty fields left out (omitempty)."""
@@ -1006,6 +1025,16 @@ class DaemonSetStatus(_Obj, frozen=True):
     number_misscheduled: Int = 0
     observed_generation: Int = 0
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            wire = self.__struct_encode_fields__[self.__struct_fields__.index(name)]
+            bits = 64 if name == "observed_generation" else 32
+            error = av.integer_error(value, bits, f"DaemonSetStatus.{wire}", nonnegative=True)
+            if error:
+                _refuse(wire, error)
+
 
 _DS_STATUS = DaemonSetStatus()
 
@@ -1238,6 +1267,12 @@ class SelectorRequirement(_Obj, frozen=True):
     operator: Str = ""
     values: Items[str] = ()
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        error = av.selector_requirement_error(self.operator, self.values)
+        if error:
+            _refuse("values" if error.startswith(("Required", "Forbidden")) else "operator", error)
+
 
 class LabelSelector(_Obj, frozen=True):
     """A metav1.LabelSelector; `None` where an object holds one means "not set" (matches everything)."""
@@ -1288,6 +1323,8 @@ class WebhookEntry(_Obj, frozen=True):
         _Obj.__post_init__(self)
         if not self.failure_policy:
             force_setattr(self, "failure_policy", "Fail")
+        elif self.failure_policy not in av.FAILURE_POLICIES:
+            _refuse("failurePolicy", av.not_supported(self.failure_policy, av.FAILURE_POLICIES))
 
     @property
     def _service(self) -> _ServiceRef:

@@ -285,3 +285,27 @@ def test_found_types_are_named_in_json_words(capsys, tmp_path, value, words):
     code, _, err = cli(capsys, "doctor", "-f", path)
     assert code == EXIT_USAGE and words in one_error(err)
     assert not re.search(r"\ba (str|int|bool)\b", err), err
+
+
+# ---- 14: a TTL past year 9999 ----------------------------------------------------------------------------------
+
+CHECKS = ROOT / "tests" / "unit" / "checks"
+
+
+@pytest.mark.parametrize("job_ttl, config_ttl", [(10**15, None), (None, 10**18)])
+def test_a_failed_jobs_ttl_past_year_9999_is_said_in_words(capsys, tmp_path, job_ttl, config_ttl):
+    docs = [d for d in yaml.safe_load_all((CHECKS / "registry-pull" / "failed-job.yaml").read_text()) if d]
+    for d in docs:
+        if d["kind"] == "Job":
+            if job_ttl is None:
+                d["spec"].pop("ttlSecondsAfterFinished", None)
+            else:
+                d["spec"]["ttlSecondsAfterFinished"] = job_ttl
+    if config_ttl is not None:
+        docs.append(b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "jobTTLSecondsAfterFinished": config_ttl}))
+    path = write(tmp_path / "job.yaml", docs)
+    code, out, err = cli(capsys, "doctor", "-f", str(CHECKS / "base"), "-f", path, "--only", "registry-pull",
+                         "-o", "json")
+    assert code == 1, err
+    [job] = [f for f in json.loads(out)["findings"] if f["object"]["kind"] == "Job"]
+    assert f"(ttlSecondsAfterFinished {job_ttl or config_ttl}s, due after the year 9999)" in job["message"]
