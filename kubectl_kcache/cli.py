@@ -370,7 +370,14 @@ def doctor(
     use = suppress_file is not None and not no_suppressions
     suppressions = load_suppressions(suppress_file) if use else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
+    for name, values in (("--only", only), ("--skip", skip)):
+        if values and not ids(values):
+            raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
+                                     param_hint=name)
     snap, provenance = _read(flags, from_files)
+    if snap.meta.clock:
+        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
+                         f"take its newest time, {snap.meta.clock}, as now\n")
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )

@@ -74,6 +74,7 @@ class Loaded:
     files: list[str] = field(default_factory=list)
     object_count: int = 0  # every object seen, of any kind
     other_kinds: set[str] = field(default_factory=set)  # kinds seen that the plugin does not read
+    newest_time: str = ""  # the latest RFC 3339 time in files read whole (not after the real clock)
     warnings: list[str] = field(default_factory=list)
     uids: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
 
@@ -218,6 +219,48 @@ def _line_col(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
 
 
+_TIMES: Any = None
+
+
+def _newest_time(data: bytes, out: Loaded) -> None:
+    """Keep the latest RFC 3339 time written in `data` (creation times, conditions, events, entries): a
+    plain export says nothing of when it was taken, and that is the closest it comes. Times after the real
+    clock are not data about the past and are left out."""
+    import datetime as dt
+    import re
+
+    global _TIMES
+    if _TIMES is None:
+        _TIMES = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+    now = dt.datetime.now(dt.timezone.utc)
+    best: tuple[dt.datetime, str] | None = None
+    parsed = {}
+    for m in _TIMES.finditer(data):
+        text = m.group().decode()
+        if text in parsed:
+            continue
+        try:
+            t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        parsed[text] = t
+        if t <= now and (best is None or t > best[0]):
+            best = (t, text)
+    if best is not None:
+        current = _parse(out.newest_time)
+        if current is None or best[0] > current:
+            out.newest_time = best[1]
+
+
+def _parse(text: str) -> Any:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
+
+
 # ---- JSON -----------------------------------------------------------------------------------------
 
 
@@ -253,6 +296,7 @@ class _Loader:
         if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
             return
         data = read_bytes(path)
+        _newest_time(data, self.out)
         start = len(data) - len(data.lstrip())
         if data[start:start + 1] in (b"{", b"["):
             try:

@@ -174,8 +174,10 @@ class Facts:
 
     @cached_property
     def now(self) -> dt.datetime:
-        """The snapshot's time (when it was taken), else the current time."""
-        return parse_time(self.s.meta.taken_at) or dt.datetime.now(dt.timezone.utc)
+        """The snapshot's time (when it was taken), else the newest time in input files that do not say when
+        they were taken, else (live) the current time."""
+        meta = self.s.meta
+        return parse_time(meta.taken_at) or parse_time(meta.clock) or dt.datetime.now(dt.timezone.utc)
 
 
 _LAST: list[tuple[ClusterSnapshot, Facts]] = []

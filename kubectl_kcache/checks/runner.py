@@ -140,6 +140,8 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
         raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
                          "give each check to one of them")
     specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
+    if not specs:
+        raise InputError("--skip names every check: nothing would run (a report of no check is no answer)")
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None
     results: list[CheckResult] = []

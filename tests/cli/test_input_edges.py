@@ -309,3 +309,64 @@ def test_a_failed_jobs_ttl_past_year_9999_is_said_in_words(capsys, tmp_path, job
     assert code == 1, err
     [job] = [f for f in json.loads(out)["findings"] if f["object"]["kind"] == "Job"]
     assert f"(ttlSecondsAfterFinished {job_ttl or config_ttl}s, due after the year 9999)" in job["message"]
+
+
+# ---- 3: a plain export is judged against its own time ------------------------------------------------------
+
+
+def pushing_capture(since: str, pod_created: str) -> list[dict[str, Any]]:
+    status = b.capture_status(pod="model-pod", node_name="n1", phase="Pushing")
+    status["conditions"][0].update(status="False", reason="Pushing", lastTransitionTime=since)
+    capture = b.capture("model-kcc-669889f77f", status=status)
+    pod = b.pod("model-pod", node_name="n1", labels={"serving.kserve.io/inferenceservice": "model"})
+    pod["metadata"]["creationTimestamp"] = pod_created
+    return [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.node("n1", {"role": "gpu"}),
+            b.group("gpu", {"role": "gpu"}), capture, pod,
+            {"apiVersion": b.KSERVE, "kind": "KernelCacheList", "items": []}]
+
+
+def test_a_plain_export_is_judged_at_its_newest_time_not_today(capsys, tmp_path):
+    """Exported five minutes into Pushing (the newest time in it is the pod's creation, five minutes later):
+    not stuck, whatever today's date."""
+    path = write(tmp_path / "export.yaml", pushing_capture("2026-06-18T09:00:00Z", "2026-06-18T09:05:00Z"))
+    code, out, err = cli(capsys, "doctor", "-f", path, "--only", "capture", "-o", "json")
+    report = json.loads(out)
+    assert [c["status"] for c in report["checks"]] == ["pass"], report["checks"]
+    assert report["source"]["judgedAt"] == {"time": "2026-06-18T09:05:00Z",
+                                            "from": "the newest time in the input (it has no takenAt)"}
+    assert ("note: the input does not say when it was read (no takenAt): checks that judge time take its newest "
+            "time, 2026-06-18T09:05:00Z, as now") in err
+
+
+def test_a_plain_export_two_hours_into_pushing_is_stuck(capsys, tmp_path):
+    path = write(tmp_path / "export.yaml", pushing_capture("2026-06-18T09:00:00Z", "2026-06-18T11:00:00Z"))
+    code, out, _ = cli(capsys, "doctor", "-f", path, "--only", "capture", "-o", "json")
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["stuck"]
+
+
+def test_a_dump_with_takenat_is_judged_at_takenat_and_says_nothing_more(capsys, tmp_path):
+    items = pushing_capture("2026-06-18T09:00:00Z", "2026-06-18T09:05:00Z")
+    from kubectl_kcache import kinds
+
+    reads = [{"resource": plural, "namespace": None, "status": "ok", "count": 0} for plural in kinds.PLURALS]
+    doc = {"kind": "KcacheSnapshot", "version": 1, "items": [x for x in items if not x["kind"].endswith("List")],
+           "meta": {"takenAt": "2026-06-18T12:00:00Z", "reads": reads}}
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = cli(capsys, "doctor", "-f", str(path), "--only", "capture", "-o", "json")
+    report = json.loads(out)
+    assert [f["code"] for f in report["findings"]] == ["stuck"] and "judgedAt" not in report["source"]
+    assert "note: the input does not say" not in err
+
+
+# ---- small things: flags ------------------------------------------------------------------------------------
+
+
+def test_only_of_nothing_and_skip_of_everything_are_usage_errors(capsys):
+    from kubectl_kcache.checks.registry import check_ids
+
+    code, _, err = cli(capsys, "doctor", "-f", HEALTHY, "--only", "")
+    assert code == EXIT_USAGE and "no check id given" in err
+    code, out, err = cli(capsys, "doctor", "-f", HEALTHY, "--skip", ",".join(check_ids()))
+    assert code == EXIT_USAGE and out == ""
+    assert one_error(err) == "error: --skip names every check: nothing would run (a report of no check is no answer)"
