@@ -144,7 +144,38 @@ def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
         value = kwargs.pop(key, None)
         if value not in (None, (), False):
             merged[key] = value
+    _check_kube_flags(merged)
     return merged
+
+
+def _check_kube_flags(flags: dict[str, Any]) -> None:
+    """kubectl's flags are checked whether or not the command goes on to read the cluster: a mistyped one is
+    a usage error offline too, not silently ignored."""
+    parse_duration(flags.get("request_timeout"))
+    if flags.get("as_group") and not flags.get("as_user"):
+        raise click.BadParameter("requires --as (kubectl's rule)", param_hint="--as-group")
+    namespace = flags.get("namespace")
+    if namespace:
+        from .apivalidation import dns_label_errors, go_quote
+
+        errors = dns_label_errors(namespace)
+        if errors:
+            raise click.BadParameter(f"invalid namespace {go_quote(namespace)}: {errors[0]}", param_hint="-n")
+
+
+class _Seconds(click.ParamType):
+    """A positive, finite number of seconds (`nan`, `inf`, 0 and negative numbers are refused)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value} is not a positive number of seconds", param, ctx)
+        return seconds
 
 
 def _overrides(flags: dict[str, Any]) -> Any:
@@ -230,14 +261,32 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
     from_files = list(from_files)
     if from_files:
         snap = scope.apply(_load_files(from_files))
-        return snap, provenance(snap.meta, namespace)
-    client = client or _client(flags)
-    progress = _Progress()
-    try:
-        snap = collect(client, scope, progress=progress, lists=lists)
-    finally:
-        progress.done()
+    else:
+        client = client or _client(flags)
+        progress = _Progress()
+        try:
+            snap = collect(client, scope, progress=progress, lists=lists)
+        finally:
+            progress.done()
+    if namespace is not None and not _namespace_seen(snap, namespace):
+        sys.stderr.write(f"warning: No resources found in {escape(namespace)} namespace.\n")  # kubectl's words
     return snap, provenance(snap.meta, namespace)
+
+
+def _namespace_seen(snap: Any, namespace: str) -> bool:
+    """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
+    else as the namespace of some object read (a mistyped -n finds neither)."""
+    from .snapshot import NOT_IN_INPUT
+
+    read = snap.read_status("namespaces")
+    if read is not None and read.status == "ok" and snap.namespaces:
+        return snap.namespace_exists(namespace)
+    if read is not None and read.status not in ("ok", NOT_IN_INPUT):
+        return True  # not readable: no claim either way
+    from . import kinds
+
+    return any((getattr(obj.metadata, "namespace", None) or "") == namespace
+               for f in kinds.FIELDS for obj in getattr(snap, f))
 
 
 def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
@@ -375,12 +424,14 @@ def doctor(
             raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
                                      param_hint=name)
     snap, provenance = _read(flags, from_files)
-    if snap.meta.clock:
-        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
-                         f"take its newest time, {snap.meta.clock}, as now\n")
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )
+    if snap.meta.clock and report.judged_time:
+        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
+                         f"take its newest time, {snap.meta.clock}, as now\n")
+    elif provenance.clock:
+        provenance = dataclasses.replace(provenance, clock="")
     from .report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
@@ -691,10 +742,12 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
 @click.option("--leader-elect-namespace", default="kserve", show_default=True)
-@click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
-@click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
-@click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
-@click.option("--health-port", type=int, default=0, help="Serve /healthz, /readyz and /metrics on this port (0: off).")
+@click.option("--lease-duration", type=_Seconds(), default=15.0, show_default=True, help="Seconds.")
+@click.option("--renew-deadline", type=_Seconds(), default=10.0, show_default=True, help="Seconds.")
+@click.option("--resync-period", type=_Seconds(), default=300.0, show_default=True,
+              help="Seconds between full passes.")
+@click.option("--health-port", type=click.IntRange(0, 65535), default=0,
+              help="Serve /healthz, /readyz and /metrics on this port (0: off).")
 @click.pass_context
 def reconcile(
     ctx: click.Context,

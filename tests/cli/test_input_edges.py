@@ -370,3 +370,39 @@ def test_only_of_nothing_and_skip_of_everything_are_usage_errors(capsys):
     code, out, err = cli(capsys, "doctor", "-f", HEALTHY, "--skip", ",".join(check_ids()))
     assert code == EXIT_USAGE and out == ""
     assert one_error(err) == "error: --skip names every check: nothing would run (a report of no check is no answer)"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["doctor", "-f", HEALTHY, "--request-timeout", "1x"], "Invalid value for --request-timeout: invalid duration"),
+    (["doctor", "-f", HEALTHY, "--request-timeout", "-5"], "Invalid value for --request-timeout: invalid duration"),
+    (["status", "-f", HEALTHY, "--as-group", "admins"], "Invalid value for --as-group: requires --as"),
+    (["reconcile", "--dry-run", "-f", HEALTHY, "--lease-duration", "nan"], "nan is not a positive number of seconds"),
+    (["reconcile", "--dry-run", "-f", HEALTHY, "--resync-period", "-1"], "-1 is not a positive number of seconds"),
+    (["reconcile", "--dry-run", "-f", HEALTHY, "--health-port", "99999"], "99999 is not in the range 0<=x<=65535"),
+    (["doctor", "-f", HEALTHY, "-n", "Team_A"], 'Invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 '
+     "label must consist of"),
+])
+def test_bad_flags_are_usage_errors_offline_too(capsys, argv, words):
+    code, out, err = cli(capsys, *argv)
+    assert code == EXIT_USAGE and out == ""
+    assert words in err, err
+
+
+# ---- 5: a mistyped -n ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["doctor", "status"])
+def test_a_namespace_not_in_the_input_is_warned_about_as_kubectl_does(capsys, command):
+    code, out, err = cli(capsys, command, "-f", HEALTHY, "-n", "tema")
+    assert err == "warning: No resources found in tema namespace.\n"
+    code, out, err = cli(capsys, command, "-f", HEALTHY, "-n", "team-llm")
+    assert "No resources found" not in err
+
+
+def test_without_namespaces_in_the_input_an_object_in_it_is_enough(capsys, tmp_path):
+    items = [b.node("n1", {"role": "gpu"}), b.group("gpu", {"role": "gpu"}), b.consumer_cache("qwen", ns="team-a")]
+    path = write(tmp_path / "x.yaml", items)
+    _, _, err = cli(capsys, "doctor", "-f", path, "-n", "team-a")
+    assert "No resources found" not in err
+    _, _, err = cli(capsys, "doctor", "-f", path, "-n", "team-b")
+    assert err == "warning: No resources found in team-b namespace.\n"
