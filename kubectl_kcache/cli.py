@@ -427,6 +427,8 @@ def doctor(
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )
+    for warning in report.warnings:
+        sys.stderr.write(f"warning: {escape(warning)}\n")
     if snap.meta.clock and report.judged_time:
         sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
                          f"take its newest time, {snap.meta.clock}, as now\n")

@@ -27,6 +27,7 @@ import msgspec
 from . import apivalidation, kinds
 from . import decode as d
 from .errors import InputError
+from .text import json_type
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_KIND = "KcacheSnapshot"
@@ -590,6 +591,10 @@ class _Loader:
                 text = str(exc)
                 what = "meta.reads" if "reads" in text else "meta"
                 raise InputError(f"{name}: snapshot {what} is malformed: {d.describe(exc, '$.meta')}") from None
+        for key, value in (("cluster", meta.cluster), ("server", meta.server), ("takenAt", meta.taken_at),
+                           ("serverVersion", meta.server_version)):
+            if value is not None and not isinstance(value, str):
+                raise InputError(f"{name}: snapshot meta.{key} must be a string, found {_py_type(value)}")
         self.out.metas.append((name, meta))
 
     # -- YAML --
@@ -684,20 +689,7 @@ def _once(name: str, node: Any, seen: set[int]) -> None:
 
 
 def _py_type(value: Any) -> str:
-    """What a decoded value is, in JSON's words (never Python's `str` or `int`)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a value of another type"
+    return json_type(value)
 
 
 def _shown_value(value: Any) -> str:

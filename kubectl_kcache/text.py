@@ -76,3 +76,20 @@ PLACEHOLDER_ISVC = "INFERENCESERVICE"
 PLACEHOLDER_GROUP = "GROUP"
 PLACEHOLDER_LABEL = "LABEL"
 PLACEHOLDER_VALUE = "VALUE"
+
+
+def json_type(value: object) -> str:
+    """What a decoded value is, in JSON's words ("a string", "an object"), never Python's (`str`, `dict`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "a value of another type"

@@ -165,4 +165,5 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     ordered = [f for i in order for f in by_check[i]]
     return DoctorReport(checks=tuple(results), findings=tuple(ordered), object_count=snapshot.object_count(),
                         cluster=snapshot.meta.cluster, source=snapshot.meta.source,
-                        titles={s.id: s.title for s in specs}, judged_time="now" in vars(facts(snapshot)))
+                        titles={s.id: s.title for s in specs}, judged_time="now" in vars(facts(snapshot)),
+                        warnings=tuple(index.unknown) if index is not None else ())

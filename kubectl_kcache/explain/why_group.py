@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
+from ..apivalidation import go_quote
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
@@ -330,11 +331,11 @@ def _refuse_mismatch(pod_name: str, pod: Pod | None, capture: Capture) -> None:
     generated = capture_name_for_pod(pod) if pod is not None else ""
     if (session is not None and session.pod_name == pod_name) or capture.name == generated:
         return
-    claimed = f"its session was claimed by pod {session.pod_name!r}" if session is not None and \
+    claimed = f"its session was claimed by pod {go_quote(session.pod_name)}" if session is not None and \
         session.pod_name else "no pod has claimed its session"
-    own = f"; pod {pod_name!r}'s own capture is {generated!r}" if generated else ""
-    raise InputError(f"KernelCacheCapture {capture.name!r} is not the capture of pod {pod_name!r} ({claimed}{own}): "
-                     "give the pod or --capture, not both")
+    own = f"; the own capture of pod {go_quote(pod_name)} is {go_quote(generated)}" if generated else ""
+    raise InputError(f"KernelCacheCapture {go_quote(capture.name)} is not the capture of pod {go_quote(pod_name)} "
+                     f"({claimed}{own}): give the pod or --capture, not both")
 
 
 def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:

@@ -406,3 +406,24 @@ def test_without_namespaces_in_the_input_an_object_in_it_is_enough(capsys, tmp_p
     assert "No resources found" not in err
     _, _, err = cli(capsys, "doctor", "-f", path, "-n", "team-b")
     assert err == "warning: No resources found in team-b namespace.\n"
+
+
+def test_unknown_ids_in_a_suppression_annotation_are_warned_about(capsys, tmp_path):
+    node = b.node("n1", {"role": "gpu"})
+    node["metadata"]["annotations"] = {"kcache.kserve.io/suppress": "nodes, nodez, agent/no-such-code"}
+    path = write(tmp_path / "x.yaml", [node, b.group("gpu", {"role": "gpu"})])
+    code, _, err = cli(capsys, "doctor", "-f", path, "--fail-on", "never")
+    assert code == EXIT_OK
+    assert ("warning: Node n1: annotation kcache.kserve.io/suppress names agent/no-such-code, nodez, which no check "
+            "has (it suppresses nothing for them; give check ids or check/code)\n") in err
+    _, _, err = cli(capsys, "doctor", "-f", path, "--no-suppressions", "--fail-on", "never")
+    assert "kcache.kserve.io/suppress" not in err
+
+
+def test_a_dump_meta_of_the_wrong_type_is_said_in_json_words(capsys, tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"kind": "KcacheSnapshot", "version": 1, "items": [b.node("n1")],
+                                "meta": {"cluster": {"name": "x"}}}))
+    code, _, err = cli(capsys, "doctor", "-f", str(path))
+    assert code == EXIT_USAGE
+    assert one_error(err) == f"error: {path}: snapshot meta.cluster must be a string, found an object"
