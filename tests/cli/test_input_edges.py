@@ -427,3 +427,18 @@ def test_a_dump_meta_of_the_wrong_type_is_said_in_json_words(capsys, tmp_path):
     code, _, err = cli(capsys, "doctor", "-f", str(path))
     assert code == EXIT_USAGE
     assert one_error(err) == f"error: {path}: snapshot meta.cluster must be a string, found an object"
+
+
+def test_a_missing_config_file_is_said_without_errno(capsys, tmp_path):
+    code, _, err = cli(capsys, "doctor", "-f", HEALTHY, "--config", str(tmp_path / "nope.yaml"))
+    assert code == EXIT_USAGE
+    assert one_error(err) == f"error: cannot read suppressions: {tmp_path / 'nope.yaml'}: no such file or folder"
+
+
+def test_a_selector_key_holding_equals_and_comma_is_not_shown_as_two_labels(capsys, tmp_path):
+    items = [b.node("n1", {"role": "gpu"}), b.group("odd", {"a=b,c": "d"})]
+    code, out, _ = cli(capsys, "doctor", "-f", write(tmp_path / "x.yaml", items), "--only", "group-selector",
+                       "-o", "json")
+    [finding] = json.loads(out)["findings"]
+    assert 'nodeSelector "a=b,c"=d' in finding["message"], finding
+    assert finding["hint"] == "kubectl get kernelcachenodegroup odd -o yaml"
