@@ -139,3 +139,37 @@ def test_every_hint_runs_kubectl_with_exactly_its_arguments(capsys, tmp_path, fa
     for argv in (["status", "-f", f, "-o", "json"], ["reconcile", "--dry-run", "-f", f, "-o", "json"]):
         _, doc = cli_json(capsys, *argv)
         assert "kubectl " not in json.dumps(doc.get("groups", doc)), argv  # no command suggested there
+
+
+def _texts(fmt: str, out: str) -> str:
+    """What a person reads or copies from a format's output, its markup decoded."""
+    if fmt == "sarif":
+        return "\n".join(r["message"]["text"] for run in json.loads(out)["runs"] for r in run["results"])
+    if fmt == "junit":
+        import xml.etree.ElementTree as ET
+
+        return "\n".join(e.text or "" for e in ET.fromstring(out).iter())
+    if fmt == "html":
+        import html
+
+        return html.unescape(out)
+    return out
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=HOSTILE)
+@example(value="x'; touch pw; echo '\n$(id)")
+def test_every_format_shows_each_hint_whole(capsys, tmp_path, fake_bin, value):
+    """The hint a person copies from any doctor format is the one the JSON gives, byte for byte."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(cluster(value)))
+    _, report = cli_json(capsys, "doctor", "-f", str(path), "-o", "json")
+    hints = {f["hint"] for f in report["findings"] if f.get("hint")}
+    for fmt in ("wide", "markdown", "junit", "sarif", "html", "yaml"):
+        capsys.readouterr()
+        run(["doctor", "-f", str(path), "-o", fmt])
+        text = _texts(fmt, capsys.readouterr().out)
+        if fmt == "yaml":
+            text = "\n".join(f.get("hint") or "" for f in yaml.safe_load(text)["findings"])
+        for hint in hints:
+            assert hint in text, (fmt, hint)
