@@ -302,7 +302,8 @@ def test_a_failed_jobs_ttl_past_year_9999_is_said_in_words(capsys, tmp_path, job
             else:
                 d["spec"]["ttlSecondsAfterFinished"] = job_ttl
     if config_ttl is not None:
-        docs.append(b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "jobTTLSecondsAfterFinished": config_ttl}))
+        config = {"enabled": True, "defaultNodeGroup": "gpu", "jobTTLSecondsAfterFinished": config_ttl}
+        docs.append(b.config_map(config))
     path = write(tmp_path / "job.yaml", docs)
     code, out, err = cli(capsys, "doctor", "-f", str(CHECKS / "base"), "-f", path, "--only", "registry-pull",
                          "-o", "json")
@@ -379,8 +380,8 @@ def test_only_of_nothing_and_skip_of_everything_are_usage_errors(capsys):
     (["reconcile", "--dry-run", "-f", HEALTHY, "--lease-duration", "nan"], "nan is not a positive number of seconds"),
     (["reconcile", "--dry-run", "-f", HEALTHY, "--resync-period", "-1"], "-1 is not a positive number of seconds"),
     (["reconcile", "--dry-run", "-f", HEALTHY, "--health-port", "99999"], "99999 is not in the range 0<=x<=65535"),
-    (["doctor", "-f", HEALTHY, "-n", "Team_A"], 'Invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 '
-     "label must consist of"),
+    (["doctor", "-f", HEALTHY, "-n", "Team_A"],
+     'Invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 label must consist of'),
 ])
 def test_bad_flags_are_usage_errors_offline_too(capsys, argv, words):
     code, out, err = cli(capsys, *argv)
