@@ -154,6 +154,16 @@ def parse_time(value: str) -> dt.datetime | None:
 
 
 _GO_ZERO_TIME = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
+_GO_ZERO_TEXT = ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000000Z")
+
+
+def time_text(value: Any) -> str:
+    """A time field as text: '' when absent or Go's zero time (an unset time.Time is not a time to show)."""
+    if value is None:
+        return ""
+    text = str(value)
+    return "" if text in _GO_ZERO_TEXT or (text.startswith("0001-01-01T00:00:00") and parse_time(text) is None) \
+        else text
 
 
 # ---- shared parts -------------------------------------------------------------------------------
@@ -190,7 +200,7 @@ class Meta(_Obj, frozen=True):
 
     @property
     def created(self) -> str:
-        return "" if self.creation_timestamp is None else str(self.creation_timestamp)
+        return time_text(self.creation_timestamp)
 
     @property
     def deleting(self) -> bool:
@@ -247,8 +257,7 @@ class Condition(_Obj, frozen=True):
 
     @property
     def last_transition(self) -> str:
-        value = self.last_transition_time or self.last_timestamp
-        return "" if value is None else str(value)
+        return time_text(self.last_transition_time or self.last_timestamp)
 
 
 def find_condition(conditions: tuple[Condition, ...], type_: str) -> Condition | None:
@@ -560,7 +569,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
                 ns, _, name = key.partition("/")
                 ref = ObjectRef(ns, name)
             out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
-                                  message=e.message, last_update="" if e.last_update is None else str(e.last_update),
+                                  message=e.message, last_update=time_text(e.last_update),
                                   footprints=e.footprints or _NO_FOOTPRINTS))
         return tuple(out)
 

@@ -94,3 +94,15 @@ def test_go_zero_time_is_no_time():
     assert parse_time("0001-01-01T00:00:00Z") is None
     assert parse_time("0001-01-01T00:00:00+02:00") is None
     assert parse_time("2026-11-29T10:00:00Z") == dt.datetime(2026, 11, 29, 10, tzinfo=dt.timezone.utc)
+
+
+def test_go_zero_time_is_never_shown_as_a_time(tmp_path):
+    pod = b.consumer("pod", node="gpu-1", created="0001-01-01T00:00:00Z")
+    kc = b.consumer_cache("qwen", ready_at="0001-01-01T00:00:00Z")
+    kcn = b.kcn("gpu-1", {"team-a/qwen": b.cache_entry(kc, last_update="0001-01-01T00:00:00Z")})
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump_all([pod, kc, kcn]))
+    snap = load_files([str(path)])
+    assert snap.pods[0].meta.created == ""
+    assert snap.kernel_caches[0].conditions[0].last_transition == ""
+    assert snap.kcns[0].entries[0].last_update == ""
