@@ -106,3 +106,11 @@ def test_go_zero_time_is_never_shown_as_a_time(tmp_path):
     assert snap.pods[0].meta.created == ""
     assert snap.kernel_caches[0].conditions[0].last_transition == ""
     assert snap.kcns[0].entries[0].last_update == ""
+
+
+def test_a_selector_key_that_looks_like_a_flag_is_refused_as_the_api_server_does(tmp_path):
+    hook = b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "--overwrite",
+                                                                             "operator": "DoesNotExist"}]})
+    [message, _] = refused(tmp_path, hook)
+    assert message.startswith(f'{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].key: Invalid value: '
+                              '"--overwrite": name part must consist of alphanumeric characters')
