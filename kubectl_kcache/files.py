@@ -232,19 +232,19 @@ def _newest_time(data: bytes, out: Loaded) -> None:
 
     global _TIMES
     if _TIMES is None:
-        _TIMES = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+        # from the `T` (a literal the regex engine finds fast), the date checked behind it
+        _TIMES = (re.compile(rb"T\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"), re.compile(rb"\d{4}-\d\d-\d\d"))
     now = dt.datetime.now(dt.timezone.utc)
     best: tuple[dt.datetime, str] | None = None
-    parsed = {}
-    for m in _TIMES.finditer(data):
-        text = m.group().decode()
-        if text in parsed:
-            continue
+    clock, date = _TIMES
+    seen = {data[m.start() - 10:m.end()] for m in clock.finditer(data)
+            if m.start() >= 10 and date.fullmatch(data, m.start() - 10, m.start())}
+    for raw in seen:  # each distinct time once
+        text = raw.decode()
         try:
             t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             continue
-        parsed[text] = t
         if t <= now and (best is None or t > best[0]):
             best = (t, text)
     if best is not None:
@@ -305,6 +305,8 @@ class _Loader:
                 return
             except msgspec.DecodeError as exc:
                 values = _json_values(data) if "trailing characters" in str(exc) else None
+                if isinstance(values, str):
+                    raise InputError(f"{_name(path)}: not valid JSON: {values}") from None
                 if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
                     self._json_stream(path, data, values)
                     return
@@ -711,39 +713,45 @@ def _json_type(text: bytes) -> str:
     return "a number"
 
 
-_JSON_TOKENS: Any = None
+_SPACE: Any = None
 
 
-def _json_values(data: bytes) -> list[tuple[int, int]] | None:
+def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
     """(start, end) of each top-level object or list when `data` is several of them one after the other
-    (separated by white space at most); None otherwise. Strings are skipped whole, so a bracket inside one
-    does not count; the values themselves are checked when they are decoded."""
+    (white space between them at most); the problem (line, column, what) when one of them after the first
+    is malformed; None when `data` is not such a sequence. Each value's end is where the decoder finds
+    trailing characters after it, so every value is parsed once, by msgspec."""
     import re
 
-    global _JSON_TOKENS
-    if _JSON_TOKENS is None:
-        _JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|[^\s\[\]{}"]+')
+    global _SPACE
+    if _SPACE is None:
+        _SPACE = re.compile(rb"[ \t\r\n]*")
+    view = memoryview(data)
     out: list[tuple[int, int]] = []
-    depth = 0
-    start = 0
-    for m in _JSON_TOKENS.finditer(data):
-        tok = m.group()
-        first = tok[:1]
-        if depth == 0:
-            if first not in (b"{", b"["):
-                return None  # a bare scalar or garbage between values
-            start = m.start()
-        if first in (b"{", b"["):
-            depth += 1
-        elif first in (b"}", b"]"):
-            depth -= 1
-            if depth < 0:
-                return None
-            if depth == 0:
-                out.append((start, m.end()))
-        if depth > MAX_NESTING:
-            return None
-    return out if depth == 0 and len(out) > 1 else None
+    pos = 0
+    while True:
+        pos = _SPACE.match(data, pos).end()
+        if pos >= len(data):
+            break
+        if data[pos:pos + 1] not in (b"{", b"["):
+            return None if not out else f"line {_line_col(data, pos)[0]}: expected an object or a list"
+        try:
+            msgspec.json.decode(view[pos:], type=msgspec.Raw)
+        except msgspec.DecodeError as exc:
+            m = re.search(r"trailing characters \(byte (\d+)\)", str(exc))
+            if m is None:
+                return _json_problem(exc, data, pos) if out else None
+            # msgspec names the byte after the first trailing character; should it name that character
+            # itself, the byte before is the value's last (`}` or `]`) or white space
+            nxt = pos + int(m.group(1))
+            if data[nxt - 1:nxt] not in (b"}", b"]", b" ", b"\t", b"\r", b"\n"):
+                nxt -= 1
+            out.append((pos, nxt))
+            pos = nxt
+            continue
+        out.append((pos, len(data)))
+        break
+    return out if len(out) > 1 else None
 
 
 def _json_problem(exc: msgspec.DecodeError, data: bytes, base: int = 0) -> str:
