@@ -154,7 +154,7 @@ _VALID_VALUES: set[str] = set()
 
 # ---- enums and numbers, as the API server refuses them ---------------------------------------------------
 
-TAINT_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")  # sorted, as field.NotSupported lists them
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # the order kube-apiserver lists them in
 FAILURE_POLICIES = ("Fail", "Ignore")
 SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "In", "NotIn")
 INT32_MAX = 2**31 - 1

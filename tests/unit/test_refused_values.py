@@ -50,8 +50,8 @@ def with_affinity(affinity: Any) -> dict[str, Any]:
     (b.webhook_configuration(failure_policy="Sometimes"),
      f'{HOOK}: $.webhooks[0].failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"'),
     (b.node("n1", taints=[b.taint("gpu", effect="NoScheduleNow")]),
-     'Node n1: $.spec.taints[0].effect: Unsupported value: "NoScheduleNow": supported values: "NoExecute", '
-     '"NoSchedule", "PreferNoSchedule"'),
+     'Node n1: $.spec.taints[0].effect: Unsupported value: "NoScheduleNow": supported values: "NoSchedule", '
+     '"PreferNoSchedule", "NoExecute"'),
     (b.agent_daemonset(tolerations=[{"key": "a", "operator": "Exists", "tolerationSeconds": 10**30}]),
      f"{AGENT}: $.spec.template.spec.tolerations[0].tolerationSeconds: json: cannot unmarshal number 1e+30 into "
      "Go struct field Toleration.tolerationSeconds of type int64"),
