@@ -283,13 +283,14 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
 def _namespace_seen(snap: Any, namespace: str) -> bool:
     """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
     else as the namespace of some object read (a mistyped -n finds neither)."""
-    from .snapshot import NOT_IN_INPUT
+    from .readplan import NAMESPACES
+    from .snapshot import NOT_IN_INPUT, NOT_READ, covering
 
-    read = snap.read_status("namespaces")
-    if read is not None and read.status == "ok" and snap.namespaces:
+    read = covering(snap, NAMESPACES)
+    if read.ok and snap.namespaces:
         return snap.namespace_exists(namespace)
-    if read is not None and read.status not in ("ok", NOT_IN_INPUT):
-        return True  # not readable: no claim either way
+    if not read.ok and read.status not in (NOT_IN_INPUT, NOT_READ):
+        return True  # forbidden or failed: no claim either way
     from . import kinds
 
     return any((getattr(obj.metadata, "namespace", None) or "") == namespace
