@@ -144,7 +144,38 @@ def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
         value = kwargs.pop(key, None)
         if value not in (None, (), False):
             merged[key] = value
+    _check_kube_flags(merged)
     return merged
+
+
+def _check_kube_flags(flags: dict[str, Any]) -> None:
+    """kubectl's flags are checked whether or not the command goes on to read the cluster: a mistyped one is
+    a usage error offline too, not silently ignored."""
+    parse_duration(flags.get("request_timeout"))
+    if flags.get("as_group") and not flags.get("as_user"):
+        raise click.BadParameter("requires --as (kubectl's rule)", param_hint="--as-group")
+    namespace = flags.get("namespace")
+    if namespace:
+        from .apivalidation import dns_label_errors, go_quote
+
+        errors = dns_label_errors(namespace)
+        if errors:
+            raise click.BadParameter(f"invalid namespace {go_quote(namespace)}: {errors[0]}", param_hint="-n")
+
+
+class _Seconds(click.ParamType):
+    """A positive, finite number of seconds (`nan`, `inf`, 0 and negative numbers are refused)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value} is not a positive number of seconds", param, ctx)
+        return seconds
 
 
 def _overrides(flags: dict[str, Any]) -> Any:
@@ -236,15 +267,34 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
                              f"{escape(namespace)} only\n")
         scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
         snap = scope.apply(loaded)
-        return snap, provenance(snap.meta, namespace)
-    scope = scope or Scope(namespace=namespace)
-    client = client or _client(flags).bounded()
-    progress = _Progress()
-    try:
-        snap = collect(client, scope, progress=progress, lists=lists)
-    finally:
-        progress.done()
+    else:
+        scope = scope or Scope(namespace=namespace)
+        client = client or _client(flags).bounded()
+        progress = _Progress()
+        try:
+            snap = collect(client, scope, progress=progress, lists=lists)
+        finally:
+            progress.done()
+    if namespace is not None and not _namespace_seen(snap, namespace):
+        sys.stderr.write(f"warning: No resources found in {escape(namespace)} namespace.\n")  # kubectl's words
     return snap, provenance(snap.meta, namespace)
+
+
+def _namespace_seen(snap: Any, namespace: str) -> bool:
+    """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
+    else as the namespace of some object read (a mistyped -n finds neither)."""
+    from .readplan import NAMESPACES
+    from .snapshot import NOT_IN_INPUT, NOT_READ, covering
+
+    read = covering(snap, NAMESPACES)
+    if read.ok and snap.namespaces:
+        return snap.namespace_exists(namespace)
+    if not read.ok and read.status not in (NOT_IN_INPUT, NOT_READ):
+        return True  # forbidden or failed: no claim either way
+    from . import kinds
+
+    return any((getattr(obj.metadata, "namespace", None) or "") == namespace
+               for f in kinds.FIELDS for obj in getattr(snap, f))
 
 
 def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
@@ -383,12 +433,24 @@ def doctor(
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
 
-    suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
+    use = suppress_file is not None and not no_suppressions
+    suppressions = load_suppressions(suppress_file) if use else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
+    for name, values in (("--only", only), ("--skip", skip)):
+        if values and not ids(values):
+            raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
+                                     param_hint=name)
     snap, provenance = _read(flags, from_files)
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )
+    for warning in report.warnings:
+        sys.stderr.write(f"warning: {escape(warning)}\n")
+    if snap.meta.clock and report.judged_time:
+        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
+                         f"take its newest time, {snap.meta.clock}, as now\n")
+    elif provenance.clock:
+        provenance = dataclasses.replace(provenance, clock="")
     from .report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
@@ -741,10 +803,12 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
 @click.option("--leader-elect-namespace", default="kserve", show_default=True)
-@click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
-@click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
-@click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
-@click.option("--health-port", type=int, default=0, help="Serve /healthz, /readyz and /metrics on this port (0: off).")
+@click.option("--lease-duration", type=_Seconds(), default=15.0, show_default=True, help="Seconds.")
+@click.option("--renew-deadline", type=_Seconds(), default=10.0, show_default=True, help="Seconds.")
+@click.option("--resync-period", type=_Seconds(), default=300.0, show_default=True,
+              help="Seconds between full passes.")
+@click.option("--health-port", type=click.IntRange(0, 65535), default=0,
+              help="Serve /healthz, /readyz and /metrics on this port (0: off).")
 @click.pass_context
 def reconcile(
     ctx: click.Context,
@@ -916,6 +980,14 @@ class _ClosedOutput:
         return self
 
 
+class _Discarded(_ClosedOutput):
+    """Standard error when the process was started with it closed (`2>&-`): warnings and errors go nowhere,
+    and the exit code stays the one the outcome gives (a failed write must not turn it into 1)."""
+
+    def write(self, text: Any) -> int:
+        return len(text)
+
+
 _OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
 
 
@@ -951,6 +1023,8 @@ def run(argv: list[str]) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    if sys.stderr is None or _closed_descriptor(sys.stderr):
+        sys.stderr = _Discarded()  # type: ignore[assignment]
     try:
         code = _run(argv)
         sys.stdout.flush()
@@ -959,6 +1033,16 @@ def run(argv: list[str]) -> int:
             return _output_failed(exc)
         raise
     return code
+
+
+def _closed_descriptor(stream: Any) -> bool:
+    try:
+        os.fstat(stream.fileno())
+    except (ValueError, AttributeError):  # an in-memory stream (io.UnsupportedOperation is one) or a closed one
+        return False
+    except OSError:
+        return True
+    return False
 
 
 def _run(argv: list[str]) -> int:

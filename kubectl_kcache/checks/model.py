@@ -178,6 +178,8 @@ class DoctorReport:
     titles: dict[str, str] = field(default_factory=dict)
     # where the report came from (snapshot.provenance): API server or files, times, tool, scope
     provenance: dict[str, Any] = field(default_factory=dict)
+    judged_time: bool = False  # a check compared a time with "now" (the snapshot's clock)
+    warnings: tuple[str, ...] = ()  # for stderr: what the run doubts in its input (not findings)
 
     def summary(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]

@@ -32,7 +32,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339
+from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
 from .model import Finding, ObjectRef, Read
 from .registry import check
 
@@ -119,11 +119,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",), code="endpoint-invalid")
 
 
+def _due(at: dt.datetime, ttl: int) -> str:
+    when = rfc3339_after(at, ttl)
+    return when if when.startswith("after") else f"at {when}"
+
+
 def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Finding:
     ns = job.meta.namespace or ""
     ttl = job.ttl_seconds if job.ttl_seconds is not None else cfg.job_ttl_seconds_after_finished
     at = parse_time(failed.last_transition)
-    left = f", due at {rfc3339(at + dt.timedelta(seconds=ttl))}" if at is not None else ""
+    left = f", due {_due(at, ttl)}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
     return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
                    f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "

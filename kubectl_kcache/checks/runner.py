@@ -152,6 +152,8 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     skip_checks = {i for i in skip if "/" not in i}
     keep = _code_filter(only, skip)
     specs = [s for s in all_checks() if (not only or s.id in only_checks) and s.id not in skip_checks]
+    if not specs:
+        raise InputError("--skip names every check: nothing would run (a report of no check is no answer)")
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None
     results: list[CheckResult] = []
@@ -176,4 +178,5 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     ordered = [f for i in order for f in by_check[i]]
     return DoctorReport(checks=tuple(results), findings=tuple(ordered), object_count=snapshot.object_count(),
                         cluster=snapshot.meta.cluster, source=snapshot.meta.source,
-                        titles={s.id: s.title for s in specs})
+                        titles={s.id: s.title for s in specs}, judged_time="now" in vars(facts(snapshot)),
+                        warnings=tuple(index.unknown) if index is not None else ())
