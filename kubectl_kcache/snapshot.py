@@ -9,10 +9,10 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from . import kinds
 from . import objects as o
@@ -20,6 +20,7 @@ from .errors import InputError
 from .provenance import FILE, Provenance
 
 NOT_IN_INPUT = "not-in-input"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,14 @@ class ClusterSnapshot:
     @cached_property
     def kc_by_key(self) -> dict[str, o.KernelCache]:
         return {f"{k.namespace}/{k.name}": k for k in self.kernel_caches}
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
+        group membership here, so that every check, explanation and plan of one snapshot shares it)."""
+        memo = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]  # type: ignore[no-any-return]
 
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
