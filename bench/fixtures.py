@@ -391,7 +391,7 @@ def agent_daemonset(groups: int = 50) -> dict[str, Any]:
     """The agent DaemonSet already in the shape KServe's node reconciler gives it for the groups."""
     terms = [
         {"matchExpressions": [{"key": "kcache.bench/pool", "operator": "In", "values": [f"pool-{g:02d}"]}]}
-        for g in range(groups)
+        for g in sorted(range(groups), key=lambda g: f"pool-{g:02d}")  # KServe sorts the groups by name
     ]
     return {
         "apiVersion": "apps/v1",

@@ -118,7 +118,7 @@ def _number_text(value: Any) -> str:
     return str(value)
 
 
-class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, gc=False):
     """Base of the Structs: null in the input means the field's default."""
 
     def __post_init__(self) -> None:
@@ -189,7 +189,7 @@ class Meta(_Obj, frozen=True):
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-class _Object(_Obj, frozen=True, dict=True):
+class _Object(_Obj, frozen=True, dict=True, gc=True):
     """A top-level object: its metadata as `meta`, `name` and `namespace` ("" when cluster-scoped).
     `dict=True` lets subclasses cache derived values (functools.cached_property)."""
 
@@ -356,7 +356,7 @@ def _nest(message: str, where: str) -> str:
 # ---- nodes and the Kernel Cache kinds -------------------------------------------------------------
 
 
-class _Empty(msgspec.Struct, frozen=True):
+class _Empty(msgspec.Struct, frozen=True, gc=False):
     """Skips whatever object it is given (counted, never kept)."""
 
 
@@ -373,7 +373,7 @@ def _image_key(name: str) -> bytes:
     return hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-class NodeImages(msgspec.Struct, frozen=True):
+class NodeImages(msgspec.Struct, frozen=True, gc=False):
     """The names in Node.status.images, kept as 8-byte digests (a GPU node lists ~50 images with ~100
     names: 5,000 nodes would otherwise hold ~40 MB of strings), and the smallest image size listed (the
     kubelet lists at most nodeStatusMaxImages images, largest first, so anything smaller is left out)."""
@@ -493,7 +493,7 @@ class NodeGroup(_Object, frozen=True, dict=True):
         return (self.spec or _GROUP_SPEC).tolerations
 
 
-class CacheEntry(msgspec.Struct, frozen=True):
+class CacheEntry(msgspec.Struct, frozen=True, gc=False):
     """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
     key: str
@@ -716,7 +716,7 @@ class Capture(_Object, frozen=True, dict=True):
 # ---- workloads ----------------------------------------------------------------------------------
 
 
-class ContainerState(msgspec.Struct, frozen=True):
+class ContainerState(msgspec.Struct, frozen=True, gc=False):
     """A container's state as the checks read it (from status.initContainerStatuses/containerStatuses)."""
 
     name: str
@@ -794,7 +794,7 @@ class Container(_Obj, frozen=True):
     volume_mounts: Items[VolumeMount] = ()
 
 
-class Volume(msgspec.Struct, frozen=True):
+class Volume(msgspec.Struct, frozen=True, gc=False):
     """A pod volume: its name, the kind of its source (`image`, `emptyDir`, ...) and the source as given."""
 
     name: str
