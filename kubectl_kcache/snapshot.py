@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import kinds
 from . import objects as o
 from .errors import InputError
 from .provenance import FILE, Provenance
+
+if TYPE_CHECKING:
+    from .files import Selection
 
 NOT_IN_INPUT = "not-in-input"
 _T = TypeVar("_T")
@@ -209,15 +212,16 @@ def build(
     return assemble(parsed, meta=meta, reads=reads, reads_assumed=reads_assumed)
 
 
-def load_files(paths: Iterable[str]) -> ClusterSnapshot:
+def load_files(paths: Iterable[str], select: Selection | None = None) -> ClusterSnapshot:
     """A snapshot from files: the dump format, `kind: List`, or plain documents; folders are walked.
 
     A dump brings its record of reads. For plain files the reads are made up from what they hold: `ok`
     (with the count) for a kind present or exported as a typed list (an empty `PodList` says there are
-    none), `not-in-input` for one absent (unless a dump recorded it)."""
+    none), `not-in-input` for one absent (unless a dump recorded it). `select` (a files.Selection) decodes
+    only what one command reads."""
     from .files import read_all
 
-    loaded = read_all(paths)
+    loaded = read_all(paths, select)
     reads = [Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message)
              for _, m in loaded.metas for r in (m.reads or ())]
     reads_assumed = bool(loaded.plain_files) or not loaded.metas
