@@ -138,6 +138,10 @@ class ClusterSnapshot:
             memo[key] = compute()
         return memo[key]  # type: ignore[no-any-return]
 
+    def derived_so_far(self, key: str) -> Any:
+        """The value `derived` computed for `key`, or None when it has not been asked for."""
+        return self.__dict__.get("_derived", {}).get(key)
+
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 
 from ..objects import KernelCacheNode, Node, NodeGroup
 from ..snapshot import ClusterSnapshot
@@ -75,6 +75,30 @@ def membership_of(snapshot: ClusterSnapshot) -> Membership:
     """The snapshot's membership, computed on first use and kept with the snapshot."""
     return snapshot.derived("membership", lambda: membership(snapshot.nodes, snapshot.node_groups,
                                                              label_index_of(snapshot)))
+
+
+def carry_membership(previous: ClusterSnapshot | None, current: ClusterSnapshot) -> bool:
+    """Let `current` reuse the membership (and label index) computed for `previous` when both hold the very
+    same Node and KernelCacheNodeGroup objects, as when the informers' changes since the last pass touched
+    neither (a KernelCache or KernelCacheNode event). Whether it was carried over."""
+    if previous is None or not _same(previous.nodes, current.nodes) or not _same(previous.node_groups,
+                                                                                current.node_groups):
+        return False
+    carried = False
+    for key in ("label-index", "membership"):
+        value = previous.derived_so_far(key)
+        if value is not None:
+            current.derived(key, partial(_itself, value))
+            carried = True
+    return carried
+
+
+def _itself(value: object) -> object:
+    return value
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def groups_by_node(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> dict[str, list[NodeGroup]]:
