@@ -46,9 +46,15 @@ def _with_status(pair: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
 
 def items(n: int, node_size: str, groups: int, caches: int) -> Any:
     """Every item of the dump, in the order `dump` writes kinds (nodes first)."""
-    node = fx.small_node if node_size == "small" else fx.gpu_node
     for i in range(n):
-        yield node(i, groups)
+        if node_size == "small":
+            yield fx.small_node(i, groups)
+        else:  # the artifacts its KernelCacheNode holds are among its images, as on a node that pulled them
+            node = fx.gpu_node(i, groups)
+            pulled = [{"names": [e["imageReference"]], "sizeBytes": 3 * 10**9}
+                      for e in fx.kcn(i, caches, groups)[1]["cacheStatus"].values()]
+            node["status"]["images"][:0] = pulled
+            yield node
     for g in range(groups):
         yield fx.node_group(g)
     for i in range(n):
@@ -167,11 +173,30 @@ def plot(res: dict[str, Any], path: Path) -> None:
         ax.set_ylabel("wall time (s)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"offline commands vs nodes ({res['groups']} groups, {res['caches']} KernelCaches; "
+    fig.suptitle("offline commands vs nodes (200 groups, 5,000 KernelCaches; "
                  f"{res['machine']['cpus']} cores shared with other work, Python {res['machine']['python']})",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+COLUMNS = ("doctor", "status", "why_group", "why_not_cached", "reconcile_dry_run", "json_load")
+
+
+def table(res: dict[str, Any]) -> str:
+    """The results as docs/performance.md shows them: per node size and fleet, each command's wall and CPU
+    seconds and peak RSS (medians)."""
+    lines = ["| nodes | file | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | doctor / json.load (CPU) |",
+             "|---|---|" + "---|" * len(COLUMNS) + "---|"]
+    for node_size in ("small", "large"):
+        for n in sorted(int(k) for k in res["runs"].get(node_size, {})):
+            r = res["runs"][node_size][str(n)]
+            cells = [f"{r[c]['median_s']:.2f} / {r[c]['median_cpu_s']:.2f} s, {r[c]['median_rss_mb']:.0f} MB"
+                     if c in r else "" for c in COLUMNS]
+            ratio = (f"{r['doctor_vs_json_load']:.2f} ({r['doctor_vs_json_load_cpu']:.2f})"
+                     if "doctor_vs_json_load" in r else "")
+            lines.append(f"| {n:,} {node_size} | {r['file_mb']:.0f} MB | " + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
     ap.add_argument("--out", help="results file (default bench/results/<date>-scale.json)")
     ap.add_argument("--plot", help="plot file (default docs/performance-scale.png; 'none' for no plot)")
+    ap.add_argument("--table", action="store_true", help="print the table of the results file and exit")
     args = ap.parse_args(argv)
     d = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kcache-scale-"))
     d.mkdir(parents=True, exist_ok=True)
@@ -197,11 +223,14 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python3 -m bench.scale " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "msgspec": msgspec.__version__, "load_before": round(os.getloadavg()[0], 2)},
-        "groups": args.groups, "caches": args.caches, "runs": {},
+        "runs": {},
     }
     if out_path.exists():  # several invocations (a few commands at a time) add to one results file
         prev = json.loads(out_path.read_text())
         res["runs"] = prev.get("runs", {})
+    if args.table:
+        print(table(res))
+        return 0
     which = args.commands.split(",")
     for node_size in args.node_size.split(","):
         for n in sorted(int(x) for x in args.sizes.split(",")):
@@ -214,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             cmds = [c for c in which if c != "json_load" or node_size == "small" or n <= args.json_load_max]
             m = measure(path, args.rounds, cmds)
             m["file_mb"] = round(path.stat().st_size / 2**20, 1)
+            m["groups"], m["caches"] = args.groups, args.caches
             m["load"] = round(os.getloadavg()[0], 2)
             slot = res["runs"].setdefault(node_size, {}).setdefault(str(n), {})
             slot.update(m)
@@ -227,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             plot(res, Path(args.plot) if args.plot else ROOT / "docs" / "performance-scale.png")
         except ImportError:
             log("matplotlib is not installed: no plot")
+    print(table(res))
     log(f"results: {out_path}")
     return 0
 
