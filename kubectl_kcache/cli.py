@@ -569,10 +569,12 @@ WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps",
 
 
 def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
-    """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there)."""
+    """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
+    without their image lists (only the doctor reads them)."""
     from .files import Selection
+    from .objects import NodeWithoutImages
 
-    return Selection(fields, {"pods": namespace} if namespace else {})
+    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
 
 
 def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:

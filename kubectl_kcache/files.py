@@ -80,6 +80,7 @@ class Selection:
 
     fields: frozenset[str] | None = None
     namespaces: Mapping[str, str] = field(default_factory=dict)
+    types: Mapping[str, type] = field(default_factory=dict)  # field -> the Struct to decode it into instead
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
         if self.fields is not None and kind.field not in self.fields:
@@ -455,12 +456,17 @@ class _Loader:
             self._skipped(kind, dump)
             return
         try:
-            obj = kind.decode_json(raw)
+            obj = self._decode(kind, raw)
         except msgspec.ValidationError as exc:
             head = d.decode_json(raw, d.Head)
             what = f"{top.kind} {_who(head)}".strip()
             raise d.object_error(exc, origin=name, what=what, base=where) from None
         self._add(name, kind, obj, dump)
+
+    def _decode(self, kind: kinds.Kind, raw: Any) -> Any:
+        if self.select is not None and kind.field in self.select.types:
+            return d.decode_json(raw, self.select.types[kind.field])
+        return kind.decode_json(raw)
 
     # -- shared --
     def _skipped(self, kind: kinds.Kind, dump: bool) -> None:
@@ -587,7 +593,8 @@ class _Loader:
             self._skipped(kind, dump)
             return
         try:
-            typed = kind.convert(obj)
+            typed = kind.convert(obj) if self.select is None or kind.field not in self.select.types else d.convert(
+                obj, self.select.types[kind.field])
         except msgspec.ValidationError as exc:
             what = f"{kind.kind} {_who(d.convert(obj, d.Head))}".strip()
             raise d.object_error(exc, origin=name, what=what, base=where) from None

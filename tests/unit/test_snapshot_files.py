@@ -814,3 +814,17 @@ def test_a_selection_does_not_refuse_what_it_does_not_decode(tmp_path):
     path = write(tmp_path / "in.yaml", dump_doc([NODE, bad]))
     assert "cacheStatus" in input_error([path])
     assert len(load_files([path], Selection(frozenset({"nodes"}))).nodes) == 1
+
+
+def test_a_selection_can_read_nodes_without_their_images(tmp_path):
+    from kubectl_kcache.files import Selection
+    from kubectl_kcache.objects import Node, NodeWithoutImages
+
+    node = b.node("gpu-1", {"role": "gpu"})
+    node["status"]["images"] = [{"names": ["registry/a@sha256:1"], "sizeBytes": 10}]
+    path = write(tmp_path / "in.json", dump_doc([node]), "json")
+    full = load_files([path]).nodes[0]
+    slim = load_files([path], Selection(types={"nodes": NodeWithoutImages})).nodes[0]
+    assert full.lists_image("registry/a@sha256:1") and full.image_count == 1
+    assert isinstance(slim, Node) and not slim.lists_image("registry/a@sha256:1") and slim.image_count == 0
+    assert (slim.labels, slim.taints, slim.ready) == (full.labels, full.taints, full.ready)
