@@ -239,11 +239,12 @@ def _scope_namespace(flags: dict[str, Any]) -> str | None:
     return None if flags.get("all_namespaces") else flags.get("namespace")
 
 
-def _load_files(from_files: Iterable[str]) -> Any:
-    """A snapshot from --from-file; what the loader skipped or doubts goes to stderr."""
+def _load_files(from_files: Iterable[str], select: Any = None) -> Any:
+    """A snapshot from --from-file (with `select`, a files.Selection: only what one command reads); what the
+    loader skipped or doubts goes to stderr."""
     from .snapshot import load_files
 
-    snap = load_files(from_files)
+    snap = load_files(from_files, select)
     for warning in snap.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     return snap
@@ -663,7 +664,7 @@ def why_group(
     from .explain.why_group import explain
 
     if from_files:
-        snap = _load_files(from_files)
+        snap = _load_files(from_files, _why_selection(WHY_GROUP_READS, flags.get("namespace")))
         namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
     else:
         from .collect import collect_for_why_group
@@ -678,6 +679,22 @@ def why_group(
 
     _explanation(why, render_tree, output, _source(snap.meta, namespace))
     return EXIT_OK
+
+
+# What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
+# is not decoded.
+WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
+WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces",
+                                  "node_groups", "nodes"})
+
+
+def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
+    """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
+    without their image lists (only the doctor reads them)."""
+    from .files import Selection
+    from .objects import NodeWithoutImages
+
+    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
 
 
 def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:
@@ -728,7 +745,7 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        snap = _load_files(from_files)
+        snap = _load_files(from_files, _why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns))
         namespace = flags.get("namespace") or manifest_ns or (
             _default_namespace_offline(snap, pod, None) if pod else "default")
     else:

@@ -70,9 +70,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
-    near = near_misses(group, snapshot.nodes)
+    index = facts(snapshot).membership.index
+    near = near_misses(group, index)
     near_names = {n.name for n, _ in near}
-    for node in snapshot.nodes:  # every key present but with other values: as near as it gets for one label
+    for i in index.with_keys(group.node_selector):  # every key, other values: as near as it gets for one label
+        node = index.nodes[i]
         mm = label_mismatch(group.node_selector, node.labels)
         if node.name not in near_names and not mm.missing and mm.different:
             near.append((node, mm))

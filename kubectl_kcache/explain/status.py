@@ -32,7 +32,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.caches import PHASES, effective_group, entry_phase
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
-from ..kernelcache.membership import groups_by_node
+from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
 from ..snapshot import ClusterSnapshot, require
 
@@ -220,11 +220,7 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
 
     key, value = c.AGENT_POD_LABEL
     agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
-    members: dict[str, list[o.Node]] = {g.name: [] for g in snapshot.node_groups}
-    of_node = groups_by_node(snapshot.nodes, snapshot.node_groups)
-    for node in snapshot.nodes:
-        for g in of_node.get(node.name, ()):
-            members[g.name].append(node)
+    members = membership_of(snapshot).members_of_group
     phases = {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()}
 
     out = []

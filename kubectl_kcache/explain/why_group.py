@@ -37,7 +37,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
 from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
 from ..kernelcache.gostrings import trim_space
-from ..kernelcache.membership import is_ambiguous
+from ..kernelcache.membership import is_ambiguous, label_index_of
 from ..kernelcache.names import capture_name_for_pod
 from ..kernelcache.selection import (
     Decision,
@@ -457,7 +457,7 @@ def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision
 
 
 def _default_label_trap(snapshot: ClusterSnapshot, default: str) -> list[Step]:
-    problem = default_group_problem(default, snapshot.group_by_name, {k for n in snapshot.nodes for k in n.labels},
+    problem = default_group_problem(default, snapshot.group_by_name, label_index_of(snapshot).keys,
                                     {g.name: g.node_selector for g in snapshot.node_groups})
     if problem is None or problem.kind != DEFAULT_GROUP_LABEL:
         return []

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..objects import Artifact, Capture, KernelCache, Node, NodeGroup, find_condition
 from . import constants as c
+from .membership import Membership
 from .names import generated_kernel_cache_name
 from .selection import Decision, select_node_group
 
@@ -185,9 +186,9 @@ class CaptureCache:
 
 def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, KernelCache],
                    groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node],
-                   default_group: str) -> list[CaptureCache]:
+                   default_group: str, membership: Membership | None = None) -> list[CaptureCache]:
     """Every capture with its outcome, in (namespace, name) order; the KernelCaches to create carry KServe's
-    node-group decision for them."""
+    node-group decision for them. `membership`: of `nodes` in `groups`, when already computed."""
     captures = list(captures)
     outcomes = cache_outcomes(captures, kernel_caches)
     out = []
@@ -195,6 +196,6 @@ def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, Kern
         outcome = outcomes[(cap.namespace, cap.name)]
         decision = None
         if outcome.outcome == CREATE:
-            decision = select_node_group(cap.active_session, groups, nodes, default_group)
+            decision = select_node_group(cap.active_session, groups, nodes, default_group, membership)
         out.append(CaptureCache(cap, outcome, decision))
     return out
