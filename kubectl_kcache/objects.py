@@ -649,6 +649,8 @@ class _SourceRef(_Obj, frozen=True):
 
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
+    cache_paths: Items[CachePath] = ()
+    target_image: Str = ""
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -687,6 +689,14 @@ class Capture(_Object, frozen=True, dict=True):
     @property
     def phase(self) -> str:
         return (self.status or _CAPTURE_STATUS).phase
+
+    @property
+    def cache_paths(self) -> tuple[CachePath, ...]:
+        return (self.spec or _CAPTURE_SPEC).cache_paths
+
+    @property
+    def target_image(self) -> str:
+        return (self.spec or _CAPTURE_SPEC).target_image
 
     @property
     def active_session(self) -> ActiveSession | None:
@@ -783,6 +793,24 @@ class VolumeMount(_Obj, frozen=True):
     read_only: Bool = False
 
 
+class HTTPGetAction(_Obj, frozen=True):
+    """A probe's httpGet; `port` is an IntOrString as given (None when absent: Go's zero, the int 0)."""
+
+    path: Str = ""
+    port: int | str | None = None
+    host: Str = ""
+    scheme: Str = ""
+
+
+class Probe(_Obj, frozen=True):
+    http_get: HTTPGetAction | None = None
+
+
+class ContainerPort(_Obj, frozen=True):
+    name: Str = ""
+    container_port: Int = 0
+
+
 class Container(_Obj, frozen=True):
     """A container of a pod spec (the parts the webhook reads)."""
 
@@ -792,6 +820,8 @@ class Container(_Obj, frozen=True):
     args: Items[str] = ()
     env: Items[EnvVar] = ()
     volume_mounts: Items[VolumeMount] = ()
+    ports: Items[ContainerPort] = ()
+    readiness_probe: Probe | None = None
 
 
 class Volume(msgspec.Struct, frozen=True):

@@ -30,6 +30,7 @@ from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import read_config
+from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import ClusterSnapshot
@@ -199,7 +200,7 @@ def _read(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> st
 
 
 def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
-    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
+    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CAPTURES: "captures", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
                   "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
                   c.PLURAL_NODE_GROUPS: "node_groups"}[resource]
     return bool(getattr(snapshot, field_name))
@@ -210,6 +211,12 @@ def _usable(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> 
     if _read(snapshot, resource, namespace) != "ok":
         return False
     return not snapshot.reads_assumed or _present(snapshot, resource)
+
+
+def _usable_captures(snapshot: ClusterSnapshot, namespace: str) -> bool:
+    """Whether the namespace's captures were read (plain files without captures record them as not in the
+    input): the sidecar step skips a revision whose capture is terminal."""
+    return _read(snapshot, c.PLURAL_CAPTURES, namespace) == "ok"
 
 
 def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bool) -> None:
@@ -264,6 +271,9 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         webhooks=snapshot.webhooks,
         webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
+        captures=({x.name: x for x in snapshot.captures if x.namespace == namespace}
+                  if _usable_captures(snapshot, namespace) else None),
+        revision_known=not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION),
     )
     admission = a.decide(inputs)
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")

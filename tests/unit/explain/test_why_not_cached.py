@@ -70,7 +70,11 @@ def test_document_shape_of_a_hit():
                                     "outcome": "cached", "denial": None}
     assert doc["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
                                           "entryOnNode": "Ready", "preparedOnNode": True}
-    assert all(g["passed"] is True for g in doc["gates"])
+    steps = ("capture-paths", "readiness-probe", "capture-target", "capture-mounts")
+    assert all(g["passed"] is True for g in doc["gates"] if g["id"] not in steps)
+    # the builder's pod has no pod-template-hash: the capture sidecar step is skipped, its checks not run
+    assert gate(w, "sidecar")["detail"].startswith("skipped: the pod has no pod-template-hash label")
+    assert all(g["passed"] is None for g in doc["gates"] if g["id"] in steps)
     assert doc["footprints"]["workload"].startswith("sha256:") and doc["footprints"]["compatibility"]
     assert doc["candidates"] == [{"kernelCache": f"{NS}/qwen", "rejectedBy": None, "selected": True,
                                   "match": "Workload", "detail": "Workload match",
