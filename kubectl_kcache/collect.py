@@ -287,12 +287,13 @@ def collect_for_why_group(
 
 def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) -> snap.ClusterSnapshot:
     """Only what why-not-cached needs: the pod (by name), every KernelCacheNode (KServe lists them all), the
-    namespace's KernelCaches and the namespace itself, the config, the pod webhook's configuration, the
+    namespace's KernelCaches and KernelCacheCaptures and the namespace itself, the config, the pod webhook's configuration, the
     groups, and the pod's node (no full node list)."""
     col = Collector(client)
     pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
     col.read(r.KERNEL_CACHE_NODES)
     col.read(r.KERNEL_CACHES, namespace)
+    col.read(r.CAPTURES, namespace)  # the sidecar step skips a revision whose capture is terminal
     col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
     col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
     col.read(r.NAMESPACES, field_selector=_by_name(namespace))

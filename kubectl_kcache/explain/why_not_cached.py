@@ -200,7 +200,8 @@ def _read(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> st
 
 
 def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
-    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CAPTURES: "captures", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
+    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CAPTURES: "captures",
+                  c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
                   "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
                   c.PLURAL_NODE_GROUPS: "node_groups"}[resource]
     return bool(getattr(snapshot, field_name))
@@ -216,7 +217,7 @@ def _usable(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> 
 def _usable_captures(snapshot: ClusterSnapshot, namespace: str) -> bool:
     """Whether the namespace's captures were read (plain files without captures record them as not in the
     input): the sidecar step skips a revision whose capture is terminal."""
-    return _read(snapshot, c.PLURAL_CAPTURES, namespace) == "ok"
+    return _read(snapshot, c.PLURAL_CAPTURES, namespace) in ("ok", "absent")  # absent: the CRD is not served
 
 
 def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bool) -> None:
@@ -273,7 +274,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
         captures=({x.name: x for x in snapshot.captures if x.namespace == namespace}
                   if _usable_captures(snapshot, namespace) else None),
-        revision_known=not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION),
+        revision_known=not (manifest is not None
+                            and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION),
     )
     admission = a.decide(inputs)
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
@@ -440,6 +442,13 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
     if gate.effect == a.REJECT:
         notes.append(f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
                      "FailedCreate event.")
+    if gate.id in a.SIDECAR_GATES:
+        cached = (f"a cache ({adm.winner.key}) was matched and mounted first, and still " if adm.injection is not None
+                  else "")
+        notes.append(f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
+                     f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
+                     f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
+                     "\"false\" (the cache step is not affected).")
     for cand in adm.candidates:
         if cand.rejected_by == a.NAMESPACE:
             notes.append(f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
@@ -490,6 +499,10 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
         a.KERNELCACHE_EXISTS: command("kubectl", "get", "kernelcachenodes"),
         a.VERIFICATION: doctor("verification"),
         a.INJECTION: pod_cmd("-o", "yaml"),
+        a.CAPTURE_PATHS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.READINESS_PROBE: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_MOUNTS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_TARGET: command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME),
     }
     return by_gate.get(blocked, "")
 

@@ -17,13 +17,13 @@ Accepted as a subset of KServe's rendering (what the pod webhook reads, nothing 
   The container is rendered whole, its readinessProbe and ports included: the webhook's capture sidecar step
   reads them and denies a pod without an HTTP readinessProbe on loopback. Everything else a real pod gets
   (storage initializer, resources, transformer, other sidecars) does not change the decision and is not
-  rendered.
+  rendered. Whatever this cannot render as KServe would (other predictor fields, other placeholders,
+  `storageUris`, the "-gpu" image suffix some runtimes get, an annotation set differently in two places) is
+  an error that says so: give the predictor Deployment's pod template instead.
 
 A pod of a Deployment carries the `pod-template-hash` label of its ReplicaSet, which the sidecar step needs.
 For an InferenceService or a Deployment the hash is not known before the ReplicaSet exists: the label is
-set to NEW_REVISION, a new revision (which has no capture yet). A ReplicaSet's template has the real hash. Whatever this cannot render as KServe would (other predictor
-  fields, other placeholders, `storageUris`, the "-gpu" image suffix some runtimes get, an annotation set
-  differently in two places) is an error that says so: give the predictor Deployment's pod template instead.
+set to NEW_REVISION, a new revision (which has no capture yet). A ReplicaSet's template has the real hash.
 """
 
 from __future__ import annotations

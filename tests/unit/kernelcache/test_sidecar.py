@@ -24,8 +24,8 @@ def sidecar_pod(ns: str = "test", image: str = "registry.example/vllm:v0.10", an
                 **ctr: Any) -> o.Pod:
     """sidecar_test.go's sidecarTestPod: ISVC qwen, revision 669889f77f, VLLM_CACHE_ROOT=/cache/vllm, an
     HTTP readinessProbe on 8080."""
-    container = {"name": "kserve-container", "image": image, "env": [{"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"}],
-                 "readinessProbe": HEALTH, **ctr}
+    container = {"name": "kserve-container", "image": image,
+                 "env": [{"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"}], "readinessProbe": HEALTH, **ctr}
     return o.Pod.from_dict({"metadata": {
         "name": "qwen-predictor-669889f77f-abcde", "namespace": ns,
         "labels": labels if labels is not None else {"serving.kserve.io/inferenceservice": "qwen",
@@ -323,7 +323,8 @@ def test_an_admitted_pod_is_replayed_without_its_sidecar():
     """A pod read from the cluster carries the webhook's sidecar; pre_admission removes it (only when the
     reporter annotation says the webhook added it) so the step is replayed, not skipped."""
     pod = sidecar_pod(volumeMounts=[{"name": "mcv-cache-0", "mountPath": "/cache/vllm"}],
-                      volumes=[{"name": "mcv-cache-0", "emptyDir": {}}, {"name": "mcv-reporter-access", "emptyDir": {}}])
+                      volumes=[{"name": "mcv-cache-0", "emptyDir": {}},
+                               {"name": "mcv-reporter-access", "emptyDir": {}}])
     data = pod.meta.annotations | {"internal.serving.kserve.io/kernelcache-reporter-secret": "s"}
     from msgspec.structs import replace
     admitted = replace(pod, metadata=replace(pod.meta, annotations=data),
