@@ -287,8 +287,8 @@ def collect_for_why_group(
 
 def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) -> snap.ClusterSnapshot:
     """Only what why-not-cached needs: the pod (by name), every KernelCacheNode (KServe lists them all), the
-    namespace's KernelCaches and KernelCacheCaptures and the namespace itself, the config, the pod webhook's configuration, the
-    groups, and the pod's node (no full node list)."""
+    namespace's KernelCaches, KernelCacheCaptures and the namespace itself, the config, the pod webhook's
+    configuration, the groups, and the pod's node (no full node list)."""
     col = Collector(client)
     pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
     col.read(r.KERNEL_CACHE_NODES)

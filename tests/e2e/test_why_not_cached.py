@@ -337,8 +337,8 @@ def test_capture_sidecar_gates_live_and_from_a_dump(cluster, tmp_path):
     cluster.apply(_webhook())
     cluster.set_status("kernelcachecapture", f"{terminal}-kcc-669889f77f", {"phase": "Complete"}, NS)
     cluster.set_status("kernelcachecapture", f"{retry}-kcc-669889f77f", {"phase": "Failed", "conditions": [{
-        "type": "Ready", "status": "False", "reason": "ProducerGone", "message": "capture producer Pod no longer exists",
-        "lastTransitionTime": EARLY}]}, NS)
+        "type": "Ready", "status": "False", "reason": "ProducerGone",
+        "message": "capture producer Pod no longer exists", "lastTransitionTime": EARLY}]}, NS)
     dump = str(tmp_path / "sidecar.yaml")
     assert kcache(cluster, "dump", "--file", dump).returncode == 0
     for name, (_kw, blocked, outcome, denial) in SIDECAR_PODS.items():
