@@ -242,6 +242,8 @@ def collect(
     if scope.producers:
         # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
         then.append(ListSpec(r.PODS, ns, label_selector=c.LABEL_ISVC))
+        # their ReplicaSets: the pod templates the pod webhook will see (capture-sidecar)
+        then.append(ListSpec(r.REPLICASETS, ns, label_selector=c.LABEL_ISVC))
     if scope.events:
         then += [ListSpec(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning"),
                  ListSpec(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")]

@@ -95,11 +95,14 @@ KINDS: tuple[Kind, ...] = (
     Kind(r.PODS, o.Pod, "pods", "by label: agent pods, preparation Job pods, producer pods"),
     Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets", "by name: the agent DaemonSet"),
     Kind(r.DEPLOYMENTS, o.Deployment, "deployments", "by name: KServe's controller"),
+    Kind(r.REPLICASETS, o.ReplicaSet, "replica_sets", "by label: InferenceService ReplicaSets (their pod templates)"),
     Kind(r.JOBS, o.Job, "jobs", "by label in the job namespace"),
     Kind(r.EVENTS, o.Event, "events", "by field selector: captures' warnings, ReplicaSet FailedCreate"),
     Kind(r.EVENTS_V1, o.Event, "events", ""),
     Kind(r.CONFIGMAPS, o.ConfigMap, "configmaps", "by name: kserve/inferenceservice-config"),
     Kind(r.MUTATING_WEBHOOKS, o.WebhookConfiguration, "webhooks", "by name: the pod webhook"),
+    Kind(r.VALIDATING_WEBHOOKS, o.WebhookConfiguration, "validating_webhooks",
+         "by name: the capture status webhook"),
     Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices", "by label: the webhook's Service"),
     Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts", "by name: the prefetcher identities"),
     Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings", "by name: the prefetcher identities"),
@@ -133,7 +136,7 @@ def by_field(field: str) -> Iterable[Kind]:
     return (k for k in KINDS if k.field == field)
 
 
-_OTHER_GROUPS = {"ReplicaSet": "apps", "Service": ""}  # kinds findings name but the plugin does not list
+_OTHER_GROUPS = {"Service": ""}  # kinds findings name but the plugin does not list
 
 
 def kubectl_name(kind: str, name: str) -> str:

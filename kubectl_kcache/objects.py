@@ -1287,7 +1287,48 @@ class WebhookEntry(_Obj, frozen=True):
 
 
 class WebhookConfiguration(_Object, frozen=True, dict=True):
+    """A Mutating- or ValidatingWebhookConfiguration (the fields the checks read are the same)."""
+
     webhooks: Items[WebhookEntry] = ()
+
+
+class _TemplateMeta(_Obj, frozen=True):
+    labels: StrMap = {}
+    annotations: StrMap = {}
+
+
+class _FullPodTemplate(_Obj, frozen=True):
+    metadata: _TemplateMeta | None = None
+    spec: PodSpec | None = None
+
+
+class _ReplicaSetSpec(_Obj, frozen=True):
+    replicas: Int = 1
+    template: _FullPodTemplate | None = None
+
+
+class _ReplicaSetStatus(_Obj, frozen=True):
+    replicas: Int = 0
+
+
+class ReplicaSet(_Object, frozen=True, dict=True):
+    """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
+
+    spec: _ReplicaSetSpec | None = None
+    status: _ReplicaSetStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return self.spec.replicas if self.spec is not None else 1
+
+    def template_pod(self) -> Pod:
+        """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
+        template = (self.spec.template if self.spec is not None else None) or _FullPodTemplate()
+        tmeta = template.metadata or _TemplateMeta()
+        meta = Meta(name=f"{self.meta.name}-(new)", namespace=self.meta.namespace, labels=dict(tmeta.labels),
+                    annotations=dict(tmeta.annotations),
+                    owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),))
+        return Pod(metadata=meta, spec=template.spec or PodSpec())
 
 
 class _EndpointConditions(_Obj, frozen=True):
@@ -1405,6 +1446,6 @@ class Crd(_Object, frozen=True, dict=True):
 
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
-    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, Job, Event, ConfigMap,
-    WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
 )

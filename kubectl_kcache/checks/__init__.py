@@ -19,6 +19,7 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     node_images,
     nodes,
     registry_pull,
+    sidecar,
     verification,
     webhook,
 )

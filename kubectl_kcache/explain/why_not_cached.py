@@ -261,22 +261,11 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
     basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
-    inputs = a.Inputs(
-        pod=a.pre_admission(pod),
-        namespace=namespace,
-        config=config,
-        kcns=snapshot.kcns,
-        # only the namespace's, as the live reader lists them: the answer is the same from a full dump
-        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
-        webhooks=snapshot.webhooks,
-        webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
-        namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
-        captures=({x.name: x for x in snapshot.captures if x.namespace == namespace}
-                  if _usable_captures(snapshot, namespace) else None),
-        revision_known=not (manifest is not None
-                            and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION),
-    )
+    revision_known = not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION)
+    # only the namespace's KernelCaches and captures, as the live reader lists them: the same from a full dump
+    inputs = a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod),
+                               webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
+                               captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known)
     admission = a.decide(inputs)
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
@@ -443,8 +432,8 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
         notes.append(f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
                      "FailedCreate event.")
     if gate.id in a.SIDECAR_GATES:
-        cached = (f"a cache ({adm.winner.key}) was matched and mounted first, and still " if adm.injection is not None
-                  else "")
+        cached = (f"a cache ({adm.winner.key}) was matched and mounted first, and still "
+                  if adm.injection is not None and adm.winner is not None else "")
         notes.append(f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
                      f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
                      f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "

@@ -38,6 +38,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
@@ -71,6 +72,9 @@ from .identity import (
     workload_ref,
 )
 from .selectors import describe_label_selector, label_selector_matches
+
+if TYPE_CHECKING:
+    from ..snapshot import ClusterSnapshot
 
 # ---- gate ids (stable: JSON gates[].id, candidates[].rejectedBy, result.now.blockedBy) -------------------
 WEBHOOK_INSTALLED = "webhook-installed"
@@ -974,3 +978,27 @@ def denial_message(admission: Admission) -> str:
     if gate is None or gate.effect != REJECT:
         return ""
     return f'admission webhook "{c.WEBHOOK_NAME}" denied the request: {gate.message}'
+
+
+# ---- inputs from a snapshot ----------------------------------------------------------------------------------
+
+def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
+                    captures_known: bool, revision_known: bool = True) -> Inputs:
+    """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
+    KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
+    were read is the caller's to say (`webhook_known`, `captures_known`)."""
+    from .config import read_config
+
+    ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
+    return Inputs(
+        pod=pod,
+        namespace=namespace,
+        config=read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)),
+        kcns=snapshot.kcns,
+        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        webhooks=snapshot.webhooks,
+        webhook_known=webhook_known,
+        namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
+        captures={x.name: x for x in snapshot.captures if x.namespace == namespace} if captures_known else None,
+        revision_known=revision_known,
+    )

@@ -13,7 +13,7 @@ from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
 IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
        "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
-       "capture", "consumer-pull"]
+       "capture", "consumer-pull", "capture-sidecar"]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -26,9 +26,10 @@ def test_report_order_and_ids(base):
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
     assert all(c.status == "pass" for c in report.checks if c.id != "consumer-pull")
+    # the base cluster has no InferenceService ReplicaSets: nothing to replay
     assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 17}
+                                "suppressed": 0, "checks": 18}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -61,7 +62,8 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
     assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
-    assert report.summary()["skipped"] == 4
+    assert s["capture-sidecar"] == ("skipped", "not read: list replicasets")  # a dump from before the read
+    assert report.summary()["skipped"] == 5
     assert report.cluster == "gpu-prod"
 
 
