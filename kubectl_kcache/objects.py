@@ -160,6 +160,7 @@ class Meta(_Obj, frozen=True):
     resource_version: Str = ""
     deletion_timestamp: Any | None = None
     owner_references: Items[OwnerRef] = ()
+    finalizers: Items[str] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
+from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -52,6 +52,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
                             "their artifacts are equal)"),
     "artifact-mismatch": ("error", "the KernelCache under the generated name has another artifact"),
     "not-linked": ("warning", "the KernelCache exists but the capture's kernelCacheRef does not name it"),
+    "kernel-cache-terminating": ("warning", "the capture's KernelCache is terminating: KServe neither links nor "
+                                            "reconciles it until it is gone, then re-creates it"),
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
@@ -178,6 +180,14 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       group=kc.node_group or None,
                       hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"),
                       code="artifact-mismatch")
+        return
+    if outcome.outcome == TERMINATING:
+        kc = snapshot.kc_by_key[kc_text]
+        finalizers = kc.meta.finalizers
+        yield Finding(ID, "warning", ref, f"capture {key}: {outcome.reason}", group=kc.node_group or None,
+                      hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o",
+                                   "jsonpath={.metadata.finalizers}"),
+                      evidence=tuple(f"finalizer {f}" for f in finalizers), code="kernel-cache-terminating")
         return
     if outcome.outcome == LINK:
         kc = snapshot.kc_by_key[kc_text]
