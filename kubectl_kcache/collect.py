@@ -220,6 +220,7 @@ def collect(
             ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)),
             ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT)),
             ListSpec(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION)),
+            ListSpec(r.VALIDATING_WEBHOOKS, field_selector=_by_name(c.CAPTURE_WEBHOOK_CONFIGURATION)),
             ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
                      label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"),
             *(ListSpec(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))

@@ -446,3 +446,21 @@ def webhook_configuration(namespace_selector: dict[str, Any] | None = None, ca_b
             "metadata": {"name": "kernelcache.serving.kserve.io",
                          "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
             "webhooks": [hook]}
+
+
+def capture_webhook_configuration(ca_bundle: bool = True, failure_policy: str = "Fail") -> dict[str, Any]:
+    """KServe's ValidatingWebhookConfiguration for the KernelCacheCapture status validator."""
+    hook: dict[str, Any] = {
+        "name": "kernelcachecapture.kserve-webhook-server.status-validator",
+        "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve",
+                                     "path": "/validate-kernelcachecapture-status", "port": 443}},
+        "failurePolicy": failure_policy, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "rules": [{"apiGroups": ["serving.kserve.io"], "apiVersions": ["v1alpha1"], "operations": ["UPDATE"],
+                   "resources": ["kernelcachecaptures/status"]}],
+    }
+    if ca_bundle:
+        hook["clientConfig"]["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "kernelcachecapture.serving.kserve.io",
+                         "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
+            "webhooks": [hook]}

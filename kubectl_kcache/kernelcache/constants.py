@@ -151,3 +151,8 @@ REPORTER_PREFIX = "kernel-cache-reporter-"
 REPORTER_ACCESS_KEY = "access.json"
 CAPTURE_READY_CONDITION = "Ready"
 REASON_PRODUCER_GONE = "ProducerGone"
+
+# The KernelCacheCapture status validator (pkg/webhook/admission/kernelcache/capture_validator.go)
+CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
+CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
+CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"

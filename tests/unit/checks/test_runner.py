@@ -11,7 +11,8 @@ from kubectl_kcache.snapshot import load_files
 
 from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
-IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
+IDS = ["crds", "config", "control-plane", "webhook", "capture-webhook", "group-selector", "group-overlap",
+       "group-taints", "nodes",
        "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
        "capture", "consumer-pull", "capture-sidecar"]
 FEATURE_CHECKS = IDS[3:]
@@ -29,7 +30,7 @@ def test_report_order_and_ids(base):
     # the base cluster has no InferenceService ReplicaSets: nothing to replay
     assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 18}
+                                "suppressed": 0, "checks": 19}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -64,7 +65,8 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
     assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
     assert s["capture-sidecar"] == ("skipped", "not read: list replicasets")  # a dump from before the read
-    assert report.summary()["skipped"] == 5
+    assert s["capture-webhook"] == ("skipped", "not read: list validatingwebhookconfigurations")
+    assert report.summary()["skipped"] == 6
     assert report.cluster == "gpu-prod"
 
 
