@@ -116,7 +116,10 @@ class WhyNotCached:
                 "cached": self.cached,
                 "kernelCache": self.recorded_cache or None,
                 "now": {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
-                        "outcome": adm.outcome, "denial": denial or None},
+                        "outcome": adm.outcome, "denial": denial or None,
+                        # False when the answer rests on something KServe's stored code leaves open
+                        "certain": not (adm.outcome == a.CACHED and adm.inferred),
+                        "inferred": list(adm.inferred) if adm.outcome == a.CACHED else []},
                 "placement": self.placement.to_dict() if self.placement is not None else None,
             },
             "gates": [_gate_dict(g) for g in adm.gates],
@@ -344,6 +347,8 @@ def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod) -> tuple[list
         next_command = _ready_after(why, now, notes)
     if now is None:
         next_command = _why_not_now(why, notes) or next_command
+    for line in adm.inferred if now else ():
+        notes.append(f"Not certain: {line}. Set containerPath on the KernelCache's cache path to make it exact.")
     if why.placement is not None:
         next_command = _placement_story(why, notes) or next_command
     if not next_command and now:

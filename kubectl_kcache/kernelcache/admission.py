@@ -243,6 +243,26 @@ class Admission:
     def gate(self, gate_id: str) -> Gate | None:
         return next((g for g in self.gates if g.id == gate_id), None)
 
+    @property
+    def inferred(self) -> tuple[str, ...]:
+        """What the answer rests on that KServe's stored code does not decide (the Triton container path)."""
+        kc = self.winner.kernel_cache if self.winner is not None else None
+        return inferred_paths(kc) if kc is not None and self.injection is not None else ()
+
+
+def inferred_paths(kc: KernelCache) -> tuple[str, ...]:
+    """Cache paths with ociPath io.triton.cache and no containerPath: the 3-argument ResolveContainerPath the
+    newest injection calls is not in KServe's stored code, so where they are mounted (TRITON_CACHE_DIR, else
+    /root/.triton/cache here) is inferred; every stored 2-argument form would use the vLLM rule instead."""
+    art = kc.artifact
+    if art is None:
+        return ()
+    return tuple(f"cachePaths[{i}] (ociPath {c.OCI_PATH_TRITON}, no containerPath): mounted at the path from "
+                 f"{c.TRITON_CACHE_ENV}, else {c.TRITON_DEFAULT_CACHE_PATH}, which is inferred: KServe's stored code "
+                 f"does not decide it (its 2-argument form would use {c.VLLM_CACHE_ENV}, else "
+                 f"{c.VLLM_DEFAULT_CACHE_PATH})"
+                 for i, p in enumerate(art.cache_paths) if p.oci_path == c.OCI_PATH_TRITON and not p.container_path)
+
 
 @dataclass(frozen=True)
 class Inputs:

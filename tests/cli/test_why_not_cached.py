@@ -82,7 +82,7 @@ def test_manifest_inference_service_with_runtime(capsys, snapshot, tmp_path):
     assert code == 1 and doc["result"]["now"] == {
         "kernelCache": None, "match": None, "blockedBy": "readiness-probe", "outcome": "rejected",
         "denial": 'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: container '
-                  '"kserve-container" requires an HTTP readinessProbe for MCV capture'}
+                  '"kserve-container" requires an HTTP readinessProbe for MCV capture', "certain": True, "inferred": []}
     gates = {g["id"]: g for g in doc["gates"]}
     assert gates["injection"]["passed"] is True
     assert "a new revision of the manifest has no capture yet" in gates["sidecar"]["detail"]

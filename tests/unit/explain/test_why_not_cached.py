@@ -67,7 +67,7 @@ def test_document_shape_of_a_hit():
     assert doc["pod"] == {"namespace": NS, "name": "pod", "node": "gpu-1", "createdAt": CREATED}
     assert doc["result"]["cached"] is True and doc["result"]["kernelCache"] == f"{NS}/qwen"
     assert doc["result"]["now"] == {"kernelCache": f"{NS}/qwen", "match": "Workload", "blockedBy": None,
-                                    "outcome": "cached", "denial": None}
+                                    "outcome": "cached", "denial": None, "certain": True, "inferred": []}
     assert doc["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
                                           "entryOnNode": "Ready", "preparedOnNode": True}
     steps = ("capture-paths", "readiness-probe", "capture-target", "capture-mounts")
