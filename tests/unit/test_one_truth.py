@@ -159,8 +159,8 @@ def _kinds(drawn: tuple[list[dict[str, Any]], list[str]]) -> set[str]:
     return out
 
 
-BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "terminating", "source:annotation", "source:auto",
-            "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
+BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "terminating", "source:annotation",
+            "source:auto", "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
             "NoMatchingNodeGroup", "InvalidDefaultNodeGroup"}
 
 
