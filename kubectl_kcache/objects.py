@@ -515,12 +515,25 @@ class CacheStatus(_Obj, frozen=True):
     footprints: Footprints | None = None
 
 
+class _KcnCounts(_Obj, frozen=True):
+    total_pods_using: Int = 0
+
+
 class KernelCacheNodeStatus(_Obj, frozen=True):
     cache_status: dict[str, CacheStatus] | None = None
+    counts: _KcnCounts | None = None
+    total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
     status: KernelCacheNodeStatus | None = None
+
+    @property
+    def total_pods_using(self) -> int:
+        st = self.status
+        if st is None:
+            return 0
+        return (st.counts.total_pods_using if st.counts is not None else 0) or st.total_pods_using
 
     @cached_property
     def entries(self) -> tuple[CacheEntry, ...]:
@@ -566,11 +579,34 @@ class _Counts(_Obj, frozen=True):
     nodes_error: Int = 0
 
 
+class _PodRef(_Obj, frozen=True):
+    namespace: Str = ""
+    name: Str = ""
+
+
+class PodUsage(_Obj, frozen=True):
+    """A pod using a KernelCache (KernelCachePodUsage): written by KServe from the pod's usage annotation."""
+
+    pod_uid: Str = field(default="", name="podUID")
+    pod_ref: _PodRef | None = None
+    node_name: Str = ""
+
+    @property
+    def name(self) -> str:
+        return self.pod_ref.name if self.pod_ref else ""
+
+
+class Usage(_Obj, frozen=True):
+    pods: Items[PodUsage] = ()
+    total_pods_using: Int = 0
+
+
 class KernelCacheStatus(_Obj, frozen=True):
     state: Str = ""
     conditions: Items[Condition] = ()
     verification: Verification | None = None
     counts: _Counts | None = None
+    usage: Usage | None = None
 
 
 _KC_SPEC = KernelCacheSpec()
@@ -581,6 +617,11 @@ _COUNTS = _Counts()
 class KernelCache(_Object, frozen=True, dict=True):
     spec: KernelCacheSpec | None = None
     status: KernelCacheStatus | None = None
+
+    @property
+    def usage_pods(self) -> tuple[PodUsage, ...]:
+        usage = (self.status or _KC_STATUS).usage
+        return usage.pods if usage is not None else ()
 
     @property
     def artifact(self) -> Artifact | None:

@@ -83,6 +83,9 @@ class WhyNotCached:
     next_command: str = ""
     isvc: str = ""
     source_note: str = ""  # how a manifest was rendered
+    # which pods use the KernelCache the pod has (or would get), on which nodes (KernelCache.status.usage, each
+    # KernelCacheNode's totalPodsUsing); None without one
+    usage: dict[str, Any] | None = None
 
     @property
     def now_blocked_by(self) -> str | None:
@@ -128,6 +131,7 @@ class WhyNotCached:
             "factors": dict(ident.factors) if ident else None,
             "candidates": [_candidate_dict(x, adm.winner) for x in adm.candidates],
             "injection": _injection_dict(adm.injection),
+            "usage": self.usage,
             "notes": list(self.notes),
             "next": self.next_command or None,
         }
@@ -278,7 +282,21 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
                        placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
     notes, next_command = _story(snapshot, why, pod)
-    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command})
+    usage = _usage(snapshot, recorded if cached else admission.cached_kernel_cache)
+    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command, "usage": usage})
+
+
+def _usage(snapshot: ClusterSnapshot, kc_key: str | None) -> dict[str, Any] | None:
+    """Who uses the KernelCache, as KServe records it (it counts scheduled, live pods only)."""
+    kc = snapshot.kc_by_key.get(kc_key or "")
+    if kc is None:
+        return None
+    pods = [{"namespace": p.pod_ref.namespace if p.pod_ref else kc.namespace, "name": p.name,
+             "node": p.node_name or None} for p in kc.usage_pods]
+    nodes = sorted({p.node_name for p in kc.usage_pods if p.node_name})
+    per_node = {n: snapshot.kcn_by_name[n].total_pods_using for n in nodes if n in snapshot.kcn_by_name}
+    return {"kernelCache": kc_key, "pods": pods, "totalPods": len(pods), "nodes": nodes,
+            "totalPodsUsingByNode": per_node}
 
 
 def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
