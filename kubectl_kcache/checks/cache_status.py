@@ -32,6 +32,7 @@ from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
+from ..kernelcache.security import verification_advice
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, read_ok
@@ -228,6 +229,8 @@ def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, g
         detail = ": ".join(x for x in (v.reason, v.message) if x)
         message += f" (verification {v.state or 'unknown'}{f', {detail}' if detail else ''})"
         evidence.append(f"verification: mode {v.mode}, state {v.state}, reason {v.reason}")
+        if verification_advice(v.reason):
+            evidence.append(verification_advice(v.reason))
         hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
         hint = command("kubectl", "-n", job_ns, "get", "jobs,pods", "-l",

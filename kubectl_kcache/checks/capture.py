@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
+from ..kernelcache.security import signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -147,7 +148,9 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
         yield Finding(ID, "error", ref,
                       f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
                       "creates no KernelCache from it",
-                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",),
+                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",
+                                               *((signing_advice(signing.reason),) if signing_advice(signing.reason)
+                                                 else ())),
                       code="signing-failed")
         return
     cc = facts(snapshot).capture_caches[(cap.namespace, cap.name)]
