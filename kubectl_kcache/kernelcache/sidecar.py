@@ -215,26 +215,27 @@ def check_mounts(pod: Pod, paths: Sequence[CachePath], reporter_secret: str) -> 
     the one the cache step left."""
     volumes = [str(v.get("name") or "") for v in pod.spec.volumes or ()] if pod.spec else []
     mounts = {x.name: list(x.volume_mounts) for x in pod.spec_containers}
-    reused = 0
+    how: list[str] = []
     for index, path in enumerate(paths):
         validate_capture_path(path)
         if path.container_name not in mounts:
             raise SidecarError(CAPTURE_MOUNTS, f'cache container "{path.container_name}" was not found')
         target = path.container_path
-        found = False
+        found = ""
         for existing in mounts[path.container_name]:
             if existing.mount_path == target:
                 if existing.read_only:
                     raise SidecarError(CAPTURE_MOUNTS, f'capture path "{existing.mount_path}" is read-only')
-                found = True
+                found = existing.name
                 break
             if target.startswith(existing.mount_path.rstrip("/") + "/"):
                 raise SidecarError(CAPTURE_MOUNTS, f'capture path "{target}" overlaps mount "{existing.mount_path}"; '
                                                    "configure an exact cache mount")
         if found:
-            reused += 1
+            how.append(f"{target} shares the pod's mount {found}")
             continue
         name = f"{c.MCV_CACHE_VOLUME_PREFIX}{index}"
+        how.append(f"{target} gets emptyDir {name}")
         if name in volumes:
             raise SidecarError(CAPTURE_MOUNTS, f'conflicting volume "{name}"')
         volumes.append(name)
@@ -243,10 +244,7 @@ def check_mounts(pod: Pod, paths: Sequence[CachePath], reporter_secret: str) -> 
         if pod.spec else None
     if existing_reporter is not None and _plain(existing_reporter) != reporter_volume(reporter_secret):
         raise SidecarError(CAPTURE_MOUNTS, f'conflicting volume "{c.MCV_REPORTER_VOLUME}"')
-    new = len(paths) - reused
-    return (f"{len(paths)} capture path(s) mount cleanly ({reused} reuse the pod's mount, {new} get an emptyDir "
-            f"{c.MCV_CACHE_VOLUME_PREFIX}<i>); volume {c.MCV_REPORTER_VOLUME} for the reporter Secret "
-            f"{reporter_secret}")
+    return (f"{'; '.join(how)}; volume {c.MCV_REPORTER_VOLUME} mounts the reporter Secret {reporter_secret}")
 
 
 def _plain(volume: Mapping[str, Any]) -> dict[str, Any]:
