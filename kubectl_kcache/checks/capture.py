@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
+from ..kernelcache.config import AUTH_SA_TOKEN
+from ..kernelcache.names import reporter_name
 from ..kernelcache.security import signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
@@ -121,7 +123,14 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
         hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
     elif phase == "Pushing":
-        what = "the capture sidecar is pushing the artifact (registry push or auth problems?)"
+        reporter = reporter_name(cap.name)
+        token = f.config.registry.auth.type == AUTH_SA_TOKEN
+        what = ("the capture sidecar is pushing the artifact; the capture status carries no cause of a stalled push: "
+                f"check the reporter identity (ServiceAccount, Role, RoleBinding and Secret {reporter}), the "
+                f"RoleBinding {c.TOKEN_REQUESTER} in {cap.namespace}"
+                + (", the per-capture pusher ServiceAccount and RoleBinding (kernel-cache-pusher-*, the "
+                   "registry.auth.pushRoleRef) and the registry access Secret (mcv-registry-*)" if token else "")
+                + ", and the mcv sidecar's log, which also gets the capture status webhook's denials")
         hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv")
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"

@@ -156,3 +156,4 @@ REASON_PRODUCER_GONE = "ProducerGone"
 CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
 CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
 CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"
+TOKEN_REQUESTER = "kserve-kernelcache-token-requester"  # RoleBinding and ClusterRole in each workload namespace
