@@ -22,10 +22,11 @@ POD = "model-predictor-7d9f8c6b5-abcde"
 # (API group, resource): every resource any read command lists
 READABLE = [
     ("", "nodes"), ("", "pods"), ("", "configmaps"), ("", "events"), ("", "namespaces"), ("", "serviceaccounts"),
-    ("apps", "daemonsets"), ("apps", "deployments"), ("batch", "jobs"),
+    ("apps", "daemonsets"), ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"),
     ("serving.kserve.io", "kernelcachenodegroups"), ("serving.kserve.io", "kernelcachenodes"),
     ("serving.kserve.io", "kernelcaches"), ("serving.kserve.io", "kernelcachecaptures"),
-    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), ("discovery.k8s.io", "endpointslices"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"), ("discovery.k8s.io", "endpointslices"),
     ("rbac.authorization.k8s.io", "rolebindings"), ("apiextensions.k8s.io", "customresourcedefinitions"),
 ]
 
