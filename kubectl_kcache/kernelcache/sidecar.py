@@ -283,8 +283,9 @@ def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[
     capture: Capture | None = None
     if revision_known:
         if captures is None:
-            return Sidecar(None, f"KernelCacheCaptures in {namespace} were not read: whether capture {name} is "
-                                 "terminal (which skips the step) is not known", name)
+            return Sidecar(None, f"KernelCacheCaptures in {namespace} were not read (list kernelcachecaptures was "
+                                 f"forbidden, or they are not in the input): whether capture {name} is terminal "
+                                 "(which skips the step) is not known", name)
         capture = captures.get(name)
     if terminal_capture_skips(capture):
         assert capture is not None
