@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
@@ -36,7 +37,7 @@ from ..kernelcache.security import verification_advice
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, read_ok
-from .model import JOB_NAMESPACE, Finding, NotApplicable, ObjectRef, Read
+from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
 ID = "cache-status"
@@ -62,19 +63,18 @@ MSG_NOT_READY = "matching nodes are not ready"
                               "status shown is stale"),
     "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
 }, reads=(
-    Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-    Read(c.PLURAL_NODES, optional=True, note="per-node entries not checked"),
-    Read(c.PLURAL_CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
-    Read("jobs", namespace=JOB_NAMESPACE, optional=True, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}",
-         note="a status lagging behind running prefetch Jobs is not seen"),
-    Read("rolebindings", optional=True, selector=f"fieldSelector metadata.name={c.PREFETCHER_ROLE_BINDINGS[0]}",
+    Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    Read(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
+    Read(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
+    Read(readplan.PREPARATION_JOBS, optional=True, note="a status lagging behind running prefetch Jobs is not seen"),
+    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True,
          note="a status lagging behind running prefetch Jobs is not seen"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
     entries: dict[tuple[str, str], list[tuple[str, o.CacheEntry]]] = {}
-    if read_ok(snapshot, c.PLURAL_NODES):
+    if read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
         for kcn in snapshot.kcns:
             for e in kcn.entries:
                 entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -37,12 +38,9 @@ SHOW = command("kubectl", "get", "validatingwebhookconfiguration", c.CAPTURE_WEB
                               "update fails"),
     "failure-ignore": ("warning", "the capture status webhook's failurePolicy is Ignore"),
 }, reads=(
-    Read("validatingwebhookconfigurations",
-         selector=f"fieldSelector metadata.name={c.CAPTURE_WEBHOOK_CONFIGURATION}"),
-    Read("endpointslices", namespace=c.KSERVE_NAMESPACE, optional=True,
-         selector=f"labelSelector kubernetes.io/service-name={c.WEBHOOK_SERVICE}",
-         note="the webhook Service's endpoints not checked"),
-    Read(c.PLURAL_CAPTURES, optional=True, note="the captures it stops are not counted"),
+    Read(readplan.CAPTURE_WEBHOOK),
+    Read(readplan.WEBHOOK_ENDPOINTS, optional=True, note="the webhook Service's endpoints not checked"),
+    Read(readplan.CAPTURES, optional=True, note="the captures it stops are not counted"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.validating_webhooks if w.meta.name == c.CAPTURE_WEBHOOK_CONFIGURATION), None)
@@ -75,7 +73,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     service = entry.service_name or c.WEBHOOK_SERVICE
     if not entry.service_name and entry.url:
         raise NotApplicable(f"webhook {c.CAPTURE_WEBHOOK_NAME} calls a URL, not a Service")
-    if not observed(snapshot, "endpointslices", ns, bool(snapshot.endpoint_slices)):
+    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
         return
     ready = sum(s.ready_endpoints for s in snapshot.endpoint_slices
                 if s.meta.namespace == ns and s.meta.labels.get("kubernetes.io/service-name") == service)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
@@ -45,20 +46,17 @@ LISTER = command("kubectl", "get", "replicasets", "-A", "-l", c.LABEL_ISVC)
            a.CAPTURE_TARGET: ("error", "no registry.endpoint and no capture targetImage"),
            a.CAPTURE_MOUNTS: ("error", "a capture path or sidecar volume collides with the pod template's"),
        }, reads=(
-           Read("replicasets", selector=f"labelSelector {c.LABEL_ISVC}"),
-           Read("configmaps", namespace=c.KSERVE_NAMESPACE,
-                selector=f"fieldSelector metadata.name={c.CONFIGMAP_NAME}"),
-           Read(c.PLURAL_NODES), Read(c.PLURAL_CACHES),
-           Read(c.PLURAL_CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips "
+           Read(readplan.ISVC_REPLICASETS), Read(readplan.CONFIGMAP), Read(readplan.KERNEL_CACHE_NODES),
+           Read(readplan.KERNEL_CACHES),
+           Read(readplan.CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips "
                                                        "the step)"),
-           Read("mutatingwebhookconfigurations", optional=True, selector="fieldSelector "
-                f"metadata.name={c.WEBHOOK_CONFIGURATION}", note="the webhook's selectors are not compared"),
-           Read("namespaces", optional=True, note="the namespaceSelector is not compared"),
+           Read(readplan.WEBHOOK, optional=True, note="the webhook's selectors are not compared"),
+           Read(readplan.NAMESPACES, optional=True, note="the namespaceSelector is not compared"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    if not read_ok(snapshot, c.PLURAL_CAPTURES):
+    if not read_ok(snapshot, readplan.CAPTURES):
         return
-    webhook_known = read_ok(snapshot, "mutatingwebhookconfigurations")
+    webhook_known = read_ok(snapshot, readplan.WEBHOOK)
     for rs in sorted(snapshot.replica_sets, key=lambda x: (x.namespace, x.name)):
         if rs.replicas <= 0:
             continue  # an old revision: it creates no pods

@@ -64,9 +64,11 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
     assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
-    assert s["capture-sidecar"] == ("skipped", "not read: list replicasets")  # a dump from before the read
-    assert s["capture-webhook"] == ("skipped", "not read: list validatingwebhookconfigurations")
-    assert report.summary()["skipped"] == 6
+    # the dump recorded pods in kserve and in the job namespace only: the serving pods were never listed
+    assert s["consumer-pull"] == ("skipped", "not in the input: list pods")
+    assert s["capture-sidecar"][0] == "skipped"  # a dump from before ReplicaSets were read
+    assert s["capture-webhook"][0] == "skipped"
+    assert report.summary()["skipped"] == 7
     assert report.cluster == "gpu-prod"
 
 

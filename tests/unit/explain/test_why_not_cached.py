@@ -62,7 +62,7 @@ def test_document_shape_of_a_hit():
     w = why(cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc))
     doc = w.to_dict()
     assert list(doc) == ["kind", "version", "basis", "pod", "result", "gates", "footprints", "factors", "candidates",
-                         "injection", "usage", "notes", "next"]
+                         "injection", "usage", "notes", "next", "unread"]
     assert doc["usage"] == {"kernelCache": f"{NS}/qwen", "pods": [], "totalPods": 0, "nodes": [],
                             "totalPodsUsingByNode": {}}
     assert (doc["kind"], doc["version"], doc["basis"]) == ("WhyNotCached", 1, "pod")
@@ -330,7 +330,7 @@ def test_forbidden_read_is_incomplete_naming_verb_and_resource():
 def test_unread_required_kind_in_a_dump_is_incomplete():
     snap = build(cluster(), reads=[Read("pods", None, "ok"), Read("kernelcachenodes", None, "ok"),
                                    Read("configmaps", "kserve", "ok")])
-    with pytest.raises(IncompleteError, match="list kernelcaches in team-a was not read"):
+    with pytest.raises(IncompleteError, match="kernelcaches in namespace team-a were not read"):
         explain(snap, NS, "pod")
 
 
