@@ -206,6 +206,7 @@ class Meta(_Obj, frozen=True):
     resource_version: Str = ""
     deletion_timestamp: Any | None = None
     owner_references: Items[OwnerRef] = ()
+    finalizers: Items[str] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -582,12 +583,25 @@ class CacheStatus(_Obj, frozen=True):
     footprints: Footprints | None = None
 
 
+class _KcnCounts(_Obj, frozen=True):
+    total_pods_using: Int = 0
+
+
 class KernelCacheNodeStatus(_Obj, frozen=True):
     cache_status: dict[str, CacheStatus] | None = None
+    counts: _KcnCounts | None = None
+    total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
     status: KernelCacheNodeStatus | None = None
+
+    @property
+    def total_pods_using(self) -> int:
+        st = self.status
+        if st is None:
+            return 0
+        return (st.counts.total_pods_using if st.counts is not None else 0) or st.total_pods_using
 
     @cached_property
     def entries(self) -> tuple[CacheEntry, ...]:
@@ -633,11 +647,34 @@ class _Counts(_Obj, frozen=True):
     nodes_error: Int = 0
 
 
+class _PodRef(_Obj, frozen=True):
+    namespace: Str = ""
+    name: Str = ""
+
+
+class PodUsage(_Obj, frozen=True):
+    """A pod using a KernelCache (KernelCachePodUsage): written by KServe from the pod's usage annotation."""
+
+    pod_uid: Str = field(default="", name="podUID")
+    pod_ref: _PodRef | None = None
+    node_name: Str = ""
+
+    @property
+    def name(self) -> str:
+        return self.pod_ref.name if self.pod_ref else ""
+
+
+class Usage(_Obj, frozen=True):
+    pods: Items[PodUsage] = ()
+    total_pods_using: Int = 0
+
+
 class KernelCacheStatus(_Obj, frozen=True):
     state: Str = ""
     conditions: Items[Condition] = ()
     verification: Verification | None = None
     counts: _Counts | None = None
+    usage: Usage | None = None
 
 
 _KC_SPEC = KernelCacheSpec()
@@ -648,6 +685,11 @@ _COUNTS = _Counts()
 class KernelCache(_Object, frozen=True, dict=True):
     spec: KernelCacheSpec | None = None
     status: KernelCacheStatus | None = None
+
+    @property
+    def usage_pods(self) -> tuple[PodUsage, ...]:
+        usage = (self.status or _KC_STATUS).usage
+        return usage.pods if usage is not None else ()
 
     @property
     def artifact(self) -> Artifact | None:
@@ -717,6 +759,8 @@ class _SourceRef(_Obj, frozen=True):
 
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
+    cache_paths: Items[CachePath] = ()
+    target_image: Str = ""
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -755,6 +799,14 @@ class Capture(_Object, frozen=True, dict=True):
     @property
     def phase(self) -> str:
         return (self.status or _CAPTURE_STATUS).phase
+
+    @property
+    def cache_paths(self) -> tuple[CachePath, ...]:
+        return (self.spec or _CAPTURE_SPEC).cache_paths
+
+    @property
+    def target_image(self) -> str:
+        return (self.spec or _CAPTURE_SPEC).target_image
 
     @property
     def active_session(self) -> ActiveSession | None:
@@ -851,6 +903,24 @@ class VolumeMount(_Obj, frozen=True):
     read_only: Bool = False
 
 
+class HTTPGetAction(_Obj, frozen=True):
+    """A probe's httpGet; `port` is an IntOrString as given (None when absent: Go's zero, the int 0)."""
+
+    path: Str = ""
+    port: int | str | None = None
+    host: Str = ""
+    scheme: Str = ""
+
+
+class Probe(_Obj, frozen=True):
+    http_get: HTTPGetAction | None = None
+
+
+class ContainerPort(_Obj, frozen=True):
+    name: Str = ""
+    container_port: Int = 0
+
+
 class Container(_Obj, frozen=True):
     """A container of a pod spec (the parts the webhook reads)."""
 
@@ -860,6 +930,8 @@ class Container(_Obj, frozen=True):
     args: Items[str] = ()
     env: Items[EnvVar] = ()
     volume_mounts: Items[VolumeMount] = ()
+    ports: Items[ContainerPort] = ()
+    readiness_probe: Probe | None = None
 
 
 class Volume(msgspec.Struct, frozen=True, gc=False):
@@ -1391,7 +1463,48 @@ class WebhookEntry(_Obj, frozen=True):
 
 
 class WebhookConfiguration(_Object, frozen=True, dict=True):
+    """A Mutating- or ValidatingWebhookConfiguration (the fields the checks read are the same)."""
+
     webhooks: Items[WebhookEntry] = ()
+
+
+class _TemplateMeta(_Obj, frozen=True):
+    labels: StrMap = {}
+    annotations: StrMap = {}
+
+
+class _FullPodTemplate(_Obj, frozen=True):
+    metadata: _TemplateMeta | None = None
+    spec: PodSpec | None = None
+
+
+class _ReplicaSetSpec(_Obj, frozen=True):
+    replicas: Int = 1
+    template: _FullPodTemplate | None = None
+
+
+class _ReplicaSetStatus(_Obj, frozen=True):
+    replicas: Int = 0
+
+
+class ReplicaSet(_Object, frozen=True, dict=True):
+    """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
+
+    spec: _ReplicaSetSpec | None = None
+    status: _ReplicaSetStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return self.spec.replicas if self.spec is not None else 1
+
+    def template_pod(self) -> Pod:
+        """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
+        template = (self.spec.template if self.spec is not None else None) or _FullPodTemplate()
+        tmeta = template.metadata or _TemplateMeta()
+        meta = Meta(name=f"{self.meta.name}-(new)", namespace=self.meta.namespace, labels=dict(tmeta.labels),
+                    annotations=dict(tmeta.annotations),
+                    owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),))
+        return Pod(metadata=meta, spec=template.spec or PodSpec())
 
 
 class _EndpointConditions(_Obj, frozen=True):
@@ -1509,6 +1622,6 @@ class Crd(_Object, frozen=True, dict=True):
 
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
-    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, Job, Event, ConfigMap,
-    WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
 )

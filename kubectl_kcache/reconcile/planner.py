@@ -19,7 +19,7 @@ import copy
 from dataclasses import dataclass, field
 
 from ..kernelcache import constants as c
-from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches
+from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, TERMINATING, capture_caches
 from ..kernelcache.config import KernelCacheConfig, read_config
 from ..kernelcache.membership import membership_of, plan_memberships
 from ..kernelcache.placement import placement_changes, placement_diff, placement_patch, rejected_tolerations
@@ -109,6 +109,8 @@ def _plan_captures(snapshot: ClusterSnapshot, config: KernelCacheConfig | None, 
         name = outcome.kernel_cache
         if outcome.outcome == MISMATCH:
             out.notes.append(f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass")
+        elif outcome.outcome == TERMINATING:  # never link a capture to a dying KernelCache
+            out.notes.append(outcome.reason)
         elif outcome.outcome == SHADOWED:
             out.notes.append(f"capture {capture.namespace}/{capture.name} maps to KernelCache {name} like capture "
                              f"{outcome.owner}: KServe links only one capture per KernelCache name")
