@@ -582,7 +582,11 @@ def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str,
 @click.option("--manifest", "manifest", metavar="FILE",
               help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
                    "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["tree", "wide", "json", "yaml"]), default="tree",
+              show_default=True, help="Without POD: tree is the table of InferenceServices, wide adds every pod.")
+@click.option("-l", "--selector", metavar="SELECTOR", default="",
+              help="Without POD: only serving pods with these labels (kubectl's syntax).")
+@click.option("--isvc", metavar="NAME", default="", help="Without POD: only the pods of this InferenceService.")
 @click.pass_context
 def why_not_cached(
     ctx: click.Context,
@@ -590,16 +594,26 @@ def why_not_cached(
     from_files: tuple[str, ...],
     manifest: str | None,
     output: str,
+    selector: str,
+    isvc: str,
     **kwargs: Any,
 ) -> int:
     """Explain whether a serving POD got a KernelCache from KServe's pod webhook, and why (not): every
     gate, the footprints, each candidate KernelCache with the first check that rejected it, what KServe
     would do today, and the next command. Also `why-cached`. Reads only.
 
-    Exit codes: 0 the pod got a cache (with --manifest: would get one), 1 it did not, 2 bad input,
-    3 a read it needs was forbidden or failed.
+    Without POD (`-A`, `-n NS`, `-l SELECTOR`, `--isvc NAME`): the same answer for every serving pod in
+    scope, counted per InferenceService: pods, cached at admission, cold, would be cached now, would be
+    denied, the top blocking gate and the next command.
+
+    Exit codes: 0 the pod got a cache (with --manifest: would get one; without POD: every pod did), 1 it
+    did not, 2 bad input, 3 a read it needs was forbidden or failed.
     """
     flags = _merged_flags(ctx, kwargs)
+    if not pod and not manifest:
+        return _fleet_hit_rate(flags, from_files, output, selector, isvc)
+    if selector or isvc or output == "wide" or flags.get("all_namespaces"):
+        raise click.UsageError("-l, --isvc, -A and -o wide are for the whole fleet: give them without POD")
     if bool(pod) == bool(manifest):
         raise click.UsageError("give a POD or --manifest FILE (not both)")
     if manifest == "-" and "-" in from_files:
@@ -627,6 +641,40 @@ def why_not_cached(
 
 
 main.add_command(why_not_cached, name="why-cached")
+
+
+def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: str, selector: str, isvc: str) -> int:
+    """why-not-cached without POD: every serving pod in scope (-A: all namespaces; else -n, the context's
+    namespace live, every namespace of the input offline)."""
+    from .explain.fleet import check_selector, hit_rate
+    from .kernelcache.constants import LABEL_ISVC
+    from .snapshot import provenance
+
+    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+    if from_files:
+        snap = _load_files(from_files)
+    else:
+        from .collect import collect_for_fleet
+
+        client = _client(flags)
+        if not flags.get("all_namespaces"):
+            namespace = namespace or client.namespace
+        labels = ",".join(x for x in (f"{LABEL_ISVC}={isvc}" if isvc else "", selector) if x)
+        check_selector(selector)  # a bad -l is exit 2 before any read
+        snap = collect_for_fleet(client, namespace, labels)
+    fleet = hit_rate(snap, namespace, selector, isvc)
+    source = provenance(snap.meta, namespace)
+    if output in ("json", "yaml"):
+        _write(_dump_doc(with_source(fleet.to_dict(), source), output))
+    else:
+        from .report.doctor_table import output_width
+        from .report.hit_rate_table import render_hit_rate
+
+        color = _color()
+        tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
+        render_hit_rate(fleet, source, sys.stdout, color=color,
+                        width=output_width(sys.stdout, color) if (color or tty) else None, wide=output == "wide")
+    return EXIT_OK if fleet.all_cached else EXIT_FINDINGS
 
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:

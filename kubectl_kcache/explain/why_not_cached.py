@@ -29,7 +29,7 @@ from ..errors import IncompleteError, InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
-from ..kernelcache.config import read_config
+from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import ClusterSnapshot
@@ -212,7 +212,7 @@ def _usable(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> 
     return not snapshot.reads_assumed or _present(snapshot, resource)
 
 
-def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bool) -> None:
+def check_required_reads(snapshot: ClusterSnapshot, namespace: str | None, with_pod: bool) -> None:
     """IncompleteError naming verb and resource when a read the decision depends on was forbidden or
     failed; InputError when a plain file lacks a kind it needs (it is not in the input, not missing)."""
     lacking = []
@@ -251,10 +251,17 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         raise InputError("why-not-cached needs a pod name or a manifest")
     check_required_reads(snapshot, namespace, with_pod=manifest is None)
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
-    basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    admission = a.decide(admission_inputs(snapshot, namespace, pod, config))
+    return explained(snapshot, pod, admission, config, basis=BASIS_MANIFEST if manifest is not None else BASIS_POD,
+                     source_note=source_note, namespace=namespace)
+
+
+def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
+                     entries: Mapping[tuple[str, str], list[a.NodeEntry]] | None = None) -> a.Inputs:
+    """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`."""
     ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
-    inputs = a.Inputs(
+    return a.Inputs(
         pod=a.pre_admission(pod),
         namespace=namespace,
         config=config,
@@ -264,8 +271,15 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         webhooks=snapshot.webhooks,
         webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
+        entries=entries,
     )
-    admission = a.decide(inputs)
+
+
+def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
+              basis: str = BASIS_POD, source_note: str = "", namespace: str = "") -> WhyNotCached:
+    """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
+    placement, the story and the next command."""
+    namespace = namespace or pod.namespace
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
         recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())

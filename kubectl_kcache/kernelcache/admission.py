@@ -228,6 +228,8 @@ class Inputs:
     webhooks: Sequence[WebhookConfiguration] = ()
     webhook_known: bool = True
     namespace_labels: Mapping[str, str] | None = None
+    # `collect_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes
+    entries: Mapping[tuple[str, str], list[NodeEntry]] | None = None
 
 
 # ---- the pod before the webhook ----------------------------------------------------------------------------
@@ -626,7 +628,7 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
-    by_ref = collect_entries(inputs.kcns)
+    by_ref = inputs.entries if inputs.entries is not None else collect_entries(inputs.kcns)
     ready = {k: [e for e in v if e.entry.state == c.ENTRY_READY] for k, v in by_ref.items()}
     kserve = sorted(k for k, v in ready.items() if v and k[0] == ns)
     cands = {k: _candidate_base(k[0], k[1], ready[k], inputs.kernel_caches) for k in kserve}
