@@ -18,6 +18,7 @@ Per pod:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ KIND = "WhyNotCachedFleet"
 VERSION = 1
 LABEL_REVISION = "serving.knative.dev/revision"  # Serverless mode: the Knative revision of the predictor
 _KEY_ENCODER = msgspec.json.Encoder(order="deterministic")  # maps by key: equal content, equal key
+_TOKEN_VOLUME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
 _GATE_ORDER = {g: i for i, g in enumerate(a.POD_GATES + a.CANDIDATE_GATES)}
 
 
@@ -190,11 +192,16 @@ def _owner(pod: Pod) -> tuple[str, str]:
 
 
 def template_key(pod: Pod) -> bytes:
-    """What KServe's decision reads of a pod as its controller created it: equal keys, equal decisions."""
+    """What KServe's decision reads of a pod as its controller created it: equal keys, equal decisions.
+
+    The service account token volume gets a random name per pod (`kube-api-access-x7k2p`, added by the API
+    server's ServiceAccount admission before webhooks are called); the decision compares volume names only with
+    the webhook's own (`kernel-cache-source`, `kernel-cache-runtime-<i>`), so the suffix is left out and the pods
+    of one ReplicaSet share one key."""
     spec = pod.spec
-    return _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations,
+    return _TOKEN_VOLUME.sub(b'"kube-api-access-"', _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations,
                                 spec.containers if spec else (), spec.init_containers if spec else (),
-                                spec.volumes if spec else None))
+                                spec.volumes if spec else None)))
 
 
 # ---- the whole fleet --------------------------------------------------------------------------------------

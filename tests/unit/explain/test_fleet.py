@@ -22,6 +22,14 @@ KC = b.consumer_cache("qwen", ready_at=EARLY)
 
 
 def owned(pod: dict[str, Any], rs: str, hash_: str) -> dict[str, Any]:
+    """The pod as its ReplicaSet and the API server make it, with the service account token volume the
+    ServiceAccount admission adds under a random name before webhooks are called."""
+    token = f"kube-api-access-{abs(hash(pod['metadata']['name'])) % 10**5:05d}"
+    spec = pod["spec"]
+    spec.setdefault("volumes", []).append({"name": token, "projected": {"sources": [{"serviceAccountToken": {
+        "path": "token"}}]}})
+    spec["containers"][0].setdefault("volumeMounts", []).append(
+        {"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True})
     pod["metadata"]["labels"]["pod-template-hash"] = hash_
     pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
                                            "uid": f"uid-{rs}", "controller": True}]
