@@ -199,9 +199,9 @@ def template_key(pod: Pod) -> bytes:
     the webhook's own (`kernel-cache-source`, `kernel-cache-runtime-<i>`), so the suffix is left out and the pods
     of one ReplicaSet share one key."""
     spec = pod.spec
-    return _TOKEN_VOLUME.sub(b'"kube-api-access-"', _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations,
-                                spec.containers if spec else (), spec.init_containers if spec else (),
-                                spec.volumes if spec else None)))
+    key = _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations, spec.containers if spec else (),
+                               spec.init_containers if spec else (), spec.volumes if spec else None))
+    return _TOKEN_VOLUME.sub(b'"kube-api-access-"', key)
 
 
 # ---- the whole fleet --------------------------------------------------------------------------------------
