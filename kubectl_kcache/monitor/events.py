@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .. import kinds
 from ..checks.model import Finding
@@ -60,69 +61,75 @@ class _Bucket:
     at: float
 
 
+class EventFilter:
+    """client-go's filters, without the API: a repeat within `DEDUP_SECONDS` is a duplicate; past the token
+    bucket of its object an event is rate-limited."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.buckets: dict[tuple[str, str, str], _Bucket] = {}
+        self.sent_at: dict[str, float] = {}  # dedup key -> when it was last let through
+
+    def admit(self, obj: tuple[str, str, str], dedup: str) -> str:
+        """"" to send it now, else why not (`duplicate`, `rate-limited`)."""
+        now = self.clock()
+        last = self.sent_at.get(dedup)
+        if last is not None and now - last < DEDUP_SECONDS:
+            return "duplicate"
+        bucket = self.buckets.get(obj)
+        if bucket is None:
+            bucket = self.buckets[obj] = _Bucket(BURST, now)
+        bucket.tokens = min(BURST, bucket.tokens + (now - bucket.at) / REFILL_SECONDS)
+        bucket.at = now
+        if bucket.tokens < 1:
+            return "rate-limited"
+        bucket.tokens -= 1
+        self.sent_at[dedup] = now
+        return ""
+
+
+def changes(before: dict[FindingKey, Finding] | None,
+            findings: Iterable[Finding]) -> tuple[dict[FindingKey, Finding], list[tuple[Finding, bool]]]:
+    """(the findings now, by key; those that appeared (False) or cleared (True) since `before`); no changes
+    for the first call (`before` None: the baseline)."""
+    current = {finding_key(f): f for f in findings if not f.suppressed}
+    if before is None:
+        return current, []
+    return current, [(f, False) for k, f in current.items() if k not in before] + [
+        (f, True) for k, f in before.items() if k not in current]
+
+
 class EventRecorder:
     def __init__(self, client: Client, clock: Callable[[], float] = time.monotonic,
                  log: Callable[[str], None] = lambda _m: None):
         self.client = client
-        self.clock = clock
         self.log = log
         self.host = os.environ.get("HOSTNAME", "") or "monitor"
         self.known: dict[FindingKey, Finding] | None = None  # None: no baseline yet
-        self.buckets: dict[tuple[str, str, str], _Bucket] = {}
-        self.sent_at: dict[str, float] = {}  # dedup key -> when it was last sent
+        self.filter = EventFilter(clock)
         self.sent: Counter = Counter()  # type -> events created
         self.dropped: Counter = Counter()  # reason -> events not sent
         self.lock = threading.Lock()
 
-    # ---- what changed ------------------------------------------------------------------------------
-    def observe(self, findings: Iterable[Finding]) -> list[dict]:
-        """Record the events for findings that appeared or cleared since the last call; returns the bodies
+    def observe(self, findings: Iterable[Finding]) -> list[dict[str, Any]]:
+        """Create the events for findings that appeared or cleared since the last call; returns the bodies
         sent (the first call only takes the baseline)."""
-        current = {finding_key(f): f for f in findings if not f.suppressed}
-        if self.known is None:
-            self.known = current
-            return []
-        appeared = [f for k, f in current.items() if k not in self.known]
-        cleared = [f for k, f in self.known.items() if k not in current]
-        self.known = current
+        self.known, changed = changes(self.known, findings)
         out = []
-        for f in appeared:
-            body = self._body(f, cleared=False)
-            if self._send(body, f):
-                out.append(body)
-        for f in cleared:
-            body = self._body(f, cleared=True)
-            if self._send(body, f):
+        for f, cleared in changed:
+            body = event_body(f, cleared, self.host)
+            if self._send(body):
                 out.append(body)
         return out
 
-    # ---- client-go's filters -------------------------------------------------------------------------
-    def _allowed(self, f: Finding) -> bool:
-        key = (f.object.kind, f.object.namespace or "", f.object.name)
-        now = self.clock()
-        bucket = self.buckets.get(key)
-        if bucket is None:
-            bucket = self.buckets[key] = _Bucket(BURST, now)
-        bucket.tokens = min(BURST, bucket.tokens + (now - bucket.at) / REFILL_SECONDS)
-        bucket.at = now
-        if bucket.tokens < 1:
-            return False
-        bucket.tokens -= 1
-        return True
-
-    def _send(self, body: dict, f: Finding) -> bool:
+    def _send(self, body: dict[str, Any]) -> bool:
         obj = body["involvedObject"]
-        dedup = f"{obj['kind']}/{obj.get('namespace', '')}/{obj['name']}/{body['reason']}/{body['message']}"
-        now = self.clock()
+        key = (obj["kind"], obj.get("namespace", ""), obj["name"])
         with self.lock:
-            last = self.sent_at.get(dedup)
-            if last is not None and now - last < DEDUP_SECONDS:
-                self.dropped["duplicate"] += 1
+            refused = self.filter.admit(key, "/".join((*key, body["reason"], body["message"])))
+            if refused:
+                self.dropped[refused] += 1
                 return False
-            if not self._allowed(f):
-                self.dropped["rate-limited"] += 1
-                return False
-            self.sent_at[dedup] = now
         try:
             self.client.create(r.EVENTS, body, body["metadata"]["namespace"])
         except (ApiError, Unreachable) as exc:
@@ -134,23 +141,24 @@ class EventRecorder:
             self.sent[body["type"]] += 1
         return True
 
-    # ---- the Event ---------------------------------------------------------------------------------------
-    def _body(self, f: Finding, cleared: bool) -> dict:
-        namespace = f.object.namespace or "default"
-        reason = reason_of(f.check, f.code) + ("Resolved" if cleared else "")
-        message = (f"resolved: {f.message}" if cleared else f.message)[:MAX_MESSAGE]
-        now = dt.datetime.now(dt.timezone.utc)
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        digest = hashlib.sha256(f"{reason}/{message}/{now.isoformat()}".encode()).hexdigest()[:16]
-        involved = {"kind": f.object.kind, "name": f.object.name, "apiVersion": _api_version(f.object.kind)}
-        if f.object.namespace:
-            involved["namespace"] = f.object.namespace
-        return {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{f.object.name}.{digest}"[-253:].lstrip(".-"), "namespace": namespace},
-            "involvedObject": involved, "reason": reason, "message": message,
-            "type": "Normal" if cleared or f.severity == "info" else "Warning",
-            "source": {"component": COMPONENT, "host": self.host},
-            "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
-            "reportingComponent": COMPONENT, "reportingInstance": f"{COMPONENT}-{self.host}"[:128],
-        }
+
+def event_body(f: Finding, cleared: bool, host: str) -> dict[str, Any]:
+    """The core/v1 Event saying that `f` appeared (or cleared)."""
+    namespace = f.object.namespace or "default"
+    reason = reason_of(f.check, f.code) + ("Resolved" if cleared else "")
+    message = (f"resolved: {f.message}" if cleared else f.message)[:MAX_MESSAGE]
+    now = dt.datetime.now(dt.timezone.utc)
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    digest = hashlib.sha256(f"{reason}/{message}/{now.isoformat()}".encode()).hexdigest()[:16]
+    involved = {"kind": f.object.kind, "name": f.object.name, "apiVersion": _api_version(f.object.kind)}
+    if f.object.namespace:
+        involved["namespace"] = f.object.namespace
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": f"{f.object.name}.{digest}"[-253:].lstrip(".-"), "namespace": namespace},
+        "involvedObject": involved, "reason": reason, "message": message,
+        "type": "Normal" if cleared or f.severity == "info" else "Warning",
+        "source": {"component": COMPONENT, "host": host},
+        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+        "reportingComponent": COMPONENT, "reportingInstance": f"{COMPONENT}-{host}"[:128],
+    }

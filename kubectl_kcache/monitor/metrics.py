@@ -6,8 +6,8 @@ source's counters. Label values come from the cluster: they are escaped as the f
     kcache_monitor_group_members{group}                           member nodes
     kcache_monitor_group_agents_ready{group}                      members with a Running, Ready agent pod
     kcache_monitor_group_kernelcachenodes_missing{group}          members without their KernelCacheNode
-    kcache_monitor_cache_entries{kernelcache,group,state}         members with the entry Ready|Pending|Pulling|
-                                                                  Error, or none
+    kcache_monitor_cache_entries{kernelcache,group,state,assigned}  members with the entry Ready|Pending|
+                                                                  Pulling|Error, or none; assigned: its own group
     kcache_monitor_serving_pods{namespace,inferenceservice,state} pods cached|cold|now|denied|unprepared
     kcache_monitor_read_errors_total{read}                        failed lists and watches
     kcache_monitor_evaluation_seconds                             the last evaluation's duration
@@ -82,7 +82,7 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
     agents = Family("group_agents_ready", "gauge", "Members with a Running and Ready agent pod.")
     missing = Family("group_kernelcachenodes_missing", "gauge", "Members without their KernelCacheNode.")
     entries = Family("cache_entries", "gauge", "Members of a group with a KernelCache's entry in each state "
-                     "(none: no entry).")
+                     "(none: no entry); assigned: the group is the KernelCache's own.")
     for g in status.groups:
         members.add(g.members, group=g.name)
         agents.add(g.agent_ready, group=g.name)
@@ -90,7 +90,8 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
         for cell in g.caches:
             counts = (*cell.counts.as_tuple(), max(g.members - cell.counts.total, 0))
             for state, n in zip(ENTRY_STATES, counts, strict=True):
-                entries.add(n, kernelcache=cell.cache, group=g.name, state=state)
+                entries.add(n, kernelcache=cell.cache, group=g.name, state=state,
+                            assigned="true" if cell.assigned else "false")
     return members, agents, missing, entries
 
 

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests import builders as b
-
 from .test_why_not_cached import KC, NS, NS_B, PODS, _webhook, install, kcache, pod
 
 pytestmark = pytest.mark.e2e
