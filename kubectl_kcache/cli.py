@@ -384,6 +384,13 @@ def doctor(
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
+    if "fleet" in wants(output):
+        from .explain.fleet import hit_rate
+
+        try:
+            context["fleet"] = hit_rate(snap, provenance.namespace)
+        except (IncompleteError, InputError) as exc:
+            context["fleet"] = str(exc)
     render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 

@@ -32,7 +32,7 @@ class Evaluation:
         from ..report import render_doctor
 
         out = io.StringIO()
-        render_doctor(self.report, "html", out, provenance=self.provenance, status=self.status)
+        render_doctor(self.report, "html", out, provenance=self.provenance, status=self.status, fleet=self.fleet)
         return out.getvalue()
 
 
