@@ -445,7 +445,7 @@ def _status_scope(flags: dict[str, Any]) -> Any:
     from .collect import Scope
 
     return Scope(namespace=_scope_namespace(flags), install=False, agent_pods=True, captures=False,
-                 preparation=False, producers=False, events=False)
+                 preparation=False, producers=True, events=False)  # producers: the serving pods' hit rate
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
@@ -454,7 +454,8 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     from .explain.status import StatusReport, fleet_status
     from .report import render
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes)
+    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes,
+                          serving=_serving_pods(snap, provenance.namespace))
     if output != "table":
         render("status", report, output, out)
         return ""
@@ -466,6 +467,16 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     text = status_text(report, color=color, width=output_width(out, color) if (color or tty) else None, header=header)
     write_text(out, text)
     return text
+
+
+def _serving_pods(snap: Any, namespace: str | None) -> Any:
+    """status's serving pods section: the fleet's hit rate, or why it cannot be shown (status still answers)."""
+    from .explain.fleet import hit_rate
+
+    try:
+        return hit_rate(snap, namespace)
+    except (IncompleteError, InputError) as exc:
+        return str(exc)
 
 
 def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:

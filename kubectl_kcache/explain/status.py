@@ -34,6 +34,7 @@ from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import groups_by_node
 from ..provenance import Provenance
 from ..snapshot import ClusterSnapshot
+from .fleet import FleetHitRate
 from .reads import require
 
 KIND = "KcacheStatus"
@@ -142,10 +143,18 @@ class StatusReport:
     status: FleetStatus
     provenance: Provenance
     notes: tuple[str, ...] = field(default=())
+    # the serving pods' hit rate (`why-not-cached -A`), or why it is not shown (a str); None: not computed
+    serving: FleetHitRate | str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `status -o json` document, with `source` as every machine format carries."""
-        return {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict(), **self.status.to_dict()}
+        doc = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict(), **self.status.to_dict()}
+        if isinstance(self.serving, str):
+            doc["servingPods"] = {"notShown": self.serving}
+        elif self.serving is not None:
+            doc["servingPods"] = {**self.serving.totals.to_dict(),
+                                  "inferenceServices": [r.to_dict() for r in self.serving.rows]}
+        return doc
 
 
 # ---- reads ----------------------------------------------------------------------------------------

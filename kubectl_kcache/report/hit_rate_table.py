@@ -125,3 +125,22 @@ def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, w
 def render_hit_rate(fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None,
                     wide: bool = False) -> None:
     write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
+
+
+def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int | None) -> list[str]:
+    """`status`'s serving pods section: the summary and one row per InferenceService (no revisions, no next
+    command: `why-not-cached -A` has them)."""
+    if fleet is None:
+        return []
+    if isinstance(fleet, str):
+        return ["\n"] + [_style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}",
+                                                                          width)]
+    out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    rows = [r for r in fleet.rows if not r.revision]
+    if not rows:
+        return out
+    cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), (str(r.pods), ""), _n(r.cached, "green"),
+              _n(r.cold, "yellow"), _n(r.now, "yellow"), _n(r.denied, "red"),
+              (f"{100 * r.cached // r.pods}%" if r.pods else "-", "")] for r in rows]
+    return out + ["\n"] + _table(["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED",
+                                   "HIT RATE"], {2, 3, 4, 5, 6, 7}, cells, color)

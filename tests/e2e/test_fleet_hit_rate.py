@@ -20,11 +20,19 @@ pytestmark = pytest.mark.e2e
 FLEET_VARIANTS = {
     "hit": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-1", cache=KC[f"kc-{case}"]),
     "hit-cpu": lambda name, isvc, case: pod(name, case, isvc=isvc, node="cpu-1", cache=KC[f"kc-{case}"]),
+    "hit-no-annotation": lambda name, isvc, case: unannotated(pod(name, case, isvc=isvc, node="gpu-1",
+                                                                  cache=KC[f"kc-{case}"])),
     "cold": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-1"),
     "footprint": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-2", args=["--dtype", "float16"]),
     "denied": lambda name, isvc, case: pod(name, case, isvc=isvc, container_name="vllm"),
     "unsupported": lambda name, isvc, case: pod(name, case, isvc=isvc, supported=False),
 }
+
+
+def unannotated(p: dict[str, Any]) -> dict[str, Any]:
+    """A hit whose usage annotation is gone (removed by hand or by a tool): the linker and the volume remain."""
+    del p["metadata"]["annotations"]["internal.serving.kserve.io/kernelcache-usage"]
+    return p
 
 
 def generated_fleet(seed: int) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ def html_of(report: DoctorReport, **context) -> str:
 
 def test_html_is_a_registered_doctor_format_that_wants_the_status():
     assert "html" in formats()
-    assert wants("html") == ("status", "provenance")
+    assert wants("html") == ("status", "provenance", "fleet")
     assert wants("json") == ()
 
 
