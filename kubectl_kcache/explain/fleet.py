@@ -31,10 +31,10 @@ from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_selector_matches, parse_label_selector
-from ..objects import LabelSelector, Pod
+from ..objects import KernelCache, LabelSelector, Pod
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .why_not_cached import WhyNotCached, admission_inputs, check_required_reads, explained
+from .why_not_cached import WhyNotCached, admission_inputs, check_required_reads, explained, furthest_candidate
 
 KIND = "WhyNotCachedFleet"
 VERSION = 1
@@ -212,17 +212,21 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     pods = serving_pods(snapshot, namespace, selector, isvc)
     check_required_reads(snapshot, namespace, with_pod=True)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    entries = a.collect_entries(snapshot.kcns)
-    decisions: dict[bytes, a.Admission] = {}
+    entries = a.index_entries(snapshot.kcns)
+    caches: dict[str, dict[str, KernelCache]] = {}
+    for k, v in snapshot.kc_by_key.items():
+        caches.setdefault(v.namespace, {})[k] = v
+    decisions: dict[bytes, tuple[a.Admission, tuple[a.Candidate | None]]] = {}
     results = []
     for pod in pods:
-        pre = a.pre_admission(pod)
-        key = template_key(pre)
-        adm = decisions.get(key)
-        if adm is None:
-            adm = decisions[key] = a.decide(admission_inputs(snapshot, pod.namespace, pod, config, entries))
+        key = template_key(a.pre_admission(pod))
+        decided = decisions.get(key)
+        if decided is None:
+            adm = a.decide(admission_inputs(snapshot, pod.namespace, pod, config, entries,
+                                            caches.get(pod.namespace, {})))
+            decided = decisions[key] = (adm, (furthest_candidate(adm),))
         revision, deployment = _owner(pod)
-        why = explained(snapshot, pod, adm, config)
+        why = explained(snapshot, pod, decided[0], config, furthest=decided[1])
         results.append(PodResult(pod.namespace, pod.name, pod.meta.labels[c.LABEL_ISVC], revision, deployment, why))
     rows = _rows(results)
     return FleetHitRate(rows=tuple(rows), pods=tuple(results), totals=_totals(results), decisions=len(decisions),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import IncompleteError, InputError
@@ -82,6 +82,12 @@ class WhyNotCached:
     next_command: str = ""
     isvc: str = ""
     source_note: str = ""  # how a manifest was rendered
+    # furthest_candidate(admission), when already known (pods that share a decision share it)
+    furthest: tuple[a.Candidate | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def best_candidate(self) -> a.Candidate | None:
+        return self.furthest[0] if self.furthest is not None else furthest_candidate(self.admission)
 
     @property
     def now_blocked_by(self) -> str | None:
@@ -91,7 +97,7 @@ class WhyNotCached:
         if gate is None:
             return None
         if gate.id in (a.CANDIDATES, a.SELECTION):
-            best = furthest_candidate(self.admission)
+            best = self.best_candidate
             if best is not None and best.rejected_by:
                 return best.rejected_by
         return gate.id
@@ -258,8 +264,10 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
 
 def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
-                     entries: Mapping[tuple[str, str], list[a.NodeEntry]] | None = None) -> a.Inputs:
-    """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`."""
+                     entries: a.EntryIndex | None = None,
+                     kernel_caches: Mapping[str, KernelCache] | None = None) -> a.Inputs:
+    """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`; `entries` and
+    `kernel_caches` (the namespace's) when the caller already has them."""
     ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
     return a.Inputs(
         pod=a.pre_admission(pod),
@@ -267,7 +275,8 @@ def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config
         config=config,
         kcns=snapshot.kcns,
         # only the namespace's, as the live reader lists them: the answer is the same from a full dump
-        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        kernel_caches=kernel_caches if kernel_caches is not None else {
+            k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
         webhooks=snapshot.webhooks,
         webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
@@ -276,9 +285,10 @@ def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config
 
 
 def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
-              basis: str = BASIS_POD, source_note: str = "", namespace: str = "") -> WhyNotCached:
+              basis: str = BASIS_POD, source_note: str = "", namespace: str = "",
+              furthest: tuple[a.Candidate | None] | None = None) -> WhyNotCached:
     """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
-    placement, the story and the next command."""
+    placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known."""
     namespace = namespace or pod.namespace
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
@@ -286,9 +296,10 @@ def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, confi
     placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
     why = WhyNotCached(basis=basis, namespace=namespace, pod_name=pod.name, node=pod.node_name,
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
-                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
+                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note,
+                       furthest=furthest or (furthest_candidate(admission),))
     notes, next_command = _story(snapshot, why, pod)
-    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command})
+    return replace(why, notes=tuple(notes), next_command=next_command)
 
 
 def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
@@ -452,7 +463,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
             notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
                          "created before an entry is Ready start without it.")
     blocked = why.now_blocked_by or gate.id
-    best = furthest_candidate(adm)
+    best = why.best_candidate
     kc = best.kernel_cache if best is not None else None
     on_pod = why.basis == BASIS_POD
 
