@@ -34,7 +34,14 @@ from ..kernelcache.selectors import label_selector_matches, parse_label_selector
 from ..objects import KernelCache, LabelSelector, Pod
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .why_not_cached import WhyNotCached, admission_inputs, check_required_reads, explained, furthest_candidate
+from .why_not_cached import (
+    Placement,
+    WhyNotCached,
+    admission_inputs,
+    check_required_reads,
+    explained,
+    furthest_candidate,
+)
 
 KIND = "WhyNotCachedFleet"
 VERSION = 1
@@ -46,22 +53,31 @@ _GATE_ORDER = {g: i for i, g in enumerate(a.POD_GATES + a.CANDIDATE_GATES)}
 
 @dataclass(frozen=True)
 class PodResult:
-    """One serving pod: its history, what admission would do now, and the single answer's next command."""
+    """One serving pod: its history, what admission would do now, and the single answer's next command (what
+    the fleet keeps of the pod's `WhyNotCached`: the decisions' candidates are not kept)."""
 
     namespace: str
     name: str
     isvc: str
     revision: str
     deployment: str  # the Deployment that owns its ReplicaSet ("" when unknown)
-    why: WhyNotCached
+    node: str
+    created: str
+    cached: bool  # at admission
+    kernel_cache: str  # the KernelCache it records ("" when none)
+    outcome: str  # what admission would do now: cached, not-cached, rejected, not-called
+    now_cache: str | None  # the KernelCache admission would mount now
+    match: str | None
+    now_blocked_by: str | None  # the single answer's result.now.blockedBy
+    placement: Placement | None
+    next_command: str
 
-    @property
-    def cached(self) -> bool:
-        return bool(self.why.cached)
-
-    @property
-    def outcome(self) -> str:
-        return self.why.admission.outcome
+    @staticmethod
+    def of(why: WhyNotCached, revision: str, deployment: str) -> PodResult:
+        adm = why.admission
+        return PodResult(why.namespace, why.pod_name, why.isvc, revision, deployment, why.node, why.created,
+                         bool(why.cached), why.recorded_cache, adm.outcome, adm.cached_kernel_cache, adm.match,
+                         why.now_blocked_by, why.placement, why.next_command)
 
     @property
     def now(self) -> bool:
@@ -74,24 +90,22 @@ class PodResult:
 
     @property
     def unprepared(self) -> bool:
-        p = self.why.placement
+        p = self.placement
         return self.cached and p is not None and not p.prepared
 
     @property
     def blocked_by(self) -> str | None:
         """The gate that stops admission today, for a pod that would not get a cache now."""
-        return None if self.outcome == a.CACHED else self.why.now_blocked_by
+        return None if self.outcome == a.CACHED else self.now_blocked_by
 
     def to_dict(self) -> dict[str, Any]:
-        why = self.why
-        adm = why.admission
         return {"namespace": self.namespace, "name": self.name, "inferenceService": self.isvc or None,
-                "revision": self.revision or None, "node": why.node or None, "createdAt": why.created or None,
-                "cached": self.cached, "kernelCache": why.recorded_cache or None,
-                "now": {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": why.now_blocked_by,
-                        "outcome": adm.outcome},
-                "placement": why.placement.to_dict() if why.placement is not None else None,
-                "next": why.next_command or None}
+                "revision": self.revision or None, "node": self.node or None, "createdAt": self.created or None,
+                "cached": self.cached, "kernelCache": self.kernel_cache or None,
+                "now": {"kernelCache": self.now_cache, "match": self.match, "blockedBy": self.now_blocked_by,
+                        "outcome": self.outcome},
+                "placement": self.placement.to_dict() if self.placement is not None else None,
+                "next": self.next_command or None}
 
 
 @dataclass(frozen=True)
@@ -216,20 +230,21 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     caches: dict[str, dict[str, KernelCache]] = {}
     for k, v in snapshot.kc_by_key.items():
         caches.setdefault(v.namespace, {})[k] = v
-    decisions: dict[bytes, tuple[a.Admission, tuple[a.Candidate | None]]] = {}
-    results = []
-    for pod in pods:
-        key = template_key(a.pre_admission(pod))
-        decided = decisions.get(key)
-        if decided is None:
-            adm = a.decide(admission_inputs(snapshot, pod.namespace, pod, config, entries,
-                                            caches.get(pod.namespace, {})))
-            decided = decisions[key] = (adm, (furthest_candidate(adm),))
-        revision, deployment = _owner(pod)
-        why = explained(snapshot, pod, decided[0], config, furthest=decided[1])
-        results.append(PodResult(pod.namespace, pod.name, pod.meta.labels[c.LABEL_ISVC], revision, deployment, why))
-    rows = _rows(results)
-    return FleetHitRate(rows=tuple(rows), pods=tuple(results), totals=_totals(results), decisions=len(decisions),
+    by_template: dict[bytes, list[int]] = {}
+    for i, pod in enumerate(pods):
+        by_template.setdefault(template_key(a.pre_admission(pod)), []).append(i)
+    results: list[PodResult | None] = [None] * len(pods)
+    for members in by_template.values():  # one decision at a time: its candidates are dropped after its pods
+        first = pods[members[0]]
+        adm = a.decide(admission_inputs(snapshot, first.namespace, first, config, entries,
+                                        caches.get(first.namespace, {})))
+        furthest = (furthest_candidate(adm),)
+        for i in members:
+            why = explained(snapshot, pods[i], adm, config, furthest=furthest)
+            results[i] = PodResult.of(why, *_owner(pods[i]))
+    done = [r for r in results if r is not None]
+    rows = _rows(done)
+    return FleetHitRate(rows=tuple(rows), pods=tuple(done), totals=_totals(done), decisions=len(by_template),
                         namespace=namespace, selector=selector, isvc=isvc)
 
 
@@ -272,7 +287,7 @@ def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
     for group in (denied, now, gated, unprepared):
         if group:
             first = group[0]
-            return (first.why.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n",
+            return (first.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n",
                                                       first.namespace)), first.name
     return "", ""
 

@@ -94,12 +94,11 @@ def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
 
 
 def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
-    why = p.why
-    now = why.admission.cached_kernel_cache or f"({p.outcome})"
+    now = p.now_cache or f"({p.outcome})"
     return [(escape(p.namespace), ""), (escape(p.name), ""), (escape(p.isvc) or "(empty)", ""),
-            (escape(why.node) or "-", ""), ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
-            (escape(why.recorded_cache) or "-", ""), (escape(now), ""),
-            (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(why.next_command) or "-", "")]
+            (escape(p.node) or "-", ""), ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
+            (escape(p.kernel_cache) or "-", ""), (escape(now), ""),
+            (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(p.next_command) or "-", "")]
 
 
 def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None,

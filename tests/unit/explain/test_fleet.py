@@ -79,7 +79,7 @@ def test_fleet_counts_are_the_single_answers_counted(kinds):
     for result in fleet.pods:  # each pod's row carries the single answer's verdict and next command
         single = explain(snap, NS, result.name)
         assert result.to_dict()["now"] == {k: v for k, v in single.to_dict()["result"]["now"].items() if k != "denial"}
-        assert result.why.next_command == single.next_command
+        assert result.next_command == single.next_command
 
 
 def test_pods_of_one_replicaset_share_one_decision_and_a_rollout_restart_helps():
