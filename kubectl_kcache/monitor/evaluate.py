@@ -36,19 +36,20 @@ class Evaluation:
         return out.getvalue()
 
 
-def evaluate(snapshot: ClusterSnapshot) -> Evaluation:
+def evaluate(snapshot: ClusterSnapshot, namespace: str | None = None) -> Evaluation:
+    """Everything the monitor serves, over `snapshot` (read with KernelCaches and pods limited to `namespace`)."""
     started = time.perf_counter()
-    source = provenance(snapshot.meta, None)
+    source = provenance(snapshot.meta, namespace)
     report = run_doctor(snapshot)
     report = replace(report, provenance=source.to_dict())
     status: FleetStatus | str
     fleet: FleetHitRate | str
     try:
-        status = fleet_status(snapshot)
+        status = fleet_status(snapshot, namespace)
     except (IncompleteError, InputError) as exc:
         status = str(exc)
     try:
-        fleet = hit_rate(snapshot)
+        fleet = hit_rate(snapshot, namespace)
     except (IncompleteError, InputError) as exc:
         fleet = str(exc)
     return Evaluation(report, status, fleet, source, time.perf_counter() - started)

@@ -98,7 +98,7 @@ class Monitor:
             return
         problems = self.source.problems()
         try:
-            ev = evaluate(self.source.snapshot(now_rfc3339()))
+            ev = evaluate(self.source.snapshot(now_rfc3339()), self.opts.namespace)
         except Exception as exc:  # noqa: BLE001 - a bad object must not stop the monitor; /readyz says it
             self.eval_error = f"evaluation failed: {type(exc).__name__}: {exc}"
             self.log(self.eval_error)
