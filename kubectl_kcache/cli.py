@@ -226,12 +226,19 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
     from .snapshot import provenance
 
     namespace = _scope_namespace(flags)
-    scope = scope or Scope(namespace=namespace)
     from_files = list(from_files)
     if from_files:
-        snap = scope.apply(_load_files(from_files))
+        loaded = _load_files(from_files)
+        if loaded.meta.namespace and namespace is None and not flags.get("all_namespaces"):
+            # a dump taken with -n answers within its namespace, and says so (the header, `source`)
+            namespace = loaded.meta.namespace
+            sys.stderr.write(f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
+                             f"{escape(namespace)} only\n")
+        scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+        snap = scope.apply(loaded)
         return snap, provenance(snap.meta, namespace)
-    client = client or _client(flags)
+    scope = scope or Scope(namespace=namespace)
+    client = client or _client(flags).bounded()
     progress = _Progress()
     try:
         snap = collect(client, scope, progress=progress, lists=lists)
@@ -365,7 +372,6 @@ def doctor(
     """
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
-    from .checks.runner import NOT_IN_INPUT_TEXT
 
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
@@ -396,9 +402,9 @@ def doctor(
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
     # in the report, but it is not an API failure: the findings decide the exit code then
-    failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
+    failed = report.unreadable
     if failed:
-        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(map(str, failed)))}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -449,12 +455,12 @@ def _status_scope(flags: dict[str, Any]) -> Any:
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "") -> str:
+                 header: str = "", watch: dict[str, Any] | None = None) -> str:
     """Render the status of `snap`; returns the text written (table only: for redrawing)."""
     from .explain.status import StatusReport, fleet_status
     from .report import render
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes,
+    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes, watch,
                           serving=_serving_pods(snap, provenance.namespace))
     if output != "table":
         render("status", report, output, out)
@@ -496,9 +502,9 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
     out = sys.stdout
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
-    shown = _show_status(snap, provenance, output, out, color=color, header=header)
-    out.flush()
     live = LiveSnapshot(client, snap, lists)
+    shown = _show_status(snap, provenance, output, out, color=color, header=header, watch=live.watch_state())
+    out.flush()
     live.start()
     try:
         while True:
@@ -517,7 +523,7 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
             elif output == "yaml":
                 out.write("---\n")
             shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()))
+                                 notes=tuple(live.problems()), watch=live.watch_state())
             out.flush()
     finally:
         live.stop()
@@ -566,7 +572,7 @@ def why_group(
     else:
         from .collect import collect_for_why_group
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
         snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
     why = explain(
@@ -646,7 +652,7 @@ def why_not_cached(
     else:
         from .collect import collect_for_why_not_cached
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
         snap = collect_for_why_not_cached(client, namespace, pod)
     if manifest_pod is not None:
@@ -809,7 +815,7 @@ def reconcile(
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
-    from .reconcile.planner import plan
+    from .reconcile.planner import checked_plan
 
     if dry_run:
         if from_files:
@@ -817,8 +823,8 @@ def reconcile(
         else:
             from .reconcile.loop import collect_for_reconcile
 
-            snap = collect_for_reconcile(_client(flags))
-        result = plan(snap)
+            snap = collect_for_reconcile(_client(flags).bounded())
+        result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")
         _render_plan(result.actions, output, _source(snap.meta, None))
@@ -887,7 +893,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     from .collect import Scope, collect
     from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    client = _client(flags)
+    client = _client(flags).bounded()
     scope = Scope(namespace=_scope_namespace(flags))
     try:
         out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
@@ -914,13 +920,11 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     if output == "yaml" and writer.count > LARGE:
         sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
                          "loads it with --from-file about ten times faster\n")
-    forbidden = [r for r in snap.reads if r.status == "forbidden"]
-    if forbidden:
-        sys.stderr.write(
-            "warning: some reads were forbidden and are missing from the dump: "
-            + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "") for r in forbidden)
-            + "\n"
-        )
+    unread = list(dict.fromkeys(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
+                                for r in snap.reads if r.incomplete))
+    if unread:
+        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
+                         f"{escape(', '.join(unread))}\n")
         return EXIT_INCOMPLETE
     return EXIT_OK
 

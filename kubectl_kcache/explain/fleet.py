@@ -26,21 +26,23 @@ from typing import Any
 
 import msgspec
 
+from .. import readplan as plan
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_selector_matches, parse_label_selector
+from ..kinds import ListSpec
 from ..objects import KernelCache, LabelSelector, Pod
-from ..snapshot import ClusterSnapshot
+from ..snapshot import ClusterSnapshot, covering, require
 from ..text import command
 from .why_not_cached import (
     Placement,
     WhyNotCached,
     admission_inputs,
-    check_required_reads,
     explained,
     furthest_candidate,
+    required,
 )
 
 KIND = "WhyNotCachedFleet"
@@ -224,7 +226,7 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
              isvc: str = "") -> FleetHitRate:
     """The fleet's hit rate over the serving pods in scope (namespace None: every namespace)."""
     pods = serving_pods(snapshot, namespace, selector, isvc)
-    check_required_reads(snapshot, namespace, with_pod=True)
+    require_fleet_reads(snapshot, namespace, selector, isvc)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     entries = a.index_entries(snapshot.kcns)
     caches: dict[str, dict[str, KernelCache]] = {}
@@ -246,6 +248,21 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     rows = _rows(done)
     return FleetHitRate(rows=tuple(rows), pods=tuple(done), totals=_totals(done), decisions=len(by_template),
                         namespace=namespace, selector=selector, isvc=isvc)
+
+
+def fleet_pods_list(namespace: str | None, selector: str = "", isvc: str = "") -> ListSpec:
+    """The one list of serving pods in scope (the label, --isvc and -l as one label selector)."""
+    labels = ",".join(x for x in (c.LABEL_ISVC, f"{c.LABEL_ISVC}={isvc}" if isvc else "", selector) if x)
+    return ListSpec(plan.ISVC_PODS.resource, namespace, label_selector=labels)
+
+
+def require_fleet_reads(snapshot: ClusterSnapshot, namespace: str | None, selector: str = "", isvc: str = "") -> None:
+    """The single answer's needs (`why_not_cached.required`), with the serving pods in scope for the pod."""
+    needs = [fleet_pods_list(namespace, selector, isvc), *required(namespace or "", None)]
+    needs = [n.in_namespace(None) if n.plural == c.PLURAL_CACHES and namespace is None else n for n in needs]
+    if covering(snapshot, plan.WEBHOOK).failed:
+        needs.append(plan.WEBHOOK)
+    require(snapshot, "why-not-cached", needs)
 
 
 def _totals(results: Sequence[PodResult]) -> Totals:

@@ -1,6 +1,6 @@
-"""The monitor's view of the cluster: the lists `doctor` makes (`collect.collect`), kept current by the watches
-of `watch.LiveSnapshot`. This is the only module of the monitor that touches informer code: when the informers
-are consolidated, re-point `Source` and nothing else changes.
+"""The monitor's view of the cluster: the lists `doctor` makes (`collect.collect`), kept current by the
+informers of `watch.LiveSnapshot` (`informer.py`). This is the only module of the monitor that touches
+informer code: re-point `Source` and nothing else changes.
 
 - `connect()` lists everything (retried with backoff by the caller while it fails) and starts the watches.
 - `wait(timeout)` returns True once a burst of changes has settled (the watches' coalescing: 0.2 s of quiet,
@@ -17,28 +17,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from .. import snapshot as snap
-from ..collect import Listed, Scope, collect
+from ..collect import ListMade, Scope, collect
 from ..errors import IncompleteError
 from ..kube.client import Client
 from ..watch import LiveSnapshot
 
 RECONNECT_AFTER = 30.0  # seconds before listing again after a watch was refused
-
-
-class _CountedLive(LiveSnapshot):
-    """LiveSnapshot that counts each failure it reports (by what was watched)."""
-
-    def __init__(self, *args: Any, on_error: Callable[[str], None], **kwargs: Any):
-        self._on_error = on_error
-        super().__init__(*args, **kwargs)
-
-    def set_error(self, what: str, why: str | None) -> None:
-        if why is not None:
-            self._on_error(f"watch {what}")
-        super().set_error(what, why)
 
 
 class Source:
@@ -60,7 +46,7 @@ class Source:
     def connect(self) -> snap.ClusterSnapshot:
         """List everything and start watching; IncompleteError (counted, kept as `failure`) when the lists
         cannot be made."""
-        lists: list[Listed] = []
+        lists: list[ListMade] = []
         try:
             initial = collect(self.client, self.scope, lists=lists)
         except IncompleteError as exc:
@@ -72,7 +58,9 @@ class Source:
                 self._count(f"list {read.resource}")
         if self.live is not None:
             self.live.stop()
-        self.live = _CountedLive(self.client, initial, lists, on_error=self._count)
+        self.live = LiveSnapshot(self.client, initial, lists)
+        for inf in self.live.informers:  # each failure counted by what was read
+            inf.on_error = lambda verb, _exc, what=inf.spec.describe(): self._count(f"{verb} {what}")
         self.live.start()
         self.failure = ""
         return initial
@@ -117,7 +105,7 @@ class Source:
         live = self.live
         if live is None or live.stop_event.is_set() or self.failure:
             return []
-        return [t.name for t in live.threads if not t.is_alive()]
+        return [t.name for t in live.informers if not t.is_alive()]
 
     def read_errors(self) -> dict[str, int]:
         with self.lock:
