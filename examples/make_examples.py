@@ -1468,10 +1468,18 @@ EXAMPLES = {
 }
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Every object written out in full, as kubectl writes YAML: snapshot input refuses aliases."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def render(file: str) -> str:
     """The text of one example file."""
     make, title = EXAMPLES[file]
-    text = yaml.safe_dump(make().document(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(make().document(), Dumper=_NoAliases, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True)
     return HEADER.format(title=title, file=file) + text
 
 

@@ -9,6 +9,7 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -220,6 +221,9 @@ class SnapshotMeta:
     source: str = "live"  # live | file
     server: str = ""  # the API server's URL (live, or recorded in a dump)
     files: tuple[str, ...] = ()  # the input files (from files)
+    # from files that do not say when they were read (no takenAt): their newest time, taken as "now" by
+    # time-based verdicts instead of today's clock
+    clock: str = ""
     # the namespace a dump was taken in (`dump -n`): its namespaced lists cover only that one
     namespace: str | None = None
 
@@ -227,7 +231,8 @@ class SnapshotMeta:
 def provenance(meta: SnapshotMeta, namespace: str | None = None) -> Provenance:
     """Where an answer made from a snapshot with this meta came from (`source` in every machine format)."""
     if meta.source == FILE:
-        return Provenance.from_files(meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server)
+        return Provenance.from_files(meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server,
+                                     clock=meta.clock)
     return Provenance.live(meta.server, meta.cluster, meta.taken_at, namespace)
 
 
@@ -373,4 +378,6 @@ def load_files(paths: Iterable[str]) -> ClusterSnapshot:
         meta = SnapshotMeta(cluster=str(m.cluster or ""), taken_at=str(m.taken_at or ""),
                             server_version=str(m.server_version or ""), source="file", server=str(m.server or ""),
                             files=tuple(loaded.files), namespace=m.scope.namespace if m.scope else None)
+    if not meta.taken_at and loaded.newest_time:
+        meta = dataclasses.replace(meta, clock=loaded.newest_time)
     return assemble(loaded.objects, meta=meta, reads=reads, reads_assumed=reads_assumed, warnings=loaded.warnings)

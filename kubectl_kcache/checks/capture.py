@@ -27,6 +27,7 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from .. import readplan
+from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
 from ..kernelcache.selection import requested_group_outside
@@ -113,7 +114,8 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     pod = session.pod_name if session else ""
     if session is None:
         what = "no producer pod has claimed it"
-        hint = command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}")
+        hint = command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}") \
+            if not label_value_errors(cap.source_name) else describe
     elif phase == "WaitingForWorkload":
         what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")

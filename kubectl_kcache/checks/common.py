@@ -5,14 +5,13 @@ that word findings and hints the same way everywhere."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from .. import apivalidation, readplan
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
@@ -20,7 +19,7 @@ from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_member
 from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
 from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
-from ..text import command
+from ..text import command, json_body
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -175,8 +174,10 @@ class Facts:
 
     @cached_property
     def now(self) -> dt.datetime:
-        """The snapshot's time (when it was taken), else the current time."""
-        return parse_time(self.s.meta.taken_at) or dt.datetime.now(dt.timezone.utc)
+        """The snapshot's time (when it was taken), else the newest time in input files that do not say when
+        they were taken, else (live) the current time."""
+        meta = self.s.meta
+        return parse_time(meta.taken_at) or parse_time(meta.clock) or dt.datetime.now(dt.timezone.utc)
 
 
 _LAST: list[tuple[ClusterSnapshot, Facts]] = []
@@ -205,11 +206,47 @@ def rfc3339(t: dt.datetime) -> str:
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def rfc3339_after(t: dt.datetime, seconds: float) -> str:
+    """The time `seconds` after `t`, as rfc3339 writes it; past year 9999 (a TTL of 1e15 seconds) in words."""
+    try:
+        return rfc3339(t + dt.timedelta(seconds=seconds))
+    except (OverflowError, ValueError):
+        return "after the year 9999"
+
+
 # ---- wording --------------------------------------------------------------------------------------
 
 
 def fmt_selector(selector: Mapping[str, str]) -> str:
+    """A nodeSelector for a message: `k=v,k2=v2`, a key or value Kubernetes would refuse as a label quoted
+    (a key holding `=` or `,` must not read as two labels)."""
+    def word(text: str, errors: list[str]) -> str:
+        return apivalidation.go_quote(text) if errors else text
+
+    return ",".join(f"{word(k, apivalidation.qualified_name_errors(k))}={word(v, apivalidation.label_value_errors(v))}"
+                    for k, v in sorted(selector.items()))
+
+
+def selector_arg(selector: Mapping[str, str]) -> str | None:
+    """The selector as `kubectl get -l` takes it; None when a key or value is not a valid label (no node can
+    carry it, and kubectl would read it as something else)."""
+    for k, v in selector.items():
+        if apivalidation.qualified_name_errors(k) or apivalidation.label_value_errors(v):
+            return None
     return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+
+
+def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None, *extra: str) -> str:
+    """`kubectl get nodes -l SELECTOR` for a group's selector (or `selector`); the group itself when the
+    selector cannot be a label selector."""
+    arg = selector_arg(group.node_selector if selector is None else selector)
+    if arg is None:
+        return show_group_command(group.name)
+    return command("kubectl", "get", "nodes", "-l", arg, *extra)
+
+
+def show_group_command(name: str) -> str:
+    return command("kubectl", "get", c.PLURAL_NODE_GROUPS[:-1], name, "-o", "yaml")
 
 
 def join_names(names: Iterable[str], limit: int = 10) -> str:
@@ -265,20 +302,17 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
         ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in tols]
     else:
         ops = [{"op": "add", "path": "/spec/tolerations", "value": tols}]
-    patch = json.dumps(ops, separators=(",", ":"))
-    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", patch)
+    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", json_body(ops))
 
 
 def taints_lister(group: o.NodeGroup) -> str:
     """The group's member nodes with their taints."""
-    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector), "-o",
-                   "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
+    return nodes_command(group, None, "-o", "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
 
 
 def members_lister(group: o.NodeGroup, columns: str = "") -> str:
     """The group's member nodes (with extra `-o custom-columns=` when given)."""
-    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector),
-                   *(("-o", f"custom-columns={columns}") if columns else ()))
+    return nodes_command(group, None, *(("-o", f"custom-columns={columns}") if columns else ()))
 
 
 def condition_text(cond: o.Condition | None) -> str:

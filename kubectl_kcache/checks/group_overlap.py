@@ -17,7 +17,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .common import facts, fmt_selector, node_ref, read_ok
+from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -62,6 +62,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
                           code="blocks-captures")
         else:
-            lister = command("kubectl", "get", "nodes", "-l", fmt_selector(merged))
+            lister = nodes_command(groups[0], merged)
             yield Finding(ID, "warning", node_ref(node.name), message, hint=lister, evidence=evidence,
                           code="several-groups", cause=f"nodes in groups {names}", lister=lister)

@@ -48,6 +48,9 @@ class Finding:
     # in the table, with a count, a sample and `lister`, the command that lists every object it hits
     cause: str = ""
     lister: str = ""
+    # parts of `message`, verbatim, that many findings share (why KServe's node pass may not have run): the
+    # table says each once per report; the message keeps them, so JSON and `-o wide` carry the full text
+    shared: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def full_code(self) -> str:
@@ -175,6 +178,8 @@ class DoctorReport:
     titles: dict[str, str] = field(default_factory=dict)
     # where the report came from (snapshot.provenance): API server or files, times, tool, scope
     provenance: dict[str, Any] = field(default_factory=dict)
+    judged_time: bool = False  # a check compared a time with "now" (the snapshot's clock)
+    warnings: tuple[str, ...] = ()  # for stderr: what the run doubts in its input (not findings)
 
     def summary(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]

@@ -20,7 +20,6 @@ artifact itself when it started.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,7 +34,7 @@ from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..kinds import ListSpec
 from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import ClusterSnapshot, covering, require, unusable
-from ..text import command
+from ..text import command, json_body
 
 KIND = "WhyNotCached"
 VERSION = 1
@@ -443,8 +442,7 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
                  "pull, not a prepared cache. Schedule the predictor onto the group's nodes "
                  "(spec.predictor.nodeSelector or affinity).")
     if p.selector and why.isvc and p.node_in_group is False:
-        patch = json.dumps({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}},
-                           separators=(",", ":"))
+        patch = json_body({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}})
         return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p",
                        patch)
     return command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images") if p.node_in_group else \
@@ -477,7 +475,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
     def predictor_annotation(key: str, value: str) -> str:
         if not isvc:
             return ""
-        patch = json.dumps({"spec": {"predictor": {"annotations": {key: value}}}}, separators=(",", ":"))
+        patch = json_body({"spec": {"predictor": {"annotations": {key: value}}}})
         return command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch)
 
     def pod_cmd(*words: str) -> str:

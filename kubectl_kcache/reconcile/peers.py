@@ -36,7 +36,7 @@ class Peers:
         # a short budget: a check runs inside a batch, which must stay able to stop at once when the Lease
         # is lost (a partitioned server answers nothing; a check that cannot be made stops the batch)
         self.client = copy.copy(client)
-        self.client.timeout = min(client.timeout or CHECK_TIMEOUT, CHECK_TIMEOUT)
+        self.client.timeout = min(getattr(client, "timeout", None) or CHECK_TIMEOUT, CHECK_TIMEOUT)
         self.own_lease = own_lease
         self.force = force
         self.clock = clock

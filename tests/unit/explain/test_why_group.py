@@ -339,7 +339,8 @@ def test_drift_annotation_changed_after_session():
     assert "request it on the InferenceService's pod template before the next capture" in text
     assert "make the groups' selectors disjoint" in text
     assert ("kubectl -n team-a patch inferenceservice model --type=merge -p "
-            f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in text
+            f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in why.next_commands
+    assert why.to_dict()["next"] == list(why.next_commands)
     assert [(d.field, d.recorded, d.now) for d in why.pod_drift] == [("requestedNodeGroup", "gpu", "gpu-2")]
 
 
@@ -602,7 +603,7 @@ def test_to_dict_shape_is_the_contract():
     snapshot = load_files([str(FIXTURES / "annotation-drift.yaml")])
     doc = explain(snapshot, "team", "qwen-predictor-669889f77f-x7k2p").to_dict()
     assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache",
-                         "drift", "steps", "groups"]
+                         "drift", "next", "steps", "groups"]
     assert doc["kind"] == "WhyGroup" and doc["version"] == 1
     assert doc["pod"] == {"namespace": "team", "name": "qwen-predictor-669889f77f-x7k2p"}
     assert doc["node"] == "gpu-node"
@@ -616,6 +617,8 @@ def test_to_dict_shape_is_the_contract():
     assert doc["kernelCache"] == {"name": "qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991",
                                   "nodeGroup": "gpu-a", "selectionSource": "annotation"}
     assert len(doc["drift"]) == 1 and '"gpu-b"' in doc["drift"][0]
+    assert doc["next"] == ["kubectl -n team patch inferenceservice qwen --type=merge -p "
+                           '\'{"spec":{"predictor":{"annotations":{"serving.kserve.io/kernelcache-nodegroup":"gpu-b"}}}}\'']
     for step in doc["steps"]:
         assert set(step) == {"step", "outcome", "detail"}
         assert step["step"] in ("session", "annotation", "node", "match", "default")
@@ -669,9 +672,10 @@ def test_a_pod_and_another_pods_capture_are_refused():
     """Issue 14: `why-group POD --capture OTHER` must not answer for OTHER as if it were POD's."""
     other = session_capture(name="other-kcc-1", pod="someone-else")
     items = (config(), gpu_node(), GPU, producer(), session_capture(), other)
-    with pytest.raises(InputError, match="KernelCacheCapture 'other-kcc-1' is not the capture of pod "
-                                         f"'{POD}' \\(its session was claimed by pod 'someone-else'; pod "
-                                         f"'{POD}''s own capture is '{CAPTURE}'\\)"):
+    with pytest.raises(InputError) as err:
         explain(snap(*items), NS, POD, capture_name="other-kcc-1")
+    assert str(err.value) == (f'KernelCacheCapture "other-kcc-1" is not the capture of pod "{POD}" (its session was '
+                              f'claimed by pod "someone-else"; the own capture of pod "{POD}" is "{CAPTURE}"): give '
+                              "the pod or --capture, not both")
     # the pod's own capture, by its generated name or its session, is fine
     assert explain(snap(*items), NS, POD, capture_name=CAPTURE).capture.name == CAPTURE

@@ -30,7 +30,7 @@ def test_table_rows_are_whole_lines_with_the_next_command_last():
 
 def test_the_doctor_page_has_a_serving_pods_section():
     fleet = hit_rate(BROKEN)
-    html = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet)
+    html = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet=fleet)
     section = html[html.index('<section id="serving">'):]
     section = section[:section.index("</section>")]
     assert "<h2>Serving pods</h2>" in section and "4 serving pods in 4 InferenceServices" in section
