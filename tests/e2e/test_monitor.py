@@ -121,7 +121,8 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         assert gauge(port, "ready") == 1 and gauge(port, "evaluation_seconds") > 0
         assert time.time() - gauge(port, "last_successful_read_timestamp_seconds") < 60
         status, page = get(port, "/report")
-        assert status == 200 and page.startswith("<!DOCTYPE html>") and "team-a/qwen" in page
+        assert status == 200 and page.startswith("<!DOCTYPE html>")
+        assert "<h2>Serving pods</h2>" in page and "qwen" in page
         assert get(port, "/healthz") == (200, "ok\n")
 
         # a serving pod starts cold while a Ready cache exists (the webhook is down, failurePolicy Ignore)
