@@ -35,6 +35,7 @@ from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
 from ..snapshot import ClusterSnapshot, require
+from .fleet import FleetHitRate
 
 KIND = "KcacheStatus"
 VERSION = 1
@@ -144,13 +145,21 @@ class StatusReport:
     notes: tuple[str, ...] = field(default=())
     # with --watch: {"state": "current" | "failing", "problems": [...]}, in every document
     watch: dict[str, Any] | None = None
+    # the serving pods' hit rate (`why-not-cached -A`), or why it is not shown (a str); None: not computed
+    serving: FleetHitRate | str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `status -o json` document, with `source` as every machine format carries."""
-        doc = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict()}
+        doc: dict[str, Any] = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict()}
         if self.watch is not None:
             doc["watch"] = self.watch
-        return {**doc, **self.status.to_dict()}
+        doc.update(self.status.to_dict())
+        if isinstance(self.serving, str):
+            doc["servingPods"] = {"notShown": self.serving}
+        elif self.serving is not None:
+            doc["servingPods"] = {**self.serving.totals.to_dict(),
+                                  "inferenceServices": [r.to_dict() for r in self.serving.rows]}
+        return doc
 
 
 # ---- reads ----------------------------------------------------------------------------------------

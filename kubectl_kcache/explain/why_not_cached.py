@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import readplan as plan
@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
-from ..kernelcache.config import read_config
+from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..kinds import ListSpec
@@ -89,6 +89,12 @@ class WhyNotCached:
     usage: dict[str, Any] | None = None
     # lists that refine the answer but could not be read (`forbidden: list mutatingwebhookconfigurations`)
     unread: tuple[str, ...] = ()
+    # furthest_candidate(admission), when already known (pods that share a decision share it)
+    furthest: tuple[a.Candidate | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def best_candidate(self) -> a.Candidate | None:
+        return self.furthest[0] if self.furthest is not None else furthest_candidate(self.admission)
 
     @property
     def now_blocked_by(self) -> str | None:
@@ -98,7 +104,7 @@ class WhyNotCached:
         if gate is None:
             return None
         if gate.id in (a.CANDIDATES, a.SELECTION):
-            best = furthest_candidate(self.admission)
+            best = self.best_candidate
             if best is not None and best.rejected_by:
                 return best.rejected_by
         return gate.id
@@ -107,6 +113,15 @@ class WhyNotCached:
     def exit_cached(self) -> bool:
         """What the exit code reports: the pod's history, or for a manifest the prediction."""
         return bool(self.cached) if self.cached is not None else self.admission.outcome == a.CACHED
+
+    def now_document(self) -> dict[str, Any]:
+        """What admission would do today, as `result.now` says it (without the denial's text)."""
+        adm = self.admission
+        return {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
+                "outcome": adm.outcome,
+                # False when the answer rests on something KServe's stored code leaves open
+                "certain": not (adm.outcome == a.CACHED and adm.inferred),
+                "inferred": list(adm.inferred) if adm.outcome == a.CACHED else []}
 
     def to_dict(self) -> dict[str, Any]:
         adm = self.admission
@@ -121,11 +136,7 @@ class WhyNotCached:
             "result": {
                 "cached": self.cached,
                 "kernelCache": self.recorded_cache or None,
-                "now": {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
-                        "outcome": adm.outcome, "denial": denial or None,
-                        # False when the answer rests on something KServe's stored code leaves open
-                        "certain": not (adm.outcome == a.CACHED and adm.inferred),
-                        "inferred": list(adm.inferred) if adm.outcome == a.CACHED else []},
+                "now": {**self.now_document(), "denial": denial or None},
                 "placement": self.placement.to_dict() if self.placement is not None else None,
             },
             "gates": [_gate_dict(g) for g in adm.gates],
@@ -271,24 +282,42 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         raise InputError("why-not-cached needs a pod name or a manifest")
     check_required_reads(snapshot, namespace, pod_name if manifest is None else None)
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
-    basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     revision_known = not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION)
-    # only the namespace's KernelCaches and captures, as the live reader lists them: the same from a full dump
-    inputs = a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod), webhook_known=_usable(snapshot, plan.WEBHOOK),
-                               captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known)
-    admission = a.decide(inputs)
+    admission = a.decide(admission_inputs(snapshot, namespace, pod, config, revision_known=revision_known))
+    return explained(snapshot, pod, admission, config, basis=BASIS_MANIFEST if manifest is not None else BASIS_POD,
+                     source_note=source_note, namespace=namespace)
+
+
+def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
+                     entries: a.EntryIndex | None = None,
+                     kernel_caches: Mapping[str, KernelCache] | None = None, revision_known: bool = True) -> a.Inputs:
+    """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`; `entries` and
+    `kernel_caches` (the namespace's) when the caller already has them. Only the namespace's KernelCaches and
+    captures, as the live reader lists them: the answer is the same from a full dump."""
+    return a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod), webhook_known=_usable(snapshot, plan.WEBHOOK),
+                             captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known,
+                             config=config, kernel_caches=kernel_caches, entries=entries)
+
+
+def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
+              basis: str = BASIS_POD, source_note: str = "", namespace: str = "",
+              furthest: tuple[a.Candidate | None] | None = None) -> WhyNotCached:
+    """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
+    placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known."""
+    namespace = namespace or pod.namespace
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
         recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())
     placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
     why = WhyNotCached(basis=basis, namespace=namespace, pod_name=pod.name, node=pod.node_name,
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
-                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
+                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note,
+                       furthest=furthest or (furthest_candidate(admission),))
     notes, next_command = _story(snapshot, why, pod)
     usage = _usage(snapshot, recorded if cached else admission.cached_kernel_cache)
-    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command, "usage": usage,
-                           "unread": optional_unread(snapshot, namespace, pod)})
+    return replace(why, notes=tuple(notes), next_command=next_command, usage=usage,
+                   unread=optional_unread(snapshot, namespace, pod))
 
 
 def _usage(snapshot: ClusterSnapshot, kc_key: str | None) -> dict[str, Any] | None:
@@ -473,7 +502,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
             notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
                          "created before an entry is Ready start without it.")
     blocked = why.now_blocked_by or gate.id
-    best = furthest_candidate(adm)
+    best = why.best_candidate
     kc = best.kernel_cache if best is not None else None
     on_pod = why.basis == BASIS_POD
 

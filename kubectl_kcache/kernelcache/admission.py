@@ -265,6 +265,18 @@ def inferred_paths(kc: KernelCache) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class EntryIndex:
+    """The KernelCacheNodes' entries by KernelCache (`collect_entries`), with the lookups a decision makes:
+    built once, it serves every decision against the same nodes."""
+
+    by_ref: Mapping[tuple[str, str], list[NodeEntry]]
+    ready: Mapping[tuple[str, str], list[NodeEntry]]  # the Ready entries (KernelCaches with one only)
+    ready_in: Mapping[str, list[tuple[str, str]]]  # namespace -> KernelCaches with a Ready entry, sorted
+    refs_in: Mapping[str, set[tuple[str, str]]]  # namespace -> KernelCaches with any entry
+    by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
+
+
+@dataclass(frozen=True)
 class Inputs:
     """What the decision reads. `None` stands for "could not be read" (forbidden, or not in the input) for
     the webhook configuration (`webhook_known` False) and the namespace's labels."""
@@ -281,6 +293,8 @@ class Inputs:
     captures: Mapping[str, Capture] | None = field(default_factory=dict)
     # False for a manifest whose pod-template-hash is not known yet (a new revision: it has no capture)
     revision_known: bool = True
+    # `index_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes
+    entries: EntryIndex | None = None
 
 
 # ---- the pod before the webhook ----------------------------------------------------------------------------
@@ -528,6 +542,23 @@ def collect_entries(kcns: Iterable[KernelCacheNode]) -> dict[tuple[str, str], li
     return out
 
 
+def index_entries(kcns: Iterable[KernelCacheNode]) -> EntryIndex:
+    by_ref = collect_entries(kcns)
+    ready = {k: r for k, v in by_ref.items() if (r := [e for e in v if e.entry.state == c.ENTRY_READY])}
+    ready_in: dict[str, list[tuple[str, str]]] = {}
+    refs_in: dict[str, set[tuple[str, str]]] = {}
+    by_compat: dict[str, set[tuple[str, str]]] = {}
+    for key in by_ref:
+        refs_in.setdefault(key[0], set()).add(key)
+    for key, entries in ready.items():
+        ready_in.setdefault(key[0], []).append(key)
+        for e in entries:
+            if e.entry.footprints.compatibility:
+                by_compat.setdefault(e.entry.footprints.compatibility, set()).add(key)
+    return EntryIndex(by_ref, ready, {ns: sorted(v) for ns, v in ready_in.items()}, refs_in,
+                      {fp: sorted(v) for fp, v in by_compat.items()})
+
+
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
     return bool(ident.workload_footprint) and bool(ident.compatibility_footprint) and any(
         e.entry.footprints.workload == ident.workload_footprint
@@ -691,10 +722,9 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
-    by_ref = collect_entries(inputs.kcns)
-    ready = {k: [e for e in v if e.entry.state == c.ENTRY_READY] for k, v in by_ref.items()}
-    kserve = sorted(k for k, v in ready.items() if v and k[0] == ns)
-    cands = {k: _candidate_base(k[0], k[1], ready[k], inputs.kernel_caches) for k in kserve}
+    index = inputs.entries if inputs.entries is not None else index_entries(inputs.kcns)
+    kserve = index.ready_in.get(ns, [])
+    cands = {k: _candidate_base(k[0], k[1], index.ready[k], inputs.kernel_caches) for k in kserve}
     winner: Candidate | None = None
     mode = inputs.config.config.artifact_security.mode if inputs.config.config is not None else "none"
     if ident is not None:
@@ -727,17 +757,18 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
             cands[key] = replace(cands[key], evaluated=False,
                                  detail="not evaluated: the pod's footprints are unknown")
     out = [cands[k] for k in kserve]
-    out += _non_candidates(inputs, ident, by_ref, set(kserve))
+    out += _non_candidates(inputs, ident, index, set(kserve))
     return out, winner
 
 
-def _non_candidates(inputs: Inputs, ident: Identity | None, by_ref: Mapping[tuple[str, str], list[NodeEntry]],
+def _non_candidates(inputs: Inputs, ident: Identity | None, index: EntryIndex,
                     seen: set[tuple[str, str]]) -> list[Candidate]:
     """The pod namespace's KernelCaches with no Ready entry, and other namespaces' caches the pod matches."""
     ns = inputs.namespace
+    by_ref = index.by_ref
     out: list[Candidate] = []
     keys = {(kc.namespace, kc.name) for kc in inputs.kernel_caches.values() if kc.namespace == ns}
-    keys |= {k for k in by_ref if k[0] == ns}
+    keys |= index.refs_in.get(ns, set())
     for key in sorted(keys - seen):
         entries = by_ref.get(key, [])
         states = ", ".join(f"{e.node} {e.entry.state or '(no state)'}" for e in entries)
@@ -748,9 +779,11 @@ def _non_candidates(inputs: Inputs, ident: Identity | None, by_ref: Mapping[tupl
                              rejected_by=ENTRY_READY, detail=detail, candidate=False))
     if ident is None:
         return out
-    for key in sorted(k for k in by_ref if k[0] != ns):
-        ready = [e for e in by_ref[key] if e.entry.state == c.ENTRY_READY]
-        if ready and (_compatibility_match(ident, ready) or _workload_match(ident, ready)):
+    # a workload match needs the compatibility footprint too: the caches with a Ready entry of the pod's
+    # compatibility footprint are every match
+    for key in (k for k in index.by_compatibility.get(ident.compatibility_footprint, ()) if k[0] != ns):
+        ready = index.ready[key]
+        if _compatibility_match(ident, ready) or _workload_match(ident, ready):
             out.append(Candidate(key[0], key[1], tuple(ready), inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
                                  rejected_by=NAMESPACE, candidate=False,
                                  detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "
@@ -1003,19 +1036,25 @@ def denial_message(admission: Admission) -> str:
 # ---- inputs from a snapshot ----------------------------------------------------------------------------------
 
 def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
-                    captures_known: bool, revision_known: bool = True) -> Inputs:
+                    captures_known: bool, revision_known: bool = True, config: ConfigState | None = None,
+                    kernel_caches: Mapping[str, KernelCache] | None = None,
+                    entries: EntryIndex | None = None) -> Inputs:
     """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
-    were read is the caller's to say (`webhook_known`, `captures_known`)."""
+    were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
+    passes what they share: the config, the namespace's KernelCaches, `index_entries(kcns)`."""
     from .config import read_config
 
     ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
     return Inputs(
         pod=pod,
         namespace=namespace,
-        config=read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)),
+        config=config if config is not None else read_config(snapshot.configmap(c.KSERVE_NAMESPACE,
+                                                                                 c.CONFIGMAP_NAME)),
         kcns=snapshot.kcns,
-        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        kernel_caches=kernel_caches if kernel_caches is not None else {
+            k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        entries=entries,
         webhooks=snapshot.webhooks,
         webhook_known=webhook_known,
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,

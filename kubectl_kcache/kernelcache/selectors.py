@@ -6,10 +6,11 @@ key=value pair, intersected), so that a fleet's membership costs O(labels + memb
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..objects import LabelSelector, Node, NodeGroup
+from ..objects import LabelSelector, Node, NodeGroup, SelectorRequirement
 
 
 def selector_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
@@ -183,3 +184,43 @@ def describe_label_selector(selector: LabelSelector | None) -> str:
                       "Exists": req.key, "DoesNotExist": f"!{req.key}"}.get(req.operator,
                                                                                f"{req.key} {req.operator} ({values})"))
     return ",".join(parts)
+
+
+_SET_TERM = re.compile(r"^\s*([^\s!=(),]+)\s+(in|notin)\s+\(([^()]*)\)\s*$")
+_EQ_TERM = re.compile(r"^\s*([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)\s*$")
+_KEY_TERM = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*$")
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """A label selector as kubectl's `-l` takes it (`a=b,c!=d,e,!f,g in (h,i),j notin (k)`); ValueError
+    naming the term it cannot read. Keys and values are checked by the API server, not here."""
+    if not text.strip():
+        return LabelSelector()
+    terms: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):  # commas inside `in (...)` do not separate terms
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            terms.append(text[start:i])
+            start = i + 1
+    terms.append(text[start:])
+    labels: dict[str, str] = {}
+    exprs: list[SelectorRequirement] = []
+    for term in terms:
+        if m := _SET_TERM.match(term):
+            values = tuple(v.strip() for v in m.group(3).split(",") if v.strip())
+            exprs.append(SelectorRequirement(key=m.group(1), operator="In" if m.group(2) == "in" else "NotIn",
+                                             values=values))
+        elif m := _EQ_TERM.match(term):
+            if m.group(2) == "!=":
+                exprs.append(SelectorRequirement(key=m.group(1), operator="NotIn", values=(m.group(3),)))
+            elif m.group(1) in labels and labels[m.group(1)] != m.group(3):
+                exprs.append(SelectorRequirement(key=m.group(1), operator="In", values=(m.group(3),)))
+            else:
+                labels[m.group(1)] = m.group(3)
+        elif m := _KEY_TERM.match(term):
+            exprs.append(SelectorRequirement(key=m.group(2), operator="DoesNotExist" if m.group(1) else "Exists"))
+        else:
+            raise ValueError(f"cannot read label selector term {term.strip()!r} (examples: app=x, tier!=db, gpu, "
+                             "!legacy, env in (prod,staging))")
+    return LabelSelector(match_labels=labels, match_expressions=tuple(exprs))

@@ -105,7 +105,6 @@ def test_manifest_that_would_miss_exits_1(capsys, snapshot, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["why-not-cached", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
     (["why-not-cached", "hit", "--manifest", "x.yaml", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
     (["why-not-cached", "nope", "-n", "team-a", "-f", "SNAP"], 'pod "nope" not found in namespace "team-a"'),
     (["why-not-cached", "--manifest", "/nonexistent.yaml", "-f", "SNAP"], "/nonexistent.yaml: no such file"),
