@@ -515,6 +515,8 @@ def _screen_rows(text: str, columns: int) -> int:
 
 # ---- why-group ----------------------------------------------------------------------------------
 
+WHY_FORMATS = ("tree", "wide", "json", "yaml")
+
 
 @main.command("why-group", context_settings=CONTEXT_SETTINGS)
 @_kube_options
@@ -523,7 +525,8 @@ def _screen_rows(text: str, columns: int) -> int:
 @click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
 @click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
-@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+              help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.")
 @click.pass_context
 def why_group(
     ctx: click.Context,
@@ -554,22 +557,21 @@ def why_group(
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )
-    from .report.why_group_tree import render_tree
+    from .report.why_group_tree import render
 
-    _explanation(why, render_tree, output, _source(snap.meta, namespace))
-    return EXIT_OK
+    _explanation(why, render, output, _source(snap.meta, namespace))
+    return EXIT_OK if why.decision.ok else EXIT_FINDINGS
 
 
-def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:
-    """A why-* answer: its tree for people, or its document with where it came from."""
-    if output != "tree":
+def _explanation(why: Any, render: Callable[..., None], output: str, source: Any) -> None:
+    """A why-* answer: the answer first for people (`wide`: with all the evidence), or its document with
+    where it came from."""
+    if output not in ("tree", "wide"):
         _write(_dump_doc(with_source(why.to_dict(), source), output))
         return
-    from rich.console import Console
+    from .report.terminal import terminal_width
 
-    color = _color()
-    render_tree(why, Console(file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
-                             width=None if color else plain_width()))
+    render(why, sys.stdout, color=_color(), width=terminal_width(sys.stdout), wide=output == "wide")
 
 
 # ---- why-not-cached -----------------------------------------------------------------------------
@@ -582,7 +584,8 @@ def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str,
 @click.option("--manifest", "manifest", metavar="FILE",
               help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
                    "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+              help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.")
 @click.pass_context
 def why_not_cached(
     ctx: click.Context,
@@ -620,9 +623,9 @@ def why_not_cached(
     if manifest_pod is not None:
         manifest_pod = _in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
-    from .report.why_not_cached_tree import render_tree
+    from .report.why_not_cached_tree import render
 
-    _explanation(why, render_tree, output, _source(snap.meta, namespace))
+    _explanation(why, render, output, _source(snap.meta, namespace))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
 
 
