@@ -52,6 +52,246 @@ KUBE_FLAGS = (
 )
 
 
+# ---- help and errors, as kubectl prints them ------------------------------------------------------
+
+ALIASES = {"why-cached": "why-not-cached"}
+COLOR_MODES = ("auto", "always", "never")
+_color_mode = {"mode": "auto"}
+OPTIONS_HINT = f'Use "{PROG} options" for a list of kubectl\'s connection flags (applies to all commands).'
+
+EXAMPLES = {
+    "doctor": """
+# The whole checklist against the current kubeconfig context
+kubectl kcache doctor
+
+# Offline, on a dump; only the node-group checks; fail CI on warnings too
+kubectl kcache doctor -f snapshot.yaml --only node-groups --fail-on warning
+
+# Every finding in full, or as JSON, SARIF or an HTML page
+kubectl kcache doctor -o wide
+kubectl kcache doctor -o html > report.html""",
+    "status": """
+# Node groups and KernelCaches at a glance, problems first
+kubectl kcache status
+
+# Only unhealthy rows of one group; kept current until Ctrl-C
+kubectl kcache status --group h100 --problems -w
+
+# KernelCaches with a label, in one namespace, as JSON with totals
+kubectl kcache status -n team-llm -l app=llm -o json""",
+    "why-group": """
+# Which node group a producer pod's captured cache goes to
+kubectl kcache why-group llama-predictor-7d9c6b5f48-nhngp -n team-llm
+
+# From a capture, and what if the producer had run on another node
+kubectl kcache why-group --capture llama-kcc-7d9c6b5f48 -n team-llm --node gpu-17
+
+# Every step and the session too
+kubectl kcache why-group llama-predictor-7d9c6b5f48-nhngp -n team-llm -o wide""",
+    "why-not-cached": """
+# My serving pod started cold: why?
+kubectl kcache why-not-cached mistral-predictor-5c8d7b6f49-8zhfd -n team-llm
+
+# Would a pod not created yet get a cache?
+kubectl kcache why-not-cached --manifest isvc.yaml -n team-llm
+
+# Every gate, the footprints and every candidate
+kubectl kcache why-not-cached mistral-predictor-5c8d7b6f49-8zhfd -n team-llm -o wide""",
+    "reconcile": """
+# What KServe's controller should be doing, on a dump (exit 1 when writes are planned)
+kubectl kcache reconcile --dry-run -f snapshot.yaml
+
+# One pass against the cluster
+kubectl kcache reconcile --once
+
+# Run as a controller with leader election
+kubectl kcache reconcile --leader-elect --health-port 8080""",
+    "dump": """
+# Everything the commands read, for --from-file and bug reports
+kubectl kcache dump > snapshot.yaml
+
+# Faster for large clusters
+kubectl kcache dump -o json --file snapshot.json""",
+    "version": """
+kubectl kcache version
+kubectl kcache version -o json""",
+}
+
+
+# The root help's one line per command (cobra's Short): whole on an 80-column terminal.
+SUMMARIES = {
+    "doctor": "The Kernel Cache checklist: findings and the next command",
+    "status": "Node groups, their nodes, agents and caches at a glance",
+    "why-group": "Which node group a producer pod's cache goes to, and why",
+    "why-not-cached": "Why a serving pod got a KernelCache or not",
+    "reconcile": "What KServe's controller should be doing (or do it)",
+    "dump": "Write everything the commands read into one snapshot file",
+    "explain": "What a finding's code means, what KServe does and the fix",
+    "version": "Print the plugin's version",
+    "options": "Print kubectl's connection flags, which every command takes",
+    "help": "Help about any command",
+}
+
+
+class KcacheUsageError(click.UsageError):
+    """A usage error with kubectl's suggestions (`Did you mean this?`)."""
+
+    def __init__(self, message: str, ctx: click.Context | None = None, suggestions: tuple[str, ...] = ()):
+        super().__init__(message, ctx)
+        self.suggestions = suggestions
+
+
+def _set_color(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if param.name == "no_color" and value:
+        _color_mode["mode"] = "never"
+    elif param.name == "color" and value is not None:
+        _color_mode["mode"] = value
+    return value
+
+
+def _color_params() -> list[click.Parameter]:
+    return [
+        click.Option(["--color"], type=click.Choice(COLOR_MODES), default=None, expose_value=False,
+                     callback=_set_color, is_eager=True,
+                     help="Colour: auto (on a terminal, unless NO_COLOR is set), always (for less -R, k9s), never."),
+        click.Option(["--no-color"], is_flag=True, default=False, expose_value=False, callback=_set_color,
+                     is_eager=True, help="The same as --color=never."),
+    ]
+
+
+def _is_connection_flag(param: click.Parameter) -> bool:
+    return isinstance(param, click.Option) and param.name in KUBE_FLAGS
+
+
+class KcacheCommand(click.Command):
+    """A command whose help reads as kubectl's: description, examples, its own flags, usage; kubectl's
+    connection flags are listed by `kubectl kcache options`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.extend(_color_params())
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _description(self.help, formatter)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_help_text(ctx, formatter)
+        aliases = sorted(a for a, name in ALIASES.items() if name == self.name)
+        if aliases:
+            formatter.write_paragraph()
+            formatter.write_text(f"Aliases: {', '.join([self.name or '', *aliases])}")
+        _examples(formatter, EXAMPLES.get(self.name or "", ""))
+        rows = [r for p in self.get_params(ctx) if not _is_connection_flag(p) and (r := p.get_help_record(ctx))]
+        if rows:
+            with formatter.section("Options"):
+                formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Usage:")
+        with formatter.indentation():
+            formatter.write_text(f"{ctx.command_path} {' '.join(self.collect_usage_pieces(ctx))}")
+        if any(_is_connection_flag(p) for p in self.params):
+            formatter.write_paragraph()
+            formatter.write_text(OPTIONS_HINT)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), prefix="Usage:\n  ")
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:  # raised by the command's body: say which command's help to read
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+        except click.BadParameter as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+
+def _description(text: str | None, formatter: click.HelpFormatter) -> None:
+    """The docstring as kubectl prints a command's description: not indented, wrapped at the width."""
+    import inspect
+
+    if text:
+        formatter.write_text(inspect.cleandoc(text))
+
+
+def _examples(formatter: click.HelpFormatter, text: str) -> None:
+    if not text.strip():
+        return
+    formatter.write_paragraph()
+    formatter.write_text("Examples:")
+    with formatter.indentation():
+        for line in text.strip("\n").splitlines():
+            formatter.write(f"{' ' * formatter.current_indent}{line}\n" if line else "\n")
+
+
+class KcacheGroup(click.Group):
+    """The root: commands with their full one-line summary (aliases as aliases), unknown commands with
+    suggestions, bare `kubectl kcache` prints help."""
+
+    command_class = KcacheCommand
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _description(self.help, formatter)
+        with formatter.section("Commands"):
+            rows = []
+            for name in self.list_commands(ctx):
+                cmd = self.commands[name]
+                if name in ALIASES or cmd.hidden:
+                    continue
+                summary = SUMMARIES.get(name) or cmd.get_short_help_str(limit=1000)
+                aliases = sorted(a for a, n in ALIASES.items() if n == name)
+                if aliases:
+                    summary += f" (alias: {', '.join(aliases)})"
+                rows.append((name, summary))
+            formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Usage:")
+        with formatter.indentation():
+            formatter.write_text(f"{ctx.command_path} [command] [flags]")
+        formatter.write_paragraph()
+        formatter.write_text(f'Use "{ctx.command_path} <command> --help" for more information about a command.')
+        formatter.write_text(OPTIONS_HINT)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0]
+        if self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            raise KcacheUsageError(f'unknown command "{name}" for "{ctx.command_path}"', ctx, _suggest(name, self))
+        return super().resolve_command(ctx, args)
+
+
+def _suggest(name: str, group: click.Group) -> tuple[str, ...]:
+    """Commands close to a mistyped one, as cobra suggests them: by prefix, then by edit distance."""
+    import difflib
+
+    names = [n for n, cmd in group.commands.items() if not cmd.hidden]
+    close = [n for n in names if n.startswith(name) or name.startswith(n)] if len(name) > 1 else []
+    close += difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return tuple(dict.fromkeys(close))
+
+
+def _show_usage_error(exc: click.UsageError) -> None:
+    """`error: ...`, then suggestions, then `See '... --help' for usage.` (exit 2), as kubectl."""
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption):
+        message = f"unknown flag: {exc.option_name}"
+    elif message.startswith("No such option: "):
+        message = f"unknown flag: {message.removeprefix('No such option: ')}"
+    elif message[:1].isupper() and not message[1:2].isupper():
+        message = message[0].lower() + message[1:]
+    lines = [f"error: {escape(message)}"]
+    suggestions = getattr(exc, "suggestions", ())
+    if suggestions:
+        lines += ["", "Did you mean this?", *(f"\t{escape(s)}" for s in suggestions)]
+    path = exc.ctx.command_path if exc.ctx is not None else PROG
+    if path.endswith(" help"):
+        path = path.removesuffix(" help")
+    lines += [f"See '{path} --help' for usage."]
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
 NAMESPACE_HELP = {
     "context": "Namespace (default: the kubeconfig context's).",
     "all": "Limit namespaced reads (KernelCaches, captures, pods, events) to this namespace; without it every "
@@ -173,7 +413,12 @@ def _client(flags: dict[str, Any]) -> Any:
 
 
 def _color(out: Any = None) -> bool:
+    """Colour on `out`: --color=always|never decides; auto (the default) means on a terminal, unless
+    NO_COLOR is set."""
     out = out or sys.stdout
+    mode = _color_mode["mode"]
+    if mode != "auto":
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     return bool(getattr(out, "isatty", lambda: False)())
@@ -214,7 +459,7 @@ def _load_files(from_files: Iterable[str]) -> Any:
 
     snap = load_files(from_files)
     for warning in snap.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.write(f"warning: {escape(str(warning))}\n")
     return snap
 
 
@@ -289,24 +534,62 @@ def _dump_doc(doc: Any, fmt: str) -> str:
 # ---- the group ----------------------------------------------------------------------------------
 
 
-@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=False)
+@click.group(cls=KcacheGroup, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@click.version_option(__version__, "--version", prog_name="kubectl-kcache", message="%(prog)s %(version)s",
+                      help="Print the version and exit.")
 @_kube_options
 @click.pass_context
 def main(ctx: click.Context, **kwargs: Any) -> None:
-    """Diagnose and operate KServe's Kernel Cache node groups.
+    """Diagnose and operate KServe's Kernel Cache node groups. Every read command also works offline, on a
+    dump or `kubectl get -o yaml` output: `--from-file snapshot.yaml`.
 
     \b
-    kubectl kcache doctor                 the whole checklist, with evidence and the next command
-    kubectl kcache status [-w]            node groups, their nodes, agents and caches at a glance
-    kubectl kcache why-group POD          which node group a producer pod's cache goes to, and why
-    kubectl kcache why-not-cached POD     whether a serving pod got a KernelCache at admission, and why (not)
-    kubectl kcache reconcile --dry-run    what KServe's controller should be doing (or do it)
-    kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
-
-    Every read command also works offline: `--from-file snapshot.yaml`.
+    Examples:
+      kubectl kcache doctor                 the whole checklist, with evidence and the next command
+      kubectl kcache status                 node groups, their nodes, agents and caches at a glance
+      kubectl kcache why-not-cached POD     my serving pod started cold: why?
+      kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
     """
     ctx.ensure_object(dict)
     ctx.obj["kube"] = {k: v for k, v in kwargs.items() if v not in (None, (), False)}
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), color=False)
+        ctx.exit(EXIT_OK)
+
+
+for _param in _color_params():
+    main.params.append(_param)
+
+
+@main.command("help", context_settings=CONTEXT_SETTINGS)
+@click.argument("command", required=False)
+@click.pass_context
+def help_(ctx: click.Context, command: str | None) -> None:
+    """Help about any command: `kubectl kcache help COMMAND` is `kubectl kcache COMMAND --help`."""
+    root = ctx.find_root()
+    if not command:
+        click.echo(root.get_help(), color=False)
+        return
+    cmd = main.get_command(root, command)
+    if cmd is None:
+        raise KcacheUsageError(f'unknown command "{command}" for "{root.command_path}"', ctx, _suggest(command, main))
+    with click.Context(cmd, info_name=command, parent=root) as sub:
+        click.echo(cmd.get_help(sub), color=False)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.pass_context
+def options(ctx: click.Context) -> None:
+    """Print kubectl's connection flags, which every command takes (as `kubectl options`)."""
+    cmd = main.commands["status"]
+    with click.Context(cmd, info_name="status", parent=ctx.find_root()) as sub:
+        rows = [r for p in cmd.get_params(sub) if _is_connection_flag(p) and (r := p.get_help_record(sub))]
+    formatter = ctx.make_formatter()
+    formatter.write_text("The following options can be passed to any command:")
+    formatter.write_paragraph()
+    with formatter.indentation():
+        formatter.write_dl(rows)
+    click.echo(formatter.getvalue().rstrip("\n"), color=False)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -411,10 +694,8 @@ STATUS_FORMATS = ("table", "json", "yaml")
     "-o", "--output", type=click.Choice(STATUS_FORMATS), default="table", show_default=True, help="Output format."
 )
 @click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C.")
-@click.option("--no-color", is_flag=True, help="No colour, even on a terminal (NO_COLOR is respected too).")
 @click.pass_context
-def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, no_color: bool,
-           **kwargs: Any) -> int:
+def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, **kwargs: Any) -> int:
     """The fleet at a glance: per node group its members (Ready, NotReady, cordoned), KernelCacheNodes,
     agent pods and caches; per KernelCache and group, how many member nodes have its entry Ready,
     Pending, Pulling or Error.
@@ -426,7 +707,7 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
     flags = _merged_flags(ctx, kwargs)
     if watch and from_files:
         raise click.UsageError("--watch needs a live cluster: files do not change")
-    color = _color() and not no_color and output == "table"
+    color = _color() and output == "table"
     if not watch:
         snap, provenance = _read(flags, from_files, _status_scope(flags))
         _show_status(snap, provenance, output, sys.stdout, color=color)
@@ -913,8 +1194,11 @@ def _run(argv: list[str]) -> int:
         result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)
+    except click.UsageError as exc:
+        _show_usage_error(exc)
+        return EXIT_USAGE
     except click.ClickException as exc:
-        exc.show()
+        sys.stderr.write(f"error: {escape(exc.format_message())}\n")
         return EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("interrupted\n")
@@ -923,13 +1207,13 @@ def _run(argv: list[str]) -> int:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return EXIT_USAGE
     except IncompleteError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return EXIT_INCOMPLETE
     except KcacheError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return exc.exit_code
     except BrokenPipeError as exc:
         return _output_failed(exc)
@@ -949,7 +1233,7 @@ def _internal_error(exc: BaseException) -> int:
     frame = traceback.extract_tb(exc.__traceback__)[-1]
     where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
     sys.stderr.write(
-        f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+        f"internal error: {type(exc).__name__}: {escape(str(exc))} (at {where}). This is a bug in "
         f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
         "(set KCACHE_DEBUG=1 for the traceback).\n"
     )
