@@ -684,7 +684,7 @@ def doctor(
 
 # ---- status -------------------------------------------------------------------------------------
 
-STATUS_FORMATS = ("table", "json", "yaml")
+STATUS_FORMATS = ("table", "wide", "json", "yaml")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -693,9 +693,17 @@ STATUS_FORMATS = ("table", "json", "yaml")
 @click.option(
     "-o", "--output", type=click.Choice(STATUS_FORMATS), default="table", show_default=True, help="Output format."
 )
-@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C.")
+@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C; rows that "
+              "changed since the last screen are marked.")
+@click.option("--group", "group", metavar="NAME", help="Only this node group (its row and its caches' rows).")
+@click.option("-l", "--selector", "selector", metavar="SELECTOR",
+              help="Only KernelCaches with these labels (k=v, k!=v, k, !k; comma separated), as kubectl's -l.")
+@click.option("--problems", is_flag=True, help="Only unhealthy rows: groups with members NotReady or missing their "
+              "KernelCacheNode or agent; caches with an Error, a missing or a preparing entry.")
+@click.option("--no-headers", is_flag=True, help="No column titles and no header line (as kubectl get).")
 @click.pass_context
-def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, **kwargs: Any) -> int:
+def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, group: str | None,
+           selector: str | None, problems: bool, no_headers: bool, **kwargs: Any) -> int:
     """The fleet at a glance: per node group its members (Ready, NotReady, cordoned), KernelCacheNodes,
     agent pods and caches; per KernelCache and group, how many member nodes have its entry Ready,
     Pending, Pulling or Error.
@@ -707,12 +715,19 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
     flags = _merged_flags(ctx, kwargs)
     if watch and from_files:
         raise click.UsageError("--watch needs a live cluster: files do not change")
-    color = _color() and output == "table"
+    color = _color() and output in ("table", "wide")
+    from .report.status_common import parse_selector
+
+    try:
+        requirements = parse_selector(selector) if selector is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="-l/--selector") from None
+    shape = {"group": group, "selector": requirements, "problems": problems, "headers": not no_headers}
     if not watch:
         snap, provenance = _read(flags, from_files, _status_scope(flags))
-        _show_status(snap, provenance, output, sys.stdout, color=color)
+        _show_status(snap, provenance, output, sys.stdout, color=color, shape=shape)
         return EXIT_OK
-    return _watch_status(flags, output, color)
+    return _watch_status(flags, output, color, shape)
 
 
 def _status_scope(flags: dict[str, Any]) -> Any:
@@ -723,26 +738,43 @@ def _status_scope(flags: dict[str, Any]) -> Any:
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "") -> str:
-    """Render the status of `snap`; returns the text written (table only: for redrawing)."""
+                 header: str = "", shape: dict[str, Any] | None = None, previous: str | None = None) -> str:
+    """Render the status of `snap` (narrowed to `shape`'s group and labels); returns the text written (table
+    only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked."""
     from .explain.status import StatusReport, fleet_status
     from .report import render
+    from .report.status_common import narrowed, selector_selects
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes)
-    if output != "table":
+    shape = shape or {}
+    fleet = fleet_status(snap, provenance.namespace)
+    if shape.get("group") is not None and fleet.group(shape["group"]) is None:
+        raise InputError(f"node group {escape(shape['group'])!r} not found "
+                         f"(groups: {', '.join(escape(g.name) for g in fleet.groups) or 'none'})")
+    caches = None
+    if shape.get("selector") is not None:
+        caches = {f"{kc.namespace}/{kc.name}" for kc in snap.kernel_caches
+                  if selector_selects(shape["selector"], kc.meta.labels)}
+    if shape.get("group") is not None or caches is not None:
+        fleet = narrowed(fleet, shape.get("group"), caches)
+    report = StatusReport(fleet, provenance, notes)
+    if output not in ("table", "wide"):
         render("status", report, output, out)
         return ""
     from .report.doctor_common import write_text
-    from .report.doctor_table import output_width
-    from .report.status_table import status_text
+    from .report.status_table import View, status_text, with_changes
+    from .report.terminal import terminal_width
 
-    tty = bool(getattr(out, "isatty", lambda: False)())
-    text = status_text(report, color=color, width=output_width(out, color) if (color or tty) else None, header=header)
-    write_text(out, text)
+    view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
+    width = terminal_width(out)
+    if previous is not None and width is not None:
+        width -= 2  # room for the change mark
+    text = status_text(report, color=color, width=width, header=header, view=view)
+    shown = with_changes(text, previous, color) if previous is not None else text
+    write_text(out, shown)
     return text
 
 
-def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
+def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:
     """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
     import dataclasses
     import shutil
@@ -759,7 +791,7 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
     out = sys.stdout
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
-    shown = _show_status(snap, provenance, output, out, color=color, header=header)
+    shown = _show_status(snap, provenance, output, out, color=color, header=header, shape=shape)
     out.flush()
     live = LiveSnapshot(client, snap, lists)
     live.start()
@@ -769,18 +801,18 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
                 continue
             taken = now_rfc3339()
             current = dataclasses.replace(provenance, taken_at=taken, generated_at=taken)
-            if output == "table" and tty:
+            if output in ("table", "wide") and tty:
                 size = shutil.get_terminal_size((80, 24))
                 height, rows = _screen_rows(shown, size.columns), size.lines
                 # Back to the first line of the last screen and clear below; a screen taller than the
                 # terminal scrolled out of reach: clear the whole terminal instead.
                 out.write(f"\x1b[{height}F\x1b[J" if 0 < height < rows else "\x1b[H\x1b[2J")
-            elif output == "table":
+            elif output in ("table", "wide"):
                 out.write("\n")
             elif output == "yaml":
                 out.write("---\n")
             shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()))
+                                 notes=tuple(live.problems()), shape=shape, previous=shown)
             out.flush()
     finally:
         live.stop()
