@@ -1082,8 +1082,9 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
     doc = with_source(plan_document(actions), source)
     if output == "table":
         from .report.plan_table import render_plan_table
+        from .report.terminal import terminal_width
 
-        render_plan_table(doc, sys.stdout, color=_color())
+        render_plan_table(doc, sys.stdout, color=_color(), width=terminal_width(sys.stdout))
     elif output == "name":
         from .report.doctor_name import render_plan_names
 
