@@ -112,6 +112,15 @@ kubectl kcache dump > snapshot.yaml
 
 # Faster for large clusters
 kubectl kcache dump -o json --file snapshot.json""",
+    "": """
+# The whole checklist, with evidence and the next command
+kubectl kcache doctor
+
+# My serving pod started cold: why?
+kubectl kcache why-not-cached POD -n NAMESPACE
+
+# Everything the commands read, for offline use
+kubectl kcache dump > snapshot.yaml""",
     "version": """
 kubectl kcache version
 kubectl kcache version -o json""",
@@ -123,7 +132,7 @@ SUMMARIES = {
     "doctor": "The Kernel Cache checklist: findings and the next command",
     "status": "Node groups, their nodes, agents and caches at a glance",
     "why-group": "Which node group a producer pod's cache goes to, and why",
-    "why-not-cached": "Why a serving pod got a KernelCache or not",
+    "why-not-cached": "Why a serving pod got a cache, or not",
     "reconcile": "What KServe's controller should be doing (or do it)",
     "dump": "Write everything the commands read into one snapshot file",
     "explain": "What a finding's code means, what KServe does and the fix",
@@ -163,6 +172,62 @@ def _is_connection_flag(param: click.Parameter) -> bool:
     return isinstance(param, click.Option) and param.name in KUBE_FLAGS
 
 
+class KcacheFormatter(click.HelpFormatter):
+    """click's help formatter at the terminal's full width (80 when unknown), wrapping at spaces only: a
+    flag, a path or a command name is never broken at a hyphen."""
+
+    def __init__(self, indent_increment: int = 2, width: int | None = None, max_width: int | None = None) -> None:
+        import shutil
+
+        super().__init__(indent_increment, width or min(shutil.get_terminal_size((80, 24)).columns, 110), max_width)
+
+    def write_text(self, text: str) -> None:
+        for para in _paragraphs(text):
+            if para.startswith("\b\n"):
+                self.write("".join(f"{' ' * self.current_indent}{line}\n" for line in para[2:].splitlines()))
+            else:
+                self.write("\n".join(_wrap(" ".join(para.split()), self.width, " " * self.current_indent)) + "\n")
+            self.write("\n")
+        if text:
+            self.buffer.pop()
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first = min(max((len(r[0]) for r in rows), default=0), col_max)
+        for term, definition in rows:
+            lead = " " * self.current_indent + term
+            if len(term) > first:
+                self.write(lead + "\n")
+                lead = ""
+            pad = " " * (self.current_indent + first + col_spacing)
+            lines = _wrap(" ".join(definition.split()), self.width, pad)
+            if lead:
+                lines[0] = lead.ljust(len(pad)) + lines[0][len(pad):]
+            self.write("\n".join(lines) + "\n")
+
+
+def _paragraphs(text: str) -> list[str]:
+    import inspect
+
+    return [p for p in inspect.cleandoc(text).split("\n\n") if p.strip()]
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    """Words of `text` in lines of at most `width` characters, each line after `indent` (never cut)."""
+    lines, line = [], indent
+    for word in text.split(" "):
+        if line.strip() and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = indent + word
+        else:
+            line = line + (" " if line.strip() else "") + word
+    lines.append(line)
+    return lines
+
+
+click.Context.formatter_class = KcacheFormatter
+
+
 class KcacheCommand(click.Command):
     """A command whose help reads as kubectl's: description, examples, its own flags, usage; kubectl's
     connection flags are listed by `kubectl kcache options`."""
@@ -181,7 +246,8 @@ class KcacheCommand(click.Command):
             formatter.write_paragraph()
             formatter.write_text(f"Aliases: {', '.join([self.name or '', *aliases])}")
         _examples(formatter, EXAMPLES.get(self.name or "", ""))
-        rows = [r for p in self.get_params(ctx) if not _is_connection_flag(p) and (r := p.get_help_record(ctx))]
+        rows = [r for p in self.get_params(ctx) if isinstance(p, click.Option) and not _is_connection_flag(p)
+                and (r := p.get_help_record(ctx))]
         if rows:
             with formatter.section("Options"):
                 formatter.write_dl(rows)
@@ -235,6 +301,7 @@ class KcacheGroup(click.Group):
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         _description(self.help, formatter)
+        _examples(formatter, EXAMPLES[""])
         with formatter.section("Commands"):
             rows = []
             for name in self.list_commands(ctx):
@@ -284,7 +351,7 @@ def _show_usage_error(exc: click.UsageError) -> None:
     lines = [f"error: {escape(message)}"]
     suggestions = getattr(exc, "suggestions", ())
     if suggestions:
-        lines += ["", "Did you mean this?", *(f"\t{escape(s)}" for s in suggestions)]
+        lines += ["", "Did you mean this?", *(f"\t{escape(s)}" for s in suggestions), ""]
     path = exc.ctx.command_path if exc.ctx is not None else PROG
     if path.endswith(" help"):
         path = path.removesuffix(" help")
@@ -528,7 +595,10 @@ def _dump_doc(doc: Any, fmt: str) -> str:
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster on large dumps
-    return yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    if escape(text, keep_newlines=True) != text:  # a bidi or invisible character from the cluster: YAML's
+        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    return text  # own escapes (\u202e) keep it readable as YAML and harmless on a terminal
 
 
 # ---- the group ----------------------------------------------------------------------------------
@@ -541,15 +611,7 @@ def _dump_doc(doc: Any, fmt: str) -> str:
 @click.pass_context
 def main(ctx: click.Context, **kwargs: Any) -> None:
     """Diagnose and operate KServe's Kernel Cache node groups. Every read command also works offline, on a
-    dump or `kubectl get -o yaml` output: `--from-file snapshot.yaml`.
-
-    \b
-    Examples:
-      kubectl kcache doctor                 the whole checklist, with evidence and the next command
-      kubectl kcache status                 node groups, their nodes, agents and caches at a glance
-      kubectl kcache why-not-cached POD     my serving pod started cold: why?
-      kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
-    """
+    dump or `kubectl get -o yaml` output: `--from-file snapshot.yaml`."""
     ctx.ensure_object(dict)
     ctx.obj["kube"] = {k: v for k, v in kwargs.items() if v not in (None, (), False)}
     if ctx.invoked_subcommand is None:

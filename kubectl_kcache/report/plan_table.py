@@ -33,13 +33,10 @@ def _reason(act: dict[str, Any]) -> str:
 def _diff_lines(text: str, width: int | None) -> list[str]:
     """A diff line; on a terminal too narrow for it, broken between the elements of its JSON list."""
     line = REASON_INDENT + text
-    if width is None or len(line) <= width or "},{" not in text:
+    if width is None or len(line) <= width:
         return [line]
-    pieces = text.split("},{")
-    out = [REASON_INDENT + pieces[0] + "},"]
-    out += [REASON_INDENT + "    {" + p + "}," for p in pieces[1:-1]]
-    out.append(REASON_INDENT + "    {" + pieces[-1])
-    return out
+    pieces = text.replace(": [{", ": [\x00{").replace("},{", "},\x00{").split("\x00")
+    return [REASON_INDENT + pieces[0]] + [REASON_INDENT + "    " + p for p in pieces[1:]]
 
 
 def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, width: int | None = None) -> None:

@@ -58,9 +58,23 @@ def _why(why: WhyNotCached) -> tuple[str, list[str]]:
     notes = list(why.notes)
     decisive = [n for n in notes if not n.startswith(BACKGROUND) and n != why.source_note]
     if not decisive:
-        return (notes[-1] if notes else ""), notes[:-1]
+        return _gate_story(why), notes
     main = decisive[-1]
     return main, [n for n in notes if n is not main]
+
+
+def _gate_story(why: WhyNotCached) -> str:
+    """Why, in one sentence, when the story has no note of its own: the gate and what stopped the cache."""
+    adm = why.admission
+    if adm.outcome == a.CACHED:
+        return f"Today KServe's webhook would mount {adm.cached_kernel_cache} ({adm.match} match)."
+    cand = furthest_candidate(adm)
+    if cand is not None and cand.rejected_by:
+        return (f"Today admission gives {_effect(why)}: the closest KernelCache, {cand.key}, fails the "
+                f"{cand.rejected_by} check: {cand.detail}.")
+    gate = adm.blocked_by
+    detail = f": {gate.detail}" if gate is not None and gate.detail else ""
+    return f"Today admission gives {_effect(why)}: it stops at the {why.now_blocked_by} gate{detail}."
 
 
 def _headline(page: Page, why: WhyNotCached) -> None:

@@ -595,7 +595,7 @@ def test_to_dict_shape_is_the_contract():
     snapshot = load_files([str(FIXTURES / "annotation-drift.yaml")])
     doc = explain(snapshot, "team", "qwen-predictor-669889f77f-x7k2p").to_dict()
     assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache",
-                         "drift", "steps", "groups"]
+                         "drift", "steps", "groups", "why", "next"]
     assert doc["kind"] == "WhyGroup" and doc["version"] == 1
     assert doc["pod"] == {"namespace": "team", "name": "qwen-predictor-669889f77f-x7k2p"}
     assert doc["node"] == "gpu-node"
