@@ -36,7 +36,16 @@ def _diff_lines(text: str, width: int | None) -> list[str]:
     if width is None or len(line) <= width:
         return [line]
     pieces = text.replace(": [{", ": [\x00{").replace("},{", "},\x00{").split("\x00")
-    return [REASON_INDENT + pieces[0]] + [REASON_INDENT + "    " + p for p in pieces[1:]]
+    out = [REASON_INDENT + pieces[0]]
+    for piece in pieces[1:]:  # an element still too long breaks after the commas between its fields
+        line = REASON_INDENT + "    "
+        for field in piece.replace(',"', ',\x00"').split("\x00"):
+            if line.strip() and len(line) + len(field) > width:
+                out.append(line)
+                line = REASON_INDENT + "      "
+            line += field
+        out.append(line)
+    return out
 
 
 def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, width: int | None = None) -> None:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 STATUS = "status"
 BAR_WIDTH = 12
+HEAT_MIN_WIDTH = 100  # narrower terminals get the counts only: the numbers say what the bar shows
 GAP = "  "
 SEGMENT_STYLES = {READY: "green", PULLING: "blue", PENDING: "yellow", ERROR: "red", NO_ENTRY: "bright_black"}
 NOT_OWN_MARK = "*"
@@ -232,7 +233,8 @@ class _Screen:
         if not rows:
             return []
         columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True), Column("NODES", right=True)]
-        if self.color:
+        heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
+        if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
         columns += [Column(READY.upper(), right=True), Column(PENDING.upper(), right=True),
                     Column(PULLING.upper(), right=True), Column(ERROR.upper(), right=True),
@@ -255,7 +257,7 @@ class _Screen:
                                   (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK),
                                    "" if cell.assigned else "dim"),
                                   str(group.members)]
-                if self.color:
+                if heat:
                     row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
                 row += [_count(counts[READY], "green"), _count(counts[PENDING], "yellow"),
                         _count(counts[PULLING], "blue"), _count(counts[ERROR], "red"),

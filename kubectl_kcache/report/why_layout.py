@@ -83,6 +83,8 @@ def wrap_spans(line: list[Span], width: int | None, first: str, indent: str) -> 
         if ranges[-1] and used + 1 + len(word) > width:
             ranges.append([])
             used = len(indent)
+        if not word and not ranges[-1]:
+            continue  # runs of spaces at a line break go with the break
         if ranges[-1]:
             prev = ranges[-1][-1]
             ranges[-1][-1] = (prev[0], end)  # the space between two words stays with them
