@@ -530,7 +530,7 @@ def answer(why: WhyGroup) -> tuple[str, str]:
     d = why.decision
     ns = why.capture.namespace if why.capture is not None else why.namespace
     if d.ok:
-        text = f"{d.message} (source {d.source})."
+        text = f"{d.message[:1].upper()}{d.message[1:]} (source {d.source})."
         if why.kernel_cache is not None:
             kc = why.kernel_cache
             return (f"{text} KernelCache {kc.namespace}/{kc.name} was created in group "
@@ -543,10 +543,10 @@ def answer(why: WhyGroup) -> tuple[str, str]:
     text = f"{d.message}: {created}."
     if d.reason == c.REASON_AMBIGUOUS:
         matching = [g.name for g in why.groups if g.matches]
-        text = (f"The producer node {why.node} matches {len(matching)} groups ({', '.join(matching)}) and the pod "
-                f"requested none, so KServe refuses to choose (there is no fallback to the default): {created}. "
-                f"Request one group with the annotation {c.ANNOTATION_NODE_GROUP} on the InferenceService's pod "
-                "template (the next revision's capture records it), or make the groups' selectors disjoint.")
+        text = (f"Node {why.node} matches {len(matching)} groups ({', '.join(matching)}) and the pod requested "
+                f"none: KServe does not choose (no fallback to the default); {created}. Request one group on the "
+                "InferenceService's pod template (the next revision's capture records it), or make the groups' "
+                "selectors disjoint.")
         return text, _request_group(why, matching[0] if matching else "")
     if d.reason == c.REASON_INVALID_REQUESTED:
         return text, command("kubectl", "get", "kernelcachenodegroups")

@@ -1,7 +1,7 @@
 """The width output for people is laid out at, and word wrapping that never cuts a word.
 
 The width is the terminal's: stdout's when it is one, else the controlling terminal's (`kcache ... | less`
-is read on that terminal). None means there is no terminal to fit (`> file` from cron, CI) or it reports
+is read on that terminal); $COLUMNS overrides both. None means there is no terminal to fit (`> file` from cron, CI) or it reports
 no size (a 0x0 pty): then nothing is wrapped, one item a line, as `kubectl get` prints.
 """
 
@@ -22,7 +22,14 @@ def _size_of(fd: int) -> int | None:
 
 
 def terminal_width(out: TextIO | None = None) -> int | None:
-    """Columns of the terminal `out` is read on, or None when there is none (or it reports no size)."""
+    """Columns of the terminal `out` is read on, or None when there is none (or it reports no size).
+    $COLUMNS, when set to a sane number, says it instead (shells do not export it: setting it is a choice)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if 20 <= columns <= 1000:
+        return max(columns, MIN_WIDTH)
     fd: int | None
     try:
         fd = out.fileno() if out is not None else None

@@ -137,7 +137,7 @@ class Page:
             self.lines.append([])
 
     def tree(self, root: Node) -> None:
-        self.lines += wrap_spans(root.label, self.width, "", self.g["pipe"] if root.children else "")
+        self.lines += wrap_spans(root.label, self.width, "", "")
         self._children(root.children, "")
 
     def _children(self, children: list[Node], prefix: str) -> None:
@@ -146,8 +146,7 @@ class Page:
             last = i == len(children) - 1
             guide = prefix + (g["last"] if last else g["branch"])
             below = prefix + (g["space"] if last else g["pipe"])
-            self.lines += wrap_spans(child.label, self.width, guide,
-                                     below + (g["pipe"] if child.children else g["space"]))
+            self.lines += wrap_spans(child.label, self.width, guide, below)  # continued under its label
             self._children(child.children, below)
 
     def write(self) -> None:

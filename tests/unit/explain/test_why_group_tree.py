@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import io
+from pathlib import Path
 
 from kubectl_kcache.explain import explain
 from kubectl_kcache.report.why_group_tree import render
