@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..text import escape
+from .doctor_common import write_text
 from .terminal import wrap
 
 VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1;33", "EVENT": "36"}
@@ -79,4 +80,4 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, 
     summary = f"{writes} write(s), {len(actions) - writes} event(s) planned"
     if deletes:
         summary += f" ({_paint(f'{deletes} DELETE', VERB_STYLES['DELETE'], color)})"
-    out.write("\n".join(line.rstrip() for line in lines) + f"\n\n{summary}\n")
+    write_text(out, "\n".join(line.rstrip() for line in lines) + f"\n\n{summary}\n")

@@ -115,5 +115,6 @@ def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | N
         groups = tuple(replace(g, caches=tuple(cell for cell in g.caches if cell.cache in caches)) for g in groups)
     unassigned = tuple(u for u in status.unassigned if (caches is None or u.cache in caches)
                        and (group is None or u.group == group))
-    kept = tuple(k for k in status.caches if caches is None or k in caches)
+    shown = {cell.cache for g in groups for cell in g.caches} | {u.cache for u in unassigned}
+    kept = tuple(k for k in status.caches if (caches is None or k in caches) and (group is None or k in shown))
     return replace(status, groups=groups, unassigned=unassigned, caches=kept)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..text import escape
 from .doctor_common import write_text
-from .doctor_table import output_width
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -41,6 +40,7 @@ from .status_common import (
     selector_text,
     source_line,
 )
+from .terminal import terminal_width
 
 if TYPE_CHECKING:
     from ..explain.status import GroupStatus, StatusReport
@@ -70,7 +70,8 @@ class View:
 
 @renderer("table", kind=STATUS, order=0)
 def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
-    write_text(out, status_text(report, color=color, width=output_width(out, color) if color else None))
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    write_text(out, status_text(report, color=color, width=terminal_width(out) if tty else None))
 
 
 def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "",

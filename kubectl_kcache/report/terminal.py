@@ -1,8 +1,8 @@
 """The width output for people is laid out at, and word wrapping that never cuts a word.
 
 The width is the terminal's: stdout's when it is one, else the controlling terminal's (`kcache ... | less`
-is read on that terminal); $COLUMNS overrides both. None means there is no terminal to fit (`> file` from cron, CI) or it reports
-no size (a 0x0 pty): then nothing is wrapped, one item a line, as `kubectl get` prints.
+is read on that terminal); $COLUMNS overrides both. None means there is no terminal to fit (`> file` from
+cron, CI) or it reports no size (a 0x0 pty): then nothing is wrapped, one item a line, as `kubectl get`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render
 from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
-from kubectl_kcache.report.status_table import View, status_text
+from kubectl_kcache.report.status_table import View, status_text, with_changes
 from kubectl_kcache.snapshot import Read, build, load_files
 from tests import builders as b
 
@@ -167,3 +167,30 @@ def test_bar_widths_are_proportional():
         "Ready": 9, "Pulling": 3, "Pending": 0, "Error": 0, "no entry": 0}
     assert bar_widths({"Ready": 999, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}, 12) == {
         "Ready": 11, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}
+
+
+def test_a_watch_redraw_marks_the_rows_that_changed(report):
+    before = status_text(report, color=False, width=None)
+    group = replace(report.status.groups[0], not_ready=2)
+    after = status_text(replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:]))),
+                        color=False, width=None)
+    marked = with_changes(after, before, color=False).splitlines()
+    changed = [line for line in marked if line.endswith(" ~")]
+    assert len(changed) == 1 and changed[0].split()[:4] == ["a", "4", "2", "2"]
+    assert with_changes(before, before, color=False) == before  # nothing changed: nothing marked
+
+
+def test_narrowed_to_a_group_and_to_labelled_caches(report):
+    from kubectl_kcache.report.status_common import narrowed, parse_selector, selector_selects
+
+    only_b = narrowed(report.status, "b")
+    assert [g.name for g in only_b.groups] == ["b"] and only_b.totals()["groups"] == 1
+    assert set(only_b.caches) == {"team/c4", "team/c5"}
+    only_c1 = narrowed(report.status, None, {"team/c1"})
+    assert {cell.cache for g in only_c1.groups for cell in g.caches} == {"team/c1"}
+    reqs = parse_selector("app=llm,tier!=t0,gpu,!legacy")
+    assert selector_selects(reqs, {"app": "llm", "tier": "t1", "gpu": ""})
+    assert not selector_selects(reqs, {"app": "llm", "tier": "t0", "gpu": ""})
+    assert not selector_selects(reqs, {"app": "llm", "gpu": "", "legacy": "1"})
+    with pytest.raises(ValueError):
+        parse_selector("a=b,")
