@@ -343,7 +343,9 @@ def _show_usage_error(exc: click.UsageError) -> None:
     """`error: ...`, then suggestions, then `See '... --help' for usage.` (exit 2), as kubectl."""
     message = exc.format_message()
     if isinstance(exc, click.NoSuchOption):
-        message = f"unknown flag: {exc.option_name}"
+        name = exc.option_name
+        message = (f"unknown shorthand flag: {name[1:2]!r} in {name}" if not name.startswith("--")
+                   else f"unknown flag: {name}")
     elif message.startswith("No such option: "):
         message = f"unknown flag: {message.removeprefix('No such option: ')}"
     elif message[:1].isupper() and not message[1:2].isupper():

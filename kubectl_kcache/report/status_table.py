@@ -21,6 +21,7 @@ seconds to lay out and this takes milliseconds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
@@ -294,15 +295,20 @@ class _Screen:
 
 
 CHANGED_MARK = "~"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def with_changes(text: str, previous: str, color: bool) -> str:
-    """`text` with ` ~` after every row that was not on the previous screen (a watch's redraw)."""
+    """`text` with ` ~` after every table row that was not on the previous screen (a watch's redraw); the
+    header line (its time changes every time), column titles and footnotes are never marked."""
     before = set(previous.splitlines())
     out = []
+    in_tables = False
     for line in text.splitlines():
-        if line.strip() and line not in before and not line.startswith(("GROUP", "KERNELCACHE")) \
-                and "\x1b[2m" not in line[:4] and line not in ("",):
+        plain = _ANSI.sub("", line)
+        if not plain.strip():
+            in_tables = True
+        elif in_tables and line not in before and not plain.startswith(("GROUP", "KERNELCACHE", "* ")):
             line += " " + _style(CHANGED_MARK, "yellow", color)
         out.append(line + "\n")
     return "".join(out)

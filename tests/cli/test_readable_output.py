@@ -368,3 +368,12 @@ def test_why_on_a_stdout_that_is_not_utf8(command, path, args, encoding):
         assert proc.returncode in (0, 1), proc.stderr
         assert "Traceback" not in proc.stderr and proc.stderr == ""
         assert "Next:" in proc.stdout and ("|-- " in proc.stdout or "`-- " in proc.stdout)
+
+
+def test_a_pty_that_reports_no_size_is_not_a_40_column_terminal():
+    args = ["why-not-cached", "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd", "-n", "team-llm", "-f", BROKEN]
+    code, text = in_pty(args, 0)  # 0x0: the size is unknown, so nothing is wrapped (as with no terminal)
+    assert code == 1
+    assert ANSI.sub("", text) == piped(args).stdout
+    code, text = in_pty(["status", "-f", BROKEN, "--no-color"], 0)
+    assert text == piped(["status", "-f", BROKEN]).stdout

@@ -194,3 +194,10 @@ def test_narrowed_to_a_group_and_to_labelled_caches(report):
     assert not selector_selects(reqs, {"app": "llm", "gpu": "", "legacy": "1"})
     with pytest.raises(ValueError):
         parse_selector("a=b,")
+
+
+def test_the_watch_header_line_is_never_marked(report):
+    before = status_text(report, color=False, width=None, header="watching, Ctrl-C to stop")
+    later = replace(report, provenance=replace(PROV, taken_at="2026-11-29T10:05:00Z"))
+    after = status_text(later, color=False, width=None, header="watching, Ctrl-C to stop")
+    assert with_changes(after, before, color=False) == after
