@@ -201,13 +201,14 @@ def _pod(page: Page, why: WhyNotCached) -> None:
 def _hidden(why: WhyNotCached) -> str:
     """What `-o wide` would add, in words (nothing when there is nothing more)."""
     adm = why.admission
-    passing = sum(1 for gate in adm.gates if gate is not adm.blocked_by)
-    parts = [f"{passing} other gates"] if passing else []
+    shown = adm.blocked_by is not None
+    others = sum(1 for gate in adm.gates if gate is not adm.blocked_by)
+    parts = [f"{others} other gates" if shown else f"all {others} gates"] if others else []
     if adm.identity is not None:
         parts.append(f"the footprints and their {len(adm.identity.factors)} factors")
-    others = len(adm.candidates) - (1 if _decisive(why) is not None else 0)
-    if others:
-        parts.append(f"{others} other candidate{'s' if others != 1 else ''}")
+    rest = len(adm.candidates) - (1 if _decisive(why) is not None else 0)
+    if rest:
+        parts.append(f"{rest} other candidate{'s' if rest != 1 else ''}")
     if adm.injection is not None and adm.outcome == a.CACHED:
         parts.append("what the webhook adds")
     if not parts:
