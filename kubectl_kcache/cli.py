@@ -1204,7 +1204,8 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     if forbidden:
         sys.stderr.write(
             "warning: some reads were forbidden and are missing from the dump: "
-            + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "") for r in forbidden)
+            + escape(", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
+                               for r in forbidden))
             + "\n"
         )
         return EXIT_INCOMPLETE

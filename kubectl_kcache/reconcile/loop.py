@@ -45,6 +45,7 @@ from ..errors import (
 from ..kernelcache import constants as c
 from ..kube import resources as r
 from ..kube.client import Client, backoff_delays
+from ..text import escape
 from . import actions as a
 from .executor import Executor, Result, pin_preconditions
 from .lease import LeaderElector, LostLeadership, new_identity
@@ -280,7 +281,7 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
         self.opts = opts
-        self.log = log or (lambda m: print(f"kcache-reconcile: {m}", file=sys.stderr, flush=True))
+        self.log = log or (lambda m: print(f"kcache-reconcile: {escape(m)}", file=sys.stderr, flush=True))
         self.identity = new_identity()
         # the identity in the user agent tells replicas apart in the API server's audit log
         client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"
