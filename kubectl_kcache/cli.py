@@ -262,6 +262,14 @@ class KcacheCommand(click.Command):
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), prefix="Usage:\n  ")
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # the parser's errors come without the command: name its help
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -346,6 +354,8 @@ def _show_usage_error(exc: click.UsageError) -> None:
         name = exc.option_name
         message = (f"unknown shorthand flag: {name[1:2]!r} in {name}" if not name.startswith("--")
                    else f"unknown flag: {name}")
+    elif isinstance(exc, click.BadOptionUsage) and message.endswith("requires an argument."):
+        message = f"flag needs an argument: {exc.option_name}"  # as cobra says it
     elif message.startswith("No such option: "):
         message = f"unknown flag: {message.removeprefix('No such option: ')}"
     elif message[:1].isupper() and not message[1:2].isupper():

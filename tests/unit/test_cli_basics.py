@@ -491,3 +491,9 @@ def test_help_is_fast():
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         best = min(best, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     assert best < 0.15, f"--help took {best:.3f} s of CPU"
+
+
+def test_a_flag_without_its_value_as_kubectl(capsys):
+    assert run(["why-group", "-o"]) == EXIT_USAGE
+    assert capsys.readouterr().err == ("error: flag needs an argument: -o\n"
+                                       "See 'kubectl kcache why-group --help' for usage.\n")
