@@ -835,7 +835,7 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
         render("status", report, output, out)
         return ""
     from .report.doctor_common import write_text
-    from .report.status_table import View, status_text, with_changes
+    from .report.status_table import View, for_stream, status_text, with_changes
     from .report.terminal import terminal_width
 
     view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
@@ -844,7 +844,7 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
         width -= 2  # room for the change mark
     text = status_text(report, color=color, width=width, header=header, view=view)
     shown = with_changes(text, previous, color) if previous is not None else text
-    write_text(out, shown)
+    write_text(out, for_stream(shown, out))
     return text
 
 

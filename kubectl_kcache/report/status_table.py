@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..text import escape
-from .doctor_common import write_text
+from .doctor_common import can_encode, write_text
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -72,7 +72,12 @@ class View:
 @renderer("table", kind=STATUS, order=0)
 def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
     tty = bool(getattr(out, "isatty", lambda: False)())
-    write_text(out, status_text(report, color=color, width=terminal_width(out) if tty else None))
+    write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out) if tty else None), out))
+
+
+def for_stream(text: str, out: TextIO) -> str:
+    """`text` as `out` can show it: the header's separators in ASCII when its encoding has no `·`."""
+    return text if can_encode(out, "·█") else text.replace(" · ", " - ")
 
 
 def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "",

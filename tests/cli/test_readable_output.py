@@ -377,3 +377,12 @@ def test_a_pty_that_reports_no_size_is_not_a_40_column_terminal():
     assert ANSI.sub("", text) == piped(args).stdout
     code, text = in_pty(["status", "-f", BROKEN, "--no-color"], 0)
     assert text == piped(["status", "-f", BROKEN]).stdout
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_status_and_plan_on_a_stdout_that_is_not_utf8(encoding):
+    status = piped(["status", "-f", BROKEN], env=_env(PYTHONIOENCODING=encoding))
+    assert status.returncode == 0 and status.stderr == ""
+    assert " - from examples/broken-cluster.yaml - " in status.stdout and "?" not in status.stdout
+    plan = piped(["reconcile", "--dry-run", "-f", BROKEN], env=_env(PYTHONIOENCODING=encoding))
+    assert plan.returncode == 1 and plan.stderr == "" and "DELETE" in plan.stdout
