@@ -65,7 +65,7 @@ EXAMPLES = {
 kubectl kcache doctor
 
 # Offline, on a dump; only the node-group checks; fail CI on warnings too
-kubectl kcache doctor -f snapshot.yaml --only node-groups --fail-on warning
+kubectl kcache doctor -f snapshot.yaml --only group-selector,group-overlap,group-taints --fail-on warning
 
 # Every finding in full, or as JSON, SARIF or an HTML page
 kubectl kcache doctor -o wide

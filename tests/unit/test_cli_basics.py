@@ -497,3 +497,21 @@ def test_a_flag_without_its_value_as_kubectl(capsys):
     assert run(["why-group", "-o"]) == EXIT_USAGE
     assert capsys.readouterr().err == ("error: flag needs an argument: -o\n"
                                        "See 'kubectl kcache why-group --help' for usage.\n")
+
+
+def test_every_example_in_help_parses():
+    """The Examples sections are commands people paste: each names a real command and only flags it takes."""
+    from kubectl_kcache.checks.registry import check_ids
+
+    for name, text in cli.EXAMPLES.items():
+        for line in (x.strip() for x in text.splitlines()):
+            if not line.startswith("kubectl kcache "):
+                continue
+            words = line.split(" > ")[0].split()[2:]
+            cmd = cli.main.commands[words[0]] if words else cli.main
+            known = {o for p in cmd.params for o in getattr(p, "opts", [])}
+            for word in words[1:]:
+                if word.startswith("-"):
+                    assert word.split("=")[0] in known, f"{name}: {line}: {word}"
+            if "--only" in words:
+                assert set(words[words.index("--only") + 1].split(",")) <= set(check_ids()), line
