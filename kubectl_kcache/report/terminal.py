@@ -1,8 +1,9 @@
 """The width output for people is laid out at, and word wrapping that never cuts a word.
 
-The width is the terminal's: stdout's when it is one, else the controlling terminal's (`kcache ... | less`
-is read on that terminal); $COLUMNS overrides both. None means there is no terminal to fit (`> file` from
-cron, CI) or it reports no size (a 0x0 pty): then nothing is wrapped, one item a line, as `kubectl get`.
+The width is the terminal's: stdout's when it is one, else, when stdout is a pipe, the controlling
+terminal's (`kcache ... | less` is read on that terminal); $COLUMNS overrides both. None means there is no
+terminal to fit (`> file`, cron, CI) or it reports no size (a 0x0 pty): then nothing is wrapped, one item a
+line, as `kubectl get`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,15 @@ def _size_of(fd: int) -> int | None:
     except (OSError, ValueError):
         return None
     return columns if columns > 0 else None
+
+
+def _is_pipe(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def terminal_width(out: TextIO | None = None) -> int | None:
@@ -38,6 +48,8 @@ def terminal_width(out: TextIO | None = None) -> int | None:
     if fd is not None and os.isatty(fd):
         width = _size_of(fd)
         return max(width, MIN_WIDTH) if width else None
+    if fd is None or not _is_pipe(fd):  # `> file`: a file is read anywhere; nothing to fit
+        return None
     try:
         tty = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
     except OSError:

@@ -386,3 +386,22 @@ def test_status_and_plan_on_a_stdout_that_is_not_utf8(encoding):
     assert " - from examples/broken-cluster.yaml - " in status.stdout and "?" not in status.stdout
     plan = piped(["reconcile", "--dry-run", "-f", BROKEN], env=_env(PYTHONIOENCODING=encoding))
     assert plan.returncode == 1 and plan.stderr == "" and "DELETE" in plan.stdout
+
+
+def test_a_file_is_never_wrapped_even_from_a_terminal(tmp_path):
+    """`> file` from an interactive shell: the file is read anywhere, so nothing is laid out for the terminal."""
+    out = tmp_path / "out.txt"
+    args = ["why-not-cached", "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd", "-n", "team-llm", "-f", BROKEN]
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 80, 0, 0))
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    with out.open("w") as f:
+        subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], stdout=f, stderr=subprocess.PIPE, cwd=ROOT,
+                       env=_env(), start_new_session=True, preexec_fn=controlling_terminal, pass_fds=(slave,),
+                       timeout=120)
+    os.close(slave)
+    os.close(master)
+    assert out.read_text() == piped(args).stdout
