@@ -225,12 +225,15 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
     return lines
 
 
-click.Context.formatter_class = KcacheFormatter
+class KcacheContext(click.Context):
+    formatter_class = KcacheFormatter
 
 
 class KcacheCommand(click.Command):
     """A command whose help reads as kubectl's: description, examples, its own flags, usage; kubectl's
     connection flags are listed by `kubectl kcache options`."""
+
+    context_class = KcacheContext
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -306,6 +309,7 @@ class KcacheGroup(click.Group):
     suggestions, bare `kubectl kcache` prints help."""
 
     command_class = KcacheCommand
+    context_class = KcacheContext
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         _description(self.help, formatter)
@@ -647,7 +651,7 @@ def help_(ctx: click.Context, command: str | None) -> None:
     cmd = main.get_command(root, command)
     if cmd is None:
         raise KcacheUsageError(f'unknown command "{command}" for "{root.command_path}"', ctx, _suggest(command, main))
-    with click.Context(cmd, info_name=command, parent=root) as sub:
+    with KcacheContext(cmd, info_name=command, parent=root) as sub:
         click.echo(cmd.get_help(sub), color=False)
 
 
@@ -656,7 +660,7 @@ def help_(ctx: click.Context, command: str | None) -> None:
 def options(ctx: click.Context) -> None:
     """Print kubectl's connection flags, which every command takes (as `kubectl options`)."""
     cmd = main.commands["status"]
-    with click.Context(cmd, info_name="status", parent=ctx.find_root()) as sub:
+    with KcacheContext(cmd, info_name="status", parent=ctx.find_root()) as sub:
         rows = [r for p in cmd.get_params(sub) if _is_connection_flag(p) and (r := p.get_help_record(sub))]
     formatter = ctx.make_formatter()
     formatter.write_text("The following options can be passed to any command:")
