@@ -554,12 +554,19 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
     from .snapshot import provenance
 
     namespace = _scope_namespace(flags)
-    scope = scope or Scope(namespace=namespace)
     from_files = list(from_files)
     if from_files:
-        snap = scope.apply(_load_files(from_files))
+        loaded = _load_files(from_files)
+        if loaded.meta.namespace and namespace is None and not flags.get("all_namespaces"):
+            # a dump taken with -n answers within its namespace, and says so (the header, `source`)
+            namespace = loaded.meta.namespace
+            sys.stderr.write(f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
+                             f"{escape(namespace)} only\n")
+        scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+        snap = scope.apply(loaded)
         return snap, provenance(snap.meta, namespace)
-    client = client or _client(flags)
+    scope = scope or Scope(namespace=namespace)
+    client = client or _client(flags).bounded()
     progress = _Progress()
     try:
         snap = collect(client, scope, progress=progress, lists=lists)
@@ -726,7 +733,6 @@ def doctor(
     """
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
-    from .checks.runner import NOT_IN_INPUT_TEXT
 
     suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
@@ -750,9 +756,9 @@ def doctor(
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
     # in the report, but it is not an API failure: the findings decide the exit code then
-    failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
+    failed = report.unreadable
     if failed:
-        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(map(str, failed)))}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -816,9 +822,11 @@ def _status_scope(flags: dict[str, Any]) -> Any:
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "", shape: dict[str, Any] | None = None, previous: str | None = None) -> str:
+                 header: str = "", shape: dict[str, Any] | None = None, previous: str | None = None,
+                 watch: dict[str, Any] | None = None) -> str:
     """Render the status of `snap` (narrowed to `shape`'s group and labels); returns the text written (table
-    only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked."""
+    only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked; `watch` is
+    the watch's state, for the machine formats."""
     from .explain.status import StatusReport, fleet_status
     from .report import render
     from .report.status_common import narrowed, selector_selects
@@ -834,7 +842,7 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
                   if selector_selects(shape["selector"], kc.meta.labels)}
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
-    report = StatusReport(fleet, provenance, notes)
+    report = StatusReport(fleet, provenance, notes, watch)
     if output not in ("table", "wide"):
         render("status", report, output, out)
         return ""
@@ -869,9 +877,10 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
     out = sys.stdout
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
-    shown = _show_status(snap, provenance, output, out, color=color, header=header, shape=shape)
-    out.flush()
     live = LiveSnapshot(client, snap, lists)
+    shown = _show_status(snap, provenance, output, out, color=color, header=header, shape=shape,
+                         watch=live.watch_state())
+    out.flush()
     live.start()
     try:
         while True:
@@ -890,7 +899,8 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
             elif output == "yaml":
                 out.write("---\n")
             shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()), shape=shape, previous=shown)
+                                 notes=tuple(live.problems()), shape=shape, previous=shown,
+                                 watch=live.watch_state())
             out.flush()
     finally:
         live.stop()
@@ -942,7 +952,7 @@ def why_group(
     else:
         from .collect import collect_for_why_group
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
         snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
     why = explain(
@@ -1008,7 +1018,7 @@ def why_not_cached(
     else:
         from .collect import collect_for_why_not_cached
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
         snap = collect_for_why_not_cached(client, namespace, pod)
     if manifest_pod is not None:
@@ -1108,7 +1118,7 @@ def reconcile(
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
-    from .reconcile.planner import plan
+    from .reconcile.planner import checked_plan
 
     if dry_run:
         if from_files:
@@ -1116,8 +1126,8 @@ def reconcile(
         else:
             from .reconcile.loop import collect_for_reconcile
 
-            snap = collect_for_reconcile(_client(flags))
-        result = plan(snap)
+            snap = collect_for_reconcile(_client(flags).bounded())
+        result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")
         _render_plan(result.actions, output, _source(snap.meta, None))
@@ -1187,7 +1197,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     from .collect import Scope, collect
     from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    client = _client(flags)
+    client = _client(flags).bounded()
     scope = Scope(namespace=_scope_namespace(flags))
     try:
         out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
@@ -1214,14 +1224,11 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
     if output == "yaml" and writer.count > LARGE:
         sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
                          "loads it with --from-file about ten times faster\n")
-    forbidden = [r for r in snap.reads if r.status == "forbidden"]
-    if forbidden:
-        sys.stderr.write(
-            "warning: some reads were forbidden and are missing from the dump: "
-            + escape(", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
-                               for r in forbidden))
-            + "\n"
-        )
+    unread = list(dict.fromkeys(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
+                                for r in snap.reads if r.incomplete))
+    if unread:
+        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
+                         f"{escape(', '.join(unread))}\n")
         return EXIT_INCOMPLETE
     return EXIT_OK
 

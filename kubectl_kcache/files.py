@@ -38,13 +38,21 @@ DUMP_META = b'], "meta": '
 YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
-class ReadDoc(msgspec.Struct, frozen=True):
+class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
+    """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
+
     resource: str = ""
     namespace: str | None = None
     status: str = "ok"
     count: int = 0
     verb: str = "list"
     message: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+
+
+class ScopeDoc(msgspec.Struct, frozen=True):
+    namespace: str | None = None
 
 
 class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
@@ -55,6 +63,7 @@ class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
     taken_at: Any = ""
     server_version: Any = ""
     reads: list[ReadDoc] | None = None
+    scope: ScopeDoc | None = None
 
 
 @dataclass

@@ -356,10 +356,6 @@ def _nest(message: str, where: str) -> str:
 # ---- nodes and the Kernel Cache kinds -------------------------------------------------------------
 
 
-class _Empty(msgspec.Struct, frozen=True):
-    """Skips whatever object it is given (counted, never kept)."""
-
-
 class NodeSpec(_Obj, frozen=True):
     taints: Items[Taint] = ()
     unschedulable: Bool = False

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.caches import effective_group
@@ -49,14 +50,14 @@ MSG_NOT_READY = "matching nodes are not ready"
     "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
     "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
 }, reads=(
-    Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-    Read(c.PLURAL_NODES, optional=True, note="per-node entries not checked"),
+    Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    Read(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
     entries: dict[tuple[str, str], list[tuple[str, o.CacheEntry]]] = {}
-    if read_ok(snapshot, c.PLURAL_NODES):
+    if read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
         for kcn in snapshot.kcns:
             for e in kcn.entries:
                 entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))

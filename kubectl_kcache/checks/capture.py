@@ -26,6 +26,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
 from ..kernelcache.selection import requested_group_outside
@@ -55,7 +56,7 @@ KIND = c.PLURAL_CAPTURES[:-1]
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
-    Read(c.PLURAL_CAPTURES), Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(readplan.CAPTURES), Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.captures:

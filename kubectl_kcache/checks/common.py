@@ -12,40 +12,43 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
+from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot, Read
+from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
 from ..text import command
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
 
 
-def read_state(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> Read | None:
-    """snapshot.read_status, where a read of all namespaces (namespace None) also covers `namespace`."""
-    r = snapshot.read_status(resource, namespace)
-    if r is None and namespace is not None and not snapshot.reads_assumed:
-        everywhere = [x for x in snapshot.reads if x.resource == resource and x.namespace is None]
-        for status in ("forbidden", "absent", "ok"):
-            r = next((x for x in everywhere if x.status == status), None)
-            if r is not None:
-                break
-    return r
+def resolved(snapshot: ClusterSnapshot, spec: ListSpec) -> ListSpec:
+    """A list of the read plan in this snapshot's terms: its scope namespace and the configured job namespace."""
+    if spec.namespace not in (readplan.SCOPE, readplan.JOB_NAMESPACE):
+        return spec
+    job_ns = facts(snapshot).config.job_namespace if spec.namespace == readplan.JOB_NAMESPACE else None
+    return readplan.resolve(spec, snapshot.meta.namespace, job_ns)
 
 
-def read_ok(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> bool:
-    r = read_state(snapshot, resource, namespace)
-    return r is not None and r.status == "ok"
+def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> Read:
+    """The read that speaks for a list of the plan (`snapshot.covering`); of several, the first not ok."""
+    reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
+    return next((r for r in reads if not r.ok), reads[0])
 
 
-def observed(snapshot: ClusterSnapshot, resource: str, namespace: str | None, present: bool) -> bool:
-    """Whether the absence of an object of `resource` can be trusted: the read was ok and, for plain files
+def read_ok(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> bool:
+    return read_of(snapshot, what).ok
+
+
+def observed(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...], present: bool) -> bool:
+    """Whether the absence of an object of a list can be trusted: the read was ok and, for plain files
     (every read only assumed ok), the files hold at least one object of that kind (`present`), so that a
     user who did not export, say, Namespaces does not get told the job namespace is missing."""
-    if not read_ok(snapshot, resource, namespace):
+    if not read_ok(snapshot, what):
         return False
     return present or not snapshot.reads_assumed
 
@@ -57,7 +60,7 @@ def observed(snapshot: ClusterSnapshot, resource: str, namespace: str | None, pr
 class Feature:
     """The kernelcache configuration as KServe sees it, or what is assumed when it could not be read."""
 
-    read: str  # ok | forbidden | absent | unread
+    read: str  # the status of its read: ok | forbidden | absent | failed | not-in-input | not-read
     state: ConfigState | None  # None unless read ok
 
     @property
@@ -96,7 +99,7 @@ class Feature:
         """Said on checks that ran without the configuration."""
         if self.state is not None:
             return ""
-        why = {"unread": "not read", NOT_IN_INPUT: "not in the input"}.get(self.read, self.read)
+        why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(self.read, self.read)
         return f"assumed enabled with KServe's default settings ({why}: list configmaps in {c.KSERVE_NAMESPACE})"
 
 
@@ -115,10 +118,8 @@ class Facts:
 
     @cached_property
     def feature(self) -> Feature:
-        r = read_state(self.s, "configmaps", c.KSERVE_NAMESPACE)
-        if r is None:
-            return Feature("unread", None)
-        if r.status != "ok":
+        r = covering(self.s, readplan.CONFIGMAP)
+        if not r.ok:
             return Feature(r.status, None)
         return Feature("ok", read_config(self.s.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)))
 

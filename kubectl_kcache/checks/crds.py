@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
-from .common import observed
+from ..snapshot import ABSENT, NOT_IN_INPUT, NOT_READ, ClusterSnapshot
+from .common import observed, read_of
 from .model import Finding, ObjectRef, Read, Skip
 from .registry import check
 
@@ -25,6 +26,7 @@ KINDS = (
     (c.KIND_CACHE, c.PLURAL_CACHES),
     (c.KIND_CAPTURE, c.PLURAL_CAPTURES),
 )
+KIND_LISTS = (readplan.NODE_GROUPS, readplan.KERNEL_CACHE_NODES, readplan.KERNEL_CACHES, readplan.CAPTURES)
 INSTALL_HINT = ("kubectl apply --server-side -k "
                 "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
 
@@ -35,31 +37,29 @@ INSTALL_HINT = ("kubectl apply --server-side -k "
     "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
     "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
 }, reads=(
-    Read("customresourcedefinitions", optional=True,
-         selector="fieldSelector metadata.name=<plural>.serving.kserve.io (the four kernel cache CRDs)",
+    Read(readplan.CRDS, optional=True,
          note="versions and Established condition not checked; inferred from the kinds' reads"),
-    *(Read(plural, optional=True, note=f"{plural} not checked") for _, plural in KINDS),
+    *(Read(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    crd_read = snapshot.read_status("customresourcedefinitions")
-    if observed(snapshot, "customresourcedefinitions", None, bool(snapshot.crds)):
+    crd_read = read_of(snapshot, readplan.CRDS)
+    if observed(snapshot, readplan.CRDS, bool(snapshot.crds)):
         yield from _from_crds(snapshot)
         return
     unknown = []
-    for kind, plural in KINDS:
-        r = snapshot.read_status(plural)
+    for (kind, plural), spec in zip(KINDS, KIND_LISTS, strict=True):
+        r = read_of(snapshot, spec)
         name = c.CRD_NAMES[kind]
-        if r is None or r.status in ("forbidden", NOT_IN_INPUT):
+        if r.status != ABSENT and not r.ok:
             unknown.append(plural)
-        elif r.status == "absent":
+        elif r.status == ABSENT:
             yield Finding(
                 ID, "error", ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
                 f"kernel cache controllers cannot watch {kind} objects",
                 hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed")
     if len(unknown) == len(KINDS):
-        why = "not read" if crd_read is None else "not in the input" if crd_read.status == NOT_IN_INPUT \
-            else crd_read.status
+        why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(crd_read.status, crd_read.status)
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
 from ..snapshot import ClusterSnapshot
@@ -41,7 +42,7 @@ def label_hint(node: str, mm: LabelMismatch) -> str:
     "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
     "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:

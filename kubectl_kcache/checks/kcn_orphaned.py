@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -24,7 +25,7 @@ ID = "kcn-orphaned"
 @check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, codes={
     "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES), Read(readplan.KERNEL_CACHE_NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kcns:

@@ -27,12 +27,13 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339
-from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
+from .model import Finding, ObjectRef, Read
 from .registry import check
 
 ID = "registry-pull"
@@ -68,16 +69,11 @@ def _for(meta: o.Meta) -> str:
     "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
     "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
 }, reads=(
-    Read("jobs", namespace=JOB_NAMESPACE, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}"),
-    Read("pods", namespace=JOB_NAMESPACE, optional=True, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}",
-         note="preparation pods not checked"),
-    Read("serviceaccounts", namespace=JOB_NAMESPACE, optional=True,
-         selector="fieldSelector metadata.name=kernel-cache-prefetcher-sa (and kernel-cache-prefetcher)",
-         note="prefetcher ServiceAccount not checked"),
-    Read("rolebindings", optional=True,
-         selector="fieldSelector metadata.name=kernel-cache-prefetcher-rb (and kernel-cache-prefetcher)",
-         note="prefetcher RoleBindings not checked"),
-    Read(c.PLURAL_CACHES, optional=True, note="stale Jobs not told apart"),
+    Read(readplan.PREPARATION_JOBS),
+    Read(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
+    Read(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
+    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
+    Read(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
@@ -97,7 +93,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if failed is None or failed.status != "True":
             continue
         yield _failed_job(job, failed, cfg)
-    if read_ok(snapshot, "pods", job_ns):
+    if read_ok(snapshot, readplan.PREPARATION_PODS):
         for pod in snapshot.pods_labelled(job_ns, c.LABEL_JOB_CACHE_NAME):
             if pod.meta.labels.get(JOB_LABEL, pod.meta.labels.get("job-name", "")) in stale:
                 continue
@@ -168,7 +164,7 @@ def _pod(pod: o.Pod) -> Finding | None:
 
 def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Finding]:
     accounts = [sa for sa in snapshot.service_accounts if sa.meta.namespace == job_ns]
-    if not observed(snapshot, "serviceaccounts", job_ns, bool(accounts)):
+    if not observed(snapshot, readplan.PREFETCHER_SERVICE_ACCOUNTS, bool(accounts)):
         return
     found = [sa for sa in accounts if sa.meta.name in c.PREFETCHER_SERVICE_ACCOUNTS]
     if not found and snapshot.kernel_caches:
@@ -197,7 +193,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
 
 
 def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterator[Finding]:
-    if not observed(snapshot, "rolebindings", None, bool(snapshot.role_bindings)):
+    if not observed(snapshot, readplan.PREFETCHER_ROLE_BINDINGS, bool(snapshot.role_bindings)):
         return
     pull = cfg.registry.auth.pull_role_ref
     cache_namespaces = {kc.namespace for kc in snapshot.kernel_caches}

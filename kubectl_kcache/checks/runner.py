@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
+from .. import readplan
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
+from ..snapshot import ABSENT, ClusterSnapshot, Unread, unusable
 from . import suppress
-from .common import facts, forget, read_state
-from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
+from .common import facts, forget, resolved
+from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
 from .registry import all_checks
 
 FIRST = "control-plane"
-NOT_IN_INPUT_TEXT = "not in the input"  # how an unread kind absent from input files is worded
 KERNEL_CACHE_PLURALS = (c.PLURAL_NODE_GROUPS, c.PLURAL_NODES, c.PLURAL_CACHES, c.PLURAL_CAPTURES)
 
 
@@ -44,62 +43,50 @@ def validate_ids(ids: Iterable[str], flag: str = "--only") -> list[str]:
     return ids
 
 
-def _resolve(read: Read, snapshot: ClusterSnapshot) -> Read:
-    if read.namespace == JOB_NAMESPACE:
-        return replace(read, namespace=facts(snapshot).config.job_namespace)
-    return read
-
-
-def read_problem(read: Read, snapshot: ClusterSnapshot) -> tuple[str, bool] | None:
-    """Why `read` is not usable ('forbidden: list pods in kserve'), and whether that leaves the answer
-    incomplete (True: forbidden, not in the input, not read; False: the resource is not served, a fact);
-    None when it was done."""
-    r = read_state(snapshot, read.resource, read.namespace)
-    if r is None:
-        return f"not read: {read}", True
-    if r.status == "forbidden":
-        return f"forbidden: {read}", True
-    if r.status == NOT_IN_INPUT:
-        return f"{NOT_IN_INPUT_TEXT}: {read}", True
-    if r.status == "absent":
+def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
+    """Why `read` is not usable ('forbidden: list pods in kserve'), and the lists that leave the answer
+    incomplete (forbidden, failed, not in the input, not read; none when the resource is not served, a
+    fact); None when it was made."""
+    found = [u for u in (unusable(snapshot, resolved(snapshot, s)) for s in read.lists) if u is not None]
+    if not found:
+        return None
+    first = found[0]
+    if first.read.status == ABSENT:
         if read.resource in KERNEL_CACHE_PLURALS:
-            return f"{read.resource} is not served (CRD not installed)", False
-        return f"{read.resource} is not served by the API server", False
-    if r.status != "ok":
-        return f"{r.status}: {read}", True
-    return None
+            return f"{read.resource} is not served (CRD not installed)", ()
+        return f"{read.resource} is not served by the API server", ()
+    missing = tuple(u for u in found if u.read.status != ABSENT)
+    return str(first), missing
 
 
 def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, list[Finding]]:
     """One check's status and (unsuppressed) findings."""
     feature = facts(snapshot).feature
-    reads = [_resolve(r, snapshot) for r in spec.reads]
-    for read in reads:
+    for read in spec.reads:
         if read.optional:
             continue
-        problem = read_problem(read, snapshot)
+        problem = read_problems(read, snapshot)
         if problem:
-            text, incomplete = problem
-            return CheckResult(spec.id, "skipped", text, (text,) if incomplete else ()), []
+            text, missing = problem
+            return CheckResult(spec.id, "skipped", text, missing), []
     notes = []
-    unread = []
+    unread: list[Unread] = []
     if spec.needs_feature:
         why = feature.not_applicable()
         if why:
             return CheckResult(spec.id, "not-applicable", why), []
         if feature.assumption():
             notes.append(feature.assumption())
-            if feature.read != "absent":
-                why = {NOT_IN_INPUT: NOT_IN_INPUT_TEXT, "unread": "not read"}.get(feature.read, feature.read)
-                unread.append(f"{why}: list configmaps in {c.KSERVE_NAMESPACE}")
-    for read in reads:
+            config_read = unusable(snapshot, readplan.CONFIGMAP)
+            if config_read is not None and config_read.read.status != ABSENT:
+                unread.append(config_read)
+    for read in spec.reads:
         if read.optional:
-            problem = read_problem(read, snapshot)
+            problem = read_problems(read, snapshot)
             if problem:
-                text, incomplete = problem
+                text, missing = problem
                 notes.append(f"partial: {text}" + (f" ({read.note})" if read.note else ""))
-                if incomplete:
-                    unread.append(text)
+                unread.extend(missing)
     try:
         findings = list(spec.func(snapshot))
     except NotApplicable as exc:
@@ -155,7 +142,7 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
             quiet = len(findings) - len(active)
             if quiet:
                 reason = "; ".join(x for x in (reason, f"{quiet} finding{'s' if quiet > 1 else ''} suppressed") if x)
-            result = CheckResult(spec.id, "fail" if failing else "pass", reason, result.unread)
+            result = CheckResult(spec.id, "fail" if failing else "pass", reason, result.missing)
         results.append(result)
         by_check[spec.id] = findings
     order = [s.id for s in specs]

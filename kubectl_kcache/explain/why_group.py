@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
+from .. import readplan as plan
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
@@ -49,9 +50,8 @@ from ..kernelcache.selection import (
 from ..kernelcache.selectors import label_mismatch, matching_groups, selector_matches
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
-from ..snapshot import ClusterSnapshot
+from ..snapshot import ClusterSnapshot, covering, require
 from ..text import command
-from .reads import require
 
 KIND = "WhyGroup"
 VERSION = 1
@@ -167,8 +167,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     if not pod_name and not capture_name:
         raise InputError("why-group needs a pod name or a KernelCacheCapture name")
     # no verdict on data that could not be read: what every answer needs, then what this decision used
-    require(snapshot, "why-group", [(c.PLURAL_CAPTURES, namespace), (c.PLURAL_CACHES, namespace),
-                                    (c.PLURAL_NODE_GROUPS, None)] + ([("pods", namespace)] if pod_name else []))
+    require(snapshot, "why-group", [plan.CAPTURES.in_namespace(namespace), plan.KERNEL_CACHES.in_namespace(namespace),
+                                    plan.NODE_GROUPS] + ([plan.serving_pod(namespace, pod_name)] if pod_name else []))
     steps: list[Step] = []
     pod = _pod(snapshot, namespace, pod_name) if pod_name else None
     capture = _find_capture(snapshot, namespace, pod_name, pod, capture_name, steps)
@@ -177,7 +177,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     recorded = capture.active_session if capture is not None else None
     if not pod_name and recorded is not None and recorded.pod_name:
         pod_name = recorded.pod_name
-        require(snapshot, "why-group", [("pods", namespace)])
+        require(snapshot, "why-group", [plan.serving_pod(namespace, pod_name)])
         pod = _pod(snapshot, namespace, pod_name)
     if pod_name and pod is None:
         if capture is None:
@@ -223,8 +223,11 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     decision = decide(session)
     real = decide(base) if basis == BASIS_WHAT_IF else decision
     used = {step.step for step in decision.steps + real.steps if (step.step, step.outcome) != ("node", "pending")}
-    require(snapshot, "why-group", ([("nodes", None)] if used & {"node", "match"} else [])
-            + ([("configmaps", c.KSERVE_NAMESPACE)] if "default" in used else []))
+    looked_at = sorted({s.node_name for s in (session, base) if s is not None and s.node_name})
+    require(snapshot, "why-group", ([plan.node(n) for n in looked_at] if used & {"node", "match"} else [])
+            # the ConfigMap decides the default group, and its absence is a warning: a read of it that failed
+            # (not merely a plain export without it) is never taken as "not found"
+            + ([plan.CONFIGMAP] if "default" in used or covering(snapshot, plan.CONFIGMAP).failed else []))
     steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))
     config_problem = _config_problem(config)
     for extra in _warnings(snapshot, session, decision, config_problem, default_group):

@@ -35,3 +35,15 @@ def test_cluster_role_is_read_only_and_covers_every_read():
     wanted = {(api_group_of(r.resource), r.resource) for s in all_checks() for r in s.reads}
     assert granted == wanted
     assert ("", "pods") in granted and ("serving.kserve.io", "kernelcachenodes") in granted
+
+
+def test_every_check_read_is_a_list_the_doctor_makes():
+    """One read plan: a check cannot declare a read that the live doctor (and dump) does not make."""
+    from kubectl_kcache import readplan
+    from kubectl_kcache.snapshot import Read, covers
+
+    made = [Read.of(spec, "ok") for spec in readplan.DOCTOR]
+    for check in all_checks():
+        for read in check.reads:
+            for spec in read.lists:
+                assert any(covers(m, spec) for m in made), f"check {check.id} reads {spec.describe()}: not planned"

@@ -554,10 +554,17 @@ def test_a_node_read_is_required_when_the_decision_looks_at_the_node():
 
 
 def test_reads_the_decision_does_not_use_are_not_required():
-    """A requested group decides alone: neither the node nor the ConfigMap is looked at."""
-    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    """A requested group decides alone: the node is not looked at, and the ConfigMap only for its warnings."""
+    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "not-in-input"))
     why = explain(snap(GPU, session_capture(requested="gpu"), reads=reads), NS, POD)
     assert result(why)["group"] == "gpu" and result(why)["source"] == "annotation"
+
+
+def test_a_forbidden_config_read_is_exit_3_not_a_missing_configmap():
+    """Issue 27 item 2: with configmaps forbidden the answer is not "the ConfigMap is not found"."""
+    reads = (Read("configmaps", "kserve", "forbidden"),)
+    with pytest.raises(IncompleteError, match=r"cannot list configmaps in namespace kserve \(forbidden\)"):
+        explain(snap(GPU, session_capture(requested="gpu"), reads=reads), NS, POD)
 
 
 def test_the_config_read_is_required_when_the_default_is_used():
@@ -653,7 +660,7 @@ def test_a_ref_to_another_name_says_kserve_makes_the_generated_one():
 
 
 def test_a_pending_producer_needs_no_node_read():
-    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    reads = (Read("nodes", None, "forbidden"),)
     why = explain(snap(GPU, session_capture(node_name=""), reads=reads), NS, POD)
     assert result(why)["reason"] == "ProducerNodePending"
 
