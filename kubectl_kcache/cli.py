@@ -28,7 +28,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
-from .text import escape
+from .text import command, escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -710,8 +710,17 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown",
     show_default=True,
     help="Exit 1 when a finding at or above this severity is found.",
 )
-@click.option("--only", metavar="IDS", multiple=True, help="Run only these checks (comma separated or repeated).")
-@click.option("--skip", metavar="IDS", multiple=True, help="Skip these checks (comma separated or repeated).")
+@click.option(
+    "--show",
+    type=click.Choice(["error", "warning", "info"]),
+    default="info",
+    show_default=True,
+    help="Print only findings at or above this severity (the summary still counts all).",
+)
+@click.option("--only", metavar="IDS", multiple=True,
+              help="Run only these checks, or check/code kinds of finding (comma separated or repeated).")
+@click.option("--skip", metavar="IDS", multiple=True,
+              help="Skip these checks, or check/code kinds of finding (comma separated or repeated).")
 @click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
 @click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
 @click.pass_context
@@ -720,6 +729,7 @@ def doctor(
     from_files: tuple[str, ...],
     output: str,
     fail_on: str,
+    show: str,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     suppress_file: str | None,
@@ -743,7 +753,7 @@ def doctor(
     from .report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
-    context: dict[str, Any] = {"provenance": provenance}
+    context: dict[str, Any] = {"provenance": provenance, "show": show}
     if "status" in wants(output):
         from .explain.status import fleet_status
 
@@ -751,7 +761,16 @@ def doctor(
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
-    render_doctor(report, output, sys.stdout, color=_color(), **context)
+    if "run" in wants(output):
+        context["run"] = {"kubernetes": snap.meta.server_version, "context": flags.get("context") or "",
+                          "command": command("kubectl", "kcache", sys.argv[1:])}
+    if output == "html" and _isatty(sys.stdout):  # a page is for a browser, not for the screen (popeye --save)
+        path = _report_path(provenance.cluster or report.cluster)
+        with open(path, "w", encoding="utf-8") as page:
+            render_doctor(report, output, page, **context)
+        sys.stdout.write(f"wrote {escape(os.path.abspath(path))}\n")
+    else:
+        render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
@@ -763,6 +782,39 @@ def doctor(
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _isatty(out: Any) -> bool:
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _report_path(cluster: str) -> str:
+    """`kcache-report-<cluster>-<time>.html` in the current directory: the cluster's last path part (an EKS ARN
+    ends in its name), in characters safe in a file name."""
+    import re
+    import time
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cluster.rsplit("/", 1)[-1]).strip("-.") or "cluster"
+    return f"kcache-report-{name[:60]}-{time.strftime('%Y%m%d-%H%M%S')}.html"
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("code")
+def explain(code: str) -> int:
+    """What a doctor finding code means: severity, what KServe does and the fix.
+
+    CODE is check/code as doctor prints it (error[kcn-missing/missing]), or a check id for all its codes.
+    The same text as docs/checks.md. Exit 2 for an unknown code.
+    """
+    from .report.doctor_common import write_text
+    from .report.doctor_explain import explain_text
+    from .report.layout import terminal_width
+
+    write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=_color()))
     return EXIT_OK
 
 
@@ -1395,16 +1447,25 @@ def completion(words: list[str]) -> tuple[list[str], int]:
         if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
             return [c for c in p.type.choices if c.startswith(current)], COMPLETE_NO_FILES
     if prev in ("--only", "--skip"):
-        from .checks.registry import check_ids
-
         done, _, part = current.rpartition(",")
         head = f"{done}," if done else ""
         taken = set(done.split(","))
-        return [head + i for i in check_ids() if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+        return [head + i for i in _check_words(part) if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+    if cmd.name == "explain" and not current.startswith("-"):
+        return [i for i in _check_words(current) if i.startswith(current)], COMPLETE_NO_FILES
     if prev in KUBECONFIG_SECTIONS:
         return _kubeconfig_names(words, KUBECONFIG_SECTIONS[prev], current), COMPLETE_NO_FILES
     live = _live_candidates(cmd.name or "", words, prev, current)
     return live, COMPLETE_NO_FILES
+
+
+def _check_words(part: str) -> list[str]:
+    """Check ids, or once `part` has a `/`, that check's `check/code`s."""
+    from .checks.registry import all_checks
+
+    if "/" in part:
+        return [f"{s.id}/{c.id}" for s in all_checks() for c in s.codes]
+    return [s.id for s in all_checks()]
 
 
 def _flag(words: list[str], *names: str) -> str | None:

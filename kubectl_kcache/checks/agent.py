@@ -70,7 +70,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
                           f"{NODE_PASS_TRIGGERS}",
                           hint=touch_group_hint(min((g.name for g in groups), default=None)),
-                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale")
+                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale",
+                          shared=(NODE_PASS_TRIGGERS,))
     yield from _rollout(ds, len(f.member_nodes))
     if not read_ok(snapshot, readplan.AGENT_PODS):
         return

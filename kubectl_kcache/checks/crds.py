@@ -31,6 +31,10 @@ INSTALL_HINT = ("kubectl apply --server-side -k "
                 "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
 
 
+# all of them missing is one problem (KServe's LocalModel CRDs not installed), said once
+NOT_INSTALLED = "Kernel Cache CRDs are not installed"
+LISTER = "kubectl api-resources --api-group=serving.kserve.io"
+
 @check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, codes={
     "not-installed": ("error", "a Kernel Cache CRD is not installed (or its resource is not served)"),
     "version-not-served": ("error", f"a Kernel Cache CRD does not serve {c.VERSION}"),
@@ -57,7 +61,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ID, "error", ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
                 f"kernel cache controllers cannot watch {kind} objects",
-                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed")
+                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed",
+                cause=NOT_INSTALLED, lister=LISTER)
     if len(unknown) == len(KINDS):
         why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(crd_read.status, crd_read.status)
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
@@ -72,7 +77,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if crd is None:
             yield Finding(ID, "error", ref,
                           f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} "
-                          "objects", hint=INSTALL_HINT, code="not-installed")
+                          "objects", hint=INSTALL_HINT, code="not-installed", cause=NOT_INSTALLED, lister=LISTER)
             continue
         versions = ", ".join(crd.served_versions) or "none"
         if c.VERSION not in crd.served_versions:

@@ -50,5 +50,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       "report cache status, so KernelCaches of the group are never Ready there. "
                       f"{NODE_PASS_TRIGGERS}",
                       group=group, hint=touch_group_hint(group), evidence=evidence, code="missing",
+                      shared=(NODE_PASS_TRIGGERS,),
                       cause=f"member nodes of {group} without a KernelCacheNode",
                       lister=command("kubectl", "get", c.PLURAL_NODES))

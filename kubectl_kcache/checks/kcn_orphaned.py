@@ -46,5 +46,5 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
         yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),
-                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned",
+                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned", shared=(NODE_PASS_TRIGGERS,),
                       cause=why.replace(f"Node {name}", "the Node"), lister=command("kubectl", "get", c.PLURAL_NODES))

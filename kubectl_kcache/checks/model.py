@@ -48,6 +48,9 @@ class Finding:
     # in the table, with a count, a sample and `lister`, the command that lists every object it hits
     cause: str = ""
     lister: str = ""
+    # parts of `message`, verbatim, that many findings share (why KServe's node pass may not have run): the
+    # table says each once per report; the message keeps them, so JSON and `-o wide` carry the full text
+    shared: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def full_code(self) -> str:

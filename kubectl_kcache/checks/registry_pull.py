@@ -50,10 +50,16 @@ def _target(meta: o.Meta) -> tuple[str, str, str]:
             a.get(c.ANNOTATION_JOB_NODE) or lab.get(c.LABEL_JOB_NODE, ""))
 
 
-def _for(meta: o.Meta) -> str:
-    ns, name, node = _target(meta)
-    out = f"for KernelCache {ns}/{name}" if name else ""
-    return out + (f" on node {node}" if node else "")
+def _on(meta: o.Meta) -> str:
+    """` on node N` (the headline names where; the object line and the rest say which Job or pod)."""
+    node = _target(meta)[2]
+    return f" on node {node}" if node else ""
+
+
+def _prepares(meta: o.Meta) -> str:
+    """`for KernelCache ns/kc; ` (the Job or pod itself is the finding's object)."""
+    ns, name, _ = _target(meta)
+    return f"for KernelCache {ns}/{name}; " if name else ""
 
 
 @check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, codes={
@@ -120,8 +126,9 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
     left = f", due at {rfc3339(at + dt.timedelta(seconds=ttl))}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
     return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
-                   f"preparation Job {ns}/{job.meta.name} {_for(job.meta)} failed ({why}): the node's cache entry is "
-                   "Error, and KServe does not create the Job again while one with this name exists, so preparation "
+                   f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "
+                   "entry is Error, and KServe does not create the Job again while one with this name exists, so "
+                   "preparation "
                    f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
                    hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
                    evidence=tuple(x for x in (f"Failed: {why}",
@@ -133,7 +140,8 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
 
 def _pod(pod: o.Pod) -> Finding | None:
     ref = ObjectRef("Pod", pod.name, pod.namespace)
-    lead = f"preparation pod {pod.namespace}/{pod.name} {_for(pod.meta)}"
+    lead = f"preparation pod{_on(pod.meta)}"
+    which = _prepares(pod.meta)
     hint = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
     lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
     for cs in pod.containers:
@@ -141,22 +149,23 @@ def _pod(pod: o.Pod) -> Finding | None:
             text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
             what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
                     if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
-            return Finding(ID, "error", ref, f"{lead} cannot start: container {cs.name} is waiting: {what}{text}",
+            return Finding(ID, "error", ref,
+                           f"{lead} cannot start: {which}container {cs.name} is waiting: {what}{text}",
                            hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",), code="pod-cannot-start",
                            cause=f"preparation pods waiting: {text}", lister=lister)
     for cs in pod.containers:
         if pod.phase == "Failed" and cs.exit_code not in (None, 0):
             detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
             return Finding(ID, "error", ref,
-                           f"{lead} failed: container {cs.name} exited with code {cs.exit_code}"
+                           f"{lead} failed: {which}container {cs.name} exited with code {cs.exit_code}"
                            f"{f' ({detail})' if detail else ''}; the artifact is not usable on the node",
                            hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", cs.name),
                            code="pod-exited", cause=f"preparation pods exited with code {cs.exit_code}",
                            lister=lister)
     if pod.scheduled_reason == "Unschedulable":
         return Finding(ID, "error", ref,
-                       f"{lead} cannot be scheduled: {pod.scheduled_message or pod.scheduled_reason}; the node's cache "
-                       "entry stays Pulling", hint=hint, code="pod-unschedulable",
+                       f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
+                       "the node's cache entry stays Pulling", hint=hint, code="pod-unschedulable",
                        cause=f"preparation pods unschedulable: {pod.scheduled_message or pod.scheduled_reason}",
                        lister=lister)
     return None

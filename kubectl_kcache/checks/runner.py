@@ -18,7 +18,7 @@ a check the check's own (deterministic) order is kept.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .. import readplan
 from ..errors import InputError
@@ -34,13 +34,35 @@ KERNEL_CACHE_PLURALS = (c.PLURAL_NODE_GROUPS, c.PLURAL_NODES, c.PLURAL_CACHES, c
 
 
 def validate_ids(ids: Iterable[str], flag: str = "--only") -> list[str]:
-    valid = [s.id for s in all_checks()]
+    """`ids` (check ids, or `check/code` for one kind of finding), each known, else InputError."""
+    specs = {s.id: s for s in all_checks()}
     ids = list(ids)
-    unknown = [i for i in ids if i not in valid]
+    unknown = [i for i in ids if i.partition("/")[0] not in specs]
     if unknown:
         raise InputError(f"{flag}: unknown check id {', '.join(repr(u) for u in unknown)}; valid ids: "
-                         f"{', '.join(valid)}")
+                         f"{', '.join(specs)}")
+    codes = [i for i in ids if "/" in i and specs[i.partition("/")[0]].code(i.partition("/")[2]) is None]
+    if codes:
+        check = codes[0].partition("/")[0]
+        raise InputError(f"{flag}: unknown finding code {', '.join(repr(u) for u in codes)}; the codes of {check}: "
+                         f"{', '.join(f'{check}/{x.id}' for x in specs[check].codes)}")
     return ids
+
+
+def _code_filter(only: Sequence[str], skip: Sequence[str]) -> Callable[[Finding], bool]:
+    """Whether a finding is kept by `--only check/code` and `--skip check/code` (a bare check id in --only
+    keeps every code of it)."""
+    whole = {i for i in only if "/" not in i}
+    only_codes = {i for i in only if "/" in i}
+    limited = {i.partition("/")[0] for i in only_codes} - whole
+    skip_codes = {i for i in skip if "/" in i}
+
+    def keep(f: Finding) -> bool:
+        if f.full_code in skip_codes:
+            return False
+        return f.check not in limited or f.full_code in only_codes
+
+    return keep
 
 
 def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
@@ -126,13 +148,17 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     if both:
         raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
                          "give each check to one of them")
-    specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
+    only_checks = {i.partition("/")[0] for i in only}
+    skip_checks = {i for i in skip if "/" not in i}
+    keep = _code_filter(only, skip)
+    specs = [s for s in all_checks() if (not only or s.id in only_checks) and s.id not in skip_checks]
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None
     results: list[CheckResult] = []
     by_check: dict[str, list[Finding]] = {}
     for spec in specs:
         result, findings = run_check(spec, snapshot)
+        findings = [f for f in findings if keep(f)]
         if use_suppressions:
             findings = suppress.apply(findings, snapshot, rules, index)
         if result.status == "pass":

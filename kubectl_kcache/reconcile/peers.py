@@ -10,6 +10,7 @@ again while a batch runs, so that reconcile stops within one batch when another 
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from ..kube.client import Client
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "kubectl-kcache")  # on the Leases our controllers hold
 RECHECK_EVERY = 1.0  # seconds between checks while a batch runs
+CHECK_TIMEOUT = 2.0  # seconds a check may take
 
 
 class ControllerActive(IncompleteError):
@@ -31,7 +33,10 @@ class ControllerActive(IncompleteError):
 class Peers:
     def __init__(self, client: Client, own_lease: tuple[str, str] | None, force: bool = False,
                  clock: Callable[[], float] = time.monotonic):
-        self.client = client
+        # a short budget: a check runs inside a batch, which must stay able to stop at once when the Lease
+        # is lost (a partitioned server answers nothing; a check that cannot be made stops the batch)
+        self.client = copy.copy(client)
+        self.client.timeout = min(client.timeout or CHECK_TIMEOUT, CHECK_TIMEOUT)
         self.own_lease = own_lease
         self.force = force
         self.clock = clock
