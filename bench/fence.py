@@ -63,6 +63,8 @@ def one_run(cluster: Cluster, tmp: Path, members: int, kubeconfigs: dict[str, Pa
         late = [e for e in writes if faults.received(e) >= acquired]
         admitted = [e for e in late if e["responseStatus"]["code"] != 403]
         return {"writes": len(writes), "late": len(late), "admitted_late": len(admitted),
+                "late_writes": [(e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name"),
+                                 e["responseStatus"]["code"]) for e in late],
                 "late_after_takeover_s": [round((faults.received(e) - acquired).total_seconds(), 3) for e in late],
                 "old_exit": old.proc.returncode}
     finally:
@@ -70,6 +72,17 @@ def one_run(cluster: Cluster, tmp: Path, members: int, kubeconfigs: dict[str, Pa
         if new is not None:
             new.stop()
         cluster.kubectl("delete", "lease", faults.LEASE[1], "-n", faults.LEASE[2], check=False)
+
+
+def switch(cluster: Cluster, mode: str, other_pod: Path) -> None:
+    """Set the binding to `mode` and wait until admission acts on it: with a Lease held by a third identity,
+    a dry-run write of another pod is refused (Deny) or admitted (Audit)."""
+    cluster.kubectl("patch", "validatingadmissionpolicybinding", tf.POLICY, "--type=merge",
+                    "-p", json.dumps({"spec": {"validationActions": [mode]}}))
+    tf.set_holder(cluster, "bench-probe_0_0")
+    cluster.wait_for(f"the fence to {mode.lower()}", lambda: tf.refused_by_fence(tf.probe(cluster, other_pod))
+                     == (mode == "Deny"), timeout=60)
+    cluster.kubectl("delete", "lease", faults.LEASE[1], "-n", faults.LEASE[2], check=False)
 
 
 def main() -> None:
@@ -97,9 +110,7 @@ def main() -> None:
         cluster.create([b.node(f"gpu-{i:04d}", {"pool": "gpu"}, ready=None) for i in range(args.members)])
         for i in range(args.runs * 2):
             mode = "Deny" if i % 2 == 0 else "Audit"
-            cluster.kubectl("patch", "validatingadmissionpolicybinding", tf.POLICY, "--type=merge",
-                            "-p", json.dumps({"spec": {"validationActions": [mode]}}))
-            time.sleep(2)  # the binding change reaches admission
+            switch(cluster, mode, kubeconfigs["fence-b"])
             hogs = [multiprocessing.Process(target=hog, args=(time.time() + 600,)) for _ in range(args.hogs)]
             for h in hogs:
                 h.start()

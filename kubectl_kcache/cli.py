@@ -52,6 +52,329 @@ KUBE_FLAGS = (
 )
 
 
+# ---- help and errors, as kubectl prints them ------------------------------------------------------
+
+ALIASES = {"why-cached": "why-not-cached"}
+COLOR_MODES = ("auto", "always", "never")
+_color_mode = {"mode": "auto"}
+OPTIONS_HINT = f'Use "{PROG} options" for a list of kubectl\'s connection flags (applies to all commands).'
+
+EXAMPLES = {
+    "doctor": """
+# The whole checklist against the current kubeconfig context
+kubectl kcache doctor
+
+# Offline, on a dump; only the node-group checks; fail CI on warnings too
+kubectl kcache doctor -f snapshot.yaml --only group-selector,group-overlap,group-taints --fail-on warning
+
+# Every finding in full, or as JSON, SARIF or an HTML page
+kubectl kcache doctor -o wide
+kubectl kcache doctor -o html > report.html""",
+    "status": """
+# Node groups and KernelCaches at a glance, problems first
+kubectl kcache status
+
+# Only unhealthy rows of one group; kept current until Ctrl-C
+kubectl kcache status --group h100 --problems -w
+
+# KernelCaches with a label, in one namespace, as JSON with totals
+kubectl kcache status -n team-llm -l app=llm -o json""",
+    "why-group": """
+# Which node group a producer pod's captured cache goes to
+kubectl kcache why-group llama-predictor-7d9c6b5f48-nhngp -n team-llm
+
+# From a capture, and what if the producer had run on another node
+kubectl kcache why-group --capture llama-kcc-7d9c6b5f48 -n team-llm --node gpu-17
+
+# Every step and the session too
+kubectl kcache why-group llama-predictor-7d9c6b5f48-nhngp -n team-llm -o wide""",
+    "why-not-cached": """
+# My serving pod started cold: why?
+kubectl kcache why-not-cached mistral-predictor-5c8d7b6f49-8zhfd -n team-llm
+
+# Would a pod not created yet get a cache?
+kubectl kcache why-not-cached --manifest isvc.yaml -n team-llm
+
+# Every gate, the footprints and every candidate
+kubectl kcache why-not-cached mistral-predictor-5c8d7b6f49-8zhfd -n team-llm -o wide""",
+    "reconcile": """
+# What KServe's controller should be doing, on a dump (exit 1 when writes are planned)
+kubectl kcache reconcile --dry-run -f snapshot.yaml
+
+# One pass against the cluster
+kubectl kcache reconcile --once
+
+# Run as a controller with leader election
+kubectl kcache reconcile --leader-elect --health-port 8080""",
+    "dump": """
+# Everything the commands read, for --from-file and bug reports
+kubectl kcache dump > snapshot.yaml
+
+# Faster for large clusters
+kubectl kcache dump -o json --file snapshot.json""",
+    "": """
+# The whole checklist, with evidence and the next command
+kubectl kcache doctor
+
+# My serving pod started cold: why?
+kubectl kcache why-not-cached POD -n NAMESPACE
+
+# Everything the commands read, for offline use
+kubectl kcache dump > snapshot.yaml""",
+    "version": """
+kubectl kcache version
+kubectl kcache version -o json""",
+}
+
+
+# The root help's one line per command (cobra's Short): whole on an 80-column terminal.
+SUMMARIES = {
+    "doctor": "The Kernel Cache checklist: findings and the next command",
+    "status": "Node groups, their nodes, agents and caches at a glance",
+    "why-group": "Which node group a producer pod's cache goes to, and why",
+    "why-not-cached": "Why a serving pod got a cache, or not",
+    "reconcile": "What KServe's controller should be doing (or do it)",
+    "dump": "Write everything the commands read into one snapshot file",
+    "explain": "What a finding's code means, what KServe does and the fix",
+    "version": "Print the plugin's version",
+    "options": "Print kubectl's connection flags, which every command takes",
+    "help": "Help about any command",
+}
+
+
+class KcacheUsageError(click.UsageError):
+    """A usage error with kubectl's suggestions (`Did you mean this?`)."""
+
+    def __init__(self, message: str, ctx: click.Context | None = None, suggestions: tuple[str, ...] = ()):
+        super().__init__(message, ctx)
+        self.suggestions = suggestions
+
+
+def _set_color(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if param.name == "no_color" and value:
+        _color_mode["mode"] = "never"
+    elif param.name == "color" and value is not None:
+        _color_mode["mode"] = value
+    return value
+
+
+def _color_params() -> list[click.Parameter]:
+    return [
+        click.Option(["--color"], type=click.Choice(COLOR_MODES), default=None, expose_value=False,
+                     callback=_set_color, is_eager=True,
+                     help="Colour: auto (on a terminal, unless NO_COLOR is set), always (for less -R, k9s), never."),
+        click.Option(["--no-color"], is_flag=True, default=False, expose_value=False, callback=_set_color,
+                     is_eager=True, help="The same as --color=never."),
+    ]
+
+
+def _is_connection_flag(param: click.Parameter) -> bool:
+    return isinstance(param, click.Option) and param.name in KUBE_FLAGS
+
+
+class KcacheFormatter(click.HelpFormatter):
+    """click's help formatter at the terminal's full width (80 when unknown), wrapping at spaces only: a
+    flag, a path or a command name is never broken at a hyphen."""
+
+    def __init__(self, indent_increment: int = 2, width: int | None = None, max_width: int | None = None) -> None:
+        import shutil
+
+        super().__init__(indent_increment, width or min(shutil.get_terminal_size((80, 24)).columns, 110), max_width)
+
+    def write_text(self, text: str) -> None:
+        for para in _paragraphs(text):
+            if para.startswith("\b\n"):
+                self.write("".join(f"{' ' * self.current_indent}{line}\n" for line in para[2:].splitlines()))
+            else:
+                self.write("\n".join(_wrap(" ".join(para.split()), self.width, " " * self.current_indent)) + "\n")
+            self.write("\n")
+        if text:
+            self.buffer.pop()
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first = min(max((len(r[0]) for r in rows), default=0), col_max)
+        for term, definition in rows:
+            lead = " " * self.current_indent + term
+            if len(term) > first:
+                self.write(lead + "\n")
+                lead = ""
+            pad = " " * (self.current_indent + first + col_spacing)
+            lines = _wrap(" ".join(definition.split()), self.width, pad)
+            if lead:
+                lines[0] = lead.ljust(len(pad)) + lines[0][len(pad):]
+            self.write("\n".join(lines) + "\n")
+
+
+def _paragraphs(text: str) -> list[str]:
+    import inspect
+
+    return [p for p in inspect.cleandoc(text).split("\n\n") if p.strip()]
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    """Words of `text` in lines of at most `width` characters, each line after `indent` (never cut)."""
+    lines, line = [], indent
+    for word in text.split(" "):
+        if line.strip() and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = indent + word
+        else:
+            line = line + (" " if line.strip() else "") + word
+    lines.append(line)
+    return lines
+
+
+class KcacheContext(click.Context):
+    formatter_class = KcacheFormatter
+
+
+class KcacheCommand(click.Command):
+    """A command whose help reads as kubectl's: description, examples, its own flags, usage; kubectl's
+    connection flags are listed by `kubectl kcache options`."""
+
+    context_class = KcacheContext
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.extend(_color_params())
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _description(self.help, formatter)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_help_text(ctx, formatter)
+        aliases = sorted(a for a, name in ALIASES.items() if name == self.name)
+        if aliases:
+            formatter.write_paragraph()
+            formatter.write_text(f"Aliases: {', '.join([self.name or '', *aliases])}")
+        _examples(formatter, EXAMPLES.get(self.name or "", ""))
+        rows = [r for p in self.get_params(ctx) if isinstance(p, click.Option) and not _is_connection_flag(p)
+                and (r := p.get_help_record(ctx))]
+        if rows:
+            with formatter.section("Options"):
+                formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Usage:")
+        with formatter.indentation():
+            formatter.write_text(f"{ctx.command_path} {' '.join(self.collect_usage_pieces(ctx))}")
+        if any(_is_connection_flag(p) for p in self.params):
+            formatter.write_paragraph()
+            formatter.write_text(OPTIONS_HINT)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), prefix="Usage:\n  ")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # the parser's errors come without the command: name its help
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:  # raised by the command's body: say which command's help to read
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+        except click.BadParameter as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+
+def _description(text: str | None, formatter: click.HelpFormatter) -> None:
+    """The docstring as kubectl prints a command's description: not indented, wrapped at the width."""
+    import inspect
+
+    if text:
+        formatter.write_text(inspect.cleandoc(text))
+
+
+def _examples(formatter: click.HelpFormatter, text: str) -> None:
+    if not text.strip():
+        return
+    formatter.write_paragraph()
+    formatter.write_text("Examples:")
+    with formatter.indentation():
+        for line in text.strip("\n").splitlines():
+            formatter.write(f"{' ' * formatter.current_indent}{line}\n" if line else "\n")
+
+
+class KcacheGroup(click.Group):
+    """The root: commands with their full one-line summary (aliases as aliases), unknown commands with
+    suggestions, bare `kubectl kcache` prints help."""
+
+    command_class = KcacheCommand
+    context_class = KcacheContext
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _description(self.help, formatter)
+        _examples(formatter, EXAMPLES[""])
+        with formatter.section("Commands"):
+            rows = []
+            for name in self.list_commands(ctx):
+                cmd = self.commands[name]
+                if name in ALIASES or cmd.hidden:
+                    continue
+                summary = SUMMARIES.get(name) or cmd.get_short_help_str(limit=1000)
+                aliases = sorted(a for a, n in ALIASES.items() if n == name)
+                if aliases:
+                    summary += f" (alias: {', '.join(aliases)})"
+                rows.append((name, summary))
+            formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Usage:")
+        with formatter.indentation():
+            formatter.write_text(f"{ctx.command_path} [command] [flags]")
+        formatter.write_paragraph()
+        formatter.write_text(f'Use "{ctx.command_path} <command> --help" for more information about a command.')
+        formatter.write_text(OPTIONS_HINT)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0]
+        if self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            raise KcacheUsageError(f'unknown command "{name}" for "{ctx.command_path}"', ctx, _suggest(name, self))
+        return super().resolve_command(ctx, args)
+
+
+def _suggest(name: str, group: click.Group) -> tuple[str, ...]:
+    """Commands close to a mistyped one, as cobra suggests them: by prefix, then by edit distance."""
+    import difflib
+
+    names = [n for n, cmd in group.commands.items() if not cmd.hidden]
+    close = [n for n in names if n.startswith(name) or name.startswith(n)] if len(name) > 1 else []
+    close += difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return tuple(dict.fromkeys(close))
+
+
+def _show_usage_error(exc: click.UsageError) -> None:
+    """`error: ...`, then suggestions, then `See '... --help' for usage.` (exit 2), as kubectl."""
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption):
+        name = exc.option_name
+        message = (f"unknown shorthand flag: {name[1:2]!r} in {name}" if not name.startswith("--")
+                   else f"unknown flag: {name}")
+    elif isinstance(exc, click.BadOptionUsage) and message.endswith("requires an argument."):
+        message = f"flag needs an argument: {exc.option_name}"  # as cobra says it
+    elif message.startswith("No such option: "):
+        message = f"unknown flag: {message.removeprefix('No such option: ')}"
+    elif message[:1].isupper() and not message[1:2].isupper():
+        message = message[0].lower() + message[1:]
+    lines = [f"error: {escape(message)}"]
+    suggestions = getattr(exc, "suggestions", ())
+    if suggestions:
+        lines += ["", "Did you mean this?", *(f"\t{escape(s)}" for s in suggestions), ""]
+    path = exc.ctx.command_path if exc.ctx is not None else PROG
+    if path.endswith(" help"):
+        path = path.removesuffix(" help")
+    lines += [f"See '{path} --help' for usage."]
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
 NAMESPACE_HELP = {
     "context": "Namespace (default: the kubeconfig context's).",
     "all": "Limit namespaced reads (KernelCaches, captures, pods, events) to this namespace; without it every "
@@ -204,7 +527,12 @@ def _client(flags: dict[str, Any]) -> Any:
 
 
 def _color(out: Any = None) -> bool:
+    """Colour on `out`: --color=always|never decides; auto (the default) means on a terminal, unless
+    NO_COLOR is set."""
     out = out or sys.stdout
+    mode = _color_mode["mode"]
+    if mode != "auto":
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     return bool(getattr(out, "isatty", lambda: False)())
@@ -246,7 +574,7 @@ def _load_files(from_files: Iterable[str], select: Any = None) -> Any:
 
     snap = load_files(from_files, select)
     for warning in snap.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.write(f"warning: {escape(str(warning))}\n")
     return snap
 
 
@@ -341,30 +669,63 @@ def _dump_doc(doc: Any, fmt: str) -> str:
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster on large dumps
-    return yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    if escape(text, keep_newlines=True) != text:  # a bidi or invisible character from the cluster: YAML's
+        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    return text  # own escapes (\u202e) keep it readable as YAML and harmless on a terminal
 
 
 # ---- the group ----------------------------------------------------------------------------------
 
 
-@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=False)
+@click.group(cls=KcacheGroup, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@click.version_option(__version__, "--version", prog_name="kubectl-kcache", message="%(prog)s %(version)s",
+                      help="Print the version and exit.")
 @_kube_options
 @click.pass_context
 def main(ctx: click.Context, **kwargs: Any) -> None:
-    """Diagnose and operate KServe's Kernel Cache node groups.
-
-    \b
-    kubectl kcache doctor                 the whole checklist, with evidence and the next command
-    kubectl kcache status [-w]            node groups, their nodes, agents and caches at a glance
-    kubectl kcache why-group POD          which node group a producer pod's cache goes to, and why
-    kubectl kcache why-not-cached POD     whether a serving pod got a KernelCache at admission, and why (not)
-    kubectl kcache reconcile --dry-run    what KServe's controller should be doing (or do it)
-    kubectl kcache dump > snapshot.yaml   everything the commands read, for offline use
-
-    Every read command also works offline: `--from-file snapshot.yaml`.
-    """
+    """Diagnose and operate KServe's Kernel Cache node groups. Every read command also works offline, on a
+    dump or `kubectl get -o yaml` output: `--from-file snapshot.yaml`."""
     ctx.ensure_object(dict)
     ctx.obj["kube"] = {k: v for k, v in kwargs.items() if v not in (None, (), False)}
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), color=False)
+        ctx.exit(EXIT_OK)
+
+
+for _param in _color_params():
+    main.params.append(_param)
+
+
+@main.command("help", context_settings=CONTEXT_SETTINGS)
+@click.argument("command", required=False)
+@click.pass_context
+def help_(ctx: click.Context, command: str | None) -> None:
+    """Help about any command: `kubectl kcache help COMMAND` is `kubectl kcache COMMAND --help`."""
+    root = ctx.find_root()
+    if not command:
+        click.echo(root.get_help(), color=False)
+        return
+    cmd = main.get_command(root, command)
+    if cmd is None:
+        raise KcacheUsageError(f'unknown command "{command}" for "{root.command_path}"', ctx, _suggest(command, main))
+    with KcacheContext(cmd, info_name=command, parent=root) as sub:
+        click.echo(cmd.get_help(sub), color=False)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.pass_context
+def options(ctx: click.Context) -> None:
+    """Print kubectl's connection flags, which every command takes (as `kubectl options`)."""
+    cmd = main.commands["status"]
+    with KcacheContext(cmd, info_name="status", parent=ctx.find_root()) as sub:
+        rows = [r for p in cmd.get_params(sub) if _is_connection_flag(p) and (r := p.get_help_record(sub))]
+    formatter = ctx.make_formatter()
+    formatter.write_text("The following options can be passed to any command:")
+    formatter.write_paragraph()
+    with formatter.indentation():
+        formatter.write_dl(rows)
+    click.echo(formatter.getvalue().rstrip("\n"), color=False)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -529,7 +890,7 @@ def explain(code: str) -> int:
 
 # ---- status -------------------------------------------------------------------------------------
 
-STATUS_FORMATS = ("table", "json", "yaml")
+STATUS_FORMATS = ("table", "wide", "json", "yaml")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -538,11 +899,17 @@ STATUS_FORMATS = ("table", "json", "yaml")
 @click.option(
     "-o", "--output", type=click.Choice(STATUS_FORMATS), default="table", show_default=True, help="Output format."
 )
-@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C.")
-@click.option("--no-color", is_flag=True, help="No colour, even on a terminal (NO_COLOR is respected too).")
+@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C; rows that "
+              "changed since the last screen are marked.")
+@click.option("--group", "group", metavar="NAME", help="Only this node group (its row and its caches' rows).")
+@click.option("-l", "--selector", "selector", metavar="SELECTOR",
+              help="Only KernelCaches with these labels (k=v, k!=v, k, !k; comma separated), as kubectl's -l.")
+@click.option("--problems", is_flag=True, help="Only unhealthy rows: groups with members NotReady or missing their "
+              "KernelCacheNode or agent; caches with an Error, a missing or a preparing entry.")
+@click.option("--no-headers", is_flag=True, help="No column titles and no header line (as kubectl get).")
 @click.pass_context
-def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, no_color: bool,
-           **kwargs: Any) -> int:
+def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, group: str | None,
+           selector: str | None, problems: bool, no_headers: bool, **kwargs: Any) -> int:
     """The fleet at a glance: per node group its members (Ready, NotReady, cordoned), KernelCacheNodes,
     agent pods and caches; per KernelCache and group, how many member nodes have its entry Ready,
     Pending, Pulling or Error.
@@ -554,12 +921,19 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
     flags = _merged_flags(ctx, kwargs)
     if watch and from_files:
         raise click.UsageError("--watch needs a live cluster: files do not change")
-    color = _color() and not no_color and output == "table"
+    color = _color() and output in ("table", "wide")
+    from .report.status_common import parse_selector
+
+    try:
+        requirements = parse_selector(selector) if selector is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="-l/--selector") from None
+    shape = {"group": group, "selector": requirements, "problems": problems, "headers": not no_headers}
     if not watch:
         snap, provenance = _read(flags, from_files, _status_scope(flags))
-        _show_status(snap, provenance, output, sys.stdout, color=color)
+        _show_status(snap, provenance, output, sys.stdout, color=color, shape=shape)
         return EXIT_OK
-    return _watch_status(flags, output, color)
+    return _watch_status(flags, output, color, shape)
 
 
 def _status_scope(flags: dict[str, Any]) -> Any:
@@ -570,23 +944,41 @@ def _status_scope(flags: dict[str, Any]) -> Any:
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "", watch: dict[str, Any] | None = None) -> str:
-    """Render the status of `snap`; returns the text written (table only: for redrawing)."""
+                 header: str = "", shape: dict[str, Any] | None = None, previous: str | None = None,
+                 watch: dict[str, Any] | None = None) -> str:
+    """Render the status of `snap` (narrowed to `shape`'s group and labels); returns the text written (table
+    only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked; `watch` is
+    the watch's state, for the machine formats."""
     from .explain.status import StatusReport, fleet_status
     from .report import render
+    from .report.status_common import narrowed, selector_selects
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes, watch,
-                          serving=_serving_pods(snap, provenance.namespace))
-    if output != "table":
+    shape = shape or {}
+    fleet = fleet_status(snap, provenance.namespace)
+    if shape.get("group") is not None and fleet.group(shape["group"]) is None:
+        raise InputError(f"node group {escape(shape['group'])!r} not found "
+                         f"(groups: {', '.join(escape(g.name) for g in fleet.groups) or 'none'})")
+    caches = None
+    if shape.get("selector") is not None:
+        caches = {f"{kc.namespace}/{kc.name}" for kc in snap.kernel_caches
+                  if selector_selects(shape["selector"], kc.meta.labels)}
+    if shape.get("group") is not None or caches is not None:
+        fleet = narrowed(fleet, shape.get("group"), caches)
+    report = StatusReport(fleet, provenance, notes, watch, serving=_serving_pods(snap, provenance.namespace))
+    if output not in ("table", "wide"):
         render("status", report, output, out)
         return ""
     from .report.doctor_common import write_text
-    from .report.doctor_table import output_width
-    from .report.status_table import status_text
+    from .report.status_table import View, for_stream, status_text, with_changes
+    from .report.terminal import terminal_width
 
-    tty = bool(getattr(out, "isatty", lambda: False)())
-    text = status_text(report, color=color, width=output_width(out, color) if (color or tty) else None, header=header)
-    write_text(out, text)
+    view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
+    width = terminal_width(out)
+    if previous is not None and width is not None:
+        width -= 2  # room for the change mark
+    text = status_text(report, color=color, width=width, header=header, view=view)
+    shown = with_changes(text, previous, color) if previous is not None else text
+    write_text(out, for_stream(shown, out))
     return text
 
 
@@ -600,7 +992,7 @@ def _serving_pods(snap: Any, namespace: str | None) -> Any:
         return str(exc)
 
 
-def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
+def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:
     """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
     import dataclasses
     import shutil
@@ -618,7 +1010,8 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
     live = LiveSnapshot(client, snap, lists)
-    shown = _show_status(snap, provenance, output, out, color=color, header=header, watch=live.watch_state())
+    shown = _show_status(snap, provenance, output, out, color=color, header=header, shape=shape,
+                         watch=live.watch_state())
     out.flush()
     live.start()
     try:
@@ -627,18 +1020,19 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
                 continue
             taken = now_rfc3339()
             current = dataclasses.replace(provenance, taken_at=taken, generated_at=taken)
-            if output == "table" and tty:
+            if output in ("table", "wide") and tty:
                 size = shutil.get_terminal_size((80, 24))
                 height, rows = _screen_rows(shown, size.columns), size.lines
                 # Back to the first line of the last screen and clear below; a screen taller than the
                 # terminal scrolled out of reach: clear the whole terminal instead.
                 out.write(f"\x1b[{height}F\x1b[J" if 0 < height < rows else "\x1b[H\x1b[2J")
-            elif output == "table":
+            elif output in ("table", "wide"):
                 out.write("\n")
             elif output == "yaml":
                 out.write("---\n")
             shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()), watch=live.watch_state())
+                                 notes=tuple(live.problems()), shape=shape, previous=shown,
+                                 watch=live.watch_state())
             out.flush()
     finally:
         live.stop()
@@ -654,6 +1048,8 @@ def _screen_rows(text: str, columns: int) -> int:
 
 # ---- why-group ----------------------------------------------------------------------------------
 
+WHY_FORMATS = ("tree", "wide", "json", "yaml")
+
 
 @main.command("why-group", context_settings=CONTEXT_SETTINGS)
 @_kube_options
@@ -662,7 +1058,8 @@ def _screen_rows(text: str, columns: int) -> int:
 @click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
 @click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
-@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+              help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.")
 @click.pass_context
 def why_group(
     ctx: click.Context,
@@ -693,10 +1090,10 @@ def why_group(
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )
-    from .report.why_group_tree import render_tree
+    from .report.why_group_tree import render
 
-    _explanation(why, render_tree, output, _source(snap.meta, namespace))
-    return EXIT_OK
+    _explanation(why, render, output, _source(snap.meta, namespace))
+    return EXIT_OK if why.decision.ok else EXIT_FINDINGS
 
 
 # What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
@@ -715,16 +1112,15 @@ def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
     return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
 
 
-def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:
-    """A why-* answer: its tree for people, or its document with where it came from."""
-    if output != "tree":
+def _explanation(why: Any, render: Callable[..., None], output: str, source: Any) -> None:
+    """A why-* answer: the answer first for people (`wide`: with all the evidence), or its document with
+    where it came from."""
+    if output not in ("tree", "wide"):
         _write(_dump_doc(with_source(why.to_dict(), source), output))
         return
-    from rich.console import Console
+    from .report.terminal import terminal_width
 
-    color = _color()
-    render_tree(why, Console(file=sys.stdout, force_terminal=color, no_color=not color, highlight=False,
-                             width=None if color else plain_width()))
+    render(why, sys.stdout, color=_color(), width=terminal_width(sys.stdout), wide=output == "wide")
 
 
 # ---- why-not-cached -----------------------------------------------------------------------------
@@ -737,8 +1133,9 @@ def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str,
 @click.option("--manifest", "manifest", metavar="FILE",
               help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
                    "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(["tree", "wide", "json", "yaml"]), default="tree",
-              show_default=True, help="Without POD: tree is the table of InferenceServices, wide adds every pod.")
+@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+              help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
+                   "all the evidence; without POD every pod), json, yaml.")
 @click.option("-l", "--selector", metavar="SELECTOR", default="",
               help="Without POD: only serving pods with these labels (kubectl's syntax).")
 @click.option("--isvc", metavar="NAME", default="", help="Without POD: only the pods of this InferenceService.")
@@ -789,9 +1186,9 @@ def why_not_cached(
     if manifest_pod is not None:
         manifest_pod = _in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
-    from .report.why_not_cached_tree import render_tree
+    from .report.why_not_cached_tree import render
 
-    _explanation(why, render_tree, output, _source(snap.meta, namespace))
+    _explanation(why, render, output, _source(snap.meta, namespace))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
 
 
@@ -1000,8 +1397,9 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
     doc = with_source(plan_document(actions), source)
     if output == "table":
         from .report.plan_table import render_plan_table
+        from .report.terminal import terminal_width
 
-        render_plan_table(doc, sys.stdout, color=_color())
+        render_plan_table(doc, sys.stdout, color=_color(), width=terminal_width(sys.stdout))
     elif output == "name":
         from .report.doctor_name import render_plan_names
 
@@ -1162,8 +1560,11 @@ def _run(argv: list[str]) -> int:
         result = main.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)
+    except click.UsageError as exc:
+        _show_usage_error(exc)
+        return EXIT_USAGE
     except click.ClickException as exc:
-        exc.show()
+        sys.stderr.write(f"error: {escape(exc.format_message())}\n")
         return EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("interrupted\n")
@@ -1172,13 +1573,13 @@ def _run(argv: list[str]) -> int:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return EXIT_USAGE
     except IncompleteError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return EXIT_INCOMPLETE
     except KcacheError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {escape(str(exc))}\n")
         return exc.exit_code
     except BrokenPipeError as exc:
         return _output_failed(exc)
@@ -1198,7 +1599,7 @@ def _internal_error(exc: BaseException) -> int:
     frame = traceback.extract_tb(exc.__traceback__)[-1]
     where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
     sys.stderr.write(
-        f"internal error: {type(exc).__name__}: {exc} (at {where}). This is a bug in "
+        f"internal error: {type(exc).__name__}: {escape(str(exc))} (at {where}). This is a bug in "
         f"kubectl-kcache {__version__}; please report it at {ISSUES_URL} "
         "(set KCACHE_DEBUG=1 for the traceback).\n"
     )

@@ -133,7 +133,19 @@ class FleetStatus:
 
     def to_dict(self) -> dict[str, Any]:
         return {"groups": [g.to_dict() for g in self.groups],
-                "unassignedCaches": [u.to_dict() for u in self.unassigned]}
+                "unassignedCaches": [u.to_dict() for u in self.unassigned],
+                "totals": self.totals()}
+
+    def totals(self) -> dict[str, int]:
+        """Sums over the groups (a node in two groups counts in both) and the entries of the caches shown."""
+        cells = [cell.counts for g in self.groups for cell in g.caches if cell.assigned]
+        return {"groups": len(self.groups), "members": sum(g.members for g in self.groups),
+                "notReady": sum(g.not_ready for g in self.groups), "cordoned": sum(g.cordoned for g in self.groups),
+                "kernelCacheNodesMissing": sum(g.kernel_cache_nodes_missing for g in self.groups),
+                "agentsNotReady": sum(g.agent_desired - g.agent_ready for g in self.groups),
+                "kernelCaches": len(self.caches), "unassignedCaches": len(self.unassigned),
+                "entriesReady": sum(c.ready for c in cells), "entriesPending": sum(c.pending for c in cells),
+                "entriesPulling": sum(c.pulling for c in cells), "entriesError": sum(c.error for c in cells)}
 
 
 @dataclass(frozen=True)

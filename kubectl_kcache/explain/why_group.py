@@ -144,6 +144,11 @@ class WhyGroup:
         return tuple(s for s in self.steps if s.outcome == WARNING)
 
     @property
+    def answer(self) -> tuple[str, str]:
+        """(the one-paragraph why, the next command) for the verdict."""
+        return answer(self)
+
+    @property
     def event(self) -> str | None:
         """The Warning event KServe's controller emits for a failed selection (`kubectl get events`)."""
         if self.decision.reason is None:
@@ -166,9 +171,11 @@ class WhyGroup:
             "result": self.decision.to_dict(),
             "kernelCache": self.kernel_cache.to_dict() if self.kernel_cache is not None else None,
             "drift": list(self.drift),
-            "next": list(self.next_commands),
+            "fixes": list(self.next_commands),  # the drift's commands, each whole
             "steps": [s.to_dict() for s in self.steps],
             "groups": [g.to_dict() for g in self.groups],
+            "why": self.answer[0],
+            "next": self.answer[1] or None,
         }
 
 
@@ -546,3 +553,60 @@ def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession |
             out.append(f'{label} references KernelCacheNodeGroup "{group}", which no longer exists (KServe '
                        "marks it NodeGroupNotFound and prepares it nowhere)")
     return out
+
+
+# ---- the answer: one paragraph and the next command ------------------------------------------------------
+
+def answer(why: WhyGroup) -> tuple[str, str]:
+    """What a person needs first: why the verdict is what it is, and the command to run next."""
+    d = why.decision
+    ns = why.capture.namespace if why.capture is not None else why.namespace
+    if d.ok:
+        text = f"{d.message[:1].upper()}{d.message[1:]} (source {d.source})."
+        if why.kernel_cache is not None:
+            kc = why.kernel_cache
+            return (f"{text} KernelCache {kc.namespace}/{kc.name} was created in group "
+                    f'"{kc.node_group or why.default_group}".', command("kubectl", "-n", kc.namespace, "get",
+                                                                        "kernelcache", kc.name))
+        return (f"{text} KServe creates the KernelCache in this group when the capture completes.",
+                command("kubectl", "get", "kernelcachenodegroup", str(d.group), "-o", "yaml"))
+    created = ("KServe creates no KernelCache for this capture and emits a Warning event"
+               if why.kernel_cache is None else "KServe would emit a Warning event")
+    text = f"{d.message}: {created}."
+    if d.reason == c.REASON_AMBIGUOUS:
+        matching = [g.name for g in why.groups if g.matches]
+        text = (f"Node {why.node} matches {len(matching)} groups ({', '.join(matching)}) and the pod requested "
+                f"none: KServe does not choose (no fallback to the default); {created}. Request one group on the "
+                "InferenceService's pod template (the next revision's capture records it), or make the groups' "
+                "selectors disjoint.")
+        return text, _request_group(why, matching[0] if matching else "")
+    if d.reason == c.REASON_INVALID_REQUESTED:
+        return text, command("kubectl", "get", "kernelcachenodegroups")
+    if d.reason == c.REASON_PRODUCER_PENDING:
+        if why.pod_name:
+            return text, command("kubectl", "-n", why.namespace, "get", "pod", why.pod_name, "-o", "wide")
+        return text, command("kubectl", "-n", ns, "get", "kernelcachecapture", why.capture.name if why.capture
+                             else "", "-o", "yaml")
+    if d.reason == c.REASON_NO_MATCH and why.node and why.node_found:
+        return text, command("kubectl", "get", "node", why.node, "--show-labels")
+    if d.reason in (c.REASON_NO_MATCH, c.REASON_INVALID_DEFAULT):
+        return (f"{text} Set defaultNodeGroup to a KernelCacheNodeGroup name in the {c.CONFIG_KEY} key of "
+                f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME}.",
+                command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "configmap", c.CONFIGMAP_NAME, "-o",
+                        f"jsonpath={{.data.{c.CONFIG_KEY}}}"))
+    return text, command("kubectl", "get", "kernelcachenodegroups")
+
+
+def _request_group(why: WhyGroup, group: str) -> str:
+    """A merge patch that requests `group` on the InferenceService's predictor (a JSON body, shell-quoted)."""
+    import json
+
+    isvc = why.pod.meta.labels.get(c.LABEL_ISVC, "") if why.pod is not None else ""
+    if not isvc and why.capture is not None:
+        isvc = why.capture.meta.labels.get(c.LABEL_ISVC, "")
+    if not isvc or not group:
+        return command("kubectl", "get", "kernelcachenodegroups")
+    body = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}},
+                      separators=(",", ":"))
+    return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", "--type=merge", "-p", body,
+                   "--", isvc)

@@ -46,6 +46,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
+from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
 from .lease import LeaderElector, LostLeadership, new_identity
@@ -163,7 +164,7 @@ FENCE_READER = "the API server's fence"
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
         self.opts = opts
-        self.log = log or (lambda m: print(f"kcache-reconcile: {m}", file=sys.stderr, flush=True))
+        self.log = log or (lambda m: print(f"kcache-reconcile: {escape(m)}", file=sys.stderr, flush=True))
         self.identity = new_identity()
         # the identity in the user agent tells replicas apart in the API server's audit log
         client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"

@@ -1,35 +1,83 @@
 """`kubectl kcache reconcile --dry-run`: the plan as a kubectl-style table, with the diff of the agent
-DaemonSet's placement under its patch. Names are escaped."""
+DaemonSet's placement under its patch. Names are escaped.
+
+On a terminal each action is one row `VERB KIND NAMESPACE/NAME`, its reason word-wrapped below it (so the
+table fits 80 columns and no name is cut), verbs coloured (DELETE red, CREATE green, PATCH yellow) and diff
+lines red/green. Without a terminal every action stays one greppable line, its reason last, as
+`kubectl get` prints.
+"""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
 from ..text import escape
+from .doctor_common import write_text
+from .terminal import wrap
+
+VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1;33", "EVENT": "36"}
+REASON_INDENT = "    "
 
 
-def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False) -> None:
-    from tabulate import tabulate
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color and code and text else text
 
+
+def _reason(act: dict[str, Any]) -> str:
+    if act["verb"] == "event":
+        return f"Warning {act.get('eventReason')}: {act.get('message')}"
+    if act.get("nodeGroup"):
+        return f"nodeGroup={act['nodeGroup']} source={act.get('selectionSource')}; {act['reason']}"
+    return str(act["reason"])
+
+
+def _diff_lines(text: str, width: int | None) -> list[str]:
+    """A diff line; on a terminal too narrow for it, broken between the elements of its JSON list."""
+    line = REASON_INDENT + text
+    if width is None or len(line) <= width:
+        return [line]
+    pieces = text.replace(": [{", ": [\x00{").replace("},{", "},\x00{").split("\x00")
+    out = [REASON_INDENT + pieces[0]]
+    for piece in pieces[1:]:  # an element still too long breaks after the commas between its fields
+        line = REASON_INDENT + "    "
+        for field in piece.replace(',"', ',\x00"').split("\x00"):
+            if line.strip() and len(line) + len(field) > width:
+                out.append(line)
+                line = REASON_INDENT + "      "
+            line += field
+        out.append(line)
+    return out
+
+
+def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, width: int | None = None) -> None:
     actions = doc.get("actions") or []
     if not actions:
         out.write("nothing to do: the cluster is already as KServe's controller would make it\n")
         return
-    rows = []
-    for act in actions:
-        if act["verb"] == "event":
-            detail = f"Warning {act.get('eventReason')}: {act.get('message')}"
-        elif act.get("nodeGroup"):
-            detail = f"nodeGroup={act['nodeGroup']} source={act.get('selectionSource')}; {act['reason']}"
+    verbs = [a["verb"].upper() for a in actions]
+    kinds = [str(a["kind"]) for a in actions]
+    names = [escape("/".join(p for p in (a.get("namespace") or "", a["name"]) if p)) for a in actions]
+    w_verb = max(len("VERB"), *map(len, verbs))
+    w_kind = max(len("KIND"), *map(len, kinds))
+    stacked = width is not None
+    w_name = max(len("NAME"), *map(len, names))
+    header = f"{'VERB':<{w_verb}}  {'KIND':<{w_kind}}  " + ("NAME" if stacked else f"{'NAME':<{w_name}}  WHY")
+    lines = [header]
+    for act, verb, kind, name in zip(actions, verbs, kinds, names, strict=True):
+        head = f"{_paint(verb, VERB_STYLES.get(verb, ''), color)}{' ' * (w_verb - len(verb))}  {kind:<{w_kind}}  "
+        reason = escape(_reason(act))
+        if stacked:
+            lines.append(head + name)
+            lines += wrap(reason, width, REASON_INDENT)
         else:
-            detail = act["reason"]
-        rows.append([act["verb"].upper(), act["kind"], escape(act.get("namespace") or ""), escape(act["name"]),
-                     escape(detail)])
-    lines = tabulate(rows, headers=["VERB", "KIND", "NAMESPACE", "NAME", "WHY"], tablefmt="plain").splitlines()
-    out.write(lines[0] + "\n")
-    for act, line in zip(actions, lines[1:], strict=True):
-        out.write(line + "\n")
+            lines.append(f"{head}{name:<{w_name}}  {reason}")
         for change in act.get("diff") or []:
-            out.write(f"    {escape(change)}\n")
+            text = escape(change)
+            code = "31" if text.startswith("- ") else "32" if text.startswith("+ ") else ""
+            lines += [_paint(piece, code, color) for piece in _diff_lines(text, width)]
     writes = sum(a["verb"] != "event" for a in actions)
-    out.write(f"\n{writes} write(s), {len(actions) - writes} event(s) planned\n")
+    deletes = sum(a["verb"] == "delete" for a in actions)
+    summary = f"{writes} write(s), {len(actions) - writes} event(s) planned"
+    if deletes:
+        summary += f" ({_paint(f'{deletes} DELETE', VERB_STYLES['DELETE'], color)})"
+    write_text(out, "\n".join(line.rstrip() for line in lines) + f"\n\n{summary}\n")

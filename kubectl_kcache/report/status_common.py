@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..provenance import LIVE
 
 if TYPE_CHECKING:
-    from ..explain.status import CacheCell, GroupStatus
+    from ..explain.status import CacheCell, FleetStatus, GroupStatus
     from ..provenance import Provenance
 
 # A heat cell's segments, best first: the four phases of the documented counts, then the members that have
@@ -72,3 +72,44 @@ def cells_by_cache(groups: tuple[GroupStatus, ...]) -> dict[str, list[tuple[Grou
     for cells in out.values():
         cells.sort(key=lambda gc: (not gc[1].assigned, gc[0].name))
     return dict(sorted(out.items()))
+
+
+def parse_selector(text: str) -> list[tuple[str, str, str]]:
+    """kubectl's equality-based `-l`: `k=v`, `k==v`, `k!=v`, `k` (exists), `!k` (absent), comma separated,
+    as (key, operator, value). Raises ValueError on anything else."""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            raise ValueError(f"invalid label selector {text!r}: an empty requirement")
+        for op in ("!=", "==", "="):
+            if op in part:
+                key, _, value = part.partition(op)
+                out.append((key.strip(), "!=" if op == "!=" else "=", value.strip()))
+                break
+        else:
+            out.append((part[1:].strip(), "!", "") if part.startswith("!") else (part, "exists", ""))
+        if not out[-1][0]:
+            raise ValueError(f"invalid label selector {text!r}: a requirement without a key")
+    return out
+
+
+def selector_selects(requirements: list[tuple[str, str, str]], labels: Mapping[str, str]) -> bool:
+    for key, op, value in requirements:
+        if (op == "=" and labels.get(key) != value) or (op == "!=" and labels.get(key) == value) \
+                or (op == "exists" and key not in labels) or (op == "!" and key in labels):
+            return False
+    return True
+
+
+def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | None = None) -> FleetStatus:
+    """`status` with only the group `group` and only the KernelCaches `caches` (None: all of them)."""
+    from dataclasses import replace
+
+    groups = tuple(g for g in status.groups if group is None or g.name == group)
+    if caches is not None:
+        groups = tuple(replace(g, caches=tuple(cell for cell in g.caches if cell.cache in caches)) for g in groups)
+    unassigned = tuple(u for u in status.unassigned if (caches is None or u.cache in caches)
+                       and (group is None or u.group == group))
+    shown = {cell.cache for g in groups for cell in g.caches} | {u.cache for u in unassigned}
+    kept = tuple(k for k in status.caches if (caches is None or k in caches) and (group is None or k in shown))
+    return replace(status, groups=groups, unassigned=unassigned, caches=kept)

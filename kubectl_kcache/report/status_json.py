@@ -25,5 +25,12 @@ def render_status_yaml(report: StatusReport, out: TextIO, *, color: bool = False
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    yaml.dump(report.to_dict(), out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
-              allow_unicode=_is_utf(out))
+    from ..text import escape
+
+    doc = report.to_dict()
+    text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
+                     allow_unicode=_is_utf(out))
+    if escape(text, keep_newlines=True) != text:  # bidi or invisible characters: YAML's own escapes instead
+        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
+                         allow_unicode=False)
+    out.write(text)

@@ -21,13 +21,13 @@ seconds to lay out and this takes milliseconds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..text import escape
-from .doctor_common import write_text
-from .doctor_table import output_width
+from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
 from .registry import renderer
 from .status_common import (
@@ -42,12 +42,14 @@ from .status_common import (
     selector_text,
     source_line,
 )
+from .terminal import terminal_width
 
 if TYPE_CHECKING:
-    from ..explain.status import StatusReport
+    from ..explain.status import GroupStatus, StatusReport
 
 STATUS = "status"
 BAR_WIDTH = 12
+HEAT_MIN_WIDTH = 100  # narrower terminals get the counts only: the numbers say what the bar shows
 GAP = "  "
 SEGMENT_STYLES = {READY: "green", PULLING: "blue", PENDING: "yellow", ERROR: "red", NO_ENTRY: "bright_black"}
 NOT_OWN_MARK = "*"
@@ -58,14 +60,45 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "bl
 Span = tuple[str, str]  # (text, style)
 
 
+@dataclass(frozen=True)
+class View:
+    """What the table shows: `wide` adds the groups' selectors; `problems` keeps only unhealthy rows;
+    `headers` False drops the column titles (as `kubectl get --no-headers`)."""
+
+    wide: bool = False
+    problems: bool = False
+    headers: bool = True
+
+
 @renderer("table", kind=STATUS, order=0)
 def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
-    write_text(out, status_text(report, color=color, width=output_width(out, color) if color else None))
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out) if tty else None), out))
 
 
-def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "") -> str:
+def for_stream(text: str, out: TextIO) -> str:
+    """`text` as `out` can show it: the header's separators in ASCII when its encoding has no `·`."""
+    return text if can_encode(out, "·█") else text.replace(" · ", " - ")
+
+
+def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "",
+                view: View | None = None) -> str:
     """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output)."""
-    return "".join(_Screen(report, color=color, width=width).lines(header))
+    return "".join(_Screen(report, color=color, width=width, view=view or View()).lines(header))
+
+
+def group_problem(g: GroupStatus) -> bool:
+    """A group with members missing their KernelCacheNode, NotReady members or agents not running."""
+    return bool(g.kernel_cache_nodes_missing or g.not_ready or g.agent_ready < g.agent_desired or not g.members)
+
+
+def cell_problem(counts: dict[str, int]) -> int:
+    """How bad a heat row is: 3 an Error entry, 2 members without an entry, 1 still preparing, 0 all Ready."""
+    if counts[ERROR]:
+        return 3
+    if counts[NO_ENTRY]:
+        return 2
+    return 1 if counts[PENDING] or counts[PULLING] else 0
 
 
 def _style(text: str, style: str, color: bool) -> str:
@@ -101,56 +134,47 @@ class _Table:
                 row.append(cell)
         self.rows.append(row)
 
-    def render(self, color: bool, width: int | None) -> list[str]:
+    def render(self, color: bool, width: int | None, headers: bool = True) -> list[str]:
         widths = [max([len(c.title), c.min_width] + [sum(len(t) for t, _ in row[i]) for row in self.rows])
                   for i, c in enumerate(self.columns)]
-        if width is not None:
-            self._fit(widths, width)
-        lines = [self._line([[(c.title, "bold")] for c in self.columns], widths, color)]
+        if width is not None and self._fit(widths, width):
+            for i, c in enumerate(self.columns):  # as wide as the longest cell that still fits in it
+                if c.fold:
+                    fits = [n for row in self.rows if (n := sum(len(t) for t, _ in row[i])) <= widths[i]]
+                    widths[i] = max([len(c.title), c.min_width, *fits])
+        lines = [self._line([[(c.title, "bold")] for c in self.columns], widths, color)] if headers else []
         for row in self.rows:
             lines.append(self._line(row, widths, color))
         return lines
 
-    def _fit(self, widths: list[int], width: int) -> None:
-        """Narrow the widest foldable columns until the table fits (not below 8 characters or the title)."""
+    def _fit(self, widths: list[int], width: int) -> bool:
+        """Narrow the widest foldable columns until the table fits (not below their title); whether any was."""
+        narrowed = False
         while sum(widths) + len(GAP) * (len(widths) - 1) > width:
-            foldable = [i for i, c in enumerate(self.columns) if c.fold and widths[i] > max(8, len(c.title))]
+            foldable = [i for i, c in enumerate(self.columns) if c.fold and widths[i] > len(c.title)]
             if not foldable:
-                return
+                break
             widest = max(foldable, key=lambda i: widths[i])
             widths[widest] -= 1
+            narrowed = True
+        return narrowed
 
     def _line(self, row: list[list[Span]], widths: list[int], color: bool) -> str:
-        """One row, as many terminal lines as its tallest folded cell."""
-        pieces = [_fold(cell, w) for cell, w in zip(row, widths, strict=True)]
-        height = max(len(p) for p in pieces)
-        out = []
-        for k in range(height):
-            parts = []
-            for column, w, cell_lines in zip(self.columns, widths, pieces, strict=True):
-                spans = cell_lines[k] if k < len(cell_lines) else []
-                length = sum(len(t) for t, _ in spans)
-                text = "".join(_style(t, s, color) for t, s in spans)
-                pad = " " * max(w - length, 0)
-                parts.append(pad + text if column.right else text + pad)
-            out.append(GAP.join(parts).rstrip() + "\n")
-        return "".join(out)
-
-
-def _fold(cell: list[Span], width: int) -> list[list[Span]]:
-    """The cell's spans cut into lines of at most `width` characters (whole when it fits)."""
-    if sum(len(t) for t, _ in cell) <= width:
-        return [cell]
-    lines: list[list[Span]] = [[]]
-    room = width
-    for text, style in cell:
-        while text:
-            if room == 0:
-                lines.append([])
-                room = width
-            lines[-1].append((text[:room], style))
-            text, room = text[room:], room - len(text[:room])
-    return lines
+        """One row. A name wider than its column is never cut: it goes whole on a line of its own, at its
+        column, and the rest of the row follows on the next line."""
+        above: list[str] = []
+        parts = []
+        offset = 0
+        for column, w, cell in zip(self.columns, widths, row, strict=True):
+            length = sum(len(t) for t, _ in cell)
+            text = "".join(_style(t, s, color) for t, s in cell)
+            if length > w and column.fold:
+                above.append(" " * offset + text + "\n")
+                text, length = "", 0
+            pad = " " * max(w - length, 0)
+            parts.append(pad + text if column.right else text + pad)
+            offset += w + len(GAP)
+        return "".join(above) + GAP.join(parts).rstrip() + "\n"
 
 
 def _count(n: int, style: str) -> Span:
@@ -158,16 +182,19 @@ def _count(n: int, style: str) -> Span:
 
 
 class _Screen:
-    def __init__(self, report: StatusReport, *, color: bool, width: int | None):
+    def __init__(self, report: StatusReport, *, color: bool, width: int | None, view: View):
         self.report = report
         self.status = report.status
         self.color = color
         self.width = width
+        self.view = view
 
     def _text(self, text: str, style: str = "") -> str:
         return _style(text, style, self.color) + "\n"
 
     def lines(self, header: str) -> list[str]:
+        if not self.view.headers:  # as `kubectl get --no-headers`: the rows only
+            return self._groups() + self._caches()
         line = source_line(self.report.provenance)
         if header:
             line = f"{header} · {line}"
@@ -183,18 +210,29 @@ class _Screen:
         return out
 
     def _groups(self) -> list[str]:
-        table = _Table([Column("GROUP", fold=True), Column("SELECTOR", fold=True), Column("MEMBERS", right=True),
-                        Column("READY", right=True), Column("NOTREADY", right=True), Column("CORDONED", right=True),
-                        Column("KCN", right=True), Column("MISSING", right=True), Column("AGENTS", right=True),
-                        Column("CACHES", right=True)])
-        for g in self.status.groups:
-            table.add((escape(g.name), "bold"), (escape(selector_text(g.selector)), "dim" if g.selector else "red"),
-                      (str(g.members), "" if g.members else "yellow"), str(g.ready), _count(g.not_ready, "yellow"),
-                      _count(g.cordoned, "yellow"), str(g.kernel_cache_nodes),
-                      _count(g.kernel_cache_nodes_missing, "red"),
-                      (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
-                      str(g.assigned_caches))
-        return table.render(self.color, self.width)
+        columns = [Column("GROUP", fold=True)]
+        if self.view.wide:
+            columns.append(Column("SELECTOR", fold=True))
+        columns += [Column("MEMBERS", right=True), Column("READY", right=True), Column("NOTREADY", right=True),
+                    Column("CORDONED", right=True), Column("KCN", right=True), Column("MISSING", right=True),
+                    Column("AGENTS", right=True), Column("CACHES", right=True)]
+        table = _Table(columns)
+        groups = sorted(self.status.groups, key=lambda g: (not group_problem(g), g.name))  # problems first
+        for g in groups:
+            if self.view.problems and not group_problem(g):
+                continue
+            row: list[Any] = [(escape(g.name), "bold")]
+            if self.view.wide:
+                row.append((escape(selector_text(g.selector)), "dim" if g.selector else "red"))
+            row += [(str(g.members), "" if g.members else "yellow"), str(g.ready), _count(g.not_ready, "yellow"),
+                    _count(g.cordoned, "yellow"), str(g.kernel_cache_nodes),
+                    _count(g.kernel_cache_nodes_missing, "red"),
+                    (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
+                    str(g.assigned_caches)]
+            table.add(*row)
+        if not table.rows:
+            return [self._text("no node group with a problem")]
+        return table.render(self.color, self.width, self.view.headers)
 
     def _caches(self) -> list[str]:
         if not self.status.caches:
@@ -204,14 +242,23 @@ class _Screen:
         if not rows:
             return []
         columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True), Column("NODES", right=True)]
-        if self.color:
+        heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
+        if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
         columns += [Column(READY.upper(), right=True), Column(PENDING.upper(), right=True),
                     Column(PULLING.upper(), right=True), Column(ERROR.upper(), right=True),
                     Column(NO_ENTRY.upper(), right=True)]
         table = _Table(columns)
         marked = False
+        ordered = []
         for cache, cells in rows.items():
+            own = [(group, cell) for group, cell in cells if cell.assigned] or cells
+            worst = max(cell_problem(cell_counts(cell, group.members)) for group, cell in own)
+            ordered.append((-worst, cache, cells))
+        ordered.sort(key=lambda x: x[:2])  # problems first (Error, then missing entries, then preparing)
+        for worst, cache, cells in ordered:
+            if self.view.problems and not worst:
+                continue
             for index, (group, cell) in enumerate(cells):
                 counts = cell_counts(cell, group.members)
                 marked = marked or not cell.assigned
@@ -219,14 +266,16 @@ class _Screen:
                                   (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK),
                                    "" if cell.assigned else "dim"),
                                   str(group.members)]
-                if self.color:
+                if heat:
                     row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
                 row += [_count(counts[READY], "green"), _count(counts[PENDING], "yellow"),
                         _count(counts[PULLING], "blue"), _count(counts[ERROR], "red"),
                         _count(counts[NO_ENTRY], "bright_black")]
                 table.add(*row)
-        out = table.render(self.color, self.width)
-        if marked:
+        if not table.rows:
+            return [self._text("no KernelCache with a problem")]
+        out = table.render(self.color, self.width, self.view.headers)
+        if marked and self.view.headers:
             out += self._wrapped(FOOTNOTE, "dim")
         return out
 
@@ -250,3 +299,23 @@ class _Screen:
         for u in self.status.unassigned:
             out += self._wrapped(f"  {escape(u.cache)}  {escape(u.reason)}", "")
         return out
+
+
+CHANGED_MARK = "~"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def with_changes(text: str, previous: str, color: bool) -> str:
+    """`text` with ` ~` after every table row that was not on the previous screen (a watch's redraw); the
+    header line (its time changes every time), column titles and footnotes are never marked."""
+    before = set(previous.splitlines())
+    out = []
+    in_tables = False
+    for line in text.splitlines():
+        plain = _ANSI.sub("", line)
+        if not plain.strip():
+            in_tables = True
+        elif in_tables and line not in before and not plain.startswith(("GROUP", "KERNELCACHE", "* ")):
+            line += " " + _style(CHANGED_MARK, "yellow", color)
+        out.append(line + "\n")
+    return "".join(out)

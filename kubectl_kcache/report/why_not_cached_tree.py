@@ -1,185 +1,175 @@
-"""The `why-not-cached` tree: the pod, what it got at creation (history), what KServe would do today (now),
-every gate with its evidence, the footprints, each candidate KernelCache with the first gate that rejected
-it, what the webhook adds, where the pod runs, and the next command.
-
-Only the CLI imports this module; rich is imported here and nowhere below. Every mark is also a word or a
-symbol, so the tree reads the same without colour. Names and values from the cluster are escaped.
+"""`why-not-cached` for people, answer first: the verdict (history and today), the one paragraph that says
+why, the next command; then the failing gate, the decisive candidate and where the pod runs; the pod and
+the other notes. `-o wide` adds every gate, the footprints and their factors, every candidate and what the
+webhook adds. Names and values from the cluster are escaped (why_layout).
 """
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.text import Text
-from rich.tree import Tree
+from typing import TextIO
 
-from ..explain.why_not_cached import BASIS_MANIFEST, WhyNotCached
+from ..explain.why_not_cached import BASIS_MANIFEST, WhyNotCached, furthest_candidate
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..text import escape
+from .why_layout import Node, Page, spans
 
-OK = "✓"
-NO = "✗"
-UNKNOWN = "?"
-WARN = "⚠"
 STYLE_OK = "green"
 STYLE_BAD = "red"
 STYLE_WARN = "yellow"
 STYLE_DIM = "dim"
 EFFECT_WORDS = {a.NOT_CALLED: "webhook not called", a.SKIP: "no cache", a.REJECT: "pod rejected"}
+BACKGROUND = "Admission ran once"  # the note every pod answer starts with: context, not the reason
 
 
-def _t(*parts: str | tuple[str, str]) -> Text:
-    """Text from parts; every string part is escaped (it may hold names from the cluster)."""
-    return Text.assemble(*((escape(p[0]), p[1]) if isinstance(p, tuple) else escape(p) for p in parts))
-
-
-def render_tree(why: WhyNotCached, console: Console) -> None:
-    console.print(build_tree(why))
-
-
-def build_tree(why: WhyNotCached) -> Tree:
-    tree = Tree(_headline(why))
-    _pod(tree, why)
-    _history(tree, why)
-    _now(tree, why)
-    _footprints(tree, why)
-    _gates(tree, why)
-    _candidates(tree, why)
-    _injection(tree, why)
-    _placement(tree, why)
-    _notes(tree, why)
-    return tree
-
-
-def _headline(why: WhyNotCached) -> Text:
-    adm = why.admission
-    head = _t(("why-not-cached ", "bold"), f"{why.namespace}/{why.pod_name}", " → ")
-    if why.basis == BASIS_MANIFEST:
-        head.append_text(_t(("[what-if: manifest] ", STYLE_WARN)))
-    elif why.cached:
-        head.append_text(_t((f"{OK} cached: {why.recorded_cache or '(KernelCache unknown)'}", f"bold {STYLE_OK}")))
-        head.append("; ")
+def render(why: WhyNotCached, out: TextIO, *, color: bool, width: int | None, wide: bool = False) -> None:
+    page = Page(out, color=color, width=width)
+    g = page.g
+    _headline(page, why)
+    why_text, others = _why(why)
+    if why_text:
+        page.para("Why:", why_text)
+    if why.next_command:
+        page.command("Next:", why.next_command)
+    if why.unread:  # it qualifies the verdict: said before the evidence
+        page.line(("Not read ", "bold"), ("(that part of the answer is not checked):", STYLE_DIM))
+        for line in why.unread:
+            page.line((f"{page.g['warn']} {line}", STYLE_WARN), indent="  ")
+    page.blank()
+    page.tree(_today(page, why))
+    _where(page, why)
+    page.blank()
+    _pod(page, why)
+    for note in others:
+        page.para(f"{g['warn']}" if note.startswith("KServe adds no node affinity") else "Note:", note)
+    if wide:
+        page.blank()
+        page.tree(_gates(page, why))
+        page.tree(_footprints(why))
+        page.tree(_candidates(page, why))
+        injection = _injection(why)
+        if injection is not None:
+            page.tree(injection)
     else:
-        head.append_text(_t((f"{NO} not cached", f"bold {STYLE_BAD}")))
-        head.append("; ")
-    now = adm.cached_kernel_cache
-    if now:
-        head.append_text(_t("now: ", (f"{OK} {now}", STYLE_OK), f" ({adm.match} match)"))
-    else:
-        gate = adm.blocked_by
-        words = EFFECT_WORDS.get(gate.effect, adm.outcome) if gate is not None else adm.outcome
-        head.append_text(_t("now: ", (f"{NO} {words}", STYLE_BAD), f" (blocked by {why.now_blocked_by})"))
-    return head
+        rest = _hidden(why)
+        if rest:
+            page.blank()
+            page.line((f"-o wide adds {rest}", STYLE_DIM))
+    page.write()
 
 
-def _pod(tree: Tree, why: WhyNotCached) -> None:
-    where = f" on node {why.node}" if why.node else " (not scheduled)"
-    when = f", created {why.created}" if why.created else ""
-    label = "Manifest pod " if why.basis == BASIS_MANIFEST else "Pod "
-    tree.add(_t((label, "bold"), f"{why.namespace}/{why.pod_name}", where, when,
-                f" (InferenceService {why.isvc})" if why.isvc else ""))
+def _why(why: WhyNotCached) -> tuple[str, list[str]]:
+    """The decisive note (the last one the story added) and the others, context first."""
+    notes = list(why.notes)
+    decisive = [n for n in notes if not n.startswith(BACKGROUND) and n != why.source_note]
+    if not decisive:
+        return _gate_story(why), notes
+    main = decisive[-1]
+    return main, [n for n in notes if n is not main]
 
 
-def _history(tree: Tree, why: WhyNotCached) -> None:
-    if why.basis == BASIS_MANIFEST:
-        return
-    if why.cached:
-        tree.add(_t(("At creation ", "bold"), (f"{OK} got {why.recorded_cache or 'a cache'}", STYLE_OK),
-                    f" (annotation {c.ANNOTATION_USAGE}, init container {c.LINKER_CONTAINER}, volume "
-                    f"{c.SOURCE_VOLUME})"))
-    else:
-        tree.add(_t(("At creation ", "bold"), (f"{NO} no cache", STYLE_BAD),
-                    f": no {c.ANNOTATION_USAGE} annotation, no {c.LINKER_CONTAINER} init container (a miss leaves "
-                    "no other record)"))
-
-
-def _now(tree: Tree, why: WhyNotCached) -> None:
+def _gate_story(why: WhyNotCached) -> str:
+    """Why, in one sentence, when the story has no note of its own: the gate and what stopped the cache."""
     adm = why.admission
     if adm.outcome == a.CACHED:
-        tree.add(_t(("Today ", "bold"), (f"{OK} {adm.cached_kernel_cache}", STYLE_OK), f" ({adm.match} match)"))
-        return
+        return f"Today KServe's webhook would mount {adm.cached_kernel_cache} ({adm.match} match)."
+    cand = furthest_candidate(adm)
+    if cand is not None and cand.rejected_by:
+        return (f"Today admission gives {_effect(why)}: the closest KernelCache, {cand.key}, fails the "
+                f"{cand.rejected_by} check: {cand.detail}.")
     gate = adm.blocked_by
-    words = EFFECT_WORDS.get(gate.effect, adm.outcome) if gate is not None else adm.outcome
-    branch = tree.add(_t(("Today ", "bold"), (f"{NO} {words}", STYLE_BAD), f": blocked by {why.now_blocked_by}"))
-    denial = a.denial_message(adm)
-    if denial:
-        branch.add(_t((denial, STYLE_BAD)))
+    detail = f": {gate.detail}" if gate is not None and gate.detail else ""
+    return f"Today admission gives {_effect(why)}: it stops at the {why.now_blocked_by} gate{detail}."
 
 
-def _footprints(tree: Tree, why: WhyNotCached) -> None:
-    ident = why.admission.identity
-    branch = tree.add(_t(("Footprints", "bold")))
-    if ident is None:
-        branch.add(_t(("not computed (see the gates model-source, runtime-container, runtime-image)", STYLE_DIM)))
-        return
-    branch.add(_t(f"workload      {ident.workload_footprint or '(none: the image is not pinned by digest)'}"))
-    branch.add(_t(f"compatibility {ident.compatibility_footprint}"))
-    factors = branch.add(_t(f"factors ({len(ident.factors)})"))
-    for key, value in ident.factors.items():
-        factors.add(_t(f"{key}={value}"))
-
-
-def _mark(passed: bool | None) -> tuple[str, str]:
-    if passed is True:
-        return OK, STYLE_OK
-    if passed is False:
-        return NO, STYLE_BAD
-    return UNKNOWN, STYLE_DIM
-
-
-def _gates(tree: Tree, why: WhyNotCached) -> None:
-    branch = tree.add(_t(("Gates", "bold"), " (in KServe's order; ? = not checked)"))
-    first = why.admission.blocked_by
-    for g in why.admission.gates:
-        mark, style = _mark(g.passed)
-        label = _t((f"{mark} {g.id}", style), f"  {g.detail}")
-        if g.effect:
-            label.append_text(_t(("  [", STYLE_DIM), (EFFECT_WORDS.get(g.effect, g.effect), style), ("]", STYLE_DIM)))
-        if first is not None and g is first:
-            label.append_text(_t(("  ← first failure", f"bold {STYLE_BAD}")))
-        branch.add(label)
-
-
-def _candidates(tree: Tree, why: WhyNotCached) -> None:
+def _headline(page: Page, why: WhyNotCached) -> None:
+    g = page.g
     adm = why.admission
-    branch = tree.add(_t(("Candidates", "bold"), f" ({len(adm.candidates)})"))
-    if not adm.candidates:
-        branch.add(_t((f"no KernelCache in namespace {why.namespace} and none elsewhere matches the pod", STYLE_DIM)))
-    for cand in adm.candidates:
-        selected = adm.winner is not None and cand.key == adm.winner.key
-        if selected:
-            label = _t((f"{OK} {cand.key}", STYLE_OK), f"  {cand.detail}", ("  ← selected", f"bold {STYLE_OK}"))
-        elif cand.rejected_by:
-            label = _t((f"{NO} {cand.key}", STYLE_BAD), (f"  {cand.rejected_by}", "bold"), f": {cand.detail}")
-        else:
-            label = _t((f"- {cand.key}", STYLE_DIM), f"  {cand.detail}")
-        node = branch.add(label)
-        for line in cand.evidence:
-            node.add(_t((line, STYLE_WARN)))
-        for e in cand.entries:
-            stale = cand.kernel_cache is not None and not a.entry_matches_cache(e.entry, cand.kernel_cache)
-            node.add(_t(f"{e.node}: {e.entry.state or '(no state)'}",
-                        (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM),
-                        ("  (image or footprints differ from the KernelCache's)" if stale else "", STYLE_WARN)))
+    parts: list[str | tuple[str, str]] = [("why-not-cached ", "bold"), f"{why.namespace}/{why.pod_name} {g['to']} "]
+    if why.basis == BASIS_MANIFEST:
+        parts.append(("[what-if: manifest] ", STYLE_WARN))
+    elif why.cached:
+        parts += [(f"{g['ok']} cached: {why.recorded_cache or '(KernelCache unknown)'}", f"bold {STYLE_OK}"), "; "]
+    else:
+        parts += [(f"{g['no']} not cached", f"bold {STYLE_BAD}"), "; "]
+    now = adm.cached_kernel_cache
+    if now:
+        parts += ["now: ", (f"{g['ok']} {now}", STYLE_OK), f" ({adm.match} match)"]
+    else:
+        parts += ["now: ", (f"{g['no']} {_effect(why)}", STYLE_BAD), f" (blocked by {why.now_blocked_by})"]
+    page.line(*parts)
 
 
-def _injection(tree: Tree, why: WhyNotCached) -> None:
-    inj = why.admission.injection
-    if inj is None or why.admission.outcome != a.CACHED:
-        return
-    branch = tree.add(_t(("The webhook adds", "bold")))
-    for v in inj.volumes:
-        what = f"image {v.image_reference}" if v.image_reference else v.source
-        branch.add(_t(f"volume {v.name}: {what}"))
-    for m in inj.mounts:
-        branch.add(_t(f"mount {m.name} at {m.path} in {m.container}{' (read-only)' if m.read_only else ''}"))
-    linker = "init container" if inj.linker_added else "existing init container"
-    branch.add(_t(f"{linker} {c.LINKER_CONTAINER} ({inj.linker_image}): links {' -> '.join(inj.linker_args[:2])}"
-                  + (f" (+{len(inj.linker_args) // 2 - 1} more)" if len(inj.linker_args) > 2 else "")))
-    branch.add(_t(f"annotation {inj.annotation[0]}={inj.annotation[1]}"))
+def _effect(why: WhyNotCached) -> str:
+    gate = why.admission.blocked_by
+    return EFFECT_WORDS.get(gate.effect, why.admission.outcome) if gate is not None else why.admission.outcome
 
 
-def _placement(tree: Tree, why: WhyNotCached) -> None:
+def _mark(page: Page, passed: bool | None) -> tuple[str, str]:
+    g = page.g
+    if passed is True:
+        return g["ok"], STYLE_OK
+    if passed is False:
+        return g["no"], STYLE_BAD
+    return g["unknown"], STYLE_DIM
+
+
+def _gate_label(page: Page, gate: a.Gate, first: bool) -> list[tuple[str, str]]:
+    mark, style = _mark(page, gate.passed)
+    label = spans((f"{mark} {gate.id}", style), f"  {gate.detail}")
+    if gate.effect:
+        label += spans(("  [", STYLE_DIM), (EFFECT_WORDS.get(gate.effect, gate.effect), style), ("]", STYLE_DIM))
+    if first:
+        label += spans((f"  {page.g['back']} first failure", f"bold {STYLE_BAD}"))
+    return label
+
+
+def _decisive(why: WhyNotCached) -> a.Candidate | None:
+    adm = why.admission
+    return adm.winner if adm.winner is not None else furthest_candidate(adm)
+
+
+def _today(page: Page, why: WhyNotCached) -> Node:
+    g = page.g
+    adm = why.admission
+    if adm.outcome == a.CACHED:
+        root = Node(spans(("Today ", "bold"), (f"{g['ok']} {adm.cached_kernel_cache}", STYLE_OK),
+                          f" ({adm.match} match)"))
+    else:
+        root = Node(spans(("Today ", "bold"), (f"{g['no']} {_effect(why)}", STYLE_BAD),
+                          f": blocked by {why.now_blocked_by}"))
+        gate = adm.blocked_by
+        if gate is not None:
+            root.children.append(Node(_gate_label(page, gate, True)))
+        denial = a.denial_message(adm)
+        if denial:
+            root.add((denial, STYLE_BAD))
+    cand = _decisive(why)
+    if cand is not None:
+        root.children.append(_candidate(page, why, cand))
+    return root
+
+
+def _candidate(page: Page, why: WhyNotCached, cand: a.Candidate) -> Node:
+    g = page.g
+    adm = why.admission
+    if adm.winner is not None and cand.key == adm.winner.key:
+        node = Node(spans((f"{g['ok']} {cand.key}", STYLE_OK), f"  {cand.detail}",
+                          (f"  {g['back']} selected", f"bold {STYLE_OK}")))
+    elif cand.rejected_by:
+        node = Node(spans((f"{g['no']} {cand.key}", STYLE_BAD), (f"  {cand.rejected_by}", "bold"), f": {cand.detail}"))
+    else:
+        node = Node(spans((f"- {cand.key}", STYLE_DIM), f"  {cand.detail}"))
+    for line in cand.evidence:
+        node.add((line, STYLE_WARN))
+    for e in cand.entries:
+        stale = cand.kernel_cache is not None and not a.entry_matches_cache(e.entry, cand.kernel_cache)
+        node.add(f"{e.node}: {e.entry.state or '(no state)'}",
+                 (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM),
+                 ("  (image or footprints differ from the KernelCache's)" if stale else "", STYLE_WARN))
+    return node
+
+
+def _where(page: Page, why: WhyNotCached) -> None:
     p = why.placement
     if p is None:
         return
@@ -190,18 +180,90 @@ def _placement(tree: Tree, why: WhyNotCached) -> None:
     else:
         where = (f"group {p.group or '(none)'}: membership not read", STYLE_DIM)
     entry = (f"entry {p.entry_state}" if p.entry_state else "no entry", STYLE_OK if p.prepared else STYLE_WARN)
-    tree.add(_t(("Node ", "bold"), f"{p.node}: ", where, ", ", entry, f" for {p.kernel_cache}"))
+    page.line(("Node ", "bold"), f"{p.node}: ", where, ", ", entry, f" for {p.kernel_cache}")
 
 
-def _notes(tree: Tree, why: WhyNotCached) -> None:
-    if why.notes:
-        branch = tree.add(_t(("Why", "bold")))
-        for line in why.notes:
-            style = STYLE_WARN if line.startswith(("KServe adds no node affinity", "The cache became Ready")) else ""
-            branch.add(_t((line, style) if style else line))
-    if why.unread:
-        branch = tree.add(_t(("Not read ", "bold"), ("(that part of the answer is not checked)", STYLE_DIM)))
-        for line in why.unread:
-            branch.add(_t((f"{WARN} {line}", STYLE_WARN)))
-    if why.next_command:
-        tree.add(_t(("Next ", "bold"), (why.next_command, "bold")))
+def _pod(page: Page, why: WhyNotCached) -> None:
+    g = page.g
+    where = f" on node {why.node}" if why.node else " (not scheduled)"
+    when = f", created {why.created}" if why.created else ""
+    label = "Manifest pod " if why.basis == BASIS_MANIFEST else "Pod "
+    page.line((label, "bold"), f"{why.namespace}/{why.pod_name}", where, when,
+              f" (InferenceService {why.isvc})" if why.isvc else "")
+    if why.basis == BASIS_MANIFEST:
+        return
+    if why.cached:
+        page.line(("At creation ", "bold"), (f"{g['ok']} got {why.recorded_cache or 'a cache'}", STYLE_OK),
+                  f" (annotation {c.ANNOTATION_USAGE}, init container {c.LINKER_CONTAINER}, volume "
+                  f"{c.SOURCE_VOLUME})")
+    else:
+        page.line(("At creation ", "bold"), (f"{g['no']} no cache", STYLE_BAD),
+                  f": no {c.ANNOTATION_USAGE} annotation, no {c.LINKER_CONTAINER} init container (a miss leaves "
+                  "no other record)")
+
+
+def _hidden(why: WhyNotCached) -> str:
+    """What `-o wide` would add, in words (nothing when there is nothing more)."""
+    adm = why.admission
+    shown = adm.blocked_by is not None
+    others = sum(1 for gate in adm.gates if gate is not adm.blocked_by)
+    parts = [f"{others} other gates" if shown else f"all {others} gates"] if others else []
+    if adm.identity is not None:
+        parts.append(f"the footprints and their {len(adm.identity.factors)} factors")
+    rest = len(adm.candidates) - (1 if _decisive(why) is not None else 0)
+    if rest:
+        parts.append(f"{rest} other candidate{'s' if rest != 1 else ''}")
+    if adm.injection is not None and adm.outcome == a.CACHED:
+        parts.append("what the webhook adds")
+    if not parts:
+        return ""
+    return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else parts[0]
+
+
+def _gates(page: Page, why: WhyNotCached) -> Node:
+    root = Node(spans(("Gates", "bold"), " (in KServe's order; ? = not checked)"))
+    first = why.admission.blocked_by
+    for gate in why.admission.gates:
+        root.children.append(Node(_gate_label(page, gate, first is not None and gate is first)))
+    return root
+
+
+def _footprints(why: WhyNotCached) -> Node:
+    ident = why.admission.identity
+    root = Node(spans(("Footprints", "bold")))
+    if ident is None:
+        root.add(("not computed (see the gates model-source, runtime-container, runtime-image)", STYLE_DIM))
+        return root
+    root.add(f"workload      {ident.workload_footprint or '(none: the image is not pinned by digest)'}")
+    root.add(f"compatibility {ident.compatibility_footprint}")
+    factors = root.add(f"factors ({len(ident.factors)})")
+    for key, value in ident.factors.items():
+        factors.add(f"{key}={value}")
+    return root
+
+
+def _candidates(page: Page, why: WhyNotCached) -> Node:
+    adm = why.admission
+    root = Node(spans(("Candidates", "bold"), f" ({len(adm.candidates)})"))
+    if not adm.candidates:
+        root.add((f"no KernelCache in namespace {why.namespace} and none elsewhere matches the pod", STYLE_DIM))
+    for cand in adm.candidates:
+        root.children.append(_candidate(page, why, cand))
+    return root
+
+
+def _injection(why: WhyNotCached) -> Node | None:
+    inj = why.admission.injection
+    if inj is None or why.admission.outcome != a.CACHED:
+        return None
+    root = Node(spans(("The webhook adds", "bold")))
+    for v in inj.volumes:
+        what = f"image {v.image_reference}" if v.image_reference else v.source
+        root.add(f"volume {v.name}: {what}")
+    for m in inj.mounts:
+        root.add(f"mount {m.name} at {m.path} in {m.container}{' (read-only)' if m.read_only else ''}")
+    linker = "init container" if inj.linker_added else "existing init container"
+    root.add(f"{linker} {c.LINKER_CONTAINER} ({inj.linker_image}): links {' -> '.join(inj.linker_args[:2])}"
+             + (f" (+{len(inj.linker_args) // 2 - 1} more)" if len(inj.linker_args) > 2 else ""))
+    root.add(f"annotation {inj.annotation[0]}={inj.annotation[1]}")
+    return root

@@ -196,7 +196,7 @@ def test_reconcile_plan_on_healthy_example_is_empty(capsys: pytest.CaptureFixtur
 
 def test_why_group_on_ambiguous_producer(capsys: pytest.CaptureFixture[str]) -> None:
     code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--from-file", BROKEN)
-    assert code == 0
+    assert code == 1  # no group: a negative verdict, as why-not-cached's
     assert why["basis"] == "capture"
     assert why["node"] == AMBIGUOUS_NODE
     assert why["capture"]["name"] == AMBIGUOUS_CAPTURE
@@ -209,7 +209,7 @@ def test_why_group_on_ambiguous_producer(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_why_group_finds_the_namespace_offline(capsys: pytest.CaptureFixture[str]) -> None:
     code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "--from-file", BROKEN)
-    assert code == 0 and why["pod"]["namespace"] == "team-llm"
+    assert code == 1 and why["pod"]["namespace"] == "team-llm"
 
 
 def test_why_group_what_if_the_pod_requested_a_group(capsys: pytest.CaptureFixture[str]) -> None:

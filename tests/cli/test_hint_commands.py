@@ -125,8 +125,9 @@ def test_every_hint_runs_kubectl_with_exactly_its_arguments(capsys, tmp_path, fa
     assert [run_hint(x["hint"], fake_bin, tmp_path) for x in near] == [[["label", "node", "gpu-node", "zone=a"]]]
 
     _, why = cli_json(capsys, "why-group", POD, "-n", NS, "-f", f, "-o", "json")
-    assert why["next"], why
-    for hint in why["next"]:
+    assert why["fixes"] and why["next"], why
+    run_hint(why["next"], fake_bin, tmp_path)  # the answer's next command: one kubectl command, nothing else
+    for hint in why["fixes"]:
         [argv] = run_hint(hint, fake_bin, tmp_path)
         assert argv[:7] == ["-n", NS, "patch", "inferenceservice", "model", "--type=merge", "-p"]
         assert json.loads(argv[7]) == {"spec": {"predictor": {"annotations": {ANN: value}}}} and len(argv) == 8

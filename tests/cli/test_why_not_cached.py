@@ -52,7 +52,7 @@ def test_alias_yaml_and_tree(capsys, snapshot):
     code, out, _ = cli(capsys, "why-not-cached", "miss", "-f", snapshot)
     assert code == 1
     assert out.startswith("why-not-cached team-a/miss → ✗ not cached; now: ✓ team-a/qwen (Workload match)")
-    assert "\x1b[" not in out and "Next kubectl -n team-a delete pod miss" in out
+    assert "\x1b[" not in out and "Next:\n  kubectl -n team-a delete pod miss\n" in out
 
 
 def test_manifest_pod_from_stdin(capsys, snapshot, monkeypatch):

@@ -86,7 +86,12 @@ def test_effective_group_is_the_ref_else_the_default_untrimmed():
 
 def test_fleet_counts_are_exact(fleet):
     status = fleet_status(fleet)
-    assert status.to_dict() == {"groups": FLEET_GROUPS, "unassignedCaches": FLEET_UNASSIGNED}
+    doc = status.to_dict()
+    assert doc.pop("totals") == {
+        "groups": 3, "members": 7, "notReady": 2, "cordoned": 1, "kernelCacheNodesMissing": 1,
+        "agentsNotReady": 4, "kernelCaches": 8, "unassignedCaches": 2, "entriesReady": 2, "entriesPending": 3,
+        "entriesPulling": 2, "entriesError": 2}
+    assert doc == {"groups": FLEET_GROUPS, "unassignedCaches": FLEET_UNASSIGNED}
     assert status.caches == ("other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5", "team/c6", "team/c7")
 
 
@@ -151,7 +156,8 @@ def test_invalid_or_missing_configuration_gives_no_default(fleet):
 def test_empty_cluster_has_no_groups():
     empty = as_dump(build([]))
     status = fleet_status(empty)
-    assert status.to_dict() == {"groups": [], "unassignedCaches": []}
+    assert {k: v for k, v in status.to_dict().items() if k != "totals"} == {"groups": [], "unassignedCaches": []}
+    assert status.to_dict()["totals"]["groups"] == 0
 
 
 def test_a_group_with_an_empty_selector_has_every_node_as_member():
@@ -237,7 +243,7 @@ def test_a_recorded_not_in_input_read_is_said_so(fleet):
 def test_document_is_design_md_kcache_status_with_provenance(fleet):
     prov = Provenance.live("https://127.0.0.1:6443", "test", "2026-11-29T10:00:00Z", None)
     doc = StatusReport(fleet_status(fleet), prov).to_dict()
-    assert list(doc) == ["kind", "version", "source", "groups", "unassignedCaches"]
+    assert list(doc) == ["kind", "version", "source", "groups", "unassignedCaches", "totals"]
     assert (doc["kind"], doc["version"]) == ("KcacheStatus", 1)
     assert doc["source"] == {"from": "live", "cluster": "test", "server": "https://127.0.0.1:6443",
                              "takenAt": "2026-11-29T10:00:00Z", "generatedAt": prov.generated_at,

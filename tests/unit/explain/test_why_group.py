@@ -340,7 +340,7 @@ def test_drift_annotation_changed_after_session():
     assert "make the groups' selectors disjoint" in text
     assert ("kubectl -n team-a patch inferenceservice model --type=merge -p "
             f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in why.next_commands
-    assert why.to_dict()["next"] == list(why.next_commands)
+    assert why.to_dict()["fixes"] == list(why.next_commands)
     assert [(d.field, d.recorded, d.now) for d in why.pod_drift] == [("requestedNodeGroup", "gpu", "gpu-2")]
 
 
@@ -603,7 +603,7 @@ def test_to_dict_shape_is_the_contract():
     snapshot = load_files([str(FIXTURES / "annotation-drift.yaml")])
     doc = explain(snapshot, "team", "qwen-predictor-669889f77f-x7k2p").to_dict()
     assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache",
-                         "drift", "next", "steps", "groups"]
+                         "drift", "fixes", "steps", "groups", "why", "next"]
     assert doc["kind"] == "WhyGroup" and doc["version"] == 1
     assert doc["pod"] == {"namespace": "team", "name": "qwen-predictor-669889f77f-x7k2p"}
     assert doc["node"] == "gpu-node"
@@ -617,7 +617,7 @@ def test_to_dict_shape_is_the_contract():
     assert doc["kernelCache"] == {"name": "qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991",
                                   "nodeGroup": "gpu-a", "selectionSource": "annotation"}
     assert len(doc["drift"]) == 1 and '"gpu-b"' in doc["drift"][0]
-    assert doc["next"] == ["kubectl -n team patch inferenceservice qwen --type=merge -p "
+    assert doc["fixes"] == ["kubectl -n team patch inferenceservice qwen --type=merge -p "
                            '\'{"spec":{"predictor":{"annotations":{"serving.kserve.io/kernelcache-nodegroup":"gpu-b"}}}}\'']
     for step in doc["steps"]:
         assert set(step) == {"step", "outcome", "detail"}

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-from rich.console import Console
-
 from kubectl_kcache.explain import explain
-from kubectl_kcache.report.why_group_tree import render_tree
+from kubectl_kcache.report.why_group_tree import render
 from kubectl_kcache.snapshot import build, load_files
 from tests import builders as b
 
@@ -17,10 +16,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 DRIFT_POD = "qwen-predictor-669889f77f-x7k2p"
 
 
-def render(why) -> str:
-    console = Console(record=True, width=120, color_system=None)
-    render_tree(why, console)
-    return console.export_text()
+def render_text(why, wide: bool = True) -> str:
+    out = io.StringIO()
+    render(why, out, color=False, width=120, wide=wide)
+    return out.getvalue()
 
 
 def flat(text: str) -> str:
@@ -31,7 +30,7 @@ def flat(text: str) -> str:
 
 
 def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
-    text = render(explain(load_files([str(FIXTURES / "annotation-drift.yaml")]), "team", DRIFT_POD))
+    text = render_text(explain(load_files([str(FIXTURES / "annotation-drift.yaml")]), "team", DRIFT_POD))
     assert "\x1b[" not in text  # no colour codes
     lines = text.splitlines()
     assert lines[0] == f"why-group team/{DRIFT_POD} → gpu-a (source annotation)"
@@ -59,7 +58,7 @@ def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
 def test_tree_of_a_failure_shows_kserve_event_line():
     items = (config("fallback"), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
              b.group("gpu-b", {"zone": "east"}), session_capture(), producer())
-    text = render(explain(build(list(items), reads_assumed=True), NS, POD))
+    text = render_text(explain(build(list(items), reads_assumed=True), NS, POD))
     words = flat(text)
     assert text.splitlines()[0] == f"why-group {NS}/{POD} → ✗ no group: AmbiguousNodeGroup"
     assert "Outcome ✗ no group selected: KServe creates no KernelCache and emits" in words
@@ -70,7 +69,7 @@ def test_tree_of_a_failure_shows_kserve_event_line():
 
 def test_tree_of_a_missing_requested_group_and_missing_node():
     items = (config("fallback"), b.group("fallback", {"role": "x"}), session_capture(requested="missing"))
-    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
+    words = flat(render_text(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert f'Requested group ({ANN}): "missing" ✗ not found' in words
     assert 'Warning InvalidRequestedNodeGroup SelectNodeGroup: KernelCacheNodeGroup "missing" was not found' in words
     assert "Node gpu-node ✗ not found" in words
@@ -81,13 +80,13 @@ def test_tree_of_a_missing_requested_group_and_missing_node():
 def test_tree_of_a_prediction_and_a_what_if():
     items = (config(None), gpu_node(), b.group("gpu", {"role": "gpu"}), producer(node_name=""))
     snapshot = build(list(items), reads_assumed=True)
-    words = flat(render(explain(snapshot, NS, POD)))
+    words = flat(render_text(explain(snapshot, NS, POD)))
     assert "Capture none found (basis: predicted from the pod)" in words
     assert "Node (not recorded: the producer is not scheduled yet)" in words
     assert "Warning ProducerNodePending SelectNodeGroup: producer Pod node assignment has not been observed yet" \
         in words
     assert "Default (defaultNodeGroup): (not set)" in words
-    text = render(explain(snapshot, NS, POD, what_if_node="gpu-node"))
+    text = render_text(explain(snapshot, NS, POD, what_if_node="gpu-node"))
     assert text.splitlines()[0] == f"why-group {NS}/{POD} → gpu (source auto)  [what-if]"
     words = flat(text)
     assert "decided from: node gpu-node, requestedNodeGroup (none)" in words
@@ -97,11 +96,11 @@ def test_tree_of_a_prediction_and_a_what_if():
 def test_tree_shows_config_problems_and_label_defaults():
     items = (b.config_map({"enabled": True, "defaultNodeGroup": "role=gpu"}), b.node("gpu-node", {"role": "x"}),
              b.group("gpu", {"role": "gpu"}), session_capture())
-    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
+    words = flat(render_text(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert 'Default (defaultNodeGroup): "role=gpu" ✗ not found' in words
     assert 'default: defaultNodeGroup "role=gpu" looks like a node label' in words
     items = [gpu_node(), b.group("gpu", {"role": "gpu"}), session_capture()]
-    words = flat(render(explain(build(items, reads_assumed=True), NS, POD)))
+    words = flat(render_text(explain(build(items, reads_assumed=True), NS, POD)))
     assert "⚠ ConfigMap kserve/inferenceservice-config not found" in words
 
 
@@ -109,5 +108,5 @@ def test_tree_escapes_nothing_it_should_not():
     # names with rich markup characters are printed as they are
     items = (config(None), b.node("gpu-node", {"role": "[bold]x"}), b.group("gpu", {"role": "[bold]x"}),
              session_capture())
-    words = flat(render(explain(build(list(items), reads_assumed=True), NS, POD)))
+    words = flat(render_text(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert "role=[bold]x" in words

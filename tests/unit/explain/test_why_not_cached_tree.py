@@ -3,10 +3,10 @@ gate that rejected each, the notes and the next command; names from the cluster 
 
 from __future__ import annotations
 
-from rich.console import Console
+import io
 
 from kubectl_kcache.explain.why_not_cached import explain
-from kubectl_kcache.report.why_not_cached_tree import render_tree
+from kubectl_kcache.report.why_not_cached_tree import render as render_why
 from kubectl_kcache.snapshot import build
 from tests import builders as b
 
@@ -14,9 +14,9 @@ from .test_why_not_cached import CREATED, EARLY, LATER, NS, cluster, consumer
 
 
 def render(items, pod: str = "pod") -> str:
-    console = Console(record=True, width=120, color_system=None)
-    render_tree(explain(build(items, reads_assumed=True), NS, pod), console)
-    return console.export_text()
+    out = io.StringIO()
+    render_why(explain(build(items, reads_assumed=True), NS, pod), out, color=False, width=120, wide=True)
+    return out.getvalue()
 
 
 def flat(text: str) -> str:
@@ -38,7 +38,9 @@ def test_miss_that_would_hit_now():
     assert f"gpu-1: Ready lastUpdate {LATER}" in words
     assert "The webhook adds volume kernel-cache-source: image registry.example.com/team-a/qwen@sha256:" in words
     assert "The cache became Ready after the pod was created" in words
-    assert text.rstrip().endswith("└── Next kubectl -n team-a delete pod pod")
+    lines = text.splitlines()
+    assert lines[lines.index("Next:") + 1] == "  kubectl -n team-a delete pod pod"  # whole, outside the tree
+    assert lines.index("Next:") < 10
 
 
 def test_blocked_candidate_and_first_failure():
@@ -47,7 +49,8 @@ def test_blocked_candidate_and_first_failure():
     assert "why-not-cached team-a/pod → ✗ not cached; now: ✗ no cache (blocked by mount-type)" in words
     assert "✗ selection no candidate passes every check (see candidates) [no cache] ← first failure" in words
     assert ('✗ team-a/qwen mount-type: spec.mountType is "pvc": the webhook only mounts oci caches') in words
-    assert "Next kubectl -n team-a get kernelcache qwen -o yaml" in words
+    assert "Next: kubectl -n team-a get kernelcache qwen -o yaml" in words
+    assert 'Why: Today admission gives no cache: the closest KernelCache, team-a/qwen, fails the mount-type' in words
 
 
 def test_rejection_shows_the_denial():

@@ -18,7 +18,7 @@ from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render
 from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
-from kubectl_kcache.report.status_table import status_text
+from kubectl_kcache.report.status_table import View, status_text, with_changes
 from kubectl_kcache.snapshot import Read, build, load_files
 from tests import builders as b
 
@@ -52,29 +52,35 @@ def test_plain_table_rows_and_no_escapes(report):
     lines = text.splitlines()
     assert lines[0] == "cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · all namespaces"
     header = next(line for line in lines if line.startswith("GROUP"))
-    assert header.split() == ["GROUP", "SELECTOR", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING",
-                              "AGENTS", "CACHES"]
+    assert header.split() == ["GROUP", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS",
+                              "CACHES"]  # the selectors are in -o wide
     rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1:lines.index(header) + 4]}
-    assert rows == {"a": ["pool=a", "4", "3", "1", "1", "4", "0", "2/4", "3"],
-                    "ab": ["shared=yes", "1", "1", "0", "0", "1", "0", "0/1", "1"],
-                    "b": ["gpu=l40s,pool=b", "2", "1", "1", "0", "1", "1", "1/2", "2"]}
+    assert rows == {"a": ["4", "3", "1", "1", "4", "0", "2/4", "3"],
+                    "ab": ["1", "1", "0", "0", "1", "0", "0/1", "1"],
+                    "b": ["2", "1", "1", "0", "1", "1", "1/2", "2"]}
     cache_header = next(line for line in lines if line.startswith("KERNELCACHE"))
     assert cache_header.split() == ["KERNELCACHE", "GROUP", "NODES", "READY", "PENDING", "PULLING", "ERROR", "NO",
                                     "ENTRY"]
     start = lines.index(cache_header) + 1
     cells = [line.split() for line in lines[start:start + 9]]
-    assert cells == [
+    assert cells == [  # problems first: an Error entry, then members without an entry, then all Ready
         ["other/c9", "a", "4", "0", "0", "0", "1", "3"],
+        ["team/c4", "b", "2", "0", "0", "0", "1", "1"],
         ["team/c1", "a", "4", "1", "1", "1", "0", "1"],
         ["ab*", "1", "0", "0", "1", "0", "0"],
         ["team/c2", "a", "4", "0", "1", "1", "0", "2"],
+        ["team/c5", "b", "2", "0", "1", "0", "0", "1"],
         ["team/c3", "ab", "1", "1", "0", "0", "0", "0"],
         ["a*", "4", "1", "0", "0", "0", "3"],
-        ["team/c4", "b", "2", "0", "0", "0", "1", "1"],
-        ["team/c5", "b", "2", "0", "1", "0", "0", "1"],
         ["*", "not", "the", "KernelCache's", "group:", "entries", "on", "members", "that", "are", "also", "in", "its",
          "group,", "or", "that", "the", "agent", "has", "not", "dropped", "yet"],
     ]
+    wide = status_text(report, color=False, width=None, view=View(wide=True)).splitlines()
+    assert next(line for line in wide if line.startswith("b ")).split()[1] == "gpu=l40s,pool=b"
+    problems = status_text(report, color=False, width=None, view=View(problems=True)).splitlines()
+    assert not any(line.startswith("team/c3") for line in problems)
+    bare = status_text(report, color=False, width=None, view=View(headers=False)).splitlines()
+    assert bare[0].split()[0] == "a" and not any(line.startswith(("GROUP", "KERNELCACHE", "cluster")) for line in bare)
     assert lines[-3:] == ["KernelCaches no group prepares:",
                           "  team/c6  group 'missing' (from spec.nodeGroupRef) does not exist",
                           "  team/c7  group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding "
@@ -104,7 +110,7 @@ def test_colour_adds_the_heat_bar(report):
 def test_names_from_the_cluster_are_escaped():
     snap = build([b.group("gpu\x1b[31m", {"pool": "a\u202eb"}), b.node("n1", {"pool": "a\u202eb"})],
                  reads=OK_READS)
-    text = status_text(StatusReport(fleet_status(snap), PROV), color=False, width=None)
+    text = status_text(StatusReport(fleet_status(snap), PROV), color=False, width=None, view=View(wide=True))
     assert "\x1b" not in text and "\u202e" not in text
     assert "gpu\\x1b[31m" in text and "pool=a\\u202eb" in text
 
@@ -127,11 +133,14 @@ def test_a_narrow_terminal_folds_names_not_numbers(report):
     cells = replace(report.status.groups[0].caches[0], cache=long)
     group = replace(report.status.groups[0], caches=(cells,), selector={"k" * 50: "v" * 50})
     report = replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:])))
-    text = ANSI.sub("", status_text(report, color=True, width=100))
-    assert all(len(line) <= 100 for line in text.splitlines()), text
-    assert long not in text and long[:20] in text  # folded over several lines
-    assert "".join(line.split()[0] for line in text.splitlines() if line.startswith(("team/x", "x"))) == long
-    assert "2/4" in text  # numbers are never broken across lines
+    text = ANSI.sub("", status_text(report, color=True, width=100, view=View(wide=True)))
+    lines = text.splitlines()
+    # a name wider than its column is never cut: it is whole on a line of its own, the row follows
+    assert long in lines and "k" * 50 + "=" + "v" * 50 in [line.strip() for line in lines]
+    assert all(len(line) <= 100 for line in lines if long not in line and "k" * 50 not in line), text
+    after = lines[lines.index(long) + 1]
+    assert after.split()[:2] == ["a", "4"]  # the rest of the row, numbers whole
+    assert any("2/4" in line for line in lines)  # numbers are never broken across lines
 
 
 def test_json_and_yaml_are_the_document(report):
@@ -158,3 +167,37 @@ def test_bar_widths_are_proportional():
         "Ready": 9, "Pulling": 3, "Pending": 0, "Error": 0, "no entry": 0}
     assert bar_widths({"Ready": 999, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}, 12) == {
         "Ready": 11, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}
+
+
+def test_a_watch_redraw_marks_the_rows_that_changed(report):
+    before = status_text(report, color=False, width=None)
+    group = replace(report.status.groups[0], not_ready=2)
+    after = status_text(replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:]))),
+                        color=False, width=None)
+    marked = with_changes(after, before, color=False).splitlines()
+    changed = [line for line in marked if line.endswith(" ~")]
+    assert len(changed) == 1 and changed[0].split()[:4] == ["a", "4", "2", "2"]
+    assert with_changes(before, before, color=False) == before  # nothing changed: nothing marked
+
+
+def test_narrowed_to_a_group_and_to_labelled_caches(report):
+    from kubectl_kcache.report.status_common import narrowed, parse_selector, selector_selects
+
+    only_b = narrowed(report.status, "b")
+    assert [g.name for g in only_b.groups] == ["b"] and only_b.totals()["groups"] == 1
+    assert set(only_b.caches) == {"team/c4", "team/c5"}
+    only_c1 = narrowed(report.status, None, {"team/c1"})
+    assert {cell.cache for g in only_c1.groups for cell in g.caches} == {"team/c1"}
+    reqs = parse_selector("app=llm,tier!=t0,gpu,!legacy")
+    assert selector_selects(reqs, {"app": "llm", "tier": "t1", "gpu": ""})
+    assert not selector_selects(reqs, {"app": "llm", "tier": "t0", "gpu": ""})
+    assert not selector_selects(reqs, {"app": "llm", "gpu": "", "legacy": "1"})
+    with pytest.raises(ValueError):
+        parse_selector("a=b,")
+
+
+def test_the_watch_header_line_is_never_marked(report):
+    before = status_text(report, color=False, width=None, header="watching, Ctrl-C to stop")
+    later = replace(report, provenance=replace(PROV, taken_at="2026-11-29T10:05:00Z"))
+    after = status_text(later, color=False, width=None, header="watching, Ctrl-C to stop")
+    assert with_changes(after, before, color=False) == after
