@@ -9,6 +9,8 @@ bench:
 	python3 -m bench.run
 catalogue:
 	python3 -m kubectl_kcache.checks.catalogue > docs/checks.md
-.PHONY: dist
+.PHONY: dist release
 dist:
 	python3 krew-manifest/build.py --out dist
+release:
+	python3 krew-manifest/release.py --out dist

@@ -311,15 +311,19 @@ def main(ctx: click.Context, **kwargs: Any) -> None:
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
-def version(output: str) -> None:
-    """Print the plugin's version (and, as json or yaml, the Python and platform it runs on)."""
+@click.option("--client", is_flag=True, help="Accepted as kubectl takes it: the plugin has no server version.")
+def version(output: str, client: bool) -> None:
+    """Print the plugin's version, the commit it was built from and when (as json or yaml, also the Python
+    and platform it runs on)."""
+    from .buildinfo import build_info
+
+    info = build_info()
     if output == "text":
-        _write(f"kubectl-kcache {__version__}")
+        _write(f"kubectl-kcache {info.version}\ncommit: {info.commit} ({info.tree_state})\nbuilt: {info.date}")
         return
     import platform
 
-    doc = {"clientVersion": {"version": __version__, "gitVersion": f"v{__version__}",
-                             "python": platform.python_version(),
+    doc = {"clientVersion": {**info.to_dict(), "python": platform.python_version(),
                              "platform": f"{platform.system().lower()}/{platform.machine().lower()}"}}
     _write(_dump_doc(doc, output))
 
