@@ -37,7 +37,7 @@ def _build_module() -> ModuleType:
 
 def changelog_section(text: str, version: str) -> str:
     """The body of `## v<version>` in CHANGELOG.md (up to the next `## `), stripped; '' when there is none."""
-    m = re.search(rf"^## v{re.escape(version)}(?:\s.*)?\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    m = re.search(rf"^## v{re.escape(version)}(?:[ \t][^\n]*)?\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     return m.group(1).strip() if m else ""
 
 
