@@ -4,6 +4,7 @@
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -12,7 +13,7 @@ ROOT = Path(__file__).resolve().parent
 BUILDINFO = ROOT / "kubectl_kcache" / "buildinfo.py"
 
 
-def _buildinfo() -> types.ModuleType:
+def _buildinfo() -> ModuleType:
     """buildinfo.py on its own (its package's dependencies are not installed yet at build time)."""
     spec = importlib.util.spec_from_file_location("_kcache_buildinfo", BUILDINFO)
     assert spec and spec.loader
@@ -33,7 +34,8 @@ class BuildWithCommit(build_py):
     def run(self) -> None:
         super().run()
         info = _buildinfo()
-        (Path(self.build_lib) / "kubectl_kcache" / "_build.py").write_text(info.module_text(info.from_git(ROOT, _version())))
+        target = Path(self.build_lib) / "kubectl_kcache" / "_build.py"
+        target.write_text(info.module_text(info.from_git(ROOT, _version())))
 
 
 setup(cmdclass={"build_py": BuildWithCommit})

@@ -396,6 +396,7 @@ def doctor(
     failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
     if failed:
         sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
+        _access_hint("doctor", snap.reads, bool(flags.get("as_user")))
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -928,6 +929,8 @@ def _run(argv: list[str]) -> int:
         return EXIT_USAGE
     except IncompleteError as exc:
         sys.stderr.write(f"error: {exc}\n")
+        _access_hint(next((a for a in argv if a in main.commands), PROG), exc, any(
+            a == "--as" or a.startswith("--as=") for a in argv))
         return EXIT_INCOMPLETE
     except KcacheError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -941,6 +944,20 @@ def _run(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug: say so, say where, never a raw traceback
         return _internal_error(exc)
     return int(result or 0)
+
+
+def _access_hint(command: str, refused: Any, impersonated: bool) -> None:
+    """After an exit-3 error: who was refused, the read-only role to bind, `kubectl auth can-i` per read.
+    `refused`: a snapshot's reads, or an IncompleteError (its refused reads, or itself when a 403)."""
+    from .errors import Forbidden
+    from .report.access_hint import Refused, access_hint, from_reads
+
+    if isinstance(refused, Forbidden):
+        found = [Refused(refused.verb or "get", refused.resource, None, str(refused))]
+    else:
+        found = from_reads(refused.refused if isinstance(refused, IncompleteError) else refused)
+    for line in access_hint(command, found, impersonated):
+        sys.stderr.write(line + "\n")
 
 
 def _internal_error(exc: BaseException) -> int:

@@ -147,7 +147,7 @@ def render_catalogue() -> str:
     lines += [
         "## Read-only RBAC for the doctor",
         "",
-        f"Every read above, as one ClusterRole (get, list and watch only; the doctor writes nothing), shipped with",
+        "Every read above, as one ClusterRole (get, list and watch only; the doctor writes nothing), shipped with",
         f"an example binding as [`{RBAC_FILE}`](../{RBAC_FILE}) (`kubectl apply -f {RBAC_FILE}` after editing",
         "the binding's subject). The",
         "comments give the scope the doctor uses; a ClusterRole cannot express it, but Roles per namespace",

@@ -62,4 +62,6 @@ def require(snapshot: ClusterSnapshot, command: str, reads: Iterable[tuple[str, 
     text = f"{command} cannot answer: {'; '.join(problems)}"
     if all(p.endswith(IN_INPUT_FILES) for p in problems):
         raise InputError(text + " (add them to the files, or read the cluster live)")  # exit 2: the input
-    raise IncompleteError(text)  # exit 3: the cluster could not be read
+    error = IncompleteError(text)  # exit 3: the cluster could not be read
+    error.refused = tuple(r for r in snapshot.reads if r.status == "forbidden")
+    raise error

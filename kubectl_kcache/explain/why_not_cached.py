@@ -222,8 +222,10 @@ def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bo
         where = ns or (namespace if resource in ("pods", c.PLURAL_CACHES) else None)
         status = _read(snapshot, resource, where)
         if status == "forbidden":
-            raise IncompleteError(f"cannot list {resource}{f' in {where}' if where else ''} (forbidden): "
-                                  "why-not-cached needs it to replay KServe's decision")
+            error = IncompleteError(f"cannot list {resource}{f' in {where}' if where else ''} (forbidden): "
+                                    "why-not-cached needs it to replay KServe's decision")
+            error.refused = tuple(r for r in snapshot.reads if r.status == "forbidden")
+            raise error
         if status == "unread" and not snapshot.reads_assumed:
             raise IncompleteError(f"list {resource}{f' in {where}' if where else ''} was not read: why-not-cached "
                                   "needs it (take the snapshot with `kubectl kcache dump`)")

@@ -45,8 +45,8 @@ def managed_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (lib / "site-packages").mkdir()
     python = prefix / "bin" / "python3"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    where = subprocess.run([str(python), "-c", "import sys, sysconfig; print(sys.prefix, sysconfig.get_path('stdlib'))"],
-                           capture_output=True, text=True, env=env, timeout=60)
+    probe = "import sys, sysconfig; print(sys.prefix, sysconfig.get_path('stdlib'))"
+    where = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert where.returncode == 0, where.stderr
     assert where.stdout.split() == [str(prefix), str(lib)], where.stdout
     ensurepip = subprocess.run([str(python), "-m", "ensurepip", "--default-pip"], capture_output=True, text=True,

@@ -27,10 +27,9 @@ from .cluster import Cluster
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSION_TAG = "v" + next(
-    line.split("=", 1)[1].strip().strip('"') for line in (ROOT / "kubectl_kcache" / "__init__.py").read_text().splitlines()
-    if line.startswith("__version__ =")
-)
+VERSION_TAG = "v" + next(line.split("=", 1)[1].strip().strip('"')
+                         for line in (ROOT / "kubectl_kcache" / "__init__.py").read_text().splitlines()
+                         if line.startswith("__version__ ="))
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:

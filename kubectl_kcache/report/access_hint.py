@@ -1,0 +1,89 @@
+"""What to tell a user whose reads the API server refused (exit 3): who was refused, the read-only role that
+grants every read of the read commands (deploy/doctor-rbac.yaml, the doctor's ClusterRole) and how to check
+each refused read with `kubectl auth can-i`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .. import __version__
+from ..checks.catalogue import RBAC_FILE, ROLE_NAME, api_group_of
+from ..text import command, escape
+
+RBAC_URL = f"https://raw.githubusercontent.com/kserve/kubectl-kcache/v{__version__}/{RBAC_FILE}"
+# the API server's words for RBAC's refusal: `pods is forbidden: User "alice" cannot list resource "pods" ...`
+_REFUSED = re.compile(r'User "((?:[^"\\]|\\.)*)" cannot ')
+MAX_CAN_I = 4  # more refused reads than this: the role is the answer, not a list of checks
+
+
+@dataclass(frozen=True)
+class Refused:
+    verb: str
+    resource: str
+    namespace: str | None
+    message: str  # the API server's
+
+
+def identity(refused: Iterable[Refused]) -> str | None:
+    """The user the API server names in its refusals (the first one)."""
+    for r in refused:
+        m = _REFUSED.search(r.message)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _binding(user: str) -> str:
+    sa = re.fullmatch(r"system:serviceaccount:([^:]+):([^:]+)", user)
+    subject = f"--serviceaccount={sa.group(1)}:{sa.group(2)}" if sa else f"--user={user}"
+    name = re.sub(r"[^a-z0-9.-]+", "-", f"kcache-doctor-{sa.group(2) if sa else user}".lower()).strip("-.")[:63]
+    return command("kubectl", "create", "clusterrolebinding", name, f"--clusterrole={ROLE_NAME}", subject)
+
+
+def access_hint(command_name: str, refused: list[Refused], impersonated: bool) -> list[str]:
+    """The lines that follow the exit-3 error of `command_name` when reads were refused ([] when none were)."""
+    if not refused:
+        return []
+    user = identity(refused)
+    unique = _unique(refused)
+    who = f'User "{escape(user)}"' if user else "this kubeconfig's identity"
+    lines = [f"{command_name}: the API server refused {who} {len(unique)} read{'s' if len(unique) > 1 else ''}. "
+             "To grant every read of the read commands, an administrator applies the read-only role and binds it:",
+             f"  {command('kubectl', 'apply', '-f', RBAC_URL)}"]
+    if user:
+        lines.append(f"  {_binding(user)}")
+    as_user = [f"--as={user}"] if user and impersonated else []
+    lines.append(f"Check {'each' if len(unique) <= MAX_CAN_I else 'a'} refused read:")
+    for r in unique[:MAX_CAN_I]:
+        scope = ["-n", r.namespace] if r.namespace else []
+        lines.append(f"  {command('kubectl', 'auth', 'can-i', r.verb, _qualified(r.resource), *scope, *as_user)}")
+    if len(unique) > MAX_CAN_I:
+        lines.append(f"  (and {len(unique) - MAX_CAN_I} more)")
+    return lines
+
+
+def _qualified(resource: str) -> str:
+    """`kernelcaches.serving.kserve.io`: kubectl auth can-i finds a resource of another group by this name."""
+    try:
+        group = api_group_of(resource)
+    except KeyError:
+        return resource
+    return f"{resource}.{group}" if group else resource
+
+
+def _unique(refused: list[Refused]) -> list[Refused]:
+    seen, out = set(), []
+    for r in refused:
+        key = (r.verb, r.resource, r.namespace)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def from_reads(reads: Iterable[object]) -> list[Refused]:
+    """The forbidden reads of a snapshot (snapshot.Read records)."""
+    return [Refused(getattr(r, "verb", "list"), getattr(r, "resource", ""), getattr(r, "namespace", None),
+                    getattr(r, "message", "")) for r in reads if getattr(r, "status", "") == "forbidden"]
