@@ -328,6 +328,16 @@ def version(output: str, client: bool) -> None:
     _write(_dump_doc(doc, output))
 
 
+@main.command("completion", context_settings=CONTEXT_SETTINGS)
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish", "powershell"]))
+def completion_command(shell: str) -> None:
+    """Print the shell completion script for SHELL: `source <(kubectl kcache completion bash)` (or zsh;
+    `| source` in fish). It completes `kubectl-kcache` and `kubectl kcache`, also on kubectl older than 1.26."""
+    from .completion import script
+
+    sys.stdout.write(script(shell))
+
+
 # ---- doctor -------------------------------------------------------------------------------------
 
 DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown", "html", "name")
@@ -1000,8 +1010,9 @@ def completion(words: list[str]) -> tuple[list[str], int]:
     cmd = main.commands.get(words[0])
     if cmd is None:
         return [], COMPLETE_NO_FILES
-    if current.startswith("-"):
-        names = sorted({n for p in cmd.params for n in getattr(p, "opts", []) if n.startswith("--")})
+    if current.startswith("-"):  # `-` lists the short flags too, `--` only the long ones
+        names = sorted({n for p in cmd.params for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
+                        if not getattr(p, "hidden", False)})
         return [n for n in names if n.startswith(current)], COMPLETE_NO_FILES
     prev = words[-2] if len(words) >= 2 else ""
     if prev in FILE_FLAGS:
@@ -1034,6 +1045,18 @@ def _flag(words: list[str], *names: str) -> str | None:
     return value
 
 
+def _flags(words: list[str], *names: str) -> list[str]:
+    """Every value of a repeatable flag among `words` (the word being completed aside)."""
+    values = []
+    for i, word in enumerate(words[:-1]):
+        for name in names:
+            if word == name and i + 1 < len(words) - 1:
+                values.append(words[i + 1])
+            elif word.startswith(name + "="):
+                values.append(word.split("=", 1)[1])
+    return values
+
+
 def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
     from .kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
 
@@ -1055,6 +1078,12 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
         what = "pods"
     if what is None:
         return []
+    from_files = _flags(words, "-f", "--from-file")
+    if from_files:  # offline: the names in the snapshot files, never the cluster
+        from .completion import names_from_files
+
+        names = names_from_files(from_files, what, _flag(words, "-n", "--namespace"))
+        return [n for n in names if n.startswith(current)]
     flags = {key: _flag(words, *names) for key, names in (
         ("kubeconfig", ("--kubeconfig",)), ("context", ("--context",)), ("cluster", ("--cluster",)),
         ("user", ("--user",)), ("namespace", ("-n", "--namespace")), ("server", ("--server", "-s")))}
