@@ -49,6 +49,14 @@ KUBE_FLAGS = (
     "token",
     "server",
     "v",
+    "as_uid",
+    "tls_server_name",
+    "client_certificate",
+    "client_key",
+    "username",
+    "password",
+    "disable_compression",
+    "cache_dir",
 )
 
 
@@ -92,6 +100,17 @@ def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "
         click.option("--certificate-authority", metavar="PATH", help="Path to a CA bundle for the server."),
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
+        click.option("--as-uid", "as_uid", metavar="UID", help="UID to impersonate (with --as)."),
+        click.option("--tls-server-name", metavar="NAME",
+                     help="Server name to verify the server's certificate against (default: the --server host)."),
+        click.option("--client-certificate", metavar="PATH", help="Path to a client certificate for TLS."),
+        click.option("--client-key", metavar="PATH", help="Path to the client certificate's key."),
+        click.option("--username", metavar="NAME", help="Username for basic authentication (with --password)."),
+        click.option("--password", metavar="PASSWORD", help="Password for basic authentication (with --username)."),
+        click.option("--disable-compression", is_flag=True, default=None,
+                     help="Taken as kubectl takes it; the plugin never asks for compressed answers anyway."),
+        click.option("--cache-dir", metavar="PATH",
+                     help="Taken as kubectl takes it; the plugin keeps no discovery cache, so nothing is written."),
         click.option(
             "-v", "--v", "v", metavar="LEVEL", default=None, callback=_log_level,
             help="Log level for API requests on stderr: 6 each request, its status and time; 8 adds headers; "
@@ -162,7 +181,13 @@ def _overrides(flags: dict[str, Any]) -> Any:
         token=flags.get("token"),
         impersonate=flags.get("as_user"),
         impersonate_groups=tuple(flags.get("as_group") or ()),
+        impersonate_uid=flags.get("as_uid"),
         request_timeout=parse_duration(flags.get("request_timeout")),
+        tls_server_name=flags.get("tls_server_name"),
+        client_certificate=flags.get("client_certificate"),
+        client_key=flags.get("client_key"),
+        username=flags.get("username"),
+        password=flags.get("password"),
     )
 
 
@@ -989,7 +1014,8 @@ def _internal_error(exc: BaseException) -> int:
 # cobra's shell completion directives (kubectl's plugin completion protocol)
 COMPLETE_FILES = 0  # ShellCompDirectiveDefault: let the shell complete file names
 COMPLETE_NO_FILES = 4  # ShellCompDirectiveNoFileComp
-FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority")
+FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority",
+              "--client-certificate", "--client-key", "--cache-dir")
 KUBECONFIG_SECTIONS = {"--context": "contexts", "--cluster": "clusters", "--user": "users"}
 LIVE_TIMEOUT = "2s"  # completion lists live objects, but never keeps the shell waiting long
 

@@ -15,6 +15,7 @@ from ..text import command, escape
 RBAC_URL = f"https://raw.githubusercontent.com/kserve/kubectl-kcache/v{__version__}/{RBAC_FILE}"
 # the API server's words for RBAC's refusal: `pods is forbidden: User "alice" cannot list resource "pods" ...`
 _REFUSED = re.compile(r'User "((?:[^"\\]|\\.)*)" cannot ')
+ANONYMOUS = "system:anonymous"
 MAX_CAN_I = 4  # more refused reads than this: the role is the answer, not a list of checks
 
 
@@ -48,6 +49,10 @@ def access_hint(command_name: str, refused: list[Refused], impersonated: bool) -
         return []
     user = identity(refused)
     unique = _unique(refused)
+    if user == ANONYMOUS:  # no credentials reached the server: a role for everyone is not the answer
+        return [f"{command_name}: the API server took these requests as {ANONYMOUS}: no credentials it accepts were "
+                "sent; check the kubeconfig's user (kubectl config view --minify) or give --token or "
+                "--client-certificate and --client-key"]
     who = f'User "{escape(user)}"' if user else "this kubeconfig's identity"
     lines = [f"{command_name}: the API server refused {who} {len(unique)} read{'s' if len(unique) > 1 else ''}. "
              "To grant every read of the read commands, an administrator applies the read-only role and binds it:",
