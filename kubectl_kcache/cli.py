@@ -133,27 +133,29 @@ def _log_level(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def parse_duration(text: str | None) -> float | None:
-    """kubectl's --request-timeout: a plain number of seconds or a Go duration (1h2m3s, 500ms)."""
+    """kubectl's --request-timeout: a plain number of seconds or a Go duration (1h2m3s, 500ms), parsed by
+    durationpy; the units Go's time.ParseDuration lacks (d, w) and negative values are refused as kubectl
+    refuses them."""
     if text is None:
         return None
     text = text.strip()
+    bad = click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
     try:
         value = float(text)
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(value) or value < 0:
-            raise click.BadParameter(
-                f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout"
-            )
-        return value
-    import re
+        import re
 
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
-    return sum(float(n) * units[u] for n, u in parts)
+        import durationpy
+
+        if not text or re.search(r"[^0-9.hmsuµn+-]", text):
+            raise bad from None
+        try:
+            value = durationpy.from_str(text).total_seconds()
+        except (durationpy.DurationError, ValueError, OverflowError):
+            raise bad from None
+    if not math.isfinite(value) or value < 0:
+        raise bad
+    return value
 
 
 def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
