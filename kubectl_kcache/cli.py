@@ -825,8 +825,11 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
 @_kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
+@click.option("--anonymize", is_flag=True,
+              help="Replace node, namespace, InferenceService, pod, registry and image names by tokens, the same "
+                   "name by the same token, so that every command gives the same answers (review it still).")
 @click.pass_context
-def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -> int:
+def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool, **kwargs: Any) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
     removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
     the faster format for large clusters."""
@@ -842,7 +845,11 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
         raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
     progress = _Progress()
     try:
-        writer = DumpWriter(out, output)
+        writer: Any = DumpWriter(out, output)
+        if anonymize:
+            from .anonymize import AnonymizingWriter
+
+            writer = AnonymizingWriter(writer)
         snap = collect(client, scope, progress=progress, sink=writer.item)
         writer.finish(meta_document(snap, scope.describe()))
         if tmp:
