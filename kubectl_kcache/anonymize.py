@@ -41,6 +41,7 @@ class Anonymizer:
     def __init__(self, items: list[dict[str, Any]]):
         self.map: dict[str, str] = {}
         self.images: dict[str, str] = {}  # repository path parts -> tokens
+        self._counters: dict[str, int] = {}
         self.pattern: re.Pattern[str] | None = None
         self._collect(items)
         self._compile()
@@ -54,10 +55,9 @@ class Anonymizer:
     def _token(self, kind: str, name: str, fmt: str, width: int = 1) -> str:
         """The token of `name`; numbered in the order names are given, zero-padded to `width` digits so that
         tokens sort as the names they stand for (reports sorted by name keep their order)."""
-        counters = self.__dict__.setdefault("_counters", {})
         if name not in self.map:
-            counters[kind] = counters.get(kind, 0) + 1
-            self.map[name] = fmt.format(str(counters[kind]).zfill(width))
+            self._counters[kind] = self._counters.get(kind, 0) + 1
+            self.map[name] = fmt.format(str(self._counters[kind]).zfill(width))
         return self.map[name]
 
     def _collect(self, items: list[dict[str, Any]]) -> None:
@@ -98,7 +98,7 @@ class Anonymizer:
 
         out: list[tuple[str, Any]] = []
         for pod in pods:
-            spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+            spec = _field(pod, "spec")
             for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
                 for key in ("command", "args"):
                     words = container.get(key) if isinstance(container, dict) else None
@@ -116,12 +116,8 @@ class Anonymizer:
 
         out: list[tuple[str, str]] = []
         for factors in _factor_sets(items):
-            new = {k: self.replace(v) for k, v in factors.items()}
-            for values in (factors, new):
-                if values is factors:
-                    old_w, old_c = _footprint_maps(values)
-                else:
-                    new_w, new_c = _footprint_maps(values)
+            old_w, old_c = _footprint_maps(factors)
+            new_w, new_c = _footprint_maps({k: self.replace(v) for k, v in factors.items()})
             out += [(hash_map(old_w), hash_map(new_w)), (hash_map(old_c), hash_map(new_c))]
         return out
 
@@ -161,13 +157,13 @@ class Anonymizer:
             for ref in refs:
                 out.append((kn.generated_kernel_cache_name(cap, ref),
                             lambda r, cp=cap, rf=ref: kn.generated_kernel_cache_name(r(cp), r(rf))))
-        nodes = _node_names(by_kind)
+        entries = _cache_entries(by_kind.get("KernelCacheNode", []))
         cache_names, out = out, []
-        for kc in by_kind.get("KernelCache", []):
+        for kc in by_kind.get("KernelCache", []):  # a preparation Job per node that has an entry for the cache
             ns, name, ref = _meta(kc).get("namespace", ""), _meta(kc).get("name", ""), _spec_image(kc)
             if not ref:
                 continue
-            for node in nodes:
+            for node in entries.get(f"{ns}/{name}", ()):
                 out.append((kn.preparation_job_name(ns, name, ref, node),
                             lambda r, a=ns, b=name, d=ref, e=node: kn.preparation_job_name(r(a), r(b), r(d), r(e))))
         return capture_names, cache_names, out
@@ -218,11 +214,27 @@ def _footprint_maps(factors: dict[str, str]) -> tuple[dict[str, str], dict[str, 
     return workload, {"runtimeImage": factors["runtimeImage"], "modelURIHash": factors["modelURIHash"], **runtime}
 
 
+def _cache_entries(kcns: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """namespace/name of a KernelCache -> the KernelCacheNodes (nodes) with an entry for it."""
+    out: dict[str, list[str]] = {}
+    for kcn in kcns:
+        status = _field(kcn, "status")
+        for key in status.get("cacheStatus") or {}:
+            out.setdefault(str(key), []).append(_meta(kcn).get("name", ""))
+    return out
+
+
 def _node_names(by_kind: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Nodes, KernelCacheNodes (named after their node, which may be gone) and the nodes pods ran on."""
     names = {_meta(i).get("name", "") for kind in ("Node", "KernelCacheNode") for i in by_kind.get(kind, [])}
     names |= {str((p.get("spec") or {}).get("nodeName") or "") for p in by_kind.get("Pod", [])}
     return sorted(names - {""})
+
+
+def _field(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """obj[key] when it is a mapping, else an empty one (a dump's objects are data, not trusted)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _meta(item: dict[str, Any]) -> dict[str, Any]:
@@ -232,8 +244,7 @@ def _meta(item: dict[str, Any]) -> dict[str, Any]:
 
 def _spec_image(kc: dict[str, Any]) -> str:
     """A KernelCache's spec.artifact.imageReference."""
-    spec = kc.get("spec") if isinstance(kc.get("spec"), dict) else {}
-    artifact = spec.get("artifact") if isinstance(spec.get("artifact"), dict) else {}
+    artifact = _field(_field(kc, "spec"), "artifact")
     return str(artifact.get("imageReference") or "")
 
 
