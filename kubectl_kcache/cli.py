@@ -432,8 +432,7 @@ def doctor(
     # in the report, but it is not an API failure: the findings decide the exit code then
     failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
     if failed:
-        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}\n")
-        _access_hint("doctor", snap.reads, bool(flags.get("as_user")))
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}{_access_hint(snap.reads, flags)}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -972,9 +971,8 @@ def _run(argv: list[str]) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     except IncompleteError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        _access_hint(next((a for a in argv if a in main.commands), PROG), exc, any(
-            a == "--as" or a.startswith("--as=") for a in argv))
+        impersonated = any(a == "--as" or a.startswith("--as=") for a in argv)
+        sys.stderr.write(f"error: {exc}{_access_hint(exc, {'as_user': impersonated})}\n")
         return EXIT_INCOMPLETE
     except KcacheError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -990,8 +988,8 @@ def _run(argv: list[str]) -> int:
     return int(result or 0)
 
 
-def _access_hint(command: str, refused: Any, impersonated: bool) -> None:
-    """After an exit-3 error: who was refused, the read-only role to bind, `kubectl auth can-i` per read.
+def _access_hint(refused: Any, flags: dict[str, Any]) -> str:
+    """The end of an exit-3 error line when reads were refused: who, the role to bind, `kubectl auth can-i`.
     `refused`: a snapshot's reads, or an IncompleteError (its refused reads, or itself when a 403)."""
     from .errors import Forbidden
     from .report.access_hint import Refused, access_hint, from_reads
@@ -1000,8 +998,8 @@ def _access_hint(command: str, refused: Any, impersonated: bool) -> None:
         found = [Refused(refused.verb or "get", refused.resource, None, str(refused))]
     else:
         found = from_reads(refused.refused if isinstance(refused, IncompleteError) else refused)
-    for line in access_hint(command, found, impersonated):
-        sys.stderr.write(line + "\n")
+    hint = access_hint(found, bool(flags.get("as_user")))
+    return f". {hint}" if hint else ""
 
 
 def _internal_error(exc: BaseException) -> int:

@@ -1,6 +1,6 @@
-"""What to tell a user whose reads the API server refused (exit 3): who was refused, the read-only role that
-grants every read of the read commands (deploy/doctor-rbac.yaml, the doctor's ClusterRole) and how to check
-each refused read with `kubectl auth can-i`."""
+"""What to tell a user whose reads the API server refused (exit 3), on the error's one line: who was refused,
+the read-only role that grants every read of the read commands (deploy/doctor-rbac.yaml, the doctor's
+ClusterRole) with a binding for that identity, and how to check a refused read with `kubectl auth can-i`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ RBAC_URL = f"https://raw.githubusercontent.com/kserve/kubectl-kcache/v{__version
 # the API server's words for RBAC's refusal: `pods is forbidden: User "alice" cannot list resource "pods" ...`
 _REFUSED = re.compile(r'User "((?:[^"\\]|\\.)*)" cannot ')
 ANONYMOUS = "system:anonymous"
-MAX_CAN_I = 4  # more refused reads than this: the role is the answer, not a list of checks
 
 
 @dataclass(frozen=True)
@@ -43,30 +42,26 @@ def _binding(user: str) -> str:
     return command("kubectl", "create", "clusterrolebinding", name, f"--clusterrole={ROLE_NAME}", subject)
 
 
-def access_hint(command_name: str, refused: list[Refused], impersonated: bool) -> list[str]:
-    """The lines that follow the exit-3 error of `command_name` when reads were refused ([] when none were)."""
+def access_hint(refused: list[Refused], impersonated: bool) -> str:
+    """What follows the exit-3 error on its line when reads were refused ("" when none were): who was refused,
+    the commands that grant every read of the read commands, and how to check one refused read."""
     if not refused:
-        return []
+        return ""
     user = identity(refused)
-    unique = _unique(refused)
     if user == ANONYMOUS:  # no credentials reached the server: a role for everyone is not the answer
-        return [f"{command_name}: the API server took these requests as {ANONYMOUS}: no credentials it accepts were "
-                "sent; check the kubeconfig's user (kubectl config view --minify) or give --token or "
-                "--client-certificate and --client-key"]
-    who = f'User "{escape(user)}"' if user else "this kubeconfig's identity"
-    lines = [f"{command_name}: the API server refused {who} {len(unique)} read{'s' if len(unique) > 1 else ''}. "
-             "To grant every read of the read commands, an administrator applies the read-only role and binds it:",
-             f"  {command('kubectl', 'apply', '-f', RBAC_URL)}"]
-    if user:
-        lines.append(f"  {_binding(user)}")
+        return (f"the API server took the requests as {ANONYMOUS}: no credentials it accepts were sent (check the "
+                "kubeconfig's user, or give --token, or --client-certificate and --client-key)")
+    unique = _unique(refused)
+    first = unique[0]
+    scope = ["-n", first.namespace] if first.namespace else []
     as_user = [f"--as={user}"] if user and impersonated else []
-    lines.append(f"Check {'each' if len(unique) <= MAX_CAN_I else 'a'} refused read:")
-    for r in unique[:MAX_CAN_I]:
-        scope = ["-n", r.namespace] if r.namespace else []
-        lines.append(f"  {command('kubectl', 'auth', 'can-i', r.verb, _qualified(r.resource), *scope, *as_user)}")
-    if len(unique) > MAX_CAN_I:
-        lines.append(f"  (and {len(unique) - MAX_CAN_I} more)")
-    return lines
+    can_i = command("kubectl", "auth", "can-i", first.verb, _qualified(first.resource), *scope, *as_user)
+    grant = command("kubectl", "apply", "-f", RBAC_URL)
+    if user:
+        grant += " && " + _binding(user)
+    who = f'User "{escape(user)}"' if user else "this kubeconfig's identity"
+    reads = f"{len(unique)} read{'s' if len(unique) > 1 else ''}"
+    return f"{who} was refused {reads}; bind the read-only role: {grant}; check a read: {can_i}"
 
 
 def _qualified(resource: str) -> str:
