@@ -43,11 +43,11 @@ def test_client_certificate_and_key_authenticate_as_the_certificate_user(cluster
     assert admin.returncode == 0, admin.stderr
     alice = kcache(cluster, "status", *flags(cluster, "--client-certificate", str(pki / "alice.crt"),
                                              "--client-key", str(pki / "alice.key")), kubeconfig=no_kubeconfig)
-    assert alice.returncode == 3 and 'refused User "alice"' in alice.stderr, alice.stderr
+    assert alice.returncode == 3 and 'User "alice" was refused' in alice.stderr, alice.stderr
     # over the kubeconfig's own user (admin): the flags win
     over = kcache(cluster, "status", "--client-certificate", str(pki / "alice.crt"), "--client-key",
                   str(pki / "alice.key"))
-    assert over.returncode == 3 and 'refused User "alice"' in over.stderr, over.stderr
+    assert over.returncode == 3 and 'User "alice" was refused' in over.stderr, over.stderr
     missing = kcache(cluster, "status", "--client-certificate", str(pki / "nope.crt"), "--client-key",
                      str(pki / "alice.key"))
     assert missing.returncode == 2 and "client-certificate" in missing.stderr and "No such file" in missing.stderr
