@@ -20,7 +20,7 @@ import hashlib
 import json
 import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,15 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
+from kubectl_kcache import readplan  # noqa: E402
 from kubectl_kcache.kernelcache.names import (  # noqa: E402
     capture_revision_name,
     generated_kernel_cache_name,
     label_value,
     preparation_job_name,
 )
+from kubectl_kcache.kinds import ListSpec  # noqa: E402
+from kubectl_kcache.snapshot import Read  # noqa: E402
 from tests.builders import digest  # noqa: E402
 
 KSERVE = "serving.kserve.io/v1alpha1"
@@ -143,14 +146,14 @@ class Cluster:
 
     # ---- the dump ---------------------------------------------------------------------------------
     def document(self) -> dict[str, Any]:
-        """Items in the order the live reader lists them, and one read per list with its count."""
+        """Items in the order the live reader lists them, and one read per list (its spec and count)."""
         reads: list[dict[str, Any]] = []
         ordered: list[dict[str, Any]] = []
         taken: set[int] = set()
-        for resource, namespace, match in reader_lists(self.items):
-            got = [o for o in self.items if match(o) and (namespace is None or ns_of(o) == namespace)]
+        for spec in reader_lists():
+            got = [o for o in self.items if lists(spec, o)]
             got.sort(key=lambda o: (ns_of(o), o["metadata"]["name"]))
-            reads.append({"resource": resource, "namespace": namespace, "status": "ok", "count": len(got)})
+            reads.append(Read.of(spec, "ok", len(got)).to_dict())
             for o in got:
                 if id(o) not in taken:
                     taken.add(id(o))
@@ -161,7 +164,8 @@ class Cluster:
         return {
             "kind": "KcacheSnapshot",
             "version": 1,
-            "meta": {"cluster": self.name, "takenAt": self.taken_at, "serverVersion": SERVER_VERSION, "reads": reads},
+            "meta": {"cluster": self.name, "takenAt": self.taken_at, "serverVersion": SERVER_VERSION,
+                     "scope": {"namespace": None}, "reads": reads},
             "items": ordered,
         }
 
@@ -170,68 +174,34 @@ def ns_of(obj: dict[str, Any]) -> str:
     return obj["metadata"].get("namespace") or ""
 
 
-Match = Callable[[dict[str, Any]], bool]
+def reader_lists() -> list[ListSpec]:
+    """What `kubectl kcache dump` lists, in its order (THE read plan: all namespaces, the default job
+    namespace)."""
+    return [readplan.resolve(spec, None, JOB_NS) for _, spec in readplan.DOCTOR_FIRST + readplan.DOCTOR_THEN]
 
 
-def is_kind(api_version: str, kind: str, name: str | None = None, namespace: str | None = None,
-            label: tuple[str, str | None] | None = None) -> Match:
-    def match(o: dict[str, Any]) -> bool:
-        if o["apiVersion"] != api_version or o["kind"] != kind:
+def _field(obj: dict[str, Any], path: str) -> Any:
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj or ""
+
+
+def lists(spec: ListSpec, obj: dict[str, Any]) -> bool:
+    """Whether the API server returns `obj` for the list `spec` (the selectors the plan uses)."""
+    if (obj["apiVersion"], obj["kind"]) != (spec.resource.api_version, spec.resource.kind):
+        return False
+    if spec.namespace is not None and ns_of(obj) != spec.namespace:
+        return False
+    labels = obj["metadata"].get("labels") or {}
+    for term in filter(None, spec.label_selector.split(",")):
+        key, _, value = term.partition("=")
+        if key not in labels or (value and labels[key] != value):
             return False
-        if name is not None and o["metadata"]["name"] != name:
+    for term in filter(None, spec.field_selector.split(",")):
+        key, _, value = term.partition("=")
+        if str(_field(obj, key)) != value:
             return False
-        if namespace is not None and ns_of(o) != namespace:
-            return False
-        if label is not None:
-            labels = o["metadata"].get("labels") or {}
-            if label[0] not in labels or (label[1] is not None and labels[label[0]] != label[1]):
-                return False
-        return True
-
-    return match
-
-
-def reader_lists(items: list[dict[str, Any]]) -> list[tuple[str, str | None, Match]]:
-    """collect.collect's lists, in its order (all namespaces, the default job namespace)."""
-    lists: list[tuple[str, str | None, Match]] = [
-        ("nodes", None, is_kind("v1", "Node")),
-        ("kernelcachenodegroups", None, is_kind(KSERVE, "KernelCacheNodeGroup")),
-        ("kernelcachenodes", None, is_kind(KSERVE, "KernelCacheNode")),
-        ("kernelcaches", None, is_kind(KSERVE, "KernelCache")),
-        ("kernelcachecaptures", None, is_kind(KSERVE, "KernelCacheCapture")),
-        ("configmaps", NS_KSERVE, is_kind("v1", "ConfigMap", "inferenceservice-config")),
-        ("namespaces", None, is_kind("v1", "Namespace")),
-        ("daemonsets", NS_KSERVE, is_kind("apps/v1", "DaemonSet", AGENT)),
-        ("pods", NS_KSERVE, is_kind("v1", "Pod", label=("control-plane", AGENT))),
-        ("deployments", NS_KSERVE, is_kind("apps/v1", "Deployment", CONTROLLER)),
-        ("mutatingwebhookconfigurations", None,
-         is_kind("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", WEBHOOK_CONFIG)),
-        ("endpointslices", NS_KSERVE,
-         is_kind("discovery.k8s.io/v1", "EndpointSlice", label=("kubernetes.io/service-name", WEBHOOK_SERVICE))),
-    ]
-    for plural in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures"):
-        lists.append(("customresourcedefinitions", None,
-                      is_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition", f"{plural}.serving.kserve.io")))
-    lists += [
-        ("jobs", JOB_NS, is_kind("batch/v1", "Job", label=("serving.kserve.io/kernel-cache-name", None))),
-        ("pods", JOB_NS, is_kind("v1", "Pod", label=("serving.kserve.io/kernel-cache-name", None))),
-        ("serviceaccounts", JOB_NS, is_kind("v1", "ServiceAccount", "kernel-cache-prefetcher-sa")),
-        ("serviceaccounts", JOB_NS, is_kind("v1", "ServiceAccount", "kernel-cache-prefetcher")),
-        ("rolebindings", None, is_kind("rbac.authorization.k8s.io/v1", "RoleBinding", "kernel-cache-prefetcher-rb")),
-        ("rolebindings", None, is_kind("rbac.authorization.k8s.io/v1", "RoleBinding", "kernel-cache-prefetcher")),
-    ]
-    lists.append(("pods", None, is_kind("v1", "Pod", label=("serving.kserve.io/inferenceservice", None))))
-
-    def capture_warning(o: dict[str, Any]) -> bool:
-        return (is_kind("v1", "Event")(o) and o.get("type") == "Warning"
-                and (o.get("involvedObject") or {}).get("kind") == "KernelCacheCapture")
-
-    def failed_create(o: dict[str, Any]) -> bool:
-        return (is_kind("v1", "Event")(o) and o.get("reason") == "FailedCreate"
-                and (o.get("involvedObject") or {}).get("kind") == "ReplicaSet")
-
-    lists += [("events", None, capture_warning), ("events", None, failed_create)]
-    return lists
+    return True
 
 
 # ---- nodes ------------------------------------------------------------------------------------------
@@ -1498,10 +1468,18 @@ EXAMPLES = {
 }
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Every object written out in full, as kubectl writes YAML: snapshot input refuses aliases."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def render(file: str) -> str:
     """The text of one example file."""
     make, title = EXAMPLES[file]
-    text = yaml.safe_dump(make().document(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(make().document(), Dumper=_NoAliases, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True)
     return HEADER.format(title=title, file=file) + text
 
 

@@ -150,3 +150,38 @@ def _checked(errors_of: Callable[[str], list[str]], valid: set[str], value: str,
 _VALID_NAMESPACES: set[str] = set()
 _VALID_KEYS: set[str] = set()
 _VALID_VALUES: set[str] = set()
+
+
+# ---- enums and numbers, as the API server refuses them ---------------------------------------------------
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # the order kube-apiserver lists them in
+FAILURE_POLICIES = ("Fail", "Ignore")
+SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "In", "NotIn")
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def not_supported(value: str, supported: tuple[str, ...]) -> str:
+    """field.NotSupported's text."""
+    return f"Unsupported value: {go_quote(value)}: supported values: {', '.join(go_quote(s) for s in supported)}"
+
+
+def selector_requirement_error(operator: str, values: tuple[str, ...]) -> str | None:
+    """metav1 ValidateLabelSelectorRequirement: the operator, and values for it."""
+    if operator in ("In", "NotIn"):
+        return None if values else "Required value: must be specified when `operator` is 'In' or 'NotIn'"
+    if operator in ("Exists", "DoesNotExist"):
+        return None if not values else "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+    return f"Invalid value: {go_quote(operator)}: not a valid selector operator"
+
+
+def integer_error(value: int, bits: int, go_field: str, nonnegative: bool = False) -> str | None:
+    """What the API server answers for an integer field: a number past the Go type does not decode (its JSON
+    error), a negative count is invalid (apimachinery's ValidateNonnegativeField)."""
+    top = INT32_MAX if bits == 32 else INT64_MAX
+    if not -top - 1 <= value <= top:
+        shown = f"{float(value):g}" if abs(value) >= 10**21 else str(value)
+        return f"json: cannot unmarshal number {shown} into Go struct field {go_field} of type int{bits}"
+    if nonnegative and value < 0:
+        return f"Invalid value: {value}: must be greater than or equal to 0"
+    return None

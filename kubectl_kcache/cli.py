@@ -28,7 +28,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
-from .text import escape
+from .text import command, escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -165,7 +165,38 @@ def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
         value = kwargs.pop(key, None)
         if value not in (None, (), False):
             merged[key] = value
+    _check_kube_flags(merged)
     return merged
+
+
+def _check_kube_flags(flags: dict[str, Any]) -> None:
+    """kubectl's flags are checked whether or not the command goes on to read the cluster: a mistyped one is
+    a usage error offline too, not silently ignored."""
+    parse_duration(flags.get("request_timeout"))
+    if flags.get("as_group") and not flags.get("as_user"):
+        raise click.BadParameter("requires --as (kubectl's rule)", param_hint="--as-group")
+    namespace = flags.get("namespace")
+    if namespace:
+        from .apivalidation import dns_label_errors, go_quote
+
+        errors = dns_label_errors(namespace)
+        if errors:
+            raise click.BadParameter(f"invalid namespace {go_quote(namespace)}: {errors[0]}", param_hint="-n")
+
+
+class _Seconds(click.ParamType):
+    """A positive, finite number of seconds (`nan`, `inf`, 0 and negative numbers are refused)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value} is not a positive number of seconds", param, ctx)
+        return seconds
 
 
 def _overrides(flags: dict[str, Any]) -> Any:
@@ -253,18 +284,44 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
     from .snapshot import provenance
 
     namespace = _scope_namespace(flags)
-    scope = scope or Scope(namespace=namespace)
     from_files = list(from_files)
     if from_files:
-        snap = scope.apply(_load_files(from_files))
-        return snap, provenance(snap.meta, namespace)
-    client = client or _client(flags)
-    progress = _Progress()
-    try:
-        snap = collect(client, scope, progress=progress, lists=lists)
-    finally:
-        progress.done()
+        loaded = _load_files(from_files)
+        if loaded.meta.namespace and namespace is None and not flags.get("all_namespaces"):
+            # a dump taken with -n answers within its namespace, and says so (the header, `source`)
+            namespace = loaded.meta.namespace
+            sys.stderr.write(f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
+                             f"{escape(namespace)} only\n")
+        scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+        snap = scope.apply(loaded)
+    else:
+        scope = scope or Scope(namespace=namespace)
+        client = client or _client(flags).bounded()
+        progress = _Progress()
+        try:
+            snap = collect(client, scope, progress=progress, lists=lists)
+        finally:
+            progress.done()
+    if namespace is not None and not _namespace_seen(snap, namespace):
+        sys.stderr.write(f"warning: No resources found in {escape(namespace)} namespace.\n")  # kubectl's words
     return snap, provenance(snap.meta, namespace)
+
+
+def _namespace_seen(snap: Any, namespace: str) -> bool:
+    """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
+    else as the namespace of some object read (a mistyped -n finds neither)."""
+    from .readplan import NAMESPACES
+    from .snapshot import NOT_IN_INPUT, NOT_READ, covering
+
+    read = covering(snap, NAMESPACES)
+    if read.ok and snap.namespaces:
+        return snap.namespace_exists(namespace)
+    if not read.ok and read.status not in (NOT_IN_INPUT, NOT_READ):
+        return True  # forbidden or failed: no claim either way
+    from . import kinds
+
+    return any((getattr(obj.metadata, "namespace", None) or "") == namespace
+               for f in kinds.FIELDS for obj in getattr(snap, f))
 
 
 def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
@@ -383,8 +440,17 @@ DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown",
     show_default=True,
     help="Exit 1 when a finding at or above this severity is found.",
 )
-@click.option("--only", metavar="IDS", multiple=True, help="Run only these checks (comma separated or repeated).")
-@click.option("--skip", metavar="IDS", multiple=True, help="Skip these checks (comma separated or repeated).")
+@click.option(
+    "--show",
+    type=click.Choice(["error", "warning", "info"]),
+    default="info",
+    show_default=True,
+    help="Print only findings at or above this severity (the summary still counts all).",
+)
+@click.option("--only", metavar="IDS", multiple=True,
+              help="Run only these checks, or check/code kinds of finding (comma separated or repeated).")
+@click.option("--skip", metavar="IDS", multiple=True,
+              help="Skip these checks, or check/code kinds of finding (comma separated or repeated).")
 @click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
 @click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
 @click.pass_context
@@ -393,6 +459,7 @@ def doctor(
     from_files: tuple[str, ...],
     output: str,
     fail_on: str,
+    show: str,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     suppress_file: str | None,
@@ -406,18 +473,29 @@ def doctor(
     """
     flags = _merged_flags(ctx, kwargs)
     from .checks import load_suppressions, run_doctor
-    from .checks.runner import NOT_IN_INPUT_TEXT
 
-    suppressions = load_suppressions(suppress_file) if suppress_file and not no_suppressions else None
+    use = suppress_file is not None and not no_suppressions
+    suppressions = load_suppressions(suppress_file) if use else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
+    for name, values in (("--only", only), ("--skip", skip)):
+        if values and not ids(values):
+            raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
+                                     param_hint=name)
     snap, provenance = _read(flags, from_files)
     report = run_doctor(
         snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
     )
+    for warning in report.warnings:
+        sys.stderr.write(f"warning: {escape(warning)}\n")
+    if snap.meta.clock and report.judged_time:
+        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
+                         f"take its newest time, {snap.meta.clock}, as now\n")
+    elif provenance.clock:
+        provenance = dataclasses.replace(provenance, clock="")
     from .report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
-    context: dict[str, Any] = {"provenance": provenance}
+    context: dict[str, Any] = {"provenance": provenance, "show": show}
     if "status" in wants(output):
         from .explain.status import fleet_status
 
@@ -425,18 +503,61 @@ def doctor(
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
-    render_doctor(report, output, sys.stdout, color=_color(), **context)
+    if "run" in wants(output):
+        context["run"] = {"kubernetes": snap.meta.server_version, "context": flags.get("context") or "",
+                          "command": command("kubectl", "kcache", sys.argv[1:])}
+    if output == "html" and _isatty(sys.stdout):  # a page is for a browser, not for the screen (popeye --save)
+        path = _report_path(provenance.cluster or report.cluster)
+        with open(path, "w", encoding="utf-8") as page:
+            render_doctor(report, output, page, **context)
+        sys.stdout.write(f"wrote {escape(os.path.abspath(path))}\n")
+    else:
+        render_doctor(report, output, sys.stdout, color=_color(), **context)
     from .checks.model import SEVERITY_RANK
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
     # in the report, but it is not an API failure: the findings decide the exit code then
-    failed = sorted({u for c in report.checks for u in c.unread if not u.startswith(NOT_IN_INPUT_TEXT)})
+    failed = report.unreadable
     if failed:
-        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(failed))}{_access_hint(snap.reads, flags)}\n")
+        hint = _access_hint(snap.reads, flags)
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(map(str, failed)))}{hint}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _isatty(out: Any) -> bool:
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _report_path(cluster: str) -> str:
+    """`kcache-report-<cluster>-<time>.html` in the current directory: the cluster's last path part (an EKS ARN
+    ends in its name), in characters safe in a file name."""
+    import re
+    import time
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cluster.rsplit("/", 1)[-1]).strip("-.") or "cluster"
+    return f"kcache-report-{name[:60]}-{time.strftime('%Y%m%d-%H%M%S')}.html"
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("code")
+def explain(code: str) -> int:
+    """What a doctor finding code means: severity, what KServe does and the fix.
+
+    CODE is check/code as doctor prints it (error[kcn-missing/missing]), or a check id for all its codes.
+    The same text as docs/checks.md. Exit 2 for an unknown code.
+    """
+    from .report.doctor_common import write_text
+    from .report.doctor_explain import explain_text
+    from .report.layout import terminal_width
+
+    write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=_color()))
     return EXIT_OK
 
 
@@ -483,12 +604,12 @@ def _status_scope(flags: dict[str, Any]) -> Any:
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "") -> str:
+                 header: str = "", watch: dict[str, Any] | None = None) -> str:
     """Render the status of `snap`; returns the text written (table only: for redrawing)."""
     from .explain.status import StatusReport, fleet_status
     from .report import render
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes)
+    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes, watch)
     if output != "table":
         render("status", report, output, out)
         return ""
@@ -519,9 +640,9 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
     out = sys.stdout
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
-    shown = _show_status(snap, provenance, output, out, color=color, header=header)
-    out.flush()
     live = LiveSnapshot(client, snap, lists)
+    shown = _show_status(snap, provenance, output, out, color=color, header=header, watch=live.watch_state())
+    out.flush()
     live.start()
     try:
         while True:
@@ -540,7 +661,7 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
             elif output == "yaml":
                 out.write("---\n")
             shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()))
+                                 notes=tuple(live.problems()), watch=live.watch_state())
             out.flush()
     finally:
         live.stop()
@@ -589,7 +710,7 @@ def why_group(
     else:
         from .collect import collect_for_why_group
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
         snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
     why = explain(
@@ -655,7 +776,7 @@ def why_not_cached(
     else:
         from .collect import collect_for_why_not_cached
 
-        client = _client(flags)
+        client = _client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
         snap = collect_for_why_not_cached(client, namespace, pod)
     if manifest_pod is not None:
@@ -724,10 +845,12 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
 @click.option("--leader-elect-namespace", default="kserve", show_default=True)
-@click.option("--lease-duration", type=float, default=15.0, show_default=True, help="Seconds.")
-@click.option("--renew-deadline", type=float, default=10.0, show_default=True, help="Seconds.")
-@click.option("--resync-period", type=float, default=300.0, show_default=True, help="Seconds between full passes.")
-@click.option("--health-port", type=int, default=0, help="Serve /healthz, /readyz and /metrics on this port (0: off).")
+@click.option("--lease-duration", type=_Seconds(), default=15.0, show_default=True, help="Seconds.")
+@click.option("--renew-deadline", type=_Seconds(), default=10.0, show_default=True, help="Seconds.")
+@click.option("--resync-period", type=_Seconds(), default=300.0, show_default=True,
+              help="Seconds between full passes.")
+@click.option("--health-port", type=click.IntRange(0, 65535), default=0,
+              help="Serve /healthz, /readyz and /metrics on this port (0: off).")
 @click.pass_context
 def reconcile(
     ctx: click.Context,
@@ -755,7 +878,7 @@ def reconcile(
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
-    from .reconcile.planner import plan
+    from .reconcile.planner import checked_plan
 
     if dry_run:
         if from_files:
@@ -763,8 +886,8 @@ def reconcile(
         else:
             from .reconcile.loop import collect_for_reconcile
 
-            snap = collect_for_reconcile(_client(flags))
-        result = plan(snap)
+            snap = collect_for_reconcile(_client(flags).bounded())
+        result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")
         _render_plan(result.actions, output, _source(snap.meta, None))
@@ -836,7 +959,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
     from .collect import Scope, collect
     from .dumpfile import LARGE, DumpWriter, meta_document, open_output
 
-    client = _client(flags)
+    client = _client(flags).bounded()
     scope = Scope(namespace=_scope_namespace(flags))
     try:
         out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
@@ -867,13 +990,11 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
     if output == "yaml" and writer.count > LARGE:
         sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
                          "loads it with --from-file about ten times faster\n")
-    forbidden = [r for r in snap.reads if r.status == "forbidden"]
-    if forbidden:
-        sys.stderr.write(
-            "warning: some reads were forbidden and are missing from the dump: "
-            + ", ".join(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "") for r in forbidden)
-            + "\n"
-        )
+    unread = list(dict.fromkeys(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
+                                for r in snap.reads if r.incomplete))
+    if unread:
+        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
+                         f"{escape(', '.join(unread))}\n")
         return EXIT_INCOMPLETE
     return EXIT_OK
 
@@ -906,6 +1027,14 @@ class _ClosedOutput:
     @property
     def buffer(self) -> _ClosedOutput:
         return self
+
+
+class _Discarded(_ClosedOutput):
+    """Standard error when the process was started with it closed (`2>&-`): warnings and errors go nowhere,
+    and the exit code stays the one the outcome gives (a failed write must not turn it into 1)."""
+
+    def write(self, text: Any) -> int:
+        return len(text)
 
 
 _OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
@@ -943,6 +1072,8 @@ def run(argv: list[str]) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    if sys.stderr is None or _closed_descriptor(sys.stderr):
+        sys.stderr = _Discarded()  # type: ignore[assignment]
     try:
         code = _run(argv)
         sys.stdout.flush()
@@ -951,6 +1082,16 @@ def run(argv: list[str]) -> int:
             return _output_failed(exc)
         raise
     return code
+
+
+def _closed_descriptor(stream: Any) -> bool:
+    try:
+        os.fstat(stream.fileno())
+    except (ValueError, AttributeError):  # an in-memory stream (io.UnsupportedOperation is one) or a closed one
+        return False
+    except OSError:
+        return True
+    return False
 
 
 def _run(argv: list[str]) -> int:
@@ -1054,16 +1195,25 @@ def completion(words: list[str]) -> tuple[list[str], int]:
         if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
             return [c for c in p.type.choices if c.startswith(current)], COMPLETE_NO_FILES
     if prev in ("--only", "--skip"):
-        from .checks.registry import check_ids
-
         done, _, part = current.rpartition(",")
         head = f"{done}," if done else ""
         taken = set(done.split(","))
-        return [head + i for i in check_ids() if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+        return [head + i for i in _check_words(part) if i.startswith(part) and i not in taken], COMPLETE_NO_FILES
+    if cmd.name == "explain" and not current.startswith("-"):
+        return [i for i in _check_words(current) if i.startswith(current)], COMPLETE_NO_FILES
     if prev in KUBECONFIG_SECTIONS:
         return _kubeconfig_names(words, KUBECONFIG_SECTIONS[prev], current), COMPLETE_NO_FILES
     live = _live_candidates(cmd.name or "", words, prev, current)
     return live, COMPLETE_NO_FILES
+
+
+def _check_words(part: str) -> list[str]:
+    """Check ids, or once `part` has a `/`, that check's `check/code`s."""
+    from .checks.registry import all_checks
+
+    if "/" in part:
+        return [f"{s.id}/{c.id}" for s in all_checks() for c in s.codes]
+    return [s.id for s in all_checks()]
 
 
 def _flag(words: list[str], *names: str) -> str | None:

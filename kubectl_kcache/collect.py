@@ -1,8 +1,9 @@
-"""Build a ClusterSnapshot from the live API: each kind listed once, paginated; singletons by field
-selector (friendly to RBAC resourceNames); pods only by label where the agent and preparation Jobs run.
+"""Build a ClusterSnapshot from the live API by making the read plan's lists (`readplan.py`): each kind
+listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
+where the agent and preparation Jobs run.
 
-A 403 on a list records the read as forbidden, a 404 (resource not served) as absent; the commands
-decide what that means for them.
+Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
+as absent; the commands decide what that means for them (`snapshot.require`).
 
 Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets
@@ -19,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import kinds
+from . import readplan as plan
 from . import snapshot as snap
 from .errors import Forbidden, NotFound
 from .kernelcache import constants as c
 from .kernelcache.config import read_config
+from .kinds import ListSpec
 from .kube import resources as r
 from .kube.client import Client
 from .kube.listing import Listed as Listing
@@ -47,6 +50,16 @@ class Scope:
     producers: bool = True  # producer pods of captures
     events: bool = True
 
+    def wants(self, part: str) -> bool:
+        """Whether the lists of `part` (readplan.DOCTOR_FIRST, DOCTOR_THEN) are made in this scope."""
+        if part == "core":
+            return True
+        if part == "agent_pods":
+            return self.agent_pods or self.install
+        if part == "namespaces":
+            return self.install or self.preparation
+        return bool(getattr(self, part))
+
     def describe(self) -> dict[str, Any]:
         """The scope as recorded in a dump's meta."""
         parts = [p for p in ("nodes", "install", "preparation", "producers", "events") if getattr(self, p)]
@@ -58,6 +71,7 @@ class Scope:
         if self.namespace is None:
             return snapshot
         ns = self.namespace
+        snapshot = dataclasses.replace(snapshot, meta=dataclasses.replace(snapshot.meta, namespace=ns))
 
         def mine(obj: Any) -> bool:
             return (obj.meta.namespace or "") == ns
@@ -73,17 +87,7 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class ListSpec:
-    """One list to make."""
-
-    resource: r.Resource
-    namespace: str | None = None
-    label_selector: str = ""
-    field_selector: str = ""
-
-
-@dataclass(frozen=True)
-class Listed:
+class ListMade:
     """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
 
     spec: ListSpec
@@ -98,7 +102,7 @@ class Collector:
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
         self.reads: list[snap.Read] = []
-        self.lists: list[Listed] = []  # the lists that succeeded, with their resourceVersions
+        self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
 
@@ -139,13 +143,13 @@ class Collector:
             return exc
 
     def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
-        res, namespace = spec.resource, spec.namespace
+        res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
-            status = "forbidden" if isinstance(listing, Forbidden) else "absent"
-            self.reads.append(snap.Read(res.plural, namespace, status, 0, message=str(listing)))
+            status = snap.FORBIDDEN if isinstance(listing, Forbidden) else snap.ABSENT
+            self.reads.append(snap.Read.of(spec, status, message=str(listing)))
             return []
         got = listing.items
-        self.reads.append(snap.Read(res.plural, namespace, "ok", len(got)))
+        self.reads.append(snap.Read.of(spec, snap.OK, len(got)))
         if keep:
             field = kinds.for_resource(res).field
             keys = set()
@@ -153,21 +157,12 @@ class Collector:
                 key = (field, obj.metadata.namespace or "", obj.metadata.name)
                 keys.add(key)
                 self.objects[key] = obj
-            self.lists.append(Listed(spec, listing.resource_version, frozenset(keys)))
+            self.lists.append(ListMade(spec, listing.resource_version, frozenset(keys)))
         return got
 
-    def read(
-        self,
-        res: r.Resource,
-        namespace: str | None = None,
-        *,
-        label_selector: str = "",
-        field_selector: str = "",
-        keep: bool = True,
-    ) -> list[Any]:
+    def read(self, spec: ListSpec, keep: bool = True) -> list[Any]:
         """The typed objects of one list (kept for the snapshot unless `keep` is False)."""
-        spec = ListSpec(res, namespace, label_selector, field_selector)
-        self.progress(f"listing {res.plural}")
+        self.progress(f"listing {spec.plural}")
         return self._record(spec, self._list(spec), keep)
 
     def read_many(self, specs: list[ListSpec], keep: bool = True) -> list[list[Any]]:
@@ -175,8 +170,7 @@ class Collector:
         the previous one is decoded), recorded in the order given. With a sink (dump) one at a time, so
         that items reach it in order."""
         if self.sink is not None or len(specs) < 2:
-            return [self.read(s.resource, s.namespace, label_selector=s.label_selector,
-                              field_selector=s.field_selector, keep=keep) for s in specs]
+            return [self.read(s, keep=keep) for s in specs]
         from concurrent.futures import ThreadPoolExecutor
 
         self.progress(f"listing {', '.join(dict.fromkeys(s.resource.plural for s in specs))}")
@@ -188,17 +182,13 @@ class Collector:
         return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads)
 
 
-def _by_name(name: str) -> str:
-    return f"metadata.name={name}"
-
-
 def taken_at() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def collect(
     client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
-    lists: list[Listed] | None = None,
+    lists: list[ListMade] | None = None,
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
@@ -206,45 +196,13 @@ def collect(
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
-    first = [ListSpec(r.NODES)] if scope.nodes else []
-    first += [ListSpec(r.NODE_GROUPS), ListSpec(r.KERNEL_CACHE_NODES), ListSpec(r.KERNEL_CACHES, ns)]
-    if scope.captures:
-        first.append(ListSpec(r.CAPTURES, ns))
-    config_at = len(first)
-    first.append(ListSpec(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME)))
-    if scope.agent_pods and not scope.install:
-        first.append(ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)))
-    if scope.install:
-        first += [
-            ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.AGENT_DAEMONSET)),
-            ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL)),
-            ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONTROLLER_DEPLOYMENT)),
-            ListSpec(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION)),
-            ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
-                     label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"),
-            *(ListSpec(r.CRDS, field_selector=_by_name(c.CRD_NAMES[kind]))
-              for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE)),
-        ]
+    first = [plan.resolve(spec, ns) for part, spec in plan.DOCTOR_FIRST if scope.wants(part)]
     got = col.read_many(first, keep=keep)
-    cms = got[config_at]
+    cms = got[first.index(plan.CONFIGMAP)]
     config = read_config(cms[0] if cms else None).config
     job_ns = config.job_namespace if config else None
-    then: list[ListSpec] = []
-    if scope.install or scope.preparation:
-        # all of them: the job namespace, and the labels the pod webhook's namespaceSelector reads
-        then.append(ListSpec(r.NAMESPACES))
-    if scope.preparation and job_ns:
-        then += [ListSpec(r.JOBS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
-                 ListSpec(r.PODS, job_ns, label_selector=c.LABEL_JOB_CACHE_NAME),
-                 *(ListSpec(r.SERVICE_ACCOUNTS, job_ns, field_selector=_by_name(sa))
-                   for sa in c.PREFETCHER_SERVICE_ACCOUNTS),
-                 *(ListSpec(r.ROLE_BINDINGS, ns, field_selector=_by_name(rb)) for rb in c.PREFETCHER_ROLE_BINDINGS)]
-    if scope.producers:
-        # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
-        then.append(ListSpec(r.PODS, ns, label_selector=c.LABEL_ISVC))
-    if scope.events:
-        then += [ListSpec(r.EVENTS, ns, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning"),
-                 ListSpec(r.EVENTS, ns, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")]
+    then = [plan.resolve(spec, ns, job_ns) for part, spec in plan.DOCTOR_THEN if scope.wants(part)
+            and (spec.namespace != plan.JOB_NAMESPACE or job_ns)]
     col.read_many(then, keep=keep)
     meta = snap.SnapshotMeta(
         cluster=client.resolved.cluster_name or client.server,
@@ -252,6 +210,7 @@ def collect(
         server_version=client.server_version(),
         source="live",
         server=client.server,
+        namespace=ns,
     )
     if lists is not None:
         lists.extend(col.lists)
@@ -264,22 +223,21 @@ def collect_for_why_group(
     """Only what why-group needs: the pod, the namespace's captures and KernelCaches, the groups, the
     config, and the nodes the decision looks at (no full node list)."""
     col = Collector(client)
-    captures = col.read(r.CAPTURES, namespace)
+    captures = col.read(plan.CAPTURES.in_namespace(namespace))
     if not pod and capture:  # the pod that claimed the named capture's session (for drift, or to say it is gone)
         session = next((x.active_session for x in captures if x.name == capture), None)
         pod = session.pod_name if session is not None else None
-    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
-    col.read(r.KERNEL_CACHES, namespace)
-    col.read(r.NODE_GROUPS)
-    col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
+    pods = col.read(plan.pod(namespace, pod)) if pod else []
     nodes = {what_if_node} if what_if_node else set()
     for p in pods:
         nodes.add(p.node_name)
     for cap in captures:
         if (not capture or cap.name == capture) and cap.active_session is not None:
             nodes.add(cap.active_session.node_name)
-    for name in sorted(n for n in nodes if n):
-        col.read(r.NODES, field_selector=_by_name(name))
+    made = {plan.CAPTURES.in_namespace(namespace)} | ({plan.pod(namespace, pod)} if pod else set())
+    for spec in plan.why_group(namespace, pod, sorted(n for n in nodes if n)):
+        if spec not in made:
+            col.read(spec)
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
                              server=client.server, taken_at=taken_at())
     return col.snapshot(meta)
@@ -290,15 +248,10 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     namespace's KernelCaches and the namespace itself, the config, the pod webhook's configuration, the
     groups, and the pod's node (no full node list)."""
     col = Collector(client)
-    pods = col.read(r.PODS, namespace, field_selector=_by_name(pod)) if pod else []
-    col.read(r.KERNEL_CACHE_NODES)
-    col.read(r.KERNEL_CACHES, namespace)
-    col.read(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=_by_name(c.CONFIGMAP_NAME))
-    col.read(r.MUTATING_WEBHOOKS, field_selector=_by_name(c.WEBHOOK_CONFIGURATION))
-    col.read(r.NAMESPACES, field_selector=_by_name(namespace))
-    col.read(r.NODE_GROUPS)
-    for name in sorted({p.node_name for p in pods if p.node_name}):
-        col.read(r.NODES, field_selector=_by_name(name))
+    pods = col.read(plan.pod(namespace, pod)) if pod else []
+    nodes = sorted({p.node_name for p in pods if p.node_name})
+    for spec in plan.why_not_cached(namespace, None, nodes):
+        col.read(spec)
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
                              server=client.server, taken_at=taken_at())
     return col.snapshot(meta)

@@ -27,24 +27,39 @@ import msgspec
 from . import apivalidation, kinds
 from . import decode as d
 from .errors import InputError
+from .text import json_type
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_KIND = "KcacheSnapshot"
 SNAPSHOT_VERSION = 1
 MAX_NESTING = 500
+# A pipe, a device or standard input is read up to this much (a regular file's size is known): `/dev/zero`
+# or an endless producer must end in an error, not in running out of memory.
+MAX_STREAM_BYTES = 2 << 30
+CHUNK = 1 << 20
+MACOS_FOLDER = "__MACOSX"
+ALIAS_EXPANSION_FLOOR = 100_000  # values; past max(this, a third of the text's length) aliases are refused
 # how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
 DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
 DUMP_META = b'], "meta": '
 YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
-class ReadDoc(msgspec.Struct, frozen=True):
+class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
+    """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
+
     resource: str = ""
     namespace: str | None = None
     status: str = "ok"
     count: int = 0
     verb: str = "list"
     message: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+
+
+class ScopeDoc(msgspec.Struct, frozen=True):
+    namespace: str | None = None
 
 
 class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
@@ -55,6 +70,7 @@ class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
     taken_at: Any = ""
     server_version: Any = ""
     reads: list[ReadDoc] | None = None
+    scope: ScopeDoc | None = None
 
 
 @dataclass
@@ -67,6 +83,8 @@ class Loaded:
     plain_files: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     object_count: int = 0  # every object seen, of any kind
+    other_kinds: set[str] = field(default_factory=set)  # kinds seen that the plugin does not read
+    newest_time: str = ""  # the latest RFC 3339 time in files read whole (not after the real clock)
     warnings: list[str] = field(default_factory=list)
     uids: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
 
@@ -84,11 +102,20 @@ def _stat_error(path: str, exc: OSError) -> InputError:
     return InputError(f"{path}: cannot read: {exc.strerror}")
 
 
+def _macos_debris(root: str, name: str) -> bool:
+    """The AppleDouble files (`._x.yaml`) and `__MACOSX/` folder that macOS adds when it zips or unzips: its
+    metadata, not Kubernetes objects."""
+    return name.startswith("._") or MACOS_FOLDER in root.split(os.sep)
+
+
 def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
+    debris: list[str] = []
     for path in paths:
         if path == "-":
             yield path
             continue
+        if not path:
+            raise InputError("--from-file: an empty path (give a file, a folder, or - for standard input)")
         try:
             st = os.stat(path)
         except OSError as exc:
@@ -102,6 +129,9 @@ def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
                 if not n.endswith(FILE_SUFFIXES):
                     continue
                 full = os.path.join(root, n)
+                if _macos_debris(root, n):
+                    debris.append(full)
+                    continue
                 try:
                     st = os.stat(full)
                 except OSError as exc:
@@ -111,6 +141,10 @@ def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
                     warnings.append(f"skipped {full}: not a regular file ({_file_type(st.st_mode)})")
                     continue
                 yield full
+    if debris:
+        shown = ", ".join(debris[:3]) + (f" and {len(debris) - 3} more" if len(debris) > 3 else "")
+        warnings.append(f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
+                        f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}")
 
 
 def _file_type(mode: int) -> str:
@@ -139,10 +173,10 @@ def read_bytes(path: str) -> bytes:
             if sys.stdin is None or sys.stdin.closed:
                 raise InputError("--from-file -: standard input is closed")
             stream = getattr(sys.stdin, "buffer", None)
-            data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+            data = _read_bounded(path, stream) if stream is not None else sys.stdin.read().encode("utf-8")
         else:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = fh.read() if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else _read_bounded(path, fh)
     except InputError:
         raise
     except IsADirectoryError:
@@ -169,9 +203,72 @@ def _name(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
+def _read_bounded(path: str, stream: Any) -> bytes:
+    """A stream that may never end (a device, a pipe) read in chunks: binary data (a NUL byte outside UTF-16
+    or UTF-32 text) is refused at its first chunk, anything past MAX_STREAM_BYTES as too large."""
+    chunks: list[bytes] = []
+    size = 0
+    wide = False
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        if not chunks:
+            wide = chunk.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
+        if not wide and b"\0" in chunk:
+            raise InputError(f"{_name(path)}: not text (it holds NUL bytes): give a YAML or JSON file")
+        size += len(chunk)
+        if size > MAX_STREAM_BYTES:
+            raise InputError(f"{_name(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
+                             "it to a file first")
+        chunks.append(chunk)
+
+
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset) + 1
     return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
+_TIMES: Any = None
+
+
+def _newest_time(data: bytes, out: Loaded) -> None:
+    """Keep the latest RFC 3339 time written in `data` (creation times, conditions, events, entries): a
+    plain export says nothing of when it was taken, and that is the closest it comes. Times after the real
+    clock are not data about the past and are left out."""
+    import datetime as dt
+    import re
+
+    global _TIMES
+    if _TIMES is None:
+        # from the `T` (a literal the regex engine finds fast), the date checked behind it
+        _TIMES = (re.compile(rb"T\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"), re.compile(rb"\d{4}-\d\d-\d\d"))
+    now = dt.datetime.now(dt.timezone.utc)
+    best: tuple[dt.datetime, str] | None = None
+    clock, date = _TIMES
+    seen = {data[m.start() - 10:m.end()] for m in clock.finditer(data)
+            if m.start() >= 10 and date.fullmatch(data, m.start() - 10, m.start())}
+    for raw in seen:  # each distinct time once
+        text = raw.decode()
+        try:
+            t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if t <= now and (best is None or t > best[0]):
+            best = (t, text)
+    if best is not None:
+        current = _parse(out.newest_time)
+        if current is None or best[0] > current:
+            out.newest_time = best[1]
+
+
+def _parse(text: str) -> Any:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
 
 
 # ---- JSON -----------------------------------------------------------------------------------------
@@ -209,12 +306,19 @@ class _Loader:
         if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
             return
         data = read_bytes(path)
+        _newest_time(data, self.out)
         start = len(data) - len(data.lstrip())
         if data[start:start + 1] in (b"{", b"["):
             try:
                 self._json(path, data)
                 return
             except msgspec.DecodeError as exc:
+                values = _json_values(data) if "trailing characters" in str(exc) else None
+                if isinstance(values, str):
+                    raise InputError(f"{_name(path)}: not valid JSON: {values}") from None
+                if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
+                    self._json_stream(path, data, values)
+                    return
                 if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
                     raise InputError(f"{_name(path)}: not valid JSON: {_json_problem(exc, data)}") from None
                 json_error = _json_problem(exc, data)
@@ -297,7 +401,10 @@ class _Loader:
                 try:
                     if _too_deep(text):
                         return False
-                    items = yaml.load(text.decode("utf-8"), Loader=loader)
+                    decoded = text.decode("utf-8")
+                    if _alias_at(decoded) is not None:
+                        return False  # read whole: the error is then reported with its line
+                    items = yaml.load(decoded, Loader=loader)
                 except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
                     return False
                 if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
@@ -319,6 +426,8 @@ class _Loader:
                         break
                     try:
                         text = (line + fh.read()).decode("utf-8")
+                        if _alias_at(text) is not None:
+                            break
                         doc = yaml.load(text, Loader=loader)
                     except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
                         break
@@ -359,6 +468,21 @@ class _Loader:
             return
         self.out_is_plain(path)
         self._json_value(name, data, "$", None, top=top)
+
+    def _json_stream(self, path: str, data: bytes, values: list[tuple[int, int]]) -> None:
+        """Several top-level JSON values in one file, each read in turn as kubectl's decoder reads them."""
+        name = _name(path)
+        self.out_is_plain(path)
+        for start, end in values:
+            raw = data[start:end]
+            line = _line_col(data, start)[0]
+            where = f"line {line}: $"
+            try:
+                if raw[:1] == b"{" and self._head(name, raw, where).kind == SNAPSHOT_KIND:
+                    raise InputError(f"{name}: {where}: a KcacheSnapshot must be the only document of its file")
+                self._json_value(name, raw, where, None)
+            except msgspec.DecodeError as exc:
+                raise InputError(f"{name}: not valid JSON: {_json_problem(exc, data, start)}") from None
 
     def out_is_plain(self, path: str) -> None:
         if path not in self.out.plain_files:
@@ -436,7 +560,10 @@ class _Loader:
             raise InputError(f"{name}: {where}: an object without kind" + _hint(default))
         if not isinstance(api_version, str) or not api_version:
             raise InputError(f"{name}: {where}: {kind} without apiVersion" + _hint(default))
-        return kinds.lookup(api_version, kind)
+        found = kinds.lookup(api_version, kind)
+        if found is None:
+            self.out.other_kinds.add(f"{kind} ({api_version})" if "/" in api_version else kind)
+        return found
 
     def _add(self, name: str, kind: kinds.Kind, obj: Any, dump: bool) -> None:
         md = obj.metadata
@@ -460,8 +587,9 @@ class _Loader:
                 self.out.uids[key] = (md.uid, name)
 
     def _snapshot_head(self, name: str, version: Any, has_meta: bool) -> None:
-        if version != SNAPSHOT_VERSION:
-            raise InputError(f"{name}: snapshot version {version!r} is not supported (expected {SNAPSHOT_VERSION})")
+        if type(version) is not int or version != SNAPSHOT_VERSION:  # `true` == 1 in Python: not a version
+            shown = "missing" if version is None else _shown_value(version)
+            raise InputError(f"{name}: snapshot version {shown} is not supported (expected {SNAPSHOT_VERSION})")
 
     def _meta(self, path: str, raw: Any) -> None:
         name = _name(path)
@@ -474,6 +602,10 @@ class _Loader:
                 text = str(exc)
                 what = "meta.reads" if "reads" in text else "meta"
                 raise InputError(f"{name}: snapshot {what} is malformed: {d.describe(exc, '$.meta')}") from None
+        for key, value in (("cluster", meta.cluster), ("server", meta.server), ("takenAt", meta.taken_at),
+                           ("serverVersion", meta.server_version)):
+            if value is not None and not isinstance(value, str):
+                raise InputError(f"{name}: snapshot meta.{key} must be a string, found {_py_type(value)}")
         self.out.metas.append((name, meta))
 
     # -- YAML --
@@ -495,7 +627,7 @@ class _Loader:
                 seen: set[int] = set()
                 for i, item in enumerate(items):
                     if not isinstance(item, dict):
-                        raise InputError(f"{name}: snapshot item {i} is a {type(item).__name__}, not an object")
+                        raise InputError(f"{name}: snapshot item {i} is {_py_type(item)}, not an object")
                     _once(name, item, seen)
                     self._py_object(name, item, f"{where}.items[{i}]", None, dump=True)
                 continue
@@ -514,7 +646,7 @@ class _Loader:
                 stack.extend(reversed([(x, f"{at}[{i}]", dflt) for i, x in enumerate(node)]))
                 continue
             if not isinstance(node, dict):
-                raise InputError(f"{name}: {at}: expected Kubernetes objects, found a {type(node).__name__}")
+                raise InputError(f"{name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
             kind = node.get("kind")
             if kind == SNAPSHOT_KIND:
                 raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
@@ -567,6 +699,16 @@ def _once(name: str, node: Any, seen: set[int]) -> None:
     seen.add(id(node))
 
 
+def _py_type(value: Any) -> str:
+    return json_type(value)
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return _py_type(value)
+    return apivalidation.shown(value) if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
 def _json_type(text: bytes) -> str:
     first = text[:1]
     if first == b'"':
@@ -580,14 +722,55 @@ def _json_type(text: bytes) -> str:
     return "a number"
 
 
-def _json_problem(exc: msgspec.DecodeError, data: bytes) -> str:
+_SPACE: Any = None
+
+
+def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
+    """(start, end) of each top-level object or list when `data` is several of them one after the other
+    (white space between them at most); the problem (line, column, what) when one of them after the first
+    is malformed; None when `data` is not such a sequence. Each value's end is where the decoder finds
+    trailing characters after it, so every value is parsed once, by msgspec."""
+    import re
+
+    global _SPACE
+    if _SPACE is None:
+        _SPACE = re.compile(rb"[ \t\r\n]*")
+    view = memoryview(data)
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        pos = _SPACE.match(data, pos).end()
+        if pos >= len(data):
+            break
+        if data[pos:pos + 1] not in (b"{", b"["):
+            return None if not out else f"line {_line_col(data, pos)[0]}: expected an object or a list"
+        try:
+            msgspec.json.decode(view[pos:], type=msgspec.Raw)
+        except msgspec.DecodeError as exc:
+            m = re.search(r"trailing characters \(byte (\d+)\)", str(exc))
+            if m is None:
+                return _json_problem(exc, data, pos) if out else None
+            # msgspec names the byte after the first trailing character; should it name that character
+            # itself, the byte before is the value's last (`}` or `]`) or white space
+            nxt = pos + int(m.group(1))
+            if data[nxt - 1:nxt] not in (b"}", b"]", b" ", b"\t", b"\r", b"\n"):
+                nxt -= 1
+            out.append((pos, nxt))
+            pos = nxt
+            continue
+        out.append((pos, len(data)))
+        break
+    return out if len(out) > 1 else None
+
+
+def _json_problem(exc: msgspec.DecodeError, data: bytes, base: int = 0) -> str:
     import re
 
     text = str(exc)
     m = re.search(r"\(byte (\d+)\)", text)
     message = re.sub(r"\s*\(byte \d+\)", "", text).removeprefix("JSON is malformed: ")
     if m:
-        line, col = _line_col(data, int(m.group(1)))
+        line, col = _line_col(data, base + int(m.group(1)))
         return f"line {line}, column {col}: {message}"
     return message
 
@@ -629,6 +812,80 @@ def _yaml_loader() -> Any:
     return Loader
 
 
+_ALIAS: Any = None
+
+
+def _alias_at(text: str) -> tuple[int, int, str] | None:
+    """(line, column, name) of the first YAML alias in `text`, None when it has none. A cheap search for
+    what may be one (`*name` after a space, a bracket, a comma or a line start); only then are the parser's
+    events read to tell an alias from a `*` in a plain value."""
+    import re
+
+    global _ALIAS
+    if _ALIAS is None:
+        _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.MULTILINE)
+    if not _ALIAS.search(text):
+        return None
+    import yaml
+
+    try:
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+                return line, col, str(event.anchor)
+    except yaml.YAMLError:
+        return None  # the load reports it
+    return None
+
+
+def _expands_past(docs: list[Any], limit: int) -> bool:
+    """Whether the documents, with every alias written out, hold more than `limit` values. libyaml shares
+    an aliased value instead of copying it, so this walks each distinct value once (memoised), and what is
+    decoded next (msgspec, which copies) costs at most `limit`."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # being sized: met again below itself, it is a value that contains itself
+    total = 0
+    for doc in docs:
+        stack: list[tuple[Any, bool]] = [(doc, False)]
+        while stack:
+            node, done = stack.pop()
+            if not isinstance(node, (list, dict)):
+                continue
+            key = id(node)
+            if key in sizes:
+                continue
+            children = list(node.values()) if isinstance(node, dict) else node
+            if not done:
+                if key in open_:
+                    return True
+                open_.add(key)
+                stack.append((node, True))
+                stack.extend((c, False) for c in children if isinstance(c, (list, dict)) and id(c) not in sizes)
+                continue
+            size = 1 + len(children) + sum(sizes.get(id(c), 0) for c in children if isinstance(c, (list, dict)))
+            sizes[key] = min(size, limit + 1)
+            open_.discard(key)
+        total += sizes.get(id(doc), 0) if isinstance(doc, (list, dict)) else 1
+        if total > limit:
+            return True
+    return False
+
+
+def _check_aliases(name: str, text: str, docs: list[Any]) -> None:
+    """YAML aliases are refused when they multiply the input: kubectl never writes them, but other tools
+    (PyYAML for a shared value) do, a little; an alias bomb of 1 KB would expand to gigabytes."""
+    found = _alias_at(text)
+    if found is None:
+        return
+    limit = max(len(text) // 3, ALIAS_EXPANSION_FLOOR)  # written out in full, a value takes 3 characters or more
+    if _expands_past(docs, limit):
+        line, col, alias = found
+        raise InputError(f"{name}: YAML aliases (the first at line {line}, column {col}: "
+                         f"*{apivalidation.shown(alias, 30)}) expand to more than {limit:,} values: write the "
+                         "objects out in full, as kubectl does")
+
+
 def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
     if _too_deep(data):
         raise InputError(f"{name}: nested too deeply (more than {MAX_NESTING} levels)")
@@ -639,7 +896,9 @@ def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
     import yaml
 
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_yaml_loader()) if doc is not None]
+        docs = [doc for doc in yaml.load_all(text, Loader=_yaml_loader()) if doc is not None]
+        _check_aliases(name, text, docs)
+        return docs
     except yaml.YAMLError as exc:
         if json_error:
             raise InputError(f"{name}: not valid JSON: {json_error}") from None
@@ -657,8 +916,10 @@ def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
 def read_documents(path: str) -> list[dict[str, Any]]:
     """The objects of one YAML or JSON file (`-`: stdin), lists walked, as plain data: for manifests that are
     rendered before they are decoded (`why-not-cached --manifest`), not for snapshots."""
-    if path != "-" and not os.path.isfile(path):
-        raise InputError(f"{path}: no such file")
+    if not path:
+        raise InputError("--manifest: an empty path")
+    if path != "-" and not os.path.exists(path):
+        raise _stat_error(path, FileNotFoundError(errno.ENOENT, "no such file"))
     name = _name(path)
     data = read_bytes(path)
     json_error = ""
@@ -684,7 +945,7 @@ def read_documents(path: str) -> list[dict[str, Any]]:
         elif isinstance(node, dict):
             out.append(node)
         else:
-            raise InputError(f"{name}: expected Kubernetes objects, found a {type(node).__name__}")
+            raise InputError(f"{name}: expected Kubernetes objects, found {_py_type(node)}")
     return out
 
 
@@ -703,6 +964,10 @@ def read_all(paths: Iterable[str]) -> Loaded:
         loader.load(path)
     if out.object_count == 0 and not out.metas:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
+    if not out.objects and not out.metas and not out.plain_counts:
+        kinds_seen = ", ".join(sorted(out.other_kinds)[:5]) + (" and more" if len(out.other_kinds) > 5 else "")
+        raise InputError(f"no objects of the kinds kubectl-kcache reads in {', '.join(out.files)} (found: "
+                         f"{kinds_seen}; see `kubectl kcache dump` for what it reads)")
     servers = {str(m.server or m.cluster): f for f, m in out.metas if m.server or m.cluster}
     if len(servers) > 1:
         listed = "; ".join(f"{f}: {s}" for s, f in servers.items())

@@ -1,7 +1,8 @@
 """The registry of kinds: for every kind the plugin reads, where it lives in the API (group, version,
 plural, kind, scope: `kube/resources.py`), the Struct it decodes into (`objects.py`), the ClusterSnapshot
-field that holds it, and how it is read live. The snapshot, the live collector, the file loader, the
-reconcile informers and the tests all look kinds up here.
+field that holds it; and `ListSpec`, one list request. Which lists each command makes is the read plan
+(`readplan.py`). The snapshot, the live collector, the file loader, the informers and the tests all look
+kinds up here.
 
 Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`, `kind.decode_page(bytes)`
 (a `...List` page straight into typed items) and `kind.decode_watch_line(bytes)`.
@@ -9,7 +10,6 @@ Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +20,37 @@ from .kube.resources import Page, Resource
 
 
 @dataclass(frozen=True)
+class ListSpec:
+    """One list request: the resource, the namespace (None: all namespaces) and its label and field
+    selectors. What was read is recorded with its spec (`snapshot.Read`), so whether a read covers what an
+    answer needs is decided exactly (`snapshot.covers`). The named lists of each command are in
+    `readplan.py`."""
+
+    resource: Resource
+    namespace: str | None = None
+    label_selector: str = ""
+    field_selector: str = ""
+
+    @property
+    def plural(self) -> str:
+        return self.resource.plural
+
+    def in_namespace(self, namespace: str | None) -> ListSpec:
+        return ListSpec(self.resource, namespace, self.label_selector, self.field_selector)
+
+    def describe(self) -> str:
+        """`pods in kserve (labelSelector app=x)`: the list in words."""
+        where = f" in {self.namespace}" if self.namespace else ""
+        sel = ", ".join(f"{k} {v}" for k, v in (("labelSelector", self.label_selector),
+                                                  ("fieldSelector", self.field_selector)) if v)
+        return f"{self.plural}{where}" + (f" ({sel})" if sel else "")
+
+
+@dataclass(frozen=True)
 class Kind:
     resource: Resource
     type: type[Any]
     field: str   # the ClusterSnapshot field
-    read: str    # how collect.py reads it live ("" for kinds accepted only from files)
 
     @property
     def kind(self) -> str:
@@ -87,24 +113,24 @@ def _item_named(data: bytes, message: str, kind: str) -> str:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind(r.NODES, o.Node, "nodes", "all (doctor, dump); by name (why-group)"),
-    Kind(r.NODE_GROUPS, o.NodeGroup, "node_groups", "all"),
-    Kind(r.KERNEL_CACHE_NODES, o.KernelCacheNode, "kcns", "all"),
-    Kind(r.KERNEL_CACHES, o.KernelCache, "kernel_caches", "in the namespace scope"),
-    Kind(r.CAPTURES, o.Capture, "captures", "in the namespace scope"),
-    Kind(r.PODS, o.Pod, "pods", "by label: agent pods, preparation Job pods, producer pods"),
-    Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets", "by name: the agent DaemonSet"),
-    Kind(r.DEPLOYMENTS, o.Deployment, "deployments", "by name: KServe's controller"),
-    Kind(r.JOBS, o.Job, "jobs", "by label in the job namespace"),
-    Kind(r.EVENTS, o.Event, "events", "by field selector: captures' warnings, ReplicaSet FailedCreate"),
-    Kind(r.EVENTS_V1, o.Event, "events", ""),
-    Kind(r.CONFIGMAPS, o.ConfigMap, "configmaps", "by name: kserve/inferenceservice-config"),
-    Kind(r.MUTATING_WEBHOOKS, o.WebhookConfiguration, "webhooks", "by name: the pod webhook"),
-    Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices", "by label: the webhook's Service"),
-    Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts", "by name: the prefetcher identities"),
-    Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings", "by name: the prefetcher identities"),
-    Kind(r.NAMESPACES, o.Namespace, "namespaces", "by name: the job namespace"),
-    Kind(r.CRDS, o.Crd, "crds", "by name: the four Kernel Cache CRDs"),
+    Kind(r.NODES, o.Node, "nodes"),
+    Kind(r.NODE_GROUPS, o.NodeGroup, "node_groups"),
+    Kind(r.KERNEL_CACHE_NODES, o.KernelCacheNode, "kcns"),
+    Kind(r.KERNEL_CACHES, o.KernelCache, "kernel_caches"),
+    Kind(r.CAPTURES, o.Capture, "captures"),
+    Kind(r.PODS, o.Pod, "pods"),
+    Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets"),
+    Kind(r.DEPLOYMENTS, o.Deployment, "deployments"),
+    Kind(r.JOBS, o.Job, "jobs"),
+    Kind(r.EVENTS, o.Event, "events"),
+    Kind(r.EVENTS_V1, o.Event, "events"),
+    Kind(r.CONFIGMAPS, o.ConfigMap, "configmaps"),
+    Kind(r.MUTATING_WEBHOOKS, o.WebhookConfiguration, "webhooks"),
+    Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices"),
+    Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts"),
+    Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings"),
+    Kind(r.NAMESPACES, o.Namespace, "namespaces"),
+    Kind(r.CRDS, o.Crd, "crds"),
 )
 
 _BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
@@ -127,10 +153,6 @@ def lookup(api_version: str, kind: str) -> Kind | None:
 
 def for_resource(res: Resource) -> Kind:
     return _BY_RESOURCE[(res.group, res.plural)]
-
-
-def by_field(field: str) -> Iterable[Kind]:
-    return (k for k in KINDS if k.field == field)
 
 
 _OTHER_GROUPS = {"ReplicaSet": "apps", "Service": ""}  # kinds findings name but the plugin does not list

@@ -32,6 +32,7 @@ import msgspec
 from msgspec import field
 from msgspec.structs import astuple, force_setattr
 
+from . import apivalidation as av
 from .errors import InputError
 
 _T = TypeVar("_T")
@@ -118,6 +119,12 @@ def _number_text(value: Any) -> str:
     return str(value)
 
 
+def _refuse(path: str, message: str) -> None:
+    """A value the API server would refuse, in its words, at `path` under the Struct being decoded (the
+    decoder puts the Struct's own path in front)."""
+    raise ValueError(f"{message} - at `$.{path}`")
+
+
 class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     """Base of the Structs: null in the input means the field's default."""
 
@@ -130,14 +137,33 @@ class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
 
 
 def parse_time(value: str) -> dt.datetime | None:
-    """A metav1.Time as the API writes it (RFC 3339), in UTC when it has no zone; None when empty or bad."""
+    """A metav1.Time as the API writes it (RFC 3339), in UTC when it has no zone; None when empty, bad, or
+    Go's zero time (`0001-01-01T00:00:00Z`, what an unset time.Time is written as: not a time)."""
     if not value:
         return None
     try:
         t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    t = t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    try:
+        zero = t.astimezone(dt.timezone.utc) == _GO_ZERO_TIME
+    except OverflowError:  # year 1 with a zone east of UTC
+        zero = True
+    return None if zero else t
+
+
+_GO_ZERO_TIME = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
+_GO_ZERO_TEXT = ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000000Z")
+
+
+def time_text(value: Any) -> str:
+    """A time field as text: '' when absent or Go's zero time (an unset time.Time is not a time to show)."""
+    if value is None:
+        return ""
+    text = str(value)
+    return "" if text in _GO_ZERO_TEXT or (text.startswith("0001-01-01T00:00:00") and parse_time(text) is None) \
+        else text
 
 
 # ---- shared parts -------------------------------------------------------------------------------
@@ -174,7 +200,7 @@ class Meta(_Obj, frozen=True):
 
     @property
     def created(self) -> str:
-        return "" if self.creation_timestamp is None else str(self.creation_timestamp)
+        return time_text(self.creation_timestamp)
 
     @property
     def deleting(self) -> bool:
@@ -231,8 +257,7 @@ class Condition(_Obj, frozen=True):
 
     @property
     def last_transition(self) -> str:
-        value = self.last_transition_time or self.last_timestamp
-        return "" if value is None else str(value)
+        return time_text(self.last_transition_time or self.last_timestamp)
 
 
 def find_condition(conditions: tuple[Condition, ...], type_: str) -> Condition | None:
@@ -247,6 +272,11 @@ class Taint(_Obj, frozen=True):
     effect: Str = ""
     value: Str = ""
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.effect and self.effect not in av.TAINT_EFFECTS:
+            _refuse("effect", av.not_supported(self.effect, av.TAINT_EFFECTS))
+
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
@@ -259,6 +289,13 @@ class Toleration(_Obj, frozen=True):
     value: Str = ""
     effect: Str = ""
     toleration_seconds: int | None = None
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.toleration_seconds is not None:
+            error = av.integer_error(self.toleration_seconds, 64, "Toleration.tolerationSeconds")
+            if error:
+                _refuse("tolerationSeconds", error)
 
     def to_dict(self) -> dict[str, Any]:
         """The toleration as JSON with Go's field order, empty fields left out (omitempty)."""
@@ -354,10 +391,6 @@ def _nest(message: str, where: str) -> str:
 
 
 # ---- nodes and the Kernel Cache kinds -------------------------------------------------------------
-
-
-class _Empty(msgspec.Struct, frozen=True):
-    """Skips whatever object it is given (counted, never kept)."""
 
 
 class NodeSpec(_Obj, frozen=True):
@@ -532,7 +565,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
                 ns, _, name = key.partition("/")
                 ref = ObjectRef(ns, name)
             out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
-                                  message=e.message, last_update="" if e.last_update is None else str(e.last_update),
+                                  message=e.message, last_update=time_text(e.last_update),
                                   footprints=e.footprints or _NO_FOOTPRINTS))
         return tuple(out)
 
@@ -905,6 +938,49 @@ class Pod(_Object, frozen=True, dict=True):
         return tuple(s.name for s in (self.spec or _POD_SPEC).image_pull_secrets)
 
 
+class _NodeSelectorRequirement(msgspec.Struct, frozen=True):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class _NodeSelectorTerm(msgspec.Struct, frozen=True, rename="camel"):
+    match_expressions: list[_NodeSelectorRequirement] | None = None
+    match_fields: list[_NodeSelectorRequirement] | None = None
+
+
+class _RequiredNodeAffinity(msgspec.Struct, frozen=True, rename="camel"):
+    node_selector_terms: list[_NodeSelectorTerm] | None = None
+
+
+class _PreferredNodeAffinity(msgspec.Struct, frozen=True):
+    weight: int = 0
+    preference: _NodeSelectorTerm | None = None
+
+
+class _NodeAffinity(msgspec.Struct, frozen=True):
+    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None  # noqa: N815
+    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None  # noqa: N815
+
+
+class _AffinityShape(msgspec.Struct, frozen=True, rename="camel"):
+    """The node affinity as the API types it. The affinity itself is kept as plain data (KServe's patch keeps
+    every part it does not own), so its shape is checked against this once, when the object is read."""
+
+    node_affinity: _NodeAffinity | None = None
+    pod_affinity: dict[str, Any] | None = None
+    pod_anti_affinity: dict[str, Any] | None = None
+
+
+def _check_affinity(affinity: Any) -> None:
+    try:
+        msgspec.convert(affinity, _AffinityShape)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        message, _, where = text.partition(" - at `$")
+        raise ValueError(f"{message} - at `$.affinity{where}") from None
+
+
 class _TemplatePodSpec(_Obj, frozen=True):
     node_selector: StrMap | None = None
     affinity: dict[str, Any] | None = None
@@ -915,6 +991,8 @@ class _TemplatePodSpec(_Obj, frozen=True):
         _Obj.__post_init__(self)
         if self.node_selector:
             force_setattr(self, "node_selector", _strs(self.node_selector))
+        if self.affinity:
+            _check_affinity(self.affinity)
 
 
 class _ImageSource(_Obj, frozen=True):
@@ -951,6 +1029,16 @@ class DaemonSetStatus(_Obj, frozen=True):
     number_available: Int = 0
     number_misscheduled: Int = 0
     observed_generation: Int = 0
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            wire = self.__struct_encode_fields__[self.__struct_fields__.index(name)]
+            bits = 64 if name == "observed_generation" else 32
+            error = av.integer_error(value, bits, f"DaemonSetStatus.{wire}", nonnegative=True)
+            if error:
+                _refuse(wire, error)
 
 
 _DS_STATUS = DaemonSetStatus()
@@ -1184,6 +1272,15 @@ class SelectorRequirement(_Obj, frozen=True):
     operator: Str = ""
     values: Items[str] = ()
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        bad_key = av.qualified_name_errors(self.key)
+        if bad_key:  # the API server validates a selector's key as a label key
+            _refuse("key", f"Invalid value: {av.go_quote(self.key)}: {bad_key[0]}")
+        error = av.selector_requirement_error(self.operator, self.values)
+        if error:
+            _refuse("values" if error.startswith(("Required", "Forbidden")) else "operator", error)
+
 
 class LabelSelector(_Obj, frozen=True):
     """A metav1.LabelSelector; `None` where an object holds one means "not set" (matches everything)."""
@@ -1234,6 +1331,8 @@ class WebhookEntry(_Obj, frozen=True):
         _Obj.__post_init__(self)
         if not self.failure_policy:
             force_setattr(self, "failure_policy", "Fail")
+        elif self.failure_policy not in av.FAILURE_POLICIES:
+            _refuse("failurePolicy", av.not_supported(self.failure_policy, av.FAILURE_POLICIES))
 
     @property
     def _service(self) -> _ServiceRef:

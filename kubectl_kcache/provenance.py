@@ -31,6 +31,7 @@ class Provenance:
     generated_at: str = ""  # when this answer was made
     namespace: str | None = None  # the namespace of namespaced kinds; None: all namespaces
     tool_version: str = __version__
+    clock: str = ""  # input files without takenAt: their newest time, what time-based verdicts take as now
 
     @staticmethod
     def live(server: str, cluster: str, taken_at: str, namespace: str | None) -> Provenance:
@@ -39,9 +40,9 @@ class Provenance:
 
     @staticmethod
     def from_files(files: Iterable[str], cluster: str, taken_at: str, namespace: str | None,
-                   server: str = "") -> Provenance:
+                   server: str = "", clock: str = "") -> Provenance:
         return Provenance(FILE, server=server, files=tuple(files), cluster=cluster, taken_at=taken_at,
-                          generated_at=now_rfc3339(), namespace=namespace)
+                          generated_at=now_rfc3339(), namespace=namespace, clock=clock)
 
     @property
     def where(self) -> str:
@@ -53,6 +54,8 @@ class Provenance:
         if self.source == FILE:
             out["files"] = list(self.files)
         out["takenAt"] = self.taken_at
+        if self.clock:
+            out["judgedAt"] = {"time": self.clock, "from": "the newest time in the input (it has no takenAt)"}
         out["generatedAt"] = self.generated_at
         out["tool"] = f"{TOOL} {self.tool_version}"
         out["scope"] = {"namespace": self.namespace}

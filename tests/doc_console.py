@@ -4,7 +4,8 @@ examples and compares. `python3 -m tests.doc_console --write` rewrites the outpu
 In a block, `$ kubectl kcache ...` (continued with `\\`) is a command and the lines up to the next `$ ` its
 standard output; `$ echo $?` shows the previous command's exit code. A line `...` in an expected output
 stands for any number of lines (an excerpt): such blocks are checked, never rewritten. A fenced block
-preceded by `<!-- file: NAME -->` is written to NAME before the commands that follow it run.
+preceded by `<!-- file: NAME -->` is written to NAME before the commands that follow it run. A block preceded by
+`<!-- columns: 80 -->` runs at 80 columns instead of 120; `<!-- columns: piped -->`, with no terminal at all.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ DOCS = (ROOT / "README.md", ROOT / "examples" / "README.md", *sorted((ROOT / "do
 COLUMNS = 120
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 _FILE_MARK = re.compile(r"<!-- file: (\S+) -->\n$")
+# `<!-- columns: 80 -->` before a block: run it at 80 columns; `<!-- columns: piped -->`: with no terminal at all
+_COLUMNS_MARK = re.compile(r"<!-- columns: (\d+|piped) -->\n$")
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Block:
     end: int
     steps: list[Step]
     files: dict[str, str] = field(default_factory=dict)  # written before the block runs
+    columns: int | None = COLUMNS  # None: piped, no terminal and no $COLUMNS
 
     @property
     def id(self) -> str:
@@ -61,8 +65,13 @@ def blocks(doc: Path) -> list[Block]:
         if m.group(1) != "console":
             continue
         steps = _steps(m.group(2).splitlines())
+        width = _COLUMNS_MARK.search(text, 0, m.start())
+        columns = COLUMNS
+        if width and width.end() == m.start():
+            columns = None if width.group(1) == "piped" else int(width.group(1))
         if steps:
-            out.append(Block(doc, text.count("\n", 0, m.start()) + 1, m.start(2), m.end(2), steps, dict(files)))
+            out.append(Block(doc, text.count("\n", 0, m.start()) + 1, m.start(2), m.end(2), steps, dict(files),
+                             columns))
     return out
 
 
@@ -89,8 +98,10 @@ def run_block(block: Block, workdir: Path) -> list[list[str]]:
     """Each step's actual output lines (trailing spaces dropped)."""
     for name, content in block.files.items():
         (workdir / name).write_text(content)
-    env = {**os.environ, "COLUMNS": str(COLUMNS), "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "COLUMNS": str(block.columns), "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(ROOT)}
     env.pop("KUBECONFIG", None)
+    if block.columns is None:
+        env.pop("COLUMNS")
     outputs: list[list[str]] = []
     code = 0
     for step in block.steps:
@@ -101,7 +112,8 @@ def run_block(block: Block, workdir: Path) -> list[list[str]]:
         if argv[:2] != ["kubectl", "kcache"] or any(a in ("|", ">", ";", "&&") for a in argv):
             raise ValueError(f"{block.id}: not a plain kubectl kcache command: {step.command}")
         proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", *argv[2:]], cwd=workdir, env=env,
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                              start_new_session=True)  # no controlling terminal: the width is the block's
         code = proc.returncode
         outputs.append([line.rstrip() for line in proc.stdout.rstrip("\n").splitlines()])
     return outputs

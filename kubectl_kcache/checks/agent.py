@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.placement import placement_changes, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
@@ -45,10 +46,8 @@ AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_
            "no-pod": ("error", "a Ready member node without an agent pod"),
            "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
        }, reads=(
-           Read("daemonsets", namespace=NS, selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}"),
-           Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-           Read("pods", namespace=NS, optional=True, selector="labelSelector " + "=".join(c.AGENT_POD_LABEL),
-                note="agent pods per member node not checked"),
+           Read(readplan.AGENT_DAEMONSET), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+           Read(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
@@ -71,9 +70,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
                           f"{NODE_PASS_TRIGGERS}",
                           hint=touch_group_hint(min((g.name for g in groups), default=None)),
-                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale")
+                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale",
+                          shared=(NODE_PASS_TRIGGERS,))
     yield from _rollout(ds, len(f.member_nodes))
-    if not read_ok(snapshot, "pods", NS):
+    if not read_ok(snapshot, readplan.AGENT_PODS):
         return
     pods = f.agent_pods_by_node
     unscheduled = [p for p in pods.get("", []) if not p.meta.deleting]

@@ -19,14 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
 from ..snapshot import ClusterSnapshot
-from ..text import command
-from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, read_ok
+from ..text import PLACEHOLDER_GROUP, command, json_body
+from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, read_ok
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
 
@@ -49,14 +50,14 @@ MSG_NOT_READY = "matching nodes are not ready"
     "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
     "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
 }, reads=(
-    Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-    Read(c.PLURAL_NODES, optional=True, note="per-node entries not checked"),
+    Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    Read(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
     entries: dict[tuple[str, str], list[tuple[str, o.CacheEntry]]] = {}
-    if read_ok(snapshot, c.PLURAL_NODES):
+    if read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
         for kcn in snapshot.kcns:
             for e in kcn.entries:
                 entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))
@@ -135,7 +136,8 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
                        f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
                        f"Error/NodeGroupNotFound \"{MSG_NO_GROUP_NAME}\"",
                        hint=command("kubectl", "-n", kc.namespace, "patch", kind, kc.name, "--type=merge", "-p",
-                                    '{"spec":{"nodeGroupRef":{"name":"<group>"}}}'), code="no-group")
+                                    json_body({"spec": {"nodeGroupRef": {"name": PLACEHOLDER_GROUP}}})),
+                       code="no-group")
     source = "spec.nodeGroupRef" if from_ref else "defaultNodeGroup"
     g = snapshot.group_by_name.get(group)
     if g is None:
@@ -159,7 +161,7 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         return Finding(ID, "warning", ref,
                        f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
                        f"Pending/NoReadyNodes \"{MSG_NOT_READY}\"",
-                       group=group, hint=command("kubectl", "get", "nodes", "-l", fmt_selector(g.node_selector)),
+                       group=group, hint=nodes_command(g),
                        code="no-ready-nodes")
     return None
 

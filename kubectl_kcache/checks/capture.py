@@ -26,6 +26,8 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
+from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
 from ..kernelcache.selection import requested_group_outside
@@ -55,7 +57,7 @@ KIND = c.PLURAL_CAPTURES[:-1]
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
-    Read(c.PLURAL_CAPTURES), Read(c.PLURAL_CACHES), Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(readplan.CAPTURES), Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.captures:
@@ -112,7 +114,8 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     pod = session.pod_name if session else ""
     if session is None:
         what = "no producer pod has claimed it"
-        hint = command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}")
+        hint = command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}") \
+            if not label_value_errors(cap.source_name) else describe
     elif phase == "WaitingForWorkload":
         what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import kinds
+from .. import kinds, readplan
 from ..kernelcache import constants as c
 from .model import JOB_NAMESPACE, CheckSpec, Read
 from .registry import all_checks
@@ -33,6 +33,8 @@ def api_group_of(resource: str) -> str:
 def _where(read: Read) -> str:
     if read.namespace == JOB_NAMESPACE:
         return f" in {_JOB_NS_TEXT}"
+    if read.namespace == readplan.SCOPE:
+        return " in the namespace of -n (all by default)"
     if read.namespace:
         return f" in {read.namespace}"
     return ""
@@ -65,13 +67,14 @@ def _section(spec: CheckSpec) -> list[str]:
 
 
 def cluster_role() -> list[str]:
-    """A read-only ClusterRole for every read of every check, grouped by API group, scopes as comments."""
+    """A read-only ClusterRole for every list of the read plan (the checks', status's, the explanations' and
+    reconcile's), grouped by API group, scopes as comments."""
     by_group: dict[str, dict[str, set[str]]] = {}
-    for spec in all_checks():
-        for r in spec.reads:
-            scopes = by_group.setdefault(api_group_of(r.resource), {}).setdefault(r.resource, set())
-            scope = ", ".join(x for x in (_where(r).strip(), r.selector) if x)
-            scopes.add(scope or "all")
+    for spec in readplan.every_list():  # THE read plan: every list some command makes
+        read = Read(spec)
+        scopes = by_group.setdefault(api_group_of(read.resource), {}).setdefault(read.resource, set())
+        scope = ", ".join(x for x in (_where(read).strip(), read.selector) if x)
+        scopes.add(scope or "all")
     out = ["apiVersion: rbac.authorization.k8s.io/v1", "kind: ClusterRole", "metadata:",
            f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
     for group in sorted(by_group):

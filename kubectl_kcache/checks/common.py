@@ -5,47 +5,49 @@ that word findings and hints the same way everywhere."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from .. import apivalidation, readplan
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
+from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot, Read
-from ..text import command
+from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
+from ..text import command, json_body
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
 
 
-def read_state(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> Read | None:
-    """snapshot.read_status, where a read of all namespaces (namespace None) also covers `namespace`."""
-    r = snapshot.read_status(resource, namespace)
-    if r is None and namespace is not None and not snapshot.reads_assumed:
-        everywhere = [x for x in snapshot.reads if x.resource == resource and x.namespace is None]
-        for status in ("forbidden", "absent", "ok"):
-            r = next((x for x in everywhere if x.status == status), None)
-            if r is not None:
-                break
-    return r
+def resolved(snapshot: ClusterSnapshot, spec: ListSpec) -> ListSpec:
+    """A list of the read plan in this snapshot's terms: its scope namespace and the configured job namespace."""
+    if spec.namespace not in (readplan.SCOPE, readplan.JOB_NAMESPACE):
+        return spec
+    job_ns = facts(snapshot).config.job_namespace if spec.namespace == readplan.JOB_NAMESPACE else None
+    return readplan.resolve(spec, snapshot.meta.namespace, job_ns)
 
 
-def read_ok(snapshot: ClusterSnapshot, resource: str, namespace: str | None = None) -> bool:
-    r = read_state(snapshot, resource, namespace)
-    return r is not None and r.status == "ok"
+def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> Read:
+    """The read that speaks for a list of the plan (`snapshot.covering`); of several, the first not ok."""
+    reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
+    return next((r for r in reads if not r.ok), reads[0])
 
 
-def observed(snapshot: ClusterSnapshot, resource: str, namespace: str | None, present: bool) -> bool:
-    """Whether the absence of an object of `resource` can be trusted: the read was ok and, for plain files
+def read_ok(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> bool:
+    return read_of(snapshot, what).ok
+
+
+def observed(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...], present: bool) -> bool:
+    """Whether the absence of an object of a list can be trusted: the read was ok and, for plain files
     (every read only assumed ok), the files hold at least one object of that kind (`present`), so that a
     user who did not export, say, Namespaces does not get told the job namespace is missing."""
-    if not read_ok(snapshot, resource, namespace):
+    if not read_ok(snapshot, what):
         return False
     return present or not snapshot.reads_assumed
 
@@ -57,7 +59,7 @@ def observed(snapshot: ClusterSnapshot, resource: str, namespace: str | None, pr
 class Feature:
     """The kernelcache configuration as KServe sees it, or what is assumed when it could not be read."""
 
-    read: str  # ok | forbidden | absent | unread
+    read: str  # the status of its read: ok | forbidden | absent | failed | not-in-input | not-read
     state: ConfigState | None  # None unless read ok
 
     @property
@@ -96,7 +98,7 @@ class Feature:
         """Said on checks that ran without the configuration."""
         if self.state is not None:
             return ""
-        why = {"unread": "not read", NOT_IN_INPUT: "not in the input"}.get(self.read, self.read)
+        why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(self.read, self.read)
         return f"assumed enabled with KServe's default settings ({why}: list configmaps in {c.KSERVE_NAMESPACE})"
 
 
@@ -115,10 +117,8 @@ class Facts:
 
     @cached_property
     def feature(self) -> Feature:
-        r = read_state(self.s, "configmaps", c.KSERVE_NAMESPACE)
-        if r is None:
-            return Feature("unread", None)
-        if r.status != "ok":
+        r = covering(self.s, readplan.CONFIGMAP)
+        if not r.ok:
             return Feature(r.status, None)
         return Feature("ok", read_config(self.s.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)))
 
@@ -174,8 +174,10 @@ class Facts:
 
     @cached_property
     def now(self) -> dt.datetime:
-        """The snapshot's time (when it was taken), else the current time."""
-        return parse_time(self.s.meta.taken_at) or dt.datetime.now(dt.timezone.utc)
+        """The snapshot's time (when it was taken), else the newest time in input files that do not say when
+        they were taken, else (live) the current time."""
+        meta = self.s.meta
+        return parse_time(meta.taken_at) or parse_time(meta.clock) or dt.datetime.now(dt.timezone.utc)
 
 
 _LAST: list[tuple[ClusterSnapshot, Facts]] = []
@@ -204,11 +206,47 @@ def rfc3339(t: dt.datetime) -> str:
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def rfc3339_after(t: dt.datetime, seconds: float) -> str:
+    """The time `seconds` after `t`, as rfc3339 writes it; past year 9999 (a TTL of 1e15 seconds) in words."""
+    try:
+        return rfc3339(t + dt.timedelta(seconds=seconds))
+    except (OverflowError, ValueError):
+        return "after the year 9999"
+
+
 # ---- wording --------------------------------------------------------------------------------------
 
 
 def fmt_selector(selector: Mapping[str, str]) -> str:
+    """A nodeSelector for a message: `k=v,k2=v2`, a key or value Kubernetes would refuse as a label quoted
+    (a key holding `=` or `,` must not read as two labels)."""
+    def word(text: str, errors: list[str]) -> str:
+        return apivalidation.go_quote(text) if errors else text
+
+    return ",".join(f"{word(k, apivalidation.qualified_name_errors(k))}={word(v, apivalidation.label_value_errors(v))}"
+                    for k, v in sorted(selector.items()))
+
+
+def selector_arg(selector: Mapping[str, str]) -> str | None:
+    """The selector as `kubectl get -l` takes it; None when a key or value is not a valid label (no node can
+    carry it, and kubectl would read it as something else)."""
+    for k, v in selector.items():
+        if apivalidation.qualified_name_errors(k) or apivalidation.label_value_errors(v):
+            return None
     return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+
+
+def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None, *extra: str) -> str:
+    """`kubectl get nodes -l SELECTOR` for a group's selector (or `selector`); the group itself when the
+    selector cannot be a label selector."""
+    arg = selector_arg(group.node_selector if selector is None else selector)
+    if arg is None:
+        return show_group_command(group.name)
+    return command("kubectl", "get", "nodes", "-l", arg, *extra)
+
+
+def show_group_command(name: str) -> str:
+    return command("kubectl", "get", c.PLURAL_NODE_GROUPS[:-1], name, "-o", "yaml")
 
 
 def join_names(names: Iterable[str], limit: int = 10) -> str:
@@ -264,20 +302,17 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
         ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in tols]
     else:
         ops = [{"op": "add", "path": "/spec/tolerations", "value": tols}]
-    patch = json.dumps(ops, separators=(",", ":"))
-    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", patch)
+    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", json_body(ops))
 
 
 def taints_lister(group: o.NodeGroup) -> str:
     """The group's member nodes with their taints."""
-    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector), "-o",
-                   "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
+    return nodes_command(group, None, "-o", "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
 
 
 def members_lister(group: o.NodeGroup, columns: str = "") -> str:
     """The group's member nodes (with extra `-o custom-columns=` when given)."""
-    return command("kubectl", "get", "nodes", "-l", fmt_selector(group.node_selector),
-                   *(("-o", f"custom-columns={columns}") if columns else ()))
+    return nodes_command(group, None, *(("-o", f"custom-columns={columns}") if columns else ()))
 
 
 def condition_text(cond: o.Condition | None) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import (
     DEFAULT_GROUP_LABEL,
@@ -32,7 +33,7 @@ from ..kernelcache.gostrings import trim_space
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
-from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
+from .model import Finding, ObjectRef, Read
 from .registry import check
 
 ID = "config"
@@ -49,11 +50,10 @@ ID = "config"
     "default-group-whitespace": ("warning", "defaultNodeGroup has surrounding white space"),
     "job-namespace-missing": ("error", "jobNamespace does not exist"),
 }, reads=(
-    Read("configmaps", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONFIGMAP_NAME}"),
-    Read("namespaces", optional=True, selector=f"fieldSelector metadata.name=<{JOB_NAMESPACE[1:-1]}>",
-         note="jobNamespace existence not checked"),
-    Read(c.PLURAL_NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
-    Read("nodes", optional=True, note="defaultNodeGroup not compared with node labels"),
+    Read(readplan.CONFIGMAP),
+    Read(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
+    Read(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
+    Read(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     state = facts(snapshot).feature.state
@@ -119,8 +119,8 @@ def _unknown_keys(keys: tuple[str, ...]) -> Iterator[Finding]:
 def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
     if not trim_space(value):
         return
-    groups_known = observed(snapshot, c.PLURAL_NODE_GROUPS, None, bool(snapshot.node_groups))
-    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, "nodes") else set()
+    groups_known = observed(snapshot, readplan.NODE_GROUPS, bool(snapshot.node_groups))
+    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, readplan.NODES) else set()
     problem = default_group_problem(value, snapshot.group_by_name, label_keys,
                                     {g.name: g.node_selector for g in snapshot.node_groups})
     if problem is None:
@@ -151,7 +151,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
 
 
 def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Finding]:
-    if not observed(snapshot, "namespaces", None, bool(snapshot.namespaces)):
+    if not observed(snapshot, readplan.NAMESPACES, bool(snapshot.namespaces)):
         return
     if snapshot.namespace_exists(namespace):
         return

@@ -20,6 +20,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -50,14 +51,10 @@ def _blocked(policy: str) -> str:
     "webhook-no-endpoints": ("error", "the pod webhook's Service has no ready endpoints"),
     "pods-denied": ("error", "the kernel cache webhook denied ReplicaSets' pod creation recently"),
 }, reads=(
-    Read("deployments", namespace=c.KSERVE_NAMESPACE,
-         selector=f"fieldSelector metadata.name={c.CONTROLLER_DEPLOYMENT}"),
-    Read("mutatingwebhookconfigurations", selector=f"fieldSelector metadata.name={c.WEBHOOK_CONFIGURATION}"),
-    Read("endpointslices", namespace=c.KSERVE_NAMESPACE, optional=True,
-         selector=f"labelSelector kubernetes.io/service-name={c.WEBHOOK_SERVICE}",
-         note="webhook Service endpoints not checked"),
-    Read("events", optional=True, selector="fieldSelector involvedObject.kind=ReplicaSet,reason=FailedCreate",
-         note="FailedCreate events not checked"),
+    Read(readplan.CONTROLLER),
+    Read(readplan.WEBHOOK),
+    Read(readplan.WEBHOOK_ENDPOINTS, optional=True, note="webhook Service endpoints not checked"),
+    Read(readplan.FAILED_CREATES, optional=True, note="FailedCreate events not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     feature = facts(snapshot).feature
@@ -108,7 +105,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 def _ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) -> int | None:
     """Ready endpoints behind the Service, or None when EndpointSlices could not be read."""
-    if not observed(snapshot, "endpointslices", namespace, bool(snapshot.endpoint_slices)):
+    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
         return None
     return sum(s.ready_endpoints for s in snapshot.endpoint_slices
                if s.meta.namespace == namespace and s.meta.labels.get("kubernetes.io/service-name") == service)

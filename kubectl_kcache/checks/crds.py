@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
-from .common import observed
+from ..snapshot import ABSENT, NOT_IN_INPUT, NOT_READ, ClusterSnapshot
+from .common import observed, read_of
 from .model import Finding, ObjectRef, Read, Skip
 from .registry import check
 
@@ -25,9 +26,14 @@ KINDS = (
     (c.KIND_CACHE, c.PLURAL_CACHES),
     (c.KIND_CAPTURE, c.PLURAL_CAPTURES),
 )
+KIND_LISTS = (readplan.NODE_GROUPS, readplan.KERNEL_CACHE_NODES, readplan.KERNEL_CACHES, readplan.CAPTURES)
 INSTALL_HINT = ("kubectl apply --server-side -k "
                 "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
 
+
+# all of them missing is one problem (KServe's LocalModel CRDs not installed), said once
+NOT_INSTALLED = "Kernel Cache CRDs are not installed"
+LISTER = "kubectl api-resources --api-group=serving.kserve.io"
 
 @check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, codes={
     "not-installed": ("error", "a Kernel Cache CRD is not installed (or its resource is not served)"),
@@ -35,31 +41,30 @@ INSTALL_HINT = ("kubectl apply --server-side -k "
     "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
     "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
 }, reads=(
-    Read("customresourcedefinitions", optional=True,
-         selector="fieldSelector metadata.name=<plural>.serving.kserve.io (the four kernel cache CRDs)",
+    Read(readplan.CRDS, optional=True,
          note="versions and Established condition not checked; inferred from the kinds' reads"),
-    *(Read(plural, optional=True, note=f"{plural} not checked") for _, plural in KINDS),
+    *(Read(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    crd_read = snapshot.read_status("customresourcedefinitions")
-    if observed(snapshot, "customresourcedefinitions", None, bool(snapshot.crds)):
+    crd_read = read_of(snapshot, readplan.CRDS)
+    if observed(snapshot, readplan.CRDS, bool(snapshot.crds)):
         yield from _from_crds(snapshot)
         return
     unknown = []
-    for kind, plural in KINDS:
-        r = snapshot.read_status(plural)
+    for (kind, plural), spec in zip(KINDS, KIND_LISTS, strict=True):
+        r = read_of(snapshot, spec)
         name = c.CRD_NAMES[kind]
-        if r is None or r.status in ("forbidden", NOT_IN_INPUT):
+        if r.status != ABSENT and not r.ok:
             unknown.append(plural)
-        elif r.status == "absent":
+        elif r.status == ABSENT:
             yield Finding(
                 ID, "error", ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
                 f"kernel cache controllers cannot watch {kind} objects",
-                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed")
+                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed",
+                cause=NOT_INSTALLED, lister=LISTER)
     if len(unknown) == len(KINDS):
-        why = "not read" if crd_read is None else "not in the input" if crd_read.status == NOT_IN_INPUT \
-            else crd_read.status
+        why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(crd_read.status, crd_read.status)
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
 
 
@@ -72,7 +77,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if crd is None:
             yield Finding(ID, "error", ref,
                           f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} "
-                          "objects", hint=INSTALL_HINT, code="not-installed")
+                          "objects", hint=INSTALL_HINT, code="not-installed", cause=NOT_INSTALLED, lister=LISTER)
             continue
         versions = ", ".join(crd.served_versions) or "none"
         if c.VERSION not in crd.served_versions:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .common import facts, fmt_selector, node_ref, read_ok
+from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -27,15 +28,15 @@ ID = "group-overlap"
     "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
     "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-    Read(c.PLURAL_CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    Read(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:
         raise NotApplicable("fewer than two KernelCacheNodeGroups exist")
     f = facts(snapshot)
     blocked: dict[str, list[str]] = {}
-    if read_ok(snapshot, c.PLURAL_CAPTURES):
+    if read_ok(snapshot, readplan.CAPTURES):
         for cc in f.capture_caches.values():
             if cc.blocked and cc.decision is not None and cc.decision.reason == c.REASON_AMBIGUOUS:
                 session = cc.capture.active_session
@@ -61,6 +62,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
                           code="blocks-captures")
         else:
-            lister = command("kubectl", "get", "nodes", "-l", fmt_selector(merged))
+            lister = nodes_command(groups[0], merged)
             yield Finding(ID, "warning", node_ref(node.name), message, hint=lister, evidence=evidence,
                           code="several-groups", cause=f"nodes in groups {names}", lister=lister)

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
 from ..snapshot import ClusterSnapshot
-from ..text import command
-from .common import facts, fmt_selector, group_ref
+from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE, command, json_body
+from .common import facts, fmt_selector, group_ref, selector_arg, show_group_command
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -32,16 +33,21 @@ def describe_mismatch(node: str, mm: LabelMismatch) -> str:
     return f"{node} {', '.join(parts)}"
 
 
-def label_hint(node: str, mm: LabelMismatch) -> str:
+def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
+    """`kubectl label node` with the labels the node lacks; the group itself when a label is one no node can
+    carry (Kubernetes refuses such a key or value, and one like `--overwrite` would be read as a flag: valid
+    keys, values and node names never start with `-`)."""
+    if selector_arg(mm.wanted) is None:
+        return show_group_command(group.name)
     labels = [f"{k}={v}" for k, v in mm.wanted.items()]
-    return command("kubectl", "label", "node", node, labels) + (" --overwrite" if mm.different else "")
+    return command("kubectl", "label", "node", node, labels, *(["--overwrite"] if mm.different else []))
 
 
 @check(ID, "node groups have a selector that matches nodes", "error", order=40, needs_feature=True, codes={
     "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
     "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
@@ -54,8 +60,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
                           "updated for any group",
                           group=group.name,
-                          hint=command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=merge",
-                                       "-p", '{"spec":{"nodeSelector":{"<label>":"<value>"}}}'),
+                          hint=command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=merge", "-p",
+                                       json_body({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}})),
                           code="empty-selector")
             continue
         if members[group.name]:
@@ -80,7 +86,9 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
         more = f" and {len(near) - SHOWN} more" if len(near) > SHOWN else ""
         message += f"; near misses: {'; '.join(shown)}{more}"
         evidence += [f"near miss: {s}" for s in shown]
-        hint = label_hint(near[0][0].name, near[0][1])
+        hint = label_hint(group, near[0][0].name, near[0][1])
+    elif selector_arg(group.node_selector) is None:
+        hint = show_group_command(group.name)
     else:
         hint = command("kubectl", "get", "nodes", "-L", ",".join(sorted(group.node_selector)))
     return Finding(ID, "warning", group_ref(group.name), message, group=group.name, hint=hint,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.placement import agent_tolerations, rejected_tolerations
 from ..kernelcache.taints import (
@@ -71,9 +72,8 @@ def _taints(taints: list[o.Taint]) -> str:
            "blocks-agent": ("error", "a taint the agent DaemonSet's pods do not tolerate"),
            "evicts-agent": ("warning", "a NoExecute taint the agent tolerates only for tolerationSeconds"),
        }, reads=(
-           Read(c.PLURAL_NODE_GROUPS), Read("nodes"),
-           Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
-                selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent tolerations not checked"),
+           Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+           Read(readplan.AGENT_DAEMONSET, optional=True, note="agent tolerations not checked"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
@@ -83,7 +83,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     yield from invalid
     if not f.member_nodes:
         return
-    ds = f.agent_daemonset if read_ok(snapshot, "daemonsets", c.KSERVE_NAMESPACE) else None
+    ds = f.agent_daemonset if read_ok(snapshot, readplan.AGENT_DAEMONSET) else None
     desired = daemon_pod_tolerations(agent_tolerations(snapshot.node_groups))
     for node in f.member_nodes:
         groups = f.groups_of_node[node.name]

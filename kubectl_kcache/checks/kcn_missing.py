@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -26,9 +27,8 @@ ID = "kcn-missing"
 @check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, codes={
     "missing": ("error", "a member node without a KernelCacheNode"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
-    Read("daemonsets", namespace=c.KSERVE_NAMESPACE, optional=True,
-         selector=f"fieldSelector metadata.name={c.AGENT_DAEMONSET}", note="agent DaemonSet presence not considered"),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES), Read(readplan.KERNEL_CACHE_NODES),
+    Read(readplan.AGENT_DAEMONSET, optional=True, note="agent DaemonSet presence not considered"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
@@ -39,7 +39,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                             f"{plan.blocked_by} (see group-selector)")
     f = facts(snapshot)
     evidence: tuple[str, ...] = ()
-    if read_ok(snapshot, "daemonsets", c.KSERVE_NAMESPACE) and f.agent_daemonset is None:
+    if read_ok(snapshot, readplan.AGENT_DAEMONSET) and f.agent_daemonset is None:
         evidence = (f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET} is missing: KServe's node reconciler "
                     "fails before it creates KernelCacheNodes (see agent)",)
     for name in plan.missing:
@@ -50,5 +50,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       "report cache status, so KernelCaches of the group are never Ready there. "
                       f"{NODE_PASS_TRIGGERS}",
                       group=group, hint=touch_group_hint(group), evidence=evidence, code="missing",
+                      shared=(NODE_PASS_TRIGGERS,),
                       cause=f"member nodes of {group} without a KernelCacheNode",
                       lister=command("kubectl", "get", c.PLURAL_NODES))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -24,7 +25,7 @@ ID = "kcn-orphaned"
 @check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, codes={
     "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
 }, reads=(
-    Read(c.PLURAL_NODE_GROUPS), Read("nodes"), Read(c.PLURAL_NODES),
+    Read(readplan.NODE_GROUPS), Read(readplan.NODES), Read(readplan.KERNEL_CACHE_NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kcns:
@@ -45,5 +46,5 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
         yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),
-                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned",
+                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned", shared=(NODE_PASS_TRIGGERS,),
                       cause=why.replace(f"Node {name}", "the Node"), lister=command("kubectl", "get", c.PLURAL_NODES))

@@ -6,7 +6,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..snapshot import ClusterSnapshot
+from ..kinds import ListSpec
+from ..readplan import JOB_NAMESPACE as JOB_NAMESPACE
+from ..readplan import SCOPE
+from ..snapshot import ClusterSnapshot, Unread
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}
@@ -45,6 +48,9 @@ class Finding:
     # in the table, with a count, a sample and `lister`, the command that lists every object it hits
     cause: str = ""
     lister: str = ""
+    # parts of `message`, verbatim, that many findings share (why KServe's node pass may not have run): the
+    # table says each once per report; the message keeps them, so JSON and `-o wide` carry the full text
+    shared: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def full_code(self) -> str:
@@ -68,28 +74,48 @@ class Code:
     summary: str
 
 
-# A Read's namespace that stands for the configured `kernelcache.jobNamespace` (resolved by the runner).
-JOB_NAMESPACE = "{jobNamespace}"
-
-
 @dataclass(frozen=True)
 class Read:
-    """A read a check needs: verb and resource, optionally a namespace it is limited to.
+    """A read a check needs: one list of the read plan (`readplan.py`), or several that count as one (the
+    four CRDs). Its namespace may be a placeholder (`readplan.JOB_NAMESPACE`, `readplan.SCOPE`), resolved
+    by the runner.
 
     `optional` reads widen a check without being essential: when one is forbidden or not served the
-    check still runs and its result says which part was left out (`note`). `selector` documents how the
-    read is scoped (field or label selector) for docs/checks.md and the generated ClusterRole.
+    check still runs and its result says which part was left out (`note`).
     """
 
-    resource: str
-    verb: str = "list"
-    namespace: str | None = None
+    what: ListSpec | tuple[ListSpec, ...]
     optional: bool = False
-    selector: str = ""
     note: str = ""
+    verb: str = "list"
+
+    @property
+    def lists(self) -> tuple[ListSpec, ...]:
+        return self.what if isinstance(self.what, tuple) else (self.what,)
+
+    @property
+    def resource(self) -> str:
+        return self.lists[0].plural
+
+    @property
+    def namespace(self) -> str | None:
+        return self.lists[0].namespace
+
+    @property
+    def selector(self) -> str:
+        """How the list is narrowed, for docs/checks.md and the ClusterRole's comments."""
+        parts = []
+        for key in ("label_selector", "field_selector"):
+            values = [getattr(x, key) for x in self.lists if getattr(x, key)]
+            if values:
+                name = "labelSelector" if key == "label_selector" else "fieldSelector"
+                rest = [v.removeprefix("metadata.name=") for v in values[1:]]
+                parts.append(f"{name} {values[0]}" + (f" (and {', '.join(rest)})" if rest else ""))
+        return "; ".join(parts)
 
     def __str__(self) -> str:
-        return f"{self.verb} {self.resource}" + (f" in {self.namespace}" if self.namespace else "")
+        ns = self.namespace
+        return f"{self.verb} {self.resource}" + (f" in {ns}" if ns and ns != SCOPE else "")
 
 
 class NotApplicable(Exception):
@@ -127,9 +153,13 @@ class CheckResult:
     id: str
     status: str
     reason: str = ""
-    # reads the check needed or could use but could not make (forbidden, not in the input files, not read):
-    # its verdict, if any, is incomplete
-    unread: tuple[str, ...] = ()
+    # lists the check needed or could use but could not make (forbidden, failed, not in the input files, not
+    # read): its verdict, if any, is incomplete
+    missing: tuple[Unread, ...] = ()
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(str(u) for u in self.missing))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "reason": self.reason}
@@ -148,6 +178,8 @@ class DoctorReport:
     titles: dict[str, str] = field(default_factory=dict)
     # where the report came from (snapshot.provenance): API server or files, times, tool, scope
     provenance: dict[str, Any] = field(default_factory=dict)
+    judged_time: bool = False  # a check compared a time with "now" (the snapshot's clock)
+    warnings: tuple[str, ...] = ()  # for stderr: what the run doubts in its input (not findings)
 
     def summary(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]
@@ -172,6 +204,13 @@ class DoctorReport:
     def incomplete(self) -> bool:
         """Some check could not make a read it needed or could use: no clean bill of health."""
         return any(c.unread for c in self.checks)
+
+    @property
+    def unreadable(self) -> tuple[Unread, ...]:
+        """The lists the cluster could not give (forbidden, failed, not read): exit 3. A kind absent from
+        input files is said in the report but is not a failure to read."""
+        found = {str(u): u for c in self.checks for u in c.missing if u.exit_code != 2}
+        return tuple(found[k] for k in sorted(found))
 
     def worst(self) -> str | None:
         """The most severe unsuppressed finding's severity, or None."""

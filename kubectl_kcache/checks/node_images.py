@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import constants as c
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -43,14 +44,14 @@ def _size(n: int | None) -> str:
     "images-truncated": ("warning", "a node at the kubelet's nodeStatusMaxImages limit: entries flap to Pending"),
     "artifact-gone": ("info", "an artifact no longer on its node (image GC or a replaced node)"),
 }, reads=(
-    Read(c.PLURAL_NODES), Read("nodes"),
+    Read(readplan.KERNEL_CACHE_NODES), Read(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not any(k.entries for k in snapshot.kcns):
         raise NotApplicable("no KernelCacheNode has a cache entry")
     for kcn in sorted(snapshot.kcns, key=lambda k: k.name):
         node = snapshot.node_by_name.get(kcn.name)
-        if node is None or not read_ok(snapshot, "nodes"):
+        if node is None or not read_ok(snapshot, readplan.NODES):
             continue
         cut, gone = [], []
         for e in kcn.entries:

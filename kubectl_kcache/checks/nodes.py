@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..kernelcache import constants as c
+from .. import readplan
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
@@ -25,6 +25,9 @@ from .model import Finding, NotApplicable, Read
 from .registry import check
 
 ID = "nodes"
+# said once per report by the table, however many groups it hits
+IMAGE_VOLUME_GATE = ("image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
+                     "gate enabled on kube-apiserver and the kubelets before v1.35")
 MIN_IMAGE_VOLUME = (1, 31)   # alpha: the first kubelet that knows the image volume type
 DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
 
@@ -36,7 +39,7 @@ DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
            "kubelet-too-old": ("warning", "a member node whose kubelet cannot mount image volumes (< v1.31)"),
            "image-volume-gated": ("info", "member nodes whose kubelet needs the ImageVolume gate (v1.31-v1.34)"),
        },
-       reads=(Read(c.PLURAL_NODE_GROUPS), Read("nodes")))
+       reads=(Read(readplan.NODE_GROUPS), Read(readplan.NODES)))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     if not f.member_nodes:
@@ -54,7 +57,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                           group=group, hint=command("kubectl", "describe", "node", node.name),
                           evidence=(f"Ready: {'absent' if node.ready is None else 'False'}"
                                     f"{f' ({detail})' if detail else ''}",),
-                          code="not-ready", cause=f"member nodes of {group} {state}",
+                          code="not-ready",
+                          cause=f"member nodes of {group} "
+                                f"{'with no Ready condition' if node.ready is None else 'NotReady'}",
                           lister=members_lister(f.groups_of_node[node.name][0],
                                                 "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')]"
                                                 ".status"))
@@ -86,8 +91,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         plural = "s" if len(nodes) > 1 else ""
         yield Finding(ID, "info", group_ref(name),
                       f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
-                      f"({join_names(nodes)}): "
-                      "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
-                      "gate enabled on kube-apiserver and the kubelets before v1.35",
+                      f"({join_names(nodes)}): {IMAGE_VOLUME_GATE}", shared=(IMAGE_VOLUME_GATE,),
                       group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"
                                        "KUBELET:.status.nodeInfo.kubeletVersion", code="image-volume-gated")

@@ -27,12 +27,13 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..snapshot import ClusterSnapshot
 from ..text import command
-from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339
-from .model import JOB_NAMESPACE, Finding, ObjectRef, Read
+from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
+from .model import Finding, ObjectRef, Read
 from .registry import check
 
 ID = "registry-pull"
@@ -49,10 +50,16 @@ def _target(meta: o.Meta) -> tuple[str, str, str]:
             a.get(c.ANNOTATION_JOB_NODE) or lab.get(c.LABEL_JOB_NODE, ""))
 
 
-def _for(meta: o.Meta) -> str:
-    ns, name, node = _target(meta)
-    out = f"for KernelCache {ns}/{name}" if name else ""
-    return out + (f" on node {node}" if node else "")
+def _on(meta: o.Meta) -> str:
+    """` on node N` (the headline names where; the object line and the rest say which Job or pod)."""
+    node = _target(meta)[2]
+    return f" on node {node}" if node else ""
+
+
+def _prepares(meta: o.Meta) -> str:
+    """`for KernelCache ns/kc; ` (the Job or pod itself is the finding's object)."""
+    ns, name, _ = _target(meta)
+    return f"for KernelCache {ns}/{name}; " if name else ""
 
 
 @check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, codes={
@@ -68,16 +75,11 @@ def _for(meta: o.Meta) -> str:
     "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
     "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
 }, reads=(
-    Read("jobs", namespace=JOB_NAMESPACE, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}"),
-    Read("pods", namespace=JOB_NAMESPACE, optional=True, selector=f"labelSelector {c.LABEL_JOB_CACHE_NAME}",
-         note="preparation pods not checked"),
-    Read("serviceaccounts", namespace=JOB_NAMESPACE, optional=True,
-         selector="fieldSelector metadata.name=kernel-cache-prefetcher-sa (and kernel-cache-prefetcher)",
-         note="prefetcher ServiceAccount not checked"),
-    Read("rolebindings", optional=True,
-         selector="fieldSelector metadata.name=kernel-cache-prefetcher-rb (and kernel-cache-prefetcher)",
-         note="prefetcher RoleBindings not checked"),
-    Read(c.PLURAL_CACHES, optional=True, note="stale Jobs not told apart"),
+    Read(readplan.PREPARATION_JOBS),
+    Read(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
+    Read(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
+    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
+    Read(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
@@ -97,7 +99,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if failed is None or failed.status != "True":
             continue
         yield _failed_job(job, failed, cfg)
-    if read_ok(snapshot, "pods", job_ns):
+    if read_ok(snapshot, readplan.PREPARATION_PODS):
         for pod in snapshot.pods_labelled(job_ns, c.LABEL_JOB_CACHE_NAME):
             if pod.meta.labels.get(JOB_LABEL, pod.meta.labels.get("job-name", "")) in stale:
                 continue
@@ -117,15 +119,21 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",), code="endpoint-invalid")
 
 
+def _due(at: dt.datetime, ttl: int) -> str:
+    when = rfc3339_after(at, ttl)
+    return when if when.startswith("after") else f"at {when}"
+
+
 def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Finding:
     ns = job.meta.namespace or ""
     ttl = job.ttl_seconds if job.ttl_seconds is not None else cfg.job_ttl_seconds_after_finished
     at = parse_time(failed.last_transition)
-    left = f", due at {rfc3339(at + dt.timedelta(seconds=ttl))}" if at is not None else ""
+    left = f", due {_due(at, ttl)}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
     return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
-                   f"preparation Job {ns}/{job.meta.name} {_for(job.meta)} failed ({why}): the node's cache entry is "
-                   "Error, and KServe does not create the Job again while one with this name exists, so preparation "
+                   f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "
+                   "entry is Error, and KServe does not create the Job again while one with this name exists, so "
+                   "preparation "
                    f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
                    hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
                    evidence=tuple(x for x in (f"Failed: {why}",
@@ -137,7 +145,8 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
 
 def _pod(pod: o.Pod) -> Finding | None:
     ref = ObjectRef("Pod", pod.name, pod.namespace)
-    lead = f"preparation pod {pod.namespace}/{pod.name} {_for(pod.meta)}"
+    lead = f"preparation pod{_on(pod.meta)}"
+    which = _prepares(pod.meta)
     hint = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
     lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
     for cs in pod.containers:
@@ -145,22 +154,23 @@ def _pod(pod: o.Pod) -> Finding | None:
             text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
             what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
                     if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
-            return Finding(ID, "error", ref, f"{lead} cannot start: container {cs.name} is waiting: {what}{text}",
+            return Finding(ID, "error", ref,
+                           f"{lead} cannot start: {which}container {cs.name} is waiting: {what}{text}",
                            hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",), code="pod-cannot-start",
                            cause=f"preparation pods waiting: {text}", lister=lister)
     for cs in pod.containers:
         if pod.phase == "Failed" and cs.exit_code not in (None, 0):
             detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
             return Finding(ID, "error", ref,
-                           f"{lead} failed: container {cs.name} exited with code {cs.exit_code}"
+                           f"{lead} failed: {which}container {cs.name} exited with code {cs.exit_code}"
                            f"{f' ({detail})' if detail else ''}; the artifact is not usable on the node",
                            hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", cs.name),
                            code="pod-exited", cause=f"preparation pods exited with code {cs.exit_code}",
                            lister=lister)
     if pod.scheduled_reason == "Unschedulable":
         return Finding(ID, "error", ref,
-                       f"{lead} cannot be scheduled: {pod.scheduled_message or pod.scheduled_reason}; the node's cache "
-                       "entry stays Pulling", hint=hint, code="pod-unschedulable",
+                       f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
+                       "the node's cache entry stays Pulling", hint=hint, code="pod-unschedulable",
                        cause=f"preparation pods unschedulable: {pod.scheduled_message or pod.scheduled_reason}",
                        lister=lister)
     return None
@@ -168,7 +178,7 @@ def _pod(pod: o.Pod) -> Finding | None:
 
 def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Finding]:
     accounts = [sa for sa in snapshot.service_accounts if sa.meta.namespace == job_ns]
-    if not observed(snapshot, "serviceaccounts", job_ns, bool(accounts)):
+    if not observed(snapshot, readplan.PREFETCHER_SERVICE_ACCOUNTS, bool(accounts)):
         return
     found = [sa for sa in accounts if sa.meta.name in c.PREFETCHER_SERVICE_ACCOUNTS]
     if not found and snapshot.kernel_caches:
@@ -197,7 +207,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
 
 
 def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterator[Finding]:
-    if not observed(snapshot, "rolebindings", None, bool(snapshot.role_bindings)):
+    if not observed(snapshot, readplan.PREFETCHER_ROLE_BINDINGS, bool(snapshot.role_bindings)):
         return
     pull = cfg.registry.auth.pull_role_ref
     cache_namespaces = {kc.namespace for kc in snapshot.kernel_caches}

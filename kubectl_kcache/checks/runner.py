@@ -18,88 +18,97 @@ a check the check's own (deterministic) order is kept.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
 
+from .. import readplan
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import NOT_IN_INPUT, ClusterSnapshot
+from ..snapshot import ABSENT, ClusterSnapshot, Unread, unusable
 from . import suppress
-from .common import facts, forget, read_state
-from .model import JOB_NAMESPACE, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
+from .common import facts, forget, resolved
+from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
 from .registry import all_checks
 
 FIRST = "control-plane"
-NOT_IN_INPUT_TEXT = "not in the input"  # how an unread kind absent from input files is worded
 KERNEL_CACHE_PLURALS = (c.PLURAL_NODE_GROUPS, c.PLURAL_NODES, c.PLURAL_CACHES, c.PLURAL_CAPTURES)
 
 
 def validate_ids(ids: Iterable[str], flag: str = "--only") -> list[str]:
-    valid = [s.id for s in all_checks()]
+    """`ids` (check ids, or `check/code` for one kind of finding), each known, else InputError."""
+    specs = {s.id: s for s in all_checks()}
     ids = list(ids)
-    unknown = [i for i in ids if i not in valid]
+    unknown = [i for i in ids if i.partition("/")[0] not in specs]
     if unknown:
         raise InputError(f"{flag}: unknown check id {', '.join(repr(u) for u in unknown)}; valid ids: "
-                         f"{', '.join(valid)}")
+                         f"{', '.join(specs)}")
+    codes = [i for i in ids if "/" in i and specs[i.partition("/")[0]].code(i.partition("/")[2]) is None]
+    if codes:
+        check = codes[0].partition("/")[0]
+        raise InputError(f"{flag}: unknown finding code {', '.join(repr(u) for u in codes)}; the codes of {check}: "
+                         f"{', '.join(f'{check}/{x.id}' for x in specs[check].codes)}")
     return ids
 
 
-def _resolve(read: Read, snapshot: ClusterSnapshot) -> Read:
-    if read.namespace == JOB_NAMESPACE:
-        return replace(read, namespace=facts(snapshot).config.job_namespace)
-    return read
+def _code_filter(only: Sequence[str], skip: Sequence[str]) -> Callable[[Finding], bool]:
+    """Whether a finding is kept by `--only check/code` and `--skip check/code` (a bare check id in --only
+    keeps every code of it)."""
+    whole = {i for i in only if "/" not in i}
+    only_codes = {i for i in only if "/" in i}
+    limited = {i.partition("/")[0] for i in only_codes} - whole
+    skip_codes = {i for i in skip if "/" in i}
+
+    def keep(f: Finding) -> bool:
+        if f.full_code in skip_codes:
+            return False
+        return f.check not in limited or f.full_code in only_codes
+
+    return keep
 
 
-def read_problem(read: Read, snapshot: ClusterSnapshot) -> tuple[str, bool] | None:
-    """Why `read` is not usable ('forbidden: list pods in kserve'), and whether that leaves the answer
-    incomplete (True: forbidden, not in the input, not read; False: the resource is not served, a fact);
-    None when it was done."""
-    r = read_state(snapshot, read.resource, read.namespace)
-    if r is None:
-        return f"not read: {read}", True
-    if r.status == "forbidden":
-        return f"forbidden: {read}", True
-    if r.status == NOT_IN_INPUT:
-        return f"{NOT_IN_INPUT_TEXT}: {read}", True
-    if r.status == "absent":
+def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
+    """Why `read` is not usable ('forbidden: list pods in kserve'), and the lists that leave the answer
+    incomplete (forbidden, failed, not in the input, not read; none when the resource is not served, a
+    fact); None when it was made."""
+    found = [u for u in (unusable(snapshot, resolved(snapshot, s)) for s in read.lists) if u is not None]
+    if not found:
+        return None
+    first = found[0]
+    if first.read.status == ABSENT:
         if read.resource in KERNEL_CACHE_PLURALS:
-            return f"{read.resource} is not served (CRD not installed)", False
-        return f"{read.resource} is not served by the API server", False
-    if r.status != "ok":
-        return f"{r.status}: {read}", True
-    return None
+            return f"{read.resource} is not served (CRD not installed)", ()
+        return f"{read.resource} is not served by the API server", ()
+    missing = tuple(u for u in found if u.read.status != ABSENT)
+    return str(first), missing
 
 
 def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, list[Finding]]:
     """One check's status and (unsuppressed) findings."""
     feature = facts(snapshot).feature
-    reads = [_resolve(r, snapshot) for r in spec.reads]
-    for read in reads:
+    for read in spec.reads:
         if read.optional:
             continue
-        problem = read_problem(read, snapshot)
+        problem = read_problems(read, snapshot)
         if problem:
-            text, incomplete = problem
-            return CheckResult(spec.id, "skipped", text, (text,) if incomplete else ()), []
+            text, missing = problem
+            return CheckResult(spec.id, "skipped", text, missing), []
     notes = []
-    unread = []
+    unread: list[Unread] = []
     if spec.needs_feature:
         why = feature.not_applicable()
         if why:
             return CheckResult(spec.id, "not-applicable", why), []
         if feature.assumption():
             notes.append(feature.assumption())
-            if feature.read != "absent":
-                why = {NOT_IN_INPUT: NOT_IN_INPUT_TEXT, "unread": "not read"}.get(feature.read, feature.read)
-                unread.append(f"{why}: list configmaps in {c.KSERVE_NAMESPACE}")
-    for read in reads:
+            config_read = unusable(snapshot, readplan.CONFIGMAP)
+            if config_read is not None and config_read.read.status != ABSENT:
+                unread.append(config_read)
+    for read in spec.reads:
         if read.optional:
-            problem = read_problem(read, snapshot)
+            problem = read_problems(read, snapshot)
             if problem:
-                text, incomplete = problem
+                text, missing = problem
                 notes.append(f"partial: {text}" + (f" ({read.note})" if read.note else ""))
-                if incomplete:
-                    unread.append(text)
+                unread.extend(missing)
     try:
         findings = list(spec.func(snapshot))
     except NotApplicable as exc:
@@ -139,13 +148,19 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     if both:
         raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
                          "give each check to one of them")
-    specs = [s for s in all_checks() if (not only or s.id in only) and s.id not in skip]
+    only_checks = {i.partition("/")[0] for i in only}
+    skip_checks = {i for i in skip if "/" not in i}
+    keep = _code_filter(only, skip)
+    specs = [s for s in all_checks() if (not only or s.id in only_checks) and s.id not in skip_checks]
+    if not specs:
+        raise InputError("--skip names every check: nothing would run (a report of no check is no answer)")
     rules = list(suppressions or ()) if use_suppressions else []
     index = suppress.AnnotationIndex(snapshot) if use_suppressions else None
     results: list[CheckResult] = []
     by_check: dict[str, list[Finding]] = {}
     for spec in specs:
         result, findings = run_check(spec, snapshot)
+        findings = [f for f in findings if keep(f)]
         if use_suppressions:
             findings = suppress.apply(findings, snapshot, rules, index)
         if result.status == "pass":
@@ -155,7 +170,7 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
             quiet = len(findings) - len(active)
             if quiet:
                 reason = "; ".join(x for x in (reason, f"{quiet} finding{'s' if quiet > 1 else ''} suppressed") if x)
-            result = CheckResult(spec.id, "fail" if failing else "pass", reason, result.unread)
+            result = CheckResult(spec.id, "fail" if failing else "pass", reason, result.missing)
         results.append(result)
         by_check[spec.id] = findings
     order = [s.id for s in specs]
@@ -163,4 +178,5 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     ordered = [f for i in order for f in by_check[i]]
     return DoctorReport(checks=tuple(results), findings=tuple(ordered), object_count=snapshot.object_count(),
                         cluster=snapshot.meta.cluster, source=snapshot.meta.source,
-                        titles={s.id: s.title for s in specs})
+                        titles={s.id: s.title for s in specs}, judged_time="now" in vars(facts(snapshot)),
+                        warnings=tuple(index.unknown) if index is not None else ())

@@ -24,6 +24,7 @@ from typing import Any
 from .. import kinds
 from ..errors import InputError
 from ..snapshot import ClusterSnapshot
+from ..text import json_type
 from .model import Finding
 
 ANNOTATION = "kcache.kserve.io/suppress"
@@ -74,7 +75,7 @@ def _text(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InputError(f"{where} must be a string, got {type(value).__name__}")
+        raise InputError(f"{where} must be a string, got {json_type(value)}")
     return value
 
 
@@ -83,7 +84,7 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
     if doc is None:
         return ()
     if not isinstance(doc, Mapping):
-        raise InputError(f"{origin}: expected an object with a 'suppress' list, got {type(doc).__name__}")
+        raise InputError(f"{origin}: expected an object with a 'suppress' list, got {json_type(doc)}")
     unknown = sorted(set(doc) - {"suppress"})
     if unknown:
         raise InputError(f"{origin}: unknown key {unknown[0]!r} (expected 'suppress')")
@@ -91,13 +92,13 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
     if entries is None:
         return ()
     if not isinstance(entries, list):
-        raise InputError(f"{origin}: 'suppress' must be a list, got {type(entries).__name__}")
+        raise InputError(f"{origin}: 'suppress' must be a list, got {json_type(entries)}")
     valid = _valid_ids()
     out = []
     for i, entry in enumerate(entries):
         where = f"{origin}: suppress[{i}]"
         if not isinstance(entry, Mapping):
-            raise InputError(f"{where} must be an object, got {type(entry).__name__}")
+            raise InputError(f"{where} must be an object, got {json_type(entry)}")
         extra = sorted(set(entry) - _ENTRY_KEYS)
         if extra:
             raise InputError(f"{where}: unknown key {extra[0]!r} (expected {', '.join(sorted(_ENTRY_KEYS))})")
@@ -112,7 +113,7 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
                              f"{', '.join(_valid_codes(check))}")
         obj = entry.get("object") or {}
         if not isinstance(obj, Mapping):
-            raise InputError(f"{where}.object must be an object, got {type(obj).__name__}")
+            raise InputError(f"{where}.object must be an object, got {json_type(obj)}")
         extra = sorted(set(obj) - _OBJECT_KEYS)
         if extra:
             raise InputError(f"{where}.object: unknown key {extra[0]!r} (expected kind, name, namespace)")
@@ -130,11 +131,18 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
 
 def load_suppressions(path: str) -> tuple[Suppression, ...]:
     """Rules from a YAML or JSON file."""
+    from ..files import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
+
+    if not path:
+        raise InputError("--config: an empty path")
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read suppressions: {exc}") from None
+        data = read_bytes(path)
+    except InputError as exc:
+        raise InputError(f"cannot read suppressions: {exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     import yaml  # lazily: `kubectl kcache --help` must not import it
 
     try:
@@ -147,11 +155,23 @@ def load_suppressions(path: str) -> tuple[Suppression, ...]:
     return parse_suppressions(doc, path)
 
 
+def _known_ids() -> set[str]:
+    from .registry import all_checks
+
+    out = {"*"}
+    for spec in all_checks():
+        out.add(spec.id)
+        out.update(f"{spec.id}/{code.id}" for code in spec.codes)
+    return out
+
+
 class AnnotationIndex:
     """The suppress annotation of every object in a snapshot, by (kind, namespace, name)."""
 
     def __init__(self, snapshot: ClusterSnapshot):
         self.by_object: dict[tuple[str, str, str], frozenset[str]] = {}
+        self.unknown: list[str] = []  # objects whose annotation names ids no check has, said as warnings
+        known: set[str] | None = None
         seen_fields = set()
         for k in kinds.KINDS:
             kind, field_name = k.kind, k.field
@@ -163,6 +183,13 @@ class AnnotationIndex:
                 if value:
                     ids = frozenset(x.strip() for x in value.replace(";", ",").split(",") if x.strip())
                     self.by_object[(kind.lower(), obj.meta.namespace or "", obj.meta.name)] = ids
+                    known = known if known is not None else _known_ids()
+                    bad = sorted(ids - known)
+                    if bad:
+                        where = f"{obj.meta.namespace}/{obj.meta.name}" if obj.meta.namespace else obj.meta.name
+                        self.unknown.append(f"{kind} {where}: annotation {ANNOTATION} names "
+                                            f"{', '.join(bad)}, which no check has (it suppresses nothing for "
+                                            "them; give check ids or check/code)")
 
     def suppresses(self, finding: Finding) -> bool:
         ids = self.by_object.get((finding.object.kind.lower(), finding.object.namespace or "", finding.object.name))

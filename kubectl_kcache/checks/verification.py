@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import readplan
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import SECURITY_CERT
@@ -34,8 +35,8 @@ MODE_DISABLED = "disabled"
     "mode-blocks-all": ("error", "an artifactSecurity mode that passes validation but blocks every cache"),
     "blocks-admission": ("error", "a KernelCache whose verification state keeps the webhook from using it"),
 }, reads=(
-    Read("configmaps", namespace=c.KSERVE_NAMESPACE, selector=f"fieldSelector metadata.name={c.CONFIGMAP_NAME}"),
-    Read(c.PLURAL_CACHES),
+    Read(readplan.CONFIGMAP),
+    Read(readplan.KERNEL_CACHES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     mode = facts(snapshot).config.artifact_security.mode

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from .. import readplan
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import describe_label_selector, label_selector_matches
@@ -46,10 +47,10 @@ SHOW = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFI
     "namespace-excluded": ("error", "a namespace with KernelCaches or opted-in pods outside the namespaceSelector"),
     "pod-excluded": ("error", "an opted-in pod the objectSelector or a matchCondition keeps from the webhook"),
 }, reads=(
-    Read("mutatingwebhookconfigurations", selector=f"fieldSelector metadata.name={c.WEBHOOK_CONFIGURATION}"),
-    Read("namespaces", optional=True, note="namespaceSelector not compared with namespaces"),
-    Read("pods", optional=True, selector=f"labelSelector {c.LABEL_ISVC}", note="opted-in pods not checked"),
-    Read(c.PLURAL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
+    Read(readplan.WEBHOOK),
+    Read(readplan.NAMESPACES, optional=True, note="namespaceSelector not compared with namespaces"),
+    Read(readplan.ISVC_PODS, optional=True, note="opted-in pods not checked"),
+    Read(readplan.KERNEL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
@@ -82,13 +83,13 @@ def _opted_in(snapshot: ClusterSnapshot) -> list[o.Pod]:
 
 
 def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]:
-    if not read_ok(snapshot, "namespaces") or not snapshot.namespaces:
+    if not read_ok(snapshot, readplan.NAMESPACES) or not snapshot.namespaces:
         return
     needs: dict[str, list[str]] = {}
-    if read_ok(snapshot, c.PLURAL_CACHES):
+    if read_ok(snapshot, readplan.KERNEL_CACHES):
         for kc in snapshot.kernel_caches:
             needs.setdefault(kc.namespace, []).append(f"KernelCache {kc.name}")
-    if read_ok(snapshot, "pods"):
+    if read_ok(snapshot, readplan.ISVC_PODS):
         for pod in _opted_in(snapshot):
             needs.setdefault(pod.namespace, []).append(f"pod {pod.name}")
     labels = {n.meta.name: n.meta.labels for n in snapshot.namespaces}
@@ -108,7 +109,7 @@ def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Fi
 
 
 def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]:
-    if not read_ok(snapshot, "pods"):
+    if not read_ok(snapshot, readplan.ISVC_PODS):
         return
     for pod in _opted_in(snapshot):
         ref = ObjectRef("Pod", pod.name, pod.namespace)

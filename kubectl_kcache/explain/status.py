@@ -14,7 +14,7 @@ Per node group (every KernelCacheNodeGroup, by name):
 KernelCaches whose effective group is unset or names no existing group are listed apart
 (`unassignedCaches`), with why.
 
-No answer on data that could not be read (`reads.require`): a read the counts depend on that was
+No answer on data that could not be read (`snapshot.require`): a read the counts depend on that was
 forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
 needs raise InputError (exit 2). A resource the API server does not serve (CRD not installed) is a fact:
 none.
@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import objects as o
+from .. import readplan as plan
 from ..kernelcache import constants as c
 from ..kernelcache.caches import PHASES, effective_group, entry_phase
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import groups_by_node
 from ..provenance import Provenance
-from ..snapshot import ClusterSnapshot
-from .reads import require
+from ..snapshot import ClusterSnapshot, require
 
 KIND = "KcacheStatus"
 VERSION = 1
@@ -142,10 +142,15 @@ class StatusReport:
     status: FleetStatus
     provenance: Provenance
     notes: tuple[str, ...] = field(default=())
+    # with --watch: {"state": "current" | "failing", "problems": [...]}, in every document
+    watch: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `status -o json` document, with `source` as every machine format carries."""
-        return {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict(), **self.status.to_dict()}
+        doc = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict()}
+        if self.watch is not None:
+            doc["watch"] = self.watch
+        return {**doc, **self.status.to_dict()}
 
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -157,10 +162,9 @@ def _scoped_caches(snapshot: ClusterSnapshot, namespace: str | None) -> list[o.K
 
 def require_reads(snapshot: ClusterSnapshot, namespace: str | None, command: str = "status") -> None:
     """Raise IncompleteError naming every read the counts depend on that is not usable."""
-    needs: list[tuple[str, str | None]] = [("nodes", None), (c.PLURAL_NODE_GROUPS, None), (c.PLURAL_NODES, None),
-                                           (c.PLURAL_CACHES, namespace), ("pods", c.KSERVE_NAMESPACE)]
+    needs = [plan.resolve(spec, namespace) for spec in plan.STATUS if spec != plan.CONFIGMAP]
     if any(not kc.node_group for kc in _scoped_caches(snapshot, namespace)):  # defaultNodeGroup decides
-        needs.append(("configmaps", c.KSERVE_NAMESPACE))
+        needs.append(plan.CONFIGMAP)
     require(snapshot, command, needs, absent_is_none=True)  # not served: there are none
 
 

@@ -30,6 +30,8 @@ from typing import Any, NoReturn
 
 import msgspec
 
+from .. import readplan as plan
+from ..apivalidation import go_quote
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
@@ -49,8 +51,8 @@ from ..kernelcache.selection import (
 from ..kernelcache.selectors import label_mismatch, matching_groups, selector_matches
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
-from ..snapshot import ClusterSnapshot
-from .reads import require
+from ..snapshot import ClusterSnapshot, covering, require
+from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
 
 KIND = "WhyGroup"
 VERSION = 1
@@ -102,6 +104,7 @@ class WhyGroup:
     groups: tuple[GroupFit, ...]
     kernel_cache: CreatedCache | None = None
     drift: tuple[str, ...] = ()
+    next_commands: tuple[str, ...] = ()  # commands to run, each whole (the drift's words refer to them)
     # What the decision looked at, for the renderers (not part of the JSON document).
     session: ActiveSession | None = None
     pod: Pod | None = None
@@ -119,6 +122,14 @@ class WhyGroup:
     @property
     def requested_group(self) -> str:
         return trim_space(self.session.requested_node_group) if self.session else ""
+
+    @property
+    def events_command(self) -> str:
+        """The capture's events, where KServe's Warning for a failed selection shows ('' without a capture)."""
+        if self.capture is None:
+            return ""
+        return command("kubectl", "get", "events", "-n", self.capture.namespace, "--field-selector",
+                       f"involvedObject.name={self.capture.name}")
 
     @property
     def warnings(self) -> tuple[Step, ...]:
@@ -147,6 +158,7 @@ class WhyGroup:
             "result": self.decision.to_dict(),
             "kernelCache": self.kernel_cache.to_dict() if self.kernel_cache is not None else None,
             "drift": list(self.drift),
+            "next": list(self.next_commands),
             "steps": [s.to_dict() for s in self.steps],
             "groups": [g.to_dict() for g in self.groups],
         }
@@ -159,8 +171,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     if not pod_name and not capture_name:
         raise InputError("why-group needs a pod name or a KernelCacheCapture name")
     # no verdict on data that could not be read: what every answer needs, then what this decision used
-    require(snapshot, "why-group", [(c.PLURAL_CAPTURES, namespace), (c.PLURAL_CACHES, namespace),
-                                    (c.PLURAL_NODE_GROUPS, None)] + ([("pods", namespace)] if pod_name else []))
+    require(snapshot, "why-group", [plan.CAPTURES.in_namespace(namespace), plan.KERNEL_CACHES.in_namespace(namespace),
+                                    plan.NODE_GROUPS] + ([plan.serving_pod(namespace, pod_name)] if pod_name else []))
     steps: list[Step] = []
     pod = _pod(snapshot, namespace, pod_name) if pod_name else None
     capture = _find_capture(snapshot, namespace, pod_name, pod, capture_name, steps)
@@ -169,7 +181,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     recorded = capture.active_session if capture is not None else None
     if not pod_name and recorded is not None and recorded.pod_name:
         pod_name = recorded.pod_name
-        require(snapshot, "why-group", [("pods", namespace)])
+        require(snapshot, "why-group", [plan.serving_pod(namespace, pod_name)])
         pod = _pod(snapshot, namespace, pod_name)
     if pod_name and pod is None:
         if capture is None:
@@ -215,8 +227,11 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     decision = decide(session)
     real = decide(base) if basis == BASIS_WHAT_IF else decision
     used = {step.step for step in decision.steps + real.steps if (step.step, step.outcome) != ("node", "pending")}
-    require(snapshot, "why-group", ([("nodes", None)] if used & {"node", "match"} else [])
-            + ([("configmaps", c.KSERVE_NAMESPACE)] if "default" in used else []))
+    looked_at = sorted({s.node_name for s in (session, base) if s is not None and s.node_name})
+    require(snapshot, "why-group", ([plan.node(n) for n in looked_at] if used & {"node", "match"} else [])
+            # the ConfigMap decides the default group, and its absence is a warning: a read of it that failed
+            # (not merely a plain export without it) is never taken as "not found"
+            + ([plan.CONFIGMAP] if "default" in used or covering(snapshot, plan.CONFIGMAP).failed else []))
     steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))
     config_problem = _config_problem(config)
     for extra in _warnings(snapshot, session, decision, config_problem, default_group):
@@ -229,7 +244,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         created = CreatedCache(kc.namespace, kc.name, kc.node_group or None,
                                kc.meta.annotations.get(c.ANNOTATION_SELECTION_SOURCE),
                                (kc.node_group or default_group) in snapshot.group_by_name)
-    drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group)
+    commands: list[str] = []
+    drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group, commands)
     selector_keys = {k for g in snapshot.node_groups for k in g.node_selector}
     labels = dict(node.labels) if node is not None else {}
     return WhyGroup(
@@ -242,6 +258,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         groups=_group_fits(snapshot, node),
         kernel_cache=created,
         drift=tuple(drift),
+        next_commands=tuple(commands),
         session=session,
         pod=pod,
         node_found=node is not None,
@@ -317,11 +334,11 @@ def _refuse_mismatch(pod_name: str, pod: Pod | None, capture: Capture) -> None:
     generated = capture_name_for_pod(pod) if pod is not None else ""
     if (session is not None and session.pod_name == pod_name) or capture.name == generated:
         return
-    claimed = f"its session was claimed by pod {session.pod_name!r}" if session is not None and \
+    claimed = f"its session was claimed by pod {go_quote(session.pod_name)}" if session is not None and \
         session.pod_name else "no pod has claimed its session"
-    own = f"; pod {pod_name!r}'s own capture is {generated!r}" if generated else ""
-    raise InputError(f"KernelCacheCapture {capture.name!r} is not the capture of pod {pod_name!r} ({claimed}{own}): "
-                     "give the pod or --capture, not both")
+    own = f"; the own capture of pod {go_quote(pod_name)} is {go_quote(generated)}" if generated else ""
+    raise InputError(f"KernelCacheCapture {go_quote(capture.name)} is not the capture of pod {go_quote(pod_name)} "
+                     f"({claimed}{own}): give the pod or --capture, not both")
 
 
 def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:
@@ -467,18 +484,16 @@ def _group_fits(snapshot: ClusterSnapshot, node: Node | None) -> tuple[GroupFit,
     )
 
 
-def _drift_text(pod: Pod, d: SessionDrift) -> str:
-    """Words for a session field the pod no longer agrees with, and what works instead."""
-    isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
+def _drift_text(pod: Pod, d: SessionDrift, commands: list[str]) -> str:
+    """Words for a session field the pod no longer agrees with, and what works instead (a command to run
+    goes to `commands`)."""
     if d.field == "requestedNodeGroup":
-        patch = (f"kubectl -n {pod.namespace} patch inferenceservice {isvc or '<isvc>'} --type=merge -p "
-                 f"'{{\"spec\":{{\"predictor\":{{\"annotations\":{{\"{c.ANNOTATION_NODE_GROUP}\":"
-                 f"\"{d.now or '<group>'}\"}}}}}}}}'")
+        commands.append(request_group_command(pod, d.now))
         return (f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{d.now}" but the session '
                 f'recorded "{d.recorded}" when the pod claimed the capture: KServe records the session once '
                 "and never updates it, so a change made after the claim is ignored for this capture. To choose "
                 "the group, request it on the InferenceService's pod template before the next capture (a new "
-                f"revision makes a new capture), or make the groups' selectors disjoint: {patch}")
+                "revision makes a new capture), or make the groups' selectors disjoint (the command under Next)")
     if not d.recorded:
         return (f"pod {pod.name} is now on node {d.now} but the session recorded no node (the pod claimed the "
                 "capture before it was scheduled): KServe never fills it in, so selection stays "
@@ -487,12 +502,20 @@ def _drift_text(pod: Pod, d: SessionDrift) -> str:
             "decides from the recorded node")
 
 
+def request_group_command(pod: Pod, group: str) -> str:
+    """`kubectl patch` requesting `group` on the pod's InferenceService's predictor (placeholders, not shell
+    syntax, where the pod does not say)."""
+    isvc = pod.meta.labels.get(c.LABEL_ISVC, "") or PLACEHOLDER_ISVC
+    body = json_body({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group or PLACEHOLDER_GROUP}}}})
+    return command("kubectl", "-n", pod.namespace, "patch", "inferenceservice", isvc, "--type=merge", "-p", body)
+
+
 def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession | None, real: Decision,
-           created: CreatedCache | None, default_group: str) -> list[str]:
+           created: CreatedCache | None, default_group: str, commands: list[str]) -> list[str]:
     out: list[str] = []
     if recorded is not None and pod is not None:
         for d in session_drift(pod, recorded):
-            out.append(_drift_text(pod, d))
+            out.append(_drift_text(pod, d, commands))
     if recorded is not None and recorded.node_name and recorded.node_name not in snapshot.node_by_name:
         out.append(f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
                    "and goes to the default")

@@ -20,28 +20,29 @@ artifact itself when it started.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import IncompleteError, InputError
+from .. import readplan as plan
+from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_mismatch, selector_matches
+from ..kinds import ListSpec
 from ..objects import KernelCache, Pod, find_condition, parse_time
-from ..snapshot import ClusterSnapshot
-from ..text import command
+from ..snapshot import ClusterSnapshot, covering, require, unusable
+from ..text import command, json_body
 
 KIND = "WhyNotCached"
 VERSION = 1
 BASIS_POD = "pod"
 BASIS_MANIFEST = "manifest"
-# What the decision cannot do without; anything else (webhook configuration, namespace, nodes, groups)
-# only refines the answer and is reported as "not checked" when it could not be read.
-REQUIRED_READS = (("pods", None), (c.PLURAL_NODES, None), (c.PLURAL_CACHES, None), ("configmaps", c.KSERVE_NAMESPACE))
+# What the decision cannot do without is `required`; anything else (the namespace, nodes, groups, and the
+# webhook configuration when it is merely missing from plain input files) only refines the answer, and
+# is named in it (`unread`) when it could not be read.
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class WhyNotCached:
     next_command: str = ""
     isvc: str = ""
     source_note: str = ""  # how a manifest was rendered
+    # lists that refine the answer but could not be read (`forbidden: list mutatingwebhookconfigurations`)
+    unread: tuple[str, ...] = ()
 
     @property
     def now_blocked_by(self) -> str | None:
@@ -126,6 +129,7 @@ class WhyNotCached:
             "injection": _injection_dict(adm.injection),
             "notes": list(self.notes),
             "next": self.next_command or None,
+            "unread": list(self.unread),
         }
 
 
@@ -189,15 +193,6 @@ def matches_pod(cand: a.Candidate, adm: a.Admission) -> bool:
 
 # ---- inputs ------------------------------------------------------------------------------------------
 
-def _read(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> str:
-    """ok | forbidden | absent (not served) | unread (not read at all, or not in a plain file)."""
-    r = snapshot.read_status(resource, namespace)
-    if r is None:
-        everywhere = [x for x in snapshot.reads if x.resource == resource and x.namespace is None]
-        r = next((x for x in everywhere if x.status != "ok"), everywhere[0] if everywhere else None)
-    return "unread" if r is None else r.status
-
-
 def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
     field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
                   "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
@@ -205,36 +200,44 @@ def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
     return bool(getattr(snapshot, field_name))
 
 
-def _usable(snapshot: ClusterSnapshot, resource: str, namespace: str | None) -> bool:
+def _usable(snapshot: ClusterSnapshot, spec: ListSpec) -> bool:
     """Whether an empty result can be trusted: the read was ok, and plain files hold that kind at all."""
-    if _read(snapshot, resource, namespace) != "ok":
+    if not covering(snapshot, spec).ok:
         return False
-    return not snapshot.reads_assumed or _present(snapshot, resource)
+    return not snapshot.reads_assumed or _present(snapshot, spec.plural)
 
 
-def check_required_reads(snapshot: ClusterSnapshot, namespace: str, with_pod: bool) -> None:
-    """IncompleteError naming verb and resource when a read the decision depends on was forbidden or
-    failed; InputError when a plain file lacks a kind it needs (it is not in the input, not missing)."""
+def required(namespace: str, pod_name: str | None) -> list[ListSpec]:
+    """The lists the decision depends on: the pod, every KernelCacheNode, the namespace's KernelCaches and
+    the ConfigMap."""
+    return ([plan.serving_pod(namespace, pod_name)] if pod_name else []) + [
+        plan.KERNEL_CACHE_NODES, plan.KERNEL_CACHES.in_namespace(namespace), plan.CONFIGMAP]
+
+
+def check_required_reads(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None) -> None:
+    """Exit 3 naming verb and resource when a list the decision depends on was forbidden, failed or not
+    read, and when the webhook configuration's read was (the first gates decide on it); exit 2 when
+    input files lack a kind it needs (it is not in the input, not missing)."""
+    needs = required(namespace, pod_name)
+    if covering(snapshot, plan.WEBHOOK).failed:
+        needs.append(plan.WEBHOOK)
+    require(snapshot, "why-not-cached", needs)
     lacking = []
-    for resource, ns in REQUIRED_READS:
-        if resource == "pods" and not with_pod:
-            continue
-        where = ns or (namespace if resource in ("pods", c.PLURAL_CACHES) else None)
-        status = _read(snapshot, resource, where)
-        if status == "forbidden":
-            error = IncompleteError(f"cannot list {resource}{f' in {where}' if where else ''} (forbidden): "
-                                    "why-not-cached needs it to replay KServe's decision")
-            error.refused = tuple(r for r in snapshot.reads if r.status == "forbidden")
-            raise error
-        if status == "unread" and not snapshot.reads_assumed:
-            raise IncompleteError(f"list {resource}{f' in {where}' if where else ''} was not read: why-not-cached "
-                                  "needs it (take the snapshot with `kubectl kcache dump`)")
-        if snapshot.reads_assumed and resource != "pods" and not _present(snapshot, resource):
+    for spec in needs:
+        if snapshot.reads_assumed and spec.plural not in ("pods", "mutatingwebhookconfigurations") \
+                and not _present(snapshot, spec.plural):
             lacking.append({c.PLURAL_NODES: "KernelCacheNodes", c.PLURAL_CACHES: "KernelCaches",
-                            "configmaps": f"the {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} ConfigMap"}[resource])
+                            "configmaps": f"the {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} ConfigMap"}[spec.plural])
     if lacking:
         raise InputError(f"the input holds no {', no '.join(lacking)}: why-not-cached needs them to replay KServe's "
                          "decision (`kubectl kcache dump` writes everything it reads)")
+
+
+def optional_unread(snapshot: ClusterSnapshot, namespace: str, pod: Pod) -> tuple[str, ...]:
+    """The lists that refine the answer and could not be read, named in it."""
+    specs = [plan.WEBHOOK, plan.namespace(namespace), plan.NODE_GROUPS] + ([plan.node(pod.node_name)]
+                                                                           if pod.node_name else [])
+    return tuple(str(u) for u in (unusable(snapshot, s) for s in specs) if u is not None)
 
 
 def find_pod(snapshot: ClusterSnapshot, namespace: str, name: str) -> Pod:
@@ -251,7 +254,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     """Explain the cache of pod `pod_name` in `namespace`, or of `manifest`, a pod not created yet."""
     if (pod_name is None) == (manifest is None):
         raise InputError("why-not-cached needs a pod name or a manifest")
-    check_required_reads(snapshot, namespace, with_pod=manifest is None)
+    check_required_reads(snapshot, namespace, pod_name if manifest is None else None)
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
     basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
@@ -264,7 +267,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         # only the namespace's, as the live reader lists them: the answer is the same from a full dump
         kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
         webhooks=snapshot.webhooks,
-        webhook_known=_usable(snapshot, "mutatingwebhookconfigurations", None),
+        webhook_known=_usable(snapshot, plan.WEBHOOK),
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
     )
     admission = a.decide(inputs)
@@ -276,7 +279,8 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
                        placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
     notes, next_command = _story(snapshot, why, pod)
-    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command})
+    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command,
+                           "unread": optional_unread(snapshot, namespace, pod)})
 
 
 def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
@@ -304,7 +308,7 @@ def _placement(snapshot: ClusterSnapshot, pod: Pod, kc_key: str | None, config: 
     if node is not None and grp is not None:
         in_group = selector_matches(grp.node_selector, node.labels)
         missing = label_mismatch(grp.node_selector, node.labels).wanted
-    elif group and grp is None and _usable(snapshot, c.PLURAL_NODE_GROUPS, None):
+    elif group and grp is None and _usable(snapshot, plan.NODE_GROUPS):
         in_group = False
     return Placement(node=pod.node_name, kernel_cache=kc_key, group=group, node_in_group=in_group,
                      entry_state=entry.state if entry is not None else "", missing_labels=missing,
@@ -413,8 +417,7 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
                  "pull, not a prepared cache. Schedule the predictor onto the group's nodes "
                  "(spec.predictor.nodeSelector or affinity).")
     if p.selector and why.isvc and p.node_in_group is False:
-        patch = json.dumps({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}},
-                           separators=(",", ":"))
+        patch = json_body({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}})
         return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p",
                        patch)
     return command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images") if p.node_in_group else \
@@ -447,7 +450,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
     def predictor_annotation(key: str, value: str) -> str:
         if not isvc:
             return ""
-        patch = json.dumps({"spec": {"predictor": {"annotations": {key: value}}}}, separators=(",", ":"))
+        patch = json_body({"spec": {"predictor": {"annotations": {key: value}}}})
         return command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch)
 
     def pod_cmd(*words: str) -> str:

@@ -131,10 +131,6 @@ class CacheOutcome:
     owner: str = ""  # for SHADOWED: the capture whose pass the name belongs to
     ref_was: str = ""  # the capture's status.kernelCacheRef ("ns/name") when it is not the generated name
 
-    @property
-    def kernel_cache_missing(self) -> bool:
-        return self.outcome == CREATE
-
 
 def cache_outcomes(captures: Iterable[Capture],
                    kernel_caches: Mapping[str, KernelCache]) -> dict[tuple[str, str], CacheOutcome]:

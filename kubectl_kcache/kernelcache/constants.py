@@ -28,6 +28,8 @@ AGENT_DAEMONSET = "kserve-kernelcachenode-agent"
 AGENT_POD_LABEL = ("control-plane", "kserve-kernelcachenode-agent")
 AGENT_CONTAINER = "manager"
 CONTROLLER_DEPLOYMENT = "kserve-localmodel-controller-manager"
+# what KServe's charts put on that Deployment, whatever its name or namespace
+CONTROLLER_LABEL = ("control-plane", "kserve-localmodel-controller-manager")
 WEBHOOK_CONFIGURATION = "kernelcache.serving.kserve.io"
 WEBHOOK_NAME = "kernelcache.kserve-webhook-server.pod-mutator"
 WEBHOOK_SERVICE = "localmodel-webhook-server-service"

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..errors import ApiError, Forbidden, InputError, NotFound
+from ..errors import ApiError, Forbidden, InputError, NotFound, Unreachable
 from . import listing, requestlog, watching, write_guard
 from .kubeconfig import Overrides, Resolved, resolve
 from .resources import Page, Resource
@@ -57,6 +57,7 @@ class Client:
         self.timeout = overrides.request_timeout if overrides.request_timeout is not None else DEFAULT_TIMEOUT
         self._user_agent = USER_AGENT
         self._official: Any = None
+        self.deadline: float | None = None  # monotonic; set by `bounded` for one-shot commands
         self.write_guard: write_guard.Guard | None = None  # checked just before each mutating request is sent
         if overrides.impersonate_groups and not overrides.impersonate:
             raise InputError("--as-group requires --as (kubectl's rule)")
@@ -73,6 +74,13 @@ class Client:
         from . import official
 
         return official.build(self.resolved, self.overrides, self._user_agent)
+
+    def bounded(self) -> Client:
+        """This connection with --request-timeout as the budget of everything it does from now on (every
+        request, page and retry), as a one-shot command needs; watches are not bounded."""
+        if self.timeout:
+            self.deadline = time.monotonic() + self.timeout
+        return self
 
     def guarded(self, guard: write_guard.Guard) -> Client:
         """This connection, with every mutating request checked by `guard` at the last moment before it is
@@ -130,6 +138,14 @@ class Client:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         t = self.timeout if timeout is None else timeout
+        budget = t  # what an error says was spent
+        if self.deadline is not None and not stream:
+            left = self.deadline - time.monotonic()
+            budget = self.timeout
+            if left <= 0:
+                raise Unreachable(f"cannot reach the API server at {self.server}: timed out after "
+                                  f"{self.timeout:g}s (--request-timeout)")
+            t = min(t, left) if t else left
         guard = self.write_guard if method in MUTATING else None
         started = time.monotonic()
 
@@ -155,7 +171,7 @@ class Client:
             log(getattr(exc, "status", 0) if is_http else 0)
             if is_http:
                 raise api_error(exc, method, path, verb, resource) from None
-            raise transport_error(exc, self.server, t or None) from None
+            raise transport_error(exc, self.server, budget or None) from None
         if stream:
             log(getattr(answer, "status", 200))
             return answer

@@ -230,7 +230,7 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         else:
             raise InputError("no kubeconfig found: set KUBECONFIG or --kubeconfig (kubectl's own rules apply)")
     merged = merge_kubeconfigs(files) if files else {"clusters": [], "users": [], "contexts": [], "current-context": ""}
-    context_name = over.context or merged["current-context"]
+    context_name = str(over.context or merged["current-context"] or "")
     context: dict[str, Any] = {}
     if context_name:
         entry = _find(merged, "contexts", context_name)

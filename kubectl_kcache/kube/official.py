@@ -87,7 +87,7 @@ def _install_impersonation(api: Any, overrides: Overrides) -> None:
 
     def request(method: str, url: str, query_params: Any = None, headers: Any = None, **kw: Any) -> Any:
         h = HTTPHeaderDict(headers or {})
-        h["Impersonate-User"] = user
+        h["Impersonate-User"] = user or ""
         for g in groups:
             h.add("Impersonate-Group", g)
         if overrides.impersonate_uid:

@@ -97,7 +97,7 @@ def _words(exc: BaseException) -> str:
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
-    out = []
+    out: list[BaseException] = []
     cur: BaseException | None = exc
     while cur is not None and len(out) < 10:
         out.append(cur)

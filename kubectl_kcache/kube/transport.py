@@ -183,7 +183,9 @@ class Transport:
             if 200 <= resp.status <= 299 and stream:
                 return resp
             try:
-                content = resp.read()  # a failure here is the server going away mid-answer: never retried
+                content = _read_body(resp, deadline)  # a failure here: the server going away mid-answer, never
+            except TimeoutError:                      # retried; or the budget spent on a slow answer
+                raise
             except Exception as exc:
                 raise CutShort(str(exc)) from exc
             finally:
@@ -196,6 +198,35 @@ class Transport:
                     self.pool = None
                 continue
             raise HTTPStatus(resp.status, resp.reason or "", content)
+
+
+def _read_body(resp: Any, deadline: float | None) -> bytes:
+    """The whole answer, within the deadline: a slow but steady answer is cut when the budget is spent (a
+    socket timeout alone restarts with every chunk that arrives), and a stalled one is interrupted from a
+    timer at the deadline, not a socket timeout later."""
+    if deadline is None:
+        return bytes(resp.read())
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out before the answer was read")
+    timer = threading.Timer(left, resp.shutdown)
+    timer.daemon = True
+    timer.start()
+    parts = []
+    try:
+        for chunk in resp.stream(1 << 16):
+            parts.append(chunk)
+            if time.monotonic() >= deadline:
+                raise TimeoutError("timed out reading the answer")
+    except TimeoutError:
+        raise
+    except Exception:
+        if time.monotonic() >= deadline:
+            raise TimeoutError("timed out reading the answer") from None
+        raise
+    finally:
+        timer.cancel()
+    return b"".join(parts)
 
 
 def _timed_out(exc: BaseException) -> bool:

@@ -30,6 +30,9 @@ class Action:
     resource_version: str = field(default="", compare=False, repr=False)  # a precondition, with uid
     related: str = field(default="", compare=False, repr=False)  # the KernelCache a status update links
     diff: tuple[str, ...] = field(default=(), compare=False, repr=False)  # `- current` / `+ wanted` lines
+    # an event's evaluation (what the selection was decided from): a replica taking over does not repeat
+    # an event another replica already emitted for the same evaluation
+    signature: str = field(default="", compare=False, repr=False)
 
     @property
     def written(self) -> Mapping[str, Any] | None:

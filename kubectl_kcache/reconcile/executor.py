@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ApiError, Conflict, IncompleteError, NotFound, Unreachable
+from ..errors import ApiError, Conflict, Forbidden, IncompleteError, NotFound, Unreachable
 from ..kernelcache import constants as c
 from ..kernelcache.capture import artifact_key, capture_complete
 from ..kube import resources as r
@@ -38,8 +38,19 @@ from ..snapshot import ClusterSnapshot
 from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"
+FENCE_POLICY = "kubectl-kcache-reconcile-fence"  # deploy/fence.yaml: the API server's own check of the Lease
+SIGNATURE_ANNOTATION = "kcache.kserve.io/evaluation"  # on our Events: what the selection was decided from
 IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
+
+
+class Fenced(WriteRefused):
+    """The API server's fence refused a write: it does not see this process as the Lease's holder."""
+
+
+def is_fence_refusal(exc: BaseException) -> bool:
+    """The fence's ValidatingAdmissionPolicy refused a write (403: another holder, or none)."""
+    return isinstance(exc, ApiError) and exc.status in (403, 422) and FENCE_POLICY in str(exc)
 
 
 def micro_time(now: dt.datetime | None = None) -> str:
@@ -60,8 +71,13 @@ class Result:
     # and (resource, namespace, name, uid) of objects deleted or found gone
     written: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     removed: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # writes RBAC refused, by cause ("create kernelcachenodes" -> (count, the API server's message)): said
+    # once per cause by the loop, not once per object
+    forbidden: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def merge(self, other: Result) -> None:
+        for cause, (n, message) in other.forbidden.items():
+            self.forbidden[cause] = (self.forbidden.get(cause, (0, ""))[0] + n, message)
         self.done.update(other.done)
         self.skipped.extend(other.skipped)
         self.errors.extend(other.errors)
@@ -89,10 +105,23 @@ def pin_preconditions(actions: Iterable[a.Action], snapshot: ClusterSnapshot) ->
     return out
 
 
+def write_cause(verb: str, kind: str) -> str:
+    """The verb and resource of a write, as RBAC names them: `create kernelcachenodes`."""
+    resource = {c.KIND_NODE: r.KERNEL_CACHE_NODES.plural, c.KIND_CACHE: r.KERNEL_CACHES.plural,
+                c.KIND_CAPTURE: "kernelcachecaptures/status", "DaemonSet": "daemonsets",
+                "Event": "events"}.get(kind, kind.lower() + "s")
+    rbac_verb = {a.UPDATE_STATUS: "update", a.EVENT: "create"}.get(verb, verb)
+    return f"{rbac_verb} {resource}"
+
+
 class Executor:
-    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None):
+    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None,
+                 peers: Any = None):
         """`guard` (the lease check) is called before each action and, at the last moment, before every
-        write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop."""
+        write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop. `peers`
+        (reconcile/peers.py) is asked before each batch and about once a second while one runs whether
+        another controller writes now; it raises ControllerActive to stop."""
+        self.peers = peers
         self.client = client
         self.writer = client.guarded(guard) if guard is not None else client
         self.guard = guard
@@ -117,6 +146,8 @@ class Executor:
                 continue
             if self.guard is not None:
                 self.guard()
+            if self.peers is not None:
+                self.peers.check()
             self._run_batch(batch, result, progress)
         return result
 
@@ -150,6 +181,8 @@ class Executor:
         try:
             pending = len(batch)
             while pending:
+                if self.peers is not None:
+                    self.peers.recheck()  # another controller started: stop within this batch
                 try:
                     outcome, exc = outcomes.get(timeout=0.25)
                 except queue.Empty:
@@ -188,6 +221,14 @@ class Executor:
         except WriteRefused:
             raise
         except IncompleteError as exc:
+            if is_fence_refusal(exc):
+                raise Fenced(f"the API server refused a write ({action.verb} {action.kind} {action.name}): "
+                             f"{exc}") from exc
+            if isinstance(exc, Forbidden):
+                cause = write_cause(action.verb, action.kind)
+                # the part after the object's name is the same for every object: one cause, said once
+                res.forbidden[cause] = (1, "forbidden: " + str(exc).split(" is forbidden: ", 1)[-1])
+                return res
             if isinstance(exc, Unreachable) or isinstance(exc, ApiError) and (exc.status in (0, 429)
                                                                               or exc.status >= 500):
                 raise  # the server is unreachable or unwell: stop the pass, not one error per action
@@ -295,10 +336,11 @@ class Executor:
         name = f"{action.name}.{key}"[:253]
         now = micro_time()
         known = self.series.get(name)
+        annotations = {SIGNATURE_ANNOTATION: action.signature} if action.signature else {}
         if known is None:
             body = {
                 "apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"name": name, "namespace": ns},
+                "metadata": {"name": name, "namespace": ns, "annotations": annotations},
                 "eventTime": now, "type": "Warning", "reason": action.event_reason, "action": c.EVENT_ACTION_SELECT,
                 "note": action.message, "reportingController": REPORTING_CONTROLLER,
                 "reportingInstance": f"{REPORTING_CONTROLLER}-{self.instance}"[:128],
@@ -310,7 +352,12 @@ class Executor:
                 return True
             except Conflict:
                 known = self.client.get(EVENTS_V1, name, ns)
+                seen = ((known.get("metadata") or {}).get("annotations") or {}).get(SIGNATURE_ANNOTATION)
+                if action.signature and seen == action.signature:
+                    self.series[name] = known  # emitted for this evaluation already (by a replica before us)
+                    return False
         count = int(((known.get("series") or {}).get("count")) or 1) + 1
         self.series[name] = self.writer.merge_patch(
-            EVENTS_V1, name, {"series": {"count": count, "lastObservedTime": now}}, ns)
+            EVENTS_V1, name, {"metadata": {"annotations": annotations},
+                              "series": {"count": count, "lastObservedTime": now}}, ns)
         return True

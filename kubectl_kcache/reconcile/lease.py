@@ -35,6 +35,7 @@ from ..kube import resources as r
 from ..kube import write_guard
 from ..kube.client import Client
 from .executor import micro_time
+from .peers import label_lease
 from .read_errors import ReadErrors
 
 
@@ -43,7 +44,10 @@ class LostLeadership(write_guard.WriteRefused):
 
 
 def new_identity() -> str:
-    return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    """`<pod or host>_<pid>_<random>`. In a pod, POD_NAME (the downward API; deploy/deployment.yaml) comes
+    first: the API server's fence (deploy/fence.yaml) admits a write only from the pod whose name starts the
+    holder identity, as the pod-bound token of that pod proves."""
+    return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
 
 
 class Tenure:
@@ -144,6 +148,8 @@ class LeaderElector:
         self.observed = Observation()
         self.state = "candidate"   # candidate | leader | lost
         self.holder = ""           # the holder last seen
+        self.vanished = False      # the Lease was deleted while this process held it
+        self.last_holder_duration = 0.0  # another holder's lease duration, last seen (0: none, or released)
         self._lock = threading.Lock()
 
     @property
@@ -160,8 +166,19 @@ class LeaderElector:
         try:
             lease = self.client.get(r.LEASES, self.name, self.namespace)
         except NotFound:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new}
+            if self.state == "leader":
+                # deleted under us: from now on whoever creates it holds it, and that is not this process
+                self.tenure.revoke()
+                self.vanished = True
+                self.holder = ""
+                return False
+            if self.last_holder_duration:
+                # deleted under a holder that may still be writing: wait a lease duration, as for an expired one
+                self.observed.see({"deleted": True}, self.clock())
+                if not self.observed.expired(self.clock(), self.last_holder_duration):
+                    return False
+            body = label_lease({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new})
             try:
                 self.client.create(r.LEASES, body, self.namespace)
             except Conflict:
@@ -172,6 +189,10 @@ class LeaderElector:
         spec = lease.get("spec") or {}
         self.observed.see(_record(spec), self.clock())
         self.holder = spec.get("holderIdentity") or ""
+        if self.holder and self.holder != self.identity:
+            self.last_holder_duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        elif not self.holder:
+            self.last_holder_duration = 0.0  # released: free at once
         if self.holder == self.identity:
             if not self.tenure.holds():
                 return False  # the proof ran out: this process stops, whoever holds the record now
@@ -186,6 +207,7 @@ class LeaderElector:
             spec = dict(spec_new, leaseTransitions=transitions)
             writer = self.client  # taking it: there is no proof to check yet
         lease["spec"] = spec
+        label_lease(lease)
         try:
             writer.replace(r.LEASES, self.name, lease, self.namespace)  # with the resourceVersion read
         except Conflict:
@@ -208,6 +230,14 @@ class LeaderElector:
         return ok
 
     # ---- the API the loop uses ------------------------------------------------------------------
+    def confirm_holder(self) -> bool:
+        """Read the Lease now: does it name this process, with the proof still holding?"""
+        try:
+            lease = self.client.get(r.LEASES, self.name, self.namespace)
+        except IncompleteError:
+            return False
+        return (lease.get("spec") or {}).get("holderIdentity") == self.identity and self.tenure.holds()
+
     def standing_by(self) -> bool:
         """A candidate whose last look at the Lease worked."""
         return self.state == "candidate" and not self.errors.current(self.reader)
@@ -232,8 +262,8 @@ class LeaderElector:
             stop.wait(self.retry_period)
             if stop.is_set() or lost.is_set():
                 return
-            if not self._attempt() and self.holder and self.holder != self.identity:
-                self._lose(lost)  # someone else holds it: at once, not at the deadline
+            if not self._attempt() and (self.vanished or self.holder and self.holder != self.identity):
+                self._lose(lost)  # deleted, or someone else holds it: at once, not at the deadline
                 return
 
     def _watch_deadline(self, stop: threading.Event, lost: threading.Event) -> None:

@@ -27,33 +27,34 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import __version__, kinds
+from .. import __version__
+from .. import readplan as plan_lists
 from .. import snapshot as snap
 from ..errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_OK,
     ApiError,
-    Gone,
-    IncompleteError,
-    InputError,
+    Forbidden,
     Unreachable,
 )
+from ..informer import ClientListerWatcher, Coalescer, Informer
 from ..kernelcache import constants as c
-from ..kube import resources as r
+from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from . import actions as a
-from .executor import Executor, Result, pin_preconditions
+from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
 from .lease import LeaderElector, LostLeadership, new_identity
+from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
 
 QUIET_PERIOD = 0.3   # seconds without new events before a pass starts
 MAX_DELAY = 2.0      # a pass starts at the latest this long after the first event of a burst
-RECONNECTED = "(reconnected)"  # what an informer reports when its watch is accepted again after a break
+RECONNECTED = "reconnected"  # what an informer reports when its watch is accepted again after a break
 LIVENESS_STALL = 120.0  # /healthz fails when the loop has made no progress for this long
 
 
@@ -71,39 +72,20 @@ class LoopOptions:
     health_port: int = 0
 
 
-@dataclass(frozen=True)
-class Watched:
-    resource: r.Resource
-    namespace: str | None = None
-    field_selector: str = ""
-
-
-def _by_name(name: str) -> str:
-    return f"metadata.name={name}"
-
-
-WATCHED = (
-    Watched(r.NODES),
-    Watched(r.NODE_GROUPS),
-    Watched(r.KERNEL_CACHE_NODES),
-    Watched(r.KERNEL_CACHES),
-    Watched(r.CAPTURES),
-    Watched(r.CONFIGMAPS, c.KSERVE_NAMESPACE, _by_name(c.CONFIGMAP_NAME)),
-    Watched(r.DAEMONSETS, c.KSERVE_NAMESPACE, _by_name(c.AGENT_DAEMONSET)),
-    Watched(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, _by_name(c.CONTROLLER_DEPLOYMENT)),
-)
+# what the informers watch: the read plan's lists of reconcile (readplan.RECONCILE)
+WATCHED = plan_lists.RECONCILE
 
 
 def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
-    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page."""
-    parsed: list[tuple[str, Any]] = []
-    reads = []
-    for w in WATCHED:
-        kind = kinds.for_resource(w.resource)
-        got = client.list_all(w.resource, w.namespace, field_selector=w.field_selector, decode=kind.decode_page).items
-        parsed.extend((kind.field, x) for x in got)
-        reads.append(snap.Read(w.resource.plural, w.namespace, "ok", len(got)))
-    return snap.assemble(parsed, reads=reads)
+    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
+    is forbidden or not served is recorded as such, and `checked_plan` refuses to plan from it."""
+    from ..collect import Collector, taken_at
+
+    col = Collector(client)
+    for spec in WATCHED:
+        col.read(spec)
+    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                                          server=client.server, taken_at=taken_at()))
 
 
 class Metrics:
@@ -113,8 +95,9 @@ class Metrics:
         self.errors = 0
         self.actions: Counter = Counter()
         self.overtaken: Counter = Counter()  # (verb, kind, reason)
-        self.relists: Counter = Counter()
+        self.relists: Callable[[], dict[str, int]] = dict  # resource -> lists after the first
         self.read_errors: Counter = Counter()  # (resource, reason); shared with ReadErrors
+        self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
         self.leader = 0
         self.ready: Callable[[], bool] = lambda: False
 
@@ -135,130 +118,26 @@ class Metrics:
                 lines.append(f'kcache_actions_overtaken_total{{verb="{verb}",kind="{kind}",reason="{reason}"}} {n}')
             lines += ["# HELP kcache_relists_total Lists restarted (410 Gone, or after a failed list), by resource.",
                       "# TYPE kcache_relists_total counter"]
-            for res, n in sorted(self.relists.items()):
+            for res, n in sorted(self.relists().items()):
                 lines.append(f'kcache_relists_total{{resource="{res}"}} {n}')
             lines += ["# HELP kcache_read_errors_total Failed lists, watches and Lease reads, by resource and reason.",
                       "# TYPE kcache_read_errors_total counter"]
             for (res, reason), n in sorted(self.read_errors.items()):
                 lines.append(f'kcache_read_errors_total{{resource="{res}",reason="{reason}"}} {n}')
+            lines += ["# HELP kcache_decode_failures_total Objects or events skipped because they could not be "
+                      "decoded, by resource.", "# TYPE kcache_decode_failures_total counter"]
+            undecodable = self.decode_failures()
+            for res, (total, _) in sorted(undecodable.items()):
+                lines.append(f'kcache_decode_failures_total{{resource="{res}"}} {total}')
+            lines += ["# HELP kcache_undecodable_objects Objects that cannot be decoded now (skipped), by resource.",
+                      "# TYPE kcache_undecodable_objects gauge"]
+            for res, (_, now) in sorted(undecodable.items()):
+                lines.append(f'kcache_undecodable_objects{{resource="{res}"}} {now}')
             lines += ["# HELP kcache_leader 1 while this instance holds the lease.", "# TYPE kcache_leader gauge",
                       f"kcache_leader {self.leader}"]
         lines += ["# HELP kcache_ready 1 while /readyz answers 200.", "# TYPE kcache_ready gauge",
                   f"kcache_ready {int(self.ready())}"]
         return "\n".join(lines) + "\n"
-
-
-def _newer(a: str, b: str) -> bool:
-    """resourceVersion `a` is known to be newer than `b` (they are etcd revisions; opaque if not numbers)."""
-    return a.isdigit() and b.isdigit() and int(a) > int(b)
-
-
-class Informer(threading.Thread):
-    """List, then watch from the list's resourceVersion, into a store.
-
-    `synced` is set only while the store is known to be current: after a list, while the watch is open.
-    It is cleared the moment a watch breaks, and set again when a watch from the last resourceVersion is
-    accepted (the server replays what was missed) or, after 410 Gone, when a new list is complete.
-    Failures are reported to `errors` (logged with backoff, counted) and retried with jittered backoff."""
-
-    def __init__(self, client: Client, watched: Watched, on_change: Callable[[str], None], stop: threading.Event,
-                 metrics: Metrics, errors: ReadErrors):
-        super().__init__(daemon=True, name=f"informer-{watched.resource.plural}")
-        self.client, self.w, self.on_change, self.stop_event = client, watched, on_change, stop
-        self.metrics, self.errors = metrics, errors
-        self.store: dict[tuple[str, str], Any] = {}
-        self.lock = threading.Lock()
-        self.synced = threading.Event()
-        self.kind = kinds.for_resource(self.w.resource)
-        self.field = self.kind.field
-        self.reader = f"list/watch {self.w.resource.plural}"
-        self._delays = backoff_delays()
-
-    def snapshot_items(self) -> list[Any]:
-        with self.lock:
-            return list(self.store.values())
-
-    # ---- what our own writes showed -----------------------------------------------------------------
-    def written(self, raw: dict[str, Any]) -> None:
-        """An object as the server returned it after a write (or a read after a 409)."""
-        try:
-            obj = self.kind.convert(raw)
-        except (ValueError, InputError):
-            return
-        key = (obj.meta.namespace or "", obj.meta.name)
-        with self.lock:
-            current = self.store.get(key)
-            if current is None or not _newer(current.meta.resource_version, obj.meta.resource_version):
-                self.store[key] = obj
-
-    def removed(self, namespace: str, name: str, uid: str) -> None:
-        with self.lock:
-            current = self.store.get((namespace, name))
-            if current is not None and (not uid or current.meta.uid == uid):
-                del self.store[(namespace, name)]
-
-    # ---- the thread ---------------------------------------------------------------------------------
-    def _healthy(self) -> None:
-        self.synced.set()
-        self.errors.ok(self.reader)
-        self._delays = backoff_delays()
-
-    def _opened(self) -> None:
-        if not self.synced.is_set():
-            self._healthy()
-            self.on_change(RECONNECTED)  # a pass waits for the replay to settle
-
-    def run(self) -> None:
-        rv = ""
-        first = True
-        while not self.stop_event.is_set():
-            if not rv:
-                try:
-                    # decoded page by page into typed objects: the raw list (30 KB per GPU node) is never held
-                    objs, rv = self.client.list_all(self.w.resource, self.w.namespace,
-                                                    field_selector=self.w.field_selector,
-                                                    decode=self.kind.decode_page)
-                except (IncompleteError, ValueError) as exc:
-                    self.errors.failed(self.reader, "list", self.w.resource.plural, exc)
-                    self.stop_event.wait(next(self._delays))
-                    continue
-                with self.lock:
-                    self.store = {(o.meta.namespace or "", o.meta.name): o for o in objs}
-                if not first:
-                    with self.metrics.lock:
-                        self.metrics.relists[self.w.resource.plural] += 1
-                first = False
-                self._healthy()
-                self.on_change(self.w.resource.plural)
-            try:
-                for event in self.client.watch(self.w.resource, rv, self.w.namespace, timeout_seconds=240,
-                                               field_selector=self.w.field_selector, opened=self._opened,
-                                               decode=self.kind.decode_watch_line):
-                    rv = event.resource_version or rv
-                    if event.type == "BOOKMARK":
-                        continue
-                    obj = event.object
-                    key = (obj.metadata.namespace or "", obj.metadata.name)
-                    with self.lock:
-                        if event.type == "DELETED":
-                            self.store.pop(key, None)
-                        else:
-                            self.store[key] = obj
-                    self.on_change(self.w.resource.plural)
-                    if self.stop_event.is_set():
-                        return
-                # the server ended the watch (its timeout): watch again from where it was
-            except Gone:
-                self.synced.clear()
-                rv = ""  # too old: list again, at once
-            except (IncompleteError, ValueError) as exc:
-                self.synced.clear()
-                self.errors.failed(self.reader, "watch", self.w.resource.plural, exc)
-                self.stop_event.wait(next(self._delays))  # then watch again from the last resourceVersion
-            except Exception as exc:  # noqa: BLE001 - keep the informer alive; say why
-                self.synced.clear()
-                self.errors.failed(self.reader, "watch", self.w.resource.plural, exc)
-                self.stop_event.wait(next(self._delays))
 
 
 def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str:
@@ -277,6 +156,9 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
+FENCE_READER = "the API server's fence"
+
+
 class Controller:
     def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
         self.opts = opts
@@ -286,23 +168,28 @@ class Controller:
         client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"
         self.client = client
         self.stop = threading.Event()
-        self.dirty = threading.Event()
+        self.work = Coalescer(QUIET_PERIOD, MAX_DELAY)
         self.reconnected = threading.Event()
-        self.first_change = 0.0
-        self.last_change = 0.0
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
         self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
+        self.write_errors = ReadErrors(self.log)  # writes RBAC refuses: once per cause, and on /readyz
         self._pass_delays = backoff_delays(1.0)
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
+        self.metrics.relists = lambda: {inf.spec.plural: inf.relists for inf in self.informers}
+        self.metrics.decode_failures = lambda: {inf.spec.plural: (inf.decode_failures, len(inf.poisoned))
+                                                for inf in self.informers}
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
             self.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
                                          opts.renew_deadline, opts.retry_period, identity=self.identity,
                                          errors=self.errors)
-        self.executor = Executor(client, guard=self.elector.guard if self.elector else None)
+        own = (opts.lease_namespace, opts.lease_name) if opts.leader_elect else None
+        self.peers = Peers(client, own, force=opts.force)
+        self.executor = Executor(client, guard=self.elector.guard if self.elector else None, peers=self.peers)
         self.lost = threading.Event()
+        self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
@@ -312,32 +199,14 @@ class Controller:
     def changed(self, what: str) -> None:
         if what == RECONNECTED:
             self.reconnected.set()
-        now = time.monotonic()
-        if not self.dirty.is_set():
-            self.first_change = now
-        self.last_change = now
-        self.dirty.set()
+        self.work.notify()
 
     def beat(self) -> None:
         self.beat_at = time.monotonic()
 
     def _wait_for_work(self, next_resync: float) -> bool:
         """Block until a burst of changes has settled (True) or the resync is due (False)."""
-        while not self.stop.is_set() and not self.lost.is_set():
-            self.beat()
-            now = time.monotonic()
-            if self.dirty.is_set():
-                quiet = now - self.last_change >= QUIET_PERIOD
-                late = now - self.first_change >= MAX_DELAY
-                if quiet or late:
-                    self.dirty.clear()
-                    return True
-                self.stop.wait(0.05)
-                continue
-            if now >= next_resync:
-                return False
-            self.dirty.wait(min(1.0, max(0.0, next_resync - now)))
-        return False
+        return self.work.wait(lambda: self.stop.is_set() or self.lost.is_set(), next_resync, beat=self.beat)
 
     def _back_off(self, delay: float) -> None:
         """Wait before the next pass; an informer that reconnects (the server is back) ends the wait early."""
@@ -353,7 +222,7 @@ class Controller:
         stalled = time.monotonic() - self.beat_at
         if stalled > LIVENESS_STALL:
             return False, f"the reconcile loop has not made progress for {stalled:.0f}s"
-        dead = [inf.w.resource.plural for inf in self.informers if not inf.is_alive() and not self.stop.is_set()]
+        dead = [inf.spec.plural for inf in self.informers if not inf.is_alive() and not self.stop.is_set()]
         if dead:
             return False, "informer thread(s) stopped: " + ", ".join(dead)
         return True, "ok"
@@ -366,8 +235,10 @@ class Controller:
             reasons.append("not watching (yet)")
         for inf in self.informers:
             if not inf.synced.is_set():
-                reasons.append(f"{inf.w.resource.plural}: "
-                               + (self.errors.current(inf.reader) or "not synced yet (listing or re-watching)"))
+                reasons.append(f"{inf.spec.plural}: "
+                               + (self.errors.current(_reader(inf)) or "not synced yet (listing or re-watching)"))
+            for why in inf.poison_lines():  # the store lacks it: no pass plans from it
+                reasons.append(f"{inf.spec.plural}: skipped, cannot be decoded: {why}")
         if self.elector is not None:
             if self.elector.state == "leader" and not self.elector.tenure.holds():
                 reasons.append(f"{self.elector.reader}: not renewed within the renew deadline")
@@ -377,29 +248,28 @@ class Controller:
                 reasons.append(f"{self.elector.reader}: {self.elector.state}")
         if self.pass_errors.current("reconcile pass"):
             reasons.append(self.pass_errors.current("reconcile pass"))
+        reasons.extend(self.write_errors.failing())
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
         return not reasons, reasons
 
     # ---- one pass ---------------------------------------------------------------------------------
-    def controller_active(self, snapshot: snap.ClusterSnapshot) -> bool:
-        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
-        return dep is not None and dep.ready_replicas > 0
-
     def run_pass(self, snapshot: snap.ClusterSnapshot) -> tuple[Plan, Result]:
         p = plan(snapshot)
         for note in p.notes:
             self.log(note)
-        if self.controller_active(snapshot) and not self.opts.force:
+        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
+        if dep is not None and dep.ready_replicas > 0 and not self.opts.force:  # seen by the informer already
             raise ControllerActive(
                 f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
                 "ready replicas): not writing. Stop it first, or pass --force to write anyway.")
+        self.peers.check()  # and in any namespace, under any name; another kubectl-kcache controller
         events, signatures = [], {}
         for act in p.events:
             key = (act.namespace or "", act.name)
             sig = selection_signature(act, snapshot)
             if self.emitted.get(key) != sig:
-                events.append(act)
+                events.append(replace(act, signature=sig))
                 signatures[key] = sig
         todo = pin_preconditions(p.writes, snapshot) + events
         result = self.executor.apply(todo, progress=self.beat) if todo else Result()
@@ -414,6 +284,16 @@ class Controller:
             self.metrics.errors += len(result.errors)
         for err in result.errors:
             self.log(f"error: {err}")
+        for cause, (n, message) in sorted(result.forbidden.items()):
+            verb, resource = cause.split(" ", 1)
+            self.write_errors.failed(f"write {cause}", verb, resource,
+                                     Forbidden(message, 403))
+            with self.metrics.lock:
+                self.metrics.errors += n
+        for verb, kind in result.done:
+            self.write_errors.ok(f"write {write_cause(verb, kind)}")
+        if result.done:
+            self.write_errors.ok(FENCE_READER)
         if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
@@ -424,10 +304,10 @@ class Controller:
     def _update_stores(self, result: Result) -> None:
         """Our own writes, in the stores now: the next pass does not plan them again while the watch echo is
         on its way (or lost in a restart)."""
-        by_resource = {inf.w.resource.plural: inf for inf in self.informers}
-        for resource, obj in result.written:
+        by_resource = {inf.spec.plural: inf for inf in self.informers}
+        for resource, raw in result.written:
             if resource in by_resource:
-                by_resource[resource].written(obj)
+                by_resource[resource].written(raw)
         for resource, namespace, name, uid in result.removed:
             if resource in by_resource:
                 by_resource[resource].removed(namespace, name, uid)
@@ -445,7 +325,27 @@ class Controller:
         self.elector.keep(self.stop, self.lost)
         return True
 
+    def _fenced(self, exc: Fenced) -> None:
+        """The API server's fence refused a write. Right after taking the Lease its admission cache may not
+        have seen the new holder yet: if the Lease names us, wait and try again; otherwise we lost it."""
+        if self.elector is not None and self.elector.confirm_holder():
+            # said once, then with backoff, and on /readyz: if it lasts, the API server's copy of the Lease is
+            # stale (kubernetes/kubernetes#133827: restart kube-apiserver)
+            self.write_errors.failed(FENCE_READER, "write", "as the Lease's holder", Forbidden(
+                f"{exc}; the Lease names this replica: the API server has not seen it yet, retrying", 403))
+            self.changed("retry")
+            self._back_off(0.5)
+            return
+        self.fenced = str(exc)
+        if self.elector is not None:
+            self.elector.tenure.revoke()
+        self.lost.set()
+
     def _lost_message(self) -> str:
+        if self.fenced:
+            return f"lost leadership: {self.fenced}; stopping"
+        if self.elector is not None and self.elector.vanished:
+            return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} was deleted; stopping"
         holder = self.elector.holder if self.elector else ""
         if holder and self.elector is not None and holder != self.elector.identity:
             return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; " \
@@ -457,19 +357,30 @@ class Controller:
         if not self.lead():
             return EXIT_OK
         snapshot = collect_for_reconcile(self.client)
+        snap.require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
         try:
             p, result = self.run_pass(snapshot)
-        except ControllerActive as exc:
+        except (ControllerActive, write_guard.WriteRefused) as exc:
             self.log(str(exc))
             return EXIT_INCOMPLETE
         if report:
             report(p.writes + p.events)
         return EXIT_INCOMPLETE if result.errors else EXIT_OK
 
+    def _informer(self, spec: Any) -> Informer:
+        reader = f"list/watch {spec.plural}"
+        inf = Informer(ClientListerWatcher(self.client, spec), spec, stop=self.stop, on_change=self.changed,
+                       on_error=lambda verb, exc: self.errors.failed(reader, verb, spec.plural, exc),
+                       on_ok=lambda: self.errors.ok(reader))
+        return inf
+
+    def _current(self) -> bool:
+        """Every store known to be current and complete (synced, no object it could not decode)."""
+        return all(inf.synced.is_set() and not inf.poisoned for inf in self.informers)
+
     def run_forever(self) -> int:
         # informers run in every replica, the leader and those standing by (a warm takeover; readiness)
-        self.informers = [Informer(self.client, w, self.changed, self.stop, self.metrics, self.errors)
-                          for w in WATCHED]
+        self.informers = [self._informer(spec) for spec in WATCHED]
         for inf in self.informers:
             inf.start()
         if not self.lead():
@@ -481,18 +392,18 @@ class Controller:
             if self.lost.is_set():
                 self.log(self._lost_message())
                 return EXIT_INCOMPLETE
-            if not all(inf.synced.is_set() for inf in self.informers):
-                self.stop.wait(0.1)  # a store known to be stale is never planned from
+            if not self._current():
+                self.stop.wait(0.1)  # a store known to be stale or incomplete is never planned from
                 continue
             triggered = self._wait_for_work(next_resync)
             if self.stop.is_set() or self.lost.is_set():
                 continue
-            if not all(inf.synced.is_set() for inf in self.informers):
+            if not self._current():
                 self.changed("stale")  # run it once they are current again
                 continue
             if not triggered:
                 next_resync = time.monotonic() + self.opts.resync_period
-            snapshot = snap.assemble((inf.field, obj) for inf in self.informers for obj in inf.snapshot_items())
+            snapshot = snap.assemble((inf.kind.field, obj) for inf in self.informers for obj in inf.items())
             try:
                 self.run_pass(snapshot)
                 warned_active = False
@@ -504,6 +415,8 @@ class Controller:
                     warned_active = True
             except LostLeadership:
                 self.lost.set()
+            except Fenced as exc:
+                self._fenced(exc)
             except (Unreachable, ApiError) as exc:
                 if self.lost.is_set():
                     continue
@@ -523,8 +436,8 @@ class Controller:
         signal.signal(signal.SIGINT, handler)
 
 
-class ControllerActive(IncompleteError):
-    pass
+def _reader(inf: Informer) -> str:
+    return f"list/watch {inf.spec.plural}"
 
 
 def _serve_health(port: int, ctrl: Controller) -> None:

@@ -24,7 +24,8 @@ from ..kernelcache.config import KernelCacheConfig, read_config
 from ..kernelcache.membership import plan_memberships
 from ..kernelcache.placement import placement_changes, placement_diff, placement_patch, rejected_tolerations
 from ..objects import Capture
-from ..snapshot import ClusterSnapshot
+from ..readplan import RECONCILE_PLAN
+from ..snapshot import ClusterSnapshot, require
 from . import actions as a
 
 
@@ -42,7 +43,16 @@ class Plan:
         return [x for x in self.actions if not x.is_write]
 
 
+def checked_plan(snapshot: ClusterSnapshot) -> Plan:
+    """The plan, made only from complete reads of every list it depends on (`readplan.RECONCILE_PLAN`):
+    otherwise exit 3 naming the lists the cluster did not give, or 2 when input files lack them. A plan
+    from unread data would delete what exists or re-create what is there."""
+    require(snapshot, "reconcile", RECONCILE_PLAN)
+    return plan(snapshot)
+
+
 def plan(snapshot: ClusterSnapshot) -> Plan:
+    """The plan over a snapshot whose reads are known to be complete (the informers' stores; `checked_plan`)."""
     out = Plan()
     state = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     config = state.config

@@ -98,3 +98,8 @@ class ReadErrors:
         with self._lock:
             state = self._failing.get(reader)
             return state.cause if state else ""
+
+    def failing(self) -> list[str]:
+        """Every cause failing now, in the order they started."""
+        with self._lock:
+            return [state.cause for state in sorted(self._failing.values(), key=lambda st: st.since)]

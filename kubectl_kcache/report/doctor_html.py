@@ -17,7 +17,7 @@ made visible (`text.escape`). The layout reads on a phone (one column, tables sc
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 STATUS_WORDS = {"pass": "pass", "fail": "fail", "skipped": "skipped", "not-applicable": "n/a"}
 SEGMENT_CLASSES = {READY: "ready", PULLING: "pulling", PENDING: "pending", ERROR: "error", NO_ENTRY: "none"}
 MATRIX_GROUPS = 8  # more groups with caches than this: one row per KernelCache and group instead of a matrix
+CATALOGUE_URL = "https://github.com/kserve/kubectl-kcache/blob/main/docs/checks.md"
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
@@ -64,14 +66,17 @@ def e(value: Any) -> str:
     return html.escape(escape(str(value)), quote=True)
 
 
-@renderer("html", order=50, wants=("status", "provenance"))
+@renderer("html", order=50, wants=("status", "provenance", "run"))
 def render_html(report: DoctorReport, out: TextIO, *, color: bool = False, status: FleetStatus | str | None = None,
-                provenance: Provenance | None = None) -> None:
-    write_text(out, page(report, status, provenance))
+                provenance: Provenance | None = None, run: dict[str, str] | None = None) -> None:
+    write_text(out, page(report, status, provenance, run))
 
 
-def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Provenance | None) -> str:
-    checks = check_groups(report)
+def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Provenance | None,
+         run: dict[str, str] | None = None) -> str:
+    """`run`: what the page says about how it was made: `kubernetes` (the API server's version), `context`
+    (the kubeconfig context), `command` (the exact command line)."""
+    checks = worst_first(check_groups(report))
     cluster = (provenance.cluster if provenance else "") or report.cluster
     title = "Kernel Cache doctor" + (f": {cluster}" if cluster else "")
     parts = [
@@ -83,7 +88,7 @@ def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Pro
         f"<title>{e(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head><body><main>",
-        _header(report, cluster, provenance),
+        _header(report, cluster, provenance, run or {}),
         _summary(report, checks),
         _fleet(status),
         _findings(checks),
@@ -100,8 +105,16 @@ def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Pro
 # ---- header and summary -----------------------------------------------------------------------------
 
 
-def _header(report: DoctorReport, cluster: str, provenance: Provenance | None) -> str:
+def worst_first(checks: list[CheckGroup]) -> list[CheckGroup]:
+    """Checks with errors first, then warnings, then infos, then the rest (each in report order)."""
+    return sorted(checks, key=lambda c: SEVERITY_ORDER.get(_worst(c), 3) if c.active else 3)
+
+
+def _header(report: DoctorReport, cluster: str, provenance: Provenance | None, run: dict[str, str]) -> str:
     rows: list[tuple[str, str]] = [("cluster", e(cluster) if cluster else "<em>not recorded</em>")]
+    rows.append(("Kubernetes", e(run["kubernetes"]) if run.get("kubernetes") else "<em>not recorded</em>"))
+    if run.get("context"):
+        rows.append(("context", e(run["context"])))
     if provenance is not None:
         if provenance.source == LIVE:
             rows.append(("API server", f"<code>{e(provenance.server)}</code>"))
@@ -113,6 +126,8 @@ def _header(report: DoctorReport, cluster: str, provenance: Provenance | None) -
         rows.append(("tool", f"kubectl-kcache {e(provenance.tool_version)}"))
     else:
         rows.append(("source", e(report.source)))
+    if run.get("command"):
+        rows.append(("command", f"<code>{e(run['command'])}</code>"))
     meta = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows)
     return f'<header><h1>Kernel Cache doctor</h1><dl class="meta">{meta}</dl></header>'
 
@@ -121,12 +136,17 @@ def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
     s = report.summary()
     verdict = clean_line(report) if is_clean(report) else summary_line(report)
     level = "error" if s["errors"] else "warning" if s["warnings"] else "incomplete" if s["incomplete"] else "ok"
+    if report.incomplete:  # no verdict on data not read: the page says so before anything else
+        unread = sorted({u for c in report.checks for u in c.unread})
+        verdict = (f"incomplete: no verdict. {plural(s['incomplete'], 'check')} could not read: {'; '.join(unread)}. "
+                   f"{verdict}")
+        level = "incomplete"
     tiles = [(s["errors"], "error", "errors"), (s["warnings"], "warning", "warnings"), (s["infos"], "info", "infos"),
              (s["checks"], "neutral", "checks"), (s["skipped"], "skipped", "skipped"),
              (s["suppressed"], "neutral", "suppressed")]
     cells = "".join(f'<div class="tile {cls}{" zero" if not n else ""}"><b>{n}</b><span>{word}</span></div>'
                     for n, cls, word in tiles)
-    failing = [c for c in checks if c.active]
+    failing = worst_first([c for c in checks if c.active])
     links = "".join(f'<a class="chip {e(_worst(c))}" href="#check-{e(c.id)}">{e(c.id)} <b>{len(c.active)}</b></a>'
                     for c in failing)
     skipped = [c for c in checks if c.status == "skipped"]
@@ -175,7 +195,7 @@ def _groups_table(status: FleetStatus) -> str:
     for g in status.groups:
         agents = "bad" if g.agent_ready < g.agent_desired else ""
         rows.append(
-            f"<tr><th scope=row>{e(g.name)}</th><td><code>{e(selector_text(g.selector))}</code></td>"
+            f"<tr><th scope=row>{e(g.name)}</th><td><code>{_selector(g.selector)}</code></td>"
             f"<td class=num>{g.members}</td><td class=num>{g.ready}</td>"
             f"<td class='num{' warn' if g.not_ready else ''}'>{g.not_ready}</td>"
             f"<td class='num{' warn' if g.cordoned else ''}'>{g.cordoned}</td>"
@@ -191,11 +211,32 @@ def _groups_table(status: FleetStatus) -> str:
             + "</tbody></table></div>")
 
 
+def _selector(selector: Mapping[str, str]) -> str:
+    """A selector that breaks only between its labels, never inside one (`kernel-|cache=enabled`)."""
+    if not selector:
+        return e(selector_text(selector))
+    return ",<wbr>".join(f'<span class="nw">{e(f"{k}={v}")}</span>' for k, v in sorted(selector.items()))
+
+
+def _cache_name(cache: str) -> str:
+    """`namespace/name`, broken (when the row is too narrow) only after the slash."""
+    ns, _, name = cache.rpartition("/")
+    inner = f'<span class="nw">{e(ns)}/</span><wbr><span class="nw">{e(name)}</span>' if ns else e(cache)
+    return f'<code class="kc">{inner}</code>'
+
+
 def _heatmap(status: FleetStatus) -> str:
-    rows = cells_by_cache(status.groups)
+    rows = dict(sorted(cells_by_cache(status.groups).items(), key=lambda kv: _badness(kv[1])))
     if not rows:
         return "<h3>KernelCaches</h3><p>No KernelCache has a group or an entry on a member node.</p>"
     columns = [g for g in status.groups if any(c for c in g.caches)]
+    namespaces = sorted({cache.partition("/")[0] for cache in rows})
+    ns_index = {ns: i for i, ns in enumerate(namespaces)}
+    group_index = {g.name: i for i, g in enumerate(columns)}
+
+    def row_class(cache: str, groups: Iterable[str]) -> str:
+        return " ".join(["hrow", f"ns-{ns_index[cache.partition('/')[0]]}",
+                         *(f"g-{group_index[g]}" for g in groups if g in group_index)])
     legend = "".join(f'<span><i class="seg {SEGMENT_CLASSES[s]}"></i>{s}</span>' for s in SEGMENTS)
     body = []
     if len(columns) <= MATRIX_GROUPS:
@@ -203,21 +244,61 @@ def _heatmap(status: FleetStatus) -> str:
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
             tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-            body.append(f"<tr><th scope=row><code>{e(cache)}</code></th>{tds}</tr>")
+            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row>{_cache_name(cache)}</th>'
+                        f"{tds}</tr>")
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
             for index, (g, cell) in enumerate(cells):
-                name = f"<code>{e(cache)}</code>" if index == 0 else ""
-                body.append(f"<tr><th scope=row>{name}</th><td>{e(g.name)}</td>"
+                name = _cache_name(cache) if index == 0 else ""
+                body.append(f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
+
                             f"{_heat_cell(g, cell)}</tr>")
         head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
     return ("<h3>KernelCaches by group</h3>"
             "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
             "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "
             "A dashed cell is not the KernelCache's own group.</p>"
-            f'<p class="legend">{legend}</p>'
+            "<p class=muted>Worst first: KernelCaches with an Error entry, then by the share of members Ready.</p>"
+            f'<p class="legend">{legend}</p><div class="heatwrap">'
+            + _filters(namespaces, [g.name for g in columns]) +
             f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
-            + "".join(body) + "</tbody></table></div>")
+            + "".join(body) + "</tbody></table></div></div>")
+
+
+def _badness(cells: list[tuple[GroupStatus, CacheCell]]) -> tuple[int, float]:
+    """Sort key of a KernelCache's row: an Error entry first, then the lowest share of members Ready."""
+    errors = 0
+    ready = 1.0
+    for g, cell in cells:
+        counts = cell_counts(cell, g.members)
+        errors += counts[ERROR]
+        if cell.assigned or len(cells) == 1:
+            ready = min(ready, counts[READY] / g.members if g.members else 0.0)
+    return (0 if errors else 1, ready)
+
+
+FILTER_LIMIT = 40  # more namespaces (or groups) than this: no filter buttons for them
+
+
+def _filters(namespaces: list[str], groups: list[str]) -> str:
+    """Radio buttons that hide the heatmap's other rows, with CSS only (the page runs no script for it)."""
+    if len(namespaces) < 2 and len(groups) < 2:
+        return ""
+    buttons = ['<input type="radio" name="hf" id="hf-all" class="hf" checked>'
+               '<label class="flt" for="hf-all">all</label>']
+    rules = []
+    for prefix, word, values in (("ns", "namespace", namespaces), ("g", "group", groups)):
+        if len(values) < 2 or len(values) > FILTER_LIMIT:
+            continue
+        for i, value in enumerate(values):
+            ident = f"hf-{prefix}-{i}"
+            buttons.append(f'<input type="radio" name="hf" id="{ident}" class="hf">'
+                           f'<label class="flt" for="{ident}">{word} <b>{e(value)}</b></label>')
+            rules.append(f"#{ident}:checked~.scroll tr.hrow:not(.{prefix}-{i}){{display:none}}"
+                         f"#{ident}:checked+label{{background:var(--fg);color:#fff}}")
+    rules.append("#hf-all:checked+label{background:var(--fg);color:#fff}")
+    # the inputs are siblings of the table's box: `:checked ~ .scroll` needs no script
+    return f'<style>{"".join(rules)}</style><span class="muted">filter: </span>' + "".join(buttons)
 
 
 def _heat_cell(group: GroupStatus, cell: CacheCell | None) -> str:
@@ -267,7 +348,7 @@ def _suppressed(checks: list[CheckGroup]) -> str:
 
 
 def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bool) -> str:
-    groups = finding_groups(tuple(findings))
+    groups = sorted(finding_groups(tuple(findings)), key=lambda g: SEVERITY_ORDER.get(g.severity, 3))
     count = sum(len(g.findings) for g in groups)
     ident = f' id="check-{e(check.id)}"' if anchor else ""
     title = f" <span>{e(check.title)}</span>" if check.title else ""
@@ -278,7 +359,7 @@ def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bo
 def _finding(group: FindingGroup) -> str:
     f = group.first
     sev = e(group.severity)
-    code = f'<code class="code">{e(f.full_code)}</code>'
+    code = f'<a class="code" href="{CATALOGUE_URL}#{e(f.full_code)}"><code>{e(f.full_code)}</code></a>'
     where = f' <span class="group">group <b>{e(f.group)}</b></span>' if f.group else ""
     if group.grouped:
         head = (f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
@@ -361,7 +442,7 @@ td.reason{color:var(--muted);font-size:.9em;overflow-wrap:anywhere}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.8em;font-weight:600;color:#fff;
 background:var(--muted)}
 .badge.st-pass{background:var(--ok)}.badge.st-fail{background:var(--error)}.badge.st-skipped{background:var(--skipped)}
-table.heat th[scope=row]{max-width:340px;overflow-wrap:anywhere;font-weight:normal}
+table.heat th[scope=row]{font-weight:normal}
 table.groups td:nth-child(2){max-width:380px;overflow-wrap:anywhere}
 table.checks td:nth-child(2){white-space:nowrap}
 table.heat thead th[scope=col]{text-transform:none;letter-spacing:0;font-size:.9em;color:var(--fg)}
@@ -386,7 +467,10 @@ padding:8px 12px;margin:8px 0;break-inside:avoid}
 .fhead{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 10px}
 .sev{font-weight:700;text-transform:uppercase;font-size:.78em;letter-spacing:.04em}
 .sev.error{color:var(--error)}.sev.warning{color:var(--warning)}.sev.info{color:var(--info)}
-.code{color:var(--muted)}.obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
+.code{color:var(--muted)}.hf{position:absolute;opacity:0}.flt{display:inline-block;margin:2px 4px 2px 0;
+padding:1px 8px;border:1px solid var(--line);border-radius:10px;cursor:pointer;font-size:.9em}
+.heatwrap .scroll{margin-top:6px}.nw{white-space:nowrap}@media print{.flt,.hf{display:none}}
+.obj{overflow-wrap:anywhere;font-weight:600}.group{color:var(--muted);font-size:.9em}
 .msg{margin:6px 0;overflow-wrap:anywhere}.sample{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 .next{margin:6px 0 0;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
 .evidence{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.92em;overflow-wrap:anywhere}

@@ -1,21 +1,25 @@
-"""`table` (the default, for people) and `wide`: checks in report order, a mark per status, the findings.
+"""`table` (the default, for people) and `wide`: a stacked layout, as rustc and ruff print diagnostics.
 
-    ✖ group-taints   Member nodes' taints are tolerated
-        error    Node/gpu-1    taint nvidia.com/gpu=present:NoSchedule is not tolerated by ...
-                 kubectl describe node gpu-1
-    ⊘ registry-pull  Preparation Jobs pull their images
-        skipped: forbidden: list pods in kserve
+    16 errors, 7 warnings, 1 info in 17 checks
 
-    2 errors, 1 warning in 13 checks (1 skipped, 1 incomplete, 3 suppressed)
+    group-taints: 3 errors · member nodes' taints tolerated by preparation Jobs and the agent
+    error[group-taints/blocks-jobs]: preparation Jobs cannot run on ip-10-0-1-13.ec2.internal
+      --> Node/ip-10-0-1-13.ec2.internal
+      note: taint dedicated=training:NoSchedule is not tolerated by KernelCacheNodeGroup h100's tolerations
+      help: kubectl patch kernelcachenodegroup h100 --type=json -p '[...]'
+    ...
+    16 errors, 7 warnings, 1 info in 17 checks
 
-A clean report (no finding, no skipped check) is the single line `no problems found in N checks over M
-objects`. Messages wrap in their column, at the terminal's width or, piped, at $COLUMNS or 80; no column
-starts past column 60 at 80 columns (a cell too long for its column gets a line of its own). Hints (the next
-command to run) are printed unwrapped on their own line so they stay copy-pasteable. In `table`, findings of
-one cause that hit many objects (a taint on 3,000 nodes) are one entry with the count, a sample of names and
-the command that lists them all; `wide` lists every object, adds the group column, evidence lines, every
-check's reason and the suppressed findings. Every name and message is escaped (control and bidi characters
-shown as \\xNN). Colour only when `color` is True: otherwise no escape codes.
+Errors first, then warnings, then infos; findings of one check together under a line with its tally. The
+summary is the first line and the last. The headline is the message's first clause; the rest is the note,
+word-wrapped at the width `layout.terminal_width` gives, only at spaces (no name is ever cut). Text that many
+findings share (why KServe's node pass may not have run) is said once, at the end, as a numbered note. The
+next command (`help:`) is printed whole on its own line, never wrapped, never dim. With no terminal at all
+(piped into a file), every finding is one line, as `kubectl get` prints. Findings of one cause on many objects
+(a taint on 3,000 nodes) are one entry with the count, a sample of names and the command listing them all.
+`wide` lists every object, the evidence, the full messages and every check; `show` hides findings below a
+severity (the summary still counts them). A clean report is the single line `no problems found in N checks
+over M objects`. Every value from the cluster is escaped; free text is cut at a few hundred characters.
 """
 
 from __future__ import annotations
@@ -24,50 +28,49 @@ import io
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
 
 from ..text import escape
+from . import layout
 from .doctor_common import (
-    ASCII_BULLET,
-    UNICODE_BULLET,
-    UNICODE_MARKS,
-    CheckGroup,
+    SEVERITY_RANK,
     FindingGroup,
+    can_encode,
     check_groups,
     clean_line,
     finding_groups,
     is_clean,
-    marks_for,
-    object_path,
     plain_width,
+    plural,
     summary_line,
     write_text,
 )
 from .registry import renderer
 
 if TYPE_CHECKING:
-    from ..checks.model import DoctorReport
+    from ..checks.model import DoctorReport, Finding
 
 MIN_WIDTH = 40
-INDENT = 4
-MIN_MESSAGE_WIDTH = 30  # narrower than this, a message column is unreadable: let the terminal wrap the line
-
-MARK_STYLES = {"pass": "green", "fail": "bold red", "skipped": "yellow", "not-applicable": "dim"}
-SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-REASON_LABELS = {"skipped": "skipped", "not-applicable": "not applicable"}
-
-# Trailing blanks that rich pads grid cells with, possibly followed by style-reset escapes.
-_TRAILING_BLANKS = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
-
-
-@renderer("table", order=0)
-def render_table(report: DoctorReport, out: TextIO, *, color: bool = False) -> None:
-    _render(report, out, color=color, wide=False)
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
+NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
+WIDE_FREE_TEXT = 2000
+WORK_TEXT = 4 * WIDE_FREE_TEXT  # -o wide shows every message whole; only a pathological field is cut
+INDENT = "  "
+NOTE = "note: "
+HELP = "help: "
 
 
-@renderer("wide", order=1)
-def render_wide(report: DoctorReport, out: TextIO, *, color: bool = False) -> None:
-    _render(report, out, color=color, wide=True)
+@renderer("table", order=0, wants=("show",))
+def render_table(report: DoctorReport, out: TextIO, *, color: bool = False, show: str = "info") -> None:
+    _render(report, out, color=color, wide=False, show=show)
+
+
+@renderer("wide", order=1, wants=("show",))
+def render_wide(report: DoctorReport, out: TextIO, *, color: bool = False, show: str = "info") -> None:
+    _render(report, out, color=color, wide=True, show=show)
 
 
 def _isatty(out: TextIO) -> bool:
@@ -79,7 +82,7 @@ def _isatty(out: TextIO) -> bool:
 
 
 def output_width(out: TextIO, color: bool) -> int:
-    """The terminal's width when writing to one (or in colour), else $COLUMNS or 80."""
+    """The terminal's width when writing to one (or in colour), else $COLUMNS or 80 (status's table)."""
     if not (color or _isatty(out)):
         return plain_width()
     try:
@@ -89,159 +92,304 @@ def output_width(out: TextIO, color: bool) -> int:
     return max(width, MIN_WIDTH)
 
 
-def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool) -> None:
+def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show: str) -> None:
     if is_clean(report) and not wide:
         write_text(out, clean_line(report) + "\n")
         return
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=output_width(out, color), force_terminal=color,
-                      color_system="auto" if color else None, no_color=not color, highlight=False,
-                      markup=False, emoji=False, soft_wrap=False, force_jupyter=False,
-                      force_interactive=False, legacy_windows=False)
-    _Layout(report, console, marks_for(out), wide=wide).render()
-    write_text(out, _TRAILING_BLANKS.sub(r"\1", buffer.getvalue()))
+    writer = _Writer(report, layout.terminal_width(out), color=color, wide=wide, show=show,
+                     dot=" · " if can_encode(out, "·") else " - ")
+    write_text(out, "".join(line + "\n" for line in writer.lines()))
 
 
-class _Layout:
-    def __init__(self, report: DoctorReport, console: Any, marks: dict[str, str], *, wide: bool):
+def split_message(message: str, shared: Sequence[str] = ()) -> tuple[str, str, str]:
+    """(headline, separator, rest): the headline is the message's first clause (up to the first `: `, `. ` or
+    `; ` outside parentheses), the rest what follows, without the `shared` parts."""
+    for part in shared:
+        if part in message:
+            message = message.replace(part, "")
+            if not message.rstrip().endswith(")"):  # the punctuation that led into the shared part
+                message = re.sub(r"([.;:,])\s*[.;:,]?\s*$", "", message.rstrip())
+    message = re.sub(r"\. \.", ".", message).strip()
+    cuts = _clause_ends(message)
+    for n, i in enumerate(cuts):
+        if i < 12:
+            continue
+        # `matches several node groups: h100, llm-serving. Captures...`: a short list stays in the headline
+        if message[i] == ":" and n + 1 < len(cuts) and cuts[n + 1] - i <= 40:
+            i = cuts[n + 1]
+        return message[:i], message[i], message[i + 2:].strip()
+    return message.rstrip(".:; "), "", ""
+
+
+def _clause_ends(message: str) -> list[int]:
+    """Where `: `, `. ` or `; ` end a clause outside parentheses (linear; stops after a few)."""
+    out: list[int] = []
+    depth = 0
+    for i, ch in enumerate(message):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch in ":.;" and message[i + 1:i + 2] == " ":
+            out.append(i)
+            if len(out) > 3:
+                break
+    return out
+
+
+@dataclass
+class _Entry:
+    severity: str
+    check: str
+    group: FindingGroup
+
+
+class _Writer:
+    def __init__(self, report: DoctorReport, width: int | None, *, color: bool, wide: bool, show: str,
+                 dot: str = " · "):
         self.report = report
-        self.console = console
-        self.marks = marks
+        self.dot = dot
+        self.width = width
+        self.color = color
         self.wide = wide
-        self.bullet = UNICODE_BULLET if marks is UNICODE_MARKS else ASCII_BULLET
-        self.groups = check_groups(report)
-        shown = [g for c in self.groups for g in self._shown(c)]
-        self.mark_width = max(len(m) for m in marks.values())
-        self.id_width = max((len(g.id) for g in self.groups), default=0)
-        self.severity_width = max((len(g.severity) for g in shown), default=0)
-        room = console.width * 2 // 5  # at 80 columns the message starts by column 47 (60 with the group)
-        self.object_width = min(max((len(self._object(g)) for g in shown), default=0), max(16, room))
-        self.group_width = min(max((len(g.first.group or "-") for g in shown), default=1), 12)
-        # Hints and evidence start under the object column.
-        self.detail_indent = INDENT + self.severity_width + 2
+        self.show = SEVERITY_RANK.get(show, 1)
+        self.checks = check_groups(report)
+        self.shared: list[str] = []  # the shared explanations, in the order first used (note [1], [2]...)
+        # piped into a file, a finding is one line: its whole text, for grep
+        whole = wide or width is None
+        self.limit = WIDE_FREE_TEXT if whole else layout.MAX_FREE_TEXT
+        self.note_limit = WIDE_FREE_TEXT if whole or width is None else NOTE_ROWS * (width - len(INDENT + NOTE))
 
-    def _shown(self, check: CheckGroup) -> list[FindingGroup]:
-        if self.wide:
-            return [FindingGroup((f,)) for f in check.findings]
-        return finding_groups(check.active)
+    def paint(self, text: str, style: str) -> str:
+        return layout.paint(text, style, self.color)
+
+    def lines(self) -> list[str]:
+        out = [self._summary(), *self._source()]
+        entries = self._entries()
+        hidden = self._hidden()
+        if hidden:
+            out.append(f"not shown: {hidden} (--show {self._show_word()})")
+        if not self.wide:
+            out += self._tallies(entries)
+        current: tuple[str, str, bool] | None = None
+        for entry in entries:
+            key = (entry.severity, entry.check, entry.group.first.suppressed)
+            if key != current:  # a blank line between checks; `wide` names each check with its title
+                out.append("")
+                if self.wide:
+                    out += self._check_header(entry.check, suppressed=entry.group.first.suppressed)
+                current = key
+            out += self._finding(entry.group)
+        out += self._checks_section()
+        out += self._notes()
+        out.append("")
+        out.append(self._summary())
+        return out
+
+    def _source(self) -> list[str]:
+        """Which cluster, read from where and when: said under the first summary line."""
+        p = self.report.provenance or {}
+        parts = []
+        if p.get("cluster") or self.report.cluster:
+            parts.append(f"cluster {escape(str(p.get('cluster') or self.report.cluster))}")
+        if p.get("from") == "file" and p.get("files"):
+            parts.append("from " + ", ".join(escape(str(f)) for f in p["files"]))
+        elif p.get("server"):
+            parts.append(f"server {escape(str(p['server']))}")
+        if p.get("takenAt"):
+            parts.append(f"taken {escape(str(p['takenAt']))}")
+        if not parts:
+            return []
+        return [self.paint(line, "dim") for line in layout.wrap(self.dot.join(parts), self.width, indent=4)]
+
+    def _show_word(self) -> str:
+        return {3: "error", 2: "warning", 1: "info"}[self.show]
+
+    def _summary(self) -> str:
+        s = self.report.summary()
+        style = "bold red" if s["errors"] else "bold yellow" if s["warnings"] or s["incomplete"] else "bold green"
+        text = clean_line(self.report) if is_clean(self.report) else summary_line(self.report)
+        return "\n".join(self.paint(line, "bold green" if is_clean(self.report) else style)
+                         for line in layout.wrap(text, self.width, indent=4))
+
+    def _hidden(self) -> str:
+        active = [f for f in self.report.findings if not f.suppressed]
+        counts = [plural(n, word) for word in ("warning", "info")
+                  if (n := sum(f.severity == word for f in active if SEVERITY_RANK.get(f.severity, 0) < self.show))]
+        return ", ".join(counts)
+
+    def _entries(self) -> list[_Entry]:
+        """Findings to show, most severe first; within a severity in check order; one cause's findings as one."""
+        order = {c.id: i for i, c in enumerate(self.checks)}
+        entries: list[tuple[int, int, int, _Entry]] = []
+        for check in self.checks:
+            findings = check.findings if self.wide else check.active
+            shown = [f for f in findings if SEVERITY_RANK.get(f.severity, 0) >= self.show]
+            groups = [FindingGroup((f,)) for f in shown] if self.wide else finding_groups(shown)
+            for i, group in enumerate(groups):
+                severity = group.severity
+                rank = 0 if group.first.suppressed else SEVERITY_RANK.get(severity, 0)  # wide: suppressed last
+                entries.append((-rank, order[check.id], i,
+                                _Entry(severity, check.id, group)))
+        entries.sort(key=lambda e: e[:3])
+        return [e[3] for e in entries]
+
+    def _tallies(self, entries: list[_Entry]) -> list[str]:
+        """Per severity, the checks with findings at it and how many (`errors: agent 3, nodes 1`), worst first."""
+        out: list[str] = []
+        for severity, word in (("error", "errors"), ("warning", "warnings"), ("info", "infos")):
+            counts: dict[str, int] = {}
+            for entry in entries:
+                if entry.severity == severity:
+                    counts[entry.check] = counts.get(entry.check, 0) + len(entry.group.findings)
+            if counts:
+                label = f"{word}: "
+                items = [f"{escape(check)} {n}" for check, n in counts.items()]
+                lines = layout.wrap_items(items, self.width, len(label), len(label))
+                lines[0] = label + lines[0]
+                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word):]
+                out += lines
+        return out
+
+    def _check_header(self, check_id: str, *, suppressed: bool = False) -> list[str]:
+        check = next(c for c in self.checks if c.id == check_id)
+        tally = self._tally(check.active) if not suppressed else f"{len(check.suppressed)} suppressed"
+        head = f"{escape(check.id)}: {tally}"
+        if not check.title:
+            return [self.paint(head, "bold")]
+        title = escape(check.title)
+        lines = layout.wrap(f"{head}{self.dot}{title}", self.width, indent=4)
+        lines[0] = self.paint(head, "bold") + lines[0][len(head):]
+        return lines
 
     @staticmethod
-    def _object(group: FindingGroup) -> str:
-        return group.kinds if group.grouped else escape(object_path(group.first.object))
+    def _tally(findings: Sequence[Finding]) -> str:
+        counts = [plural(n, word) for word in ("error", "warning", "info")
+                  if (n := sum(f.severity == word for f in findings))]
+        return ", ".join(counts) or "no active finding"
 
-    def render(self) -> None:
-        from rich.text import Text
-
-        for check in self.groups:
-            self._check_line(check)
-            if check.reason and (self.wide or check.status in REASON_LABELS):
-                label = REASON_LABELS.get(check.status)
-                reason = escape(f"{label}: {check.reason}" if label else check.reason)
-                style = "yellow" if check.status == "skipped" else "dim"
-                self._wrapped(Text(reason, style=style), INDENT)
-            for group in self._shown(check):
-                self._finding(group)
-        self.console.print()
-        if is_clean(self.report):
-            self._unwrapped(clean_line(self.report), "green")
-            return
-        summary = self.report.summary()
-        style = "bold red" if summary["errors"] else "yellow" if summary["warnings"] else "green"
-        self._unwrapped(summary_line(self.report), style)
-
-    def _check_line(self, group: CheckGroup) -> None:
-        from rich.text import Text
-
-        mark = self.marks.get(group.status, "?")
-        line = Text()
-        line.append(mark.ljust(self.mark_width), style=MARK_STYLES.get(group.status, ""))
-        line.append(" ")
-        line.append(escape(group.id), style="bold")
-        if group.title:
-            line.append(" " * (self.id_width - len(group.id) + 2) + escape(group.title))
-        self.console.print(line)
-
-    def _finding(self, group: FindingGroup) -> None:
-        from rich.text import Text
-
+    def _finding(self, group: FindingGroup) -> list[str]:
         finding = group.first
-        dim = "dim" if finding.suppressed else ""
-        message = Text()
-        if finding.suppressed:
-            message.append("(suppressed) ", style="dim")
+        code = escape(finding.full_code)
+        label = self.paint(SEVERITY_WORDS.get(group.severity, escape(group.severity)),
+                           SEVERITY_STYLES.get(group.severity, "bold"))
+        head_prefix = f"{label}{self.paint(f'[{code}]', 'bold')}: "
+        prefix_len = len(SEVERITY_WORDS.get(group.severity, group.severity)) + len(code) + 4
+        shared = () if self.wide else finding.shared
         if group.grouped:
-            message.append(escape(f"{finding.cause}: {group.sample()}"), style=dim)
+            headline, sep, rest = escape(layout.cut(finding.cause, self.limit)), "", ""
+            where = f"{group.kinds}: {escape(group.sample())}"
         else:
-            message.append(escape(finding.message), style=dim)
-        cells = [Text(group.severity, style=dim or SEVERITY_STYLES.get(group.severity, "")),
-                 Text(self._object(group), style=dim)]
-        widths = [self.severity_width, self.object_width]
-        if self.wide:
-            cells.append(Text(escape(finding.group or "-"), style="dim"))
-            widths.append(self.group_width)
-        prefix = Text(" " * INDENT)
-        column = INDENT + sum(w + 2 for w in widths)
-        if any(len(cell) > width for cell, width in zip(cells, widths, strict=True)):
-            # a cell longer than its column gets a line of its own: no message starts further right
-            # each cell on this line, folded under its own start when wider than the terminal
-            at = INDENT
-            for cell, width in zip(cells, widths, strict=True):
-                cell.pad_right(width - len(cell))  # the columns before the long one stay aligned
-                room = max(self.console.width - at, 8)
-                pieces = [cell[i:i + room] for i in range(0, len(cell), room)] or [cell]
-                prefix.append_text(pieces[0])
-                for piece in pieces[1:]:
-                    self.console.print(prefix, soft_wrap=True)
-                    prefix = Text(" " * at)
-                    prefix.append_text(piece)
-                prefix.append("  ")
-                at = len(prefix)
-            prefix.rstrip()
-            self.console.print(prefix, soft_wrap=True)
-            self._wrapped(message, column)
-        else:
-            for cell, width in zip(cells, widths, strict=True):
-                cell.pad_right(width - len(cell))
-                prefix.append_text(cell)
-                prefix.append("  ")
-            self._wrapped(message, column, first=prefix)
-        self._details(group)
-
-    def _wrapped(self, text: Any, column: int, first: Any = None) -> None:
-        """`text` wrapped whole in a column starting at `column` (over-long words fold); `first` is the start of
-        its first line. Without room for a column, the line is printed whole."""
-        from rich.text import Text
-
-        room = self.console.width - column
-        lines = list(text.wrap(self.console, room, overflow="fold")) if room >= MIN_MESSAGE_WIDTH else [text]
-        head = first if first is not None else Text(" " * column)
-        head.append_text(lines[0])
-        self.console.print(head, soft_wrap=True)
-        for line in lines[1:]:
-            self.console.print(Text(" " * column) + line, soft_wrap=True)
-
-    def _details(self, group: FindingGroup) -> None:
-        """Evidence (wide), the hint and, for a group, the command listing every object: under the object
-        column, never wrapped."""
-        pad = " " * self.detail_indent
-        finding = group.first
-        if self.wide:
-            for evidence in finding.evidence:
-                lines = evidence.splitlines() or [""]
-                self._unwrapped(f"{pad}{self.bullet} {escape(lines[0])}", "")
-                for line in lines[1:]:
-                    self._unwrapped(f"{pad}  {escape(line)}", "")
+            # only the start of a huge message is looked at: the work stays small whatever its size
+            message = finding.message[:WORK_TEXT]
+            dropped = len(finding.message) - len(message)
+            headline, sep, rest = split_message(escape(message), [escape(s) for s in shared])
+            if dropped and not rest:
+                headline = layout.cut(headline, self.limit, total=len(headline) + dropped)
+            else:
+                headline = layout.cut(headline, self.limit)
+                rest = layout.cut(rest, self.note_limit, slack=self.note_limit // 3, total=len(rest) + dropped)
+            obj = finding.object  # `Kind/name in ns`: a long namespace and name need not share a line
+            where = escape(f"{obj.kind}/{obj.name}") + (f" in {escape(obj.namespace)}" if obj.namespace else "")
+            if finding.group and self.wide:
+                where += f" (group {escape(finding.group)})"
+        if finding.suppressed:
+            why = f": {escape(finding.suppressed_by)}" if finding.suppressed_by else ""
+            headline = f"(suppressed{why}) {headline}"
+        refs = [f"[{self._note_number(s)}]" for s in shared if s in finding.message]
+        if refs:
+            rest = f"{rest} (see {', '.join(refs)} below)" if rest else f"see {', '.join(refs)} below"
         hint = group.hint if group.grouped else finding.hint
-        for line in hint.splitlines():
-            self._unwrapped(pad + escape(line), "dim")
+        hints = [escape(h) for h in hint.splitlines() if h.strip()]
         if group.grouped and finding.lister:
-            self._unwrapped(f"{pad}all {len(group.findings)}: {escape(finding.lister)}", "dim")
+            hints.append(f"{escape(finding.lister)}  # all {len(group.findings)}")
+        evidence = [escape(layout.cut(e, self.limit)) for e in finding.evidence] if self.wide else []
+        if self.width is None:
+            named = self._names_object(headline, finding, group) and not self.wide
+            if group.grouped:  # the cause, then which objects: `... (500 Nodes: a, b, c and 497 more)`
+                headline, where = f"{headline} ({where})", ""
+            return [self._one_line(head_prefix, headline + (sep or ":" if rest else ""), "" if named else where,
+                                   rest, evidence, hints)]
+        out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
+        if self.wide or not self._names_object(headline, finding, group):
+            out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ")
+        if rest:
+            out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE)
+        for line in evidence:
+            out += self._wrapped(line, len(INDENT) + 2, indent=len(INDENT) + 4, first=f"{INDENT}= ")
+        out += [INDENT + self.paint(HELP, "bold cyan") + h for h in hints]  # never wrapped: it must copy whole
+        return out
 
-    def _unwrapped(self, line: str, style: str) -> None:
-        """One line printed as is, however long: hints must stay copy-pasteable."""
-        from rich.text import Text
+    @staticmethod
+    def _names_object(headline: str, finding: Finding, group: FindingGroup) -> bool:
+        """Whether the headline already says which object (then the `-->` line would only repeat it)."""
+        if group.grouped:
+            return False
+        obj = finding.object
+        return escape(obj.name) in headline and (not obj.namespace or escape(obj.namespace) in headline)
 
-        self.console.print(Text(line, style=style), soft_wrap=True)
+    def _one_line(self, head_prefix: str, headline: str, where: str, rest: str, evidence: list[str],
+                  hints: list[str]) -> str:
+        parts = [f"{head_prefix}{where + ': ' if where else ''}{headline}"]
+        if rest:
+            parts.append(rest)
+        parts += [f"[{e}]" for e in evidence]
+        line = layout.wrap(" ".join(parts), None)[0]
+        return line + "".join(f"  {self.paint(HELP, 'bold cyan')}{h}" for h in hints)
+
+    def _wrapped(self, text: str, used: int, *, indent: int, first: str) -> list[str]:
+        lines = layout.wrap(text, self.width, first_indent=used, indent=indent)
+        return [first + lines[0], *lines[1:]]
+
+    def _note_number(self, text: str) -> int:
+        if text not in self.shared:
+            self.shared.append(text)
+        return self.shared.index(text) + 1
+
+    def _notes(self) -> list[str]:
+        out: list[str] = []
+        for i, text in enumerate(self.shared, 1):
+            if not out:
+                out.append("")
+            mark = f"[{i}] "
+            body = escape(text)
+            if self.width is None:
+                out.append(mark + layout.wrap(body, None)[0])
+            else:
+                out += self._wrapped(body, len(mark), indent=len(mark), first=self.paint(mark, "bold"))
+        return out
+
+    def _checks_section(self) -> list[str]:
+        """What did not fail: skipped checks with why (they leave the report incomplete), and the rest named on
+        a line per status; `wide` gives every check's line and reason."""
+        out: list[str] = []
+        words = {"pass": "passed", "not-applicable": "not applicable"}
+        said = set()
+        skipped: dict[str, list[str]] = {}  # one reason (a CRD not installed) skips many checks: said once
+        for check in self.checks:
+            if check.status == "skipped":
+                skipped.setdefault(check.reason, []).append(check.id)
+        for reason, ids in skipped.items():
+            said.update(ids)
+            text = f"{', '.join(escape(i) for i in ids)}: {escape(layout.cut(reason, self.limit))}"
+            out += self._wrapped(text, len("skipped "), indent=4, first=self.paint("skipped ", "bold yellow"))
+        for check in self.checks:
+            said.add(check.id)
+            if check.status == "skipped":
+                continue
+            elif self.wide and check.reason:
+                status = words.get(check.status, check.status)
+                out += self._wrapped(f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
+                                     len(status) + 1, indent=4, first=f"{status} ")
+            else:
+                said.discard(check.id)
+        for status, word in words.items():
+            ids = [escape(c.id) for c in self.checks if c.status == status and c.id not in said]
+            if ids:
+                text = ", ".join(ids)
+                if self.width is None:
+                    out.append(f"{word}: {text}")
+                else:
+                    out += self._wrapped(text, len(word) + 2, indent=4, first=f"{word}: ")
+        return [""] + out if out else out
+

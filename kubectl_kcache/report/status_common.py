@@ -45,11 +45,6 @@ def bar_widths(counts: Mapping[str, int], width: int) -> dict[str, int]:
     return out
 
 
-def ready_fraction(cell: CacheCell, members: int) -> float | None:
-    """The share of members with the cache's entry Ready (None when the group has no member)."""
-    return cell.counts.ready / members if members else None
-
-
 def selector_text(selector: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "(empty: matches every node)"
 

@@ -62,6 +62,8 @@ def build_tree(why: WhyGroup) -> Tree:
         branch = tree.add(Text(f"{WARN} Warnings", style=f"bold {STYLE_WARN}"))
         for step in why.warnings:
             branch.add(_text((f"{step.step}: ", "bold"), (step.detail, STYLE_WARN)))
+    for line in why.next_commands:
+        tree.add(_text(("Next ", "bold"), (line, "bold")))
     return tree
 
 
@@ -179,8 +181,7 @@ def _outcome(tree: Tree, why: WhyGroup) -> None:
                             else ": KServe would emit"))
     branch.add(Text(why.event or "", style=STYLE_BAD))
     if why.capture is not None and why.basis == BASIS_CAPTURE:
-        branch.add(Text(f"kubectl get events -n {why.capture.namespace} "
-                        f"--field-selector involvedObject.name={why.capture.name}", style=STYLE_DIM))
+        branch.add(Text(why.events_command, style=STYLE_DIM))
 
 
 def _kernel_cache(tree: Tree, why: WhyGroup) -> None:

@@ -199,5 +199,9 @@ def _notes(tree: Tree, why: WhyNotCached) -> None:
         for line in why.notes:
             style = STYLE_WARN if line.startswith(("KServe adds no node affinity", "The cache became Ready")) else ""
             branch.add(_t((line, style) if style else line))
+    if why.unread:
+        branch = tree.add(_t(("Not read ", "bold"), ("(that part of the answer is not checked)", STYLE_DIM)))
+        for line in why.unread:
+            branch.add(_t((f"{WARN} {line}", STYLE_WARN)))
     if why.next_command:
         tree.add(_t(("Next ", "bold"), (why.next_command, "bold")))

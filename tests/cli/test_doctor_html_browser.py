@@ -91,6 +91,11 @@ def test_rendered_dom_has_every_finding_and_the_console_is_clean(report, tmp_pat
         assert path_text in text or obj["name"] in text, f
     # the fleet's heatmap and groups came through the browser too
     assert 'class="heat"' in dom and "llm-serving" in text
+    # how the page was made, and errors first with codes linked to the catalogue
+    assert "v1.36.3" in text and "kubectl kcache doctor --from-file examples/broken-cluster.yaml -o html" in text
+    findings = dom[dom.index('id="findings"'):]
+    assert findings.index('class="sev error"') < findings.index('class="sev warning"')
+    assert 'href="https://github.com/kserve/kubectl-kcache/blob/main/docs/checks.md#kcn-missing/missing"' in dom
     assert console(run.stderr) == [], console(run.stderr)
 
 

@@ -198,7 +198,10 @@ def test_raw_list_items_take_kind_and_api_version_from_the_list(capsys, tmp_path
                                                                               json.dumps(groups))])
     assert [n.name for n in snap.nodes] == ["gpu-0", "gpu-1", "gpu-2"]
     assert [g.name for g in snap.node_groups] == ["g"]
-    assert snap.read_status("nodes").count == 3
+    from kubectl_kcache import readplan
+    from kubectl_kcache.snapshot import covering
+
+    assert covering(snap, readplan.NODES).count == 3
 
 
 @pytest.mark.parametrize(("obj", "words"), [

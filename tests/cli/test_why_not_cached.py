@@ -112,4 +112,4 @@ def test_dump_with_a_forbidden_read_exits_3(capsys, tmp_path):
     path.write_text(json.dumps(doc))
     code, _, err = cli(capsys, "why-not-cached", "miss", "-n", "team-a", "-f", str(path))
     assert code == 3
-    assert "error: cannot list kernelcachenodes (forbidden): why-not-cached needs it" in err
+    assert "error: why-not-cached cannot answer: cannot list kernelcachenodes (forbidden)" in err

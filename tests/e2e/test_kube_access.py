@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from kubectl_kcache import collect, kinds
+from kubectl_kcache import collect, kinds, readplan
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot import covering, load_files
 from tests import builders as b
 
 from .cluster import OWNED_LABEL
@@ -92,16 +92,16 @@ def test_two_as_groups_both_take_effect(cluster):
     assert seen and all(set(e["impersonatedUser"]["groups"]) >= {"group-one", "group-two"} for e in seen)
     one = Client(Overrides(kubeconfig=cluster.kubeconfig, impersonate="someone", impersonate_groups=("group-one",)))
     snap = collect.collect(one)
-    assert snap.read_status("nodes").status == "ok"
-    assert snap.read_status("kernelcachenodegroups").status == "forbidden"
+    assert covering(snap, readplan.NODES).status == "ok"
+    assert covering(snap, readplan.NODE_GROUPS).status == "forbidden"
 
 
 def test_restricted_user_reads_are_recorded_as_forbidden(cluster):
     _grant(cluster, "kcache-test-viewer-groups", "kernelcachenodegroups", "kcache-viewers", "serving.kserve.io")
     snap = collect.collect(Client(Overrides(kubeconfig=cluster.kubeconfig, context="viewer")))
-    assert snap.read_status("kernelcachenodegroups").status == "ok"
-    assert snap.read_status("nodes").status == "forbidden"
-    assert "cannot list resource" in snap.read_status("nodes").message
+    assert covering(snap, readplan.NODE_GROUPS).status == "ok"
+    assert covering(snap, readplan.NODES).status == "forbidden"
+    assert "cannot list resource" in covering(snap, readplan.NODES).message
     proc = kcache(cluster, "dump", "--context", "viewer")
     assert proc.returncode == 3
     assert "forbidden" in proc.stderr and "list nodes" in proc.stderr
@@ -150,8 +150,8 @@ def test_dump_then_from_file_equals_live(cluster, tmp_path):
         "events",
     ):
         assert getattr(loaded, field) == getattr(live, field), field
-    assert [(x.resource, x.namespace, x.status) for x in loaded.reads] == [
-        (x.resource, x.namespace, x.status) for x in live.reads
+    assert [(x.resource, x.namespace, x.status, x.label_selector, x.field_selector) for x in loaded.reads] == [
+        (x.resource, x.namespace, x.status, x.label_selector, x.field_selector) for x in live.reads
     ]
     assert loaded.node_by_name["gpu-1"].taints[0].key == "nvidia.com/gpu"
     text = (tmp_path / "snap.yaml").read_text()

@@ -177,7 +177,28 @@ def test_status_without_any_one_read_answers_the_same_or_is_incomplete(cluster):
 def test_why_not_cached_without_any_one_read_answers_the_same_or_is_incomplete(cluster):
     install(cluster)
     seen = _same_answer_or_incomplete(cluster, ["why-not-cached", POD, "-n", NS])
-    assert {"pods", "kernelcaches", "kernelcachenodes"} <= set(seen["incomplete"])
-    # no webhook is installed here: without reading the configurations that gate is not checked, and the
-    # next gate, which fails too, is the answer
-    assert seen["said"] == ["mutatingwebhookconfigurations"]
+    # the webhook configuration decides the first gates: its read forbidden is exit 3 (issue 27 item 3)
+    assert {"pods", "kernelcaches", "kernelcachenodes", "mutatingwebhookconfigurations"} <= set(seen["incomplete"])
+    # the lists that only refine the answer are named in it (`unread`) when they could not be read
+    assert set(seen["said"]) == {"nodes", "namespaces", "kernelcachenodegroups"}
+
+
+def test_reconcile_dry_run_without_any_one_read_it_depends_on_plans_nothing(cluster):
+    """Issue 22 item 1, live: a plan is made only from complete reads of every list it depends on."""
+    install(cluster)
+    cluster.apply([b.node("gpu-2", {"pool": "gpu"})])  # a KernelCacheNode to create: the plan has a write
+    needed = ["nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures",
+              "configmaps", "daemonsets"]
+    users = readers(cluster, ["", *needed, "deployments"])
+    full = kcache(cluster, "reconcile", "--dry-run", "--as", users[""], "-o", "json")
+    assert full.returncode == 1, full.stderr
+    planned = json.loads(full.stdout)["actions"]
+    assert any(x["verb"] == "create" and x["name"] == "gpu-2" for x in planned), planned
+    for resource in needed:
+        proc = kcache(cluster, "reconcile", "--dry-run", "--as", users[resource], "-o", "json")
+        assert (proc.returncode, proc.stdout) == (3, ""), (resource, proc.stdout[:300], proc.stderr)
+        assert f"reconcile cannot answer: cannot list {resource}" in proc.stderr and "(forbidden)" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    # KServe's controller's Deployment only decides whether to write: a dry run plans without it
+    proc = kcache(cluster, "reconcile", "--dry-run", "--as", users["deployments"], "-o", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["actions"] == planned, proc.stderr

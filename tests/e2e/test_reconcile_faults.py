@@ -71,19 +71,20 @@ class Replica:
     """One `reconcile` process with its health port; its stderr goes to a file (a pipe nobody reads could
     fill up and stall it)."""
 
-    def __init__(self, cluster, tmp_path: Path, name: str, *args: str):
+    def __init__(self, cluster, tmp_path: Path, name: str, *args: str, env: dict[str, str] | None = None):
         self.port = free_port()
         self.log_path = tmp_path / f"{name}.log"
         self._log = open(self.log_path, "w")
+        self.env = {**cluster.env, **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "30",
              "--health-port", str(self.port), *args],
-            env=cluster.env, stdout=subprocess.DEVNULL, stderr=self._log, cwd=ROOT)
+            env=self.env, stdout=subprocess.DEVNULL, stderr=self._log, cwd=ROOT)
 
     @property
     def identity_prefix(self) -> str:
-        """The start of its identity: host_pid_ (the user agent and the Lease holder carry it)."""
-        return f"{socket.gethostname()}_{self.proc.pid}_"
+        """The start of its identity: pod-or-host_pid_ (the user agent and the Lease holder carry it)."""
+        return f"{self.env.get('POD_NAME') or socket.gethostname()}_{self.proc.pid}_"
 
     def mine(self, event: dict[str, Any]) -> bool:
         return f"reconcile/{self.identity_prefix}" in event.get("userAgent", "")

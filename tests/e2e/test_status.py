@@ -283,6 +283,11 @@ def test_status_watch_follows_changes_from_watches(cluster):
                           lambda d: group(d, "gpu")["members"] == 1 and any(g["name"] == "cpu" for g in d["groups"]),
                           timeout=60)
         assert group(doc, "gpu")["caches"] == {"team-a/llama": counts(error=1)}
+        # issue 27 item 5: every document carries the state of the watches; the outage is in them
+        assert all("watch" in d for d in watch.docs)
+        assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in watch.docs), \
+            "no document said the watches were failing during the restart"
+        watch.until("the watches current again", lambda d: d["watch"] == {"state": "current", "problems": []})
         relists = [e for e in cluster.audit_events(listed_at)
                    if e.get("userAgent", "").startswith("kubectl-kcache") and e["verb"] == "list"
                    and e.get("stage") == "ResponseComplete"]

@@ -49,3 +49,15 @@ def test_deploy_doctor_rbac_yaml_is_the_generated_role_and_binding():
         "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAME}
     assert [s["kind"] for s in binding["subjects"]] == ["Group"]
     assert "```yaml\n" + "\n".join(cluster_role()) + "\n```" in render_catalogue(), "docs/checks.md shows the same role"
+
+
+def test_every_check_read_is_a_list_the_doctor_makes():
+    """One read plan: a check cannot declare a read that the live doctor (and dump) does not make."""
+    from kubectl_kcache import readplan
+    from kubectl_kcache.snapshot import Read, covers
+
+    made = [Read.of(spec, "ok") for spec in readplan.DOCTOR]
+    for check in all_checks():
+        for read in check.reads:
+            for spec in read.lists:
+                assert any(covers(m, spec) for m in made), f"check {check.id} reads {spec.describe()}: not planned"

@@ -344,8 +344,8 @@ def test_interrupt_exits_130(capsys, monkeypatch):
 
 
 def test_complete_commands():
-    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "reconcile", "status", "version",
-                                           "why-cached", "why-group", "why-not-cached"])
+    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "explain", "reconcile", "status",
+                                           "version", "why-cached", "why-group", "why-not-cached"])
     assert complete_words(["d"]) == ["doctor", "dump"]
     assert complete_words(["nope", ""]) == []
 
@@ -394,6 +394,13 @@ def test_complete_check_ids_one_after_another():
     assert complete_words(["doctor", "--only", "group-"]) == ["group-selector", "group-overlap", "group-taints"]
     assert complete_words(["doctor", "--skip", "crds,con"]) == ["crds,config", "crds,control-plane",
                                                                 "crds,consumer-pull"]
+    assert complete_words(["doctor", "--only", "agent/r"]) == ["agent/rollout"]
+    assert complete_words(["doctor", "--skip", "crds,nodes/c"]) == ["crds,nodes/cordoned"]
+
+
+def test_complete_explain_codes():
+    assert complete_words(["explain", "kcn-m"]) == ["kcn-missing"]
+    assert complete_words(["explain", "kcn-missing/"]) == ["kcn-missing/missing"]
 
 
 def test_complete_contexts_clusters_and_users_from_the_kubeconfig(tmp_path, monkeypatch):

@@ -17,10 +17,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import kinds
+from kubectl_kcache import kinds, readplan
 from kubectl_kcache.dumpfile import DumpWriter
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files
+from kubectl_kcache.snapshot import ClusterSnapshot, Read, covering, load_files
 from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,8 +109,8 @@ def test_dump_format(tmp_path, fmt):
         Read("kernelcaches", None, "forbidden", 0),
         Read("jobs", "kserve-kernelcache-jobs", "absent", 0),
     )
-    assert snap.read_status("kernelcaches").status == "forbidden"
-    assert snap.read_status("pods") is None  # never read
+    assert covering(snap, readplan.KERNEL_CACHES.in_namespace(None)).status == "forbidden"
+    assert covering(snap, readplan.ISVC_PODS.in_namespace(None)).status == "not-in-input"  # never read
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
@@ -140,7 +140,7 @@ def test_empty_dump_round_trip(tmp_path, fmt):
         DumpWriter(fh, fmt).finish({"cluster": "c", "reads": [{"resource": "nodes", "status": "forbidden"}]})
     snap = load_files([str(path)])
     assert snap.object_count() == 0
-    assert snap.read_status("nodes").status == "forbidden"
+    assert covering(snap, readplan.NODES).status == "forbidden"
 
 
 def test_dump_with_sorted_keys_keeps_its_reads(tmp_path):
@@ -151,17 +151,17 @@ def test_dump_with_sorted_keys_keeps_its_reads(tmp_path):
     snap = load_files([str(path)])
     assert len(snap.nodes) == 40
     assert not snap.reads_assumed
-    assert snap.read_status("kernelcaches") is None
+    assert covering(snap, readplan.KERNEL_CACHES.in_namespace(None)).status == "not-in-input"
 
 
 def test_kind_list(tmp_path):
     snap = load_files([write(tmp_path / "list.yaml", {"apiVersion": "v1", "kind": "List", "items": OBJECTS})])
     assert counts(snap) == ALL_ONE
     assert snap.reads_assumed
-    assert snap.read_status("nodes") == Read("nodes", None, "ok", 1)
+    assert covering(snap, readplan.NODES) == Read("nodes", None, "ok", 1)
     # kinds the list does not hold are not in the input: nothing is known about them
-    assert snap.read_status("jobs").status == "not-in-input"
-    assert snap.read_status("mutatingwebhookconfigurations").status == "not-in-input"
+    assert covering(snap, readplan.PREPARATION_JOBS.in_namespace("x")).status == "not-in-input"
+    assert covering(snap, readplan.WEBHOOK).status == "not-in-input"
 
 
 def test_typed_lists_and_nested_lists(tmp_path):
@@ -270,7 +270,7 @@ def test_stdin_dump_keeps_its_reads(monkeypatch):
     reads = [{"resource": "nodes", "namespace": None, "status": "forbidden", "count": 0}]
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(dump_doc([GROUP], reads))))
     snap = load_files(["-"])
-    assert snap.read_status("nodes").status == "forbidden"
+    assert covering(snap, readplan.NODES).status == "forbidden"
 
 
 def test_dump_plus_plain_file_assumes_reads(tmp_path):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubectl_kcache.text import command, escape, quote
@@ -24,10 +25,25 @@ def test_iterables_expand_to_several_words():
     assert command("kubectl", "label", "node", "n", ["a=b", "c d=e"]) == "kubectl label node n a=b 'c d=e'"
 
 
-@given(st.text())
-def test_any_value_round_trips_through_the_shell(value):
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"))))
+def test_any_printable_value_round_trips_through_the_shell(value):
     assert shlex.split(command("echo", value)) == ["echo", value]
     assert shlex.split(quote(value)) == [value]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")))
+def test_any_value_reaches_bash_as_one_word_and_on_one_line(value):
+    word = quote(value)
+    assert "\n" not in word and not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in word)
+    out = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, env={"LC_ALL": "C.UTF-8"})
+    assert out.returncode == 0 and out.stdout == value.encode(), (word, out)
+
+
+def test_newlines_and_controls_are_written_as_ansi_c_quoting():
+    assert quote("a\nb") == "$'a\\nb'"
+    assert quote("it's\x1b[2J") == "$'it\\'s\\x1b[2J'"
+    assert quote("rlo\u202e") == "$'rlo\\u202e'"
 
 
 def test_escape_controls_and_bidi():

@@ -49,3 +49,27 @@ def test_skipped_when_nothing_can_be_read(base):
     assert result.status == "skipped"
     assert "forbidden: list customresourcedefinitions" in result.reason
     assert findings == []
+
+
+def test_every_crd_missing_is_one_cause_shown_once(base):
+    """Issue 20: with the CRDs not installed, the table says it once, not four times."""
+    import io
+    import os
+
+    from kubectl_kcache.checks.model import CheckResult, DoctorReport
+    from kubectl_kcache.report import render_doctor
+
+    snap = base
+    for name in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures"):
+        snap = drop(snap, "CustomResourceDefinition", f"{name}.serving.kserve.io")
+    _, findings = run_check("crds", snap)
+    assert len(findings) == 4 and len({f.cause for f in findings}) == 1
+    out = io.StringIO()
+    os.environ["COLUMNS"] = "120"
+    try:
+        render_doctor(DoctorReport(checks=(CheckResult("crds", "fail"),), findings=tuple(findings)), "table", out)
+    finally:
+        del os.environ["COLUMNS"]
+    text = out.getvalue()
+    assert text.count("error[crds/not-installed]") == 1 and "4 CustomResourceDefinitions" in text
+    assert text.count(INSTALL_HINT) == 1

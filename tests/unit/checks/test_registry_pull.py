@@ -13,7 +13,8 @@ def test_failed_job_and_pull_error():
     assert result.status == "fail"
     job = one(findings, kind="Job")  # the Job for the older artifact is ignored
     assert (job.severity, job.object.namespace, job.object.name) == ("error", "kserve-kernelcache-jobs", JOB)
-    assert "for KernelCache team-a/qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df on node gpu-2 failed" in job.message
+    assert job.message.startswith("preparation Job on node gpu-2 failed (")
+    assert "): for KernelCache team-a/qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df; the node's" in job.message
     assert "BackoffLimitExceeded: Job has reached the specified backoff limit" in job.message
     assert "does not create the Job again" in job.message
     assert "ttlSecondsAfterFinished 600s, due at 2026-11-29T10:05:00Z" in job.message

@@ -61,7 +61,9 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
     assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
-    assert report.summary()["skipped"] == 4
+    # the dump recorded pods in kserve and in the job namespace only: the serving pods were never listed
+    assert s["consumer-pull"] == ("skipped", "not in the input: list pods")
+    assert report.summary()["skipped"] == 5
     assert report.cluster == "gpu-prod"
 
 

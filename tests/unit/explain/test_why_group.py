@@ -339,7 +339,8 @@ def test_drift_annotation_changed_after_session():
     assert "request it on the InferenceService's pod template before the next capture" in text
     assert "make the groups' selectors disjoint" in text
     assert ("kubectl -n team-a patch inferenceservice model --type=merge -p "
-            f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in text
+            f'\'{{"spec":{{"predictor":{{"annotations":{{"{ANN}":"gpu-2"}}}}}}}}\'') in why.next_commands
+    assert why.to_dict()["next"] == list(why.next_commands)
     assert [(d.field, d.recorded, d.now) for d in why.pod_drift] == [("requestedNodeGroup", "gpu", "gpu-2")]
 
 
@@ -554,10 +555,17 @@ def test_a_node_read_is_required_when_the_decision_looks_at_the_node():
 
 
 def test_reads_the_decision_does_not_use_are_not_required():
-    """A requested group decides alone: neither the node nor the ConfigMap is looked at."""
-    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    """A requested group decides alone: the node is not looked at, and the ConfigMap only for its warnings."""
+    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "not-in-input"))
     why = explain(snap(GPU, session_capture(requested="gpu"), reads=reads), NS, POD)
     assert result(why)["group"] == "gpu" and result(why)["source"] == "annotation"
+
+
+def test_a_forbidden_config_read_is_exit_3_not_a_missing_configmap():
+    """Issue 27 item 2: with configmaps forbidden the answer is not "the ConfigMap is not found"."""
+    reads = (Read("configmaps", "kserve", "forbidden"),)
+    with pytest.raises(IncompleteError, match=r"cannot list configmaps in namespace kserve \(forbidden\)"):
+        explain(snap(GPU, session_capture(requested="gpu"), reads=reads), NS, POD)
 
 
 def test_the_config_read_is_required_when_the_default_is_used():
@@ -595,7 +603,7 @@ def test_to_dict_shape_is_the_contract():
     snapshot = load_files([str(FIXTURES / "annotation-drift.yaml")])
     doc = explain(snapshot, "team", "qwen-predictor-669889f77f-x7k2p").to_dict()
     assert list(doc) == ["kind", "version", "pod", "node", "basis", "capture", "result", "kernelCache",
-                         "drift", "steps", "groups"]
+                         "drift", "next", "steps", "groups"]
     assert doc["kind"] == "WhyGroup" and doc["version"] == 1
     assert doc["pod"] == {"namespace": "team", "name": "qwen-predictor-669889f77f-x7k2p"}
     assert doc["node"] == "gpu-node"
@@ -609,6 +617,8 @@ def test_to_dict_shape_is_the_contract():
     assert doc["kernelCache"] == {"name": "qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991",
                                   "nodeGroup": "gpu-a", "selectionSource": "annotation"}
     assert len(doc["drift"]) == 1 and '"gpu-b"' in doc["drift"][0]
+    assert doc["next"] == ["kubectl -n team patch inferenceservice qwen --type=merge -p "
+                           '\'{"spec":{"predictor":{"annotations":{"serving.kserve.io/kernelcache-nodegroup":"gpu-b"}}}}\'']
     for step in doc["steps"]:
         assert set(step) == {"step", "outcome", "detail"}
         assert step["step"] in ("session", "annotation", "node", "match", "default")
@@ -653,7 +663,7 @@ def test_a_ref_to_another_name_says_kserve_makes_the_generated_one():
 
 
 def test_a_pending_producer_needs_no_node_read():
-    reads = (Read("nodes", None, "forbidden"), Read("configmaps", "kserve", "forbidden"))
+    reads = (Read("nodes", None, "forbidden"),)
     why = explain(snap(GPU, session_capture(node_name=""), reads=reads), NS, POD)
     assert result(why)["reason"] == "ProducerNodePending"
 
@@ -662,9 +672,10 @@ def test_a_pod_and_another_pods_capture_are_refused():
     """Issue 14: `why-group POD --capture OTHER` must not answer for OTHER as if it were POD's."""
     other = session_capture(name="other-kcc-1", pod="someone-else")
     items = (config(), gpu_node(), GPU, producer(), session_capture(), other)
-    with pytest.raises(InputError, match="KernelCacheCapture 'other-kcc-1' is not the capture of pod "
-                                         f"'{POD}' \\(its session was claimed by pod 'someone-else'; pod "
-                                         f"'{POD}''s own capture is '{CAPTURE}'\\)"):
+    with pytest.raises(InputError) as err:
         explain(snap(*items), NS, POD, capture_name="other-kcc-1")
+    assert str(err.value) == (f'KernelCacheCapture "other-kcc-1" is not the capture of pod "{POD}" (its session was '
+                              f'claimed by pod "someone-else"; the own capture of pod "{POD}" is "{CAPTURE}"): give '
+                              "the pod or --capture, not both")
     # the pod's own capture, by its generated name or its session, is fine
     assert explain(snap(*items), NS, POD, capture_name=CAPTURE).capture.name == CAPTURE

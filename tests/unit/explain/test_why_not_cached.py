@@ -62,7 +62,7 @@ def test_document_shape_of_a_hit():
     w = why(cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc))
     doc = w.to_dict()
     assert list(doc) == ["kind", "version", "basis", "pod", "result", "gates", "footprints", "factors", "candidates",
-                         "injection", "notes", "next"]
+                         "injection", "notes", "next", "unread"]
     assert (doc["kind"], doc["version"], doc["basis"]) == ("WhyNotCached", 1, "pod")
     assert doc["pod"] == {"namespace": NS, "name": "pod", "node": "gpu-1", "createdAt": CREATED}
     assert doc["result"]["cached"] is True and doc["result"]["kernelCache"] == f"{NS}/qwen"
@@ -324,7 +324,7 @@ def test_forbidden_read_is_incomplete_naming_verb_and_resource():
 def test_unread_required_kind_in_a_dump_is_incomplete():
     snap = build(cluster(), reads=[Read("pods", None, "ok"), Read("kernelcachenodes", None, "ok"),
                                    Read("configmaps", "kserve", "ok")])
-    with pytest.raises(IncompleteError, match="list kernelcaches in team-a was not read"):
+    with pytest.raises(IncompleteError, match="kernelcaches in namespace team-a were not read"):
         explain(snap, NS, "pod")
 
 

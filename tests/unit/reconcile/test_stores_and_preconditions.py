@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from kubectl_kcache.kube import resources as r
+from kubectl_kcache import readplan
+from kubectl_kcache.informer import Informer
 from kubectl_kcache.reconcile import actions as a
 from kubectl_kcache.reconcile.executor import pin_preconditions
-from kubectl_kcache.reconcile.loop import Informer, Metrics, Watched
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.reconcile.read_errors import ReadErrors
 from kubectl_kcache.snapshot import build
 from tests import builders as b
 
@@ -41,8 +40,7 @@ def test_preconditions_already_set_are_kept():
 
 
 def informer() -> Informer:
-    return Informer(None, Watched(r.KERNEL_CACHE_NODES), lambda _w: None, threading.Event(),  # type: ignore[arg-type]
-                    Metrics(), ReadErrors(lambda _m: None))
+    return Informer(None, readplan.KERNEL_CACHE_NODES, stop=threading.Event())  # type: ignore[arg-type]
 
 
 def kcn(name: str, uid: str, rv: str) -> dict:
@@ -52,17 +50,17 @@ def kcn(name: str, uid: str, rv: str) -> dict:
 def test_a_write_result_enters_the_store_unless_the_watch_brought_something_newer():
     inf = informer()
     inf.written(kcn("a", "u1", "10"))
-    assert [x.meta.resource_version for x in inf.snapshot_items()] == ["10"]
+    assert [x.meta.resource_version for x in inf.items()] == ["10"]
     inf.written(kcn("a", "u1", "12"))
     inf.written(kcn("a", "u1", "11"))  # an older answer arriving late
-    assert [x.meta.resource_version for x in inf.snapshot_items()] == ["12"]
+    assert [x.meta.resource_version for x in inf.items()] == ["12"]
 
 
 def test_a_delete_removes_only_the_object_it_deleted():
     inf = informer()
     inf.written(kcn("a", "u2", "20"))  # recreated under the same name since
     inf.removed("", "a", "u1")
-    assert len(inf.snapshot_items()) == 1
+    assert len(inf.items()) == 1
     inf.removed("", "a", "u2")
-    assert inf.snapshot_items() == []
+    assert inf.items() == []
     inf.removed("", "a", "")  # found gone (404): nothing to remove, no error

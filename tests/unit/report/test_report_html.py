@@ -15,6 +15,7 @@ from kubectl_kcache.checks.model import CheckResult, DoctorReport, Finding, Obje
 from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render_doctor, wants
+from kubectl_kcache.report.doctor_html import CATALOGUE_URL
 from kubectl_kcache.snapshot import load_files
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
@@ -53,7 +54,7 @@ def html_of(report: DoctorReport, **context) -> str:
 
 def test_html_is_a_registered_doctor_format_that_wants_the_status():
     assert "html" in formats()
-    assert wants("html") == ("status", "provenance")
+    assert wants("html") == ("status", "provenance", "run")
     assert wants("json") == ()
 
 
@@ -67,7 +68,8 @@ def test_the_page_loads_nothing(problem_report):
         assert tag not in ("link", "img", "iframe", "object", "embed"), tag
         assert "src" not in attrs, (tag, attrs)
         href = attrs.get("href") or ""
-        assert href == "" or href.startswith("#"), href
+        # in-page anchors, and links to the catalogue (followed on a click, never loaded)
+        assert href == "" or href.startswith(("#", CATALOGUE_URL + "#")), href
     assert "@import" not in text and "url(" not in text
     assert page.script == 1  # the one inline script: open every list before printing
 
@@ -145,8 +147,12 @@ def test_the_fleet_heatmap():
     text = html_of(report, status=status, provenance=PROV)
     heat = text[text.index('<table class="heat">'):]
     heat = heat[:heat.index("</table>")]
-    rows = re.findall(r"<tr><th scope=row><code>([^<]+)</code></th>(.*?)</tr>", heat)
-    assert [name for name, _ in rows] == ["other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5"]
+    rows = re.findall(r'<tr class="[^"]*"><th scope=row><code class="kc">(.*?)</code></th>(.*?)</tr>', heat)
+    rows = [(re.sub(r"<[^>]+>", "", name), tds) for name, tds in rows]
+    assert [name for name, _ in rows][0] == "other/c9", "worst first: an Error entry"
+    ready = [int(re.search(r"<b>(\d+)/", tds).group(1)) for _, tds in rows[1:]]
+    assert ready == sorted(ready), "then the fewest members Ready"
+    assert sorted(name for name, _ in rows) == ["other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5"]
     cells = {name: re.findall(r'<td class="([^"]+)"[^>]*title="([^"]*)"', tds) for name, tds in rows}
     assert cells["team/c1"] == [("cell", "a: 1 Ready, 1 Pulling, 1 Pending, 1 no entry"),
                                 ("cell other", "ab: 1 Pulling")]
@@ -180,6 +186,54 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     text = html_of(DoctorReport(checks=(), findings=()), status=status)
     heat = text[text.index('<table class="heat">'):]
     heat = heat[:heat.index("</table>")]
-    assert heat.count("<tr><th scope=row>") == 10  # not a 10 x 10 matrix
+    assert heat.count("<th scope=row>") == 10  # not a 10 x 10 matrix
+    names = re.findall(r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<',
+                       heat)
+    assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
     assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
+
+
+def test_errors_lead_the_page_and_codes_link_to_the_catalogue():
+    warning = Finding("group-selector", "warning", ObjectRef("KernelCacheNodeGroup", "h200"), "matches no node",
+                      "kubectl get nodes", code="no-match")
+    error = Finding("kcn-missing", "error", ObjectRef("Node", "n1"), "no KernelCacheNode", "kubectl kcache reconcile",
+                    code="missing")
+    report = DoctorReport(checks=(CheckResult("group-selector", "fail"), CheckResult("kcn-missing", "fail")),
+                          findings=(warning, error))
+    text = html_of(report)
+    findings = text[text.index('<section id="findings">'):]
+    assert findings.index("kcn-missing/missing") < findings.index("group-selector/no-match")
+    chips = text[text.index('class="chips"'):]
+    assert chips.index("kcn-missing") < chips.index("group-selector")
+    assert f'href="{CATALOGUE_URL}#kcn-missing/missing"' in text
+
+
+def test_the_header_says_kubernetes_version_context_and_command(problem_report):
+    out = io.StringIO()
+    render_doctor(problem_report, "html", out, provenance=PROV,
+                  run={"kubernetes": "v1.33.2", "context": "prod-eu-admin", "command": "kubectl kcache doctor -o html"})
+    text = Page(out.getvalue()).all_text
+    assert "v1.33.2" in text and "prod-eu-admin" in text and "kubectl kcache doctor -o html" in text
+    assert "Kubernetes" in Page(html_of(problem_report, provenance=PROV)).all_text  # said even when unknown
+
+
+def test_an_incomplete_run_leads_with_no_verdict(skipped_only_report):
+    text = html_of(skipped_only_report)
+    summary = text[text.index('<section id="summary">'):]
+    verdict = re.search(r'<p class="verdict ([a-z]+)">([^<]*)</p>', summary)
+    assert verdict.group(1) == "incomplete"
+    assert verdict.group(2).startswith("incomplete: no verdict. 1 check could not read: forbidden: list pods in kserve")
+
+
+def test_heatmap_filters_need_no_script():
+    status = fleet_status(load_files([str(FLEET)]))
+    text = html_of(DoctorReport(checks=(CheckResult("crds", "pass"),), findings=()), status=status)
+    assert text.count("<script>") == 1  # still only the print helper
+    assert 'id="hf-ns-0"' in text and 'id="hf-g-0"' in text
+    assert "#hf-ns-0:checked~.scroll tr.hrow:not(.ns-0){display:none}" in text
+    rows = re.findall(r'<tr class="hrow ([^"]*)"><th scope=row><code class="kc">(.*?)</code>', text)
+    rows = [(classes, re.sub(r"<[^>]+>", "", name)) for classes, name in rows]
+    namespaces = sorted({name.split("/")[0] for _, name in rows})
+    for classes, name in rows:
+        assert f"ns-{namespaces.index(name.split('/')[0])}" in classes.split()

@@ -1,0 +1,133 @@
+"""THE READ PLAN: every list the commands make, named once, and which of them each command makes.
+
+The live collector (`collect.py`), the reconcile informers (`reconcile/loop.py`), `status -w`, the doctor
+checks' read declarations, the explanations' `require` calls and the read-only ClusterRole of
+docs/checks.md all take their lists from here. Reading a new kind live: add its Kind (`kinds.py`), one
+`ListSpec` below, and put it in the plans of the commands that read it.
+
+Two namespaces are placeholders, resolved when the command runs (`resolve`): `SCOPE` is the namespace of
+`-n` (None: all namespaces), `JOB_NAMESPACE` the configured `kernelcache.jobNamespace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .kernelcache import constants as c
+from .kinds import ListSpec
+from .kube import resources as r
+
+SCOPE = "{namespace}"
+JOB_NAMESPACE = "{jobNamespace}"
+
+
+def by_name(name: str) -> str:
+    return f"metadata.name={name}"
+
+
+NODES = ListSpec(r.NODES)
+NODE_GROUPS = ListSpec(r.NODE_GROUPS)
+KERNEL_CACHE_NODES = ListSpec(r.KERNEL_CACHE_NODES)
+KERNEL_CACHES = ListSpec(r.KERNEL_CACHES, SCOPE)
+CAPTURES = ListSpec(r.CAPTURES, SCOPE)
+CONFIGMAP = ListSpec(r.CONFIGMAPS, c.KSERVE_NAMESPACE, field_selector=by_name(c.CONFIGMAP_NAME))
+AGENT_DAEMONSET = ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=by_name(c.AGENT_DAEMONSET))
+AGENT_PODS = ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL))
+CONTROLLER = ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=by_name(c.CONTROLLER_DEPLOYMENT))
+WEBHOOK = ListSpec(r.MUTATING_WEBHOOKS, field_selector=by_name(c.WEBHOOK_CONFIGURATION))
+WEBHOOK_ENDPOINTS = ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
+                             label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}")
+CRDS = tuple(ListSpec(r.CRDS, field_selector=by_name(c.CRD_NAMES[kind]))
+             for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE))
+# all of them: the job namespace, and the labels the pod webhook's namespaceSelector reads
+NAMESPACES = ListSpec(r.NAMESPACES)
+PREPARATION_JOBS = ListSpec(r.JOBS, JOB_NAMESPACE, label_selector=c.LABEL_JOB_CACHE_NAME)
+PREPARATION_PODS = ListSpec(r.PODS, JOB_NAMESPACE, label_selector=c.LABEL_JOB_CACHE_NAME)
+PREFETCHER_SERVICE_ACCOUNTS = tuple(ListSpec(r.SERVICE_ACCOUNTS, JOB_NAMESPACE, field_selector=by_name(sa))
+                                    for sa in c.PREFETCHER_SERVICE_ACCOUNTS)
+PREFETCHER_ROLE_BINDINGS = tuple(ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(rb))
+                                 for rb in c.PREFETCHER_ROLE_BINDINGS)
+# InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
+ISVC_PODS = ListSpec(r.PODS, SCOPE, label_selector=c.LABEL_ISVC)
+CAPTURE_WARNINGS = ListSpec(r.EVENTS, SCOPE, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
+FAILED_CREATES = ListSpec(r.EVENTS, SCOPE, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")
+
+
+def pod(namespace: str, name: str) -> ListSpec:
+    return ListSpec(r.PODS, namespace, field_selector=by_name(name))
+
+
+def serving_pod(namespace: str, name: str) -> ListSpec:
+    """What an explanation needs of its pod, an InferenceService pod: read by name (live), or among the
+    InferenceService pods (a dump) both cover it."""
+    return ListSpec(r.PODS, namespace, label_selector=c.LABEL_ISVC, field_selector=by_name(name))
+
+
+def node(name: str) -> ListSpec:
+    return ListSpec(r.NODES, field_selector=by_name(name))
+
+
+def namespace(name: str) -> ListSpec:
+    return ListSpec(r.NAMESPACES, field_selector=by_name(name))
+
+
+# ---- per command -------------------------------------------------------------------------------------------
+
+# doctor and dump, in the order they are made: the first lists (the ConfigMap among them names the job
+# namespace), then those that need it. Each list has the part of `collect.Scope` it belongs to.
+DOCTOR_FIRST: tuple[tuple[str, ListSpec], ...] = (
+    ("nodes", NODES), ("core", NODE_GROUPS), ("core", KERNEL_CACHE_NODES), ("core", KERNEL_CACHES),
+    ("captures", CAPTURES), ("core", CONFIGMAP), ("install", AGENT_DAEMONSET), ("agent_pods", AGENT_PODS),
+    ("install", CONTROLLER), ("install", WEBHOOK), ("install", WEBHOOK_ENDPOINTS),
+    *(("install", crd) for crd in CRDS),
+)
+DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
+    ("namespaces", NAMESPACES), ("preparation", PREPARATION_JOBS), ("preparation", PREPARATION_PODS),
+    *(("preparation", sa) for sa in PREFETCHER_SERVICE_ACCOUNTS),
+    *(("preparation", rb) for rb in PREFETCHER_ROLE_BINDINGS),
+    ("producers", ISVC_PODS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
+)
+DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
+# status (and status -w): the counts
+STATUS = (NODES, NODE_GROUPS, KERNEL_CACHE_NODES, KERNEL_CACHES, CONFIGMAP, AGENT_PODS)
+# reconcile: what its informers watch, and what --dry-run and --once list; a plan is made only when every
+# one of them was read completely
+RECONCILE = (NODES, NODE_GROUPS, KERNEL_CACHE_NODES, KERNEL_CACHES.in_namespace(None),
+             CAPTURES.in_namespace(None), CONFIGMAP, AGENT_DAEMONSET, CONTROLLER)
+
+# what a plan depends on: all of the above but KServe's controller (only a write is refused while it runs)
+RECONCILE_PLAN = tuple(spec for spec in RECONCILE if spec != CONTROLLER)
+
+
+def why_group(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
+    """What why-group reads: the namespace's captures (first: they may name the pod), the pod, the
+    namespace's KernelCaches, the groups, the ConfigMap, and the nodes the decision looks at."""
+    return (CAPTURES.in_namespace(ns), *((pod(ns, pod_name),) if pod_name else ()), KERNEL_CACHES.in_namespace(ns),
+            NODE_GROUPS, CONFIGMAP, *(node(n) for n in nodes))
+
+
+def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
+    """What why-not-cached reads: the pod, every KernelCacheNode (KServe lists them all), the namespace's
+    KernelCaches, the ConfigMap, the pod webhook's configuration, the namespace, the groups, the pod's node."""
+    return (*((pod(ns, pod_name),) if pod_name else ()), KERNEL_CACHE_NODES, KERNEL_CACHES.in_namespace(ns),
+            CONFIGMAP, WEBHOOK, namespace(ns), NODE_GROUPS, *(node(n) for n in nodes))
+
+
+def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None = None) -> ListSpec:
+    """`spec` with its placeholder namespace filled in (-n's namespace, or the job namespace)."""
+    if spec.namespace == SCOPE:
+        return spec.in_namespace(scope)
+    if spec.namespace == JOB_NAMESPACE:
+        return spec.in_namespace(job_namespace)
+    return spec
+
+
+def every_list() -> tuple[ListSpec, ...]:
+    """Every list some command makes (placeholders left in; per-name lists as their resource): the
+    read-only ClusterRole grants exactly these resources."""
+    from .kube import resources as res
+
+    dynamic = (ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
+               ListSpec(res.NODES, field_selector="metadata.name=<node>"),
+               ListSpec(res.NAMESPACES, field_selector="metadata.name=<namespace>"))
+    return tuple(dict.fromkeys(DOCTOR + STATUS + RECONCILE + dynamic))

@@ -1,0 +1,111 @@
+"""reconcile and the other writers of what it owns, on the real API server: KServe's controller under any
+name in any namespace (found at the start of a pass and while a batch runs), and a second kubectl-kcache
+controller holding a Lease of another name."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import builders as b
+
+from .test_reconcile import install, kcache, kcn_names, writes_by
+from .test_reconcile_faults import LEADER_FLAGS, AuditTail, Replica, big_group, received
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kserve_controller(name: str, namespace: str, replicas: int) -> dict:
+    """KServe's localmodel controller as its charts label it, installed under another name."""
+    dep = b.controller_deployment(ready=None, replicas=replicas)
+    dep["metadata"] = {"name": name, "namespace": namespace,
+                       "labels": {"control-plane": "kserve-localmodel-controller-manager"}}
+    return dep
+
+
+def holds_lease(replica: Replica, cluster, name: str) -> bool:
+    lease = cluster.get("lease", name, "kserve", check=False)
+    return bool(lease) and (lease["spec"].get("holderIdentity") or "").startswith(replica.identity_prefix)
+
+
+def ready_replicas(cluster, name: str, namespace: str) -> int:
+    return int((cluster.get("deployment", name, namespace)["status"] or {}).get("readyReplicas") or 0)
+
+
+def test_kserve_controller_under_another_name_in_another_namespace_stops_a_pass(cluster):
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    cluster.apply([b.node("control", ready=None, simulated=True), kserve_controller("localmodel", "team-a", 1)])
+    cluster.wait_for("the controller to be ready", lambda: ready_replicas(cluster, "localmodel", "team-a") == 1)
+    mark = cluster.audit_mark()
+    proc = kcache(cluster, "reconcile", "--once")
+    assert proc.returncode == 3, proc.stderr
+    assert "KServe's controller is active (Deployment team-a/localmodel has ready replicas)" in proc.stderr
+    assert writes_by(cluster, mark) == []
+    assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
+    assert kcn_names(cluster) == ["gpu-1"]
+
+
+def test_kserve_controller_starting_mid_batch_stops_the_batch(cluster, tmp_path):
+    members = big_group(cluster)
+    cluster.apply([b.node("control", ready=None, simulated=True), kserve_controller("localmodel", "team-b", 0)])
+    # the controller's answers trickle back (30 KB/s), so the batch of deletes outlasts the controller's start
+    pxy = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
+                            str(cluster.state["ports"]["apiserver"]), "30000"], stdout=subprocess.PIPE, text=True,
+                           cwd=ROOT)
+    assert pxy.stdout is not None
+    port = int(pxy.stdout.readline())
+    ctl = Replica(cluster, tmp_path, "ctl", "--server", f"https://127.0.0.1:{port}")
+    try:
+        cluster.wait_for("the controller to stand ready", ctl.ready, timeout=60)
+        tail = AuditTail(cluster)
+        cluster.kubectl("delete", "kernelcachenodegroup", "gpu", "--wait=false")
+        cluster.wait_for("the batch of deletes to start", lambda: any(
+            ctl.mine(e) and e["verb"] == "delete" for e in tail.new()), timeout=60, interval=0.05)
+        cluster.kubectl("scale", "deployment", "localmodel", "-n", "team-b", "--replicas=1")
+        cluster.wait_for("KServe's controller to be ready",
+                         lambda: ready_replicas(cluster, "localmodel", "team-b") == 1, timeout=60, interval=0.1)
+        ready_at = dt.datetime.now(dt.timezone.utc)
+        cluster.wait_for("reconcile to say it stopped", lambda: "KServe's controller is active (Deployment "
+                         "team-b/localmodel" in ctl.log(), timeout=30)
+        time.sleep(3)
+        deletes = [e for e in cluster.audit_events(0) if ctl.mine(e) and e["verb"] == "delete"]
+        late = [e for e in deletes if received(e) > ready_at + dt.timedelta(seconds=2)]
+        assert late == [], f"{len(late)} deletes more than 2 s after KServe's controller was ready"
+        assert 0 < len(deletes) < len(members), "the batch was not stopped in its middle"
+    finally:
+        ctl.stop()
+        pxy.kill()
+
+
+def test_a_second_controller_with_another_lease_does_not_write(cluster, tmp_path):
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node(f"gpu-{i}", {"pool": "gpu"}) for i in range(5)])
+    first = Replica(cluster, tmp_path, "first", *LEADER_FLAGS)
+    second = None
+    try:
+        cluster.wait_for("the first controller to converge", lambda: len(kcn_names(cluster)) == 5, timeout=40)
+        second = Replica(cluster, tmp_path, "second", *LEADER_FLAGS, "--leader-elect-name", "another-lease")
+        cluster.wait_for("the second to hold its own Lease", lambda: holds_lease(second, cluster, "another-lease"),
+                         timeout=30)
+        mark = cluster.audit_mark()
+        cluster.apply([b.node(f"gpu-{i}", {"pool": "gpu"}) for i in range(5, 10)])
+        cluster.wait_for("the first controller to converge again", lambda: len(kcn_names(cluster)) == 10, timeout=40)
+        cluster.wait_for("the second to say why it does not write", lambda: "another kubectl-kcache controller "
+                         "holds Lease kserve/kubectl-kcache-reconcile" in second.log(), timeout=30)
+        theirs = [e for e in writes_by(cluster, mark) if second.mine(e) and e["objectRef"]["resource"] != "leases"]
+        assert theirs == []
+        # the first one goes (its Lease released): the second takes over the work
+        assert first.stop() == 0
+        cluster.apply([b.node("gpu-late", {"pool": "gpu"})])
+        cluster.wait_for("the second controller to write", lambda: "gpu-late" in kcn_names(cluster), timeout=60)
+    finally:
+        first.stop()
+        if second is not None:
+            assert second.stop() == 0, second.log()
+

@@ -1,0 +1,249 @@
+"""The one informer (informer.py) over a fake ListerWatcher: list, watch from the list's resourceVersion,
+bookmarks, DELETED, 410 re-list, failures, and the decode-failure policy (a poison object in the first
+list and in a watch event: skipped, counted, named until it decodes; never dies, never re-watches from the
+same resourceVersion). And the one Coalescer."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from kubectl_kcache import readplan
+from kubectl_kcache.errors import Forbidden, Gone, Unreachable
+from kubectl_kcache.informer import Coalescer, Informer
+from kubectl_kcache.kube.resources import Page
+from tests import builders as b
+
+
+def node(name: str, rv: str, **changes: Any) -> dict[str, Any]:
+    obj = b.node(name)
+    obj["metadata"]["resourceVersion"] = rv
+    obj["spec"].update(changes)
+    return obj
+
+
+POISON = {"unschedulable": {"not": "a boolean"}}  # the API server would not store it; our decoder refuses it
+
+
+def page(items: list[dict[str, Any]], rv: str) -> bytes:
+    return json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
+                       "items": items}).encode()
+
+
+def event(type_: str, obj: dict[str, Any]) -> bytes:
+    return json.dumps({"type": type_, "object": obj}).encode()
+
+
+class FakeLW:
+    """Lists return the pages given; each watch plays the next script (lines, or an exception to raise)."""
+
+    def __init__(self, pages: list[bytes], watches: list[list[bytes | BaseException]]):
+        self.pages, self.watches = pages, watches
+        self.lists = 0
+        self.watched_from: list[str] = []
+        self.done = threading.Event()
+
+    def list(self, decode: Callable[[bytes], Page[Any]]) -> tuple[list[Any], str]:
+        got = decode(self.pages[min(self.lists, len(self.pages) - 1)])
+        self.lists += 1
+        return list(got.items), got.resource_version
+
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
+              opened: Callable[[], None]) -> Iterable[Any]:
+        self.watched_from.append(resource_version)
+        if not self.watches:
+            self.done.set()
+            time.sleep(0.05)
+            return iter(())
+        script = self.watches.pop(0)
+
+        def run() -> Iterator[Any]:
+            opened()
+            for line in script:
+                if isinstance(line, BaseException):
+                    raise line
+                yield decode(line)
+
+        return run()
+
+
+def run_informer(lw: FakeLW, **kw: Any) -> Informer:
+    stop = threading.Event()
+    inf = Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None), **kw)
+    inf.start()
+    assert lw.done.wait(5), "the informer did not play every watch"
+    stop.set()
+    inf.join(5)
+    return inf
+
+
+def names(inf: Informer) -> list[str]:
+    return sorted(o.metadata.name for o in inf.items())
+
+
+def test_list_then_watch_from_its_resource_version_with_bookmarks_and_deletes():
+    lw = FakeLW([page([node("a", "5"), node("b", "6")], "10")], [[
+        event("ADDED", node("c", "11")),
+        json.dumps({"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": "15"}}}).encode(),
+        event("DELETED", node("a", "16")),
+        event("MODIFIED", node("b", "17", unschedulable=True)),
+    ]])
+    inf = run_informer(lw)
+    assert names(inf) == ["b", "c"]
+    assert next(o for o in inf.items() if o.metadata.name == "b").spec.unschedulable is True
+    assert lw.watched_from[:2] == ["10", "17"]  # the list's version, then where the last watch ended
+    assert inf.synced.is_set() and inf.relists == 0 and inf.decode_failures == 0
+
+
+def test_gone_lists_again_and_replaces_the_store():
+    lw = FakeLW([page([node("a", "5")], "10"), page([node("b", "30")], "31")],
+                [[Gone("too old", status=410)], []])
+    inf = run_informer(lw)
+    assert names(inf) == ["b"] and inf.relists == 1 and lw.lists == 2
+    assert lw.watched_from[1] == "31"
+
+
+def test_a_broken_watch_resumes_from_the_last_resource_version_and_says_why_meanwhile():
+    errors: list[str] = []
+    oks: list[bool] = []
+    lw = FakeLW([page([node("a", "5")], "10")],
+                [[event("ADDED", node("b", "12")), Unreachable("connection refused")],
+                 [event("ADDED", node("c", "13"))]])
+    inf = run_informer(lw, on_error=lambda verb, exc: errors.append(f"{verb}: {exc}"), on_ok=lambda: oks.append(True))
+    assert errors == ["watch: connection refused"] and oks == [True]
+    assert lw.lists == 1 and lw.watched_from[:3] == ["10", "12", "13"]
+    assert names(inf) == ["a", "b", "c"] and inf.problem == ""
+
+
+def test_forbidden_is_fatal_only_when_the_owner_says_so():
+    lw = FakeLW([page([], "1")], [[Forbidden("nodes is forbidden", status=403)]])
+    stop = threading.Event()
+    inf = Informer(lw, readplan.NODES, stop=stop, forbidden_is_fatal=True, delays=lambda: iter(lambda: 0.01, None))
+    inf.start()
+    inf.join(5)
+    assert not inf.is_alive() and "cannot watch nodes (forbidden" in str(inf.fatal)
+    kept = FakeLW([page([], "1")], [[Forbidden("nodes is forbidden", status=403)], []])
+    inf = run_informer(kept)
+    assert inf.fatal is None and kept.watched_from == ["1", "1", "1"]  # retried, from the same version: no event
+
+
+def test_a_poison_object_in_the_first_list_is_skipped_counted_and_named_until_it_decodes():
+    bad = node("bad", "7", **POISON)
+    lw = FakeLW([page([node("a", "5"), bad], "10")], [[event("MODIFIED", node("bad", "12"))]])
+    seen: list[list[str]] = []
+
+    def watch_blocked() -> None:
+        seen.append(inf.poison_lines())
+
+    stop = threading.Event()
+    inf = Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None),
+                   on_change=lambda what: watch_blocked() if what == "nodes" and not seen else None)
+    inf.start()
+    assert lw.done.wait(5)
+    stop.set()
+    inf.join(5)
+    assert seen and "Node bad" in seen[0][0] and "$.items[1].spec.unschedulable" in seen[0][0]
+    assert inf.is_alive() is False and inf.synced.is_set()  # listed and watched: it never died
+    assert inf.decode_failures == 1 and inf.poison_lines() == []  # it decodes again: no longer named
+    assert names(inf) == ["a", "bad"]
+
+
+def test_a_poison_watch_event_drops_the_stale_object_and_moves_past_it():
+    lw = FakeLW([page([node("a", "5"), node("b", "6")], "10")], [
+        [event("MODIFIED", node("b", "11", **POISON)), event("ADDED", node("c", "12"))],
+        [],  # resumed from after the poison event, not from before it
+    ])
+    inf = run_informer(lw)
+    assert names(inf) == ["a", "c"]  # the old b is not kept as if it were current
+    assert inf.decode_failures == 1 and len(inf.poison_lines()) == 1 and "$.object.spec.unschedulable" in \
+        inf.poison_lines()[0]
+    assert lw.watched_from[:2] == ["10", "12"] and lw.lists == 1  # never re-watched from 10, never re-listed
+    assert inf.synced.is_set() and inf.problem == ""
+
+
+def test_a_poison_object_deleted_is_no_longer_named():
+    lw = FakeLW([page([node("a", "5")], "10")], [
+        [event("ADDED", node("b", "11", **POISON)), event("DELETED", node("b", "12", **POISON))]])
+    inf = run_informer(lw)
+    assert names(inf) == ["a"] and inf.poison_lines() == [] and inf.decode_failures == 2
+
+
+def test_our_own_write_enters_the_store_unless_the_watch_brought_something_newer():
+    inf = Informer(FakeLW([], []), readplan.NODES, stop=threading.Event())
+    inf.written(node("a", "10"))
+    inf.written(node("a", "12"))
+    inf.written(node("a", "11"))  # an older answer arriving late
+    assert [o.metadata.resource_version for o in inf.items()] == ["12"]
+
+
+@pytest.mark.parametrize(("events", "settles_at"), [
+    ([0.0, 0.1, 0.2], 0.5),  # quiet for 0.3 s after the last change
+    ([i * 0.25 for i in range(13)], 2.0),  # a steady stream: at most 2 s after the first change
+])
+def test_the_coalescer_turns_a_burst_into_one_wake_up(events: list[float], settles_at: float):
+    now = [0.0]
+    co = Coalescer(0.3, 2.0, clock=lambda: now[0])
+    pending = list(events)
+    woke = None
+    while now[0] < 5 and woke is None:
+        while pending and pending[0] <= now[0] + 1e-9:
+            pending.pop(0)
+            co.notify()
+        if co.settled():
+            woke = now[0]
+        now[0] = round(now[0] + 0.05, 2)
+    assert woke == pytest.approx(settles_at, abs=0.06)
+
+
+# ---- where a poison object is said: the controller's /readyz and metrics, status -w's screen and documents ----
+
+def poisoned_informer(stop: threading.Event) -> tuple[Informer, FakeLW]:
+    lw = FakeLW([page([node("a", "5"), node("bad", "6", **POISON)], "10")], [])
+    return Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None)), lw
+
+
+def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_plans_nothing():
+    from kubectl_kcache.reconcile.loop import Controller, LoopOptions
+
+    class Client:  # the controller only names itself to it here: nothing is listed or written
+        user_agent = ""
+
+    ctrl = Controller(Client(), LoopOptions(), log=lambda _m: None)  # type: ignore[arg-type]
+    stop = threading.Event()
+    inf, lw = poisoned_informer(stop)
+    ctrl.informers = [inf]
+    inf.start()
+    assert lw.done.wait(5)
+    ready, reasons = ctrl.readiness()
+    assert not ready and any("nodes: skipped, cannot be decoded: " in r and "Node bad" in r for r in reasons), reasons
+    metrics = ctrl.metrics.render()
+    assert 'kcache_decode_failures_total{resource="nodes"} 1' in metrics
+    assert 'kcache_undecodable_objects{resource="nodes"} 1' in metrics
+    assert ctrl.liveness()[0] is True  # alive: the informer still runs, it never died
+    assert not ctrl._current()  # no pass plans from a store that lacks an object
+    stop.set()
+    inf.join(5)
+
+
+def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document():
+    from kubectl_kcache.collect import ListMade
+    from kubectl_kcache.snapshot import ClusterSnapshot
+    from kubectl_kcache.watch import LiveSnapshot
+
+    lw = FakeLW([page([node("a", "5")], "10")], [[event("MODIFIED", node("a", "11", **POISON))]])
+    live = LiveSnapshot(None, ClusterSnapshot(), [ListMade(readplan.NODES, "10")], lister_watcher=lambda _l: lw)
+    live.start()
+    try:
+        assert live.wait(timeout=5)
+        assert lw.done.wait(5)
+        problems = live.problems()
+        assert len(problems) == 1 and problems[0].startswith("watch nodes: skipped, cannot be decoded: ")
+        assert live.watch_state() == {"state": "failing", "problems": problems}
+        assert live.snapshot().nodes == ()  # the stale version is not shown as current
+    finally:
+        live.stop()
