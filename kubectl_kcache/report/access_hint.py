@@ -48,18 +48,18 @@ def access_hint(refused: list[Refused], impersonated: bool) -> str:
     if not refused:
         return ""
     user = identity(refused)
+    if not user:  # the refusal does not say whom it refused (a file's record of reads without the message)
+        return ""
     if user == ANONYMOUS:  # no credentials reached the server: a role for everyone is not the answer
         return (f"the API server took the requests as {ANONYMOUS}: no credentials it accepts were sent (check the "
                 "kubeconfig's user, or give --token, or --client-certificate and --client-key)")
     unique = _unique(refused)
     first = unique[0]
     scope = ["-n", first.namespace] if first.namespace else []
-    as_user = [f"--as={user}"] if user and impersonated else []
+    as_user = [f"--as={user}"] if impersonated else []
     can_i = command("kubectl", "auth", "can-i", first.verb, _qualified(first.resource), *scope, *as_user)
-    grant = command("kubectl", "apply", "-f", RBAC_URL)
-    if user:
-        grant += " && " + _binding(user)
-    who = f'User "{escape(user)}"' if user else "this kubeconfig's identity"
+    grant = command("kubectl", "apply", "-f", RBAC_URL) + " && " + _binding(user)
+    who = f'User "{escape(user)}"'
     reads = f"{len(unique)} read{'s' if len(unique) > 1 else ''}"
     return f"{who} was refused {reads}; bind the read-only role: {grant}; check a read: {can_i}"
 
