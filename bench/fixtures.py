@@ -106,6 +106,39 @@ def gpu_node(i: int, groups: int = 50, rng: random.Random | None = None) -> dict
     }
 
 
+def small_node(i: int, groups: int = 50) -> dict[str, Any]:
+    """A node as small as a real one gets: 5 labels (one of them its pool), a GPU taint, a Ready
+    condition; no images, no nodeInfo (~0.6 KB of JSON)."""
+    name = node_name(i)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "topology.kubernetes.io/zone": ZONES[i % len(ZONES)],
+                "nvidia.com/gpu.product": PRODUCTS[i % len(PRODUCTS)],
+                "kcache.bench/pool": f"pool-{i % groups:02d}",
+            },
+        },
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": "2026-11-29T10:00:00Z",
+                    "lastTransitionTime": "2026-11-01T10:00:00Z",
+                }
+            ],
+        },
+    }
+
+
 def node_group(i: int) -> dict[str, Any]:
     return {
         "apiVersion": "serving.kserve.io/v1alpha1",
@@ -358,7 +391,7 @@ def agent_daemonset(groups: int = 50) -> dict[str, Any]:
     """The agent DaemonSet already in the shape KServe's node reconciler gives it for the groups."""
     terms = [
         {"matchExpressions": [{"key": "kcache.bench/pool", "operator": "In", "values": [f"pool-{g:02d}"]}]}
-        for g in range(groups)
+        for g in sorted(range(groups), key=lambda g: f"pool-{g:02d}")  # KServe sorts the groups by name
     ]
     return {
         "apiVersion": "apps/v1",

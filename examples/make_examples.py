@@ -49,6 +49,9 @@ CONTROLLER = "kserve-localmodel-controller-manager"
 WEBHOOK_CONFIG = "kernelcache.serving.kserve.io"
 WEBHOOK = "kernelcache.kserve-webhook-server.pod-mutator"
 WEBHOOK_SERVICE = "localmodel-webhook-server-service"
+CAPTURE_WEBHOOK_CONFIG = "kernelcachecapture.serving.kserve.io"
+CAPTURE_WEBHOOK = "kernelcachecapture.kserve-webhook-server.status-validator"
+PREFETCHER_SA = "kernel-cache-prefetcher-sa"
 KSERVE_VERSION = "v0.17.0"
 SERVER_VERSION = "v1.36.3"
 PREFETCH_IMAGE = "registry.access.redhat.com/ubi9/ubi-minimal:9.6"
@@ -482,6 +485,38 @@ def webhook(c: Cluster, created: str) -> None:
             "timeoutSeconds": 10,
         }],
     })
+
+
+def capture_webhook(c: Cluster, created: str) -> None:
+    """The KernelCacheCapture status validator, installed with the localmodel controller."""
+    c.add({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": c.meta("ValidatingWebhookConfiguration", CAPTURE_WEBHOOK_CONFIG, created=created, generation=2,
+                           annotations={"cert-manager.io/inject-ca-from": "kserve/localmodel-serving-cert"},
+                           labels={"app.kubernetes.io/name": "kserve"}),
+        "webhooks": [{
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"caBundle": CA_BUNDLE,
+                             "service": {"name": WEBHOOK_SERVICE, "namespace": NS_KSERVE,
+                                         "path": "/validate-kernelcachecapture-status", "port": 443}},
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "name": CAPTURE_WEBHOOK,
+            "namespaceSelector": {},
+            "objectSelector": {},
+            "rules": [{"apiGroups": ["serving.kserve.io"], "apiVersions": ["v1alpha1"], "operations": ["UPDATE"],
+                       "resources": ["kernelcachecaptures/status"], "scope": "*"}],
+            "sideEffects": "None",
+            "timeoutSeconds": 10,
+        }],
+    })
+
+
+def prefetcher_service_account(c: Cluster, created: str) -> None:
+    """kernel-cache-prefetcher-sa, as KServe ensures it for every registry auth type."""
+    c.add({"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+           "metadata": c.meta("ServiceAccount", PREFETCHER_SA, JOB_NS, created=created,
+                              labels={"internal.serving.kserve.io/kernelcache-prefetcher": "true"})})
 
 
 def endpoint_slice(c: Cluster, created: str, *, ready: bool, pod: str, ip: str, node_name: str) -> None:
@@ -1220,6 +1255,8 @@ def install(c: Cluster, endpoint: str, default_group: str, *, controller_ready: 
     configmap(c, endpoint, default_group, installed)
     controller(c, installed, ready=controller_ready, since=controller_since)
     webhook(c, installed)
+    capture_webhook(c, installed)
+    prefetcher_service_account(c, installed)
     endpoint_slice(c, installed, ready=controller_ready, pod=f"{CONTROLLER}-6d8f9b7c4-q2x9z", ip="10.0.64.23",
                    node_name="ip-10-0-0-10.ec2.internal")
     crds(c, installed)

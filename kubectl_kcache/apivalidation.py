@@ -125,15 +125,21 @@ def metadata_errors(kind: str, name: str, namespace: str | None, labels: Mapping
     lines (empty when it would store it). Namespaces are DNS labels; every other kind read here is named as
     a DNS subdomain. Label keys and values repeat across thousands of objects: the valid ones are remembered.
     `show` prints a bad value (`shown` cuts long ones for a one-line message)."""
-    errors = dns_label_errors(name) if kind == "Namespace" else subdomain_errors(name) if name else []
-    out = [f"metadata.name: Invalid value: {show(name)}: {m}" for m in errors]
+    if kind == "Namespace":
+        errors = dns_label_errors(name)
+    elif not name or (len(name) <= 253 and _SUBDOMAIN_RE.fullmatch(name)):  # this runs for every object of a file
+        errors = []
+    else:
+        errors = subdomain_errors(name)
+    out = [f"metadata.name: Invalid value: {show(name)}: {m}" for m in errors] if errors else []
     if namespace and namespace not in _VALID_NAMESPACES:
         out += _checked(dns_label_errors, _VALID_NAMESPACES, namespace, "metadata.namespace", show)
-    for key, value in labels.items():  # the membership tests first: this runs for every object of a file
-        if key not in _VALID_KEYS:
-            out += _checked(qualified_name_errors, _VALID_KEYS, key, "metadata.labels", show)
-        if value not in _VALID_VALUES:
-            out += _checked(label_value_errors, _VALID_VALUES, value, "metadata.labels", show)
+    if labels and not (_VALID_KEYS.issuperset(labels) and _VALID_VALUES.issuperset(labels.values())):
+        for key, value in labels.items():
+            if key not in _VALID_KEYS:
+                out += _checked(qualified_name_errors, _VALID_KEYS, key, "metadata.labels", show)
+            if value not in _VALID_VALUES:
+                out += _checked(label_value_errors, _VALID_VALUES, value, "metadata.labels", show)
     return out
 
 

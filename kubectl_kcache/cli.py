@@ -266,11 +266,12 @@ def _scope_namespace(flags: dict[str, Any]) -> str | None:
     return None if flags.get("all_namespaces") else flags.get("namespace")
 
 
-def _load_files(from_files: Iterable[str]) -> Any:
-    """A snapshot from --from-file; what the loader skipped or doubts goes to stderr."""
+def _load_files(from_files: Iterable[str], select: Any = None) -> Any:
+    """A snapshot from --from-file (with `select`, a files.Selection: only what one command reads); what the
+    loader skipped or doubts goes to stderr."""
     from .snapshot import load_files
 
-    snap = load_files(from_files)
+    snap = load_files(from_files, select)
     for warning in snap.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     return snap
@@ -503,6 +504,13 @@ def doctor(
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
+    if "fleet" in wants(output):
+        from .explain.fleet import hit_rate
+
+        try:
+            context["fleet"] = hit_rate(snap, provenance.namespace)
+        except (IncompleteError, InputError) as exc:
+            context["fleet"] = str(exc)
     if "run" in wants(output):
         context["run"] = {"kubernetes": snap.meta.server_version, "context": flags.get("context") or "",
                           "command": command("kubectl", "kcache", sys.argv[1:])}
@@ -600,7 +608,7 @@ def _status_scope(flags: dict[str, Any]) -> Any:
     from .collect import Scope
 
     return Scope(namespace=_scope_namespace(flags), install=False, agent_pods=True, captures=False,
-                 preparation=False, producers=False, events=False)
+                 preparation=False, producers=True, events=False)  # producers: the serving pods' hit rate
 
 
 def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
@@ -609,7 +617,8 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     from .explain.status import StatusReport, fleet_status
     from .report import render
 
-    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes, watch)
+    report = StatusReport(fleet_status(snap, provenance.namespace), provenance, notes, watch,
+                          serving=_serving_pods(snap, provenance.namespace))
     if output != "table":
         render("status", report, output, out)
         return ""
@@ -621,6 +630,16 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     text = status_text(report, color=color, width=output_width(out, color) if (color or tty) else None, header=header)
     write_text(out, text)
     return text
+
+
+def _serving_pods(snap: Any, namespace: str | None) -> Any:
+    """status's serving pods section: the fleet's hit rate, or why it cannot be shown (status still answers)."""
+    from .explain.fleet import hit_rate
+
+    try:
+        return hit_rate(snap, namespace)
+    except (IncompleteError, InputError) as exc:
+        return str(exc)
 
 
 def _watch_status(flags: dict[str, Any], output: str, color: bool) -> int:
@@ -705,7 +724,7 @@ def why_group(
     from .explain.why_group import explain
 
     if from_files:
-        snap = _load_files(from_files)
+        snap = _load_files(from_files, _why_selection(WHY_GROUP_READS, flags.get("namespace")))
         namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
     else:
         from .collect import collect_for_why_group
@@ -720,6 +739,22 @@ def why_group(
 
     _explanation(why, render_tree, output, _source(snap.meta, namespace))
     return EXIT_OK
+
+
+# What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
+# is not decoded.
+WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
+WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces",
+                                  "node_groups", "nodes"})
+
+
+def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
+    """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
+    without their image lists (only the doctor reads them)."""
+    from .files import Selection
+    from .objects import NodeWithoutImages
+
+    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
 
 
 def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str, source: Any) -> None:
@@ -744,7 +779,11 @@ def _explanation(why: Any, render_tree: Callable[[Any, Any], None], output: str,
 @click.option("--manifest", "manifest", metavar="FILE",
               help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
                    "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(["tree", "json", "yaml"]), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["tree", "wide", "json", "yaml"]), default="tree",
+              show_default=True, help="Without POD: tree is the table of InferenceServices, wide adds every pod.")
+@click.option("-l", "--selector", metavar="SELECTOR", default="",
+              help="Without POD: only serving pods with these labels (kubectl's syntax).")
+@click.option("--isvc", metavar="NAME", default="", help="Without POD: only the pods of this InferenceService.")
 @click.pass_context
 def why_not_cached(
     ctx: click.Context,
@@ -752,16 +791,26 @@ def why_not_cached(
     from_files: tuple[str, ...],
     manifest: str | None,
     output: str,
+    selector: str,
+    isvc: str,
     **kwargs: Any,
 ) -> int:
     """Explain whether a serving POD got a KernelCache from KServe's pod webhook, and why (not): every
     gate, the footprints, each candidate KernelCache with the first check that rejected it, what KServe
     would do today, and the next command. Also `why-cached`. Reads only.
 
-    Exit codes: 0 the pod got a cache (with --manifest: would get one), 1 it did not, 2 bad input,
-    3 a read it needs was forbidden or failed.
+    Without POD (`-A`, `-n NS`, `-l SELECTOR`, `--isvc NAME`): the same answer for every serving pod in
+    scope, counted per InferenceService: pods, cached at admission, cold, would be cached now, would be
+    denied, the top blocking gate and the next command.
+
+    Exit codes: 0 the pod got a cache (with --manifest: would get one; without POD: every pod did), 1 it
+    did not, 2 bad input, 3 a read it needs was forbidden or failed.
     """
     flags = _merged_flags(ctx, kwargs)
+    if not pod and not manifest:
+        return _fleet_hit_rate(flags, from_files, output, selector, isvc)
+    if selector or isvc or output == "wide" or flags.get("all_namespaces"):
+        raise click.UsageError("-l, --isvc, -A and -o wide are for the whole fleet: give them without POD")
     if bool(pod) == bool(manifest):
         raise click.UsageError("give a POD or --manifest FILE (not both)")
     if manifest == "-" and "-" in from_files:
@@ -770,7 +819,7 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        snap = _load_files(from_files)
+        snap = _load_files(from_files, _why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns))
         namespace = flags.get("namespace") or manifest_ns or (
             _default_namespace_offline(snap, pod, None) if pod else "default")
     else:
@@ -789,6 +838,40 @@ def why_not_cached(
 
 
 main.add_command(why_not_cached, name="why-cached")
+
+
+def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: str, selector: str, isvc: str) -> int:
+    """why-not-cached without POD: every serving pod in scope (-A: all namespaces; else -n, the context's
+    namespace live, every namespace of the input offline)."""
+    from .explain.fleet import check_selector, hit_rate
+    from .kernelcache.constants import LABEL_ISVC
+    from .snapshot import provenance
+
+    namespace = None if flags.get("all_namespaces") else flags.get("namespace")
+    if from_files:
+        snap = _load_files(from_files)
+    else:
+        from .collect import collect_for_fleet
+
+        client = _client(flags)
+        if not flags.get("all_namespaces"):
+            namespace = namespace or client.namespace
+        labels = ",".join(x for x in (f"{LABEL_ISVC}={isvc}" if isvc else "", selector) if x)
+        check_selector(selector)  # a bad -l is exit 2 before any read
+        snap = collect_for_fleet(client, namespace, labels)
+    fleet = hit_rate(snap, namespace, selector, isvc)
+    source = provenance(snap.meta, namespace)
+    if output in ("json", "yaml"):
+        _write(_dump_doc(with_source(fleet.to_dict(), source), output))
+    else:
+        from .report.doctor_table import output_width
+        from .report.hit_rate_table import render_hit_rate
+
+        color = _color()
+        tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
+        render_hit_rate(fleet, source, sys.stdout, color=color,
+                        width=output_width(sys.stdout, color) if (color or tty) else None, wide=output == "wide")
+    return EXIT_OK if fleet.all_cached else EXIT_FINDINGS
 
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
@@ -829,6 +912,35 @@ def _default_namespace_offline(snap: Any, pod: str | None, capture: str | None) 
         searched = sorted({p.namespace for p in snap.pods} | {c.namespace for c in snap.captures})
         raise InputError(f"{what} not found in the input files (searched namespaces: {', '.join(searched)})")
     return next(iter(names), "default")
+
+
+# ---- monitor ------------------------------------------------------------------------------------
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@_kube_options(namespaces="all")
+@click.option("--port", type=int, default=8080, show_default=True, help="Serve /metrics, /report, /healthz, /readyz.")
+@click.option("--address", default="0.0.0.0", show_default=True, help="The address to listen on.")
+@click.option("--resync-period", type=float, default=60.0, show_default=True,
+              help="Seconds between evaluations when nothing changes.")
+@click.option("--events", is_flag=True, help="Record an Event on the object when a finding appears or clears "
+                                              "(the only writes; needs `create events`).")
+@click.pass_context
+def monitor(ctx: click.Context, port: int, address: str, resync_period: float, events: bool, **kwargs: Any) -> int:
+    """Watch the cluster read-only and serve what the doctor, status and why-not-cached -A would say, kept
+    current: Prometheus metrics on /metrics, the doctor's HTML page on /report, /healthz and /readyz.
+
+    Needs only the doctor's read-only role (get, list, watch) and no Lease; runs until SIGTERM/SIGINT.
+    """
+    flags = _merged_flags(ctx, kwargs)
+    if not 0 <= port <= 65535:
+        raise click.BadParameter("must be 0 to 65535", param_hint="--port")
+    if resync_period <= 0:
+        raise click.BadParameter("must be more than 0", param_hint="--resync-period")
+    from .monitor.run import MonitorOptions, run_monitor
+
+    return run_monitor(_client(flags), MonitorOptions(port=port, address=address, resync=resync_period,
+                                                      events=events, namespace=_scope_namespace(flags)))
 
 
 # ---- reconcile ----------------------------------------------------------------------------------

@@ -257,6 +257,29 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     return col.snapshot(meta)
 
 
+FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; more: one list of all nodes
+
+
+def collect_for_fleet(client: Client, namespace: str | None, selector: str = "") -> snap.ClusterSnapshot:
+    """What `why-not-cached -A` needs: the serving pods in scope (one list, by label), every KernelCacheNode,
+    the KernelCaches and namespaces in scope, the config, the pod webhook's configuration, the groups, and the
+    nodes the pods run on."""
+    col = Collector(client)
+    labels = ",".join(x for x in (c.LABEL_ISVC, selector) if x)
+    specs = [ListSpec(r.PODS, namespace, label_selector=labels), plan.KERNEL_CACHE_NODES,
+             plan.KERNEL_CACHES.in_namespace(namespace), plan.CONFIGMAP, plan.WEBHOOK,
+             plan.namespace(namespace) if namespace else plan.NAMESPACES, plan.NODE_GROUPS]
+    pods = col.read_many(specs)[0]
+    nodes = sorted({p.node_name for p in pods if p.node_name})
+    if len(nodes) > FLEET_NODE_GETS:
+        col.read(plan.NODES)
+    else:
+        col.read_many([plan.node(name) for name in nodes])
+    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                             server=client.server, taken_at=taken_at())
+    return col.snapshot(meta)
+
+
 def names_for_completion(client: Client, what: str, namespace: str) -> list[str]:
     """Names for shell completion: namespaces, pods of InferenceServices in `namespace`, or its captures."""
     if what == "namespaces":

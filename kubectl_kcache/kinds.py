@@ -121,11 +121,13 @@ KINDS: tuple[Kind, ...] = (
     Kind(r.PODS, o.Pod, "pods"),
     Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets"),
     Kind(r.DEPLOYMENTS, o.Deployment, "deployments"),
+    Kind(r.REPLICASETS, o.ReplicaSet, "replica_sets"),
     Kind(r.JOBS, o.Job, "jobs"),
     Kind(r.EVENTS, o.Event, "events"),
     Kind(r.EVENTS_V1, o.Event, "events"),
     Kind(r.CONFIGMAPS, o.ConfigMap, "configmaps"),
     Kind(r.MUTATING_WEBHOOKS, o.WebhookConfiguration, "webhooks"),
+    Kind(r.VALIDATING_WEBHOOKS, o.WebhookConfiguration, "validating_webhooks"),
     Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices"),
     Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts"),
     Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings"),
@@ -155,7 +157,7 @@ def for_resource(res: Resource) -> Kind:
     return _BY_RESOURCE[(res.group, res.plural)]
 
 
-_OTHER_GROUPS = {"ReplicaSet": "apps", "Service": ""}  # kinds findings name but the plugin does not list
+_OTHER_GROUPS = {"Service": ""}  # kinds findings name but the plugin does not list
 
 
 def kubectl_name(kind: str, name: str) -> str:

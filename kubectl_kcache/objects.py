@@ -21,16 +21,17 @@ wire layout; values derived from several fields are computed once (cached) or ar
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import operator
 import re
-from collections.abc import Mapping
-from functools import cached_property
+from array import array
+from collections.abc import Callable, Mapping
+from functools import cached_property, partial
+from itertools import chain
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import field
-from msgspec.structs import astuple, force_setattr
+from msgspec.structs import force_setattr
 
 from . import apivalidation as av
 from .errors import InputError
@@ -88,29 +89,52 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     return f"{base}{path}: {message}"
 
 
-_NULLABLE: dict[type, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
+_FILL_NULLS: dict[type, Callable[[Any], None]] = {}
 
 
-def _defaults(cls: type) -> tuple[Any, tuple[tuple[str, Any, Any], ...]]:
-    """For the fields whose default is not None: a getter of their values (as a tuple), and each one's
-    (name, default, default factory)."""
-    out = _NULLABLE.get(cls)
-    if out is None:
-        fields = [(i, f) for i, f in enumerate(msgspec.structs.fields(cls))
-                  if f.default is not None and not (f.default is msgspec.NODEFAULT
-                                                    and f.default_factory is msgspec.NODEFAULT)]
-        index = [i for i, _ in fields]
-        getter = (lambda _values: ()) if not index else operator.itemgetter(*index) if len(index) > 1 else (
-            lambda values, i=index[0]: (values[i],))
-        out = _NULLABLE[cls] = (getter, tuple((f.name, f.default, f.default_factory) for _, f in fields))
-    return out
+def _filler(cls: type) -> Callable[[Any], None]:
+    """The function that gives the fields of `cls` whose default is not None their default where the input had
+    null. It is a chain of `is None` tests compiled once per class: it runs for every nested object decoded
+    (millions for a large fleet), where a generic loop over the fields costs ~4x more on the common path."""
+    fields = tuple((f.name, f.default, f.default_factory) for f in msgspec.structs.fields(cls)
+                   if f.default is not None and not (f.default is msgspec.NODEFAULT
+                                                     and f.default_factory is msgspec.NODEFAULT))
+    if not fields:
+        fn: Callable[[Any], None] = _no_nulls
+    else:
+        namespace: dict[str, Any] = {"fill": partial(_fill, fields)}
+        test = " or ".join(f"self.{name} is None" for name, _, _ in fields)
+        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)  # noqa: S102 - names are fields
+        fn = namespace["check"]
+    _FILL_NULLS[cls] = fn
+    return fn
+
+
+def _no_nulls(_obj: Any) -> None:
+    return None
+
+
+def _fill(fields: tuple[tuple[str, Any, Any], ...], obj: Any) -> None:
+    for name, default, factory in fields:
+        if getattr(obj, name) is None:
+            force_setattr(obj, name, factory() if default is msgspec.NODEFAULT else default)
 
 
 def _strs(mapping: Any) -> dict[str, str]:
     """A string map whose values may have come as numbers (YAML): every value as its string."""
-    if all(type(v) is str for v in mapping.values()):
-        return mapping  # type: ignore[no-any-return]
-    return {k: v if isinstance(v, str) else _number_text(v) for k, v in mapping.items()}
+    for v in mapping.values():
+        if type(v) is not str:
+            return {k: v if isinstance(v, str) else _number_text(v) for k, v in mapping.items()}
+    return mapping  # type: ignore[no-any-return]
+
+
+def _set_strs(obj: Any, name: str) -> None:
+    """The string map `name` of `obj` with numbers as their strings (set only when one was a number)."""
+    mapping = getattr(obj, name)
+    if mapping:
+        fixed = _strs(mapping)
+        if fixed is not mapping:
+            force_setattr(obj, name, fixed)
 
 
 def _number_text(value: Any) -> str:
@@ -125,15 +149,11 @@ def _refuse(path: str, message: str) -> None:
     raise ValueError(f"{message} - at `$.{path}`")
 
 
-class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+class _Obj(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, gc=False):
     """Base of the Structs: null in the input means the field's default."""
 
     def __post_init__(self) -> None:
-        getter, fields = _NULLABLE.get(type(self)) or _defaults(type(self))
-        if None in getter(astuple(self)):
-            for name, default, factory in fields:
-                if getattr(self, name) is None:
-                    force_setattr(self, name, factory() if default is msgspec.NODEFAULT else default)
+        (_FILL_NULLS.get(type(self)) or _filler(type(self)))(self)
 
 
 def parse_time(value: str) -> dt.datetime | None:
@@ -186,6 +206,7 @@ class Meta(_Obj, frozen=True):
     resource_version: Str = ""
     deletion_timestamp: Any | None = None
     owner_references: Items[OwnerRef] = ()
+    finalizers: Items[str] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -193,10 +214,8 @@ class Meta(_Obj, frozen=True):
             raise ValueError("metadata.name is missing or empty")
         if not self.namespace:
             force_setattr(self, "namespace", None)
-        if self.labels:
-            force_setattr(self, "labels", _strs(self.labels))
-        if self.annotations:
-            force_setattr(self, "annotations", _strs(self.annotations))
+        _set_strs(self, "labels")
+        _set_strs(self, "annotations")
 
     @property
     def created(self) -> str:
@@ -215,7 +234,7 @@ class Meta(_Obj, frozen=True):
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-class _Object(_Obj, frozen=True, dict=True):
+class _Object(_Obj, frozen=True, dict=True, gc=True):
     """A top-level object: its metadata as `meta`, `name` and `namespace` ("" when cluster-scoped).
     `dict=True` lets subclasses cache derived values (functools.cached_property)."""
 
@@ -402,26 +421,29 @@ class NodeInfo(_Obj, frozen=True):
     kubelet_version: Str = ""
 
 
-def _image_key(name: str) -> bytes:
-    return hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+class NodeImages(msgspec.Struct, frozen=True, gc=False):
+    """The names in Node.status.images, kept as their 64-bit string hashes in an array (a GPU node lists ~130
+    images with ~260 names: 50,000 nodes would otherwise hold ~1 GB of strings; the hash is the one Python
+    computes for any str, valid within this process, which is all the index lives for), and the smallest
+    image size listed (the kubelet lists at most nodeStatusMaxImages images, largest first, so anything
+    smaller is left out)."""
 
-
-class NodeImages(msgspec.Struct, frozen=True):
-    """The names in Node.status.images, kept as 8-byte digests (a GPU node lists ~50 images with ~100
-    names: 5,000 nodes would otherwise hold ~40 MB of strings), and the smallest image size listed (the
-    kubelet lists at most nodeStatusMaxImages images, largest first, so anything smaller is left out)."""
-
-    keys: bytes = b""
+    keys: bytes = b""  # hash(name) of every name, as native 64-bit integers
     smallest_bytes: int | None = None
 
     def lists(self, name: str) -> bool:
-        key = _image_key(name)
-        return any(self.keys[i:i + 8] == key for i in range(0, len(self.keys), 8))
+        return bool(self.keys) and hash(name) in memoryview(self.keys).cast("q")
 
 
-class _Image(_Obj, frozen=True):
-    names: Items[str] = ()
+class _Image(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    """One entry of Node.status.images: decoded for the index, then dropped. Null fields are read as absent
+    here, not by _Obj's hook (there are ~130 of these per GPU node)."""
+
+    names: list[str] | None = None
     size_bytes: int | None = None
+
+
+_NAMES, _SIZE, _IS_SET = attrgetter("names"), attrgetter("size_bytes"), partial(is_not, None)
 
 
 class NodeStatus(_Obj, frozen=True):
@@ -434,14 +456,12 @@ class NodeStatus(_Obj, frozen=True):
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
-        if self.images is not None:
-            keys = bytearray()
-            for image in self.images:
-                for name in image.names:
-                    keys += _image_key(name)
-            sizes = [i.size_bytes for i in self.images if i.size_bytes is not None]
-            force_setattr(self, "image_count", len(self.images))
-            force_setattr(self, "image_index", NodeImages(bytes(keys), min(sizes) if sizes else None))
+        images = self.images
+        if images is not None:
+            keys = array("q", map(hash, chain.from_iterable(filter(None, map(_NAMES, images))))).tobytes()
+            smallest = min(filter(_IS_SET, map(_SIZE, images)), default=None)
+            force_setattr(self, "image_count", len(images))
+            force_setattr(self, "image_index", NodeImages(keys, smallest))
             force_setattr(self, "images", None)
 
 
@@ -501,6 +521,22 @@ class Node(_Object, frozen=True, dict=True):
         return self.images.lists(reference)
 
 
+class _StatusWithoutImages(_Obj, frozen=True):
+    """Node.status with `images` skipped by the decoder (never built): for commands that do not look at them."""
+
+    conditions: Items[Condition] = ()
+    node_info: NodeInfo | None = None
+    image_count: int = field(default=0, name="#imageCount")
+    image_index: NodeImages | None = field(default=None, name="#imageIndex")
+
+
+class NodeWithoutImages(Node, frozen=True, dict=True):
+    """A Node whose `status.images` is not read (~80 % of a GPU node's bytes, most of its decoding): it lists
+    no image. why-group and why-not-cached read nodes so from a file; only the doctor looks at images."""
+
+    status: _StatusWithoutImages | None = None  # type: ignore[assignment]
+
+
 class NodeGroupSpec(_Obj, frozen=True):
     node_selector: StrMap = {}
     tolerations: Items[Toleration] = ()
@@ -526,7 +562,7 @@ class NodeGroup(_Object, frozen=True, dict=True):
         return (self.spec or _GROUP_SPEC).tolerations
 
 
-class CacheEntry(msgspec.Struct, frozen=True):
+class CacheEntry(msgspec.Struct, frozen=True, gc=False):
     """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
     key: str
@@ -547,12 +583,25 @@ class CacheStatus(_Obj, frozen=True):
     footprints: Footprints | None = None
 
 
+class _KcnCounts(_Obj, frozen=True):
+    total_pods_using: Int = 0
+
+
 class KernelCacheNodeStatus(_Obj, frozen=True):
     cache_status: dict[str, CacheStatus] | None = None
+    counts: _KcnCounts | None = None
+    total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
     status: KernelCacheNodeStatus | None = None
+
+    @property
+    def total_pods_using(self) -> int:
+        st = self.status
+        if st is None:
+            return 0
+        return (st.counts.total_pods_using if st.counts is not None else 0) or st.total_pods_using
 
     @cached_property
     def entries(self) -> tuple[CacheEntry, ...]:
@@ -598,11 +647,34 @@ class _Counts(_Obj, frozen=True):
     nodes_error: Int = 0
 
 
+class _PodRef(_Obj, frozen=True):
+    namespace: Str = ""
+    name: Str = ""
+
+
+class PodUsage(_Obj, frozen=True):
+    """A pod using a KernelCache (KernelCachePodUsage): written by KServe from the pod's usage annotation."""
+
+    pod_uid: Str = field(default="", name="podUID")
+    pod_ref: _PodRef | None = None
+    node_name: Str = ""
+
+    @property
+    def name(self) -> str:
+        return self.pod_ref.name if self.pod_ref else ""
+
+
+class Usage(_Obj, frozen=True):
+    pods: Items[PodUsage] = ()
+    total_pods_using: Int = 0
+
+
 class KernelCacheStatus(_Obj, frozen=True):
     state: Str = ""
     conditions: Items[Condition] = ()
     verification: Verification | None = None
     counts: _Counts | None = None
+    usage: Usage | None = None
 
 
 _KC_SPEC = KernelCacheSpec()
@@ -613,6 +685,11 @@ _COUNTS = _Counts()
 class KernelCache(_Object, frozen=True, dict=True):
     spec: KernelCacheSpec | None = None
     status: KernelCacheStatus | None = None
+
+    @property
+    def usage_pods(self) -> tuple[PodUsage, ...]:
+        usage = (self.status or _KC_STATUS).usage
+        return usage.pods if usage is not None else ()
 
     @property
     def artifact(self) -> Artifact | None:
@@ -682,6 +759,8 @@ class _SourceRef(_Obj, frozen=True):
 
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
+    cache_paths: Items[CachePath] = ()
+    target_image: Str = ""
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -722,6 +801,14 @@ class Capture(_Object, frozen=True, dict=True):
         return (self.status or _CAPTURE_STATUS).phase
 
     @property
+    def cache_paths(self) -> tuple[CachePath, ...]:
+        return (self.spec or _CAPTURE_SPEC).cache_paths
+
+    @property
+    def target_image(self) -> str:
+        return (self.spec or _CAPTURE_SPEC).target_image
+
+    @property
     def active_session(self) -> ActiveSession | None:
         return (self.status or _CAPTURE_STATUS).active_session
 
@@ -749,7 +836,7 @@ class Capture(_Object, frozen=True, dict=True):
 # ---- workloads ----------------------------------------------------------------------------------
 
 
-class ContainerState(msgspec.Struct, frozen=True):
+class ContainerState(msgspec.Struct, frozen=True, gc=False):
     """A container's state as the checks read it (from status.initContainerStatuses/containerStatuses)."""
 
     name: str
@@ -816,6 +903,24 @@ class VolumeMount(_Obj, frozen=True):
     read_only: Bool = False
 
 
+class HTTPGetAction(_Obj, frozen=True):
+    """A probe's httpGet; `port` is an IntOrString as given (None when absent: Go's zero, the int 0)."""
+
+    path: Str = ""
+    port: int | str | None = None
+    host: Str = ""
+    scheme: Str = ""
+
+
+class Probe(_Obj, frozen=True):
+    http_get: HTTPGetAction | None = None
+
+
+class ContainerPort(_Obj, frozen=True):
+    name: Str = ""
+    container_port: Int = 0
+
+
 class Container(_Obj, frozen=True):
     """A container of a pod spec (the parts the webhook reads)."""
 
@@ -825,9 +930,11 @@ class Container(_Obj, frozen=True):
     args: Items[str] = ()
     env: Items[EnvVar] = ()
     volume_mounts: Items[VolumeMount] = ()
+    ports: Items[ContainerPort] = ()
+    readiness_probe: Probe | None = None
 
 
-class Volume(msgspec.Struct, frozen=True):
+class Volume(msgspec.Struct, frozen=True, gc=False):
     """A pod volume: its name, the kind of its source (`image`, `emptyDir`, ...) and the source as given."""
 
     name: str
@@ -1356,7 +1463,48 @@ class WebhookEntry(_Obj, frozen=True):
 
 
 class WebhookConfiguration(_Object, frozen=True, dict=True):
+    """A Mutating- or ValidatingWebhookConfiguration (the fields the checks read are the same)."""
+
     webhooks: Items[WebhookEntry] = ()
+
+
+class _TemplateMeta(_Obj, frozen=True):
+    labels: StrMap = {}
+    annotations: StrMap = {}
+
+
+class _FullPodTemplate(_Obj, frozen=True):
+    metadata: _TemplateMeta | None = None
+    spec: PodSpec | None = None
+
+
+class _ReplicaSetSpec(_Obj, frozen=True):
+    replicas: Int = 1
+    template: _FullPodTemplate | None = None
+
+
+class _ReplicaSetStatus(_Obj, frozen=True):
+    replicas: Int = 0
+
+
+class ReplicaSet(_Object, frozen=True, dict=True):
+    """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
+
+    spec: _ReplicaSetSpec | None = None
+    status: _ReplicaSetStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return self.spec.replicas if self.spec is not None else 1
+
+    def template_pod(self) -> Pod:
+        """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
+        template = (self.spec.template if self.spec is not None else None) or _FullPodTemplate()
+        tmeta = template.metadata or _TemplateMeta()
+        meta = Meta(name=f"{self.meta.name}-(new)", namespace=self.meta.namespace, labels=dict(tmeta.labels),
+                    annotations=dict(tmeta.annotations),
+                    owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),))
+        return Pod(metadata=meta, spec=template.spec or PodSpec())
 
 
 class _EndpointConditions(_Obj, frozen=True):
@@ -1474,6 +1622,6 @@ class Crd(_Object, frozen=True, dict=True):
 
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
-    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, Job, Event, ConfigMap,
-    WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
 )

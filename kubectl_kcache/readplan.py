@@ -35,6 +35,7 @@ AGENT_DAEMONSET = ListSpec(r.DAEMONSETS, c.KSERVE_NAMESPACE, field_selector=by_n
 AGENT_PODS = ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGENT_POD_LABEL))
 CONTROLLER = ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=by_name(c.CONTROLLER_DEPLOYMENT))
 WEBHOOK = ListSpec(r.MUTATING_WEBHOOKS, field_selector=by_name(c.WEBHOOK_CONFIGURATION))
+CAPTURE_WEBHOOK = ListSpec(r.VALIDATING_WEBHOOKS, field_selector=by_name(c.CAPTURE_WEBHOOK_CONFIGURATION))
 WEBHOOK_ENDPOINTS = ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
                              label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}")
 CRDS = tuple(ListSpec(r.CRDS, field_selector=by_name(c.CRD_NAMES[kind]))
@@ -49,6 +50,8 @@ PREFETCHER_ROLE_BINDINGS = tuple(ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector
                                  for rb in c.PREFETCHER_ROLE_BINDINGS)
 # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
 ISVC_PODS = ListSpec(r.PODS, SCOPE, label_selector=c.LABEL_ISVC)
+# their ReplicaSets: the pod templates the pod webhook will see (capture-sidecar)
+ISVC_REPLICASETS = ListSpec(r.REPLICASETS, SCOPE, label_selector=c.LABEL_ISVC)
 CAPTURE_WARNINGS = ListSpec(r.EVENTS, SCOPE, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
 FAILED_CREATES = ListSpec(r.EVENTS, SCOPE, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")
 
@@ -78,14 +81,14 @@ def namespace(name: str) -> ListSpec:
 DOCTOR_FIRST: tuple[tuple[str, ListSpec], ...] = (
     ("nodes", NODES), ("core", NODE_GROUPS), ("core", KERNEL_CACHE_NODES), ("core", KERNEL_CACHES),
     ("captures", CAPTURES), ("core", CONFIGMAP), ("install", AGENT_DAEMONSET), ("agent_pods", AGENT_PODS),
-    ("install", CONTROLLER), ("install", WEBHOOK), ("install", WEBHOOK_ENDPOINTS),
+    ("install", CONTROLLER), ("install", WEBHOOK), ("install", CAPTURE_WEBHOOK), ("install", WEBHOOK_ENDPOINTS),
     *(("install", crd) for crd in CRDS),
 )
 DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
     ("namespaces", NAMESPACES), ("preparation", PREPARATION_JOBS), ("preparation", PREPARATION_PODS),
     *(("preparation", sa) for sa in PREFETCHER_SERVICE_ACCOUNTS),
     *(("preparation", rb) for rb in PREFETCHER_ROLE_BINDINGS),
-    ("producers", ISVC_PODS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
+    ("producers", ISVC_PODS), ("producers", ISVC_REPLICASETS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
 )
 DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
 # status (and status -w): the counts
@@ -108,9 +111,10 @@ def why_group(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple
 
 def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
     """What why-not-cached reads: the pod, every KernelCacheNode (KServe lists them all), the namespace's
-    KernelCaches, the ConfigMap, the pod webhook's configuration, the namespace, the groups, the pod's node."""
+    KernelCaches and captures (the sidecar step skips a revision whose capture is terminal), the ConfigMap, the
+    pod webhook's configuration, the namespace, the groups, the pod's node."""
     return (*((pod(ns, pod_name),) if pod_name else ()), KERNEL_CACHE_NODES, KERNEL_CACHES.in_namespace(ns),
-            CONFIGMAP, WEBHOOK, namespace(ns), NODE_GROUPS, *(node(n) for n in nodes))
+            CAPTURES.in_namespace(ns), CONFIGMAP, WEBHOOK, namespace(ns), NODE_GROUPS, *(node(n) for n in nodes))
 
 
 def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None = None) -> ListSpec:

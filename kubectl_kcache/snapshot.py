@@ -10,15 +10,18 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import kinds
 from . import objects as o
 from .errors import EXIT_INCOMPLETE, EXIT_USAGE, IncompleteError, InputError
 from .provenance import FILE, Provenance
+
+if TYPE_CHECKING:
+    from .files import Selection
 
 OK = "ok"
 FORBIDDEN = "forbidden"  # 403
@@ -28,6 +31,7 @@ NOT_IN_INPUT = "not-in-input"  # from files that hold no object of the kind: not
 NOT_READ = "not-read"  # no read covers the list (a live command that did not make it)
 # which of several covering reads speaks for a list when none was ok: the worst first
 _RANK = {FORBIDDEN: 0, FAILED: 1, ABSENT: 3, NOT_IN_INPUT: 4, NOT_READ: 5}
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -250,10 +254,12 @@ class ClusterSnapshot:
     pods: tuple[o.Pod, ...] = ()
     daemonsets: tuple[o.DaemonSet, ...] = ()
     deployments: tuple[o.Deployment, ...] = ()
+    replica_sets: tuple[o.ReplicaSet, ...] = ()
     jobs: tuple[o.Job, ...] = ()
     events: tuple[o.Event, ...] = ()
     configmaps: tuple[o.ConfigMap, ...] = ()
     webhooks: tuple[o.WebhookConfiguration, ...] = ()
+    validating_webhooks: tuple[o.WebhookConfiguration, ...] = ()
     endpoint_slices: tuple[o.EndpointSlice, ...] = ()
     service_accounts: tuple[o.ServiceAccount, ...] = ()
     role_bindings: tuple[o.RoleBinding, ...] = ()
@@ -280,6 +286,18 @@ class ClusterSnapshot:
     @cached_property
     def kc_by_key(self) -> dict[str, o.KernelCache]:
         return {f"{k.namespace}/{k.name}": k for k in self.kernel_caches}
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
+        group membership here, so that every check, explanation and plan of one snapshot shares it)."""
+        memo = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]  # type: ignore[no-any-return]
+
+    def derived_so_far(self, key: str) -> Any:
+        """The value `derived` computed for `key`, or None when it has not been asked for."""
+        return self.__dict__.get("_derived", {}).get(key)
 
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
@@ -355,15 +373,16 @@ def build(
     return assemble(parsed, meta=meta, reads=reads, reads_assumed=reads_assumed)
 
 
-def load_files(paths: Iterable[str]) -> ClusterSnapshot:
+def load_files(paths: Iterable[str], select: Selection | None = None) -> ClusterSnapshot:
     """A snapshot from files: the dump format, `kind: List`, or plain documents; folders are walked.
 
     A dump brings its record of reads. For plain files the reads are made up from what they hold: `ok`
     (with the count) for a kind present or exported as a typed list (an empty `PodList` says there are
-    none), `not-in-input` for one absent (unless a dump recorded it)."""
+    none), `not-in-input` for one absent (unless a dump recorded it). `select` (a files.Selection) decodes
+    only what one command reads."""
     from .files import read_all
 
-    loaded = read_all(paths)
+    loaded = read_all(paths, select)
     reads = [Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message, r.label_selector, r.field_selector)
              for _, m in loaded.metas for r in (m.reads or ())]
     reads_assumed = bool(loaded.plain_files) or not loaded.metas

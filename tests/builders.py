@@ -368,10 +368,12 @@ def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLL
              args: list[str] | None = None, command: list[str] | None = None, env: list[dict[str, Any]] | None = None,
              annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
              cache: dict[str, Any] | None = None, container_name: str = "kserve-container",
-             status: bool = True) -> dict[str, Any]:
+             status: bool = True, container: dict[str, Any] | None = None,
+             volumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A serving pod of InferenceService `isvc`; with `cache` (a KernelCache dict), as KServe's webhook
     mutates it on a hit: usage annotation, the artifact as image volume, an emptyDir at the cache path and
-    the kernel-cache-linker init container."""
+    the kernel-cache-linker init container. `container` adds fields to the runtime container (a
+    readinessProbe, ports, volumeMounts), `volumes` to the pod."""
     ann: dict[str, str] = {}
     if supported:
         ann["serving.kserve.io/kernelcache-supported"] = "true"
@@ -382,7 +384,10 @@ def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLL
     for key, value in (("command", command), ("args", args), ("env", env)):
         if value:
             ctr[key] = value
+    ctr.update(container or {})
     spec: dict[str, Any] = {"containers": [ctr]}
+    if volumes:
+        spec["volumes"] = list(volumes)
     if node:
         spec["nodeName"] = node
     if cache is not None:
@@ -390,10 +395,10 @@ def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLL
         key = f"{cache['metadata']['namespace']}/{cache['metadata']['name']}"
         ann["internal.serving.kserve.io/kernelcache-usage"] = key
         path = art["cachePaths"][0].get("containerPath") or "/root/.cache/vllm"
-        spec["volumes"] = [{"name": "kernel-cache-source",
+        spec["volumes"] = [*spec.get("volumes", ()), {"name": "kernel-cache-source",
                             "image": {"reference": art["imageReference"], "pullPolicy": "IfNotPresent"}},
                            {"name": "kernel-cache-runtime-0", "emptyDir": {}}]
-        ctr["volumeMounts"] = [{"name": "kernel-cache-runtime-0", "mountPath": path},
+        ctr["volumeMounts"] = [*ctr.get("volumeMounts", ()), {"name": "kernel-cache-runtime-0", "mountPath": path},
                                {"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache",
                                 "readOnly": True}]
         spec["initContainers"] = [{
@@ -439,5 +444,23 @@ def webhook_configuration(namespace_selector: dict[str, Any] | None = None, ca_b
         hook["clientConfig"]["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
     return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
             "metadata": {"name": "kernelcache.serving.kserve.io",
+                         "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
+            "webhooks": [hook]}
+
+
+def capture_webhook_configuration(ca_bundle: bool = True, failure_policy: str = "Fail") -> dict[str, Any]:
+    """KServe's ValidatingWebhookConfiguration for the KernelCacheCapture status validator."""
+    hook: dict[str, Any] = {
+        "name": "kernelcachecapture.kserve-webhook-server.status-validator",
+        "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve",
+                                     "path": "/validate-kernelcachecapture-status", "port": 443}},
+        "failurePolicy": failure_policy, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "rules": [{"apiGroups": ["serving.kserve.io"], "apiVersions": ["v1alpha1"], "operations": ["UPDATE"],
+                   "resources": ["kernelcachecaptures/status"]}],
+    }
+    if ca_bundle:
+        hook["clientConfig"]["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "kernelcachecapture.serving.kserve.io",
                          "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
             "webhooks": [hook]}

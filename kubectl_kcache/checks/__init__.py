@@ -7,6 +7,7 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     agent,
     cache_status,
     capture,
+    capture_webhook,
     config,
     consumer_pull,
     control_plane,
@@ -19,6 +20,7 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     node_images,
     nodes,
     registry_pull,
+    sidecar,
     verification,
     webhook,
 )

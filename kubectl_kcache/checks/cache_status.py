@@ -8,6 +8,12 @@
 * State `Error` (error) with the Ready condition's reason and message: VerificationFailed (with
   `status.verification`), PreparationFailed, NodeGroupNotFound, ConfigError, StorageError. A Pending
   `NoMatchingNodes`/`NoReadyNodes` that the snapshot no longer explains is reported as a stale status.
+* Where KServe's pass stops before it writes status, the status is not judged; instead: a terminating
+  KernelCache (warning: no link, no status, no Jobs; what holds it, its finalizers; KServe re-creates it from
+  its capture once it is gone; the pod webhook still mounts it), an artifact mismatch with its capture or a
+  group with an empty nodeSelector (error: the pass fails before status, which is stale), and prefetch Jobs
+  of the namespace still running while the managed prefetcher RoleBinding exists (info: KServe requeues
+  every minute before Jobs and status, so the status lags and new nodes get no Job yet).
 * KernelCacheNode entries of the cache in state Error (error, naming the node, with the agent's message
   and the preparation Job to look at); entries whose imageReference or footprints differ from the
   KernelCache's artifact (warning): the pod webhook never counts them, so they are never ready for
@@ -20,11 +26,14 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from .. import readplan
+from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
+from ..kernelcache.security import verification_advice
 from ..snapshot import ClusterSnapshot
 from ..text import PLACEHOLDER_GROUP, command, json_body
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, read_ok
@@ -49,9 +58,17 @@ MSG_NOT_READY = "matching nodes are not ready"
     "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
     "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
     "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
+    "terminating": ("warning", "a terminating KernelCache: KServe no longer reconciles it, its status is frozen"),
+    "pass-stopped": ("error", "KServe's pass stops before status (artifact mismatch, empty group selector): the "
+                              "status shown is stale"),
+    "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
 }, reads=(
     Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
     Read(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
+    Read(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
+    Read(readplan.PREPARATION_JOBS, optional=True, note="a status lagging behind running prefetch Jobs is not seen"),
+    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True,
+         note="a status lagging behind running prefetch Jobs is not seen"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
@@ -61,11 +78,42 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         for kcn in snapshot.kcns:
             for e in kcn.entries:
                 entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))
+    f = facts(snapshot)
+    stops = stops_by_cache(snapshot.kernel_caches, {k: v.outcome for k, v in f.capture_caches.items()},
+                           config_ok=f.feature.valid and f.config.enabled, groups=snapshot.group_by_name,
+                           default_group=f.config.default_node_group, role_bindings=snapshot.role_bindings,
+                           jobs=snapshot.jobs, job_namespace=f.config.job_namespace)
     for kc in snapshot.kernel_caches:
-        yield from _cache(snapshot, kc, entries.get((kc.namespace, kc.name), []))
+        stop = stops.get(f"{kc.namespace}/{kc.name}")
+        if stop is not None:
+            yield _stopped(kc, stop)
+            if stop.frozen:
+                continue  # the status shown is not KServe's current answer: judge the entries only
+        yield from _cache(snapshot, kc, entries.get((kc.namespace, kc.name), []), judge_status=stop is None)
 
 
-def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]]) -> Iterator[Finding]:
+def _stopped(kc: o.KernelCache, stop: Stop) -> Finding:
+    ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
+    kind = c.PLURAL_CACHES[:-1]
+    ready = o.find_condition(kc.conditions, "Ready")
+    shown = f"{kc.state or 'no state'}/{ready.reason}" if ready is not None else (kc.state or "no status")
+    code, severity, hint = {
+        cp.TERMINATING: ("terminating", "warning",
+                         command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o",
+                                 "jsonpath={.metadata.finalizers}")),
+        cp.LINK: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "capture")),
+        cp.NODE_GROUP: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "group-selector")),
+        cp.PREFETCH_REQUEUE: ("status-lagging", "info", command("kubectl", "kcache", "doctor", "--only",
+                                                                "registry-pull")),
+    }[stop.name]
+    return Finding(ID, severity, ref, f"KernelCache {kc.namespace}/{kc.name}: KServe's pass stops at step {stop.step} "
+                                      f"({stop.name}): {stop.text}; the status shown ({shown}) is not judged here",
+                   group=kc.node_group or None, hint=hint, code=code,
+                   evidence=tuple(f"finalizer {x}" for x in kc.meta.finalizers))
+
+
+def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]],
+           judge_status: bool = True) -> Iterator[Finding]:
     f = facts(snapshot)
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
     key = f"{kc.namespace}/{kc.name}"
@@ -86,7 +134,9 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
     if group_finding is not None:
         yield group_finding
     errors = [(n, e) for n, e in entries if e.state == c.ENTRY_ERROR]
-    if kc.state == c.CACHE_ERROR and not (group_finding is not None and reason in GROUP_REASONS) \
+    if not judge_status:
+        pass  # KServe's pass requeues before status: neither the state nor its staleness is current
+    elif kc.state == c.CACHE_ERROR and not (group_finding is not None and reason in GROUP_REASONS) \
             and not (reason == "PreparationFailed" and errors):
         yield _error_state(kc, ref, ready, group, f.config.job_namespace, group_finding is None)
     elif reason in ("NoMatchingNodes", "NoReadyNodes") and group_finding is None and group in snapshot.group_by_name:
@@ -180,6 +230,8 @@ def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, g
         detail = ": ".join(x for x in (v.reason, v.message) if x)
         message += f" (verification {v.state or 'unknown'}{f', {detail}' if detail else ''})"
         evidence.append(f"verification: mode {v.mode}, state {v.state}, reason {v.reason}")
+        if verification_advice(v.reason):
+            evidence.append(verification_advice(v.reason))
         hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
         hint = command("kubectl", "-n", job_ns, "get", "jobs,pods", "-l",

@@ -29,7 +29,10 @@ from .. import objects as o
 from .. import readplan
 from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
-from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, artifacts_equal
+from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
+from ..kernelcache.config import AUTH_SA_TOKEN
+from ..kernelcache.names import reporter_name
+from ..kernelcache.security import signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
 from ..text import command
@@ -54,6 +57,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
                             "their artifacts are equal)"),
     "artifact-mismatch": ("error", "the KernelCache under the generated name has another artifact"),
     "not-linked": ("warning", "the KernelCache exists but the capture's kernelCacheRef does not name it"),
+    "kernel-cache-terminating": ("warning", "the capture's KernelCache is terminating: KServe neither links nor "
+                                            "reconciles it until it is gone, then re-creates it"),
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
@@ -121,7 +126,14 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
         hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
     elif phase == "Pushing":
-        what = "the capture sidecar is pushing the artifact (registry push or auth problems?)"
+        reporter = reporter_name(cap.name)
+        token = f.config.registry.auth.type == AUTH_SA_TOKEN
+        what = ("the capture sidecar is pushing the artifact; the capture status carries no cause of a stalled push: "
+                f"check the reporter identity (ServiceAccount, Role, RoleBinding and Secret {reporter}), the "
+                f"RoleBinding {c.TOKEN_REQUESTER} in {cap.namespace}"
+                + (", the per-capture pusher ServiceAccount and RoleBinding (kernel-cache-pusher-*, the "
+                   "registry.auth.pushRoleRef) and the registry access Secret (mcv-registry-*)" if token else "")
+                + ", and the mcv sidecar's log, which also gets the capture status webhook's denials")
         hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv")
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
@@ -148,7 +160,9 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
         yield Finding(ID, "error", ref,
                       f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
                       "creates no KernelCache from it",
-                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",),
+                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",
+                                               *((signing_advice(signing.reason),) if signing_advice(signing.reason)
+                                                 else ())),
                       code="signing-failed")
         return
     cc = facts(snapshot).capture_caches[(cap.namespace, cap.name)]
@@ -181,6 +195,14 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       group=kc.node_group or None,
                       hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"),
                       code="artifact-mismatch")
+        return
+    if outcome.outcome == TERMINATING:
+        kc = snapshot.kc_by_key[kc_text]
+        finalizers = kc.meta.finalizers
+        yield Finding(ID, "warning", ref, f"capture {key}: {outcome.reason}", group=kc.node_group or None,
+                      hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o",
+                                   "jsonpath={.metadata.finalizers}"),
+                      evidence=tuple(f"finalizer {f}" for f in finalizers), code="kernel-cache-terminating")
         return
     if outcome.outcome == LINK:
         kc = snapshot.kc_by_key[kc_text]

@@ -15,7 +15,7 @@ from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
-from ..kernelcache.membership import MembershipPlan, groups_by_node, plan_memberships
+from ..kernelcache.membership import Membership, MembershipPlan, membership_of, plan_memberships
 from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
 from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
@@ -126,22 +126,23 @@ class Facts:
     def config(self) -> KernelCacheConfig:
         return self.feature.config
 
-    @cached_property
+    @property
+    def membership(self) -> Membership:
+        """The snapshot's group membership (computed once per snapshot, from its label index)."""
+        return membership_of(self.s)
+
+    @property
     def groups_of_node(self) -> dict[str, list[o.NodeGroup]]:
         """Node name -> the groups it is a member of (sorted by name); members only."""
-        return groups_by_node(self.s.nodes, self.s.node_groups)
+        return self.membership.groups_of_node
 
-    @cached_property
+    @property
     def members_of_group(self) -> dict[str, list[o.Node]]:
-        out: dict[str, list[o.Node]] = {g.name: [] for g in self.s.node_groups}
-        for node in self.s.nodes:
-            for g in self.groups_of_node.get(node.name, ()):
-                out[g.name].append(node)
-        return out
+        return self.membership.members_of_group
 
-    @cached_property
+    @property
     def member_nodes(self) -> list[o.Node]:
-        return [n for n in self.s.nodes if n.name in self.groups_of_node]
+        return self.membership.member_nodes
 
     def first_group(self, node: str) -> str | None:
         groups = self.groups_of_node.get(node)
@@ -150,7 +151,7 @@ class Facts:
     @cached_property
     def membership_plan(self) -> MembershipPlan:
         """KServe's KernelCacheNode plan (the one `reconcile` executes)."""
-        return plan_memberships(self.s.nodes, self.s.node_groups, self.s.kcns)
+        return plan_memberships(self.s.nodes, self.s.node_groups, self.s.kcns, self.membership)
 
     @cached_property
     def capture_caches(self) -> dict[tuple[str, str], CaptureCache]:
@@ -158,7 +159,7 @@ class Facts:
         `kubectl kcache reconcile` executes)."""
         return {(cc.capture.namespace, cc.capture.name): cc for cc in capture_caches(
             self.s.captures, self.s.kc_by_key, self.s.group_by_name, self.s.node_by_name,
-            self.config.default_node_group)}
+            self.config.default_node_group, self.membership)}
 
     @cached_property
     def agent_daemonset(self) -> o.DaemonSet | None:

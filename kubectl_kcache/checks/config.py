@@ -30,6 +30,7 @@ from ..kernelcache.config import (
     default_group_problem,
 )
 from ..kernelcache.gostrings import trim_space
+from ..kernelcache.membership import label_index_of
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
@@ -120,7 +121,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
     if not trim_space(value):
         return
     groups_known = observed(snapshot, readplan.NODE_GROUPS, bool(snapshot.node_groups))
-    label_keys = {k for n in snapshot.nodes for k in n.labels} if read_ok(snapshot, readplan.NODES) else set()
+    label_keys = label_index_of(snapshot).keys if read_ok(snapshot, readplan.NODES) else set()
     problem = default_group_problem(value, snapshot.group_by_name, label_keys,
                                     {g.name: g.node_selector for g in snapshot.node_groups})
     if problem is None:

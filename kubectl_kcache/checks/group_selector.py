@@ -2,7 +2,10 @@
 
 A group with an empty selector (possible only when CRD validation was bypassed) makes KServe's node
 reconciler abort every pass with `KernelCacheNodeGroup "<name>" requires a non-empty nodeSelector`:
-no KernelCacheNode is created or deleted and the agent DaemonSet is not updated, for all groups.
+no KernelCacheNode is created or deleted and the agent DaemonSet is not updated, for all groups. When a
+KernelCache references it (its `nodeGroupRef`, or `defaultNodeGroup` for one without), it is worse: every
+Ready node's agent fails its whole status pass, so all entries freeze cluster-wide, and the KernelCache
+reconciler fails for that group's KernelCaches without writing status (`cache-status` says so).
 A group that matches no node (warning) gets no KernelCacheNodes and its KernelCaches stay
 `Pending/NoMatchingNodes`. Membership is pure label equality; near misses (nodes with some of the
 labels, or with every key but another value) are listed with the labels they lack and the wanted value,
@@ -19,7 +22,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
 from ..snapshot import ClusterSnapshot
 from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE, command, json_body
-from .common import facts, fmt_selector, group_ref, selector_arg, show_group_command
+from .common import facts, fmt_selector, group_ref, join_names, selector_arg, show_group_command
 from .model import Finding, NotApplicable, Read
 from .registry import check
 
@@ -52,13 +55,22 @@ def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
         raise NotApplicable("no KernelCacheNodeGroup exists (create one to choose the nodes that prepare caches)")
-    members = facts(snapshot).members_of_group
+    f = facts(snapshot)
+    members = f.members_of_group
+    default = f.config.default_node_group
     for group in snapshot.node_groups:
         if not group.node_selector:
+            users = sorted(f"{k.namespace}/{k.name}" for k in snapshot.kernel_caches
+                           if (k.node_group or default) == group.name)
+            failed = c.MSG_EMPTY_SELECTOR.format(name=group.name)
+            agents = (f"; KernelCaches reference it ({join_names(users, 5)}), so every Ready node's agent fails its "
+                      f"status pass (\"discover KernelCaches for node ...: {failed}\"): all KernelCacheNode entries "
+                      "freeze cluster-wide, and KServe's KernelCache reconciler fails for those KernelCaches without "
+                      "writing status" if users else "")
             yield Finding(ID, "error", group_ref(group.name),
                           f"{c.MSG_EMPTY_SELECTOR.format(name=group.name)}: KServe's node reconciler aborts every "
                           "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
-                          "updated for any group",
+                          f"updated for any group{agents}",
                           group=group.name,
                           hint=command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=merge", "-p",
                                        json_body({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}})),
@@ -70,9 +82,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
-    near = near_misses(group, snapshot.nodes)
+    index = facts(snapshot).membership.index
+    near = near_misses(group, index)
     near_names = {n.name for n, _ in near}
-    for node in snapshot.nodes:  # every key present but with other values: as near as it gets for one label
+    for i in index.with_keys(group.node_selector):  # every key, other values: as near as it gets for one label
+        node = index.nodes[i]
         mm = label_mismatch(group.node_selector, node.labels)
         if node.name not in near_names and not mm.missing and mm.different:
             near.append((node, mm))

@@ -21,12 +21,7 @@ from .. import objects as o
 from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.placement import agent_tolerations, rejected_tolerations
-from ..kernelcache.taints import (
-    PREFER_NO_SCHEDULE,
-    daemon_pod_tolerations,
-    evicting_after,
-    untolerated_taints,
-)
+from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_tolerations
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
@@ -84,18 +79,23 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not f.member_nodes:
         return
     ds = f.agent_daemonset if read_ok(snapshot, readplan.AGENT_DAEMONSET) else None
-    desired = daemon_pod_tolerations(agent_tolerations(snapshot.node_groups))
+    desired = TaintJoin(daemon_pod_tolerations(agent_tolerations(snapshot.node_groups)))
+    agent = TaintJoin(daemon_pod_tolerations(ds.tolerations)) if ds is not None else None
+    jobs: dict[str, TaintJoin] = {}  # group name -> its tolerations against each distinct set of taints
     for node in f.member_nodes:
         groups = f.groups_of_node[node.name]
         for group in groups:
-            yield from _job(node, group)
-        if ds is not None:
-            yield from _agent(node, groups[0], ds, desired)
+            join = jobs.get(group.name)
+            if join is None:
+                join = jobs[group.name] = TaintJoin(group.tolerations)
+            yield from _job(node, group, join)
+        if agent is not None:
+            yield from _agent(node, groups[0], agent, desired)
 
 
-def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
+def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]:
     ref = node_ref(node.name)
-    blocking = _relevant(untolerated_taints(node, group.tolerations))
+    blocking = _relevant(join.untolerated(node))
     if blocking:
         yield Finding(ID, "error", ref,
                       f"preparation Jobs cannot run on {node.name}: {_taints(blocking)} not tolerated by "
@@ -105,7 +105,7 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
                       evidence=tuple(f"untolerated taint: {t}" for t in blocking), code="blocks-jobs",
                       cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
                       lister=taints_lister(group))
-    soft = _relevant(untolerated_taints(node, group.tolerations, effects=(PREFER_NO_SCHEDULE,)))
+    soft = _relevant(join.untolerated(node, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
         yield Finding(ID, "warning", ref,
                       f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
@@ -114,7 +114,7 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
                       group=group.name, hint=add_tolerations_hint(group, soft),
                       evidence=tuple(f"untolerated taint: {t}" for t in soft), code="prefer-no-schedule",
                       cause=f"{_taints(soft)} not tolerated by {group.name}", lister=taints_lister(group))
-    for taint, seconds in evicting_after(node, group.tolerations):
+    for taint, seconds in join.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
         yield Finding(ID, "warning", ref,
@@ -125,12 +125,12 @@ def _job(node: o.Node, group: o.NodeGroup) -> Iterator[Finding]:
                       cause=f"taint {taint} tolerated by {group.name} for {seconds}s", lister=taints_lister(group))
 
 
-def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.Toleration]) -> Iterator[Finding]:
+def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoin) -> Iterator[Finding]:
+    """`agent`: the agent DaemonSet's pods' tolerations; `desired`: those the node groups imply."""
     ref = node_ref(node.name)
-    tolerations = daemon_pod_tolerations(ds.tolerations)
-    blocking = _relevant(untolerated_taints(node, tolerations))
+    blocking = _relevant(agent.untolerated(node))
     if blocking:
-        stale = not _relevant(untolerated_taints(node, desired))
+        stale = not _relevant(desired.untolerated(node))
         if stale:
             why = ("the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
                    "KServe's controller has not updated the DaemonSet")
@@ -144,7 +144,7 @@ def _agent(node: o.Node, group: o.NodeGroup, ds: o.DaemonSet, desired: list[o.To
                       group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking),
                       code="blocks-agent", cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
                       lister=taints_lister(group))
-    for taint, seconds in evicting_after(node, tolerations):
+    for taint, seconds in agent.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
         yield Finding(ID, "warning", ref,

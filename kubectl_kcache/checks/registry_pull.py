@@ -9,12 +9,17 @@
   a Job again while one with the same deterministic name exists, so the retry waits until
   `jobTTLSecondsAfterFinished` deletes it; the hint deletes it now. Jobs for an older artifact of the
   KernelCache are ignored, as the agent ignores them.
-* `registry.auth.type: serviceAccountToken`: the prefetcher ServiceAccount in the job namespace
-  (`kernel-cache-prefetcher-sa`, or `kernel-cache-prefetcher` in older KServe) must carry
-  `internal.serving.kserve.io/kernelcache-prefetcher: "true"` and disable token automount, else every
-  KernelCache fails with KServe's StorageError (quoted); the RoleBinding of the same family in each
-  KernelCache namespace must be managed, bind the ServiceAccount and reference `pullRoleRef` (KServe
-  replaces one with another roleRef only while no preparation Job of that namespace runs: warning).
+* A preparation pod's failure as the node agent reads it (the first of: a waiting container as above, a
+  container terminated non-zero in any phase, the pod's `status.message`, its `status.reason` such as
+  `Evicted`, `preparation Pod failed` for phase Failed): error, naming the pod and the message the agent
+  puts on the node's entry.
+* For every registry auth type (`none` too), the prefetcher ServiceAccount `kernel-cache-prefetcher-sa` in
+  the job namespace must carry `internal.serving.kserve.io/kernelcache-prefetcher: "true"` and disable token
+  automount, else every KernelCache fails with KServe's StorageError (quoted). With `serviceAccountToken`
+  the RoleBinding `kernel-cache-prefetcher-rb` in each KernelCache namespace must be managed, bind the
+  ServiceAccount and reference `pullRoleRef` (KServe replaces one with another roleRef only while no
+  preparation Job of that namespace runs: warning); with `none` an unmanaged one is ignored and a managed
+  one must still name only that ServiceAccount.
 * `registry.endpoint` set but not a registry host with optional port (no scheme, path or spaces):
   error. KServe validates it only for serviceAccountToken (then it is a config error); with auth `none`
   it is accepted and generated capture targets `<endpoint>/<ns>/kernel-cache-<isvc>:<revision>` are not
@@ -30,6 +35,7 @@ from .. import objects as o
 from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
+from ..kernelcache.preparation import EXITED, WAITING, failed_pod
 from ..snapshot import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
@@ -37,7 +43,8 @@ from .model import Finding, ObjectRef, Read
 from .registry import check
 
 ID = "registry-pull"
-SA_FOR_RB = dict(zip(c.PREFETCHER_ROLE_BINDINGS, c.PREFETCHER_SERVICE_ACCOUNTS, strict=True))
+# the newest names (cache_prefetch.go@30750567); older KServe named the ServiceAccount kernel-cache-prefetcher
+PREFETCHER_SA, PREFETCHER_RB = c.PREFETCHER_SERVICE_ACCOUNTS[0], c.PREFETCHER_ROLE_BINDINGS[0]
 JOB_LABEL = "batch.kubernetes.io/job-name"
 
 
@@ -68,6 +75,7 @@ def _prepares(meta: o.Meta) -> str:
     "pod-cannot-start": ("error", "a preparation pod waiting on an image pull or a container error"),
     "pod-exited": ("error", "a preparation pod whose container exited non-zero"),
     "pod-unschedulable": ("error", "a preparation pod that cannot be scheduled"),
+    "pod-failed": ("error", "a preparation pod with a status message or reason (e.g. Evicted), or phase Failed"),
     "prefetcher-sa-missing": ("warning", "no prefetcher ServiceAccount although KernelCaches exist"),
     "prefetcher-sa-unmanaged": ("error", "a reserved prefetcher ServiceAccount KServe does not manage"),
     "prefetcher-sa-automount": ("error", "the managed prefetcher ServiceAccount mounts its token"),
@@ -106,9 +114,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             finding = _pod(pod)
             if finding is not None:
                 yield finding
-    if cfg.registry.auth.type == AUTH_SA_TOKEN:
-        yield from _service_accounts(snapshot, job_ns)
-        yield from _role_bindings(snapshot, cfg)
+    # KServe ensures the prefetcher ServiceAccount for every auth type; the RoleBinding for serviceAccountToken
+    # (with auth none a managed one is only deleted, an unmanaged one ignored)
+    yield from _service_accounts(snapshot, job_ns)
+    yield from _role_bindings(snapshot, cfg)
     endpoint = cfg.registry.endpoint
     if endpoint and not endpoint_valid(endpoint):
         yield Finding(ID, "error", config_ref(),
@@ -149,24 +158,30 @@ def _pod(pod: o.Pod) -> Finding | None:
     which = _prepares(pod.meta)
     hint = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
     lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
-    for cs in pod.containers:
-        if cs.waiting_reason in c.PREPARATION_FAILURE_REASONS:
-            text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
-            what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
-                    if cs.waiting_reason in c.IMAGE_PULL_REASONS else "")
-            return Finding(ID, "error", ref,
-                           f"{lead} cannot start: {which}container {cs.name} is waiting: {what}{text}",
-                           hint=hint, evidence=(f"{cs.name}: {cs.waiting_reason}",), code="pod-cannot-start",
-                           cause=f"preparation pods waiting: {text}", lister=lister)
-    for cs in pod.containers:
-        if pod.phase == "Failed" and cs.exit_code not in (None, 0):
-            detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
-            return Finding(ID, "error", ref,
-                           f"{lead} failed: {which}container {cs.name} exited with code {cs.exit_code}"
-                           f"{f' ({detail})' if detail else ''}; the artifact is not usable on the node",
-                           hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", cs.name),
-                           code="pod-exited", cause=f"preparation pods exited with code {cs.exit_code}",
-                           lister=lister)
+    failure = failed_pod(pod)
+    agent = f"; the node's agent marks its entry Error with \"{failure.message}\"" if failure is not None else ""
+    if failure is not None and failure.kind == WAITING:
+        what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
+                if failure.reason in c.IMAGE_PULL_REASONS else "")
+        text = f"{failure.reason}: {failure.message}" if failure.message != failure.reason else failure.reason
+        return Finding(ID, "error", ref,
+                       f"{lead} cannot start: {which}container {failure.container} is waiting: {what}{text}{agent}",
+                       hint=hint, evidence=(f"{failure.container}: {failure.reason}",),
+                       code="pod-cannot-start", cause=f"preparation pods waiting: {text}", lister=lister)
+    if failure is not None and failure.kind == EXITED:
+        detail = ": ".join(dict.fromkeys(x for x in (failure.reason, failure.message) if x))
+        return Finding(ID, "error", ref,
+                       f"{lead} failed: {which}container {failure.container} exited with code {failure.exit_code} "
+                       f"(phase {pod.phase or 'unknown'}){agent}; the artifact is not usable on the node",
+                       hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", failure.container),
+                       evidence=(detail,) if detail else (), code="pod-exited",
+                       cause=f"preparation pods exited with code {failure.exit_code}", lister=lister)
+    if failure is not None:
+        why = "it was evicted" if failure.reason == "Evicted" else f"phase {pod.phase or 'unknown'}"
+        return Finding(ID, "error", ref, f"{lead} failed ({why}): {which}{failure.message}{agent}", hint=hint,
+                       evidence=tuple(x for x in (f"status.reason: {pod.reason}" if pod.reason else "",
+                                                  f"status.message: {pod.message}" if pod.message else "") if x),
+                       code="pod-failed", cause=f"preparation pods failed: {failure.message}", lister=lister)
     if pod.scheduled_reason == "Unschedulable":
         return Finding(ID, "error", ref,
                        f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
@@ -180,12 +195,11 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
     accounts = [sa for sa in snapshot.service_accounts if sa.meta.namespace == job_ns]
     if not observed(snapshot, readplan.PREFETCHER_SERVICE_ACCOUNTS, bool(accounts)):
         return
-    found = [sa for sa in accounts if sa.meta.name in c.PREFETCHER_SERVICE_ACCOUNTS]
+    found = [sa for sa in accounts if sa.meta.name == PREFETCHER_SA]
     if not found and snapshot.kernel_caches:
-        names = " or ".join(c.PREFETCHER_SERVICE_ACCOUNTS)
-        yield Finding(ID, "warning", ObjectRef("ServiceAccount", c.PREFETCHER_SERVICE_ACCOUNTS[0], job_ns),
-                      f"no prefetcher ServiceAccount ({names}) in {job_ns} although KernelCaches exist: KServe "
-                      "creates it before the first preparation Job with serviceAccountToken auth, so it has not got "
+        yield Finding(ID, "warning", ObjectRef("ServiceAccount", PREFETCHER_SA, job_ns),
+                      f"no prefetcher ServiceAccount {PREFETCHER_SA} in {job_ns} although KernelCaches exist: KServe "
+                      "ensures it (for every registry auth type) before the first preparation Job, so it has not got "
                       "that far (look for KernelCaches in Error/StorageError)",
                       hint=f"kubectl get {c.PLURAL_CACHES} -A", code="prefetcher-sa-missing")
     for sa in found:
@@ -210,13 +224,17 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
     if not observed(snapshot, readplan.PREFETCHER_ROLE_BINDINGS, bool(snapshot.role_bindings)):
         return
     pull = cfg.registry.auth.pull_role_ref
+    token = cfg.registry.auth.type == AUTH_SA_TOKEN
     cache_namespaces = {kc.namespace for kc in snapshot.kernel_caches}
     for rb in snapshot.role_bindings:
         ns = rb.meta.namespace or ""
-        if rb.meta.name not in SA_FOR_RB or ns not in cache_namespaces:
+        if rb.meta.name != PREFETCHER_RB or ns not in cache_namespaces:
             continue
         ref = ObjectRef("RoleBinding", rb.meta.name, ns)
-        if rb.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
+        managed = rb.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) == "true"
+        if not token and not managed:
+            continue  # auth none: KServe ignores a binding it does not manage
+        if not managed:
             yield Finding(ID, "error", ref,
                           f"reserved RoleBinding {ns}/{rb.meta.name} already exists and is not managed by KernelCache "
                           f"(it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KernelCaches in {ns} fail with this "
@@ -224,7 +242,7 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                           hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name)
                           + "  # KServe re-creates it", code="prefetcher-rb-unmanaged")
             continue
-        sa = ("ServiceAccount", cfg.job_namespace, SA_FOR_RB[rb.meta.name])
+        sa = ("ServiceAccount", cfg.job_namespace, PREFETCHER_SA)
         if sa not in rb.subjects:
             yield Finding(ID, "error", ref,
                           f"managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject (wants "
@@ -233,7 +251,7 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                           + "  # KServe re-creates it",
                           evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
                           code="prefetcher-rb-subject")
-        if pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
+        if token and pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
             yield Finding(ID, "warning", ref,
                           f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
                           f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "

@@ -32,9 +32,10 @@ from ..kernelcache import constants as c
 from ..kernelcache.caches import PHASES, effective_group, entry_phase
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
-from ..kernelcache.membership import groups_by_node
+from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
 from ..snapshot import ClusterSnapshot, require
+from .fleet import FleetHitRate
 
 KIND = "KcacheStatus"
 VERSION = 1
@@ -144,13 +145,21 @@ class StatusReport:
     notes: tuple[str, ...] = field(default=())
     # with --watch: {"state": "current" | "failing", "problems": [...]}, in every document
     watch: dict[str, Any] | None = None
+    # the serving pods' hit rate (`why-not-cached -A`), or why it is not shown (a str); None: not computed
+    serving: FleetHitRate | str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `status -o json` document, with `source` as every machine format carries."""
-        doc = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict()}
+        doc: dict[str, Any] = {"kind": KIND, "version": VERSION, "source": self.provenance.to_dict()}
         if self.watch is not None:
             doc["watch"] = self.watch
-        return {**doc, **self.status.to_dict()}
+        doc.update(self.status.to_dict())
+        if isinstance(self.serving, str):
+            doc["servingPods"] = {"notShown": self.serving}
+        elif self.serving is not None:
+            doc["servingPods"] = {**self.serving.totals.to_dict(),
+                                  "inferenceServices": [r.to_dict() for r in self.serving.rows]}
+        return doc
 
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -220,11 +229,7 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
 
     key, value = c.AGENT_POD_LABEL
     agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
-    members: dict[str, list[o.Node]] = {g.name: [] for g in snapshot.node_groups}
-    of_node = groups_by_node(snapshot.nodes, snapshot.node_groups)
-    for node in snapshot.nodes:
-        for g in of_node.get(node.name, ()):
-            members[g.name].append(node)
+    members = membership_of(snapshot).members_of_group
     phases = {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()}
 
     out = []

@@ -34,10 +34,18 @@ from .. import readplan as plan
 from ..apivalidation import go_quote
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches, capture_complete
+from ..kernelcache.capture import (
+    CREATE,
+    LINK,
+    MISMATCH,
+    SHADOWED,
+    TERMINATING,
+    capture_caches,
+    capture_complete,
+)
 from ..kernelcache.config import DEFAULT_GROUP_LABEL, ConfigState, default_group_problem, read_config
 from ..kernelcache.gostrings import trim_space
-from ..kernelcache.membership import is_ambiguous
+from ..kernelcache.membership import is_ambiguous, label_index_of
 from ..kernelcache.names import capture_name_for_pod
 from ..kernelcache.selection import (
     Decision,
@@ -376,6 +384,8 @@ def _created_cache(snapshot: ClusterSnapshot, capture: Capture | None,
                      "to it (no selection, no event) on its next pass over that KernelCache")
     elif outcome.outcome == MISMATCH:
         notes.append(f"{outcome.reason}: KServe refuses to link them, on every pass")
+    elif outcome.outcome == TERMINATING:
+        notes.append(outcome.reason)
     elif outcome.outcome == SHADOWED:
         notes.append(f"capture {capture.name} maps to KernelCache {generated} like capture {outcome.owner} (same "
                      "first 38 characters, same digest): KServe links only one capture per KernelCache name, and "
@@ -457,7 +467,7 @@ def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision
 
 
 def _default_label_trap(snapshot: ClusterSnapshot, default: str) -> list[Step]:
-    problem = default_group_problem(default, snapshot.group_by_name, {k for n in snapshot.nodes for k in n.labels},
+    problem = default_group_problem(default, snapshot.group_by_name, label_index_of(snapshot).keys,
                                     {g.name: g.node_selector for g in snapshot.node_groups})
     if problem is None or problem.kind != DEFAULT_GROUP_LABEL:
         return []

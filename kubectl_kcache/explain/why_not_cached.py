@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import readplan as plan
@@ -29,7 +29,8 @@ from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
-from ..kernelcache.config import read_config
+from ..kernelcache.config import ConfigState, read_config
+from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..kinds import ListSpec
 from ..objects import KernelCache, Pod, find_condition, parse_time
@@ -83,8 +84,17 @@ class WhyNotCached:
     next_command: str = ""
     isvc: str = ""
     source_note: str = ""  # how a manifest was rendered
+    # which pods use the KernelCache the pod has (or would get), on which nodes (KernelCache.status.usage, each
+    # KernelCacheNode's totalPodsUsing); None without one
+    usage: dict[str, Any] | None = None
     # lists that refine the answer but could not be read (`forbidden: list mutatingwebhookconfigurations`)
     unread: tuple[str, ...] = ()
+    # furthest_candidate(admission), when already known (pods that share a decision share it)
+    furthest: tuple[a.Candidate | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def best_candidate(self) -> a.Candidate | None:
+        return self.furthest[0] if self.furthest is not None else furthest_candidate(self.admission)
 
     @property
     def now_blocked_by(self) -> str | None:
@@ -94,7 +104,7 @@ class WhyNotCached:
         if gate is None:
             return None
         if gate.id in (a.CANDIDATES, a.SELECTION):
-            best = furthest_candidate(self.admission)
+            best = self.best_candidate
             if best is not None and best.rejected_by:
                 return best.rejected_by
         return gate.id
@@ -103,6 +113,15 @@ class WhyNotCached:
     def exit_cached(self) -> bool:
         """What the exit code reports: the pod's history, or for a manifest the prediction."""
         return bool(self.cached) if self.cached is not None else self.admission.outcome == a.CACHED
+
+    def now_document(self) -> dict[str, Any]:
+        """What admission would do today, as `result.now` says it (without the denial's text)."""
+        adm = self.admission
+        return {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
+                "outcome": adm.outcome,
+                # False when the answer rests on something KServe's stored code leaves open
+                "certain": not (adm.outcome == a.CACHED and adm.inferred),
+                "inferred": list(adm.inferred) if adm.outcome == a.CACHED else []}
 
     def to_dict(self) -> dict[str, Any]:
         adm = self.admission
@@ -117,8 +136,7 @@ class WhyNotCached:
             "result": {
                 "cached": self.cached,
                 "kernelCache": self.recorded_cache or None,
-                "now": {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
-                        "outcome": adm.outcome, "denial": denial or None},
+                "now": {**self.now_document(), "denial": denial or None},
                 "placement": self.placement.to_dict() if self.placement is not None else None,
             },
             "gates": [_gate_dict(g) for g in adm.gates],
@@ -127,6 +145,7 @@ class WhyNotCached:
             "factors": dict(ident.factors) if ident else None,
             "candidates": [_candidate_dict(x, adm.winner) for x in adm.candidates],
             "injection": _injection_dict(adm.injection),
+            "usage": self.usage,
             "notes": list(self.notes),
             "next": self.next_command or None,
             "unread": list(self.unread),
@@ -194,7 +213,8 @@ def matches_pod(cand: a.Candidate, adm: a.Admission) -> bool:
 # ---- inputs ------------------------------------------------------------------------------------------
 
 def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
-    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
+    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CAPTURES: "captures",
+                  c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
                   "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
                   c.PLURAL_NODE_GROUPS: "node_groups"}[resource]
     return bool(getattr(snapshot, field_name))
@@ -205,6 +225,12 @@ def _usable(snapshot: ClusterSnapshot, spec: ListSpec) -> bool:
     if not covering(snapshot, spec).ok:
         return False
     return not snapshot.reads_assumed or _present(snapshot, spec.plural)
+
+
+def _usable_captures(snapshot: ClusterSnapshot, namespace: str) -> bool:
+    """Whether the namespace's captures were read (plain files without captures record them as not in the
+    input): the sidecar step skips a revision whose capture is terminal. Absent: the CRD is not served."""
+    return unusable(snapshot, plan.CAPTURES.in_namespace(namespace), absent_is_none=True) is None
 
 
 def required(namespace: str, pod_name: str | None) -> list[ListSpec]:
@@ -235,8 +261,8 @@ def check_required_reads(snapshot: ClusterSnapshot, namespace: str, pod_name: st
 
 def optional_unread(snapshot: ClusterSnapshot, namespace: str, pod: Pod) -> tuple[str, ...]:
     """The lists that refine the answer and could not be read, named in it."""
-    specs = [plan.WEBHOOK, plan.namespace(namespace), plan.NODE_GROUPS] + ([plan.node(pod.node_name)]
-                                                                           if pod.node_name else [])
+    specs = [plan.WEBHOOK, plan.namespace(namespace), plan.NODE_GROUPS, plan.CAPTURES.in_namespace(namespace)] + (
+        [plan.node(pod.node_name)] if pod.node_name else [])
     return tuple(str(u) for u in (unusable(snapshot, s) for s in specs) if u is not None)
 
 
@@ -256,31 +282,55 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
         raise InputError("why-not-cached needs a pod name or a manifest")
     check_required_reads(snapshot, namespace, pod_name if manifest is None else None)
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
-    basis = BASIS_MANIFEST if manifest is not None else BASIS_POD
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
-    inputs = a.Inputs(
-        pod=a.pre_admission(pod),
-        namespace=namespace,
-        config=config,
-        kcns=snapshot.kcns,
-        # only the namespace's, as the live reader lists them: the answer is the same from a full dump
-        kernel_caches={k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
-        webhooks=snapshot.webhooks,
-        webhook_known=_usable(snapshot, plan.WEBHOOK),
-        namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
-    )
-    admission = a.decide(inputs)
+    revision_known = not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION)
+    admission = a.decide(admission_inputs(snapshot, namespace, pod, config, revision_known=revision_known))
+    return explained(snapshot, pod, admission, config, basis=BASIS_MANIFEST if manifest is not None else BASIS_POD,
+                     source_note=source_note, namespace=namespace)
+
+
+def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
+                     entries: a.EntryIndex | None = None,
+                     kernel_caches: Mapping[str, KernelCache] | None = None, revision_known: bool = True) -> a.Inputs:
+    """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`; `entries` and
+    `kernel_caches` (the namespace's) when the caller already has them. Only the namespace's KernelCaches and
+    captures, as the live reader lists them: the answer is the same from a full dump."""
+    return a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod), webhook_known=_usable(snapshot, plan.WEBHOOK),
+                             captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known,
+                             config=config, kernel_caches=kernel_caches, entries=entries)
+
+
+def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
+              basis: str = BASIS_POD, source_note: str = "", namespace: str = "",
+              furthest: tuple[a.Candidate | None] | None = None) -> WhyNotCached:
+    """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
+    placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known."""
+    namespace = namespace or pod.namespace
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
         recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())
     placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
     why = WhyNotCached(basis=basis, namespace=namespace, pod_name=pod.name, node=pod.node_name,
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
-                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note)
+                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note,
+                       furthest=furthest or (furthest_candidate(admission),))
     notes, next_command = _story(snapshot, why, pod)
-    return WhyNotCached(**{**why.__dict__, "notes": tuple(notes), "next_command": next_command,
-                           "unread": optional_unread(snapshot, namespace, pod)})
+    usage = _usage(snapshot, recorded if cached else admission.cached_kernel_cache)
+    return replace(why, notes=tuple(notes), next_command=next_command, usage=usage,
+                   unread=optional_unread(snapshot, namespace, pod))
+
+
+def _usage(snapshot: ClusterSnapshot, kc_key: str | None) -> dict[str, Any] | None:
+    """Who uses the KernelCache, as KServe records it (it counts scheduled, live pods only)."""
+    kc = snapshot.kc_by_key.get(kc_key or "")
+    if kc is None:
+        return None
+    pods = [{"namespace": p.pod_ref.namespace if p.pod_ref else kc.namespace, "name": p.name,
+             "node": p.node_name or None} for p in kc.usage_pods]
+    nodes = sorted({p.node_name for p in kc.usage_pods if p.node_name})
+    per_node = {n: snapshot.kcn_by_name[n].total_pods_using for n in nodes if n in snapshot.kcn_by_name}
+    return {"kernelCache": kc_key, "pods": pods, "totalPods": len(pods), "nodes": nodes,
+            "totalPodsUsingByNode": per_node}
 
 
 def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
@@ -349,6 +399,8 @@ def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod) -> tuple[list
         next_command = _ready_after(why, now, notes)
     if now is None:
         next_command = _why_not_now(why, notes) or next_command
+    for line in adm.inferred if now else ():
+        notes.append(f"Not certain: {line}. Set containerPath on the KernelCache's cache path to make it exact.")
     if why.placement is not None:
         next_command = _placement_story(why, notes) or next_command
     if not next_command and now:
@@ -435,6 +487,13 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
     if gate.effect == a.REJECT:
         notes.append(f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
                      "FailedCreate event.")
+    if gate.id in a.SIDECAR_GATES:
+        cached = (f"a cache ({adm.winner.key}) was matched and mounted first, and still "
+                  if adm.injection is not None and adm.winner is not None else "")
+        notes.append(f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
+                     f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
+                     f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
+                     "\"false\" (the cache step is not affected).")
     for cand in adm.candidates:
         if cand.rejected_by == a.NAMESPACE:
             notes.append(f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
@@ -443,7 +502,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
             notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
                          "created before an entry is Ready start without it.")
     blocked = why.now_blocked_by or gate.id
-    best = furthest_candidate(adm)
+    best = why.best_candidate
     kc = best.kernel_cache if best is not None else None
     on_pod = why.basis == BASIS_POD
 
@@ -485,6 +544,10 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
         a.KERNELCACHE_EXISTS: command("kubectl", "get", "kernelcachenodes"),
         a.VERIFICATION: doctor("verification"),
         a.INJECTION: pod_cmd("-o", "yaml"),
+        a.CAPTURE_PATHS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.READINESS_PROBE: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_MOUNTS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_TARGET: command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME),
     }
     return by_gate.get(blocked, "")
 

@@ -21,8 +21,15 @@ decide what is a candidate at all), `footprint` (Workload pass, then Compatibili
 candidate that passes (Workload pass first) is mounted; an error while mounting it rejects the pod, with no
 fallback to the next candidate.
 
-Facts the webhook does not check and this module does not either: the KernelCache's own `status.state`,
-the node the pod will run on (no node affinity is added), the MCV capture sidecar that runs afterwards.
+Then, in the same admission, the capture sidecar step (`sidecar.py`): `sidecar` (whether it runs: injection
+on, an InferenceService pod of a ReplicaSet, the revision's capture not terminal), `capture-paths`,
+`readiness-probe`, `capture-target`, `capture-mounts`. It runs on the pod as the cache step left it, also
+when the cache step found no cache (a miss in `model-source`, `runtime-image`, `candidates` or `selection`
+does not end admission), and any failure rejects the pod, a matched cache included.
+
+Facts the webhook does not check and this module does not either: the KernelCache's own `status.state` and
+`deletionTimestamp` (a terminating cache is still mounted), the node the pod will run on (no node affinity
+is added), the image class in the sidecar step.
 """
 
 from __future__ import annotations
@@ -30,12 +37,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
 from ..objects import (
     CacheEntry,
+    Capture,
     Container,
     KernelCache,
     KernelCacheNode,
@@ -48,6 +57,7 @@ from ..objects import (
     WebhookEntry,
 )
 from . import constants as c
+from . import sidecar as sc
 from .config import ConfigState
 from .identity import (
     CONTAINER_KSERVE,
@@ -62,6 +72,9 @@ from .identity import (
     workload_ref,
 )
 from .selectors import describe_label_selector, label_selector_matches
+
+if TYPE_CHECKING:
+    from ..snapshot import ClusterSnapshot
 
 # ---- gate ids (stable: JSON gates[].id, candidates[].rejectedBy, result.now.blockedBy) -------------------
 WEBHOOK_INSTALLED = "webhook-installed"
@@ -79,9 +92,17 @@ RUNTIME_IMAGE = "runtime-image"
 CANDIDATES = "candidates"
 SELECTION = "selection"
 INJECTION = "injection"
+SIDECAR = sc.SIDECAR
+CAPTURE_PATHS = sc.CAPTURE_PATHS
+READINESS_PROBE = sc.READINESS_PROBE
+CAPTURE_TARGET = sc.CAPTURE_TARGET
+CAPTURE_MOUNTS = sc.CAPTURE_MOUNTS
+SIDECAR_GATES = sc.GATES
 POD_GATES = (WEBHOOK_INSTALLED, NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS, ISVC_LABEL, SUPPORTED,
              CONFIG, ENABLED, SIDECAR_ANNOTATION, MODEL_SOURCE, RUNTIME_CONTAINER, RUNTIME_IMAGE, CANDIDATES,
-             SELECTION, INJECTION)
+             SELECTION, INJECTION, *SIDECAR_GATES)
+# cache-step misses after which admission goes on to the sidecar step (which may still reject the pod)
+CACHE_MISSES = (MODEL_SOURCE, RUNTIME_IMAGE, CANDIDATES, SELECTION)
 
 NAMESPACE = "namespace"
 ENTRY_READY = "entry-ready"
@@ -105,7 +126,7 @@ WORKLOAD, COMPATIBILITY = "Workload", "Compatibility"
 _EFFECTS = {WEBHOOK_INSTALLED: NOT_CALLED, NAMESPACE_SELECTOR: NOT_CALLED, OBJECT_SELECTOR: NOT_CALLED,
             MATCH_CONDITIONS: NOT_CALLED, ISVC_LABEL: SKIP, SUPPORTED: SKIP, CONFIG: REJECT, ENABLED: SKIP,
             SIDECAR_ANNOTATION: REJECT, MODEL_SOURCE: SKIP, RUNTIME_CONTAINER: REJECT, RUNTIME_IMAGE: SKIP,
-            CANDIDATES: SKIP, SELECTION: SKIP, INJECTION: REJECT}
+            CANDIDATES: SKIP, SELECTION: SKIP, INJECTION: REJECT, **{g: REJECT for g in SIDECAR_GATES}}
 
 
 def entry_matches_cache(entry: CacheEntry, kc: KernelCache) -> bool:
@@ -194,7 +215,15 @@ class Admission:
 
     @property
     def blocked_by(self) -> Gate | None:
-        return next((g for g in self.gates if g.passed is False), None)
+        """The gate that decides: the first failure, except that a cache miss gives way to a later failure
+        of the sidecar step (the webhook goes on after a miss and rejects the pod there)."""
+        failed = [g for g in self.gates if g.passed is False]
+        if not failed:
+            return None
+        first = failed[0]
+        if first.effect == SKIP and first.id in CACHE_MISSES:
+            return next((g for g in failed if g.id in SIDECAR_GATES), first)
+        return first
 
     @property
     def outcome(self) -> str:
@@ -214,6 +243,38 @@ class Admission:
     def gate(self, gate_id: str) -> Gate | None:
         return next((g for g in self.gates if g.id == gate_id), None)
 
+    @property
+    def inferred(self) -> tuple[str, ...]:
+        """What the answer rests on that KServe's stored code does not decide (the Triton container path)."""
+        kc = self.winner.kernel_cache if self.winner is not None else None
+        return inferred_paths(kc) if kc is not None and self.injection is not None else ()
+
+
+def inferred_paths(kc: KernelCache) -> tuple[str, ...]:
+    """Cache paths with ociPath io.triton.cache and no containerPath: the 3-argument ResolveContainerPath the
+    newest injection calls is not in KServe's stored code, so where they are mounted (TRITON_CACHE_DIR, else
+    /root/.triton/cache here) is inferred; every stored 2-argument form would use the vLLM rule instead."""
+    art = kc.artifact
+    if art is None:
+        return ()
+    return tuple(f"cachePaths[{i}] (ociPath {c.OCI_PATH_TRITON}, no containerPath): mounted at the path from "
+                 f"{c.TRITON_CACHE_ENV}, else {c.TRITON_DEFAULT_CACHE_PATH}, which is inferred: KServe's stored code "
+                 f"does not decide it (its 2-argument form would use {c.VLLM_CACHE_ENV}, else "
+                 f"{c.VLLM_DEFAULT_CACHE_PATH})"
+                 for i, p in enumerate(art.cache_paths) if p.oci_path == c.OCI_PATH_TRITON and not p.container_path)
+
+
+@dataclass(frozen=True)
+class EntryIndex:
+    """The KernelCacheNodes' entries by KernelCache (`collect_entries`), with the lookups a decision makes:
+    built once, it serves every decision against the same nodes."""
+
+    by_ref: Mapping[tuple[str, str], list[NodeEntry]]
+    ready: Mapping[tuple[str, str], list[NodeEntry]]  # the Ready entries (KernelCaches with one only)
+    ready_in: Mapping[str, list[tuple[str, str]]]  # namespace -> KernelCaches with a Ready entry, sorted
+    refs_in: Mapping[str, set[tuple[str, str]]]  # namespace -> KernelCaches with any entry
+    by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -228,6 +289,12 @@ class Inputs:
     webhooks: Sequence[WebhookConfiguration] = ()
     webhook_known: bool = True
     namespace_labels: Mapping[str, str] | None = None
+    # the namespace's KernelCacheCaptures by name; None: not read (the sidecar step is then not decided)
+    captures: Mapping[str, Capture] | None = field(default_factory=dict)
+    # False for a manifest whose pod-template-hash is not known yet (a new revision: it has no capture)
+    revision_known: bool = True
+    # `index_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes
+    entries: EntryIndex | None = None
 
 
 # ---- the pod before the webhook ----------------------------------------------------------------------------
@@ -236,22 +303,34 @@ def is_injected_volume(name: str) -> bool:
     return name == c.SOURCE_VOLUME or name.startswith(c.RUNTIME_VOLUME_PREFIX)
 
 
+def _is_sidecar_volume(name: str) -> bool:
+    return name == c.MCV_REPORTER_VOLUME or name.startswith(c.MCV_CACHE_VOLUME_PREFIX)
+
+
 def pre_admission(pod: Pod) -> Pod:
     """The pod as its controller created it: without the webhook's kernel cache volumes, mounts, linker and
-    usage annotation (a pod read from the cluster carries them when it got a cache)."""
+    usage annotation, and without its capture sidecar (container `mcv`, its volumes and the reporter
+    annotation; only when that annotation says the webhook added it): a pod read from the cluster carries
+    them."""
+    sidecar = c.ANNOTATION_REPORTER_SECRET in pod.meta.annotations
+
+    def injected(name: str) -> bool:
+        return is_injected_volume(name) or (sidecar and _is_sidecar_volume(name))
+
     def strip(ctr: Container) -> Container:
-        return struct_replace(ctr, volume_mounts=tuple(m for m in ctr.volume_mounts if not is_injected_volume(m.name)))
+        return struct_replace(ctr, volume_mounts=tuple(m for m in ctr.volume_mounts if not injected(m.name)))
 
     spec = pod.spec or PodSpec()
-    annotations = {k: v for k, v in pod.meta.annotations.items() if k != c.ANNOTATION_USAGE}
+    dropped = (c.ANNOTATION_USAGE, c.ANNOTATION_REPORTER_SECRET) if sidecar else (c.ANNOTATION_USAGE,)
+    annotations = {k: v for k, v in pod.meta.annotations.items() if k not in dropped}
     return struct_replace(
         pod,
         metadata=struct_replace(pod.metadata, annotations=annotations),
         spec=struct_replace(
             spec,
-            containers=tuple(strip(x) for x in spec.containers),
+            containers=tuple(strip(x) for x in spec.containers if not (sidecar and x.name == c.MCV_CONTAINER)),
             init_containers=tuple(strip(x) for x in spec.init_containers if x.name != c.LINKER_CONTAINER),
-            volumes=[v for v in spec.volumes or () if not is_injected_volume(str(v.get("name") or ""))],
+            volumes=[v for v in spec.volumes or () if not injected(str(v.get("name") or ""))],
         ),
     )
 
@@ -463,6 +542,23 @@ def collect_entries(kcns: Iterable[KernelCacheNode]) -> dict[tuple[str, str], li
     return out
 
 
+def index_entries(kcns: Iterable[KernelCacheNode]) -> EntryIndex:
+    by_ref = collect_entries(kcns)
+    ready = {k: r for k, v in by_ref.items() if (r := [e for e in v if e.entry.state == c.ENTRY_READY])}
+    ready_in: dict[str, list[tuple[str, str]]] = {}
+    refs_in: dict[str, set[tuple[str, str]]] = {}
+    by_compat: dict[str, set[tuple[str, str]]] = {}
+    for key in by_ref:
+        refs_in.setdefault(key[0], set()).add(key)
+    for key, entries in ready.items():
+        ready_in.setdefault(key[0], []).append(key)
+        for e in entries:
+            if e.entry.footprints.compatibility:
+                by_compat.setdefault(e.entry.footprints.compatibility, set()).add(key)
+    return EntryIndex(by_ref, ready, {ns: sorted(v) for ns, v in ready_in.items()}, refs_in,
+                      {fp: sorted(v) for fp, v in by_compat.items()})
+
+
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
     return bool(ident.workload_footprint) and bool(ident.compatibility_footprint) and any(
         e.entry.footprints.workload == ident.workload_footprint
@@ -626,10 +722,9 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
-    by_ref = collect_entries(inputs.kcns)
-    ready = {k: [e for e in v if e.entry.state == c.ENTRY_READY] for k, v in by_ref.items()}
-    kserve = sorted(k for k, v in ready.items() if v and k[0] == ns)
-    cands = {k: _candidate_base(k[0], k[1], ready[k], inputs.kernel_caches) for k in kserve}
+    index = inputs.entries if inputs.entries is not None else index_entries(inputs.kcns)
+    kserve = index.ready_in.get(ns, [])
+    cands = {k: _candidate_base(k[0], k[1], index.ready[k], inputs.kernel_caches) for k in kserve}
     winner: Candidate | None = None
     mode = inputs.config.config.artifact_security.mode if inputs.config.config is not None else "none"
     if ident is not None:
@@ -662,17 +757,18 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
             cands[key] = replace(cands[key], evaluated=False,
                                  detail="not evaluated: the pod's footprints are unknown")
     out = [cands[k] for k in kserve]
-    out += _non_candidates(inputs, ident, by_ref, set(kserve))
+    out += _non_candidates(inputs, ident, index, set(kserve))
     return out, winner
 
 
-def _non_candidates(inputs: Inputs, ident: Identity | None, by_ref: Mapping[tuple[str, str], list[NodeEntry]],
+def _non_candidates(inputs: Inputs, ident: Identity | None, index: EntryIndex,
                     seen: set[tuple[str, str]]) -> list[Candidate]:
     """The pod namespace's KernelCaches with no Ready entry, and other namespaces' caches the pod matches."""
     ns = inputs.namespace
+    by_ref = index.by_ref
     out: list[Candidate] = []
     keys = {(kc.namespace, kc.name) for kc in inputs.kernel_caches.values() if kc.namespace == ns}
-    keys |= {k for k in by_ref if k[0] == ns}
+    keys |= index.refs_in.get(ns, set())
     for key in sorted(keys - seen):
         entries = by_ref.get(key, [])
         states = ", ".join(f"{e.node} {e.entry.state or '(no state)'}" for e in entries)
@@ -683,9 +779,11 @@ def _non_candidates(inputs: Inputs, ident: Identity | None, by_ref: Mapping[tupl
                              rejected_by=ENTRY_READY, detail=detail, candidate=False))
     if ident is None:
         return out
-    for key in sorted(k for k in by_ref if k[0] != ns):
-        ready = [e for e in by_ref[key] if e.entry.state == c.ENTRY_READY]
-        if ready and (_compatibility_match(ident, ready) or _workload_match(ident, ready)):
+    # a workload match needs the compatibility footprint too: the caches with a Ready entry of the pod's
+    # compatibility footprint are every match
+    for key in (k for k in index.by_compatibility.get(ident.compatibility_footprint, ()) if k[0] != ns):
+        ready = index.ready[key]
+        if _compatibility_match(ident, ready) or _workload_match(ident, ready):
             out.append(Candidate(key[0], key[1], tuple(ready), inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
                                  rejected_by=NAMESPACE, candidate=False,
                                  detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "
@@ -823,6 +921,14 @@ def _add_source_mount(container: str, mounts: list[VolumeMount], new_mounts: lis
 
 def decide(inputs: Inputs) -> Admission:
     """KServe's admission of `inputs.pod` (as its controller created it: see `pre_admission`)."""
+    gates, cands, ident, model, winner, injection = _cache_step(inputs)
+    gates = _effects(gates)
+    gates += sidecar_gates(inputs, gates, injection)
+    return Admission(tuple(_effects(gates)), tuple(cands), ident, model, winner, injection)
+
+
+def _cache_step(inputs: Inputs) -> tuple[list[Gate], list[Candidate], Identity | None, ModelSource | None,
+                                         Candidate | None, Injection | None]:
     pod = inputs.pod
     gates = webhook_gates(inputs) + handler_gates(inputs)
     id_gates, model, ident = identity_gates(pod, inputs.namespace)
@@ -838,12 +944,12 @@ def decide(inputs: Inputs) -> Admission:
     if ident is None:
         gates.append(Gate(SELECTION, None, "not evaluated: the pod's footprints are unknown"))
         gates.append(Gate(INJECTION, None, "nothing selected"))
-        return Admission(tuple(_effects(gates)), tuple(cands), None, model)
+        return gates, cands, None, model, None, None
     if winner is None:
         gates.append(Gate(SELECTION, False if n_ready else None,
                           "no candidate passes every check (see candidates)" if n_ready else "no candidate"))
         gates.append(Gate(INJECTION, None, "nothing selected"))
-        return Admission(tuple(_effects(gates)), tuple(cands), ident, model)
+        return gates, cands, ident, model, None, None
     gates.append(Gate(SELECTION, True, f"{winner.key} ({winner.match} match)"))
     assert winner.kernel_cache is not None
     cfg = inputs.config.config
@@ -854,10 +960,64 @@ def decide(inputs: Inputs) -> Admission:
         gates.append(Gate(INJECTION, False, f"mounting {winner.key} fails: the webhook rejects the pod with HTTP "
                                             f"500 \"{exc}\" (it does not fall back to another KernelCache)",
                           message=str(exc)))
-        return Admission(tuple(_effects(gates)), tuple(cands), ident, model, winner)
+        return gates, cands, ident, model, winner, None
     gates.append(Gate(INJECTION, True, f"volume {c.SOURCE_VOLUME} (image {injection.image_reference}), init "
                                        f"container {c.LINKER_CONTAINER}, annotation {c.ANNOTATION_USAGE}={winner.key}"))
-    return Admission(tuple(_effects(gates)), tuple(cands), ident, model, winner, injection)
+    return gates, cands, ident, model, winner, injection
+
+
+def with_injection(pod: Pod, injection: Injection | None) -> Pod:
+    """The pod as the cache step leaves it: the injection's volumes and mounts added (what the sidecar step
+    sees)."""
+    if injection is None:
+        return pod
+    spec = pod.spec or PodSpec()
+    extra: dict[str, list[VolumeMount]] = {}
+    for m in injection.mounts:
+        extra.setdefault(m.container, []).append(VolumeMount(m.name, m.path, m.read_only))
+
+    def add(ctr: Container) -> Container:
+        return struct_replace(ctr, volume_mounts=(*ctr.volume_mounts, *extra.get(ctr.name, ())))
+
+    volumes = [*(spec.volumes or ()), *({"name": v.name, **dict(v.spec)} for v in injection.volumes)]
+    return struct_replace(pod, spec=struct_replace(spec, containers=tuple(add(x) for x in spec.containers),
+                                                   volumes=volumes))
+
+
+def sidecar_gates(inputs: Inputs, gates: Sequence[Gate], injection: Injection | None) -> list[Gate]:
+    """The capture sidecar step's gates: not reached when an earlier gate ended admission (anything but a
+    cache miss), else whether it runs and each of its checks."""
+    stop = next((g for g in gates if g.passed is False and not (g.effect == SKIP and g.id in CACHE_MISSES)), None)
+    cfg = inputs.config.config
+    if stop is not None or cfg is None:
+        why = f"not reached: admission ends at {stop.id}" if stop is not None else "no configuration to check"
+        return [Gate(g, None, why) for g in SIDECAR_GATES]
+    on, source = sc.injection_enabled(cfg, inputs.pod.meta.annotations)
+    if not on:
+        return [Gate(SIDECAR, True, f"skipped: {source}: no capture sidecar is injected")] + \
+            [Gate(g, None, "the sidecar step is skipped") for g in sc.STEPS]
+    step = sc.plan(with_injection(inputs.pod, injection), inputs.namespace, cfg, inputs.captures,
+                   revision_known=inputs.revision_known)
+    if step.runs is None:
+        return [Gate(SIDECAR, None, f"{source}; {step.why}: not checked")] + \
+            [Gate(g, None, "not checked: whether the sidecar step runs is not known") for g in sc.STEPS]
+    if not step.runs:
+        return [Gate(SIDECAR, True, f"skipped: {step.why}")] + \
+            [Gate(g, None, "the sidecar step is skipped") for g in sc.STEPS]
+    out = [Gate(SIDECAR, True, f"runs ({source}; {step.why}): the webhook injects the capture sidecar "
+                               f"{c.MCV_CONTAINER}")]
+    done = dict(step.passed)
+    for g in sc.STEPS:
+        if g in done:
+            out.append(Gate(g, True, done[g]))
+        elif step.error is not None and step.error.step == g:
+            out.append(Gate(g, False, f"the webhook rejects the pod with HTTP 500 \"{step.error}\" in the capture "
+                                      "sidecar step" + (", after mounting the cache" if injection is not None else
+                                                        " (the image class is not checked there)"),
+                            message=str(step.error)))
+        else:
+            out.append(Gate(g, None, "not reached: an earlier sidecar check fails"))
+    return out
 
 
 def _effects(gates: Iterable[Gate]) -> list[Gate]:
@@ -871,3 +1031,33 @@ def denial_message(admission: Admission) -> str:
     if gate is None or gate.effect != REJECT:
         return ""
     return f'admission webhook "{c.WEBHOOK_NAME}" denied the request: {gate.message}'
+
+
+# ---- inputs from a snapshot ----------------------------------------------------------------------------------
+
+def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
+                    captures_known: bool, revision_known: bool = True, config: ConfigState | None = None,
+                    kernel_caches: Mapping[str, KernelCache] | None = None,
+                    entries: EntryIndex | None = None) -> Inputs:
+    """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
+    KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
+    were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
+    passes what they share: the config, the namespace's KernelCaches, `index_entries(kcns)`."""
+    from .config import read_config
+
+    ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
+    return Inputs(
+        pod=pod,
+        namespace=namespace,
+        config=config if config is not None else read_config(snapshot.configmap(c.KSERVE_NAMESPACE,
+                                                                                 c.CONFIGMAP_NAME)),
+        kcns=snapshot.kcns,
+        kernel_caches=kernel_caches if kernel_caches is not None else {
+            k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        entries=entries,
+        webhooks=snapshot.webhooks,
+        webhook_known=webhook_known,
+        namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
+        captures={x.name: x for x in snapshot.captures if x.namespace == namespace} if captures_known else None,
+        revision_known=revision_known,
+    )

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..objects import Artifact, Capture, KernelCache, Node, NodeGroup, find_condition
 from . import constants as c
+from .membership import Membership
 from .names import generated_kernel_cache_name
 from .selection import Decision, select_node_group
 
@@ -85,6 +86,7 @@ LINK = "link"  # its KernelCache exists: set status.kernelCacheRef (no selection
 LINKED = "linked"  # its KernelCache exists and status.kernelCacheRef names it: nothing to do
 MISMATCH = "mismatch"  # its KernelCache exists with another artifact: KServe refuses to link, every pass
 SHADOWED = "shadowed"  # another complete capture maps to the same KernelCache name: never linked
+TERMINATING = "terminating"  # its KernelCache has a deletionTimestamp: KServe's pass returns at once, no link
 
 DEFAULT_OCI_PATH = "io.vllm.cache"  # the CRD's default for cachePaths[].ociPath
 
@@ -159,6 +161,9 @@ def cache_outcomes(captures: Iterable[Capture],
         kc = kernel_caches.get(f"{cap.namespace}/{name}")
         if kc is None:
             out[(cap.namespace, cap.name)] = CacheOutcome(CREATE, name, ref_was=ref_was)
+        elif kc.meta.deleting:
+            out[(cap.namespace, cap.name)] = CacheOutcome(TERMINATING, name, terminating_text(kc, cap.name),
+                                                          ref_was=ref_was)
         elif not artifacts_equal(cap.artifact, kc.artifact):
             out[(cap.namespace, cap.name)] = CacheOutcome(MISMATCH, name, mismatch_message(cap.namespace, name, cap),
                                                           ref_was=ref_was)
@@ -167,6 +172,18 @@ def cache_outcomes(captures: Iterable[Capture],
         else:
             out[(cap.namespace, cap.name)] = CacheOutcome(LINKED, name)
     return out
+
+
+def terminating_text(kc: KernelCache, capture: str = "") -> str:
+    """What KServe does with a KernelCache that has a deletionTimestamp, and what holds it (its finalizers)."""
+    held = kc.meta.finalizers
+    holds = (f"held by finalizer(s) {', '.join(held)}" if held else
+             "no finalizer holds it (it is about to disappear)")
+    after = (f"; once it is gone KServe re-creates it from capture {capture} (node-group selection runs again)"
+             if capture else "; once it is gone nothing re-creates it unless a complete capture maps to its name")
+    return (f"KernelCache {kc.namespace}/{kc.name} is terminating (deletionTimestamp {kc.meta.deletion_timestamp}), "
+            f"{holds}: KServe's reconciler returns right after reading it, so no link, no usage, no status and no "
+            f"Jobs (its status is frozen); the pod webhook still mounts it{after}")
 
 
 @dataclass(frozen=True)
@@ -185,9 +202,9 @@ class CaptureCache:
 
 def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, KernelCache],
                    groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node],
-                   default_group: str) -> list[CaptureCache]:
+                   default_group: str, membership: Membership | None = None) -> list[CaptureCache]:
     """Every capture with its outcome, in (namespace, name) order; the KernelCaches to create carry KServe's
-    node-group decision for them."""
+    node-group decision for them. `membership`: of `nodes` in `groups`, when already computed."""
     captures = list(captures)
     outcomes = cache_outcomes(captures, kernel_caches)
     out = []
@@ -195,6 +212,6 @@ def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, Kern
         outcome = outcomes[(cap.namespace, cap.name)]
         decision = None
         if outcome.outcome == CREATE:
-            decision = select_node_group(cap.active_session, groups, nodes, default_group)
+            decision = select_node_group(cap.active_session, groups, nodes, default_group, membership)
         out.append(CaptureCache(cap, outcome, decision))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,7 +354,7 @@ class DefaultGroupProblem:
         return any(ch in self.name for ch in _LABEL_ONLY)
 
 
-def default_group_problem(value: str, group_names: Iterable[str], label_keys: Iterable[str],
+def default_group_problem(value: str, group_names: Iterable[str], label_keys: Container[str],
                           selectors: Mapping[str, Mapping[str, str]] | None = None) -> DefaultGroupProblem | None:
     """None when `defaultNodeGroup` is unset or names an existing group exactly.
 
@@ -370,7 +370,7 @@ def default_group_problem(value: str, group_names: Iterable[str], label_keys: It
         return None
     if name in names:
         return DefaultGroupProblem(DEFAULT_GROUP_UNTRIMMED, value, name)
-    if any(ch in name for ch in _LABEL_ONLY) or name in set(label_keys):
+    if any(ch in name for ch in _LABEL_ONLY) or name in label_keys:
         key, eq, wanted = name.partition("=")
         with_label: tuple[str, ...] = ()
         if eq and selectors:

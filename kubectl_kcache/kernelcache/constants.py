@@ -140,3 +140,22 @@ VERIFICATION_SUCCEEDED = "Succeeded"
 MSG_ARTIFACT_NOT_ON_NODE = "OCI artifact is not present in Node.status.images"
 MSG_ARTIFACT_ON_NODE = "OCI artifact is present on the node"
 NODE_STATUS_MAX_IMAGES = 50  # the kubelet's default nodeStatusMaxImages
+
+# The capture sidecar the pod webhook injects after the cache (pkg/webhook/admission/kernelcache/sidecar.go,
+# pkg/kernelcache/podconfig/reporter.go, pkg/kernelcache/reporter)
+MCV_CONTAINER = "mcv"
+MCV_CACHE_VOLUME_PREFIX = "mcv-cache-"
+MCV_CACHE_MOUNT_ROOT = "/workspace/cache"
+MCV_REPORTER_VOLUME = "mcv-reporter-access"
+MCV_REPORTER_PATH = "/var/run/secrets/mcv-reporter"
+ANNOTATION_REPORTER_SECRET = "internal.serving.kserve.io/kernelcache-reporter-secret"
+REPORTER_PREFIX = "kernel-cache-reporter-"
+REPORTER_ACCESS_KEY = "access.json"
+CAPTURE_READY_CONDITION = "Ready"
+REASON_PRODUCER_GONE = "ProducerGone"
+
+# The KernelCacheCapture status validator (pkg/webhook/admission/kernelcache/capture_validator.go)
+CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
+CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
+CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"
+TOKEN_REQUESTER = "kserve-kernelcache-token-requester"  # RoleBinding and ClusterRole in each workload namespace

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..objects import Container
 from . import constants as c
@@ -155,9 +156,10 @@ class Identity:
     workload_footprint: str = ""
     compatibility_footprint: str = ""
 
-    @property
+    @cached_property
     def factors(self) -> dict[str, str]:
-        """Every factor (KServe's identity.Factors): workload keys, command/args hashes, runtime factors."""
+        """Every factor (KServe's identity.Factors): workload keys, command/args hashes, runtime factors (made
+        once: a decision compares them with every candidate's)."""
         out = {"namespace": self.namespace, "workloadKind": self.workload.kind,
                "workloadName": self.workload.name, "runtimeImage": self.runtime_image,
                "modelURIHash": self.model_uri_hash}

@@ -4,33 +4,110 @@ A node is in a group when it carries every selector label with that value (KServ
 empty selector therefore matches every node, which the CRD forbids and the node reconciler refuses).
 One KernelCacheNode, named after the node, exists per node in at least one group. Readiness is not
 considered. Nothing happens while the feature is disabled (existing ones are kept).
+
+Membership is computed once per snapshot (`membership_of`), from a label index: each group's members are the
+intersection of its selector pairs' node sets, O(labels + members) instead of O(nodes x groups). Every check,
+explanation, the status counts and reconcile's planner read that one result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 from ..objects import KernelCacheNode, Node, NodeGroup
+from ..snapshot import ClusterSnapshot
 from . import constants as c
-from .selectors import matching_groups
+from .selectors import LabelIndex, matching_groups
+
+
+@dataclass(frozen=True)
+class Membership:
+    """Which nodes are in which groups. `groups_of_node`: member node name -> its groups, sorted by name as
+    KServe sorts them (nodes in no group left out); `members_of_group`: every group's name -> its member nodes
+    in the order of the nodes given; `member_nodes`: the nodes in at least one group, in that order."""
+
+    groups_of_node: dict[str, list[NodeGroup]]
+    members_of_group: dict[str, list[Node]]
+    member_nodes: list[Node]
+    index: LabelIndex = field(compare=False, repr=False)
+
+    def groups_for(self, node: Node, groups: Iterable[NodeGroup]) -> list[NodeGroup]:
+        """The groups `node` is in, `groups` being the groups this membership was computed for: looked up when
+        `node` is one of its nodes, else (a node from elsewhere) matched."""
+        if self._node_by_name.get(node.name) is node:
+            return self.groups_of_node.get(node.name, [])
+        return matching_groups(node.labels, groups)
+
+    @cached_property
+    def _node_by_name(self) -> dict[str, Node]:
+        return {n.name: n for n in self.index.nodes}
+
+
+def membership(nodes: Iterable[Node], groups: Iterable[NodeGroup], index: LabelIndex | None = None) -> Membership:
+    """The membership of `nodes` in `groups` (KServe's MatchingGroups for every node at once); `index`: the
+    label index of these nodes, when one exists."""
+    nodes = nodes if isinstance(nodes, (list, tuple)) else list(nodes)
+    index = index if index is not None else LabelIndex(nodes)
+    of_position: dict[int, list[NodeGroup]] = {}
+    members: dict[str, list[Node]] = {}
+    for group in sorted(groups, key=lambda g: g.name):
+        positions = index.matching(group.node_selector)
+        members.setdefault(group.name, []).extend(nodes[i] for i in positions)
+        for i in positions:
+            hit = of_position.get(i)
+            if hit is None:
+                of_position[i] = [group]
+            else:
+                hit.append(group)
+    ordered = sorted(of_position)
+    return Membership(groups_of_node={nodes[i].name: of_position[i] for i in ordered},
+                      members_of_group=members, member_nodes=[nodes[i] for i in ordered], index=index)
+
+
+def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
+    """The label index of the snapshot's nodes, kept with the snapshot."""
+    return snapshot.derived("label-index", lambda: LabelIndex(snapshot.nodes))
+
+
+def membership_of(snapshot: ClusterSnapshot) -> Membership:
+    """The snapshot's membership, computed on first use and kept with the snapshot."""
+    return snapshot.derived("membership", lambda: membership(snapshot.nodes, snapshot.node_groups,
+                                                             label_index_of(snapshot)))
+
+
+def carry_membership(previous: ClusterSnapshot | None, current: ClusterSnapshot) -> bool:
+    """Let `current` reuse the membership (and label index) computed for `previous` when both hold the very
+    same Node and KernelCacheNodeGroup objects, as when the informers' changes since the last pass touched
+    neither (a KernelCache or KernelCacheNode event). Whether it was carried over."""
+    if previous is None or not _same(previous.nodes, current.nodes) or not _same(previous.node_groups,
+                                                                                current.node_groups):
+        return False
+    carried = False
+    for key in ("label-index", "membership"):
+        value = previous.derived_so_far(key)
+        if value is not None:
+            current.derived(key, partial(_itself, value))
+            carried = True
+    return carried
+
+
+def _itself(value: object) -> object:
+    return value
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def groups_by_node(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> dict[str, list[NodeGroup]]:
     """Node name -> the groups it is in, sorted by name as KServe sorts them; nodes in no group are left out."""
-    groups = list(groups)
-    out: dict[str, list[NodeGroup]] = {}
-    for node in nodes:
-        found = matching_groups(node.labels, groups)
-        if found:
-            out[node.name] = found
-    return out
+    return membership(nodes, groups).groups_of_node
 
 
 def member_nodes(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> list[Node]:
-    nodes = list(nodes)
-    index = groups_by_node(nodes, groups)
-    return [n for n in nodes if n.name in index]
+    return membership(nodes, groups).member_nodes
 
 
 def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:
@@ -52,12 +129,14 @@ def node_pass_blocked_by(groups: Iterable[NodeGroup]) -> str:
 
 
 def plan_memberships(
-    nodes: Iterable[Node], groups: Iterable[NodeGroup], kcns: Iterable[KernelCacheNode]
+    nodes: Iterable[Node], groups: Iterable[NodeGroup], kcns: Iterable[KernelCacheNode],
+    members_of: Membership | None = None,
 ) -> MembershipPlan:
+    """`members_of`: the membership of these nodes in these groups, when already computed."""
     groups = list(groups)
     blocked = node_pass_blocked_by(groups)
     if blocked:
         return MembershipPlan((), (), blocked)
-    members = {n.name for n in member_nodes(nodes, groups)}
+    members = set((members_of or membership(nodes, groups)).groups_of_node)
     existing = {k.name for k in kcns}
     return MembershipPlan(missing=tuple(sorted(members - existing)), orphaned=tuple(sorted(existing - members)))

@@ -76,3 +76,14 @@ def label_value(value: str) -> str:
     if len(value) <= MAX_NAME and _LABEL_VALUE.fullmatch(value):
         return value
     return "h-" + _sha256_hex(value)[:61]
+
+
+def reporter_name(capture_name: str) -> str:
+    """reporter.SecretName (also the reporter ServiceAccount, Role and RoleBinding):
+    `kernel-cache-reporter-<capture name, cut to fit, no trailing -/.>-<8 hex of sha256(capture name)>`."""
+    suffix = "-" + _sha256_hex(capture_name)[:8]
+    max_base = MAX_NAME - len(c.REPORTER_PREFIX) - len(suffix)
+    base = capture_name
+    if len(base.encode()) > max_base:
+        base = _cut_bytes(base, max_base).rstrip("-.")
+    return c.REPORTER_PREFIX + base + suffix

@@ -14,10 +14,16 @@ Accepted as a subset of KServe's rendering (what the pod webhook reads, nothing 
   labels (the InferenceService's, the predictor's, the runtime's, `serving.kserve.io/inferenceservice`,
   `component: predictor`); annotations (the runtime's `spec.annotations`, the InferenceService's and the
   predictor's); `storageUri` (or a custom container's `STORAGE_URI`) as the storage-initializer annotation.
-  Everything else a real pod gets (storage initializer, probes, resources, transformer, sidecars) does not
-  change the decision and is not rendered. Whatever this cannot render as KServe would (other predictor
-  fields, other placeholders, `storageUris`, the "-gpu" image suffix some runtimes get, an annotation set
-  differently in two places) is an error that says so: give the predictor Deployment's pod template instead.
+  The container is rendered whole, its readinessProbe and ports included: the webhook's capture sidecar step
+  reads them and denies a pod without an HTTP readinessProbe on loopback. Everything else a real pod gets
+  (storage initializer, resources, transformer, other sidecars) does not change the decision and is not
+  rendered. Whatever this cannot render as KServe would (other predictor fields, other placeholders,
+  `storageUris`, the "-gpu" image suffix some runtimes get, an annotation set differently in two places) is
+  an error that says so: give the predictor Deployment's pod template instead.
+
+A pod of a Deployment carries the `pod-template-hash` label of its ReplicaSet, which the sidecar step needs.
+For an InferenceService or a Deployment the hash is not known before the ReplicaSet exists: the label is
+set to NEW_REVISION, a new revision (which has no capture yet). A ReplicaSet's template has the real hash.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "PodTemplate")
 DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 # UpdateImageTag appends "-gpu" to a tagged image of these runtimes when the container asks for a GPU
 GPU_SUFFIX_RUNTIMES = ("kserve-tfserving", "kserve-torchserve", "kserve-huggingfaceserver")
+NEW_REVISION = "(new-revision)"  # pod-template-hash of a pod whose ReplicaSet does not exist yet
 _PLACEHOLDER = re.compile(r"\{\{\s*([^}]*?)\s*\}\}")
 _TAG = re.compile(r"(:([\w.\-_]*))$")
 
@@ -75,6 +82,8 @@ def _from_template(obj: Mapping[str, Any], origin: str) -> tuple[dict[str, Any],
     if not template:
         raise InputError(f"--manifest {origin}: {obj.get('kind')} {_name(obj)} has no pod template")
     md = dict(_map(template.get("metadata")))
+    if obj.get("kind") == "Deployment":
+        md["labels"] = {**_map(md.get("labels")), c.LABEL_POD_TEMPLATE_HASH: NEW_REVISION}
     md.setdefault("name", f"{_name(obj)}-(new)")
     md.setdefault("namespace", _map(obj.get("metadata")).get("namespace"))
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": dict(_map(template.get("spec")))}
@@ -185,7 +194,7 @@ def render_isvc(isvc: Mapping[str, Any], runtimes: Sequence[Mapping[str, Any]],
     container = _placeholders(container, {"name": name, "namespace": meta.get("namespace") or ""}, origin)
     labels = _merge_labels(origin, "label", _map(runtime_meta.get("labels")), _map(meta.get("labels")),
                            _map(predictor.get("labels")))
-    labels.update({c.LABEL_ISVC: name, "component": "predictor"})
+    labels.update({c.LABEL_ISVC: name, "component": "predictor", c.LABEL_POD_TEMPLATE_HASH: NEW_REVISION})
     annotations = _merge_labels(origin, "annotation", _map(runtime_meta.get("annotations")),
                                 _map(meta.get("annotations")), _map(predictor.get("annotations")))
     if storage:

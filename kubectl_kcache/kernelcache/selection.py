@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..objects import ActiveSession, Node, NodeGroup, Pod
 from . import constants as c
 from .gostrings import trim_space
 from .selectors import label_mismatch, matching_groups, selector_matches
+
+if TYPE_CHECKING:
+    from .membership import Membership
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,10 @@ class Decision:
 
 
 def select_node_group(
-    session: ActiveSession | None, groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node], default_group: str
+    session: ActiveSession | None, groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node], default_group: str,
+    membership: Membership | None = None,
 ) -> Decision:
+    """`membership`: of `nodes` in `groups`, when already computed (the node's groups are then looked up)."""
     steps: list[Step] = []
     if session is None:
         steps.append(Step("session", "absent", "the capture has no status.activeSession"))
@@ -79,7 +85,8 @@ def select_node_group(
             steps.append(Step("node", "missing", f"Node {session.node_name} was not found; trying the default"))
         else:
             steps.append(Step("node", "found", f"Node {node.name}"))
-            matches = matching_groups(node.labels, groups.values())
+            matches = (membership.groups_for(node, groups.values()) if membership is not None
+                       else matching_groups(node.labels, groups.values()))
             names = [g.name for g in matches]
             if len(matches) == 1:
                 steps.append(Step("match", "one", f"node {node.name} matches group {names[0]}"))

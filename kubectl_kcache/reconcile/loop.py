@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..informer import ClientListerWatcher, Coalescer, Informer
 from ..kernelcache import constants as c
+from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from . import actions as a
@@ -191,6 +192,7 @@ class Controller:
         self.lost = threading.Event()
         self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
+        self.last_snapshot: snap.ClusterSnapshot | None = None  # its membership serves the next pass when it can
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
         self.beat_at = time.monotonic()  # the loop's heartbeat, for /healthz
@@ -404,6 +406,8 @@ class Controller:
             if not triggered:
                 next_resync = time.monotonic() + self.opts.resync_period
             snapshot = snap.assemble((inf.kind.field, obj) for inf in self.informers for obj in inf.items())
+            carry_membership(self.last_snapshot, snapshot)  # unless nodes or groups changed since the last pass
+            self.last_snapshot = snapshot
             try:
                 self.run_pass(snapshot)
                 warned_active = False

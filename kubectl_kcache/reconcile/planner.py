@@ -19,9 +19,9 @@ import copy
 from dataclasses import dataclass, field
 
 from ..kernelcache import constants as c
-from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, capture_caches
+from ..kernelcache.capture import CREATE, LINK, MISMATCH, SHADOWED, TERMINATING, capture_caches
 from ..kernelcache.config import KernelCacheConfig, read_config
-from ..kernelcache.membership import plan_memberships
+from ..kernelcache.membership import membership_of, plan_memberships
 from ..kernelcache.placement import placement_changes, placement_diff, placement_patch, rejected_tolerations
 from ..objects import Capture
 from ..readplan import RECONCILE_PLAN
@@ -70,7 +70,7 @@ def plan(snapshot: ClusterSnapshot) -> Plan:
 
 def _plan_nodes(snapshot: ClusterSnapshot, out: Plan) -> None:
     groups = list(snapshot.node_groups)
-    memberships = plan_memberships(snapshot.nodes, groups, snapshot.kcns)
+    memberships = plan_memberships(snapshot.nodes, groups, snapshot.kcns, membership_of(snapshot))
     if memberships.blocked_by:
         out.notes.append(f"{memberships.blocked_by}: KServe aborts the node pass (no placement or "
                          "KernelCacheNode changes)")
@@ -104,11 +104,13 @@ def _plan_nodes(snapshot: ClusterSnapshot, out: Plan) -> None:
 def _plan_captures(snapshot: ClusterSnapshot, config: KernelCacheConfig | None, out: Plan) -> None:
     """KServe's KernelCache reconciler, per generated name: create (only while enabled) or link."""
     for cc in capture_caches(snapshot.captures, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name,
-                             config.default_node_group if config is not None else ""):
+                             config.default_node_group if config is not None else "", membership_of(snapshot)):
         capture, outcome = cc.capture, cc.outcome
         name = outcome.kernel_cache
         if outcome.outcome == MISMATCH:
             out.notes.append(f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass")
+        elif outcome.outcome == TERMINATING:  # never link a capture to a dying KernelCache
+            out.notes.append(outcome.reason)
         elif outcome.outcome == SHADOWED:
             out.notes.append(f"capture {capture.namespace}/{capture.name} maps to KernelCache {name} like capture "
                              f"{outcome.owner}: KServe links only one capture per KernelCache name")

@@ -35,6 +35,7 @@ from .doctor_common import (
     summary_line,
     write_text,
 )
+from .hit_rate_html import serving_pods_section
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -50,6 +51,7 @@ from .status_common import (
 
 if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
+    from ..explain.fleet import FleetHitRate
     from ..explain.status import CacheCell, FleetStatus, GroupStatus
     from ..provenance import Provenance
 
@@ -66,16 +68,17 @@ def e(value: Any) -> str:
     return html.escape(escape(str(value)), quote=True)
 
 
-@renderer("html", order=50, wants=("status", "provenance", "run"))
+@renderer("html", order=50, wants=("status", "provenance", "run", "fleet"))
 def render_html(report: DoctorReport, out: TextIO, *, color: bool = False, status: FleetStatus | str | None = None,
-                provenance: Provenance | None = None, run: dict[str, str] | None = None) -> None:
-    write_text(out, page(report, status, provenance, run))
+                provenance: Provenance | None = None, run: dict[str, str] | None = None,
+                fleet: FleetHitRate | str | None = None) -> None:
+    write_text(out, page(report, status, provenance, run, fleet))
 
 
 def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Provenance | None,
-         run: dict[str, str] | None = None) -> str:
+         run: dict[str, str] | None = None, fleet: FleetHitRate | str | None = None) -> str:
     """`run`: what the page says about how it was made: `kubernetes` (the API server's version), `context`
-    (the kubeconfig context), `command` (the exact command line)."""
+    (the kubeconfig context), `command` (the exact command line). `fleet`: the serving pods' hit rate."""
     checks = worst_first(check_groups(report))
     cluster = (provenance.cluster if provenance else "") or report.cluster
     title = "Kernel Cache doctor" + (f": {cluster}" if cluster else "")
@@ -91,6 +94,7 @@ def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Pro
         _header(report, cluster, provenance, run or {}),
         _summary(report, checks),
         _fleet(status),
+        serving_pods_section(fleet),
         _findings(checks),
         _checks(checks),
         _suppressed(checks),

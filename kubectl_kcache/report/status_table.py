@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..text import escape
 from .doctor_common import write_text
 from .doctor_table import output_width
+from .hit_rate_table import serving_lines
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -178,6 +179,7 @@ class _Screen:
         out.append("\n")
         out += self._caches()
         out += self._unassigned()
+        out += serving_lines(self.report.serving, color=self.color, width=self.width)
         return out
 
     def _groups(self) -> list[str]:

@@ -30,7 +30,8 @@ GONE_NODE = "ip-10-0-1-19.ec2.internal"
 # The resources collect.py lists, by the name its reads record.
 LIVE_READS = {
     "nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures", "configmaps",
-    "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "endpointslices",
+    "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+    "endpointslices", "replicasets",
     "customresourcedefinitions", "namespaces", "jobs", "serviceaccounts", "rolebindings", "events",
 }
 
@@ -256,7 +257,12 @@ def test_why_cached_on_the_healthy_examples_hit(capsys: pytest.CaptureFixture[st
     assert doc["result"]["kernelCache"] == doc["result"]["now"]["kernelCache"]
     assert doc["result"]["now"]["match"] == "Workload"
     assert doc["result"]["placement"]["preparedOnNode"] is True
-    assert all(g["passed"] for g in doc["gates"])
+    # the revision's capture is Complete: the sidecar step is skipped, its checks are not run
+    sidecar = next(g for g in doc["gates"] if g["id"] == "sidecar")
+    assert sidecar["passed"] is True and sidecar["detail"].startswith("skipped: capture ")
+    steps = ("capture-paths", "readiness-probe", "capture-target", "capture-mounts")
+    assert all(g["passed"] for g in doc["gates"] if g["id"] not in steps)
+    assert all(g["passed"] is None for g in doc["gates"] if g["id"] in steps)
 
 
 def test_reconcile_plan_table_shows_the_daemonset_diff(capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,11 +76,25 @@ def test_manifest_inference_service_with_runtime(capsys, snapshot, tmp_path):
                                              "storageUri": b.MODEL_URI}}}}
     manifest = tmp_path / "isvc.yaml"
     manifest.write_text(yaml.safe_dump_all([isvc, runtime]))
+    # the runtime has no readinessProbe: the cache matches, then the capture sidecar step denies the pod
     code, out, _ = cli(capsys, "why-not-cached", "--manifest", str(manifest), "-f", snapshot, "-o", "json")
     doc = json.loads(out)
-    assert code == 0 and doc["result"]["now"] == {"kernelCache": "team-a/qwen", "match": "Workload",
-                                                  "blockedBy": None, "outcome": "cached", "denial": None}
+    assert code == 1 and doc["result"]["now"] == {
+        "kernelCache": None, "match": None, "blockedBy": "readiness-probe", "outcome": "rejected",
+        "denial": 'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: container '
+                  '"kserve-container" requires an HTTP readinessProbe for MCV capture', "certain": True, "inferred": []}
+    gates = {g["id"]: g for g in doc["gates"]}
+    assert gates["injection"]["passed"] is True
+    assert "a new revision of the manifest has no capture yet" in gates["sidecar"]["detail"]
     assert doc["pod"]["name"] == "qwen-predictor-(new)"
+    runtime["spec"]["containers"][0]["readinessProbe"] = {"httpGet": {"path": "/health", "port": 8080}}
+    manifest.write_text(yaml.safe_dump_all([isvc, runtime]))
+    code, out, _ = cli(capsys, "why-not-cached", "--manifest", str(manifest), "-f", snapshot, "-o", "json")
+    doc = json.loads(out)
+    # with a probe, the next check: the snapshot's config has no registry.endpoint and no capture gives a target
+    assert code == 1 and doc["result"]["now"]["blockedBy"] == "capture-target"
+    assert doc["result"]["now"]["denial"].endswith("kernelcache.registry.endpoint is required when no "
+                                                   "KernelCacheCapture target is configured")
 
 
 def test_manifest_that_would_miss_exits_1(capsys, snapshot, tmp_path):
@@ -91,7 +105,6 @@ def test_manifest_that_would_miss_exits_1(capsys, snapshot, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["why-not-cached", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
     (["why-not-cached", "hit", "--manifest", "x.yaml", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
     (["why-not-cached", "nope", "-n", "team-a", "-f", "SNAP"], 'pod "nope" not found in namespace "team-a"'),
     (["why-not-cached", "--manifest", "/nonexistent.yaml", "-f", "SNAP"], "/nonexistent.yaml: no such file"),

@@ -45,9 +45,22 @@ def findings(doc: dict, check: str) -> list[dict]:
     return [f for f in doc["findings"] if f["check"] == check and not f["suppressed"]]
 
 
+def prefetcher_sa(managed: bool = True, automount: bool | None = False) -> dict:
+    """kernel-cache-prefetcher-sa as KServe ensures it for every auth type (managed label, no automount)."""
+    sa: dict = {"apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": "kernel-cache-prefetcher-sa", "namespace": "kserve-kernelcache-jobs"}}
+    if managed:
+        sa["metadata"]["labels"] = {"internal.serving.kserve.io/kernelcache-prefetcher": "true"}
+    if automount is not None:
+        sa["automountServiceAccountToken"] = automount
+    return sa
+
+
 def healthy_install(cluster, *, extra=(), groups=None, nodes=None, ds=None, controller=True) -> None:
     groups = groups if groups is not None else [b.group("gpu", {"pool": "gpu"}, [GPU_TOL])]
     nodes = nodes if nodes is not None else [b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])]
+    if not any(x.get("kind") == "ServiceAccount" for x in extra):
+        extra = (prefetcher_sa(), *extra)
     objs = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), *groups, *nodes,
             *(b.kcn(n["metadata"]["name"]) for n in nodes if n["metadata"]["labels"].get("pool") == "gpu"),
             ds or b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"pool": "gpu"})]), *extra]
@@ -145,6 +158,26 @@ def test_preparation_pod_in_image_pull_backoff(cluster, tmp_path):
     assert any("ImagePullBackOff" in f["message"] and "401 Unauthorized" in f["message"] for f in found)
 
 
+@pytest.mark.parametrize("sa,code,message", [
+    (prefetcher_sa(managed=False), "prefetcher-sa-unmanaged",
+     "reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not managed "
+     "by KernelCache"),
+    (prefetcher_sa(automount=None), "prefetcher-sa-automount",
+     "managed ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa must disable token automount"),
+], ids=["unmanaged", "automount"])
+def test_prefetcher_identity_with_auth_none(cluster, tmp_path, sa, code, message):
+    """KServe ensures kernel-cache-prefetcher-sa for every registry auth type: with auth none (the default) an
+    unmanaged one, or one that does not disable token automount, is every KernelCache's StorageError."""
+    healthy_install(cluster, extra=[sa, b.kernel_cache("model", "team-a")])
+    status, doc = doctor(cluster, tmp_path, "--only", "registry-pull")
+    assert status == 1
+    [finding] = findings(doc, "registry-pull")
+    assert finding["code"] == code and finding["severity"] == "error"
+    assert finding["message"].startswith(message)
+    assert finding["object"] == {"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa",
+                                 "namespace": "kserve-kernelcache-jobs"}
+
+
 def test_kernel_cache_in_error_and_entry_with_other_image(cluster, tmp_path):
     healthy_install(cluster, extra=[b.kernel_cache("broken", "team-a"), b.kernel_cache("stale", "team-a", seed="s")])
     cluster.set_status("kernelcache", "broken", {"state": "Error", "conditions": [{
@@ -195,10 +228,12 @@ def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
     rules = [
         {"apiGroups": [""], "resources": ["nodes", "pods", "configmaps", "events", "namespaces", "serviceaccounts"],
          "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments", "replicasets"],
+         "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["serving.kserve.io"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
+        {"apiGroups": ["admissionregistration.k8s.io"],
+         "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["get", "list", "watch"]},

@@ -14,6 +14,8 @@ import pytest
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 from tests import builders as b
 
+from .cluster import OWNED_LABEL
+
 pytestmark = pytest.mark.e2e
 
 NS = "team-a"
@@ -152,3 +154,84 @@ def test_why_group_says_a_session_is_claimed_once(cluster):
     doc = json.loads(proc.stdout)
     assert doc["result"]["group"] == "gpu" and doc["result"]["source"] == "auto"
     assert any("KServe records the session once and never updates it" in d for d in doc["drift"])
+
+
+def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(cluster, tmp_path):
+    """A KernelCache held by a finalizer after its delete: KServe returns right after the Get (no link, no
+    status); the plan links nothing, doctor and why-group say it is terminating and what holds it, live and
+    from a dump alike; once the finalizer is gone the plan re-creates it."""
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    complete_capture(cluster, "model-kcc-abc", "gpu-1")
+    name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
+    kc = b.kernel_cache(name, NS, "gpu")
+    kc["metadata"]["finalizers"] = ["kcache.test/hold"]
+    cluster.apply(kc)
+    cluster.kubectl("delete", "kernelcache", name, "-n", NS, "--wait=false")
+    cluster.wait_for("the deletionTimestamp", lambda: cluster.get("kernelcache", name, NS)["metadata"].get(
+        "deletionTimestamp"))
+    try:
+        proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
+        plan = json.loads(proc.stdout)
+        assert [a for a in plan["actions"] if a["kind"] == "KernelCacheCapture"] == []
+        assert f"KernelCache {NS}/{name} is terminating" in " ".join(proc.stderr.split())
+        live = kcache(cluster, "doctor", "--only", "capture,cache-status", "-o", "json")
+        dump = str(tmp_path / "snap.yaml")
+        assert kcache(cluster, "dump", "--file", dump).returncode == 0
+        offline = kcache(cluster, "doctor", "--only", "capture,cache-status", "-o", "json", "--from-file", dump)
+        live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
+        live_doc.pop("source"), offline_doc.pop("source")
+        assert live_doc == offline_doc and live.returncode == offline.returncode
+        by_code = {f["code"]: f for f in live_doc["findings"]}
+        assert set(by_code) == {"kernel-cache-terminating", "terminating"}
+        assert "held by finalizer(s) kcache.test/hold" in by_code["terminating"]["message"]
+        assert "once it is gone KServe re-creates it from capture model-kcc-abc" in by_code[
+            "kernel-cache-terminating"]["message"]
+        group = json.loads(kcache(cluster, "why-group", "--capture", "model-kcc-abc", "-n", NS, "-o", "json").stdout)
+        assert f"KernelCache {NS}/{name} is terminating" in json.dumps(group)
+    finally:
+        cluster.kubectl("patch", "kernelcache", name, "-n", NS, "--type=merge", "-p",
+                        json.dumps({"metadata": {"finalizers": []}}), check=False)
+    cluster.wait_for("the KernelCache gone", lambda: cluster.get("kernelcache", name, NS, check=False) is None)
+    plan = json.loads(kcache(cluster, "reconcile", "--dry-run", "-o", "json").stdout)
+    assert ("create", "KernelCache") in [(a["verb"], a["kind"]) for a in plan["actions"]]
+
+
+def test_doctor_and_why_not_cached_agree_on_a_replicaset_the_sidecar_step_denies(cluster, tmp_path):
+    """A ReplicaSet of an InferenceService whose template has no readinessProbe: doctor's capture-sidecar finds it
+    (live and from a dump alike) with the denial why-not-cached --manifest gives for its template."""
+    cluster.apply([b.config_map({"enabled": True, "defaultNodeGroup": "gpu",
+                                 "registry": {"endpoint": "registry.example:5000"}}),
+                   b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"})])
+    labels = {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f",
+              "component": "predictor"}
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": {"name": "qwen-predictor-669889f77f", "namespace": NS, "labels": labels},
+          "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+              "metadata": {"labels": labels, "annotations": {
+                  "serving.kserve.io/kernelcache-supported": "true",
+                  "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI}},
+              "spec": {"containers": [{"name": "kserve-container", "image": b.VLLM_DIGEST}]}}}}
+    cluster.apply(rs)
+    webhook = b.webhook_configuration()
+    webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it
+    cluster.apply(webhook)
+    try:
+        live = kcache(cluster, "doctor", "--only", "capture-sidecar", "-o", "json")
+        dump = str(tmp_path / "snap.yaml")
+        assert kcache(cluster, "dump", "--file", dump).returncode == 0
+        offline = kcache(cluster, "doctor", "--only", "capture-sidecar", "-o", "json", "--from-file", dump)
+        assert live.returncode == offline.returncode == 1, live.stderr
+        live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
+        live_doc.pop("source"), offline_doc.pop("source")
+        assert live_doc == offline_doc
+        [finding] = live_doc["findings"]
+        assert finding["code"] == "readiness-probe"
+        assert finding["object"] == {"kind": "ReplicaSet", "name": "qwen-predictor-669889f77f", "namespace": NS}
+        manifest = tmp_path / "rs.json"
+        manifest.write_text(json.dumps(cluster.get("replicaset", "qwen-predictor-669889f77f", NS)))
+        why = kcache(cluster, "why-not-cached", "--manifest", str(manifest), "-n", NS, "-o", "json")
+        now = json.loads(why.stdout)["result"]["now"]
+        assert (now["outcome"], now["blockedBy"]) == ("rejected", "readiness-probe")
+        assert finding["evidence"][0] == now["denial"]
+    finally:
+        cluster.kubectl("delete", "mutatingwebhookconfiguration", "kernelcache.serving.kserve.io", check=False)

@@ -153,7 +153,7 @@ def test_status_reads_like_doctor_and_writes_nothing(cluster):
     lists = sorted((e["objectRef"].get("resource", ""), e["objectRef"].get("namespace", "")) for e in mine
                    if e["verb"] == "list")
     assert lists == [("configmaps", "kserve"), ("kernelcachenodegroups", ""), ("kernelcachenodes", ""),
-                     ("kernelcaches", "team-a"), ("nodes", ""), ("pods", "kserve")]
+                     ("kernelcaches", "team-a"), ("nodes", ""), ("pods", "kserve"), ("pods", "team-a")]
     assert {e["verb"] for e in mine} <= {"list", "get"}  # `get` is /version
 
 

@@ -285,3 +285,83 @@ def test_read_only_user_without_a_needed_read_and_reads_made(cluster):
     assert len(by_resource["nodes"]) == 1 and "fieldSelector=metadata.name%3Dgpu-1" in by_resource["nodes"][0]
     assert all("fieldSelector=metadata.name" in u for u in by_resource["pods"] + by_resource["namespaces"])
     assert len(mine) <= 10
+
+
+# ---- the capture sidecar step (the last gates of admission) ------------------------------------------------
+
+PROBE = {"readinessProbe": {"httpGet": {"path": "/health", "port": 8080}}}
+REVISION = {"pod-template-hash": "669889f77f"}
+SIDECAR_CONFIG = {**CONFIG, "registry": {"endpoint": "registry.example:5000"}}
+SIDECAR_PODS = {  # pod -> (kwargs of pod(), now.blockedBy, now.outcome, denial ending)
+    "sc-cached-no-probe": ({"case": "a", "node": "gpu-1", "cache": KC["kc-a"]}, "readiness-probe", "rejected",
+                           'container "kserve-container" requires an HTTP readinessProbe for MCV capture'),
+    "sc-latest-named-port": ({"case": "a", "image": "registry.example.com/vllm/vllm-openai:latest", "container": {
+        "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}}}, "readiness-probe", "rejected",
+        'container "kserve-container" readinessProbe references unknown named port "http"'),
+    "sc-host": ({"case": "a", "container": {"readinessProbe": {"httpGet": {
+        "path": "/health", "port": 8080, "host": "10.0.0.9"}}}}, "readiness-probe", "rejected",
+        'readinessProbe host: must be localhost or a loopback address, got "10.0.0.9"'),
+    "sc-read-only": ({"case": "a", "container": {**PROBE, "volumeMounts": [
+        {"name": "models", "mountPath": "/root/.cache/vllm", "readOnly": True}]},
+        "volumes": [{"name": "models", "emptyDir": {}}]}, "capture-mounts", "rejected",
+        'capture path "/root/.cache/vllm" is read-only'),
+    "sc-opt-out": ({"case": "a", "annotations": {"serving.kserve.io/kernelcache-sidecar-injection": "false"}},
+                   "footprint", "not-cached", None),
+    "sc-ok": ({"case": "a", "node": "gpu-1", "cache": KC["kc-a"], "container": PROBE}, None, "cached", None),
+}
+
+
+def test_capture_sidecar_gates_live_and_from_a_dump(cluster, tmp_path):
+    """The webhook's capture sidecar step after the cache: a pod of a ReplicaSet (pod-template-hash) without an
+    HTTP readinessProbe on loopback, or with a read-only capture path, is rejected, a matched cache and a
+    :latest image included; a terminal capture of the revision skips the step, a generated ProducerGone one
+    does not; the pod annotation turns it off."""
+    install(cluster)
+    cluster.apply(b.config_map(SIDECAR_CONFIG))
+    pods = []
+    for name, (kw, *_rest) in SIDECAR_PODS.items():
+        kw = dict(kw)
+        case = kw.pop("case")
+        kw["labels"] = {**REVISION, **kw.get("labels", {})}
+        kw["isvc"] = name  # one capture per InferenceService and revision
+        if name in ("sc-opt-out", "sc-read-only"):  # no cache: the cache step would refuse the mount first
+            kw["args"] = ["--dtype", "float16"]
+        pods.append(pod(name, case, **kw))
+    terminal, retry = "sc-terminal", "sc-retry"
+    for name in (terminal, retry):
+        pods.append(pod(name, "a", isvc=name, labels=REVISION))
+    gone = b.capture(f"{retry}-kcc-669889f77f", isvc=retry)
+    gone["metadata"]["labels"] = {"internal.serving.kserve.io/kernelcache-capture-generated": "true"}
+    cluster.kubectl("delete", "mutatingwebhookconfiguration", "kernelcache.serving.kserve.io")
+    cluster.apply([*pods, b.capture(f"{terminal}-kcc-669889f77f", isvc=terminal), gone])
+    cluster.apply(_webhook())
+    cluster.set_status("kernelcachecapture", f"{terminal}-kcc-669889f77f", {"phase": "Complete"}, NS)
+    cluster.set_status("kernelcachecapture", f"{retry}-kcc-669889f77f", {"phase": "Failed", "conditions": [{
+        "type": "Ready", "status": "False", "reason": "ProducerGone",
+        "message": "capture producer Pod no longer exists", "lastTransitionTime": EARLY}]}, NS)
+    dump = str(tmp_path / "sidecar.yaml")
+    assert kcache(cluster, "dump", "--file", dump).returncode == 0
+    for name, (_kw, blocked, outcome, denial) in SIDECAR_PODS.items():
+        # each pod is its own InferenceService: the cache (of qwen) matches by compatibility at most
+        doc = explain_both(cluster, dump, name, NS)
+        now = doc["result"]["now"]
+        gates = {g["id"]: g for g in doc["gates"]}
+        if name in ("sc-cached-no-probe", "sc-ok"):
+            assert gates["injection"]["passed"] is True, name
+        assert (now["outcome"], now["blockedBy"]) == (outcome, blocked), name
+        if outcome == "rejected":
+            assert now["denial"].startswith('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" '
+                                            "denied the request: ") and now["denial"].endswith(denial), name
+            assert now["kernelCache"] is None, name
+        else:
+            assert now["denial"] is None, name
+    opt_out = explain_both(cluster, dump, "sc-opt-out", NS)
+    assert {g["id"]: g for g in opt_out["gates"]}["sidecar"]["detail"].startswith(
+        'skipped: annotation serving.kserve.io/kernelcache-sidecar-injection: "false"')
+    skipped = explain_both(cluster, dump, terminal, NS)
+    assert {g["id"]: g for g in skipped["gates"]}["sidecar"]["detail"] == (
+        f"skipped: capture {terminal}-kcc-669889f77f is Complete: a terminal capture gets no new sidecar")
+    assert skipped["result"]["now"]["outcome"] != "rejected"
+    retried = explain_both(cluster, dump, retry, NS)
+    assert retried["result"]["now"]["outcome"] == "rejected"
+    assert retried["result"]["now"]["blockedBy"] == "readiness-probe"

@@ -344,8 +344,8 @@ def test_interrupt_exits_130(capsys, monkeypatch):
 
 
 def test_complete_commands():
-    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "explain", "reconcile", "status",
-                                           "version", "why-cached", "why-group", "why-not-cached"])
+    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "explain", "monitor", "reconcile",
+                                           "status", "version", "why-cached", "why-group", "why-not-cached"])
     assert complete_words(["d"]) == ["doctor", "dump"]
     assert complete_words(["nope", ""]) == []
 

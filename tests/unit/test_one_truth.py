@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.explain import explain
+from kubectl_kcache.kernelcache.capture import capture_complete
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 from kubectl_kcache.kinds import KINDS
 from kubectl_kcache.reconcile.planner import plan
@@ -68,7 +69,10 @@ def snapshots(draw: Any) -> tuple[list[dict[str, Any]], list[str]]:
         items.append(b.capture(name, NS, status=status))
         if draw(st.sampled_from(["none", "none", "same", "other"])) != "none" or linked and draw(st.booleans()):
             kc_seed = seed if draw(st.sampled_from([True, True, False])) else "different"
-            items.append(b.kernel_cache(kc_name, NS, group_name="alpha", seed=kc_seed))
+            kc = b.kernel_cache(kc_name, NS, group_name="alpha", seed=kc_seed)
+            if draw(st.sampled_from([False, False, False, True])):  # deleted, held by a finalizer
+                kc["metadata"].update({"deletionTimestamp": "2026-11-29T09:00:00Z", "finalizers": ["x/hold"]})
+            items.append(kc)
     return items, captures
 
 
@@ -125,6 +129,14 @@ def test_the_plan_creates_what_doctor_says_is_missing_and_links_what_it_says_is_
     assert unlinked <= linked  # plus the links that follow a creation
     assert linked - unlinked <= {a.name for a in actions if a.verb == "update-status"
                                  and any(c.verb == "create" and c.name == a.related for c in actions)}
+    # a capture whose KernelCache is terminating is never linked, and doctor says so for exactly those
+    dying = {f"{k.namespace}/{k.name}" for k in snapshot.kernel_caches if k.meta.deleting}
+    assert not [a for a in actions if a.verb == "update-status" and f"{a.namespace}/{a.related}" in dying]
+    said = {f.object.name for f in report.findings if f.check == "capture" and f.code == "kernel-cache-terminating"}
+    to_dying = {cap.name for cap in snapshot.captures
+                if cap.artifact is not None and capture_complete(cap)
+                and f"{NS}/{generated_kernel_cache_name(cap.name, cap.artifact.image_reference)}" in dying}
+    assert said <= to_dying
     events = {(a.name, a.event_reason) for a in actions if a.verb == "event"}
     errors = {(f.object.name, r) for f in report.findings if f.check == "capture"
               for r in re.findall(r"KServe cannot select a node group: (\w+):", f.message)}
@@ -147,8 +159,8 @@ def _kinds(drawn: tuple[list[dict[str, Any]], list[str]]) -> set[str]:
     return out
 
 
-BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "source:annotation", "source:auto",
-            "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
+BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "terminating", "source:annotation",
+            "source:auto", "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
             "NoMatchingNodeGroup", "InvalidDefaultNodeGroup"}
 
 
@@ -165,3 +177,109 @@ def test_the_generator_reaches_every_outcome_and_branch():
 
     sample()
     assert BRANCHES - seen == set()
+
+
+# ---- the pod webhook, capture sidecar step included: doctor's capture-sidecar and why-not-cached agree ------
+
+PROBES = [None, {"httpGet": {"path": "/health", "port": 8080}}, {"httpGet": {"path": "/h", "port": "http"}},
+          {"httpGet": {"path": "/h", "port": 8080, "host": "10.1.2.3"}}, {"tcpSocket": {"port": 8080}},
+          {"httpGet": {"path": "/h"}}]
+
+
+@st.composite
+def sidecar_snapshots(draw: Any) -> list[dict[str, Any]]:
+    """ReplicaSets of InferenceServices whose pod templates vary in what the capture sidecar step checks (the
+    probe, named ports, a read-only or overlapping mount, an opt-out), with or without a registry endpoint
+    and the default injection, some with a capture of their revision (terminal or not, ProducerGone), and a
+    Ready KernelCache some of them match."""
+    endpoint = draw(st.sampled_from(["registry.example:5000", "registry.example:5000", ""]))
+    config: dict[str, Any] = {"enabled": True, "defaultNodeGroup": "gpu",
+                              "defaultSidecarInjection": draw(st.sampled_from([True, True, True, False]))}
+    if endpoint:
+        config["registry"] = {"endpoint": endpoint}
+    kc = b.consumer_cache("qwen", ns=NS, identity=b.consumer_identity(NS, "qwen", b.VLLM_DIGEST, b.MODEL_URI))
+    items = [b.config_map(config), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), kc,
+             b.kcn("gpu-1", {f"{NS}/qwen": b.cache_entry(kc)}), b.webhook_configuration(), b.namespace(NS)]
+    for i in range(draw(st.integers(1, 4))):
+        isvc = draw(st.sampled_from(["qwen", f"model-{i}"]))
+        rs = f"{isvc}-predictor-{i}abc"
+        revision = f"{i}abc"
+        ctr: dict[str, Any] = {"name": "kserve-container",
+                               "image": draw(st.sampled_from([b.VLLM_DIGEST, b.VLLM_DIGEST, "vllm/vllm:latest"]))}
+        probe = draw(st.sampled_from(PROBES))
+        if probe is not None:
+            ctr["readinessProbe"] = probe
+        if draw(st.booleans()):
+            ctr["ports"] = [{"name": "http", "containerPort": 8080}]
+        mount = draw(st.sampled_from([None, None, "ro", "parent"]))
+        volumes = []
+        if mount:
+            path = "/root/.cache/vllm" if mount == "ro" else "/root/.cache"
+            ctr["volumeMounts"] = [{"name": "m", "mountPath": path, "readOnly": mount == "ro"}]
+            volumes = [{"name": "m", "emptyDir": {}}]
+        annotations = {"serving.kserve.io/kernelcache-supported": "true",
+                       "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI}
+        opt = draw(st.sampled_from([None, None, None, "false", "true"]))
+        if opt is not None:
+            annotations["serving.kserve.io/kernelcache-sidecar-injection"] = opt
+        labels = {"serving.kserve.io/inferenceservice": isvc, "pod-template-hash": revision}
+        items.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                      "metadata": {"name": rs, "namespace": NS, "labels": labels},
+                      "spec": {"replicas": draw(st.sampled_from([1, 1, 0])), "template": {
+                          "metadata": {"labels": labels, "annotations": annotations},
+                          "spec": {"containers": [ctr], **({"volumes": volumes} if volumes else {})}}}})
+        phase = draw(st.sampled_from([None, None, "Complete", "Capturing", "Failed-gone"]))
+        if phase is not None:
+            cap = b.capture(f"{isvc}-kcc-{revision}", NS, isvc=isvc)
+            cap["metadata"]["labels"] = {"internal.serving.kserve.io/kernelcache-capture-generated": "true"}
+            cap["status"] = {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False",
+                                                                "reason": "ProducerGone"}]} \
+                if phase == "Failed-gone" else {"phase": phase}
+            items.append(cap)
+    return items
+
+
+@EXAMPLES
+@given(sidecar_snapshots())
+def test_doctor_and_why_not_cached_agree_on_every_replicaset(items):
+    """doctor's capture-sidecar finds exactly the ReplicaSets whose template why-not-cached --manifest says
+    the webhook rejects in the sidecar step, with the same gate and KServe's message."""
+    from kubectl_kcache.explain.why_not_cached import explain as why_not_cached
+    from kubectl_kcache.kernelcache.admission import SIDECAR_GATES
+
+    snapshot = snapshot_of(items)
+    report = run_doctor(snapshot, only=["capture-sidecar"])
+    found = {f.object.name: f for f in report.findings}
+    for rs in snapshot.replica_sets:
+        if rs.replicas <= 0:
+            assert rs.name not in found
+            continue
+        now = why_not_cached(snapshot, NS, manifest=rs.template_pod()).to_dict()["result"]["now"]
+        denied = now["outcome"] == "rejected" and now["blockedBy"] in SIDECAR_GATES
+        assert (rs.name in found) == denied, (rs.name, now, found.get(rs.name))
+        if denied:
+            assert found[rs.name].code == now["blockedBy"]
+            assert found[rs.name].evidence[0] == now["denial"]
+
+
+def test_the_sidecar_generator_reaches_every_gate():
+    """The property above is only as good as its snapshots: they reach each sidecar outcome."""
+    from kubectl_kcache.explain.why_not_cached import explain as why_not_cached
+
+    seen: set[str] = set()
+
+    @settings(max_examples=300, derandomize=True, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(sidecar_snapshots())
+    def sample(items: list[dict[str, Any]]) -> None:
+        snapshot = snapshot_of(items)
+        for rs in snapshot.replica_sets:
+            doc = why_not_cached(snapshot, NS, manifest=rs.template_pod()).to_dict()
+            seen.add(f"{doc['result']['now']['outcome']}:{doc['result']['now']['blockedBy']}")
+            sidecar = next(g for g in doc["gates"] if g["id"] == "sidecar")
+            seen.add("skipped" if sidecar["detail"].startswith("skipped") else "runs")
+
+    sample()
+    wanted = {"rejected:readiness-probe", "rejected:capture-target", "rejected:capture-mounts", "cached:None",
+              "skipped", "runs"}
+    assert wanted - seen == set()

@@ -784,3 +784,47 @@ def test_a_streamed_dump_with_a_bad_item_names_its_path(tmp_path):
         writer.finish({"cluster": "c", "reads": []})
     assert input_error([str(path)]) == (f"{path}: Node gpu-1: $.items[1].spec.taints[0].effect: expected a string, "
                                         "got an integer")
+
+
+# ---- selective loading (why-group and why-not-cached decode only what they read) -------------------------
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+@pytest.mark.parametrize("dump", [True, False])
+def test_a_selection_decodes_only_its_kinds_and_the_namespace_pods(tmp_path, fmt, dump):
+    from kubectl_kcache.files import Selection
+
+    other_pod = b.pod("agent-x", ns="kserve", node_name="gpu-1")
+    items = [*OBJECTS, other_pod]
+    path = write(tmp_path / f"in.{fmt}", dump_doc(items) if dump else {"apiVersion": "v1", "kind": "List",
+                                                                        "items": items}, fmt)
+    full = load_files([path])
+    some = load_files([path], Selection(frozenset({"nodes", "pods", "kernel_caches"}), {"pods": "team-a"}))
+    assert counts(some) == {**{k: 0 for k in ALL_ONE}, "nodes": 1, "kernel_caches": 1, "pods": 1}
+    assert [p.name for p in some.pods] == ["model-pod"] and len(full.pods) == 2
+    assert some.nodes == full.nodes and some.kernel_caches == full.kernel_caches
+    assert some.reads == full.reads  # what was read is the input's record, not the selection's
+
+
+def test_a_selection_does_not_refuse_what_it_does_not_decode(tmp_path):
+    from kubectl_kcache.files import Selection
+
+    bad = b.kcn("gpu-2")
+    bad["status"] = {"cacheStatus": "not a map"}
+    path = write(tmp_path / "in.yaml", dump_doc([NODE, bad]))
+    assert "cacheStatus" in input_error([path])
+    assert len(load_files([path], Selection(frozenset({"nodes"}))).nodes) == 1
+
+
+def test_a_selection_can_read_nodes_without_their_images(tmp_path):
+    from kubectl_kcache.files import Selection
+    from kubectl_kcache.objects import Node, NodeWithoutImages
+
+    node = b.node("gpu-1", {"role": "gpu"})
+    node["status"]["images"] = [{"names": ["registry/a@sha256:1"], "sizeBytes": 10}]
+    path = write(tmp_path / "in.json", dump_doc([node]), "json")
+    full = load_files([path]).nodes[0]
+    slim = load_files([path], Selection(types={"nodes": NodeWithoutImages})).nodes[0]
+    assert full.lists_image("registry/a@sha256:1") and full.image_count == 1
+    assert isinstance(slim, Node) and not slim.lists_image("registry/a@sha256:1") and slim.image_count == 0
+    assert (slim.labels, slim.taints, slim.ready) == (full.labels, full.taints, full.ready)

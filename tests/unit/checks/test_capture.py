@@ -63,6 +63,11 @@ def test_failed_stuck_stale_and_requested_group():
     stuck = one(findings, name="opt-kcc-2b3c4d5e6")
     assert "is stuck in Pushing since 2026-11-29T07:00:00Z, over an hour" in stuck.message
     assert stuck.hint == "kubectl -n team-b logs opt-predictor-2b3c4d5e6-x7k2p -c mcv"
+    # §5.3: the status carries no cause of a stalled push: the identities to check, by their exact names
+    from kubectl_kcache.kernelcache.names import reporter_name
+    assert (f"check the reporter identity (ServiceAccount, Role, RoleBinding and Secret "
+            f"{reporter_name('opt-kcc-2b3c4d5e6')}), the RoleBinding kserve-kernelcache-token-requester in team-b"
+            in stuck.message)
     assert not [f for f in findings if f.object.name == "t5-kcc-3c4d5e6f7"]  # capturing for 10 minutes
     stale = one(findings, name="bert-kcc-4d5e6f7a8")
     assert "stale reporter" in stale.message and "bert-predictor-4d5e6f7a8-old11" in stale.message

@@ -43,3 +43,30 @@ def test_not_applicable_without_groups():
     result, findings = run_check("group-selector", load(without=("groups",)))
     assert result.status == "not-applicable"
     assert "no KernelCacheNodeGroup exists" in result.reason
+
+
+def test_empty_selector_referenced_by_a_kernel_cache_freezes_every_agent(tmp_path):
+    """status.go@30750567 matchingNodeGroups: a referenced empty-selector group fails every Ready node's
+    agent pass (all entries freeze cluster-wide) and that group's KernelCaches in GetNodes."""
+    import yaml
+
+    from kubectl_kcache.snapshot import load_files
+
+    from .conftest import BASE, BASE_FILES, HERE, with_reads
+
+    kc = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCache",
+          "metadata": {"name": "frozen", "namespace": "team-a"},
+          "spec": {"nodeGroupRef": {"name": "broken"}, "mountType": "oci", "artifact": {
+              "imageReference": "r.example/c@sha256:" + "a" * 64, "cachePaths": [{"containerPath": "/c"}],
+              "identity": {"footprints": {}}}}}
+    extra = tmp_path / "kc.yaml"
+    extra.write_text(yaml.safe_dump(kc))
+    snap = with_reads(load_files([*(str(BASE / f"{x}.yaml") for x in BASE_FILES),
+                                  str(HERE / "group-selector" / "empty-selector.yaml"), str(extra)]))
+    _, findings = run_check("group-selector", snap)
+    f = next(x for x in findings if x.code == "empty-selector")
+    assert "KernelCaches reference it (team-a/frozen), so every Ready node's agent fails its status pass" in f.message
+    assert "all KernelCacheNode entries freeze cluster-wide" in f.message
+    _, status = run_check("cache-status", snap)
+    stop = next(x for x in status if x.object.name == "frozen")
+    assert stop.code == "pass-stopped" and "step 8 (node-group)" in stop.message

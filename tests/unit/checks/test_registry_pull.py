@@ -1,4 +1,4 @@
-from .conftest import load, one, run_check, with_reads
+from .conftest import drop, load, one, run_check, with_reads
 
 JOB = "kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
 
@@ -62,3 +62,39 @@ def test_skipped_when_jobs_are_forbidden(base):
     assert result.status == "skipped"
     assert result.reason == "forbidden: list jobs in kserve-kernelcache-jobs"
     assert findings == []
+
+
+def test_prefetcher_identity_is_checked_with_auth_none():
+    """prefetch_auth.go@6ca99b0c ensures kernel-cache-prefetcher-sa for every auth type: an unmanaged one is
+    every KernelCache's StorageError with auth none too; an unmanaged kernel-cache-prefetcher-rb is ignored
+    then (KServe does not touch it)."""
+    result, findings = run_check("registry-pull", load("registry-pull", "auth-none-identities.yaml"))
+    assert result.status == "fail"
+    sa = one(findings, kind="ServiceAccount")
+    assert sa.code == "prefetcher-sa-unmanaged"
+    assert ("reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
+            "managed by KernelCache") in sa.message
+    assert [f for f in findings if f.object.kind == "RoleBinding"] == []
+
+
+def test_missing_prefetcher_service_account_with_auth_none(base):
+    snap = drop(base, "ServiceAccount", "kernel-cache-prefetcher-sa", "kserve-kernelcache-jobs")
+    f = one(run_check("registry-pull", snap)[1])
+    assert f.code == "prefetcher-sa-missing" and "for every registry auth type" in f.message
+
+
+def test_preparation_pod_failures_as_the_agent_reads_them():
+    """failedPodMessage (preparation.go@11588949): a non-zero exit in any phase, the pod's status message
+    (an eviction), then `preparation Pod failed` for phase Failed."""
+    _, findings = run_check("registry-pull", load("registry-pull", "evicted.yaml"))
+    evicted = one(findings, name="kc-qwen-gpu-1-evicted")
+    assert evicted.code == "pod-failed"
+    assert evicted.message == ("preparation pod kserve-kernelcache-jobs/kc-qwen-gpu-1-evicted for KernelCache "
+                               "team-a/qwen on node gpu-1 failed (it was evicted): The node was low on resource: "
+                               "ephemeral-storage.; the node's agent marks its entry Error with \"The node was low on "
+                               "resource: ephemeral-storage.\"")
+    exited = one(findings, name="kc-qwen-gpu-2-exited")
+    assert exited.code == "pod-exited" and "exited with code 1 (phase Running)" in exited.message
+    assert "marks its entry Error with \"Error\"" in exited.message
+    failed = one(findings, name="kc-qwen-gpu-3-failed")
+    assert failed.code == "pod-failed" and failed.message.endswith('with "preparation Pod failed"')

@@ -11,9 +11,10 @@ from kubectl_kcache.snapshot import load_files
 
 from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
-IDS = ["crds", "config", "control-plane", "webhook", "group-selector", "group-overlap", "group-taints", "nodes",
+IDS = ["crds", "config", "control-plane", "webhook", "capture-webhook", "group-selector", "group-overlap",
+       "group-taints", "nodes",
        "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
-       "capture", "consumer-pull"]
+       "capture", "consumer-pull", "capture-sidecar"]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -26,9 +27,10 @@ def test_report_order_and_ids(base):
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
     assert all(c.status == "pass" for c in report.checks if c.id != "consumer-pull")
+    # the base cluster has no InferenceService ReplicaSets: nothing to replay
     assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 17}
+                                "suppressed": 0, "checks": 19}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -57,13 +59,16 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["kcn-missing"] == ("skipped", "forbidden: list kernelcachenodes")
     assert s["kcn-orphaned"] == ("skipped", "forbidden: list kernelcachenodes")
     assert s["capture"] == ("skipped", "kernelcachecaptures is not served (CRD not installed)")
-    assert s["cache-status"] == ("pass", "partial: forbidden: list kernelcachenodes (per-node entries not checked)")
+    assert s["cache-status"][0] == "pass"
+    assert s["cache-status"][1].startswith("partial: forbidden: list kernelcachenodes (per-node entries not checked)")
     assert s["registry-pull"][0] == "pass"
     assert "forbidden: list serviceaccounts in kserve-kernelcache-jobs" in s["registry-pull"][1]
     assert s["node-images"] == ("skipped", "forbidden: list kernelcachenodes")
     # the dump recorded pods in kserve and in the job namespace only: the serving pods were never listed
     assert s["consumer-pull"] == ("skipped", "not in the input: list pods")
-    assert report.summary()["skipped"] == 5
+    assert s["capture-sidecar"][0] == "skipped"  # a dump from before ReplicaSets were read
+    assert s["capture-webhook"][0] == "skipped"
+    assert report.summary()["skipped"] == 7
     assert report.cluster == "gpu-prod"
 
 

@@ -62,15 +62,21 @@ def test_document_shape_of_a_hit():
     w = why(cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc))
     doc = w.to_dict()
     assert list(doc) == ["kind", "version", "basis", "pod", "result", "gates", "footprints", "factors", "candidates",
-                         "injection", "notes", "next", "unread"]
+                         "injection", "usage", "notes", "next", "unread"]
+    assert doc["usage"] == {"kernelCache": f"{NS}/qwen", "pods": [], "totalPods": 0, "nodes": [],
+                            "totalPodsUsingByNode": {}}
     assert (doc["kind"], doc["version"], doc["basis"]) == ("WhyNotCached", 1, "pod")
     assert doc["pod"] == {"namespace": NS, "name": "pod", "node": "gpu-1", "createdAt": CREATED}
     assert doc["result"]["cached"] is True and doc["result"]["kernelCache"] == f"{NS}/qwen"
     assert doc["result"]["now"] == {"kernelCache": f"{NS}/qwen", "match": "Workload", "blockedBy": None,
-                                    "outcome": "cached", "denial": None}
+                                    "outcome": "cached", "denial": None, "certain": True, "inferred": []}
     assert doc["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
                                           "entryOnNode": "Ready", "preparedOnNode": True}
-    assert all(g["passed"] is True for g in doc["gates"])
+    steps = ("capture-paths", "readiness-probe", "capture-target", "capture-mounts")
+    assert all(g["passed"] is True for g in doc["gates"] if g["id"] not in steps)
+    # the builder's pod has no pod-template-hash: the capture sidecar step is skipped, its checks not run
+    assert gate(w, "sidecar")["detail"].startswith("skipped: the pod has no pod-template-hash label")
+    assert all(g["passed"] is None for g in doc["gates"] if g["id"] in steps)
     assert doc["footprints"]["workload"].startswith("sha256:") and doc["footprints"]["compatibility"]
     assert doc["candidates"] == [{"kernelCache": f"{NS}/qwen", "rejectedBy": None, "selected": True,
                                   "match": "Workload", "detail": "Workload match",
@@ -331,3 +337,21 @@ def test_unread_required_kind_in_a_dump_is_incomplete():
 def test_kind_not_in_plain_files_is_bad_input():
     with pytest.raises(InputError, match="the input holds no KernelCacheNodes"):
         why(cluster(drop=("kcn",)))
+
+
+def test_usage_names_the_pods_using_the_cache_and_their_nodes():
+    """KernelCache.status.usage (KernelCachePodUsage: podUID, podRef, nodeName) and each KernelCacheNode's
+    totalPodsUsing, for the pod's cache."""
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    kc["status"]["usage"] = {"pods": [
+        {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
+        {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"}], "totalPodsUsing": 2}
+    items = cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc)
+    for item in items:
+        if item.get("kind") == "KernelCacheNode":
+            item["status"]["counts"] = {"totalPodsUsing": 2}
+    usage = why(items).to_dict()["usage"]
+    assert usage == {"kernelCache": f"{NS}/qwen", "totalPods": 2, "nodes": ["gpu-1"],
+                     "pods": [{"namespace": NS, "name": "pod", "node": "gpu-1"},
+                              {"namespace": NS, "name": "other", "node": "gpu-1"}],
+                     "totalPodsUsingByNode": {"gpu-1": 2}}

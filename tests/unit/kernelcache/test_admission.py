@@ -480,3 +480,18 @@ def test_entry_matches_cache():
     assert a.entry_matches_cache(kcn.entries[0], kc)
     other = o.KernelCacheNode.from_dict(b.kcn("n", {"team-a/cache": b.entry("team-a", "cache", seed="old")}))
     assert not a.entry_matches_cache(other.entries[0], kc)
+
+
+def test_a_triton_cache_path_without_container_path_is_inferred_never_certain():
+    """§6.1a: the 3-argument ResolveContainerPath for io.triton.cache is not in KServe's stored code: a hit
+    that depends on it says the path is inferred."""
+    pod = selection_pod(env=[{"name": "TRITON_CACHE_DIR", "value": "/cache/triton"}])
+    kc = ready_cache("triton", identity_of(pod))
+    kc["spec"]["artifact"]["cachePaths"] = [{"containerName": "kserve-container", "ociPath": "io.triton.cache"}]
+    adm = decide(pod, kc, node("node-a", (kc, "Ready")))
+    assert adm.outcome == "cached"
+    [line] = adm.inferred
+    assert line.startswith("cachePaths[0] (ociPath io.triton.cache, no containerPath): mounted at the path from "
+                           "TRITON_CACHE_DIR, else /root/.triton/cache, which is inferred")
+    explicit = ready_cache("vllm", identity_of(pod))
+    assert decide(pod, explicit, node("node-a", (explicit, "Ready"))).inferred == ()

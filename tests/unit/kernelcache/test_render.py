@@ -36,7 +36,9 @@ def test_deployment_template():
     deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "qwen-predictor", "namespace": "t"},
               "spec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c"}]}}}}
     got, note = pod_from_manifest([deploy], "d.yaml")
-    assert got["metadata"] == {"labels": {"a": "b"}, "name": "qwen-predictor-(new)", "namespace": "t"}
+    # a Deployment's pods carry their ReplicaSet's pod-template-hash, not known yet: a new revision
+    assert got["metadata"] == {"labels": {"a": "b", "pod-template-hash": "(new-revision)"},
+                               "name": "qwen-predictor-(new)", "namespace": "t"}
     assert got["spec"] == {"containers": [{"name": "c"}]}
     assert "Deployment qwen-predictor (its pod template)" in note
 
@@ -51,7 +53,8 @@ def test_inference_service_with_its_runtime():
     assert ctr["args"] == ["--model", "/mnt/models", "--served-model-name", "qwen", "--dtype", "bfloat16"]
     assert ctr["env"] == [{"name": "VLLM_USE_AOT_COMPILE", "value": "1"}]
     assert ctr["command"] == ["python", "-m", "vllm.entrypoints.openai.api_server"]
-    assert got["metadata"]["labels"] == {"serving.kserve.io/inferenceservice": "qwen", "component": "predictor"}
+    assert got["metadata"]["labels"] == {"serving.kserve.io/inferenceservice": "qwen", "component": "predictor",
+                                         "pod-template-hash": "(new-revision)"}
     assert got["metadata"]["annotations"] == {
         "serving.kserve.io/kernelcache-supported": "true", "x": "y",
         "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B"}

@@ -254,3 +254,15 @@ def test_adding_a_toleration_never_adds_an_untolerated_taint(taints, tols, extra
     before = untolerated_taints(node, tols)
     after = untolerated_taints(node, tols + [extra])
     assert all(t in before for t in after)
+
+
+@given(st.lists(st.lists(TAINTS, max_size=3), max_size=8), st.lists(TOLERATIONS, max_size=5))
+def test_the_taint_join_answers_every_node_as_the_rule_does(fleet, tols):
+    from kubectl_kcache.kernelcache.taints import TaintJoin
+
+    join = TaintJoin(tols)
+    for i, taints in enumerate(fleet + fleet):  # each set twice: the second answer comes from the join's memo
+        node = o.Node(metadata=o.Meta(name=f"n{i}"), spec=o.NodeSpec(taints=tuple(taints)))
+        assert join.untolerated(node) == untolerated_taints(node, tols)
+        assert join.untolerated(node, ("PreferNoSchedule",)) == untolerated_taints(node, tols, ("PreferNoSchedule",))
+        assert join.evicting(node) == evicting_after(node, tols)

@@ -54,7 +54,7 @@ def html_of(report: DoctorReport, **context) -> str:
 
 def test_html_is_a_registered_doctor_format_that_wants_the_status():
     assert "html" in formats()
-    assert wants("html") == ("status", "provenance", "run")
+    assert wants("html") == ("status", "provenance", "run", "fleet")
     assert wants("json") == ()
 
 

@@ -1,0 +1,169 @@
+"""`why-not-cached -A` against `doctor` on the same snapshot, and the monitor's evaluation at scale, offline.
+
+The snapshot is bench.run's cluster (GPU nodes of 20-40 KB, 50 groups, a KernelCacheNode with 4 entries and an
+agent pod per node, 2,000 KernelCaches in 20 namespaces, KServe's singletons) plus serving pods: five per
+InferenceService `model-<j>` (one ReplicaSet each, the pods as the API server stores them: a token volume with
+a random name, status Running), every other one mutated by KServe's webhook (usage annotation, image volume,
+linker). Their footprints match no KernelCache's, so every decision goes through all candidates of the pod's
+namespace: the slow path.
+
+    python3 -m bench.fleet fleet [--nodes 5000] [--pods 10000] [--rounds 2]
+        why-not-cached -A --from-file and doctor --from-file, alternately, in fresh processes
+    python3 -m bench.fleet monitor [--nodes 10000] [--pods 10000] [--evaluations 3]
+        in a fresh process, the snapshot's objects as the monitor's lists hold them (typed), then evaluations
+        (the doctor's checks, status's counts, the hit rate, the metrics) one after the other: CPU time of
+        each, peak RSS
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import string
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench import fixtures as fx
+from bench.run import CACHES, log, run_timed
+from bench.status import snapshot_items
+
+ROOT = Path(__file__).resolve().parent.parent
+PODS_PER_ISVC = 5
+VLLM = "docker.io/vllm/vllm-openai@sha256:" + "8505a4bec14c14a6d9630a12bb8fbc21e0ab1cfc3541bb68b633bee8ebb84687"
+
+
+def serving_pod(j: int, k: int, nodes: int, rng: random.Random) -> dict[str, Any]:
+    ns = fx.TEAM_NAMESPACES[j % len(fx.TEAM_NAMESPACES)]
+    isvc = f"model-{j:04d}"
+    rs = f"{isvc}-predictor-{fx.REVISION}"
+    token = "kube-api-access-" + "".join(rng.choices(string.ascii_lowercase + string.digits, k=5))
+    container: dict[str, Any] = {
+        "name": "kserve-container", "image": VLLM,
+        "args": ["--model", "/mnt/models", "--dtype", "bfloat16", "--max-model-len", "32768", "--port", "8080"],
+        "env": [{"name": "HF_HOME", "value": "/tmp/hf"}, {"name": "VLLM_CACHE_ROOT", "value": "/root/.cache/vllm"}],
+        "volumeMounts": [{"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                          "readOnly": True}],
+    }
+    spec: dict[str, Any] = {"containers": [container], "nodeName": fx.node_name((j * 7 + k) % nodes),
+                            "volumes": [{"name": token, "projected": {"sources": [{"serviceAccountToken": {
+                                "path": "token", "expirationSeconds": 3607}}]}}]}
+    annotations = {"serving.kserve.io/kernelcache-supported": "true",
+                   "internal.serving.kserve.io/storage-initializer-sourceuri": f"hf://org/model-{j:04d}"}
+    if k % 2 == 0:  # a hit, as the webhook leaves it
+        kc = fx.kernel_cache_name(j % CACHES)
+        annotations["internal.serving.kserve.io/kernelcache-usage"] = f"{ns}/{kc}"
+        spec["volumes"] += [{"name": "kernel-cache-source", "image": {
+            "reference": fx.cache_artifact(j % CACHES)["imageReference"], "pullPolicy": "IfNotPresent"}},
+            {"name": "kernel-cache-runtime-0", "emptyDir": {}}]
+        container["volumeMounts"] += [{"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache",
+                                       "readOnly": True}]
+        spec["initContainers"] = [{"name": "kernel-cache-linker", "image": "registry.access.redhat.com/ubi9/ubi",
+                                   "args": ["/var/run/gkm/kernel-cache/io.vllm.cache", "/root/.cache/vllm"]}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{rs}-{k:05d}", "namespace": ns, "uid": fx._sha(f"{j}-{k}")[:36],
+                         "labels": {"serving.kserve.io/inferenceservice": isvc, "component": "predictor",
+                                    "pod-template-hash": fx.REVISION},
+                         "annotations": annotations,
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                                              "uid": fx._sha(rs)[:36], "controller": True}]},
+            "spec": spec, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def items(nodes: int, pods: int) -> list[dict[str, Any]]:
+    rng = random.Random(26)
+    out = snapshot_items(nodes)
+    out += [fx.namespace(ns) for ns in fx.TEAM_NAMESPACES]
+    out += [serving_pod(p // PODS_PER_ISVC, p % PODS_PER_ISVC, nodes, rng) for p in range(pods)]
+    return out
+
+
+def write_dump(nodes: int, pods: int, path: Path) -> None:
+    reads = [{"resource": r, "namespace": ns, "status": "ok", "count": 0} for r, ns in (
+        ("nodes", None), ("kernelcachenodegroups", None), ("kernelcachenodes", None), ("kernelcaches", None),
+        ("kernelcachecaptures", None), ("configmaps", "kserve"), ("pods", "kserve"), ("pods", None),
+        ("namespaces", None), ("mutatingwebhookconfigurations", None))]
+    doc = {"kind": "KcacheSnapshot", "version": 1,
+           "meta": {"cluster": "bench", "takenAt": fx.NOW, "serverVersion": "v1.36.3", "reads": reads},
+           "items": items(nodes, pods)}
+    path.write_text(json.dumps(doc))
+
+
+def fleet(args: argparse.Namespace) -> dict[str, Any]:
+    path = Path(tempfile.mkdtemp(prefix="kcache-fleet-")) / "snapshot.json"
+    log(f"writing a snapshot of {args.nodes} nodes and {args.pods} serving pods to {path}")
+    write_dump(args.nodes, args.pods, path)
+    env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, "-m", "kubectl_kcache"]
+    cmds = {"why-not-cached -A": [*base, "why-not-cached", "-A", "--from-file", str(path), "-o", "json"],
+            "doctor": [*base, "doctor", "--from-file", str(path), "-o", "json", "--fail-on", "never"]}
+    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
+    for i in range(args.rounds):
+        for which in (list(cmds) if i % 2 == 0 else list(cmds)[::-1]):
+            runs[which].append(run_timed(cmds[which], env, ok=(0, 1, 3)))
+            r = runs[which][-1]
+            log(f"  round {i + 1} {which}: {r['seconds']:.2f}s (CPU {r['cpu_s']:.2f}s) {r['maxrss_mb']:.0f} MB")
+    out: dict[str, Any] = {k: {"median_s": round(statistics.median(r["seconds"] for r in v), 2),
+                               "median_cpu_s": round(statistics.median(r["cpu_s"] for r in v), 2),
+                               "median_rss_mb": round(statistics.median(r["maxrss_mb"] for r in v), 1)}
+                           for k, v in runs.items()}
+    out["cpu_ratio"] = round(out["why-not-cached -A"]["median_cpu_s"] / out["doctor"]["median_cpu_s"], 2)
+    out["file_mb"] = round(path.stat().st_size / 2**20, 1)
+    out.update(nodes=args.nodes, pods=args.pods)
+    path.unlink()
+    return out
+
+
+def monitor(args: argparse.Namespace) -> dict[str, Any]:
+    """Write the snapshot (in this process), then in a fresh one load it as the monitor's typed lists hold the
+    objects and evaluate it `--evaluations` times: CPU time of each evaluation (wall time is meaningless on a
+    loaded machine) and the fresh process's peak RSS."""
+    path = Path(tempfile.mkdtemp(prefix="kcache-monitor-")) / "snapshot.json"
+    log(f"writing a snapshot of {args.nodes} nodes and {args.pods} serving pods to {path}")
+    write_dump(args.nodes, args.pods, path)
+    code = (
+        "import json, resource, sys, time\n"
+        "from kubectl_kcache.snapshot import load_files\n"
+        "from kubectl_kcache.monitor.evaluate import evaluate\n"
+        "from kubectl_kcache.monitor.metrics import Health, render\n"
+        "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "snap = load_files([sys.argv[1]])\n"
+        "out = {'loaded_rss_mb': round(rss(), 1), 'evaluation_cpu_s': []}\n"
+        "for i in range(int(sys.argv[2])):\n"
+        "    t = time.process_time()\n"
+        "    ev = evaluate(snap)\n"
+        "    text = render(ev, Health(ready=True, read_errors={}, last_read=time.time(), evaluations=i + 1))\n"
+        "    out['evaluation_cpu_s'].append(round(time.process_time() - t, 2))\n"
+        "    print(f'evaluation {i + 1}: CPU {out[\"evaluation_cpu_s\"][-1]}s, {len(text.splitlines())} lines',"
+        " file=sys.stderr, flush=True)\n"
+        "out['peak_rss_mb'] = round(rss(), 1)\n"
+        "print(json.dumps(out))\n")
+    env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", code, str(path), str(args.evaluations)], env=env,
+                          capture_output=True, text=True, check=True)
+    log(proc.stderr.strip())
+    out = {"nodes": args.nodes, "pods": args.pods, **json.loads(proc.stdout)}
+    path.unlink()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["fleet", "monitor"])
+    ap.add_argument("--nodes", type=int)
+    ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--evaluations", type=int, default=3)
+    args = ap.parse_args(argv)
+    args.nodes = args.nodes or (5000 if args.what == "fleet" else 10000)
+    print(json.dumps(fleet(args) if args.what == "fleet" else monitor(args), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

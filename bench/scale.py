@@ -1,0 +1,269 @@
+"""The offline commands on large generated dumps: doctor, status, why-group, why-not-cached and reconcile
+--dry-run with `--from-file`, against a bare `json.load` of the same file, at several fleet sizes and two node
+sizes (no cluster needed).
+
+    python3 -m bench.scale [--sizes 10000,20000,50000] [--node-size small,large] [--groups 200]
+                           [--caches 5000] [--rounds 1] [--commands doctor,status,...] [--dir DIR] [--keep]
+                           [--out FILE] [--plot FILE]
+
+A dump holds, for N nodes: N Nodes (`small`: 5 labels, a taint, a Ready condition, ~0.6 KB; `large`: the
+20-40 KB GPU nodes of bench.run with ~130 `status.images`), G KernelCacheNodeGroups each selecting N/G nodes
+by one label, a KernelCacheNode per node (4 cache entries of its group), an agent pod per node, C KernelCaches
+in 20 namespaces, KServe's singletons and one producer pod with its capture (what why-group and
+why-not-cached are asked about). The file is laid out as `kubectl kcache dump -o json` writes it (one item
+per line), so `--from-file` streams it. Every command runs in a fresh process (wall, CPU, peak RSS by GNU
+time); commands of one size alternate their order between rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench import fixtures as fx
+from bench.run import log, run_timed
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DS_UID = "3f1c2d9e-0000-4000-8000-000000000001"
+
+
+def _with_status(pair: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    body, status = pair
+    return {**body, "status": status}
+
+
+def items(n: int, node_size: str, groups: int, caches: int) -> Any:
+    """Every item of the dump, in the order `dump` writes kinds (nodes first)."""
+    for i in range(n):
+        if node_size == "small":
+            yield fx.small_node(i, groups)
+        else:  # the artifacts its KernelCacheNode holds are among its images, as on a node that pulled them
+            node = fx.gpu_node(i, groups)
+            pulled = [{"names": [e["imageReference"]], "sizeBytes": 3 * 10**9}
+                      for e in fx.kcn(i, caches, groups)[1]["cacheStatus"].values()]
+            node["status"]["images"][:0] = pulled
+            yield node
+    for g in range(groups):
+        yield fx.node_group(g)
+    for i in range(n):
+        yield _with_status(fx.kcn(i, caches, groups))
+    for j in range(caches):
+        yield _with_status(fx.kernel_cache(j, groups))
+    capture = _with_status(fx.capture(0, 0))
+    capture["metadata"]["generation"] = 1
+    yield capture
+    yield fx.producer_pod(0, 0)
+    for i in range(n):
+        yield _with_status(fx.agent_pod(i, DS_UID))
+    ds = fx.agent_daemonset(groups)
+    ds["metadata"]["uid"] = DS_UID
+    yield {**ds, "status": fx.daemonset_status(n)}
+    yield _with_status(fx.controller_deployment())
+    yield fx.inferenceservice_config()
+    webhook = fx.webhook_configuration()
+    del webhook["webhooks"][0]["objectSelector"]  # no API server here: the producer pod is sent to it
+    yield webhook
+    yield fx.webhook_endpoint_slice()
+    yield fx.service_account("kernel-cache-prefetcher-sa", fx.JOB_NAMESPACE)
+    for ns in ("kserve", fx.JOB_NAMESPACE, *fx.TEAM_NAMESPACES):
+        yield fx.namespace(ns)
+    for kind in ("KernelCacheNodeGroup", "KernelCacheNode", "KernelCache", "KernelCacheCapture"):
+        plural = kind.lower() + "s"
+        yield {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": f"{plural}.serving.kserve.io"},
+               "spec": {"group": "serving.kserve.io", "names": {"kind": kind, "plural": plural},
+                        "scope": "Namespaced" if kind in ("KernelCache", "KernelCacheCapture") else "Cluster",
+                        "versions": [{"name": "v1alpha1", "served": True, "storage": True}]}}
+
+
+def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> None:
+    """The dump, laid out as dumpfile.py writes it (its reads: every kind listed, ok)."""
+    from kubectl_kcache import kinds
+    from kubectl_kcache.files import DUMP_HEAD, DUMP_META
+
+    enc = msgspec.json.Encoder()
+    count = 0
+    with open(path, "wb") as fh:
+        fh.write(DUMP_HEAD)
+        for item in items(n, node_size, groups, caches):
+            fh.write(b"\n" if count == 0 else b",\n")
+            fh.write(enc.encode(item))
+            count += 1
+        reads = [{"resource": p, "namespace": None, "status": "ok", "count": 0} for p in kinds.PLURALS]
+        meta = {"cluster": "bench", "server": "https://bench.example:6443", "takenAt": fx.NOW,
+                "serverVersion": "v1.36.3", "tool": "bench.scale", "scope": {}, "reads": reads}
+        fh.write(b"\n" + DUMP_META + enc.encode(meta) + b"}\n")
+
+
+def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
+    py = sys.executable
+    kc = [py, "-m", "kubectl_kcache"]
+    f = ["--from-file", str(path)]
+    pod = fx.producer_pod(0, 0)["metadata"]
+    return {
+        "json_load": ([py, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(path)], (0,)),
+        "doctor": ([*kc, "doctor", *f, "-o", "json", "--fail-on", "never"], (0,)),
+        "status": ([*kc, "status", *f, "-o", "json"], (0,)),
+        "why_group": ([*kc, "why-group", pod["name"], "-n", pod["namespace"], *f, "-o", "json"], (0,)),
+        "why_not_cached": ([*kc, "why-not-cached", pod["name"], "-n", pod["namespace"], *f, "-o", "json"], (0, 1)),
+        "reconcile_dry_run": ([*kc, "reconcile", "--dry-run", *f, "-o", "json"], (0, 1)),
+    }
+
+
+def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "PYTHONPATH": str(ROOT),
+           "HOME": os.environ.get("HOME", "/tmp")}
+    cmds = {k: v for k, v in commands(path).items() if k in which}
+    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
+    order = list(cmds)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            cmd, ok = cmds[name]
+            runs[name].append(run_timed(cmd, env, ok))
+            x = runs[name][-1]
+            log(f"    {name}: {x['seconds']:.2f}s wall, {x['cpu_s']:.2f}s CPU, {x['maxrss_mb']:.0f} MB")
+    out: dict[str, Any] = {}
+    for name, rs in runs.items():
+        out[name] = {"runs": rs, "median_s": round(statistics.median(x["seconds"] for x in rs), 3),
+                     "median_cpu_s": round(statistics.median(x["cpu_s"] for x in rs), 3),
+                     "median_rss_mb": round(statistics.median(x["maxrss_mb"] for x in rs), 1)}
+    if "json_load" in out and "doctor" in out:
+        out["doctor_vs_json_load"] = round(out["doctor"]["median_s"] / out["json_load"]["median_s"], 3)
+        out["doctor_vs_json_load_cpu"] = round(out["doctor"]["median_cpu_s"] / out["json_load"]["median_cpu_s"], 3)
+    return out
+
+
+def plot(res: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=False)
+    styles = {"doctor": "o-", "status": "s-", "why_group": "^-", "why_not_cached": "v-",
+              "reconcile_dry_run": "d-", "json_load": "k:"}
+    for ax, node_size in zip(axes, ("small", "large"), strict=True):
+        by = res["runs"].get(node_size, {})
+        sizes = sorted(int(k) for k in by)
+        if not sizes:
+            ax.set_visible(False)
+            continue
+        for cmd, style in styles.items():
+            pts = [(n, by[str(n)][cmd]) for n in sizes if cmd in by[str(n)]]
+            if pts:
+                name = cmd.replace("_", " ").replace("reconcile dry run", "reconcile --dry-run")
+                line, = ax.plot([p[0] for p in pts], [p[1]["median_cpu_s"] for p in pts], style, label=f"{name} (CPU)")
+                ax.plot([p[0] for p in pts], [p[1]["median_s"] for p in pts], ":", color=line.get_color(), alpha=0.4,
+                        lw=0.8)
+        ax.axhline(10, ls=":", color="grey", label="budget: doctor 10 s")
+        ax.axhline(2, ls="--", color="grey", lw=0.8, label="budget: why-* 2 s")
+        ax.set_yscale("log")
+        kb = "~0.6 KB" if node_size == "small" else "20-40 KB"
+        ax.set_title(f"{node_size} nodes ({kb} each), --from-file")
+        ax.set_xlabel("nodes (+ as many KernelCacheNodes and agent pods)")
+        ax.set_ylabel("CPU seconds, median (faint: wall, on a shared machine)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("offline commands vs nodes (200 groups, 5,000 KernelCaches; "
+                 f"{res['machine']['cpus']} cores shared with other work, Python {res['machine']['python']})",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+COLUMNS = ("doctor", "status", "why_group", "why_not_cached", "reconcile_dry_run", "json_load")
+
+
+def table(res: dict[str, Any]) -> str:
+    """The results as docs/performance.md shows them: per node size and fleet, each command's wall and CPU
+    seconds and peak RSS (medians)."""
+    lines = ["| nodes | file | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | doctor / json.load (CPU) |",
+             "|---|---|" + "---|" * len(COLUMNS) + "---|"]
+    for node_size in ("small", "large"):
+        for n in sorted(int(k) for k in res["runs"].get(node_size, {})):
+            r = res["runs"][node_size][str(n)]
+            cells = [f"{r[c]['median_s']:.2f} / {r[c]['median_cpu_s']:.2f} s, {r[c]['median_rss_mb']:.0f} MB"
+                     if c in r else "" for c in COLUMNS]
+            ratio = (f"{r['doctor_vs_json_load']:.2f} ({r['doctor_vs_json_load_cpu']:.2f})"
+                     if "doctor_vs_json_load" in r else "")
+            lines.append(f"| {n:,} {node_size} | {r['file_mb']:.0f} MB | " + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,20000,50000")
+    ap.add_argument("--node-size", default="small,large")
+    ap.add_argument("--groups", type=int, default=200)
+    ap.add_argument("--caches", type=int, default=5000)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--commands", default=",".join(commands(Path("x"))))
+    ap.add_argument("--json-load-max", type=int, default=20000,
+                    help="json.load only up to this many nodes for large nodes (it needs ~6x the file in memory)")
+    ap.add_argument("--dir", help="where the dumps go (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    ap.add_argument("--out", help="results file (default bench/results/<date>-scale.json)")
+    ap.add_argument("--plot", help="plot file (default docs/performance-scale.png; 'none' for no plot)")
+    ap.add_argument("--table", action="store_true", help="print the table of the results file and exit")
+    args = ap.parse_args(argv)
+    d = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kcache-scale-"))
+    d.mkdir(parents=True, exist_ok=True)
+    out_path = Path(args.out) if args.out else RESULTS / f"{dt.date.today().isoformat()}-scale.json"
+    res: dict[str, Any] = {
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "command": "python3 -m bench.scale " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "msgspec": msgspec.__version__, "load_before": round(os.getloadavg()[0], 2)},
+        "runs": {},
+    }
+    if out_path.exists():  # several invocations (a few commands at a time) add to one results file
+        prev = json.loads(out_path.read_text())
+        res["runs"] = prev.get("runs", {})
+    if args.table:
+        print(table(res))
+        return 0
+    which = args.commands.split(",")
+    for node_size in args.node_size.split(","):
+        for n in sorted(int(x) for x in args.sizes.split(",")):
+            path = d / f"dump-{node_size}-{n}.json"
+            if not path.exists():
+                t0 = time.perf_counter()
+                write_dump(path, n, node_size, args.groups, args.caches)
+                log(f"wrote {path} ({path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - t0:.0f}s")
+            log(f"  {node_size} x {n} (load {os.getloadavg()[0]:.1f})")
+            cmds = [c for c in which if c != "json_load" or node_size == "small" or n <= args.json_load_max]
+            m = measure(path, args.rounds, cmds)
+            m["file_mb"] = round(path.stat().st_size / 2**20, 1)
+            m["groups"], m["caches"] = args.groups, args.caches
+            m["load"] = round(os.getloadavg()[0], 2)
+            slot = res["runs"].setdefault(node_size, {}).setdefault(str(n), {})
+            slot.update(m)
+            out_path.write_text(json.dumps(res, indent=2))
+            if not args.keep:
+                path.unlink()
+    res["machine"]["load_after"] = round(os.getloadavg()[0], 2)
+    out_path.write_text(json.dumps(res, indent=2))
+    if args.plot != "none":
+        try:
+            plot(res, Path(args.plot) if args.plot else ROOT / "docs" / "performance-scale.png")
+        except ImportError:
+            log("matplotlib is not installed: no plot")
+    print(table(res))
+    log(f"results: {out_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

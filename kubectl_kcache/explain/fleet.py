@@ -1,0 +1,333 @@
+"""`why-not-cached -A`: the cache hit rate of the serving fleet, one row per InferenceService (and per revision
+where they differ), from one list of pods.
+
+Pure. Every pod's answer is the single-pod answer (`why_not_cached.explained`) over KServe's decision
+(`kernelcache.admission.decide`); the decision is made once per distinct pod template (the pod as its
+controller created it: labels, annotations, containers, init containers, volumes), so the pods of one
+ReplicaSet share one decision. Nothing here re-states a KServe rule: it counts.
+
+Per pod:
+* `cached`: KServe's webhook mounted a KernelCache when the pod was created (its mutation is on the pod);
+* `cold`: it did not (a miss leaves no record but the absence of the mutation);
+* `now`: a cold pod for which admission today would mount a KernelCache: recreating it would help;
+* `denied`: admission today would reject the pod (HTTP 400/500): its next replacement fails to be created;
+* `unprepared`: a cached pod whose node has no Ready entry of its KernelCache: the artifact was pulled cold;
+* the gate that stops admission today (`blockedBy`, as the single answer words it) for pods that would not
+  get a cache now.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .. import readplan as plan
+from ..errors import InputError
+from ..kernelcache import admission as a
+from ..kernelcache import constants as c
+from ..kernelcache.config import read_config
+from ..kernelcache.selectors import label_selector_matches, parse_label_selector
+from ..kinds import ListSpec
+from ..objects import KernelCache, LabelSelector, Pod
+from ..snapshot import ClusterSnapshot, covering, require
+from ..text import command
+from .why_not_cached import (
+    Placement,
+    WhyNotCached,
+    admission_inputs,
+    explained,
+    furthest_candidate,
+    required,
+)
+
+KIND = "WhyNotCachedFleet"
+VERSION = 1
+LABEL_REVISION = "serving.knative.dev/revision"  # Serverless mode: the Knative revision of the predictor
+_KEY_ENCODER = msgspec.json.Encoder(order="deterministic")  # maps by key: equal content, equal key
+_TOKEN_VOLUME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
+_GATE_ORDER = {g: i for i, g in enumerate(a.POD_GATES + a.CANDIDATE_GATES)}
+
+
+@dataclass(frozen=True)
+class PodResult:
+    """One serving pod: its history, what admission would do now, and the single answer's next command (what
+    the fleet keeps of the pod's `WhyNotCached`: the decisions' candidates are not kept)."""
+
+    namespace: str
+    name: str
+    isvc: str
+    revision: str
+    deployment: str  # the Deployment that owns its ReplicaSet ("" when unknown)
+    node: str
+    created: str
+    cached: bool  # at admission
+    kernel_cache: str  # the KernelCache it records ("" when none)
+    outcome: str  # what admission would do now: cached, not-cached, rejected, not-called
+    now_cache: str | None  # the KernelCache admission would mount now
+    match: str | None
+    now_blocked_by: str | None  # the single answer's result.now.blockedBy
+    placement: Placement | None
+    next_command: str
+    now_document: dict[str, Any]  # the single answer's result.now, without the denial's text
+
+    @staticmethod
+    def of(why: WhyNotCached, revision: str, deployment: str) -> PodResult:
+        adm = why.admission
+        return PodResult(why.namespace, why.pod_name, why.isvc, revision, deployment, why.node, why.created,
+                         bool(why.cached), why.recorded_cache, adm.outcome, adm.cached_kernel_cache, adm.match,
+                         why.now_blocked_by, why.placement, why.next_command, why.now_document())
+
+    @property
+    def now(self) -> bool:
+        """Cold, and admission today would mount a cache: a recreate helps."""
+        return not self.cached and self.outcome == a.CACHED
+
+    @property
+    def denied(self) -> bool:
+        return self.outcome == a.REJECTED
+
+    @property
+    def unprepared(self) -> bool:
+        p = self.placement
+        return self.cached and p is not None and not p.prepared
+
+    @property
+    def blocked_by(self) -> str | None:
+        """The gate that stops admission today, for a pod that would not get a cache now."""
+        return None if self.outcome == a.CACHED else self.now_blocked_by
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "name": self.name, "inferenceService": self.isvc or None,
+                "revision": self.revision or None, "node": self.node or None, "createdAt": self.created or None,
+                "cached": self.cached, "kernelCache": self.kernel_cache or None,
+                "now": self.now_document,
+                "placement": self.placement.to_dict() if self.placement is not None else None,
+                "next": self.next_command or None}
+
+
+@dataclass(frozen=True)
+class Row:
+    """The counts of one InferenceService (revision "") or of one of its revisions."""
+
+    namespace: str
+    isvc: str
+    revision: str
+    pods: int
+    cached: int
+    cold: int
+    now: int
+    denied: int
+    unprepared: int
+    gate: str  # the most common blocking gate ("" when none)
+    gate_count: int
+    next_command: str
+    sample: str  # the pod the next command is about
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "inferenceService": self.isvc or None, "revision": self.revision or None,
+                "pods": self.pods, "cached": self.cached, "cold": self.cold, "wouldBeCachedNow": self.now,
+                "denied": self.denied, "unprepared": self.unprepared,
+                "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
+                "next": self.next_command or None}
+
+
+@dataclass(frozen=True)
+class Totals:
+    pods: int = 0
+    cached: int = 0
+    cold: int = 0
+    now: int = 0
+    denied: int = 0
+    unprepared: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"pods": self.pods, "cached": self.cached, "cold": self.cold, "wouldBeCachedNow": self.now,
+                "denied": self.denied, "unprepared": self.unprepared}
+
+
+@dataclass(frozen=True)
+class FleetHitRate:
+    """What `why-not-cached -A` renders; `to_dict()` is its `-o json` document (without `source`)."""
+
+    rows: tuple[Row, ...]  # an InferenceService's row, then its revisions' rows when they differ
+    pods: tuple[PodResult, ...]
+    totals: Totals
+    decisions: int  # distinct pod templates decided
+    namespace: str | None = None
+    selector: str = ""
+    isvc: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        isvcs = len({(r.namespace, r.isvc) for r in self.rows})
+        return {"kind": KIND, "version": VERSION,
+                "scope": {"namespace": self.namespace, "selector": self.selector or None, "inferenceService":
+                          self.isvc or None},
+                "summary": {**self.totals.to_dict(), "inferenceServices": isvcs, "decisions": self.decisions},
+                "inferenceServices": [r.to_dict() for r in self.rows],
+                "pods": [p.to_dict() for p in self.pods]}
+
+    @property
+    def all_cached(self) -> bool:
+        return self.totals.cached == self.totals.pods
+
+
+# ---- scope ---------------------------------------------------------------------------------------------
+
+def check_selector(selector: str) -> LabelSelector:
+    """`-l` as a LabelSelector; InputError (exit 2) naming the term that cannot be read."""
+    try:
+        return parse_label_selector(selector)
+    except ValueError as exc:
+        raise InputError(f"-l: {exc}") from None
+
+
+def serving_pods(snapshot: ClusterSnapshot, namespace: str | None, selector: str = "", isvc: str = "") -> list[Pod]:
+    """The pods of InferenceServices in scope (the label `serving.kserve.io/inferenceservice`), sorted."""
+    parsed = check_selector(selector)
+    out = [p for p in snapshot.pods if c.LABEL_ISVC in p.meta.labels
+           and (namespace is None or p.namespace == namespace)
+           and (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc)
+           and label_selector_matches(parsed, p.meta.labels)]
+    return sorted(out, key=lambda p: (p.namespace, p.meta.labels[c.LABEL_ISVC], p.name))
+
+
+def _owner(pod: Pod) -> tuple[str, str]:
+    """(revision, Deployment): the controlling ReplicaSet (the Deployment is its name without the pod's
+    pod-template-hash), else the Knative revision label."""
+    rs = next((o.name for o in pod.meta.owner_references if o.kind == "ReplicaSet" and o.controller), "") or next(
+        (o.name for o in pod.meta.owner_references if o.kind == "ReplicaSet"), "")
+    knative = pod.meta.labels.get(LABEL_REVISION, "")
+    hash_ = pod.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH, "")
+    deployment = rs[: -len(hash_) - 1] if rs and hash_ and rs.endswith("-" + hash_) else ""
+    return knative or rs, deployment
+
+
+def template_key(pod: Pod) -> bytes:
+    """What KServe's decision reads of a pod as its controller created it: equal keys, equal decisions.
+
+    The service account token volume gets a random name per pod (`kube-api-access-x7k2p`, added by the API
+    server's ServiceAccount admission before webhooks are called); the decision compares volume names only with
+    the webhook's own (`kernel-cache-source`, `kernel-cache-runtime-<i>`), so the suffix is left out and the pods
+    of one ReplicaSet share one key."""
+    spec = pod.spec
+    key = _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations, spec.containers if spec else (),
+                               spec.init_containers if spec else (), spec.volumes if spec else None))
+    return _TOKEN_VOLUME.sub(b'"kube-api-access-"', key)
+
+
+# ---- the whole fleet --------------------------------------------------------------------------------------
+
+def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: str = "",
+             isvc: str = "") -> FleetHitRate:
+    """The fleet's hit rate over the serving pods in scope (namespace None: every namespace)."""
+    pods = serving_pods(snapshot, namespace, selector, isvc)
+    require_fleet_reads(snapshot, namespace, selector, isvc)
+    config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    entries = a.index_entries(snapshot.kcns)
+    caches: dict[str, dict[str, KernelCache]] = {}
+    for k, v in snapshot.kc_by_key.items():
+        caches.setdefault(v.namespace, {})[k] = v
+    by_template: dict[bytes, list[int]] = {}
+    for i, pod in enumerate(pods):
+        by_template.setdefault(template_key(a.pre_admission(pod)), []).append(i)
+    results: list[PodResult | None] = [None] * len(pods)
+    for members in by_template.values():  # one decision at a time: its candidates are dropped after its pods
+        first = pods[members[0]]
+        adm = a.decide(admission_inputs(snapshot, first.namespace, first, config, entries,
+                                        caches.get(first.namespace, {})))
+        furthest = (furthest_candidate(adm),)
+        for i in members:
+            why = explained(snapshot, pods[i], adm, config, furthest=furthest)
+            results[i] = PodResult.of(why, *_owner(pods[i]))
+    done = [r for r in results if r is not None]
+    rows = _rows(done)
+    return FleetHitRate(rows=tuple(rows), pods=tuple(done), totals=_totals(done), decisions=len(by_template),
+                        namespace=namespace, selector=selector, isvc=isvc)
+
+
+def fleet_pods_list(namespace: str | None, selector: str = "", isvc: str = "") -> ListSpec:
+    """The one list of serving pods in scope (the label, --isvc and -l as one label selector)."""
+    labels = ",".join(x for x in (c.LABEL_ISVC, f"{c.LABEL_ISVC}={isvc}" if isvc else "", selector) if x)
+    return ListSpec(plan.ISVC_PODS.resource, namespace, label_selector=labels)
+
+
+def require_fleet_reads(snapshot: ClusterSnapshot, namespace: str | None, selector: str = "", isvc: str = "") -> None:
+    """The single answer's needs (`why_not_cached.required`), with the serving pods in scope for the pod."""
+    needs = [fleet_pods_list(namespace, selector, isvc), *required(namespace or "", None)]
+    needs = [n.in_namespace(None) if n.plural == c.PLURAL_CACHES and namespace is None else n for n in needs]
+    if covering(snapshot, plan.WEBHOOK).failed:
+        needs.append(plan.WEBHOOK)
+    require(snapshot, "why-not-cached", needs)
+
+
+def _totals(results: Sequence[PodResult]) -> Totals:
+    return Totals(pods=len(results), cached=sum(p.cached for p in results),
+                  cold=sum(not p.cached for p in results), now=sum(p.now for p in results),
+                  denied=sum(p.denied for p in results), unprepared=sum(p.unprepared for p in results))
+
+
+def top_gate(results: Iterable[PodResult]) -> tuple[str, int]:
+    """The gate that blocks the most pods (KServe's order breaks ties), and how many."""
+    counts = Counter(p.blocked_by for p in results if p.blocked_by)
+    if not counts:
+        return "", 0
+    gate = min(counts, key=lambda g: (-counts[g], _GATE_ORDER.get(g, 99), g))
+    return gate, counts[gate]
+
+
+def _row(namespace: str, isvc: str, revision: str, results: Sequence[PodResult]) -> Row:
+    t = _totals(results)
+    gate, gate_count = top_gate(results)
+    next_command, sample = _next(results, gate)
+    return Row(namespace, isvc, revision, t.pods, t.cached, t.cold, t.now, t.denied, t.unprepared, gate, gate_count,
+               next_command, sample)
+
+
+def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
+    """What to do first: a denial (the next replacement pod fails), then a recreate that would help, then the
+    top gate, then a cold pull; the single answer's next command for the first pod concerned."""
+    denied = [p for p in results if p.denied]
+    now = [p for p in results if p.now]
+    gated = [p for p in results if gate and p.blocked_by == gate]
+    unprepared = [p for p in results if p.unprepared]
+    if not denied and now:
+        deployments = {p.deployment for p in now}
+        if len(deployments) == 1 and "" not in deployments:
+            first = now[0]
+            return command("kubectl", "-n", first.namespace, "rollout", "restart", "deployment",
+                           first.deployment), first.name
+    for group in (denied, now, gated, unprepared):
+        if group:
+            first = group[0]
+            return (first.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n",
+                                                      first.namespace)), first.name
+    return "", ""
+
+
+def _signature(results: Iterable[PodResult]) -> frozenset[tuple[bool, str, str | None, bool]]:
+    return frozenset((p.cached, p.outcome, p.blocked_by, p.unprepared) for p in results)
+
+
+def _rows(results: Sequence[PodResult]) -> list[Row]:
+    by_isvc: dict[tuple[str, str], list[PodResult]] = {}
+    for p in results:
+        by_isvc.setdefault((p.namespace, p.isvc), []).append(p)
+    rows = []
+    for (ns, isvc), mine in by_isvc.items():
+        rows.append(_row(ns, isvc, "", mine))
+        revisions: dict[str, list[PodResult]] = {}
+        for p in mine:
+            revisions.setdefault(p.revision, []).append(p)
+        if len(revisions) > 1 and len({_signature(v) for v in revisions.values()}) > 1:
+            rows += [_row(ns, isvc, rev, revisions[rev]) for rev in sorted(revisions)]
+    return rows
+
+
+def counts_by_isvc(fleet: FleetHitRate) -> Mapping[tuple[str, str], Row]:
+    """The InferenceService rows (revision rows left out), by (namespace, name)."""
+    return {(r.namespace, r.isvc): r for r in fleet.rows if not r.revision}

@@ -1,0 +1,43 @@
+"""The "Serving pods" section of `doctor -o html`: `why-not-cached -A`'s counts per InferenceService (and
+revision where they differ), with the top blocking gate and the next command. Every value is escaped."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from ..text import escape
+from .hit_rate_table import summary_sentence
+
+if TYPE_CHECKING:
+    from ..explain.fleet import FleetHitRate
+
+
+def _e(value: object) -> str:
+    return html.escape(escape(str(value)), quote=True)
+
+
+def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
+    head = '<section id="serving"><h2>Serving pods</h2>'
+    if fleet is None:
+        return ""
+    if isinstance(fleet, str):
+        return f'{head}<p class="warning-text">Not shown: {_e(fleet)}</p></section>'
+    intro = f"<p>{_e(summary_sentence(fleet))}</p>"
+    if not fleet.rows:
+        return head + intro + "</section>"
+    rows = []
+    for r in fleet.rows:
+        name = _e(r.isvc) + (f" <small>revision {_e(r.revision)}</small>" if r.revision else "")
+        gate = f"{_e(r.gate)} ({r.gate_count})" if r.gate else ""
+        nxt = f"<code>{_e(r.next_command)}</code>" if r.next_command else ""
+        rows.append(f"<tr><td>{_e(r.namespace)}</td><th scope=row>{name}</th><td class=num>{r.pods}</td>"
+                    f"<td class=num>{r.cached}</td><td class='num{' warn' if r.cold else ''}'>{r.cold}</td>"
+                    f"<td class='num{' warn' if r.now else ''}'>{r.now}</td>"
+                    f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td>{gate}</td><td>{nxt}</td></tr>")
+    table = ('<div class="scroll"><table class="serving"><thead><tr><th>namespace</th><th>InferenceService</th>'
+             '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
+             '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
+             'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
+             '<th>top blocking gate</th><th>next</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")
+    return head + intro + table + "</section>"

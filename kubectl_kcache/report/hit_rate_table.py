@@ -1,0 +1,145 @@
+"""`why-not-cached -A` for people: a summary sentence, then one row per InferenceService (and per revision where
+they differ); `-o wide` adds one row per pod.
+
+    12 serving pods in 3 InferenceServices: 5 cached at admission (42%), 7 cold: 2 would be cached now (recreate
+    them), 1 would be denied by the webhook; 4 pod templates decided
+
+    NAMESPACE  INFERENCESERVICE  PODS  CACHED  COLD  NOW  DENIED  TOP GATE       NEXT
+    team-a     qwen                 4       2     2    1       0  footprint (1)  kubectl -n team-a rollout ...
+
+Rows are whole lines, like `kubectl get`: piped output stays greppable, and the next command is never cut (it
+is the last column). Names are escaped; the commands are shell-quoted where they are made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from ..text import escape
+from .doctor_common import plural, write_text
+from .status_common import source_line
+
+if TYPE_CHECKING:
+    from ..explain.fleet import FleetHitRate, PodResult, Row
+    from ..provenance import Provenance
+
+GAP = "  "
+_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
+
+
+def _style(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if color and style and text else text
+
+
+def summary_sentence(fleet: FleetHitRate) -> str:
+    t = fleet.totals
+    isvcs = len({(r.namespace, r.isvc) for r in fleet.rows})
+    if not t.pods:
+        return "no serving pods (pods with the label serving.kserve.io/inferenceservice) in scope"
+    share = f" ({100 * t.cached // t.pods}%)"
+    text = (f"{plural(t.pods, 'serving pod')} in {plural(isvcs, 'InferenceService')}: {t.cached} cached at "
+            f"admission{share}, {t.cold} cold")
+    extra = []
+    if t.now:
+        extra.append(f"{t.now} would be cached now (recreate {'it' if t.now == 1 else 'them'})")
+    if t.denied:
+        extra.append(f"{t.denied} would be denied by the webhook if recreated")
+    if t.unprepared:
+        extra.append(f"{t.unprepared} cached but on a node without a Ready entry (pulled cold)")
+    if extra:
+        text += ": " + ", ".join(extra)
+    return text + f"; {plural(fleet.decisions, 'pod template')} decided"
+
+
+def _wrap(text: str, width: int | None) -> list[str]:
+    """A sentence wrapped at spaces (whole when piped)."""
+    if width is None or len(text) <= width:
+        return [text]
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line]
+
+
+def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[tuple[str, str]]], color: bool) -> list[str]:
+    widths = [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
+
+    def line(cells: Sequence[tuple[str, str]]) -> str:
+        parts = []
+        for i, (text, style) in enumerate(cells):
+            pad = " " * (widths[i] - len(text))
+            parts.append(pad + _style(text, style, color) if i in right else _style(text, style, color) + pad)
+        return GAP.join(parts).rstrip() + "\n"
+
+    return [line([(t, "bold") for t in titles])] + [line(r) for r in rows]
+
+
+def _n(value: int, style: str) -> tuple[str, str]:
+    return str(value), style if value else ""
+
+
+def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
+    cells = [(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", "" if r.revision else "bold")]
+    if revisions:
+        cells.append((escape(r.revision) if r.revision else "(all)", "dim" if not r.revision else ""))
+    gate = f"{r.gate} ({r.gate_count})" if r.gate else "-"
+    cells += [(str(r.pods), ""), _n(r.cached, "green"), _n(r.cold, "yellow"), _n(r.now, "yellow"),
+              _n(r.denied, "red"), (gate, ""), (escape(r.next_command) or "-", "")]
+    return cells
+
+
+def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
+    now = p.now_cache or f"({p.outcome})"
+    return [(escape(p.namespace), ""), (escape(p.name), ""), (escape(p.isvc) or "(empty)", ""),
+            (escape(p.node) or "-", ""), ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
+            (escape(p.kernel_cache) or "-", ""), (escape(now), ""),
+            (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(p.next_command) or "-", "")]
+
+
+def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None,
+                  wide: bool = False) -> str:
+    out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
+    out += [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    if not fleet.rows:
+        return "".join(out)
+    revisions = any(r.revision for r in fleet.rows)
+    titles = ["NAMESPACE", "INFERENCESERVICE", *(["REVISION"] if revisions else []), "PODS", "CACHED", "COLD",
+              "NOW", "DENIED", "TOP GATE", "NEXT"]
+    first_number = 3 if revisions else 2
+    out.append("\n")
+    out += _table(titles, set(range(first_number, first_number + 5)), [_row_cells(r, revisions) for r in fleet.rows],
+                  color)
+    if wide:
+        out.append("\n")
+        out += _table(["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY",
+                       "NEXT"], set(), [_pod_cells(p) for p in fleet.pods], color)
+    return "".join(out)
+
+
+def render_hit_rate(fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None,
+                    wide: bool = False) -> None:
+    write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
+
+
+def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int | None) -> list[str]:
+    """`status`'s serving pods section: the summary and one row per InferenceService (no revisions, no next
+    command: `why-not-cached -A` has them)."""
+    if fleet is None:
+        return []
+    if isinstance(fleet, str):
+        return ["\n"] + [_style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}",
+                                                                          width)]
+    out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    rows = [r for r in fleet.rows if not r.revision]
+    if not rows:
+        return out
+    cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), (str(r.pods), ""), _n(r.cached, "green"),
+              _n(r.cold, "yellow"), _n(r.now, "yellow"), _n(r.denied, "red"),
+              (f"{100 * r.cached // r.pods}%" if r.pods else "-", "")] for r in rows]
+    return out + ["\n"] + _table(["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED",
+                                   "HIT RATE"], {2, 3, 4, 5, 6, 7}, cells, color)

@@ -1,0 +1,62 @@
+"""why-not-cached without a pod, through the CLI over the examples and a small fleet: the table, -o wide,
+json and yaml, the scope flags, the exit codes and the flags that need a pod (or none)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from tests import builders as b
+from tests.unit.explain.test_why_not_cached import CREATED, EARLY, cluster
+
+from .test_why_not_cached import cli, write
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = str(ROOT / "examples" / "broken-cluster.yaml")
+
+
+def test_the_broken_example_per_inferenceservice(capsys):
+    code, out, err = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN)
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[1] == ("4 serving pods in 4 InferenceServices: 0 cached at admission (0%), 4 cold: 2 would be "
+                        "cached now (recreate them); 4 pod templates decided")
+    assert lines[3].split() == ["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED", "TOP",
+                                "GATE", "NEXT"]
+    row = next(x for x in lines if x.split()[1:2] == ["mistral-7b-instruct-v0-3"])
+    assert row.split()[:7] == ["team-llm", "mistral-7b-instruct-v0-3", "1", "0", "1", "1", "0"]
+    assert row.endswith("kubectl -n team-llm rollout restart deployment mistral-7b-instruct-v0-3-predictor")
+    code, wide, _ = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN, "-o", "wide")
+    assert code == 1 and "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd" in wide
+    assert "kubectl -n team-llm delete pod mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd" in wide
+
+
+def test_json_and_yaml_with_every_pod_and_the_scope(capsys):
+    code, out, _ = cli(capsys, "why-not-cached", "-n", "team-llm", "--from-file", BROKEN, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1 and list(doc)[:3] == ["kind", "version", "source"]
+    assert doc["kind"] == "WhyNotCachedFleet" and doc["scope"]["namespace"] == "team-llm"
+    assert {p["namespace"] for p in doc["pods"]} == {"team-llm"} and doc["summary"]["pods"] == 3
+    code, out, _ = cli(capsys, "why-not-cached", "-A", "--isvc", "qwen2-5-vl-7b-instruct", "--from-file", BROKEN,
+                       "-o", "yaml")
+    doc = yaml.safe_load(out)
+    assert [p["inferenceService"] for p in doc["pods"]] == ["qwen2-5-vl-7b-instruct"]
+
+
+def test_every_pod_cached_exits_0(capsys, tmp_path):
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    pods = [b.consumer("hit-1", node="gpu-1", created=CREATED, cache=kc),
+            b.consumer("hit-2", node="gpu-1", created=CREATED, cache=kc, isvc="other")]
+    snap = write(tmp_path / "snap.json", cluster(pods, kc=kc))
+    code, out, _ = cli(capsys, "why-not-cached", "--from-file", snap)
+    assert code == 0 and "\x1b" not in out
+    assert "2 serving pods in 2 InferenceServices: 2 cached at admission (100%), 0 cold;" in out
+
+
+def test_flags_that_need_or_exclude_a_pod(capsys):
+    code, _, err = cli(capsys, "why-not-cached", "some-pod", "-A", "--from-file", BROKEN)
+    assert code == 2 and "give them without POD" in err
+    code, _, err = cli(capsys, "why-not-cached", "-A", "-l", "tier in (a", "--from-file", BROKEN)
+    assert code == 2 and err.startswith("error: -l: cannot read label selector term 'tier in (a'")

@@ -1,0 +1,131 @@
+"""The monitor's pure parts: one evaluation of the broken example rendered as Prometheus text (the numbers
+the commands give, label values escaped), the Event filter (client-go's dedup and token bucket) and the
+events a change of findings makes, and deploy/monitor's role being exactly the doctor's reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from kubectl_kcache.checks import catalogue
+from kubectl_kcache.checks.model import Finding, ObjectRef
+from kubectl_kcache.explain.fleet import hit_rate
+from kubectl_kcache.explain.status import fleet_status
+from kubectl_kcache.monitor import events as ev
+from kubectl_kcache.monitor.evaluate import evaluate
+from kubectl_kcache.monitor.metrics import Health, label_value, render
+from kubectl_kcache.snapshot import load_files
+
+ROOT = Path(__file__).resolve().parents[3]
+BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])
+LINE = re.compile(r'^(kcache_monitor_\w+)(?:\{(.*)\})? (\S+)$')
+
+
+def samples(text: str) -> dict[tuple[str, frozenset], float]:
+    out = {}
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if m:
+            labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def test_metrics_of_one_evaluation_are_the_commands_numbers():
+    evaluation = evaluate(BROKEN)
+    text = render(evaluation, Health(ready=True, read_errors={"watch nodes": 2}, last_read=1.5e9, evaluations=3))
+    got = samples(text)
+    active = [f for f in evaluation.report.findings if not f.suppressed]
+    assert sum(v for (name, _), v in got.items() if name == "kcache_monitor_findings") == len(active)
+    status = fleet_status(BROKEN)
+    for g in status.groups:
+        assert got[("kcache_monitor_group_members", frozenset({("group", g.name)}))] == g.members
+        for cell in g.caches:
+            labels = {("kernelcache", cell.cache), ("group", g.name), ("assigned", str(cell.assigned).lower())}
+            assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "Ready")}))] == cell.counts.ready
+            assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))] == \
+                g.members - cell.counts.total
+    for row in hit_rate(BROKEN).rows:
+        key = {("namespace", row.namespace), ("inferenceservice", row.isvc)}
+        assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "cold")}))] == row.cold
+        assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "now")}))] == row.now
+    assert got[("kcache_monitor_read_errors_total", frozenset({("read", "watch nodes")}))] == 2
+    assert got[("kcache_monitor_evaluations_total", frozenset())] == 3
+    assert got[("kcache_monitor_ready", frozenset())] == 1
+    assert "# TYPE kcache_monitor_read_errors_total counter" in text
+
+
+def test_label_values_from_the_cluster_are_escaped():
+    assert label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    text = render(None, Health(ready=False, read_errors={'watch "x"\n': 1}, last_read=0, evaluations=0))
+    assert 'kcache_monitor_read_errors_total{read="watch \\"x\\"\\n"} 1' in text
+    assert "kcache_monitor_ready 0" in text and "\nkcache_monitor_last_successful_read_timestamp_seconds " not in text
+
+
+def finding(name: str, code: str = "entry-error", severity: str = "error") -> Finding:
+    return Finding("cache-status", severity, ObjectRef("KernelCacheNode", name), f"entry on {name} is Error",
+                   code=code)
+
+
+def test_findings_that_appear_or_clear_after_the_baseline():
+    known, changed = ev.changes(None, [finding("gpu-1")])
+    assert changed == []  # the baseline makes no events
+    known, changed = ev.changes(known, [finding("gpu-1"), finding("gpu-2")])
+    assert [(f.object.name, cleared) for f, cleared in changed] == [("gpu-2", False)]
+    moved = Finding("cache-status", "error", ObjectRef("KernelCacheNode", "gpu-2"), "another message",
+                    code="entry-error")
+    known, changed = ev.changes(known, [moved])  # a new message alone is no new event
+    assert [(f.object.name, cleared) for f, cleared in changed] == [("gpu-1", True)]
+
+
+def test_event_bodies():
+    body = ev.event_body(finding("gpu-1"), cleared=False, host="h")
+    assert (body["reason"], body["type"], body["metadata"]["namespace"]) == ("CacheStatusEntryError", "Warning",
+                                                                              "default")
+    assert body["involvedObject"] == {"kind": "KernelCacheNode", "name": "gpu-1",
+                                      "apiVersion": "serving.kserve.io/v1alpha1"}
+    assert body["metadata"]["name"].startswith("gpu-1.") and body["source"]["component"] == "kubectl-kcache-monitor"
+    cleared = ev.event_body(finding("gpu-1"), cleared=True, host="h")
+    assert (cleared["reason"], cleared["type"]) == ("CacheStatusEntryErrorResolved", "Normal")
+    assert cleared["message"] == "resolved: entry on gpu-1 is Error"
+    pod = Finding("agent", "warning", ObjectRef("Pod", "agent-x", "kserve"), "m", code="pod-failed")
+    assert ev.event_body(pod, False, "h")["metadata"]["namespace"] == "kserve"
+
+
+def test_filter_drops_repeats_for_ten_minutes_and_keeps_a_token_bucket_per_object():
+    now = [0.0]
+    f = ev.EventFilter(clock=lambda: now[0])
+    obj = ("Node", "", "gpu-1")
+    assert f.admit(obj, "a") == ""
+    assert f.admit(obj, "a") == "duplicate"
+    for i in range(ev.BURST - 1):
+        assert f.admit(obj, f"m{i}") == ""
+    assert f.admit(obj, "one-too-many") == "rate-limited"
+    assert f.admit(("Node", "", "gpu-2"), "gpu-2/one") == ""  # another object has its own bucket
+    now[0] += ev.REFILL_SECONDS
+    assert f.admit(obj, "one-too-many") == ""  # one token back after five minutes
+    assert f.admit(obj, "two-too-many") == "rate-limited"
+    now[0] += ev.DEDUP_SECONDS
+    assert f.admit(obj, "a") == ""  # no longer a duplicate (and two tokens back)
+
+
+def rules(doc: dict) -> dict[tuple[str, str], set[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for rule in doc["rules"]:
+        for group in rule["apiGroups"]:
+            for res in rule["resources"]:
+                out[(group, res)] = set(rule["verbs"])
+    return out
+
+
+def test_the_monitor_role_is_the_doctors_reads_and_events_only_create():
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "monitor" / "rbac.yaml").read_text()))
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    doctor = yaml.safe_load("\n".join(catalogue.cluster_role()))
+    assert rules(role) == rules(doctor)
+    assert all(verbs == {"get", "list", "watch"} for verbs in rules(role).values())
+    events = next(d for d in yaml.safe_load_all((ROOT / "deploy" / "monitor" / "rbac-events.yaml").read_text())
+                  if d["kind"] == "ClusterRole")
+    assert rules(events) == {("", "events"): {"create"}}

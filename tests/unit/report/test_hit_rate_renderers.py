@@ -1,0 +1,43 @@
+"""The fleet's hit rate for people: the terminal table (rows whole, revisions only when they differ), and the
+doctor page's "Serving pods" section (escaped, or why it is not shown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kubectl_kcache.checks import run_doctor
+from kubectl_kcache.explain.fleet import hit_rate
+from kubectl_kcache.report.doctor_html import page
+from kubectl_kcache.report.hit_rate_html import serving_pods_section
+from kubectl_kcache.report.hit_rate_table import hit_rate_text
+from kubectl_kcache.snapshot import load_files, provenance
+
+ROOT = Path(__file__).resolve().parents[3]
+BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])
+
+
+def test_table_rows_are_whole_lines_with_the_next_command_last():
+    fleet = hit_rate(BROKEN)
+    text = hit_rate_text(fleet, provenance(BROKEN.meta), color=False, width=None)
+    lines = text.splitlines()
+    assert "REVISION" not in lines[3]
+    for row in fleet.rows:
+        line = next(x for x in lines if x.split()[1:2] == [row.isvc])
+        assert line.endswith(row.next_command)
+    coloured = hit_rate_text(fleet, provenance(BROKEN.meta), color=True, width=60)
+    assert "\x1b[1m" in coloured and all(len(x) <= 60 for x in coloured.splitlines()[:2] if "\x1b" not in x)
+
+
+def test_the_doctor_page_has_a_serving_pods_section():
+    fleet = hit_rate(BROKEN)
+    html = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet=fleet)
+    section = html[html.index('<section id="serving">'):]
+    section = section[:section.index("</section>")]
+    assert "<h2>Serving pods</h2>" in section and "4 serving pods in 4 InferenceServices" in section
+    assert section.count("<tr>") == 1 + len(fleet.rows)
+    assert "rollout restart deployment mistral-7b-instruct-v0-3-predictor" in section
+    assert "&#x27;jsonpath={.spec.artifact.identity.factors}&#x27;" in section  # the command's quotes, escaped
+    assert serving_pods_section("cannot list pods (forbidden)") == (
+        '<section id="serving"><h2>Serving pods</h2><p class="warning-text">Not shown: cannot list pods '
+        "(forbidden)</p></section>")
+    assert serving_pods_section(None) == ""
