@@ -136,8 +136,9 @@ class Anonymizer:
         # the repository with its host, so that its parts are replaced only there (an image named `cache` is
         # no reason to change the word elsewhere); a part that is a namespace or an InferenceService keeps its
         # token
-        parts = [self.map.get(p) or self.images.setdefault(p, f"anon-image-{len(self.images) + 1}")
-                 for p in rest.split("/")]
+        self._compile()
+        parts = [self.map.get(p) or (self.replace(p) if self.replace(p) != p else None)
+                 or self.images.setdefault(p, f"anon-image-{len(self.images) + 1}") for p in rest.split("/")]
         self.map.setdefault(name, "/".join([host, *parts]))
 
     def _derived(self, by_kind: dict[str, list[dict[str, Any]]], images: list[str]) -> tuple[list, list, list]:
@@ -153,6 +154,8 @@ class Anonymizer:
         captures = sorted({_meta(i).get("name", "") for i in by_kind.get("KernelCacheCapture", [])} - {""})
         refs = sorted(set(images) | {str(_spec_image(k)) for k in by_kind.get("KernelCache", []) if _spec_image(k)})
         capture_names, out = out, []
+        for cap in sorted(set(captures) | {kn.capture_revision_name(i, v) for i, v in _revisions(by_kind)} - {""}):
+            out.append((kn.reporter_name(cap), lambda r, cp=cap: kn.reporter_name(r(cp))))
         for cap in captures:
             for ref in refs:
                 out.append((kn.generated_kernel_cache_name(cap, ref),
@@ -212,6 +215,17 @@ def _footprint_maps(factors: dict[str, str]) -> tuple[dict[str, str], dict[str, 
     workload = {k: factors[k] for k in (*WORKLOAD_KEYS, *HASH_KEYS) if factors.get(k)}
     runtime = {k: v for k, v in factors.items() if k not in (*WORKLOAD_KEYS, *HASH_KEYS) and v}
     return workload, {"runtimeImage": factors["runtimeImage"], "modelURIHash": factors["modelURIHash"], **runtime}
+
+
+def _revisions(by_kind: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str]]:
+    """(InferenceService, pod-template-hash) of every InferenceService pod."""
+    out = []
+    for pod in by_kind.get("Pod", []):
+        labels = _meta(pod).get("labels") or {}
+        isvc, rev = str(labels.get(c.LABEL_ISVC, "")), str(labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
+        if isvc and rev:
+            out.append((isvc, rev))
+    return out
 
 
 def _cache_entries(kcns: list[dict[str, Any]]) -> dict[str, list[str]]:
