@@ -1,14 +1,19 @@
+# The venv of ./run-tests when there is one (a PEP 668 Python has none of the packages)
+PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 .PHONY: test unit lint bench catalogue
 test:
 	./run-tests
 unit:
-	python3 -m pytest tests/unit tests/cli
+	$(PYTHON) -m pytest tests/unit tests/cli
 lint:
-	python3 -m ruff check kubectl_kcache tests bench krew-manifest examples && python3 -m mypy && lint-imports
+	$(PYTHON) -m ruff check kubectl_kcache tests bench krew-manifest examples && $(PYTHON) -m mypy && lint-imports
 bench:
-	python3 -m bench.run
+	$(PYTHON) -m bench.run
 catalogue:
-	python3 -m kubectl_kcache.checks.catalogue > docs/checks.md
-.PHONY: dist
+	$(PYTHON) -m kubectl_kcache.checks.catalogue > docs/checks.md
+	$(PYTHON) -m kubectl_kcache.checks.catalogue --rbac > deploy/doctor-rbac.yaml
+.PHONY: dist release
 dist:
 	python3 krew-manifest/build.py --out dist
+release:
+	python3 krew-manifest/release.py --out dist

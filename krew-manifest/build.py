@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Builds the krew release of kubectl-kcache, reproducibly, and writes plugin.yaml for it.
 
-    python3 krew-manifest/build.py [--out dist] [--manifest plugin.yaml] [--check]
+    python3 krew-manifest/build.py [--out dist] [--manifest dist/plugin.yaml]
     python3 krew-manifest/build.py --lock-wheels NAME==VERSION
+
+(`make dist`; `make release` runs krew-manifest/release.py, which also checks the tree and CHANGELOG.md.)
 
 1. Fetches the artifacts pinned in krew-manifest/requirements.txt into a cache
    ($KCACHE_RELEASE_CACHE, else ~/.cache/kubectl-kcache-release) and checks each one's sha256; a warm
    cache downloads nothing, so a build works offline once it has run.
 2. Takes the pure-Python files out of the pure artifacts (no C source, no __pycache__, no tests, no
    dist-info but the license files, which go to licenses/<dist>-<version>/) and adds the kubectl_kcache
-   package of this tree (*.py and py.typed, as pip installs it).
+   package of this tree (*.py and py.typed, as pip installs it) with kubectl_kcache/_build.py: the commit
+   and its date (or SOURCE_DATE_EPOCH) for `kubectl kcache version` (kubectl_kcache/buildinfo.py).
 3. For each platform in PLATFORMS (krew's os/arch), adds the compiled wheels that serve it, one per
    CPython version in PYTHONS and variant (glibc and musl on Linux), each variant's files in
    _platlib/cp3XY-<variant>/, and writes one executable zipapp, `kubectl-kcache`:
@@ -21,8 +24,9 @@
 4. Packs `LICENSE` and `kubectl-kcache` into <out>/kubectl-kcache-v<version>-<os>-<arch>.tar.gz: sorted,
    mtime 0, uid/gid 0, no owner names, modes 0644/0755, gzip header without name and with mtime 0. The same
    tree gives the same bytes (with the same zlib: the deflate output is zlib's).
-5. Renders krew-manifest/plugin.yaml.tmpl with the version (setup.cfg) and one platform entry per archive
-   (its URI and sha256) into plugin.yaml (or checks that plugin.yaml says exactly that, with --check).
+5. Renders krew-manifest/plugin.yaml.tmpl with the version (kubectl_kcache/__init__.py) and one platform
+   entry per archive (its URI and sha256) into <out>/plugin.yaml, and writes <out>/SHA256SUMS (as sha256sum
+   prints it) for the archives. Neither is committed: they are made for each release.
 
 --lock-wheels prints the requirements.txt entry of a compiled project: the sha256 of every wheel of that
 version that one of the archives needs (downloading them into the cache), after checking that every
@@ -36,9 +40,9 @@ the right file is used first.
 from __future__ import annotations
 
 import argparse
-import configparser
 import gzip
 import hashlib
+import importlib.util
 import io
 import itertools
 import json
@@ -61,12 +65,13 @@ HERE = ROOT / "krew-manifest"
 LOCK = HERE / "requirements.txt"
 TEMPLATE = HERE / "plugin.yaml.tmpl"
 ZIP_MAIN = HERE / "zipapp_main.py"
-MANIFEST = ROOT / "plugin.yaml"
 PACKAGE = ROOT / "kubectl_kcache"
 LICENSE = ROOT / "LICENSE"
-SETUP_CFG = ROOT / "setup.cfg"
+VERSION_FILE = PACKAGE / "__init__.py"
+BUILDINFO = PACKAGE / "buildinfo.py"
+GENERATED = "kubectl_kcache/_build.py"  # written by each build, never taken from the tree
+CHECKSUMS = "SHA256SUMS"
 
-REGENERATE = "python3 krew-manifest/build.py"
 HOMEPAGE = "https://github.com/kserve/kubectl-kcache"
 RELEASE_URI = HOMEPAGE + "/releases/download/{tag}/{archive}"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -201,9 +206,21 @@ def read_lock(path: Path = LOCK) -> list[Pin]:
 
 
 def read_version() -> str:
-    cfg = configparser.ConfigParser()
-    cfg.read(SETUP_CFG)
-    return cfg["metadata"]["version"].strip()
+    """The one version number: kubectl_kcache/__init__.py's __version__ (setup.cfg reads it too)."""
+    m = re.search(r'^__version__ = "(\d+\.\d+\.\d+)"$', VERSION_FILE.read_text(), re.MULTILINE)
+    if not m:
+        raise BuildError(f"{VERSION_FILE}: no `__version__ = \"X.Y.Z\"` line")
+    return m.group(1)
+
+
+def build_module(version: str) -> bytes:
+    """kubectl_kcache/_build.py for this tree: its commit, whether files differ from it, and its date."""
+    spec = importlib.util.spec_from_file_location("kcache_buildinfo", BUILDINFO)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod.module_text(mod.from_git(ROOT, version)).encode()
 
 
 def cache_dir() -> Path:
@@ -437,7 +454,7 @@ def package_files() -> Iterator[tuple[str, bytes]]:
     """The plugin itself, as pip installs it (setup.cfg: packages kubectl_kcache.*, package_data py.typed)."""
     for path in sorted(PACKAGE.rglob("*")):
         rel = path.relative_to(ROOT).as_posix()
-        if path.is_file() and (path.suffix == ".py" or path.name == "py.typed") and shipped(rel):
+        if path.is_file() and (path.suffix == ".py" or path.name == "py.typed") and shipped(rel) and rel != GENERATED:
             yield rel, path.read_bytes()
 
 
@@ -456,7 +473,7 @@ class Files(dict[str, bytes]):
         self.owner.setdefault(path, source)
 
 
-def collect(pins: list[Pin], cache: Path) -> tuple[Files, list[CompiledWheel]]:
+def collect(pins: list[Pin], cache: Path, version: str) -> tuple[Files, list[CompiledWheel]]:
     """The pure files every zipapp holds (dependencies, this tree, licenses), and the compiled wheels."""
     pure = Files()
     compiled: list[CompiledWheel] = []
@@ -479,6 +496,7 @@ def collect(pins: list[Pin], cache: Path) -> tuple[Files, list[CompiledWheel]]:
                 pure.add(path, blob, filename)
     for path, blob in package_files():
         pure.add(path, blob, "this tree")
+    pure.add(GENERATED, build_module(version), "build.py")
     pure.add("licenses/kubectl-kcache/LICENSE", LICENSE.read_bytes(), "this tree")
     bad = sorted(p for p in pure if not shipped(p) and not p.startswith("licenses/"))
     if bad:
@@ -611,15 +629,15 @@ def render_manifest(version: str, archives: list[tuple[Platform, str]]) -> str:
         for p, sha in archives)
     body = string.Template("".join(lines)).substitute(version=tag, platforms=platforms.rstrip("\n"))
     header = (
-        "# Generated by krew-manifest/build.py from krew-manifest/plugin.yaml.tmpl for the archives it builds\n"
-        f"# from this tree: do not edit. After any change to kubectl_kcache/, run `{REGENERATE}`.\n"
+        "# Generated by krew-manifest/build.py (make dist, make release) from krew-manifest/plugin.yaml.tmpl\n"
+        f"# for the archives of v{version} it built beside this file.\n"
     )
     return header + body
 
 
 def build(out: Path, cache: Path | None = None) -> Build:
     version = read_version()
-    pure, compiled = collect(read_lock(), cache or cache_dir())
+    pure, compiled = collect(read_lock(), cache or cache_dir(), version)
     check_every_wheel_is_used(compiled)
     out.mkdir(parents=True, exist_ok=True)
     archives = []
@@ -676,11 +694,24 @@ def lock_wheels(spec: str, cache: Path) -> str:
     return f"{m.group(1)}=={version} \\\n" + " \\\n".join(f"    --hash=sha256:{h}" for h in hashes) + "\n"
 
 
+def checksums(archives: tuple[Archive, ...] | list[Archive]) -> str:
+    """SHA256SUMS: one `<sha256>  <file name>` line per archive, as `sha256sum` prints and `sha256sum -c` reads."""
+    return "".join(f"{a.sha256}  {a.path.name}\n" for a in archives)
+
+
+def write_release_files(b: Build, out: Path, manifest: Path | None = None) -> tuple[Path, Path]:
+    """plugin.yaml (at `manifest`, default <out>/plugin.yaml) and <out>/SHA256SUMS for a build."""
+    manifest = manifest or out / "plugin.yaml"
+    _write(manifest, b.manifest_text.encode(), 0o644)
+    sums = out / CHECKSUMS
+    _write(sums, checksums(b.archives).encode(), 0o644)
+    return manifest, sums
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "dist", help="folder for the archives (default: dist)")
-    ap.add_argument("--manifest", type=Path, default=MANIFEST, help="where to write the krew manifest")
-    ap.add_argument("--check", action="store_true", help="do not write the manifest; exit 1 if it is out of date")
+    ap.add_argument("--manifest", type=Path, help="where to write the krew manifest (default: <out>/plugin.yaml)")
     ap.add_argument("--lock-wheels", metavar="NAME==VERSION",
                     help="print the requirements.txt entry of a compiled project's wheels and exit")
     args = ap.parse_args(argv)
@@ -693,19 +724,12 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as e:
         print(f"build: {e}", file=sys.stderr)
         return 2
-    current = args.manifest.read_text() if args.manifest.is_file() else None
-    if args.check:
-        if current != b.manifest_text:
-            print(f"build: {args.manifest} does not match the archives built from this tree; run `{REGENERATE}`",
-                  file=sys.stderr)
-            return 1
-    elif current != b.manifest_text:
-        _write(args.manifest, b.manifest_text.encode(), 0o644)
+    manifest, sums = write_release_files(b, args.out, args.manifest)
     for a in b.archives:
         print(f"{a.path}  sha256 {a.sha256}  {a.path.stat().st_size} bytes  "
               f"(zipapp {a.zipapp.stat().st_size} bytes, {len(a.entries)} files)")
-    print(f"{args.manifest}: {'checked' if args.check else 'written'} for v{b.version}, "
-          f"{len(b.archives)} platforms  {time.monotonic() - start:.1f}s")
+    print(f"{manifest} and {sums}: written for v{b.version}, {len(b.archives)} platforms  "
+          f"{time.monotonic() - start:.1f}s")
     return 0
 
 

@@ -8,16 +8,19 @@ if sys.version_info < (3, 10):  # noqa: UP036 - the one line older interpreters 
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["__complete"]:  # what the scripts of `kubectl kcache completion SHELL` run
+        return complete(sys.argv[2:])
     from .cli import run
 
     sys.exit(run(sys.argv[1:]))
 
 
-def complete() -> None:
-    """kubectl's plugin completion hook: kubectl calls `kubectl_complete-kcache <words...>`."""
+def complete(words: list[str] | None = None) -> None:
+    """kubectl's plugin completion hook: kubectl calls `kubectl_complete-kcache <words...>`; the shell
+    scripts call `kubectl-kcache __complete <words...>`."""
     from .cli import completion
 
-    words, directive = completion(sys.argv[1:])
+    words, directive = completion(sys.argv[1:] if words is None else words)
     for word in words:
         print(word)
     print(f":{directive}")  # cobra's ShellCompDirective: 0 lets the shell complete files, 4 does not

@@ -49,6 +49,14 @@ KUBE_FLAGS = (
     "token",
     "server",
     "v",
+    "as_uid",
+    "tls_server_name",
+    "client_certificate",
+    "client_key",
+    "username",
+    "password",
+    "disable_compression",
+    "cache_dir",
 )
 
 
@@ -415,6 +423,17 @@ def _kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "
         click.option("--certificate-authority", metavar="PATH", help="Path to a CA bundle for the server."),
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
+        click.option("--as-uid", "as_uid", metavar="UID", help="UID to impersonate (with --as)."),
+        click.option("--tls-server-name", metavar="NAME",
+                     help="Server name to verify the server's certificate against (default: the --server host)."),
+        click.option("--client-certificate", metavar="PATH", help="Path to a client certificate for TLS."),
+        click.option("--client-key", metavar="PATH", help="Path to the client certificate's key."),
+        click.option("--username", metavar="NAME", help="Username for basic authentication (with --password)."),
+        click.option("--password", metavar="PASSWORD", help="Password for basic authentication (with --username)."),
+        click.option("--disable-compression", is_flag=True, default=None,
+                     help="Taken as kubectl takes it; the plugin never asks for compressed answers anyway."),
+        click.option("--cache-dir", metavar="PATH",
+                     help="Taken as kubectl takes it; the plugin keeps no discovery cache, so nothing is written."),
         click.option(
             "-v", "--v", "v", metavar="LEVEL", default=None, callback=_log_level,
             help="Log level for API requests on stderr: 6 each request, its status and time; 8 adds headers; "
@@ -437,27 +456,29 @@ def _log_level(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def parse_duration(text: str | None) -> float | None:
-    """kubectl's --request-timeout: a plain number of seconds or a Go duration (1h2m3s, 500ms)."""
+    """kubectl's --request-timeout: a plain number of seconds or a Go duration (1h2m3s, 500ms), parsed by
+    durationpy; the units Go's time.ParseDuration lacks (d, w) and negative values are refused as kubectl
+    refuses them."""
     if text is None:
         return None
     text = text.strip()
+    bad = click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
     try:
         value = float(text)
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(value) or value < 0:
-            raise click.BadParameter(
-                f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout"
-            )
-        return value
-    import re
+        import re
 
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise click.BadParameter(f"invalid duration {text!r} (examples: 30s, 1m, 0)", param_hint="--request-timeout")
-    return sum(float(n) * units[u] for n, u in parts)
+        import durationpy
+
+        if not text or re.search(r"[^0-9.hmsuµn+-]", text):
+            raise bad from None
+        try:
+            value = durationpy.from_str(text).total_seconds()
+        except (durationpy.DurationError, ValueError, OverflowError):
+            raise bad from None
+    if not math.isfinite(value) or value < 0:
+        raise bad
+    return value
 
 
 def _merged_flags(ctx: click.Context, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -516,7 +537,13 @@ def _overrides(flags: dict[str, Any]) -> Any:
         token=flags.get("token"),
         impersonate=flags.get("as_user"),
         impersonate_groups=tuple(flags.get("as_group") or ()),
+        impersonate_uid=flags.get("as_uid"),
         request_timeout=parse_duration(flags.get("request_timeout")),
+        tls_server_name=flags.get("tls_server_name"),
+        client_certificate=flags.get("client_certificate"),
+        client_key=flags.get("client_key"),
+        username=flags.get("username"),
+        password=flags.get("password"),
     )
 
 
@@ -730,17 +757,31 @@ def options(ctx: click.Context) -> None:
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
-def version(output: str) -> None:
-    """Print the plugin's version (and, as json or yaml, the Python and platform it runs on)."""
+@click.option("--client", is_flag=True, help="Accepted as kubectl takes it: the plugin has no server version.")
+def version(output: str, client: bool) -> None:
+    """Print the plugin's version, the commit it was built from and when (as json or yaml, also the Python
+    and platform it runs on)."""
+    from .buildinfo import build_info
+
+    info = build_info()
     if output == "text":
-        _write(f"kubectl-kcache {__version__}")
+        _write(f"kubectl-kcache {info.version}\ncommit: {info.commit} ({info.tree_state})\nbuilt: {info.date}")
         return
     import platform
 
-    doc = {"clientVersion": {"version": __version__, "gitVersion": f"v{__version__}",
-                             "python": platform.python_version(),
+    doc = {"clientVersion": {**info.to_dict(), "python": platform.python_version(),
                              "platform": f"{platform.system().lower()}/{platform.machine().lower()}"}}
     _write(_dump_doc(doc, output))
+
+
+@main.command("completion", context_settings=CONTEXT_SETTINGS)
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish", "powershell"]))
+def completion_command(shell: str) -> None:
+    """Print the shell completion script for SHELL: `source <(kubectl kcache completion bash)` (or zsh;
+    `| source` in fish). It completes `kubectl-kcache` and `kubectl kcache`, also on kubectl older than 1.26."""
+    from .completion import script
+
+    sys.stdout.write(script(shell))
 
 
 # ---- doctor -------------------------------------------------------------------------------------
@@ -847,7 +888,8 @@ def doctor(
     # in the report, but it is not an API failure: the findings decide the exit code then
     failed = report.unreadable
     if failed:
-        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(map(str, failed)))}\n")
+        hint = _access_hint(snap.reads, flags)
+        sys.stderr.write(f"doctor: incomplete: {escape('; '.join(map(str, failed)))}{hint}\n")
         return EXIT_INCOMPLETE
     worst = report.worst()
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
@@ -1415,8 +1457,11 @@ def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
 @_kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
+@click.option("--anonymize", is_flag=True,
+              help="Replace node, namespace, InferenceService, pod, registry and image names by tokens, the same "
+                   "name by the same token, so that every command gives the same answers (review it still).")
 @click.pass_context
-def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -> int:
+def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool, **kwargs: Any) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
     removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
     the faster format for large clusters."""
@@ -1432,7 +1477,11 @@ def dump(ctx: click.Context, output: str, out_file: str | None, **kwargs: Any) -
         raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
     progress = _Progress()
     try:
-        writer = DumpWriter(out, output)
+        writer: Any = DumpWriter(out, output)
+        if anonymize:
+            from .anonymize import AnonymizingWriter
+
+            writer = AnonymizingWriter(writer)
         snap = collect(client, scope, progress=progress, sink=writer.item)
         writer.finish(meta_document(snap, scope.describe()))
         if tmp:
@@ -1576,7 +1625,8 @@ def _run(argv: list[str]) -> int:
         sys.stderr.write(f"error: {escape(str(exc))}\n")
         return EXIT_USAGE
     except IncompleteError as exc:
-        sys.stderr.write(f"error: {escape(str(exc))}\n")
+        impersonated = any(a == "--as" or a.startswith("--as=") for a in argv)
+        sys.stderr.write(f"error: {escape(str(exc))}{escape(_access_hint(exc, {'as_user': impersonated}))}\n")
         return EXIT_INCOMPLETE
     except KcacheError as exc:
         sys.stderr.write(f"error: {escape(str(exc))}\n")
@@ -1590,6 +1640,20 @@ def _run(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug: say so, say where, never a raw traceback
         return _internal_error(exc)
     return int(result or 0)
+
+
+def _access_hint(refused: Any, flags: dict[str, Any]) -> str:
+    """The end of an exit-3 error line when reads were refused: who, the role to bind, `kubectl auth can-i`.
+    `refused`: a snapshot's reads, or an IncompleteError (its refused reads, or itself when a 403)."""
+    from .errors import Forbidden
+    from .report.access_hint import Refused, access_hint, from_reads
+
+    if isinstance(refused, Forbidden):
+        found = [Refused(refused.verb or "get", refused.resource, None, str(refused))]
+    else:
+        found = from_reads(refused.refused if isinstance(refused, IncompleteError) else refused)
+    hint = access_hint(found, bool(flags.get("as_user")))
+    return f". {hint}" if hint else ""
 
 
 def _internal_error(exc: BaseException) -> int:
@@ -1611,7 +1675,8 @@ def _internal_error(exc: BaseException) -> int:
 # cobra's shell completion directives (kubectl's plugin completion protocol)
 COMPLETE_FILES = 0  # ShellCompDirectiveDefault: let the shell complete file names
 COMPLETE_NO_FILES = 4  # ShellCompDirectiveNoFileComp
-FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority")
+FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority",
+              "--client-certificate", "--client-key", "--cache-dir")
 KUBECONFIG_SECTIONS = {"--context": "contexts", "--cluster": "clusters", "--user": "users"}
 LIVE_TIMEOUT = "2s"  # completion lists live objects, but never keeps the shell waiting long
 
@@ -1632,8 +1697,9 @@ def completion(words: list[str]) -> tuple[list[str], int]:
     cmd = main.commands.get(words[0])
     if cmd is None:
         return [], COMPLETE_NO_FILES
-    if current.startswith("-"):
-        names = sorted({n for p in cmd.params for n in getattr(p, "opts", []) if n.startswith("--")})
+    if current.startswith("-"):  # `-` lists the short flags too, `--` only the long ones
+        names = sorted({n for p in cmd.params for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
+                        if not getattr(p, "hidden", False)})
         return [n for n in names if n.startswith(current)], COMPLETE_NO_FILES
     prev = words[-2] if len(words) >= 2 else ""
     if prev in FILE_FLAGS:
@@ -1675,6 +1741,18 @@ def _flag(words: list[str], *names: str) -> str | None:
     return value
 
 
+def _flags(words: list[str], *names: str) -> list[str]:
+    """Every value of a repeatable flag among `words` (the word being completed aside)."""
+    values = []
+    for i, word in enumerate(words[:-1]):
+        for name in names:
+            if word == name and i + 1 < len(words) - 1:
+                values.append(words[i + 1])
+            elif word.startswith(name + "="):
+                values.append(word.split("=", 1)[1])
+    return values
+
+
 def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
     from .kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
 
@@ -1696,6 +1774,12 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
         what = "pods"
     if what is None:
         return []
+    from_files = _flags(words, "-f", "--from-file")
+    if from_files:  # offline: the names in the snapshot files, never the cluster
+        from .completion import names_from_files
+
+        names = names_from_files(from_files, what, _flag(words, "-n", "--namespace"))
+        return [n for n in names if n.startswith(current)]
     flags = {key: _flag(words, *names) for key, names in (
         ("kubeconfig", ("--kubeconfig",)), ("context", ("--context",)), ("cluster", ("--cluster",)),
         ("user", ("--user",)), ("namespace", ("-n", "--namespace")), ("server", ("--server", "-s")))}

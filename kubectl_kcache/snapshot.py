@@ -198,7 +198,9 @@ def require(snapshot: ClusterSnapshot, command: str, specs: Iterable[kinds.ListS
     text = f"{command} cannot answer: {'; '.join(_problem_text(u) for u in unread)}"
     if all(u.exit_code == EXIT_USAGE for u in unread):
         raise NotInInput(text + " (add them to the files, or read the cluster live)", tuple(unread))
-    raise Unreadable(text, tuple(unread))
+    error = Unreadable(text, tuple(unread))
+    error.refused = tuple(r for r in snapshot.reads if r.status == "forbidden")  # for the access hint
+    raise error
 
 
 def _problem_text(u: Unread) -> str:

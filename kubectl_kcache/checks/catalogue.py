@@ -1,4 +1,5 @@
-"""docs/checks.md, generated from the check registry: `python -m kubectl_kcache.checks.catalogue > docs/checks.md`.
+"""docs/checks.md and deploy/doctor-rbac.yaml, generated from the check registry (`make catalogue`):
+`python -m kubectl_kcache.checks.catalogue > docs/checks.md`, `... --rbac > deploy/doctor-rbac.yaml`.
 
 For each check: id, title, default severity, when it applies, what it reads (verb, resource, scope) and
 its module's docstring; then a read-only ClusterRole granting exactly get/list/watch on what the checks
@@ -16,6 +17,8 @@ from .registry import all_checks
 
 VERBS = ("get", "list", "watch")
 ROLE_NAME = "kubectl-kcache-doctor"
+EXAMPLE_GROUP = "kubectl-kcache-doctors"  # the example binding's subject: edit it before applying
+RBAC_FILE = "deploy/doctor-rbac.yaml"
 _JOB_NS_TEXT = "the job namespace (kernelcache.jobNamespace)"
 
 
@@ -84,6 +87,37 @@ def cluster_role() -> list[str]:
     return out
 
 
+def render_doctor_rbac() -> str:
+    """deploy/doctor-rbac.yaml: the read-only ClusterRole and an example ClusterRoleBinding."""
+    return "\n".join([
+        "# The read-only ClusterRole of kubectl-kcache's read commands (doctor, status, why-group,",
+        "# why-not-cached, dump): get, list and watch on exactly what the doctor's checks read, and an",
+        "# example binding. Generated from the check registry (make catalogue): do not edit.",
+        "#",
+        f"# Bind it to whoever runs the doctor: edit the binding's subject (here the group {EXAMPLE_GROUP}),",
+        f"# then `kubectl apply -f {RBAC_FILE}`, or apply the role and bind it with",
+        f"#   kubectl create clusterrolebinding kcache-doctor-alice --clusterrole={ROLE_NAME} --user=alice",
+        "---",
+        *cluster_role(),
+        "---",
+        "apiVersion: rbac.authorization.k8s.io/v1",
+        "kind: ClusterRoleBinding",
+        "metadata:",
+        f"  name: {ROLE_NAME}",
+        "  labels:",
+        "    app.kubernetes.io/name: kubectl-kcache",
+        "roleRef:",
+        "  apiGroup: rbac.authorization.k8s.io",
+        "  kind: ClusterRole",
+        f"  name: {ROLE_NAME}",
+        "subjects:",
+        "  - apiGroup: rbac.authorization.k8s.io",
+        "    kind: Group",
+        f"    name: {EXAMPLE_GROUP}",
+        "",
+    ])
+
+
 def render_catalogue() -> str:
     specs = all_checks()
     lines = [
@@ -116,7 +150,9 @@ def render_catalogue() -> str:
     lines += [
         "## Read-only RBAC for the doctor",
         "",
-        "Every read above, as one ClusterRole (get, list and watch only; the doctor writes nothing). The",
+        "Every read above, as one ClusterRole (get, list and watch only; the doctor writes nothing), shipped with",
+        f"an example binding as [`{RBAC_FILE}`](../{RBAC_FILE}) (`kubectl apply -f {RBAC_FILE}` after editing",
+        "the binding's subject). The",
         "comments give the scope the doctor uses; a ClusterRole cannot express it, but Roles per namespace",
         f"(`{c.KSERVE_NAMESPACE}` and the job namespace) with `resourceNames` can narrow it further.",
         "",
@@ -129,7 +165,7 @@ def render_catalogue() -> str:
 
 
 def main() -> None:
-    sys.stdout.write(render_catalogue())
+    sys.stdout.write(render_doctor_rbac() if sys.argv[1:] == ["--rbac"] else render_catalogue())
 
 
 if __name__ == "__main__":

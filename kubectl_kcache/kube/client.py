@@ -61,9 +61,12 @@ class Client:
         self.write_guard: write_guard.Guard | None = None  # checked just before each mutating request is sent
         if overrides.impersonate_groups and not overrides.impersonate:
             raise InputError("--as-group requires --as (kubectl's rule)")
+        if overrides.impersonate_uid and not overrides.impersonate:
+            raise InputError("--as-uid requires --as (kubectl's rule)")
         if self.resolved.proxy and self.resolved.proxy.startswith("socks"):
             raise InputError(f"proxy {self.resolved.proxy}: SOCKS proxies are not supported; use an HTTP proxy")
-        self._transport = Transport.create(self.resolved, overrides.impersonate, overrides.impersonate_groups)
+        self._transport = Transport.create(self.resolved, overrides.impersonate, overrides.impersonate_groups,
+                                           overrides.impersonate_uid)
         if self._transport is None:
             self._official = self._build()
 

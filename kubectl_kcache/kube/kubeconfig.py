@@ -5,7 +5,9 @@
   Python client lets the last win; kubectl does not.
 - Relative paths are relative to the file that holds them.
 - Flags override: --context, --cluster, --user, -n, --server, --certificate-authority,
-  --insecure-skip-tls-verify, --token.
+  --insecure-skip-tls-verify, --tls-server-name, --token, --client-certificate, --client-key,
+  --username, --password. (--disable-compression and --cache-dir are taken and change nothing: the plugin
+  never asks for compressed answers and keeps no discovery cache.)
 - With no kubeconfig at all, in a pod, the in-cluster service account is used.
 """
 
@@ -37,7 +39,13 @@ class Overrides:
     token: str | None = None
     impersonate: str | None = None
     impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
     request_timeout: float | None = None
+    tls_server_name: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    username: str | None = None
+    password: str | None = None
 
 
 @dataclass
@@ -256,8 +264,11 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         cluster["insecure-skip-tls-verify"] = True
         cluster.pop("certificate-authority", None)
         cluster.pop("certificate-authority-data", None)
+    if over.tls_server_name:
+        cluster["tls-server-name"] = over.tls_server_name
     if over.token:
         user = {"token": over.token}
+    _override_user(user, over)
     if not cluster.get("server"):
         raise InputError(f'cluster "{cluster_name or "(none)"}" has no server; use --server')
     cluster["server"] = server_url(cluster["server"], cluster, user, "--server" if over.server else "server")
@@ -272,6 +283,19 @@ def resolve(over: Overrides, env: Mapping[str, str] | None = None) -> Resolved:
         proxy=_proxy_for(str(cluster["server"]), cluster, env),
         files=files,
     )
+
+
+def _override_user(user: dict[str, Any], over: Overrides) -> None:
+    """--client-certificate/--client-key and --username/--password replace those fields of the user, as
+    kubectl's flags do (a file given on the command line is relative to the working folder)."""
+    for flag, key in ((over.client_certificate, "client-certificate"), (over.client_key, "client-key")):
+        if flag:
+            user[key] = os.path.abspath(flag)
+            user.pop(f"{key}-data", None)
+    if over.username is not None or over.password is not None:
+        if over.username is None or over.password is None:
+            raise InputError("--username and --password go together")
+        user["username"], user["password"] = over.username, over.password
 
 
 def server_url(server: Any, cluster: Mapping[str, Any], user: Mapping[str, Any], what: str = "server") -> str:

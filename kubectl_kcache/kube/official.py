@@ -90,6 +90,8 @@ def _install_impersonation(api: Any, overrides: Overrides) -> None:
         h["Impersonate-User"] = user or ""
         for g in groups:
             h.add("Impersonate-Group", g)
+        if overrides.impersonate_uid:
+            h["Impersonate-Uid"] = overrides.impersonate_uid
         return original(method, url, query_params=query_params, headers=h, **kw)
 
     rest.request = request

@@ -25,6 +25,8 @@ def answer(client: Any, method: str, path: str, params: list[tuple[str, Any]], h
         if client.overrides.impersonate:
             lines.append(f"  request header: Impersonate-User: {client.overrides.impersonate}")
             lines += [f"  request header: Impersonate-Group: {g}" for g in client.overrides.impersonate_groups]
+            if client.overrides.impersonate_uid:
+                lines.append(f"  request header: Impersonate-Uid: {client.overrides.impersonate_uid}")
     if client.verbosity >= 9 and body is not None:
         lines.append(f"  response body: {len(body)} bytes")
     from ..text import escape

@@ -32,23 +32,24 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
 class Transport:
-    def __init__(self, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...]):
+    def __init__(self, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...], uid: str | None = None):
         self.cluster: Mapping[str, Any] = resolved.config["clusters"][0].get("cluster") or {}
         self.user: Mapping[str, Any] = resolved.config["users"][0].get("user") or {}
         self.host = str(self.cluster.get("server", "")).rstrip("/")
         self.proxy = resolved.proxy
-        self.impersonate, self.groups = impersonate, groups
+        self.impersonate, self.groups, self.uid = impersonate, groups, uid
         self.lock = threading.Lock()
         self.credentials = Credentials(self.user, self.cluster)
         self.pool: Any = None  # made at the first request: the CA and certificate files are read then
 
     @classmethod
-    def create(cls, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...]) -> Transport | None:
+    def create(cls, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...],
+               uid: str | None = None) -> Transport | None:
         """None for kubeconfigs with an auth-provider (gcp, azure, oidc): the official client serves them."""
         user = resolved.config["users"][0].get("user") or {}
         if user.get("auth-provider"):
             return None
-        return cls(resolved, impersonate, groups)
+        return cls(resolved, impersonate, groups, uid)
 
     # ---- connections ----------------------------------------------------------------------------
     def _ssl_context(self) -> Any:
@@ -165,6 +166,8 @@ class Transport:
                 h["Impersonate-User"] = self.impersonate
                 for g in self.groups:
                     h.add("Impersonate-Group", g)
+                if self.uid:
+                    h["Impersonate-Uid"] = self.uid
             try:
                 resp = self._connections().request(method, url, body=data, headers=h, preload_content=False,
                                                    timeout=t, redirect=False)

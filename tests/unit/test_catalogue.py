@@ -37,6 +37,20 @@ def test_cluster_role_is_read_only_and_covers_every_read():
     assert ("", "pods") in granted and ("serving.kserve.io", "kernelcachenodes") in granted
 
 
+def test_deploy_doctor_rbac_yaml_is_the_generated_role_and_binding():
+    from kubectl_kcache.checks.catalogue import ROLE_NAME, render_doctor_rbac
+
+    path = DOCS.parents[1] / "deploy" / "doctor-rbac.yaml"
+    assert path.read_text(encoding="utf-8") == render_doctor_rbac(), (
+        "deploy/doctor-rbac.yaml is stale (the checks' reads changed); regenerate it: make catalogue")
+    role, binding = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    assert role == yaml.safe_load("\n".join(cluster_role()))
+    assert binding["kind"] == "ClusterRoleBinding" and binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAME}
+    assert [s["kind"] for s in binding["subjects"]] == ["Group"]
+    assert "```yaml\n" + "\n".join(cluster_role()) + "\n```" in render_catalogue(), "docs/checks.md shows the same role"
+
+
 def test_every_check_read_is_a_list_the_doctor_makes():
     """One read plan: a check cannot declare a read that the live doctor (and dump) does not make."""
     from kubectl_kcache import readplan

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -95,11 +96,39 @@ def test_options_lists_the_connection_flags(capsys):
         assert flag in out
 
 
-def test_version(capsys):
-    assert run(["version"]) == EXIT_OK
-    assert capsys.readouterr().out == f"kubectl-kcache {__version__}\n"
+def test_version_names_the_commit_and_build_date(capsys):
+    """From a checkout (this one): git's HEAD, its date, and whether files differ from it."""
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    for argv in (["version"], ["version", "--client"]):
+        assert run(argv) == EXIT_OK
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"kubectl-kcache {__version__}"
+        assert re.fullmatch(rf"commit: {head} \((clean|dirty)\)", lines[1]), lines
+        assert re.fullmatch(r"built: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", lines[2]), lines
+
+
+def test_build_info_of_a_build_comes_from_its_generated_module(tmp_path, monkeypatch):
+    """What a release archive and a pip install carry (krew-manifest/build.py, setup.py) wins over git."""
+    import sys
+
+    from kubectl_kcache import buildinfo
+
+    info = buildinfo.BuildInfo(__version__, "a" * 40, "clean", "2026-11-30T12:00:00Z")
+    (tmp_path / "kubectl_kcache").mkdir()
+    (tmp_path / "kubectl_kcache" / "_build.py").write_text(buildinfo.module_text(info))
+    monkeypatch.setattr(sys.modules["kubectl_kcache"], "__path__",
+                        [*sys.modules["kubectl_kcache"].__path__, str(tmp_path / "kubectl_kcache")])
+    monkeypatch.delitem(sys.modules, "kubectl_kcache._build", raising=False)
+    assert buildinfo.build_info() == info
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    assert buildinfo.from_git(buildinfo.Path(buildinfo.__file__).parent.parent, "9").date == "1970-01-01T00:00:00Z"
+
+
+def test_version_flag(capsys):
     assert run(["--version"]) == EXIT_OK
-    assert capsys.readouterr().out == f"kubectl-kcache {__version__}\n"
+    assert capsys.readouterr().out.splitlines()[0] == f"kubectl-kcache {__version__}"
 
 
 # ---- usage errors ------------------------------------------------------------------------------------
@@ -391,7 +420,8 @@ def test_interrupt_exits_130(capsys, monkeypatch):
 
 
 def test_complete_commands():
-    assert complete_words([""]) == sorted(["doctor", "dump", "explain", "help", "monitor", "options", "reconcile",
+    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "explain", "help", "monitor", "options",
+                                           "reconcile",
                                            "status", "version", "why-cached", "why-group", "why-not-cached"])
     assert complete_words(["d"]) == ["doctor", "dump"]
     assert complete_words(["nope", ""]) == []

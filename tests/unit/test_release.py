@@ -1,5 +1,6 @@
-"""The krew release (krew-manifest/build.py): plugin.yaml matches the archives built from this tree, the archives
-are reproducible, each carries msgspec's compiled wheels for every supported CPython of its platform and nothing
+"""The krew release (krew-manifest/build.py, release.py): the generated plugin.yaml and SHA256SUMS match the
+archives built with them, a clean clone builds the same bytes twice and says its commit, the archives are
+reproducible, each carries msgspec's compiled wheels for every supported CPython of its platform and nothing
 compiled elsewhere, the zipapp picks the wheel of the interpreter running it (or says which versions it has),
 runs on a bare Python, and the manifest keeps krew's rules.
 
@@ -61,12 +62,13 @@ def release(build: ModuleType, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def manifest() -> dict:
-    return yaml.safe_load((ROOT / "plugin.yaml").read_text())
+def manifest(release) -> dict:
+    return yaml.safe_load(release.manifest_text)
 
 
 def _setup_cfg_version() -> str:
-    m = re.search(r"^version\s*=\s*(\S+)", (ROOT / "setup.cfg").read_text(), re.MULTILINE)
+    """The one version number (kubectl_kcache/__init__.py), which setup.cfg reads."""
+    m = re.search(r'^__version__ = "(\S+)"$', (ROOT / "kubectl_kcache" / "__init__.py").read_text(), re.MULTILINE)
     assert m
     return m.group(1)
 
@@ -80,19 +82,84 @@ def _zip_main(zipapp: Path) -> ModuleType:
     return mod
 
 
-# ---- plugin.yaml is the manifest of this tree's archives -----------------------------------------------
+# ---- the release files are generated for the archives built -------------------------------------------
 
-def test_plugin_yaml_matches_the_archives_built_from_this_tree(release) -> None:
-    committed = (ROOT / "plugin.yaml").read_text()
-    said = re.findall(r"sha256: ([0-9a-f]{64})", committed)
-    built = [a.sha256 for a in release.archives]
-    assert committed == release.manifest_text, (
-        f"plugin.yaml is out of date: it gives sha256 {said}, but the archives built from this tree have "
-        f"{built} (kubectl_kcache/, krew-manifest/ or setup.cfg changed). Regenerate it with `{REGENERATE}` "
-        f"and commit plugin.yaml."
-    )
-    for a in release.archives:
-        assert hashlib.sha256(a.path.read_bytes()).hexdigest() == a.sha256
+def test_manifest_and_checksums_are_those_of_the_archives(build: ModuleType, release, tmp_path: Path) -> None:
+    manifest, sums = build.write_release_files(release, tmp_path)
+    doc = yaml.safe_load(manifest.read_text())
+    on_disk = {a.path.name: hashlib.sha256(a.path.read_bytes()).hexdigest() for a in release.archives}
+    said = {p["uri"].rsplit("/", 1)[1]: p["sha256"] for p in doc["spec"]["platforms"]}
+    assert said == on_disk
+    lines = sums.read_text().splitlines()
+    assert lines == [f"{on_disk[a.path.name]}  {a.path.name}" for a in release.archives]
+    assert not (ROOT / "plugin.yaml").exists(), "plugin.yaml is generated at release time, not committed"
+
+
+def _clean_clone(tmp_path: Path) -> Path:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120)
+    return clone
+
+
+def test_a_clean_clone_builds_the_same_release_twice_and_says_its_commit(tmp_path: Path) -> None:
+    """`make dist` from a clean clone: twice the same archives, manifest and checksums; each zipapp's
+    `version` names the clone's commit, clean, dated with the commit."""
+    clone = _clean_clone(tmp_path)
+    outs = []
+    for n in (1, 2):
+        out = tmp_path / f"dist{n}"
+        proc = subprocess.run([sys.executable, str(clone / "krew-manifest" / "build.py"), "--out", str(out)],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    files = sorted(p.name for p in outs[0].iterdir() if p.is_file())
+    assert files == sorted([*(f"kubectl-kcache-v{_setup_cfg_version()}-{o}-{a}.tar.gz" for o, a in PLATFORMS),
+                            "plugin.yaml", "SHA256SUMS"])
+    for name in files:
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    head = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%H %ct"], capture_output=True, text=True,
+                          check=True).stdout.split()
+    with zipfile.ZipFile(outs[0] / f"kubectl-kcache-v{_setup_cfg_version()}-linux-amd64" / "kubectl-kcache") as zf:
+        generated = zf.read("kubectl_kcache/_build.py").decode()
+    import datetime as dt
+
+    date = dt.datetime.fromtimestamp(int(head[1]), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert f"COMMIT = {head[0]!r}" in generated and "TREE_STATE = 'clean'" in generated
+    assert f"DATE = {date!r}" in generated
+
+
+def test_release_refuses_a_dirty_tree_and_a_version_without_changelog(tmp_path: Path) -> None:
+    clone = _clean_clone(tmp_path)
+    release_py = clone / "krew-manifest" / "release.py"
+
+    def release() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(release_py), "--out", str(tmp_path / "dist")],
+                              capture_output=True, text=True, timeout=600)
+
+    (clone / "kubectl_kcache" / "text.py").write_text("# changed\n")
+    proc = release()
+    assert proc.returncode == 2 and "release: the tree differs from its commit (kubectl_kcache/text.py)" in proc.stderr
+    subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", "--", "."], check=True)
+    changelog = clone / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text().replace(f"## v{_setup_cfg_version()}", "## v0.0.9"))
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet",
+                    "-am", "no section"], check=True)
+    proc = release()
+    assert proc.returncode == 2, proc.stdout
+    assert f"CHANGELOG.md has no `## v{_setup_cfg_version()}` section" in proc.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+def test_release_writes_the_notes_of_its_version(tmp_path: Path) -> None:
+    clone = _clean_clone(tmp_path)
+    proc = subprocess.run([sys.executable, str(clone / "krew-manifest" / "release.py"), "--out", str(tmp_path / "d")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    notes = (tmp_path / "d" / "RELEASE-NOTES.md").read_text()
+    assert notes.startswith(f"# kubectl-kcache v{_setup_cfg_version()}\n\n")
+    assert "`status`" in notes and "## " not in notes
+    check = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=tmp_path / "d", capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.count(": OK") == len(PLATFORMS), check.stdout + check.stderr
 
 
 def test_building_twice_gives_the_same_bytes(build: ModuleType, release, tmp_path: Path) -> None:
@@ -198,8 +265,9 @@ def test_zipapp_holds_this_tree_and_every_license(build: ModuleType, release) ->
             names = set(zf.namelist())
             ours = {p.relative_to(ROOT).as_posix() for p in (ROOT / "kubectl_kcache").rglob("*.py")
                     if "__pycache__" not in p.parts}
-            assert ours | {"kubectl_kcache/py.typed"} == {n for n in names if n.startswith("kubectl_kcache/")}
-            for rel in sorted(ours):
+            built = {"kubectl_kcache/py.typed", "kubectl_kcache/_build.py"}
+            assert ours - {"kubectl_kcache/_build.py"} | built == {n for n in names if n.startswith("kubectl_kcache/")}
+            for rel in sorted(ours - {"kubectl_kcache/_build.py"}):
                 assert zf.read(rel) == (ROOT / rel).read_bytes(), rel
         for pin in build.read_lock():
             assert any(n.startswith(f"licenses/{pin.name}-{pin.version}/") for n in names), f"no license of {pin.name}"
@@ -250,7 +318,7 @@ def test_lock_is_the_closure_of_the_runtime_dependencies(build: ModuleType, rele
         assert req.specifier.contains(pins[name].version, prereleases=True), f"{name}=={pins[name].version} vs {req}"
     assert needed == set(pins), f"pinned but not needed: {sorted(set(pins) - needed)}"
     kube = pins["kubernetes"].version
-    assert int(kube.split(".")[0]) < 36, "kubernetes 36+ needs compiled packages (aiohttp, pydantic-core)"
+    assert int(kube.split(".")[0]) < 36, "kubernetes 36 adds aiohttp's tree and 37 pydantic-core (setup.cfg)"
 
 
 def test_lock_pins_one_pure_artifact_per_project_but_msgspec(build: ModuleType) -> None:
@@ -386,9 +454,17 @@ def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
     assert "\n" not in short and 0 < len(short) <= 50, short
     assert len(spec["description"].strip().splitlines()) > 1
     caveats = spec["caveats"]
-    for needed in ("python3", "3.10", "docs/checks.md", "deploy/rbac.yaml", "doctor", "why-group", "dump",
-                   "reconcile", "kubectl_complete-kcache"):
+    for needed in ("python3", "3.10", "deploy/doctor-rbac.yaml", "deploy/rbac.yaml", "kubectl_complete-kcache",
+                   "kubectl kcache completion bash", "kubectl kcache --help"):
         assert needed in caveats, needed
+    assert f"/{tag}/deploy/doctor-rbac.yaml" in caveats, "the RBAC of the release, not of whatever main is"
+    from kubectl_kcache.cli import main
+
+    description = spec["description"]
+    for command in sorted(n for n, c in main.commands.items() if not c.hidden and n != "why-cached"):
+        assert re.search(rf"^  {re.escape(command)} ", description, re.MULTILINE), f"{command} not described"
+    assert "https://github.com/kserve/kubectl-kcache" in description and "--help" in description
+    assert "docs/" not in description + caveats, "a krew user has no docs folder: point to a URL or --help"
     platforms = spec["platforms"]
     assert [(p["selector"]["matchLabels"]["os"], p["selector"]["matchLabels"]["arch"]) for p in platforms] == PLATFORMS
     for p in platforms:
@@ -403,10 +479,16 @@ def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
         assert all(f["to"] == "." for f in p["files"])
 
 
-def test_version_is_the_package_version() -> None:
+def test_version_is_written_once() -> None:
+    """kubectl_kcache/__init__.py holds the number; setup.cfg and build.py read it from there."""
     from kubectl_kcache import __version__
 
     assert __version__ == _setup_cfg_version()
+    assert re.search(r"^version = attr: kubectl_kcache.__version__$", (ROOT / "setup.cfg").read_text(), re.MULTILINE)
+    numbered = [p.relative_to(ROOT).as_posix() for p in [*ROOT.glob("*.cfg"), *ROOT.glob("*.toml"), ROOT / "setup.py",
+                                                          *(ROOT / "krew-manifest").iterdir()]
+                if p.is_file() and re.search(r"version\s*=\s*['\"]?\d+\.\d+\.\d+", p.read_text())]
+    assert numbered == [], f"a version number written outside kubectl_kcache/__init__.py: {numbered}"
 
 
 # ---- the zipapp runs on a bare Python -----------------------------------------------------------------

@@ -1,0 +1,325 @@
+"""`kubectl kcache dump --anonymize`: a dump safe to attach to a public issue that still gives the same
+answers. Node, namespace, InferenceService (and so pod and capture), registry host and image names are
+replaced by tokens (anon-node-1, anon-ns-1, anon-isvc-1, registry-1.anon.invalid, anon-image-1), the same
+name by the same token wherever it appears, in any string (spec fields, label and annotation values, event
+messages, the JSON text of the ConfigMap); label and annotation keys, kinds, KServe's own namespaces and
+images, Kubernetes' images and node group names are kept. Names KServe derives with a hash (KernelCache and
+long capture names, preparation Jobs) are derived again from the new names, as KServe would have made them.
+The cluster's name and server address in the dump's meta are replaced too.
+
+Tags and digests of images, UIDs and timestamps are kept: they say nothing about who runs the cluster but
+the commands' answers depend on them. Values the plugin does not know the meaning of (environment variables,
+arguments) are only changed where they hold one of the names above: review the file before sharing it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .kernelcache import constants as c
+from .kernelcache import names as kn
+from .kernelcache.config import DEFAULT_JOB_NAMESPACE
+
+KEPT_NAMESPACES = frozenset({c.KSERVE_NAMESPACE, "default", "kube-system", "kube-public", "kube-node-lease"})
+# public registries: their images (the serving runtimes, Kubernetes' own) say nothing about the cluster
+KEPT_HOSTS = frozenset({"docker.io", "registry-1.docker.io", "ghcr.io", "quay.io", "nvcr.io", "registry.k8s.io",
+                        "k8s.gcr.io", "gcr.io", "public.ecr.aws", "mcr.microsoft.com"})
+WORKLOAD_KEYS = ("namespace", "workloadKind", "workloadName", "runtimeImage", "modelURIHash")
+HASH_KEYS = ("commandHash", "argsHash")
+KSERVE_REPOSITORY = re.compile(r"^(docker\.io/)?kserve/")
+_IMAGE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9._/:-]*?)(?P<tag>:[\w][\w.-]{0,127})?(?P<digest>@sha256:[0-9a-f]{64})?$")
+LABEL_MAPS = frozenset({"labels", "annotations", "matchLabels", "nodeSelector", "selector"})
+# A name starts where no letter or digit comes before it (`isvc.NAME-predictor`, `NS/NAME`) and ends where
+# neither a letter, a digit nor a dot follows (a `-` may: pod and capture names extend InferenceService names;
+# a dot may not: `ml` in `harbor.ml.example.com` is no namespace).
+_BEFORE, _AFTER = "A-Za-z0-9", "A-Za-z0-9."
+
+
+class Anonymizer:
+    def __init__(self, items: list[dict[str, Any]]):
+        self.map: dict[str, str] = {}
+        self.images: dict[str, str] = {}  # repository path parts -> tokens
+        self._counters: dict[str, int] = {}
+        self.pattern: re.Pattern[str] | None = None
+        self._collect(items)
+        self._compile()
+
+    def _compile(self) -> None:
+        keys = sorted(self.map, key=len, reverse=True)  # the longest name first where one holds another
+        alternatives = "|".join(re.escape(k) for k in keys)
+        self.pattern = re.compile(rf"(?<![{_BEFORE}])(?:{alternatives})(?![{_AFTER}])") if keys else None
+
+    # ---- what is replaced --------------------------------------------------------------------------
+    def _token(self, kind: str, name: str, fmt: str, width: int = 1) -> str:
+        """The token of `name`; numbered in the order names are given, zero-padded to `width` digits so that
+        tokens sort as the names they stand for (reports sorted by name keep their order)."""
+        if name not in self.map:
+            self._counters[kind] = self._counters.get(kind, 0) + 1
+            self.map[name] = fmt.format(str(self._counters[kind]).zfill(width))
+        return self.map[name]
+
+    def _collect(self, items: list[dict[str, Any]]) -> None:
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            by_kind.setdefault(str(item.get("kind", "")), []).append(item)
+        job_ns = _job_namespace(by_kind.get("ConfigMap", []))
+        kept_ns = KEPT_NAMESPACES | {job_ns}
+        nodes = _node_names(by_kind)
+        namespaces = sorted(({_meta(i).get("namespace") or "" for i in items}
+                             | {_meta(i).get("name", "") for i in by_kind.get("Namespace", [])}) - kept_ns - {""})
+        isvcs = sorted({str((_meta(i).get("labels") or {}).get(c.LABEL_ISVC, "")) for i in items} - {""})
+        images = sorted({img for i in items for img in _images(i)})
+        # the originals of the names KServe derives with a hash, before any token is made
+        originals = self._derived(by_kind, images)
+        for names, kind in ((nodes, "node"), (namespaces, "ns"), (isvcs, "isvc")):
+            for name in names:
+                self._token(kind, name, f"anon-{kind}-{{}}", len(str(len(names))))
+        for ref in images:
+            self._image(ref)
+        self._compile()
+        captures, caches, jobs = originals
+        for stage in (captures + self._hashed(by_kind.get("Pod", [])), caches, jobs):  # each uses the one before
+            for original, rebuild in stage:
+                new = rebuild(self.replace)
+                if new != original:
+                    self.map.setdefault(original, new)
+            self._compile()
+        for original, new in self._footprints(items):
+            if new != original:
+                self.map.setdefault(original, new)
+
+    def _hashed(self, pods: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """The hashes of KServe's identity that hash a name: the command and args of each container, the
+        model URI of each pod."""
+        from .kernelcache.gojson import hash_strings
+        from .kernelcache.identity import model_uri_hash
+
+        out: list[tuple[str, Any]] = []
+        for pod in pods:
+            spec = _field(pod, "spec")
+            for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+                for key in ("command", "args"):
+                    words = container.get(key) if isinstance(container, dict) else None
+                    if isinstance(words, list) and all(isinstance(w, str) for w in words):
+                        out.append((hash_strings(words), lambda r, w=tuple(words): hash_strings([r(x) for x in w])))
+            uri = str((_meta(pod).get("annotations") or {}).get(c.ANNOTATION_SOURCE_URI, "")).strip()
+            if uri:
+                out.append((model_uri_hash(uri), lambda r, u=uri: model_uri_hash(r(u))))
+        return out
+
+    def _footprints(self, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Both footprints of every set of identity factors (KernelCaches, captures), from the factors as
+        they were and as they are now."""
+        from .kernelcache.gojson import hash_map
+
+        out: list[tuple[str, str]] = []
+        for factors in _factor_sets(items):
+            old_w, old_c = _footprint_maps(factors)
+            new_w, new_c = _footprint_maps({k: self.replace(v) for k, v in factors.items()})
+            out += [(hash_map(old_w), hash_map(new_w)), (hash_map(old_c), hash_map(new_c))]
+        return out
+
+    def _image(self, ref: str) -> None:
+        m = _IMAGE.match(ref)
+        if not m or KSERVE_REPOSITORY.match(ref):
+            return
+        name = m.group("name")
+        first, _, rest = name.partition("/")
+        if rest and ("." in first or ":" in first or first == "localhost"):
+            if first in KEPT_HOSTS:
+                return
+            host = self._token("host", first, "registry-{}.anon.invalid")
+        else:
+            return  # Docker Hub's: public
+        # the repository with its host, so that its parts are replaced only there (an image named `cache` is
+        # no reason to change the word elsewhere); a part that is a namespace or an InferenceService keeps its
+        # token
+        self._compile()
+        parts = [self.map.get(p) or (self.replace(p) if self.replace(p) != p else None)
+                 or self.images.setdefault(p, f"anon-image-{len(self.images) + 1}") for p in rest.split("/")]
+        self.map.setdefault(name, "/".join([host, *parts]))
+
+    def _derived(self, by_kind: dict[str, list[dict[str, Any]]], images: list[str]) -> tuple[list, list, list]:
+        """(original name, how to make it again from anonymized parts) for KServe's hashed names: captures,
+        KernelCaches (from captures), preparation Jobs (from KernelCaches)."""
+        out: list[tuple[str, Any]] = []
+        for pod in by_kind.get("Pod", []):
+            labels = _meta(pod).get("labels") or {}
+            isvc, rev = str(labels.get(c.LABEL_ISVC, "")), str(labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
+            if isvc and rev:
+                out.append((kn.capture_revision_name(isvc, rev),
+                            lambda r, i=isvc, v=rev: kn.capture_revision_name(r(i), v)))
+        captures = sorted({_meta(i).get("name", "") for i in by_kind.get("KernelCacheCapture", [])} - {""})
+        refs = sorted(set(images) | {str(_spec_image(k)) for k in by_kind.get("KernelCache", []) if _spec_image(k)})
+        capture_names, out = out, []
+        for cap in sorted(set(captures) | {kn.capture_revision_name(i, v) for i, v in _revisions(by_kind)} - {""}):
+            out.append((kn.reporter_name(cap), lambda r, cp=cap: kn.reporter_name(r(cp))))
+        for cap in captures:
+            for ref in refs:
+                out.append((kn.generated_kernel_cache_name(cap, ref),
+                            lambda r, cp=cap, rf=ref: kn.generated_kernel_cache_name(r(cp), r(rf))))
+        entries = _cache_entries(by_kind.get("KernelCacheNode", []))
+        cache_names, out = out, []
+        for kc in by_kind.get("KernelCache", []):  # a preparation Job per node that has an entry for the cache
+            ns, name, ref = _meta(kc).get("namespace", ""), _meta(kc).get("name", ""), _spec_image(kc)
+            if not ref:
+                continue
+            for node in entries.get(f"{ns}/{name}", ()):
+                out.append((kn.preparation_job_name(ns, name, ref, node),
+                            lambda r, a=ns, b=name, d=ref, e=node: kn.preparation_job_name(r(a), r(b), r(d), r(e))))
+        return capture_names, cache_names, out
+
+    # ---- replacing ---------------------------------------------------------------------------------
+    def replace(self, text: str) -> str:
+        if self.pattern is None or not text:
+            return text
+        return self.pattern.sub(lambda m: self.map[m.group()], text)
+
+    def value(self, value: Any, keep_keys: bool = False) -> Any:
+        """`value` with every string replaced, mapping keys too (KernelCacheNode's cacheStatus is keyed by
+        namespace/name) but those of labels, annotations and selectors."""
+        if isinstance(value, str):
+            return self.replace(value)
+        if isinstance(value, dict):
+            return {(k if keep_keys or not isinstance(k, str) else self.replace(k)): self.value(v, k in LABEL_MAPS)
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+
+def _factor_sets(items: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Every mapping of string values that holds the workload keys of an identity (KServe's Factors)."""
+    found: list[dict[str, str]] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if all(isinstance(value.get(k), str) for k in WORKLOAD_KEYS) and all(
+                    isinstance(v, str) for v in value.values()):
+                found.append(value)
+                return
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(items)
+    return found
+
+
+def _footprint_maps(factors: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """What the workload and the compatibility footprints hash (identity.build)."""
+    workload = {k: factors[k] for k in (*WORKLOAD_KEYS, *HASH_KEYS) if factors.get(k)}
+    runtime = {k: v for k, v in factors.items() if k not in (*WORKLOAD_KEYS, *HASH_KEYS) and v}
+    return workload, {"runtimeImage": factors["runtimeImage"], "modelURIHash": factors["modelURIHash"], **runtime}
+
+
+def _revisions(by_kind: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str]]:
+    """(InferenceService, pod-template-hash) of every InferenceService pod."""
+    out = []
+    for pod in by_kind.get("Pod", []):
+        labels = _meta(pod).get("labels") or {}
+        isvc, rev = str(labels.get(c.LABEL_ISVC, "")), str(labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
+        if isvc and rev:
+            out.append((isvc, rev))
+    return out
+
+
+def _cache_entries(kcns: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """namespace/name of a KernelCache -> the KernelCacheNodes (nodes) with an entry for it."""
+    out: dict[str, list[str]] = {}
+    for kcn in kcns:
+        status = _field(kcn, "status")
+        for key in status.get("cacheStatus") or {}:
+            out.setdefault(str(key), []).append(_meta(kcn).get("name", ""))
+    return out
+
+
+def _node_names(by_kind: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Nodes, KernelCacheNodes (named after their node, which may be gone) and the nodes pods ran on."""
+    names = {_meta(i).get("name", "") for kind in ("Node", "KernelCacheNode") for i in by_kind.get(kind, [])}
+    names |= {str((p.get("spec") or {}).get("nodeName") or "") for p in by_kind.get("Pod", [])}
+    return sorted(names - {""})
+
+
+def _field(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """obj[key] when it is a mapping, else an empty one (a dump's objects are data, not trusted)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _meta(item: dict[str, Any]) -> dict[str, Any]:
+    meta = item.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _spec_image(kc: dict[str, Any]) -> str:
+    """A KernelCache's spec.artifact.imageReference."""
+    artifact = _field(_field(kc, "spec"), "artifact")
+    return str(artifact.get("imageReference") or "")
+
+
+def _images(item: dict[str, Any]) -> Iterable[str]:
+    """Every image reference of an object: container images, a node's image names, KServe's imageReference."""
+    def walk(value: Any, key: str = "") -> Iterable[str]:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                yield from walk(v, key)
+        elif isinstance(value, str) and key in ("image", "imageReference", "names") and value:
+            yield value
+    return walk(item)
+
+
+def _job_namespace(config_maps: list[dict[str, Any]]) -> str:
+    import json
+
+    for cm in config_maps:
+        if _meta(cm).get("name") == c.CONFIGMAP_NAME:
+            try:
+                raw = json.loads(str((cm.get("data") or {}).get(c.CONFIG_KEY) or "{}"))
+                return str(raw.get("jobNamespace") or DEFAULT_JOB_NAMESPACE)
+            except (ValueError, AttributeError):
+                break
+    return DEFAULT_JOB_NAMESPACE
+
+
+def anonymize(items: list[dict[str, Any]], meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The items and meta of a dump, anonymized (see the module's docstring)."""
+    a = Anonymizer(items)
+    new_meta = a.value(meta)
+    new_meta["cluster"] = "anonymized"
+    if new_meta.get("server"):
+        new_meta["server"] = "https://anonymized.invalid"
+    return [a.value(i) for i in items], new_meta
+
+
+class AnonymizingWriter:
+    """A dump writer that holds the items (a consistent mapping needs every name first) and writes them
+    anonymized when the dump is finished."""
+
+    def __init__(self, writer: Any):
+        self.writer = writer
+        self.items: list[dict[str, Any]] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    def item(self, data: bytes, _kind: Any = None) -> None:
+        import msgspec
+
+        self.items.append(msgspec.json.decode(data))
+
+    def finish(self, meta: dict[str, Any]) -> None:
+        import msgspec
+
+        items, new_meta = anonymize(self.items, meta)
+        for item in items:
+            self.writer.item(msgspec.json.encode(item))
+        self.writer.finish(new_meta)
