@@ -1142,7 +1142,7 @@ def why_group(
 # is not decoded.
 WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
 WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces",
-                                  "node_groups", "nodes"})
+                                  "node_groups", "nodes", "captures"})
 
 
 def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
@@ -1206,8 +1206,8 @@ def why_not_cached(
     flags = _merged_flags(ctx, kwargs)
     if not pod and not manifest:
         return _fleet_hit_rate(flags, from_files, output, selector, isvc)
-    if selector or isvc or output == "wide" or flags.get("all_namespaces"):
-        raise click.UsageError("-l, --isvc, -A and -o wide are for the whole fleet: give them without POD")
+    if selector or isvc or flags.get("all_namespaces"):
+        raise click.UsageError("-l, --isvc and -A are for the whole fleet: give them without POD")
     if bool(pod) == bool(manifest):
         raise click.UsageError("give a POD or --manifest FILE (not both)")
     if manifest == "-" and "-" in from_files:

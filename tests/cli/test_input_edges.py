@@ -374,14 +374,14 @@ def test_only_of_nothing_and_skip_of_everything_are_usage_errors(capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["doctor", "-f", HEALTHY, "--request-timeout", "1x"], "Invalid value for --request-timeout: invalid duration"),
-    (["doctor", "-f", HEALTHY, "--request-timeout", "-5"], "Invalid value for --request-timeout: invalid duration"),
-    (["status", "-f", HEALTHY, "--as-group", "admins"], "Invalid value for --as-group: requires --as"),
+    (["doctor", "-f", HEALTHY, "--request-timeout", "1x"], "invalid value for --request-timeout: invalid duration"),
+    (["doctor", "-f", HEALTHY, "--request-timeout", "-5"], "invalid value for --request-timeout: invalid duration"),
+    (["status", "-f", HEALTHY, "--as-group", "admins"], "invalid value for --as-group: requires --as"),
     (["reconcile", "--dry-run", "-f", HEALTHY, "--lease-duration", "nan"], "nan is not a positive number of seconds"),
     (["reconcile", "--dry-run", "-f", HEALTHY, "--resync-period", "-1"], "-1 is not a positive number of seconds"),
     (["reconcile", "--dry-run", "-f", HEALTHY, "--health-port", "99999"], "99999 is not in the range 0<=x<=65535"),
     (["doctor", "-f", HEALTHY, "-n", "Team_A"],
-     'Invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 label must consist of'),
+     'invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 label must consist of'),
 ])
 def test_bad_flags_are_usage_errors_offline_too(capsys, argv, words):
     code, out, err = cli(capsys, *argv)

@@ -89,10 +89,9 @@ def test_preparation_pod_failures_as_the_agent_reads_them():
     _, findings = run_check("registry-pull", load("registry-pull", "evicted.yaml"))
     evicted = one(findings, name="kc-qwen-gpu-1-evicted")
     assert evicted.code == "pod-failed"
-    assert evicted.message == ("preparation pod kserve-kernelcache-jobs/kc-qwen-gpu-1-evicted for KernelCache "
-                               "team-a/qwen on node gpu-1 failed (it was evicted): The node was low on resource: "
-                               "ephemeral-storage.; the node's agent marks its entry Error with \"The node was low on "
-                               "resource: ephemeral-storage.\"")
+    assert evicted.message == ("preparation pod on node gpu-1 failed (it was evicted): for KernelCache team-a/qwen; "
+                               "The node was low on resource: ephemeral-storage.; the node's agent marks its entry "
+                               "Error with \"The node was low on resource: ephemeral-storage.\"")
     exited = one(findings, name="kc-qwen-gpu-2-exited")
     assert exited.code == "pod-exited" and "exited with code 1 (phase Running)" in exited.message
     assert "marks its entry Error with \"Error\"" in exited.message
