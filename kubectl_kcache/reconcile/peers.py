@@ -81,8 +81,11 @@ class Peers:
             md = lease.get("metadata") or {}
             return str(md.get("namespace") or ""), str(md.get("name") or "")
 
-        def age_key(lease: dict[str, Any]) -> tuple[str, str, str]:
-            return (str((lease.get("metadata") or {}).get("creationTimestamp") or "~"), *ref_of(lease))
+        def age_key(lease: dict[str, Any]) -> tuple[str, str, str, str]:
+            # creation times have whole seconds: two Leases of one second are ordered by when they were first
+            # acquired (microseconds, the holders' clocks), then by name
+            created = str((lease.get("metadata") or {}).get("creationTimestamp") or "~")
+            return (created, str((lease.get("spec") or {}).get("acquireTime") or "~"), *ref_of(lease))
 
         own = next((x for x in leases if ref_of(x) == self.own_lease), None)
         for lease in leases:
