@@ -153,7 +153,8 @@ def test_status_reads_like_doctor_and_writes_nothing(cluster):
     lists = sorted((e["objectRef"].get("resource", ""), e["objectRef"].get("namespace", "")) for e in mine
                    if e["verb"] == "list")
     assert lists == [("configmaps", "kserve"), ("kernelcachenodegroups", ""), ("kernelcachenodes", ""),
-                     ("kernelcaches", "team-a"), ("nodes", ""), ("pods", "kserve"), ("pods", "team-a")]
+                     ("kernelcaches", "team-a"), ("nodes", ""), ("pods", "kserve"), ("pods", "team-a"),
+                     ("replicasets", "team-a")]
     assert {e["verb"] for e in mine} <= {"list", "get"}  # `get` is /version
 
 
@@ -167,7 +168,9 @@ def test_status_exit_3_names_a_forbidden_read(cluster):
     done = kcache(cluster, "status", "--as", user)
     assert done.returncode == 3
     assert done.stdout == ""
-    assert done.stderr == "error: status cannot answer: cannot list pods in namespace kserve (forbidden)\n"
+    line, = done.stderr.splitlines()
+    assert line.startswith("error: status cannot answer: cannot list pods in namespace kserve (forbidden)")
+    assert f'User "{user}" was refused' in line and "doctor-rbac.yaml" in line  # who, and the role to bind
 
 
 def test_status_watch_exit_3_when_list_is_allowed_but_watch_is_not(cluster):
