@@ -84,6 +84,11 @@ def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unr
 def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, list[Finding]]:
     """One check's status and (unsuppressed) findings."""
     feature = facts(snapshot).feature
+    # the feature off, or its configuration absent (read, and not there): nothing to check, and the reads that
+    # depend on the configuration (the job namespace's lists) were rightly not made
+    why = feature.not_applicable() if spec.needs_feature else ""
+    if why:
+        return CheckResult(spec.id, "not-applicable", why), []
     for read in spec.reads:
         if read.optional:
             continue
@@ -94,9 +99,6 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
     notes = []
     unread: list[Unread] = []
     if spec.needs_feature:
-        why = feature.not_applicable()
-        if why:
-            return CheckResult(spec.id, "not-applicable", why), []
         if feature.assumption():
             notes.append(feature.assumption())
             config_read = unusable(snapshot, readplan.CONFIGMAP)

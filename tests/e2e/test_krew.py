@@ -98,7 +98,7 @@ def test_validate_krew_manifest(testbed: Cluster, release: tuple[Path, dict], tm
     assert "structural validation OK" in proc.stderr
 
 
-def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_path: Path) -> None:
+def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_path: Path, cluster: Cluster) -> None:
     manifest, archives = release
     archive = archives[HERE]
     env, krew_root, python3 = _user(tmp_path, testbed)
@@ -150,7 +150,8 @@ def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_
     assert broken.returncode == 1, broken.stderr
     assert json.loads(broken.stdout)["summary"]["errors"] > 0
 
-    # live, read-only, against the test bed: the bundled Kubernetes client works from the zipapp
+    # live, read-only, against the test bed (reset: what earlier tests left is not this test's subject): the
+    # bundled Kubernetes client works from the zipapp
     live = _run([kubectl, "kcache", "doctor", "-o", "json", "--fail-on", "never"],
                 {**env, "KUBECONFIG": testbed.kubeconfig})
     assert live.returncode == 0, live.stderr
