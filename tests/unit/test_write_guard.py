@@ -186,3 +186,40 @@ def test_send_before_reads_the_clock_in_c_and_sends_only_before_the_deadline():
         assert write_guard._send_before(a, b"in time", write_guard.now() + 60)
         b.settimeout(1)
         assert b.recv(100) == b"in time"
+
+
+def test_the_final_write_is_blocking_and_the_socket_gets_its_timeout_back():
+    """A socket with a timeout polls before it writes and must take the interpreter lock back in between;
+    the final write is made in blocking mode, and the socket's own timeout is restored afterwards."""
+    a, b = socket.socketpair()
+    with a, b:
+        a.settimeout(7.5)
+        seen: list[float | None] = []
+        real = write_guard._blocking_until
+
+        def spy(sock, until):
+            real(sock, until)
+            seen.append(sock.gettimeout())
+
+        write_guard._blocking_until = spy
+        try:
+            assert write_guard._send_before(a, b"in time", write_guard.now() + 60)
+        finally:
+            write_guard._blocking_until = real
+        assert seen == [None]
+        assert a.gettimeout() == 7.5
+        b.settimeout(1)
+        assert b.recv(100) == b"in time"
+
+
+def test_a_final_write_the_peer_does_not_take_gives_up_at_the_deadline():
+    """Blocking mode keeps a bound: the kernel's send timeout is the time left before the deadline."""
+    a, b = socket.socketpair()
+    with a, b:
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        a.settimeout(30)
+        started = time.monotonic()
+        with pytest.raises(OSError):
+            write_guard._send_before(a, b"x" * (8 << 20), write_guard.now() + 0.3)  # b never reads
+        assert time.monotonic() - started < 3
+        assert a.gettimeout() == 30
