@@ -187,6 +187,7 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
             leaked.user_agent = f"kubectl-kcache/e2e reconcile/{old.identity_prefix}leaked"
             victims = sorted(members)[:40]
             kcns = {x["metadata"]["name"]: x for x in cluster.get("kernelcachenodes")["items"]}
+            uids_before = {n: x["metadata"]["uid"] for n, x in kcns.items()}
             deletes = [a.Action(a.DELETE, "KernelCacheNode", v, "e2e: a leaked delete",
                                 uid=kcns[v]["metadata"]["uid"], resource_version=kcns[v]["metadata"]["resourceVersion"])
                        for v in victims]
@@ -207,6 +208,9 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
             assert admitted == [], f"writes of the old leader admitted after {new.identity_prefix} took over"
             assert len(after) <= 8 + 1  # the leaked executor stopped at its first refusal (8 writers in flight)
             assert kcn_names(cluster) == members and new.holds(cluster) and new.ready()
+            # and from the objects: not one was deleted (and recreated by the new leader under another uid)
+            uids_after = {x["metadata"]["name"]: x["metadata"]["uid"] for x in cluster.get("kernelcachenodes")["items"]}
+            assert uids_after == uids_before
             assert acquired >= expiry
         finally:
             old.stop()
