@@ -1,10 +1,12 @@
 """reconcile and the other writers of what it owns, on the real API server: KServe's controller under any
-name in any namespace (found at the start of a pass and while a batch runs), and a second kubectl-kcache
-controller holding a Lease of another name."""
+name in any namespace, by its labels or its image, by its Lease, or by its writes to KernelCacheNodes
+under another field manager (found at the start of a pass and while a batch runs), and a second
+kubectl-kcache controller holding a Lease of another name."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import sys
 import time
@@ -46,10 +48,98 @@ def test_kserve_controller_under_another_name_in_another_namespace_stops_a_pass(
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
-    assert "KServe's controller is active (Deployment team-a/localmodel has ready replicas)" in proc.stderr
+    assert "KServe's controller is active (Deployment team-a/localmodel has ready replicas; labelled " \
+        "control-plane=kserve-localmodel-controller-manager)" in proc.stderr
     assert writes_by(cluster, mark) == []
     assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
+
+
+def test_kserve_controller_found_by_its_image_or_by_its_lease(cluster):
+    """Issue 27 item 7: neither KServe's name nor its labels, but its image (from a mirror); then no
+    Deployment to be seen at all, but the Lease its manager holds with --leader-elect."""
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    dep = b.controller_deployment(ready=None, replicas=1)
+    dep["metadata"] = {"name": "cache-ctl", "namespace": "team-b"}
+    dep["spec"]["selector"] = {"matchLabels": {"app": "cache-ctl"}}
+    dep["spec"]["template"]["metadata"] = {"labels": {"app": "cache-ctl"}}
+    dep["spec"]["template"]["spec"]["containers"] = [
+        {"name": "sidecar", "image": "busybox:1.36"},
+        {"name": "manager", "image": "mirror.local:5000/kserve/kserve-localmodel-controller:v0.17.0"}]
+    cluster.apply([b.node("control", ready=None, simulated=True), dep])
+    cluster.wait_for("the controller to be ready", lambda: ready_replicas(cluster, "cache-ctl", "team-b") == 1)
+    mark = cluster.audit_mark()
+    proc = kcache(cluster, "reconcile", "--once")
+    assert proc.returncode == 3, proc.stderr
+    assert "KServe's controller is active (Deployment team-b/cache-ctl has ready replicas; image " \
+        "mirror.local:5000/kserve/kserve-localmodel-controller:v0.17.0)" in proc.stderr
+    assert writes_by(cluster, mark) == []
+
+    cluster.kubectl("delete", "deployment", "cache-ctl", "-n", "team-b")
+    cluster.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": "kserve-local-model-manager-leader-lock", "namespace": "team-b"},
+                   "spec": {"holderIdentity": "localmodel-7d9f_3b1c", "leaseDurationSeconds": 15,
+                            "renewTime": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
+    mark = cluster.audit_mark()
+    proc = kcache(cluster, "reconcile", "--once")
+    assert proc.returncode == 3, proc.stderr
+    assert "KServe's controller is active (it holds Lease team-b/kserve-local-model-manager-leader-lock: " \
+        "localmodel-7d9f_3b1c)" in proc.stderr
+    assert writes_by(cluster, mark) == []
+    assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
+    assert kcn_names(cluster) == ["gpu-1"]
+
+
+def test_kserve_controllers_patch_of_the_agent_daemonset_stops_a_running_controller(cluster, tmp_path):
+    """Issue 27 item 7: what KServe's controller writes (a merge patch of the agent DaemonSet's affinity and
+    tolerations, field manager `manager`) seen on a watch: a running reconcile stands back and says why."""
+    install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
+    ctl = Replica(cluster, tmp_path, "ctl", "--resync-period", "1")
+    try:
+        cluster.wait_for("the controller to converge", lambda: kcn_names(cluster) == ["gpu-1"], timeout=60)
+        cluster.wait_for("the controller to be ready", ctl.ready, timeout=30)
+        cluster.kubectl("patch", "daemonset", "kserve-kernelcachenode-agent", "-n", "kserve", "--type=merge",
+                        "--field-manager=manager", "-p", json.dumps({"spec": {"template": {"spec": {
+                            "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}))
+        cluster.wait_for("reconcile to say why it stands back", lambda: "another controller writes what reconcile "
+                         "owns (field manager 'manager' wrote DaemonSet kserve-kernelcachenode-agent" in ctl.log(),
+                         timeout=30)
+        mark = cluster.audit_mark()
+        cluster.apply([b.node("gpu-2", {"pool": "gpu"})])
+        time.sleep(5)
+        assert [e for e in writes_by(cluster, mark) if ctl.mine(e)] == []
+        assert kcn_names(cluster) == ["gpu-1"]
+    finally:
+        ctl.stop()
+
+
+def test_writes_by_another_field_manager_stop_the_batch(cluster, tmp_path):
+    """Issue 27 item 7: a controller with no Deployment and no Lease to be seen (run from a laptop, say)
+    creates KernelCacheNodes as KServe's does (field manager `manager`) while reconcile deletes: reconcile
+    stops within one batch and says who it saw writing."""
+    members = big_group(cluster)
+    # no slow proxy here: the writes are seen on a watch, which a throttled connection would hold back
+    ctl = Replica(cluster, tmp_path, "ctl")
+    try:
+        cluster.wait_for("the controller to stand ready", ctl.ready, timeout=60)
+        tail = AuditTail(cluster)
+        cluster.kubectl("delete", "kernelcachenodegroup", "gpu", "--wait=false")
+        cluster.wait_for("the batch of deletes to start", lambda: any(
+            ctl.mine(e) and e["verb"] == "delete" for e in tail.new()), timeout=60, interval=0.05)
+        theirs = b.kcn("by-another")
+        theirs["metadata"]["labels"] = {"written-by": "another-controller"}  # a create that sets a field
+        cluster.kubectl("create", "--field-manager=manager", "-f", "-", input=json.dumps(theirs))
+        written_at = dt.datetime.now(dt.timezone.utc)
+        cluster.wait_for("reconcile to say it stopped", lambda: "another controller writes what reconcile owns "
+                         "(field manager 'manager' wrote KernelCacheNode by-another" in ctl.log(), timeout=30)
+        time.sleep(3)
+        deletes = [e for e in cluster.audit_events(0) if ctl.mine(e) and e["verb"] == "delete"]
+        late = [e for e in deletes if received(e) > written_at + dt.timedelta(seconds=2)]
+        assert late == [], f"{len(late)} deletes more than 2 s after another controller wrote"
+        assert 0 < len(deletes) < len(members), "the batch was not stopped in its middle"
+        assert "by-another" in kcn_names(cluster)  # and its object is left alone
+    finally:
+        ctl.stop()
 
 
 def test_kserve_controller_starting_mid_batch_stops_the_batch(cluster, tmp_path):
