@@ -45,6 +45,15 @@ DUMP_META = b'], "meta": '
 YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
+def _truncated(name: str, objects: int) -> InputError:
+    """A file laid out as `dump` writes it that ends before the record of its reads (`meta`, written last):
+    cut short while it was written (the dump failed, or its output was closed) or copied. Its reads are
+    unknown, so nothing can be said from it."""
+    return InputError(f"{name}: the dump is truncated: it ends after {objects} object{'s' if objects != 1 else ''}, "
+                      "before the record of its reads (it was cut short while written or copied); take the dump "
+                      "again")
+
+
 class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
     """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
 
@@ -389,7 +398,10 @@ class _Loader:
             for line in fh:
                 if line.startswith(DUMP_META):
                     meta = line[len(DUMP_META):].rstrip()
-                    if not meta.endswith(b"}}") or fh.read().strip():
+                    rest = fh.read().strip()
+                    if not meta.endswith(b"}}") and not line.endswith(b"\n") and not rest:
+                        raise _truncated(name, index)  # cut in the middle of the meta
+                    if not meta.endswith(b"}}") or rest:
                         break
                     try:
                         self._meta(path, msgspec.Raw(meta[:-1]))
@@ -403,8 +415,12 @@ class _Loader:
                 try:
                     self._json_object(name, item, f"$.items[{index}]", None, dump=True)
                 except (msgspec.DecodeError, InputError):
+                    if not line.endswith(b"\n") and not fh.read(1):
+                        raise _truncated(name, index) from None  # the last line, cut in its middle
                     break  # read whole: the error is then reported with its line and column
                 index += 1
+            else:
+                raise _truncated(name, index)  # every line an object, and the end before the meta
         # not laid out as written by dump: forget what was read, read it whole
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
@@ -481,10 +497,13 @@ class _Loader:
                         break
                     ok = True
                     break
-                elif line.startswith((b" ", b"\t")) and chunk:
-                    chunk.append(line)
+                elif (line.startswith((b" ", b"\t")) or not line.strip()) and chunk:
+                    chunk.append(line)  # (a blank line belongs to a multi-line scalar of the item)
                 else:
                     break
+            else:
+                flush()  # a last item cut in its middle is not counted
+                raise _truncated(name, index)  # the end before the meta
             if ok:
                 return True
         del self.out.objects[start[0]:]
@@ -503,6 +522,8 @@ class _Loader:
         top = self._head(name, data, "$")
         if top.kind == SNAPSHOT_KIND:
             self._snapshot_head(name, top.version, top.meta is not None)
+            if top.meta is None and data.startswith(DUMP_HEAD + b"\n"):
+                raise _truncated(name, len(d.decode_json(top.items, list[msgspec.Raw])) if top.items else 0)
             items = self._json_items(name, top.items, "$.items", "snapshot")
             self._meta(path, top.meta)
             for i, raw in enumerate(items):
@@ -672,6 +693,8 @@ class _Loader:
             where = "$" if len(docs) == 1 else f"document {n + 1}: $"
             if isinstance(doc, dict) and doc.get("kind") == SNAPSHOT_KIND:
                 self._snapshot_head(name, doc.get("version"), "meta" in doc)
+                if "meta" not in doc and data.startswith(YAML_HEAD):
+                    raise _truncated(name, len(doc.get("items") or ()))  # laid out by dump, its end missing
                 items = doc.get("items")
                 if not isinstance(items, list):
                     raise InputError(f"{name}: snapshot has no items list")
