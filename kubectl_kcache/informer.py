@@ -12,6 +12,10 @@ resumed from the last resourceVersion; `410 Gone` lists again at once and replac
   backoff from the last resourceVersion; the first success after it is reported too (`on_ok`). A 403 is
   fatal only when the owner says so (`status -w`: no counts shown as live that cannot be kept live); the
   controller keeps retrying, unready, and says why.
+- Access coming back ends the wait: a refused read (403, which the API server answers before it reads
+  anything) is probed again every FORBIDDEN_RETRY seconds instead of backing off to half a minute, and
+  any informer of the process that recovers wakes the others waiting out a backoff (RBAC granted, or the
+  server back, usually fixes them all at once).
 - One decode-failure policy, client-go's rule that a reflector never dies: an object the decoder rejects
   (in a list page or a watch event) is skipped, never kept stale (a MODIFIED it cannot read removes the old
   version), counted (`decode_failures`) and named in `poisoned` until an event for it decodes again or it
@@ -34,6 +38,10 @@ from .kinds import ListSpec
 from .kube.resources import Page
 
 WATCH_TIMEOUT = 240  # seconds the server keeps one watch open before we resume it
+FORBIDDEN_RETRY = 2.0  # seconds at most between two attempts of a refused read
+
+_recovery = threading.Condition()  # notified whenever an informer of this process recovers
+_recoveries = 0
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -199,6 +207,7 @@ class Informer(threading.Thread):
         self.synced.set()
         self._delays = self._delays_factory()
         if was_failing:
+            _recovered()
             self.on_ok()
 
     def _opened(self) -> None:
@@ -249,7 +258,10 @@ class Informer(threading.Thread):
         self.problem = f"cannot {verb} {self.spec.describe()}: {exc}"
         self.on_error(verb, exc)
         self.on_change("failing")
-        self.stop_event.wait(next(self._delays))
+        delay = next(self._delays)
+        if isinstance(exc, Forbidden):
+            delay = min(delay, FORBIDDEN_RETRY)
+        _wait_retry(self.stop_event, delay)
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -277,6 +289,25 @@ class Informer(threading.Thread):
                 self._fail(verb, exc)
             except Exception as exc:  # noqa: BLE001 - an informer never dies; it says why and retries
                 self._fail(verb, exc)
+
+
+def _recovered() -> None:
+    global _recoveries
+    with _recovery:
+        _recoveries += 1
+        _recovery.notify_all()
+
+
+def _wait_retry(stop: threading.Event, delay: float) -> None:
+    """Wait `delay` seconds, less if `stop` is set or another informer recovers meanwhile."""
+    deadline = time.monotonic() + delay
+    with _recovery:
+        seen = _recoveries
+        while not stop.is_set() and _recoveries == seen:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            _recovery.wait(min(left, 0.5))
 
 
 def _newer(a: str, b: str) -> bool:

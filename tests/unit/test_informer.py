@@ -247,3 +247,57 @@ def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document()
         assert live.snapshot().nodes == ()  # the stale version is not shown as current
     finally:
         live.stop()
+
+
+class RefusingLW:
+    """Every list raises `error` until `allow` is set; then it lists one node, and watches stay open."""
+
+    def __init__(self, error: BaseException):
+        self.error, self.allow, self.attempts = error, threading.Event(), 0
+
+    def list(self, decode: Callable[[bytes], Page[Any]]) -> tuple[list[Any], str]:
+        self.attempts += 1
+        if not self.allow.is_set():
+            raise self.error
+        got = decode(page([node("n1", "5")], "5"))
+        return list(got.items), got.resource_version
+
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
+              opened: Callable[[], None]) -> Iterable[Any]:
+        opened()
+        time.sleep(0.05)
+        return iter(())
+
+
+def test_a_refused_read_is_tried_again_within_seconds_not_after_the_backoff_cap():
+    lw, stop = RefusingLW(Forbidden("nodes is forbidden")), threading.Event()
+    inf = Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 30.0, None))
+    inf.start()
+    try:
+        time.sleep(0.3)
+        assert not inf.synced.is_set() and lw.attempts == 1
+        lw.allow.set()  # RBAC granted
+        assert inf.synced.wait(4), "a refused read waited out its backoff"
+    finally:
+        stop.set()
+
+
+def test_an_informer_that_recovers_ends_the_others_backoff():
+    """The server was unreachable for all three; the one with the shortest wait finds it back and wakes the
+    two waiting out half a minute."""
+    slow_a, slow_b, quick = (RefusingLW(Unreachable("connection refused")) for _ in range(3))
+    stop = threading.Event()
+    informers = [Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 30.0, None))
+                 for lw in (slow_a, slow_b)]
+    informers.append(Informer(quick, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.2, None)))
+    for inf in informers:
+        inf.start()
+    try:
+        time.sleep(0.3)
+        assert slow_a.attempts == slow_b.attempts == 1
+        for lw in (slow_a, slow_b, quick):
+            lw.allow.set()  # the server is back
+        assert all(inf.synced.wait(3) for inf in informers), "a recovery elsewhere did not end the backoff"
+        assert slow_a.attempts == slow_b.attempts == 2
+    finally:
+        stop.set()
