@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -204,3 +205,44 @@ def test_reconcile_dry_run_without_any_one_read_it_depends_on_plans_nothing(clus
     # KServe's controller's Deployment only decides whether to write: a dry run plans without it
     proc = kcache(cluster, "reconcile", "--dry-run", "--as", users["deployments"], "-o", "json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["actions"] == planned, proc.stderr
+
+
+def test_dump_names_each_forbidden_read_once(cluster, tmp_path):
+    """Issue 27 item 9: pods and events are listed several times (by namespace and selector); the warning
+    names each refused list once."""
+    install(cluster)
+    user = readers(cluster, ["pods"])["pods"]
+    proc = kcache(cluster, "dump", "--as", user, "--file", str(tmp_path / "d.json"), "-o", "json")
+    assert proc.returncode == 3, proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("warning: some reads were forbidden"))
+    entries = line.split("missing from the dump: ", 1)[1].split(", ")
+    assert len(entries) == len(set(entries)), entries
+    assert entries and all(e.startswith("list pods") for e in entries), entries
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_a_dump_cut_short_is_said_to_be_truncated(cluster, tmp_path, output):
+    """Issue 27 item 9: a dump written to standard output and cut short (here: its budget spent on a slow
+    server) is refused when read back, as truncated, never read as a snapshot of what it happened to hold."""
+    install(cluster)
+    cluster.create([b.node(f"extra-{i:02d}", {"pool": "cpu"}) for i in range(40)])
+    root = Path(__file__).resolve().parents[2]
+    pxy = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
+                            str(cluster.state["ports"]["apiserver"]), "20000"], stdout=subprocess.PIPE, text=True,
+                           cwd=root)
+    try:
+        assert pxy.stdout is not None
+        port = int(pxy.stdout.readline())
+        out = tmp_path / f"cut.{output}"
+        with open(out, "w") as fh:
+            proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "dump", "-o", output, "--server",
+                                   f"https://127.0.0.1:{port}", "--request-timeout", "3s"], stdout=fh,
+                                  stderr=subprocess.PIPE, text=True, env=cluster.env, timeout=120)
+    finally:
+        pxy.kill()
+    assert proc.returncode == 3 and "timed out after 3s" in proc.stderr, proc.stderr
+    assert out.stat().st_size > 0
+    doctor = kcache(cluster, "doctor", "--from-file", str(out))
+    assert doctor.returncode == 2, (doctor.stdout, doctor.stderr)
+    assert "the dump is truncated: it ends after" in doctor.stderr and doctor.stdout == ""
+    assert "not in the input" not in doctor.stderr and "not read" not in doctor.stderr

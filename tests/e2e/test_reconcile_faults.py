@@ -371,6 +371,40 @@ def test_a_blind_controller_is_not_ready_and_says_why(cluster, tmp_path, who):
         assert blind.stop() == 0
 
 
+def test_a_blind_controller_sees_access_granted_within_seconds_not_after_its_backoff(cluster, tmp_path):
+    """Issue 27 item 9: refused long enough for every read's backoff to reach its cap (30 s), then granted:
+    ready and writing within seconds (a refused read is probed again every 2 s; one read that recovers
+    wakes the others)."""
+    cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
+    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+                   b.group("gpu", {"pool": "gpu"}), b.node("n1", {"pool": "gpu"})])
+    user = "granted-late@example.com"
+    blind = Replica(cluster, tmp_path, "blind", "--as", user)
+    try:
+        cluster.wait_for("/readyz to answer 503", lambda: blind.http("/readyz")[0] == 503, timeout=30)
+        time.sleep(30)  # 0.5, 1, 2, 4, 8, 16, 30: jittered, most reads now wait up to half a minute
+        assert "cannot list nodes" in blind.http("/readyz")[1]
+        subjects = [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]
+        cluster.apply([
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": "kcache-test-granted-late"}, "subjects": subjects,
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "kubectl-kcache-reconcile"}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "kcache-test-granted-late", "namespace": "kserve"}, "subjects": subjects,
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kubectl-kcache-reconcile"}}])
+        granted = time.monotonic()
+        cluster.wait_for("ready once access is granted", blind.ready, timeout=40, interval=0.2)
+        ready_after = time.monotonic() - granted
+        cluster.wait_for("its work", lambda: kcn_names(cluster) == {"n1"}, timeout=20)
+        assert ready_after < 8, f"ready {ready_after:.1f}s after access was granted"
+        assert "working again" in blind.log()
+    finally:
+        blind.stop()
+        cluster.kubectl("delete", "clusterrolebinding", "kcache-test-granted-late", check=False)
+        cluster.kubectl("delete", "rolebinding", "kcache-test-granted-late", "-n", "kserve", check=False)
+
+
 def test_a_healthy_controller_becomes_ready(cluster, tmp_path):
     cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(), b.group("gpu", {"pool": "gpu"}),
                    b.node("n1", {"pool": "gpu"})])
