@@ -5,8 +5,9 @@ names its last writer in managedFields.
 A controller we cannot find by its Deployment (run outside the cluster, renamed, another image) still
 leaves its field manager on what it writes (controller-runtime's is the binary's name, KServe's `manager`):
 KServe's controller merge-patches the agent DaemonSet's affinity and tolerations. Not counted: our own
-writes, people's (kubectl's managers all start with `kubectl`) and status writes (the agent on each node
-and the DaemonSet controller write only the status subresource). What names nobody is not counted either:
+writes, people's (kubectl's managers all start with `kubectl`), Kubernetes' own components' and status
+writes (the agent on each node and the DaemonSet controller write only the status subresource). What names
+nobody is not counted either:
 deletes, and creates that set no field (KServe creates each KernelCacheNode with a name only, and the API
 server records no managedFields entry for an empty field set); only the audit log tells those apart.
 """
@@ -24,7 +25,10 @@ from ..errors import Gone, KcacheError
 from ..kube import resources as r
 from ..kube.client import Client, backoff_delays
 
-PEOPLE = "kubectl"  # kubectl-create, kubectl-edit, kubectl-client-side-apply, ... (and ours, kubectl-kcache)
+# not another controller of what we own: people (kubectl-create, kubectl-edit, kubectl-client-side-apply, ...;
+# ours, kubectl-kcache, too), Kubernetes' own components (the garbage collector of kube-controller-manager
+# edits finalizers and owner references), and the placeholder of fields set before managedFields existed
+NOT_A_CONTROLLER = ("kubectl", "kube-", "before-first-apply")
 WATCH_TIMEOUT = 240
 
 
@@ -65,7 +69,7 @@ def writer_of(event: _Event) -> str:
         return ""
     newest = max(e.time for e in entries)
     last = [e for e in entries if e.time == newest]
-    if len(last) != 1 or last[0].subresource or last[0].manager.startswith(PEOPLE):
+    if len(last) != 1 or last[0].subresource or last[0].manager.startswith(NOT_A_CONTROLLER):
         return ""
     return last[0].manager
 

@@ -32,6 +32,9 @@ def test_an_update_is_the_newest_entrys():
 def test_ours_peoples_status_writes_deletes_and_ties_name_nobody():
     assert writer_of(_decoder.decode(event("ADDED", entry("kubectl-kcache", "2026-12-01T10:00:00Z")))) == ""
     assert writer_of(_decoder.decode(event("ADDED", entry("kubectl-client-side-apply", "2026-12-01T10:00:00Z")))) == ""
+    gc = event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"),
+               entry("kube-controller-manager", "2026-12-01T10:00:00Z"))
+    assert writer_of(_decoder.decode(gc)) == ""
     # the agent writes only the status subresource, under the same manager name as KServe's controller
     ev = event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"), entry("manager", "2026-12-01T10:00:00Z", "status"))
     assert writer_of(_decoder.decode(ev)) == ""
