@@ -7,9 +7,9 @@ leaves its field manager on what it writes (controller-runtime's is the binary's
 KServe's controller merge-patches the agent DaemonSet's affinity and tolerations. Not counted: our own
 writes, people's (kubectl's managers all start with `kubectl`), Kubernetes' own components' and status
 writes (the agent on each node and the DaemonSet controller write only the status subresource). What names
-nobody is not counted either:
-deletes, and creates that set no field (KServe creates each KernelCacheNode with a name only, and the API
-server records no managedFields entry for an empty field set); only the audit log tells those apart.
+nobody is not counted either: deletes, and creates that set no field (KServe creates each KernelCacheNode
+with a name only, and the API server records no managedFields entry for an empty field set); only the
+audit log tells those apart.
 """
 
 from __future__ import annotations
