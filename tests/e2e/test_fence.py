@@ -3,8 +3,8 @@ judged from its audit log and the objects (never from response codes alone: a 50
 
 - the policy admits a write of the controller's ServiceAccount only from the pod that holds the Lease now:
   another pod, a released or deleted Lease, or a token without a pod are refused; other users are untouched;
-- a leader frozen mid-batch and resumed after a takeover gets nothing admitted, even when a write leaves the
-  process after its own check (an executor with no in-process guard stands for that case);
+- a leader frozen mid-batch under CPU load and resumed after a takeover gets nothing admitted, even when a
+  write leaves the process after its own check (an executor with no in-process guard stands for that case);
 - the Lease deleted under a leader: the leader stops writing at once, and no candidate takes it before the
   old holder's lease duration has passed;
 - a write verb RBAC refuses is said once per cause and on /readyz, not once per object.
@@ -36,6 +36,7 @@ from .test_reconcile_faults import (
     AuditTail,
     Replica,
     big_group,
+    cpu_load,
     freeze_mid_batch,
     kcn_names,
     lease_expiry,
@@ -178,9 +179,10 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
                           env={"KUBECONFIG": str(kc["fence-b"]), "POD_NAME": "fence-b"})
             cluster.wait_for("fence-b to stand by, ready", new.ready, timeout=30)
             mark = cluster.audit_mark()
-            freeze_mid_batch(cluster, old, lambda: old.proc.send_signal(signal.SIGSTOP))
-            expiry = lease_expiry(cluster, old)
-            acquired = take_over(cluster, new, members)
+            with cpu_load():
+                freeze_mid_batch(cluster, old, lambda: old.proc.send_signal(signal.SIGSTOP))
+                expiry = lease_expiry(cluster, old)
+                acquired = take_over(cluster, new, members)
 
             # a write that left the frozen process after its own check passed: the API server refuses it
             leaked = Client(Overrides(kubeconfig=str(kc["fence-a"])))
