@@ -59,19 +59,33 @@ class _Event(msgspec.Struct, frozen=True):
 _decoder = msgspec.json.Decoder(_Event)
 
 
-def writer_of(event: _Event) -> str:
-    """The field manager that made this create or update of the main resource, "" when it was ours, a
-    person's, a status write, or cannot be told (two entries of the same second)."""
-    if event.type not in ("ADDED", "MODIFIED") or event.object is None or event.object.metadata is None:
+Entries = dict[tuple[str, str, str], str]  # (manager, operation, subresource) -> time of its last write
+
+
+def entries_of(obj: _Object | None) -> Entries:
+    md = obj.metadata if obj is not None else None
+    return {(e.manager, e.operation, e.subresource): e.time for e in (md.managedFields if md else ())}
+
+
+def writer_of(event: _Event, before: Entries | None) -> str:
+    """The field manager of another controller that made this create or update of the main resource, or "".
+
+    The write is told by what changed in managedFields since the version seen `before` (an entry added, or
+    its time moved): a status write moves only its own entry, so an object another controller once wrote
+    is not taken for its write again. Without a version seen before (an object created now, or first seen
+    after a relist) the newest entry is the write's, when one entry alone is the newest."""
+    if event.type not in ("ADDED", "MODIFIED") or event.object is None:
         return ""
-    entries = [e for e in event.object.metadata.managedFields if e.time]
-    if not entries:
-        return ""
-    newest = max(e.time for e in entries)
-    last = [e for e in entries if e.time == newest]
-    if len(last) != 1 or last[0].subresource or last[0].manager.startswith(NOT_A_CONTROLLER):
-        return ""
-    return last[0].manager
+    now = {k: t for k, t in entries_of(event.object).items() if t}
+    if before is None:
+        newest = max(now.values(), default="")
+        changed = [k for k, t in now.items() if t == newest]
+        if len(changed) != 1:
+            return ""
+    else:
+        changed = [k for k, t in now.items() if before.get(k) != t]
+    theirs = [m for m, _op, sub in changed if not sub and not m.startswith(NOT_A_CONTROLLER)]
+    return theirs[0] if theirs else ""
 
 
 class ForeignWrites(threading.Thread):
@@ -86,6 +100,7 @@ class ForeignWrites(threading.Thread):
         self.client, self.stop_event, self.clock, self.on_error = client, stop, clock, on_error
         self.res, self.namespace, self.field_selector = res, namespace, field_selector
         self._last: tuple[str, str, float] | None = None
+        self._seen: dict[str, Entries] = {}  # name -> managedFields of the version seen last
         self._lock = threading.Lock()
         self.watching = threading.Event()  # set while a watch is open
 
@@ -99,10 +114,7 @@ class ForeignWrites(threading.Thread):
         while not self.stop_event.is_set():
             try:
                 if not rv:
-                    page = next(iter(self.client.list_pages(self.res, self.namespace, page_size=1,
-                                                            field_selector=self.field_selector,
-                                                            decode=_head_page)), None)
-                    rv = page.resource_version if page is not None else ""
+                    rv = self._seed()
                 for event in self.client.watch(self.res, rv, self.namespace, timeout_seconds=WATCH_TIMEOUT,
                                                field_selector=self.field_selector, decode=_decoder.decode,
                                                opened=self.watching.set):
@@ -121,10 +133,36 @@ class ForeignWrites(threading.Thread):
             finally:
                 self.watching.clear()
 
+    def _seed(self) -> str:
+        """Each object's managedFields as they are now (a write is then told by what it changed), and the
+        resourceVersion to watch from."""
+        self._seen.clear()
+        rv = ""
+        for page in self.client.list_pages(self.res, self.namespace, field_selector=self.field_selector,
+                                           decode=self._seed_page):
+            rv = page.resource_version or rv
+        return rv
+
+    def _seed_page(self, data: bytes) -> Any:
+        from ..kube.resources import Page
+
+        got = _list_decoder.decode(data)
+        for obj in got.items or ():
+            if obj.metadata is not None:
+                self._seen[obj.metadata.name] = entries_of(obj)
+        meta = got.metadata or _ListMeta()
+        return Page([], meta.resourceVersion, meta.continue_)
+
     def _saw(self, event: _Event) -> None:
-        manager = writer_of(event)
+        name = event.object.metadata.name if event.object and event.object.metadata else ""
+        if event.type == "DELETED":
+            self._seen.pop(name, None)
+            return
+        if event.type not in ("ADDED", "MODIFIED"):
+            return
+        manager = writer_of(event, self._seen.get(name))
+        self._seen[name] = entries_of(event.object)
         if manager:
-            name = event.object.metadata.name if event.object and event.object.metadata else ""
             with self._lock:
                 self._last = (manager, f"{self.res.kind} {name}", self.clock())
 
@@ -135,15 +173,12 @@ def _rv_of(event: _Event) -> str:
 
 class _ListMeta(msgspec.Struct, frozen=True):
     resourceVersion: str = ""  # noqa: N815 - the API's name
+    continue_: str = msgspec.field(default="", name="continue")
 
 
 class _List(msgspec.Struct, frozen=True):
     metadata: _ListMeta | None = None
+    items: tuple[_Object, ...] | None = None
 
 
-def _head_page(data: bytes) -> Any:
-    """Where the list stands (its resourceVersion); its items and continue token are not wanted."""
-    from ..kube.resources import Page
-
-    head = msgspec.json.decode(data, type=_List)
-    return Page([], head.metadata.resourceVersion if head.metadata else "", "")
+_list_decoder = msgspec.json.Decoder(_List)

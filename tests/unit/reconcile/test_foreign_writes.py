@@ -1,10 +1,11 @@
-"""Who made a KernelCacheNode's create or update, from its managedFields in a watch event."""
+"""Who made a create or update of what reconcile owns, from managedFields in a watch event: what changed
+since the version seen before, or (seen for the first time) the newest entry."""
 
 from __future__ import annotations
 
 import json
 
-from kubectl_kcache.reconcile.foreign_writes import _decoder, writer_of
+from kubectl_kcache.reconcile.foreign_writes import _decoder, entries_of, writer_of
 
 
 def event(type_: str, *entries: dict) -> bytes:
@@ -20,25 +21,44 @@ def entry(manager: str, time: str, subresource: str = "") -> dict:
     return out
 
 
+def writer(raw: bytes, before: bytes | None = None) -> str:
+    return writer_of(_decoder.decode(raw), entries_of(_decoder.decode(before).object) if before else None)
+
+
+CREATED = entry("kubectl-client-side-apply", "2026-12-01T09:00:00Z")
+
+
 def test_another_controllers_create_names_its_field_manager():
-    assert writer_of(_decoder.decode(event("ADDED", entry("manager", "2026-12-01T10:00:00Z")))) == "manager"
+    assert writer(event("ADDED", entry("manager", "2026-12-01T10:00:00Z"))) == "manager"
 
 
-def test_an_update_is_the_newest_entrys():
-    ev = event("MODIFIED", entry("kubectl-create", "2026-12-01T09:00:00Z"), entry("manager", "2026-12-01T10:00:00Z"))
-    assert writer_of(_decoder.decode(ev)) == "manager"
+def test_an_update_is_told_by_the_entry_it_moved_even_in_the_same_second_as_a_status_write():
+    before = event("MODIFIED", CREATED, entry("kubectl-kcache", "2026-12-01T10:00:00Z"),
+                   entry("kube-controller-manager", "2026-12-01T10:00:00Z", "status"))
+    after = event("MODIFIED", CREATED, entry("kubectl-kcache", "2026-12-01T10:00:00Z"),
+                  entry("kube-controller-manager", "2026-12-01T10:00:01Z", "status"),
+                  entry("manager", "2026-12-01T10:00:01Z"))
+    assert writer(after, before) == "manager"
+    # seen for the first time, the same version cannot be told apart (two newest entries)
+    assert writer(after) == ""
 
 
-def test_ours_peoples_status_writes_deletes_and_ties_name_nobody():
-    assert writer_of(_decoder.decode(event("ADDED", entry("kubectl-kcache", "2026-12-01T10:00:00Z")))) == ""
-    assert writer_of(_decoder.decode(event("ADDED", entry("kubectl-client-side-apply", "2026-12-01T10:00:00Z")))) == ""
+def test_a_status_write_after_another_controllers_old_write_is_not_its_write_again():
+    before = event("MODIFIED", entry("manager", "2026-11-01T10:00:00Z"),
+                   entry("manager", "2026-12-01T10:00:00Z", "status"))
+    after = event("MODIFIED", entry("manager", "2026-11-01T10:00:00Z"),
+                  entry("manager", "2026-12-01T10:05:00Z", "status"))
+    assert writer(after, before) == ""
+
+
+def test_ours_peoples_kubernetes_own_status_writes_and_deletes_name_nobody():
+    assert writer(event("ADDED", entry("kubectl-kcache", "2026-12-01T10:00:00Z"))) == ""
+    assert writer(event("ADDED", entry("kubectl-create", "2026-12-01T10:00:00Z"))) == ""
     gc = event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"),
                entry("kube-controller-manager", "2026-12-01T10:00:00Z"))
-    assert writer_of(_decoder.decode(gc)) == ""
+    assert writer(gc, event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"))) == ""
     # the agent writes only the status subresource, under the same manager name as KServe's controller
-    ev = event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"), entry("manager", "2026-12-01T10:00:00Z", "status"))
-    assert writer_of(_decoder.decode(ev)) == ""
-    assert writer_of(_decoder.decode(event("DELETED", entry("manager", "2026-12-01T10:00:00Z")))) == ""
-    tie = event("MODIFIED", entry("kubectl-kcache", "2026-12-01T10:00:00Z"), entry("manager", "2026-12-01T10:00:00Z"))
-    assert writer_of(_decoder.decode(tie)) == ""
-    assert writer_of(_decoder.decode(b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}')) == ""
+    assert writer(event("MODIFIED", entry("manager", "2026-12-01T09:00:00Z"),
+                        entry("manager", "2026-12-01T10:00:00Z", "status"))) == ""
+    assert writer(event("DELETED", entry("manager", "2026-12-01T10:00:00Z"))) == ""
+    assert writer(b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}') == ""
