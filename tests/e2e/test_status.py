@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import pytest
+import yaml
 
 from tests import builders as b
 
@@ -248,6 +249,9 @@ def test_status_watch_follows_changes_from_watches(cluster):
                    b.kcn("g1"), b.kernel_cache("llama", "team-a", group_name="gpu")])
     mark = cluster.audit_mark()
     watch = Watch(cluster)
+    # the same in YAML (issue 27 item 5): read once it has been interrupted, one document per `---`
+    in_yaml = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "status", "-w", "-o", "yaml"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env)
     try:
         first = watch.until("the first screen", lambda d: True)
         assert group(first, "gpu")["members"] == 1
@@ -299,9 +303,16 @@ def test_status_watch_follows_changes_from_watches(cluster):
                 } <= {"list", "watch", "get"}
     finally:
         code, err = watch.interrupt()
+        in_yaml.send_signal(signal.SIGINT)
+        out, yaml_err = in_yaml.communicate(timeout=20)
     assert code == 130, err
     assert err.strip().endswith("interrupted")
     assert "Traceback" not in err
+    docs = [yaml.safe_load(d) for d in out.decode().split("---\n") if d.strip()]
+    assert in_yaml.returncode == 130 and len(docs) >= 2, yaml_err
+    assert all("watch" in d for d in docs)
+    assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in docs), \
+        "no YAML document said the watches were failing during the restart"
 
 
 def _pty_spawn(cluster, *args: str) -> tuple[subprocess.Popen, int]:
