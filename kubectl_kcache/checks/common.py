@@ -10,15 +10,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from .. import apivalidation, readplan
+from .. import apivalidation
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import Membership, MembershipPlan, membership_of, plan_memberships
-from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
-from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
+from ..snapshot import plan as readplan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
 from ..text import command, json_body
 from .model import ObjectRef
 

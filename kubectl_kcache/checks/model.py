@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kinds import ListSpec
-from ..readplan import JOB_NAMESPACE as JOB_NAMESPACE
-from ..readplan import SCOPE
-from ..snapshot import ClusterSnapshot, Unread
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot, Unread
+from ..snapshot.plan import JOB_NAMESPACE as JOB_NAMESPACE
+from ..snapshot.plan import SCOPE
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}

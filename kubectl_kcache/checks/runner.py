@@ -20,10 +20,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Sequence
 
-from .. import readplan
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import ABSENT, ClusterSnapshot, Unread, unusable
+from ..snapshot import plan as readplan
+from ..snapshot.model import ABSENT, ClusterSnapshot, Unread, unusable
 from . import suppress
 from .common import facts, forget, resolved
 from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import objects as o
-from .. import readplan as plan
 from ..kernelcache import constants as c
 from ..kernelcache.caches import PHASES, effective_group, entry_phase
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
-from ..snapshot import ClusterSnapshot, require
+from ..snapshot import plan
+from ..snapshot.model import ClusterSnapshot, require
 from .fleet import FleetHitRate
 
 KIND = "KcacheStatus"

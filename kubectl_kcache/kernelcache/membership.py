@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 from ..objects import KernelCacheNode, Node, NodeGroup
-from ..snapshot import ClusterSnapshot
+from ..snapshot.model import ClusterSnapshot
 from . import constants as c
 from .selectors import LabelIndex, matching_groups
 

@@ -18,11 +18,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from .. import snapshot as snap
-from ..collect import ListMade, Scope, collect
 from ..errors import IncompleteError
 from ..kube.client import Client
-from ..watch import LiveSnapshot
+from ..snapshot import model as snap
+from ..snapshot.follow import LiveSnapshot
+from ..snapshot.live import ListMade, Scope, collect
 
 RECONNECT_AFTER = 30.0  # seconds before listing again after a watch was refused
 

@@ -31,8 +31,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import __version__
-from .. import readplan as plan_lists
-from .. import snapshot as snap
 from ..errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -41,11 +39,13 @@ from ..errors import (
     Forbidden,
     Unreachable,
 )
-from ..informer import ClientListerWatcher, Coalescer, Informer
 from ..kernelcache import constants as c
 from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
+from ..snapshot import model as snap
+from ..snapshot import plan as plan_lists
+from ..snapshot.informer import ClientListerWatcher, Coalescer, Informer
 from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
@@ -81,7 +81,7 @@ WATCHED = plan_lists.RECONCILE
 def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
     """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
     is forbidden or not served is recorded as such, and `checked_plan` refuses to plan from it."""
-    from ..collect import Collector, taken_at
+    from ..snapshot.live import Collector, taken_at
 
     col = Collector(client)
     for spec in WATCHED:

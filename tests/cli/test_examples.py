@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache import kinds
-from kubectl_kcache.cli import run
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.cli.app import run
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.model import load_files
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -9,11 +9,13 @@ import sys
 
 import pytest
 
-from kubectl_kcache import collect, kinds, readplan
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
-from kubectl_kcache.snapshot import covering, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot import live as collect
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.model import covering, load_files
 from tests import builders as b
 
 from .cluster import OWNED_LABEL

@@ -15,8 +15,9 @@ import click
 import pytest
 import yaml
 
-from kubectl_kcache import __version__, cli
-from kubectl_kcache.cli import complete_words, parse_duration, run
+from kubectl_kcache import __version__
+from kubectl_kcache.cli import app as cli
+from kubectl_kcache.cli.app import complete_words, parse_duration, run
 from kubectl_kcache.errors import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -460,7 +461,8 @@ def test_version_as_json(capsys):
 
 
 def test_complete_files_for_file_flags():
-    from kubectl_kcache.cli import COMPLETE_FILES, completion
+    from kubectl_kcache.cli import completion
+    from kubectl_kcache.cli.app import COMPLETE_FILES
 
     for flag in ("--from-file", "-f", "--kubeconfig", "--config"):
         assert completion(["doctor", flag, ""]) == ([], COMPLETE_FILES), flag

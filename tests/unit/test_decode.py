@@ -10,14 +10,14 @@ import json
 import msgspec
 import pytest
 
-from kubectl_kcache import decode as d
-from kubectl_kcache import kinds
 from kubectl_kcache import objects as o
 from kubectl_kcache.errors import ApiError, Gone, InputError
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.listing import raw_item
 from kubectl_kcache.kube.watching import _raise_error_event
-from kubectl_kcache.snapshot import ClusterSnapshot
+from kubectl_kcache.objects import decode as d
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.model import ClusterSnapshot
 from tests import builders as b
 
 NODES = kinds.for_resource(r.NODES)

@@ -17,16 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import readplan
 from kubectl_kcache.checks import all_checks, run_doctor
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain import why_group, why_not_cached
 from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.kernelcache import constants as c
-from kubectl_kcache.kinds import ListSpec
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.reconcile.planner import checked_plan
-from kubectl_kcache.snapshot import (
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.kinds import ListSpec
+from kubectl_kcache.snapshot.model import (
     ClusterSnapshot,
     NotInInput,
     Read,

@@ -17,10 +17,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import kinds, readplan
-from kubectl_kcache.dumpfile import DumpWriter
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot import ClusterSnapshot, Read, covering, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.dump import DumpWriter
+from kubectl_kcache.snapshot.model import ClusterSnapshot, Read, covering, load_files
 from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -749,7 +750,7 @@ def test_mutated_kubernetes_objects(tmp_path, data, fmt, wrap):
 def test_dumps_as_written_are_read_item_by_item(tmp_path, monkeypatch, fmt):
     """A dump laid out as `dump` writes it is streamed (the file is never read whole, nor parsed as one
     document); anything else falls back to reading it whole, with the same result."""
-    from kubectl_kcache import files
+    from kubectl_kcache.snapshot.files import load as files
 
     path = tmp_path / f"d.{fmt}"
     with open(path, "wb") as fh:
@@ -792,7 +793,7 @@ def test_a_streamed_dump_with_a_bad_item_names_its_path(tmp_path):
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
 @pytest.mark.parametrize("dump", [True, False])
 def test_a_selection_decodes_only_its_kinds_and_the_namespace_pods(tmp_path, fmt, dump):
-    from kubectl_kcache.files import Selection
+    from kubectl_kcache.snapshot.files.load import Selection
 
     other_pod = b.pod("agent-x", ns="kserve", node_name="gpu-1")
     items = [*OBJECTS, other_pod]
@@ -807,7 +808,7 @@ def test_a_selection_decodes_only_its_kinds_and_the_namespace_pods(tmp_path, fmt
 
 
 def test_a_selection_does_not_refuse_what_it_does_not_decode(tmp_path):
-    from kubectl_kcache.files import Selection
+    from kubectl_kcache.snapshot.files.load import Selection
 
     bad = b.kcn("gpu-2")
     bad["status"] = {"cacheStatus": "not a map"}
@@ -817,8 +818,8 @@ def test_a_selection_does_not_refuse_what_it_does_not_decode(tmp_path):
 
 
 def test_a_selection_can_read_nodes_without_their_images(tmp_path):
-    from kubectl_kcache.files import Selection
     from kubectl_kcache.objects import Node, NodeWithoutImages
+    from kubectl_kcache.snapshot.files.load import Selection
 
     node = b.node("gpu-1", {"role": "gpu"})
     node["status"]["images"] = [{"names": ["registry/a@sha256:1"], "sizeBytes": 10}]

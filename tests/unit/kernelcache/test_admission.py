@@ -11,7 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from kubectl_kcache import objects as o
-from kubectl_kcache.kernelcache import admission as a
+from kubectl_kcache.kernelcache.admission import gates as a
 from kubectl_kcache.kernelcache.config import ConfigState, parse_config
 from kubectl_kcache.kernelcache.identity import Workload, container_identity, model_uri_hash
 from tests import builders as b

@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .errors import (
+from .. import __version__
+from ..errors import (
     EXIT_FINDINGS,
     EXIT_INCOMPLETE,
     EXIT_INTERNAL,
@@ -28,7 +28,7 @@ from .errors import (
     InputError,
     KcacheError,
 )
-from .text import command, escape
+from ..text import command, escape
 
 PROG = "kubectl kcache"
 ISSUES_URL = "https://github.com/kserve/kubectl-kcache/issues"
@@ -500,7 +500,7 @@ def _check_kube_flags(flags: dict[str, Any]) -> None:
         raise click.BadParameter("requires --as (kubectl's rule)", param_hint="--as-group")
     namespace = flags.get("namespace")
     if namespace:
-        from .apivalidation import dns_label_errors, go_quote
+        from ..apivalidation import dns_label_errors, go_quote
 
         errors = dns_label_errors(namespace)
         if errors:
@@ -523,7 +523,7 @@ class _Seconds(click.ParamType):
 
 
 def _overrides(flags: dict[str, Any]) -> Any:
-    from .kube.kubeconfig import Overrides
+    from ..kube.kubeconfig import Overrides
 
     return Overrides(
         kubeconfig=flags.get("kubeconfig"),
@@ -548,7 +548,7 @@ def _overrides(flags: dict[str, Any]) -> Any:
 
 
 def _client(flags: dict[str, Any]) -> Any:
-    from .kube.client import Client
+    from ..kube.client import Client
 
     return Client(_overrides(flags), verbosity=int(flags.get("v") or 0))
 
@@ -597,7 +597,7 @@ def _scope_namespace(flags: dict[str, Any]) -> str | None:
 def _load_files(from_files: Iterable[str], select: Any = None) -> Any:
     """A snapshot from --from-file (with `select`, a files.Selection: only what one command reads); what the
     loader skipped or doubts goes to stderr."""
-    from .snapshot import load_files
+    from ..snapshot.model import load_files
 
     snap = load_files(from_files, select)
     for warning in snap.warnings:
@@ -609,8 +609,8 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
           client: Any = None) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
     -n scopes both the same way."""
-    from .collect import Scope, collect
-    from .snapshot import provenance
+    from ..snapshot.live import Scope, collect
+    from ..snapshot.model import provenance
 
     namespace = _scope_namespace(flags)
     from_files = list(from_files)
@@ -639,35 +639,35 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
 def _namespace_seen(snap: Any, namespace: str) -> bool:
     """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
     else as the namespace of some object read (a mistyped -n finds neither)."""
-    from .readplan import NAMESPACES
-    from .snapshot import NOT_IN_INPUT, NOT_READ, covering
+    from ..snapshot.model import NOT_IN_INPUT, NOT_READ, covering
+    from ..snapshot.plan import NAMESPACES
 
     read = covering(snap, NAMESPACES)
     if read.ok and snap.namespaces:
         return snap.namespace_exists(namespace)
     if not read.ok and read.status not in (NOT_IN_INPUT, NOT_READ):
         return True  # forbidden or failed: no claim either way
-    from . import kinds
+    from ..snapshot import kinds
 
     return any((getattr(obj.metadata, "namespace", None) or "") == namespace
                for f in kinds.FIELDS for obj in getattr(snap, f))
 
 
 def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
-    from .provenance import with_source as add
+    from ..provenance import with_source as add
 
     return add(doc, source)
 
 
 def plain_width() -> int:
-    from .report.doctor_common import plain_width as width
+    from ..report.doctor_common import plain_width as width
 
     return width()
 
 
 def _source(meta: Any, namespace: str | None) -> Any:
     """The `source` of a machine-readable answer (a Provenance), from its snapshot's meta."""
-    from .snapshot import provenance
+    from ..snapshot.model import provenance
 
     return provenance(meta, namespace)
 
@@ -761,7 +761,7 @@ def options(ctx: click.Context) -> None:
 def version(output: str, client: bool) -> None:
     """Print the plugin's version, the commit it was built from and when (as json or yaml, also the Python
     and platform it runs on)."""
-    from .buildinfo import build_info
+    from ..buildinfo import build_info
 
     info = build_info()
     if output == "text":
@@ -834,7 +834,7 @@ def doctor(
     2 bad input, 3 incomplete (unreachable, or reads forbidden), 4 internal error.
     """
     flags = _merged_flags(ctx, kwargs)
-    from .checks import load_suppressions, run_doctor
+    from ..checks import load_suppressions, run_doctor
 
     use = suppress_file is not None and not no_suppressions
     suppressions = load_suppressions(suppress_file) if use else None
@@ -854,19 +854,19 @@ def doctor(
                          f"take its newest time, {snap.meta.clock}, as now\n")
     elif provenance.clock:
         provenance = dataclasses.replace(provenance, clock="")
-    from .report import render_doctor, wants
+    from ..report import render_doctor, wants
 
     report = dataclasses.replace(report, provenance=provenance.to_dict())
     context: dict[str, Any] = {"provenance": provenance, "show": show}
     if "status" in wants(output):
-        from .explain.status import fleet_status
+        from ..explain.status import fleet_status
 
         try:
             context["status"] = fleet_status(snap, provenance.namespace)
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
     if "fleet" in wants(output):
-        from .explain.fleet import hit_rate
+        from ..explain.fleet import hit_rate
 
         try:
             context["fleet"] = hit_rate(snap, provenance.namespace)
@@ -882,7 +882,7 @@ def doctor(
         sys.stdout.write(f"wrote {escape(os.path.abspath(path))}\n")
     else:
         render_doctor(report, output, sys.stdout, color=_color(), **context)
-    from .checks.model import SEVERITY_RANK
+    from ..checks.model import SEVERITY_RANK
 
     # no verdict on what could not be read (3 wins over 1); a kind absent from input files is said
     # in the report, but it is not an API failure: the findings decide the exit code then
@@ -922,9 +922,9 @@ def explain(code: str) -> int:
     CODE is check/code as doctor prints it (error[kcn-missing/missing]), or a check id for all its codes.
     The same text as docs/checks.md. Exit 2 for an unknown code.
     """
-    from .report.doctor_common import write_text
-    from .report.doctor_explain import explain_text
-    from .report.layout import terminal_width
+    from ..report.doctor_common import write_text
+    from ..report.doctor_explain import explain_text
+    from ..report.layout import terminal_width
 
     write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=_color()))
     return EXIT_OK
@@ -964,7 +964,7 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
     if watch and from_files:
         raise click.UsageError("--watch needs a live cluster: files do not change")
     color = _color() and output in ("table", "wide")
-    from .report.status_common import parse_selector
+    from ..report.status_common import parse_selector
 
     try:
         requirements = parse_selector(selector) if selector is not None else None
@@ -979,7 +979,7 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
 
 
 def _status_scope(flags: dict[str, Any]) -> Any:
-    from .collect import Scope
+    from ..snapshot.live import Scope
 
     return Scope(namespace=_scope_namespace(flags), install=False, agent_pods=True, captures=False,
                  preparation=False, producers=True, events=False)  # producers: the serving pods' hit rate
@@ -991,9 +991,9 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     """Render the status of `snap` (narrowed to `shape`'s group and labels); returns the text written (table
     only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked; `watch` is
     the watch's state, for the machine formats."""
-    from .explain.status import StatusReport, fleet_status
-    from .report import render
-    from .report.status_common import narrowed, selector_selects
+    from ..explain.status import StatusReport, fleet_status
+    from ..report import render
+    from ..report.status_common import narrowed, selector_selects
 
     shape = shape or {}
     fleet = fleet_status(snap, provenance.namespace)
@@ -1010,9 +1010,9 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     if output not in ("table", "wide"):
         render("status", report, output, out)
         return ""
-    from .report.doctor_common import write_text
-    from .report.status_table import View, for_stream, status_text, with_changes
-    from .report.terminal import terminal_width
+    from ..report.doctor_common import write_text
+    from ..report.status_table import View, for_stream, status_text, with_changes
+    from ..report.terminal import terminal_width
 
     view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
     width = terminal_width(out)
@@ -1026,7 +1026,7 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
 
 def _serving_pods(snap: Any, namespace: str | None) -> Any:
     """status's serving pods section: the fleet's hit rate, or why it cannot be shown (status still answers)."""
-    from .explain.fleet import hit_rate
+    from ..explain.fleet import hit_rate
 
     try:
         return hit_rate(snap, namespace)
@@ -1040,8 +1040,8 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
     import shutil
     import signal
 
-    from .provenance import now_rfc3339
-    from .watch import LiveSnapshot
+    from ..provenance import now_rfc3339
+    from ..snapshot.follow import LiveSnapshot
 
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background of a shell: Ctrl-C
         signal.signal(signal.SIGINT, signal.default_int_handler)  # must still stop a watch, as in kubectl
@@ -1118,13 +1118,13 @@ def why_group(
     flags = _merged_flags(ctx, kwargs)
     if not pod and not capture_name:
         raise click.UsageError("give a POD or --capture NAME")
-    from .explain.why_group import explain
+    from ..explain.why_group import explain
 
     if from_files:
         snap = _load_files(from_files, _why_selection(WHY_GROUP_READS, flags.get("namespace")))
         namespace = flags.get("namespace") or _default_namespace_offline(snap, pod, capture_name)
     else:
-        from .collect import collect_for_why_group
+        from ..snapshot.live import collect_for_why_group
 
         client = _client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
@@ -1132,7 +1132,7 @@ def why_group(
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )
-    from .report.why_group_tree import render
+    from ..report.why_group_tree import render
 
     _explanation(why, render, output, _source(snap.meta, namespace))
     return EXIT_OK if why.decision.ok else EXIT_FINDINGS
@@ -1148,8 +1148,8 @@ WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps",
 def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
     """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
     without their image lists (only the doctor reads them)."""
-    from .files import Selection
-    from .objects import NodeWithoutImages
+    from ..objects import NodeWithoutImages
+    from ..snapshot.files.load import Selection
 
     return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
 
@@ -1160,7 +1160,7 @@ def _explanation(why: Any, render: Callable[..., None], output: str, source: Any
     if output not in ("tree", "wide"):
         _write(_dump_doc(with_source(why.to_dict(), source), output))
         return
-    from .report.terminal import terminal_width
+    from ..report.terminal import terminal_width
 
     render(why, sys.stdout, color=_color(), width=terminal_width(sys.stdout), wide=output == "wide")
 
@@ -1212,7 +1212,7 @@ def why_not_cached(
         raise click.UsageError("give a POD or --manifest FILE (not both)")
     if manifest == "-" and "-" in from_files:
         raise click.UsageError("--manifest - and --from-file - cannot both read stdin")
-    from .explain.why_not_cached import explain
+    from ..explain.why_not_cached import explain
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
@@ -1220,7 +1220,7 @@ def why_not_cached(
         namespace = flags.get("namespace") or manifest_ns or (
             _default_namespace_offline(snap, pod, None) if pod else "default")
     else:
-        from .collect import collect_for_why_not_cached
+        from ..snapshot.live import collect_for_why_not_cached
 
         client = _client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
@@ -1228,7 +1228,7 @@ def why_not_cached(
     if manifest_pod is not None:
         manifest_pod = _in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
-    from .report.why_not_cached_tree import render
+    from ..report.why_not_cached_tree import render
 
     _explanation(why, render, output, _source(snap.meta, namespace))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
@@ -1240,15 +1240,15 @@ main.add_command(why_not_cached, name="why-cached")
 def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: str, selector: str, isvc: str) -> int:
     """why-not-cached without POD: every serving pod in scope (-A: all namespaces; else -n, the context's
     namespace live, every namespace of the input offline)."""
-    from .explain.fleet import check_selector, hit_rate
-    from .kernelcache.constants import LABEL_ISVC
-    from .snapshot import provenance
+    from ..explain.fleet import check_selector, hit_rate
+    from ..kernelcache.constants import LABEL_ISVC
+    from ..snapshot.model import provenance
 
     namespace = None if flags.get("all_namespaces") else flags.get("namespace")
     if from_files:
         snap = _load_files(from_files)
     else:
-        from .collect import collect_for_fleet
+        from ..snapshot.live import collect_for_fleet
 
         client = _client(flags)
         if not flags.get("all_namespaces"):
@@ -1261,8 +1261,8 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
     if output in ("json", "yaml"):
         _write(_dump_doc(with_source(fleet.to_dict(), source), output))
     else:
-        from .report.doctor_table import output_width
-        from .report.hit_rate_table import render_hit_rate
+        from ..report.doctor_table import output_width
+        from ..report.hit_rate_table import render_hit_rate
 
         color = _color()
         tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
@@ -1273,9 +1273,9 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
     """(the Pod the manifest stands for, how it was obtained, its namespace if it names one)."""
-    from .files import read_documents
-    from .kernelcache.render import pod_from_manifest
-    from .objects import Pod
+    from ..kernelcache.render import pod_from_manifest
+    from ..objects import Pod
+    from ..snapshot.files.load import read_documents
 
     docs = read_documents(path)
     pod, note = pod_from_manifest(docs, path if path != "-" else "stdin")
@@ -1334,7 +1334,7 @@ def monitor(ctx: click.Context, port: int, address: str, resync_period: float, e
         raise click.BadParameter("must be 0 to 65535", param_hint="--port")
     if resync_period <= 0:
         raise click.BadParameter("must be more than 0", param_hint="--resync-period")
-    from .monitor.run import MonitorOptions, run_monitor
+    from ..monitor.run import MonitorOptions, run_monitor
 
     return run_monitor(_client(flags), MonitorOptions(port=port, address=address, resync=resync_period,
                                                       events=events, namespace=_scope_namespace(flags)))
@@ -1387,13 +1387,13 @@ def reconcile(
     flags = _merged_flags(ctx, kwargs)
     if renew_deadline >= lease_duration:
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
-    from .reconcile.planner import checked_plan
+    from ..reconcile.planner import checked_plan
 
     if dry_run:
         if from_files:
             snap = _load_files(from_files)
         else:
-            from .reconcile.loop import collect_for_reconcile
+            from ..reconcile.loop import collect_for_reconcile
 
             snap = collect_for_reconcile(_client(flags).bounded())
         result = checked_plan(snap)
@@ -1403,7 +1403,7 @@ def reconcile(
         return EXIT_FINDINGS if result.writes else EXIT_OK  # as `kubectl diff`: 1 when writes are planned
     if from_files:
         raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
-    from .reconcile.loop import LoopOptions, run_loop
+    from ..reconcile.loop import LoopOptions, run_loop
 
     client = _client(flags)
     opts = LoopOptions(
@@ -1418,7 +1418,7 @@ def reconcile(
         health_port=health_port,
     )
     def report(actions: Any) -> None:
-        from .snapshot import SnapshotMeta
+        from ..snapshot.model import SnapshotMeta
 
         meta = SnapshotMeta(cluster=client.resolved.cluster_name or client.server, server=client.server,
                             taken_at=_now(), source="live")
@@ -1434,16 +1434,16 @@ def _now() -> str:
 
 
 def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
-    from .reconcile.actions import plan_document
+    from ..reconcile.actions import plan_document
 
     doc = with_source(plan_document(actions), source)
     if output == "table":
-        from .report.plan_table import render_plan_table
-        from .report.terminal import terminal_width
+        from ..report.plan_table import render_plan_table
+        from ..report.terminal import terminal_width
 
         render_plan_table(doc, sys.stdout, color=_color(), width=terminal_width(sys.stdout))
     elif output == "name":
-        from .report.doctor_name import render_plan_names
+        from ..report.doctor_name import render_plan_names
 
         render_plan_names(doc, sys.stdout)
     else:
@@ -1466,8 +1466,8 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
     removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
     the faster format for large clusters."""
     flags = _merged_flags(ctx, kwargs)
-    from .collect import Scope, collect
-    from .dumpfile import LARGE, DumpWriter, meta_document, open_output
+    from ..snapshot.dump import LARGE, DumpWriter, meta_document, open_output
+    from ..snapshot.live import Scope, collect
 
     client = _client(flags).bounded()
     scope = Scope(namespace=_scope_namespace(flags))
@@ -1479,7 +1479,7 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
     try:
         writer: Any = DumpWriter(out, output)
         if anonymize:
-            from .anonymize import AnonymizingWriter
+            from ..anonymize import AnonymizingWriter
 
             writer = AnonymizingWriter(writer)
         snap = collect(client, scope, progress=progress, sink=writer.item)
@@ -1645,8 +1645,8 @@ def _run(argv: list[str]) -> int:
 def _access_hint(refused: Any, flags: dict[str, Any]) -> str:
     """The end of an exit-3 error line when reads were refused: who, the role to bind, `kubectl auth can-i`.
     `refused`: a snapshot's reads, or an IncompleteError (its refused reads, or itself when a 403)."""
-    from .errors import Forbidden
-    from .report.access_hint import Refused, access_hint, from_reads
+    from ..errors import Forbidden
+    from ..report.access_hint import Refused, access_hint, from_reads
 
     if isinstance(refused, Forbidden):
         found = [Refused(refused.verb or "get", refused.resource, None, str(refused))]
@@ -1722,7 +1722,7 @@ def completion(words: list[str]) -> tuple[list[str], int]:
 
 def _check_words(part: str) -> list[str]:
     """Check ids, or once `part` has a `/`, that check's `check/code`s."""
-    from .checks.registry import all_checks
+    from ..checks.registry import all_checks
 
     if "/" in part:
         return [f"{s.id}/{c.id}" for s in all_checks() for c in s.codes]
@@ -1754,7 +1754,7 @@ def _flags(words: list[str], *names: str) -> list[str]:
 
 
 def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
-    from .kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
+    from ..kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
 
     try:
         merged = merge_kubeconfigs(kubeconfig_files(_flag(words, "--kubeconfig"), os.environ))
@@ -1785,7 +1785,7 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
         ("user", ("--user",)), ("namespace", ("-n", "--namespace")), ("server", ("--server", "-s")))}
     flags["request_timeout"] = LIVE_TIMEOUT
     try:
-        from .collect import names_for_completion
+        from ..snapshot.live import names_for_completion
 
         client = _client({k: v for k, v in flags.items() if v})
         names = names_for_completion(client, what, flags.get("namespace") or client.namespace)

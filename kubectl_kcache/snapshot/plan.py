@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .kernelcache import constants as c
+from ..kernelcache import constants as c
+from ..kube import resources as r
 from .kinds import ListSpec
-from .kube import resources as r
 
 SCOPE = "{namespace}"
 JOB_NAMESPACE = "{jobNamespace}"
@@ -129,7 +129,7 @@ def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None 
 def every_list() -> tuple[ListSpec, ...]:
     """Every list some command makes (placeholders left in; per-name lists as their resource): the
     read-only ClusterRole grants exactly these resources."""
-    from .kube import resources as res
+    from ..kube import resources as res
 
     dynamic = (ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
                ListSpec(res.NODES, field_selector="metadata.name=<node>"),

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from .objects import ObjectError, describe
+from . import ObjectError, describe
 
 T = TypeVar("T")
 

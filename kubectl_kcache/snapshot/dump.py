@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from typing import IO, Any
 
-from . import __version__
-from . import snapshot as snap
-from .files import DUMP_HEAD, DUMP_META, YAML_HEAD
+from .. import __version__
+from . import model as snap
+from .files.load import DUMP_HEAD, DUMP_META, YAML_HEAD
 
 LARGE = 2000  # objects; past this, `dump -o yaml` suggests JSON
 

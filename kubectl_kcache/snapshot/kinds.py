@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import decode as d
-from . import objects as o
-from .kube import resources as r
-from .kube.resources import Page, Resource
+from .. import objects as o
+from ..kube import resources as r
+from ..kube.resources import Page, Resource
+from ..objects import decode as d
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,11 @@ from typing import Any
 
 import msgspec
 
-from . import apivalidation, kinds
-from . import decode as d
-from .errors import InputError
-from .text import json_type
+from ... import apivalidation
+from ...errors import InputError
+from ...objects import decode as d
+from ...text import json_type
+from .. import kinds
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_KIND = "KcacheSnapshot"

@@ -33,8 +33,8 @@ import msgspec
 from msgspec import field
 from msgspec.structs import force_setattr
 
-from . import apivalidation as av
-from .errors import InputError
+from .. import apivalidation as av
+from ..errors import InputError
 
 _T = TypeVar("_T")
 

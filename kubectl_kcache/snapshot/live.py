@@ -19,18 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import kinds
-from . import readplan as plan
-from . import snapshot as snap
-from .errors import Forbidden, NotFound
-from .kernelcache import constants as c
-from .kernelcache.config import read_config
+from ..errors import Forbidden, NotFound
+from ..kernelcache import constants as c
+from ..kernelcache.config import read_config
+from ..kube import resources as r
+from ..kube.client import Client
+from ..kube.listing import Listed as Listing
+from ..kube.listing import raw_item
+from ..kube.resources import Page
+from . import kinds, plan
+from . import model as snap
 from .kinds import ListSpec
-from .kube import resources as r
-from .kube.client import Client
-from .kube.listing import Listed as Listing
-from .kube.listing import raw_item
-from .kube.resources import Page
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]

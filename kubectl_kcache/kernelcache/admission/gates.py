@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
-from ..objects import (
+from ...objects import (
     CacheEntry,
     Capture,
     Container,
@@ -56,10 +56,10 @@ from ..objects import (
     WebhookConfiguration,
     WebhookEntry,
 )
-from . import constants as c
-from . import sidecar as sc
-from .config import ConfigState
-from .identity import (
+from .. import constants as c
+from .. import sidecar as sc
+from ..config import ConfigState
+from ..identity import (
     CONTAINER_KSERVE,
     CONTAINER_MAIN,
     IMAGE_FLOATING,
@@ -71,10 +71,10 @@ from .identity import (
     runtime_container,
     workload_ref,
 )
-from .selectors import describe_label_selector, label_selector_matches
+from ..selectors import describe_label_selector, label_selector_matches
 
 if TYPE_CHECKING:
-    from ..snapshot import ClusterSnapshot
+    from ...snapshot.model import ClusterSnapshot
 
 # ---- gate ids (stable: JSON gates[].id, candidates[].rejectedBy, result.now.blockedBy) -------------------
 WEBHOOK_INSTALLED = "webhook-installed"
@@ -1043,7 +1043,7 @@ def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webh
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
     were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
     passes what they share: the config, the namespace's KernelCaches, `index_entries(kcns)`."""
-    from .config import read_config
+    from ..config import read_config
 
     ns_obj = next((n for n in snapshot.namespaces if n.meta.name == namespace), None)
     return Inputs(

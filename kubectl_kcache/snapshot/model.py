@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import objects as o
+from ..errors import EXIT_INCOMPLETE, EXIT_USAGE, IncompleteError, InputError
+from ..provenance import FILE, Provenance
 from . import kinds
-from . import objects as o
-from .errors import EXIT_INCOMPLETE, EXIT_USAGE, IncompleteError, InputError
-from .provenance import FILE, Provenance
 
 if TYPE_CHECKING:
-    from .files import Selection
+    from .files.load import Selection
 
 OK = "ok"
 FORBIDDEN = "forbidden"  # 403
@@ -342,7 +342,7 @@ def assemble(parsed: Iterable[tuple[str, Any]], *, meta: SnapshotMeta = Snapshot
 def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:
     """(snapshot field, typed object) of an API object given as plain data; None for kinds the plugin
     does not read. A malformed object is an ObjectError naming where it came from and the bad field."""
-    from . import decode
+    from ..objects import decode
 
     if not isinstance(item, Mapping):
         raise InputError(f"{origin or 'input'}: item {index} is not an object")
@@ -380,7 +380,7 @@ def load_files(paths: Iterable[str], select: Selection | None = None) -> Cluster
     (with the count) for a kind present or exported as a typed list (an empty `PodList` says there are
     none), `not-in-input` for one absent (unless a dump recorded it). `select` (a files.Selection) decodes
     only what one command reads."""
-    from .files import read_all
+    from .files.load import read_all
 
     loaded = read_all(paths, select)
     reads = [Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message, r.label_selector, r.field_selector)
