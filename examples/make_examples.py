@@ -29,15 +29,15 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from kubectl_kcache import readplan  # noqa: E402
 from kubectl_kcache.kernelcache.names import (  # noqa: E402
     capture_revision_name,
     generated_kernel_cache_name,
     label_value,
     preparation_job_name,
 )
-from kubectl_kcache.kinds import ListSpec  # noqa: E402
-from kubectl_kcache.snapshot import Read  # noqa: E402
+from kubectl_kcache.snapshot import plan as readplan  # noqa: E402
+from kubectl_kcache.snapshot.kinds import ListSpec  # noqa: E402
+from kubectl_kcache.snapshot.model import Read  # noqa: E402
 from tests.builders import digest  # noqa: E402
 
 KSERVE = "serving.kserve.io/v1alpha1"
