@@ -478,11 +478,11 @@ def profile_doctor(bed: Bed, n: int, out_txt: Path) -> dict[str, Any]:
 
     breakdown = {
         "imports": cum("<frozen importlib._bootstrap>", "_find_and_load"),
-        "collect (all requests and parsing)": cum("kubectl_kcache/collect.py", "collect"),
+        "collect (all requests and parsing)": cum("kubectl_kcache/snapshot/live.py", "collect"),
         "  receiving (TLS reads)": cum("", "<method 'read' of '_ssl._SSLSocket' objects>", own=True),
         "  decoding pages into typed objects (msgspec)": cum("", "<method 'decode' of 'msgspec.json.Decoder' "
                                                                 "objects>", own=True),
-        "  null handling (__post_init__)": cum("kubectl_kcache/objects.py", "__post_init__"),
+        "  null handling (__post_init__)": cum("kubectl_kcache/objects/__init__.py", "__post_init__"),
         "checks (run_doctor)": cum("kubectl_kcache/checks/runner.py", "run_doctor"),
         "rendering -o json": cum("kubectl_kcache/report/registry.py", "render_doctor"),
     }

@@ -10,7 +10,7 @@ if sys.version_info < (3, 10):  # noqa: UP036 - the one line older interpreters 
 def main() -> None:
     if sys.argv[1:2] == ["__complete"]:  # what the scripts of `kubectl kcache completion SHELL` run
         return complete(sys.argv[2:])
-    from .cli.app import run
+    from .cli import run
 
     sys.exit(run(sys.argv[1:]))
 

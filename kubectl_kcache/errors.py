@@ -1,4 +1,4 @@
-"""The error hierarchy. Raised where a problem is found, turned into one line and an exit code in cli.py."""
+"""The error hierarchy. Raised where a problem is found, turned into one line and an exit code in cli/."""
 
 from __future__ import annotations
 

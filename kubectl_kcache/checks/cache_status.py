@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from .. import objects as o
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
-from ..kernelcache.admission.gates import entry_matches_cache
+from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space

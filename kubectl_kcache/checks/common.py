@@ -19,7 +19,8 @@ from ..kernelcache.membership import Membership, MembershipPlan, membership_of, 
 from ..objects import parse_time as parse_time  # checks read times through common
 from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
-from ..snapshot.model import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
 from ..text import command, json_body
 from .model import ObjectRef
 

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
-from ..snapshot.model import ABSENT, NOT_IN_INPUT, NOT_READ, ClusterSnapshot
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import ABSENT, NOT_IN_INPUT, NOT_READ
 from .common import observed, read_of
 from .model import Finding, ObjectRef, Read, Skip
 from .registry import check

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..snapshot.kinds import ListSpec
-from ..snapshot.model import ClusterSnapshot, Unread
+from ..snapshot.model import ClusterSnapshot
 from ..snapshot.plan import JOB_NAMESPACE as JOB_NAMESPACE
 from ..snapshot.plan import SCOPE
+from ..snapshot.reads import Unread
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}
@@ -76,7 +77,7 @@ class Code:
 
 @dataclass(frozen=True)
 class Read:
-    """A read a check needs: one list of the read plan (`readplan.py`), or several that count as one (the
+    """A read a check needs: one list of the read plan (`snapshot/plan.py`), or several that count as one (the
     four CRDs). Its namespace may be a placeholder (`readplan.JOB_NAMESPACE`, `readplan.SCOPE`), resolved
     by the runner.
 

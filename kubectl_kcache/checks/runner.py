@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from ..errors import InputError
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
-from ..snapshot.model import ABSENT, ClusterSnapshot, Unread, unusable
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import ABSENT, Unread, unusable
 from . import suppress
 from .common import facts, forget, resolved
 from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip

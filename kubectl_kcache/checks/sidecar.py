@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command

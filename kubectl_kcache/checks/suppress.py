@@ -131,7 +131,7 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
 
 def load_suppressions(path: str) -> tuple[Suppression, ...]:
     """Rules from a YAML or JSON file."""
-    from ..snapshot.files.load import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
+    from ..snapshot.files.paths import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
 
     if not path:
         raise InputError("--config: an empty path")

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from ..kernelcache.config import SECURITY_CERT
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot

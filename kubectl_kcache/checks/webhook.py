@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from ..kernelcache.selectors import describe_label_selector, label_selector_matches
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot

@@ -27,14 +27,15 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_selector_matches, parse_label_selector
 from ..objects import KernelCache, LabelSelector, Pod
 from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
-from ..snapshot.model import ClusterSnapshot, covering, require
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require
 from ..text import command
 from .why_not_cached import (
     Placement,

@@ -34,7 +34,8 @@ from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
 from ..snapshot import plan
-from ..snapshot.model import ClusterSnapshot, require
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import require
 from .fleet import FleetHitRate
 
 KIND = "KcacheStatus"

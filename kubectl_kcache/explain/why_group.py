@@ -59,7 +59,8 @@ from ..kernelcache.selectors import label_mismatch, matching_groups, selector_ma
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
 from ..snapshot import plan
-from ..snapshot.model import ClusterSnapshot, covering, require
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require
 from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
 
 KIND = "WhyGroup"

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InputError
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.render import NEW_REVISION
@@ -34,7 +34,8 @@ from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
-from ..snapshot.model import ClusterSnapshot, covering, require, unusable
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require, unusable
 from ..text import command, json_body
 
 KIND = "WhyNotCached"

@@ -3,14 +3,14 @@
 A Struct mirrors the API's JSON for the fields the commands use; every other field is skipped by the
 decoder and never built (a 30 KB GPU node keeps ~1 KB). The same types decode live list pages, watch
 events, JSON files (bytes straight into Structs) and YAML files (`msgspec.convert` of libyaml's output):
-see `decode.py` for the functions and `kinds.py` for which type each kind has.
+see `objects/decode.py` for the functions and `snapshot/kinds.py` for which type each kind has.
 
 Kubernetes' quirks kept here:
 - null means absent: a field that is null takes its default (`_Obj.__post_init__`), as Go's decoder does;
 - int-or-string: integers given as strings ("60") are accepted (lax decoding), label and other string-map
   values given as numbers (YAML's `gpu.count: 8`) become their string;
 - booleans given as "true"/"false" are accepted.
-A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `decode.py`
+A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `objects/decode.py`
 turns into an `ObjectError` naming the file, the object and the path.
 
 The attribute API (`node.name`, `node.labels`, `node.taints`, `node.ready`, `group.node_selector`,

@@ -46,6 +46,7 @@ from ..kube.client import Client, backoff_delays
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
 from ..snapshot.informer import ClientListerWatcher, Coalescer, Informer
+from ..snapshot.reads import require
 from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
@@ -360,7 +361,7 @@ class Controller:
         if not self.lead():
             return EXIT_OK
         snapshot = collect_for_reconcile(self.client)
-        snap.require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
+        require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
         try:
             p, result = self.run_pass(snapshot)
         except (ControllerActive, write_guard.WriteRefused) as exc:

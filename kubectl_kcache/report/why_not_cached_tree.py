@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..explain.why_not_cached import BASIS_MANIFEST, WhyNotCached, furthest_candidate
+from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..kernelcache.admission import gates as a
 from .why_layout import Node, Page, spans
 
 STYLE_OK = "green"

@@ -1,4 +1,4 @@
-"""ONE informer, for `status -w` (watch.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
+"""ONE informer, for `status -w` (snapshot/follow.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
 
 An `Informer` keeps a store of one list current, over a `ListerWatcher` (the real one is
 `ClientListerWatcher`; tests use a small fake): it lists, then watches from that list's resourceVersion

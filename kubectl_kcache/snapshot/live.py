@@ -1,11 +1,11 @@
-"""Build a ClusterSnapshot from the live API by making the read plan's lists (`readplan.py`): each kind
+"""Build a ClusterSnapshot from the live API by making the read plan's lists (`snapshot/plan.py`): each kind
 listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
 where the agent and preparation Jobs run.
 
 Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
 as absent; the commands decide what that means for them (`snapshot.require`).
 
-Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
+Each page's bytes are decoded straight into the kind's Struct (`snapshot/kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets
 each item's JSON (managedFields dropped, kind and apiVersion filled in) as its page arrives, and the
 collector keeps only the few objects its own decisions need.
@@ -27,9 +27,10 @@ from ..kube.client import Client
 from ..kube.listing import Listed as Listing
 from ..kube.listing import raw_item
 from ..kube.resources import Page
-from . import kinds, plan
+from . import kinds, plan, reads
 from . import model as snap
 from .kinds import ListSpec
+from .reads import ListMade
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
@@ -85,22 +86,13 @@ class Scope:
         )
 
 
-@dataclass(frozen=True)
-class ListMade:
-    """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
-
-    spec: ListSpec
-    resource_version: str
-    keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
-
-
 class Collector:
     """Lists kinds into typed snapshot objects (the last read of an object wins, as in snapshot.assemble)."""
 
     def __init__(self, client: Client, progress: Callable[[str], None] | None = None, sink: Sink | None = None):
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
-        self.reads: list[snap.Read] = []
+        self.reads: list[reads.Read] = []
         self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
@@ -144,11 +136,11 @@ class Collector:
     def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
         res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
-            status = snap.FORBIDDEN if isinstance(listing, Forbidden) else snap.ABSENT
-            self.reads.append(snap.Read.of(spec, status, message=str(listing)))
+            status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
+            self.reads.append(reads.Read.of(spec, status, message=str(listing)))
             return []
         got = listing.items
-        self.reads.append(snap.Read.of(spec, snap.OK, len(got)))
+        self.reads.append(reads.Read.of(spec, reads.OK, len(got)))
         if keep:
             field = kinds.for_resource(res).field
             keys = set()
@@ -191,7 +183,7 @@ def collect(
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
-    receives each list made, with its resourceVersion (where `watch.py` starts watching)."""
+    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching)."""
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace

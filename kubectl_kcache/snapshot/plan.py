@@ -1,8 +1,8 @@
 """THE READ PLAN: every list the commands make, named once, and which of them each command makes.
 
-The live collector (`collect.py`), the reconcile informers (`reconcile/loop.py`), `status -w`, the doctor
+The live collector (`snapshot/live.py`), the reconcile informers (`reconcile/loop.py`), `status -w`, the doctor
 checks' read declarations, the explanations' `require` calls and the read-only ClusterRole of
-docs/checks.md all take their lists from here. Reading a new kind live: add its Kind (`kinds.py`), one
+docs/checks.md all take their lists from here. Reading a new kind live: add its Kind (`snapshot/kinds.py`), one
 `ListSpec` below, and put it in the plans of the commands that read it.
 
 Two namespaces are placeholders, resolved when the command runs (`resolve`): `SCOPE` is the namespace of

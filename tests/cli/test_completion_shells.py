@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = "examples/broken-cluster.yaml"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_kcache import apivalidation
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 from tests import builders as b
 
 NS = "team-a"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 from kubectl_kcache.errors import EXIT_OK, EXIT_USAGE
 from tests import builders as b
 
@@ -179,7 +179,7 @@ def test_endless_devices_end_quickly_in_one_line(script, shown):
 def test_an_endless_text_stream_is_cut_at_the_limit(monkeypatch, capsys):
     import io
 
-    from kubectl_kcache.snapshot.files import load as files
+    from kubectl_kcache.snapshot.files import paths as files
 
     monkeypatch.setattr(files, "MAX_STREAM_BYTES", 4 << 20)
 

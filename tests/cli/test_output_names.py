@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = str(ROOT / "examples" / "broken-cluster.yaml")

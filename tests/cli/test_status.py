@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 
 from .test_examples import BROKEN, HEALTHY
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BROKEN = EXAMPLES / "broken-cluster.yaml"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 from tests import builders as b
 from tests.unit.explain.test_why_not_cached import CREATED, EARLY, LATER, cluster
 

@@ -1,4 +1,4 @@
-"""The one informer (informer.py) over a fake ListerWatcher: list, watch from the list's resourceVersion,
+"""The one informer (snapshot/informer.py) over a fake ListerWatcher: list, watch from the list's resourceVersion,
 bookmarks, DELETED, 410 re-list, failures, and the decode-failure policy (a poison object in the first
 list and in a watch event: skipped, counted, named until it decodes; never dies, never re-watches from the
 same resourceVersion). And the one Coalescer."""
@@ -232,8 +232,8 @@ def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_pl
 
 def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document():
     from kubectl_kcache.snapshot.follow import LiveSnapshot
-    from kubectl_kcache.snapshot.live import ListMade
     from kubectl_kcache.snapshot.model import ClusterSnapshot
+    from kubectl_kcache.snapshot.reads import ListMade
 
     lw = FakeLW([page([node("a", "5")], "10")], [[event("MODIFIED", node("a", "11", **POISON))]])
     live = LiveSnapshot(None, ClusterSnapshot(), [ListMade(readplan.NODES, "10")], lister_watcher=lambda _l: lw)

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from kubectl_kcache.cli.app import main
+from kubectl_kcache.cli import main
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user-guide.md"
 

@@ -20,7 +20,8 @@ from kubectl_kcache.kernelcache.capture import capture_complete
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 from kubectl_kcache.reconcile.planner import plan
 from kubectl_kcache.snapshot.kinds import KINDS
-from kubectl_kcache.snapshot.model import Read, build
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 NS = "team"
@@ -245,7 +246,7 @@ def test_doctor_and_why_not_cached_agree_on_every_replicaset(items):
     """doctor's capture-sidecar finds exactly the ReplicaSets whose template why-not-cached --manifest says
     the webhook rejects in the sidecar step, with the same gate and KServe's message."""
     from kubectl_kcache.explain.why_not_cached import explain as why_not_cached
-    from kubectl_kcache.kernelcache.admission.gates import SIDECAR_GATES
+    from kubectl_kcache.kernelcache.admission import SIDECAR_GATES
 
     snapshot = snapshot_of(items)
     report = run_doctor(snapshot, only=["capture-sidecar"])

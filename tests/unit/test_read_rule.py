@@ -25,17 +25,10 @@ from kubectl_kcache.kernelcache import constants as c
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.reconcile.planner import checked_plan
 from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.files.from_files import load_files
 from kubectl_kcache.snapshot.kinds import ListSpec
-from kubectl_kcache.snapshot.model import (
-    ClusterSnapshot,
-    NotInInput,
-    Read,
-    Unread,
-    Unreadable,
-    covering,
-    covers,
-    load_files,
-)
+from kubectl_kcache.snapshot.model import ClusterSnapshot
+from kubectl_kcache.snapshot.reads import NotInInput, Read, Unread, Unreadable, covering, covers
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_NAMES = ("healthy-cluster.yaml", "broken-cluster.yaml")

@@ -458,7 +458,7 @@ def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
                    "kubectl kcache completion bash", "kubectl kcache --help"):
         assert needed in caveats, needed
     assert f"/{tag}/deploy/doctor-rbac.yaml" in caveats, "the RBAC of the release, not of whatever main is"
-    from kubectl_kcache.cli.app import main
+    from kubectl_kcache.cli import main
 
     description = spec["description"]
     for command in sorted(n for n, c in main.commands.items() if not c.hidden and n != "why-cached"):

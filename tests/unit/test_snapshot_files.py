@@ -21,7 +21,9 @@ from kubectl_kcache.errors import InputError
 from kubectl_kcache.snapshot import kinds
 from kubectl_kcache.snapshot import plan as readplan
 from kubectl_kcache.snapshot.dump import DumpWriter
-from kubectl_kcache.snapshot.model import ClusterSnapshot, Read, covering, load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import ClusterSnapshot
+from kubectl_kcache.snapshot.reads import Read, covering
 from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import yaml
 
 from kubectl_kcache.checks import check_ids, load_suppressions, run_doctor
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot.model import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 

@@ -1,4 +1,4 @@
-"""KServe's consumer admission (kernelcache/admission.py) against KServe's own tests:
+"""KServe's consumer admission (kernelcache/admission/) against KServe's own tests:
 pkg/webhook/admission/kernelcache/selector_test.go (newest, with the verification gate),
 consumer_test.go (injectKernelCacheMount), sidecar_test.go (the selection parts),
 pkg/kernelcache/container_test.go, and webhook_manifest_test.go; plus the webhook gates."""
@@ -11,7 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from kubectl_kcache import objects as o
-from kubectl_kcache.kernelcache.admission import gates as a
+from kubectl_kcache.kernelcache import admission as a
 from kubectl_kcache.kernelcache.config import ConfigState, parse_config
 from kubectl_kcache.kernelcache.identity import Workload, container_identity, model_uri_hash
 from tests import builders as b

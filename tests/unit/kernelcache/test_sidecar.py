@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kubectl_kcache import objects as o
+from kubectl_kcache.kernelcache import admission as a
 from kubectl_kcache.kernelcache import sidecar as sc
-from kubectl_kcache.kernelcache.admission import gates as a
 from kubectl_kcache.kernelcache.config import parse_config
 from kubectl_kcache.kernelcache.names import reporter_name
 

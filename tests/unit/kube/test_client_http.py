@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli.app import run
+from kubectl_kcache.cli import run
 from kubectl_kcache.errors import EXIT_INCOMPLETE, EXIT_USAGE, Unreachable
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client

@@ -19,7 +19,9 @@ from kubectl_kcache.report import formats, render
 from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
 from kubectl_kcache.report.status_table import View, status_text, with_changes
 from kubectl_kcache.snapshot import kinds
-from kubectl_kcache.snapshot.model import Read, build, load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
