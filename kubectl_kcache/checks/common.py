@@ -36,7 +36,7 @@ def resolved(snapshot: ClusterSnapshot, spec: ListSpec) -> ListSpec:
 
 
 def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> Read:
-    """The read that speaks for a list of the plan (`snapshot.covering`); of several, the first not ok."""
+    """The read that speaks for a list of the plan (`reads.covering`); of several, the first not ok."""
     reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
     return next((r for r in reads if not r.ok), reads[0])
 

@@ -3,7 +3,7 @@
 Errors are turned into one line and an exit code in `run` and nowhere else. Heavy modules (kubernetes,
 rich, yaml) are imported inside the commands so that `--help` stays fast.
 
-Importing the package registers every command on the group `main`, in the order `--help` lists them.
+Importing the package registers every command on the group `main` (`app.py`); `running.run` maps the outcome.
 """
 
 from . import doctor, dump, monitor, reconcile, status, why_group, why_not_cached  # noqa: F401 - registers the commands

@@ -14,7 +14,7 @@ Per node group (every KernelCacheNodeGroup, by name):
 KernelCaches whose effective group is unset or names no existing group are listed apart
 (`unassignedCaches`), with why.
 
-No answer on data that could not be read (`snapshot.require`): a read the counts depend on that was
+No answer on data that could not be read (`reads.require`): a read the counts depend on that was
 forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
 needs raise InputError (exit 2). A resource the API server does not serve (CRD not installed) is a fact:
 none.

@@ -22,8 +22,8 @@ from ..objects import decode as d
 @dataclass(frozen=True)
 class ListSpec:
     """One list request: the resource, the namespace (None: all namespaces) and its label and field
-    selectors. What was read is recorded with its spec (`snapshot.Read`), so whether a read covers what an
-    answer needs is decided exactly (`snapshot.covers`). The named lists of each command are in
+    selectors. What was read is recorded with its spec (`reads.Read`), so whether a read covers what an
+    answer needs is decided exactly (`reads.covers`). The named lists of each command are in
     `snapshot/plan.py`."""
 
     resource: Resource

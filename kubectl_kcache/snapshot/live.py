@@ -2,8 +2,8 @@
 listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
 where the agent and preparation Jobs run.
 
-Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
-as absent; the commands decide what that means for them (`snapshot.require`).
+Every list is recorded with its spec (`reads.Read`): a 403 as forbidden, a 404 (resource not served)
+as absent; the commands decide what that means for them (`reads.require`).
 
 Each page's bytes are decoded straight into the kind's Struct (`snapshot/kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets

@@ -1,6 +1,6 @@
-"""The one decode path (objects/decode.py) and the registry of kinds (snapshot/kinds.py): list pages and watch lines into the
-same typed objects as files, errors with the JSON path and the object, and a registry that covers every
-snapshot field and every resource the collector reads."""
+"""The one decode path (objects/decode.py) and the registry of kinds (snapshot/kinds.py): list pages and
+watch lines into the same typed objects as files, errors with the JSON path and the object, and a registry
+that covers every snapshot field and every resource the collector reads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One read rule (`snapshot.covering`, `snapshot.require`) for every command.
+"""One read rule (`reads.covering`, `reads.require`) for every command.
 
 On each example dump with exactly one recorded list forbidden, every command names only that list, and
 doctor, status, why-group, why-not-cached and reconcile's plan agree on what is usable: each refuses (or,

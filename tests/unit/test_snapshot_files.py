@@ -519,7 +519,7 @@ def run_loader(tmp_path: Path, text: str, timeout: float) -> subprocess.Complete
         import resource, sys
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
         from kubectl_kcache.errors import InputError
-        from kubectl_kcache.snapshot import load_files
+        from kubectl_kcache.snapshot.files.from_files import load_files
         try:
             load_files([{path!r}])
             print("LOADED")

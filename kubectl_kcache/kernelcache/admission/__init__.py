@@ -34,191 +34,76 @@ is added), the image class in the sidecar step.
 
 # The decision's surface, as callers use it (`from ..kernelcache import admission as a`; `a.decide(...)`).
 from .candidates import (
-    can_mount as can_mount,
+    can_mount,
+    index_entries,
+    resolve_container,
+    resolve_container_path,
+    resolve_oci_path,
+    verification_allows_use,
 )
-from .candidates import (
-    index_entries as index_entries,
-)
-from .candidates import (
-    resolve_container as resolve_container,
-)
-from .candidates import (
-    resolve_container_path as resolve_container_path,
-)
-from .candidates import (
-    resolve_oci_path as resolve_oci_path,
-)
-from .candidates import (
-    verification_allows_use as verification_allows_use,
-)
-from .decision import (
-    decide as decide,
-)
-from .decision import (
-    denial_message as denial_message,
-)
-from .decision import (
-    snapshot_inputs as snapshot_inputs,
-)
+from .decision import decide, denial_message, snapshot_inputs
 from .gates import (
-    ARTIFACT as ARTIFACT,
+    ARTIFACT,
+    CACHE_CONTAINER,
+    CACHED,
+    CANDIDATE_GATES,
+    CANDIDATES,
+    CAPTURE_MOUNTS,
+    CAPTURE_PATHS,
+    CAPTURE_TARGET,
+    CONFIG,
+    CONTAINER_PATH,
+    ENABLED,
+    ENTRY_MATCHES_SPEC,
+    ENTRY_READY,
+    FOOTPRINT,
+    INJECTION,
+    ISVC_LABEL,
+    KERNELCACHE_EXISTS,
+    MATCH_CONDITIONS,
+    MODEL_SOURCE,
+    MOUNT_TYPE,
+    NAMESPACE,
+    NAMESPACE_SELECTOR,
+    NOT_CACHED,
+    NOT_CALLED,
+    OBJECT_SELECTOR,
+    OCI_PATH,
+    POD_GATES,
+    READINESS_PROBE,
+    REJECT,
+    REJECTED,
+    RUNTIME_CONTAINER,
+    RUNTIME_IMAGE,
+    SELECTION,
+    SIDECAR,
+    SIDECAR_ANNOTATION,
+    SIDECAR_GATES,
+    SKIP,
+    SUPPORTED,
+    VERIFICATION,
+    WEBHOOK_INSTALLED,
+    Admission,
+    Candidate,
+    EntryIndex,
+    Gate,
+    Injection,
+    Inputs,
+    Mount,
+    entry_matches_cache,
 )
-from .gates import (
-    CACHE_CONTAINER as CACHE_CONTAINER,
-)
-from .gates import (
-    CACHED as CACHED,
-)
-from .gates import (
-    CANDIDATE_GATES as CANDIDATE_GATES,
-)
-from .gates import (
-    CANDIDATES as CANDIDATES,
-)
-from .gates import (
-    CAPTURE_MOUNTS as CAPTURE_MOUNTS,
-)
-from .gates import (
-    CAPTURE_PATHS as CAPTURE_PATHS,
-)
-from .gates import (
-    CAPTURE_TARGET as CAPTURE_TARGET,
-)
-from .gates import (
-    CONFIG as CONFIG,
-)
-from .gates import (
-    CONTAINER_PATH as CONTAINER_PATH,
-)
-from .gates import (
-    ENABLED as ENABLED,
-)
-from .gates import (
-    ENTRY_MATCHES_SPEC as ENTRY_MATCHES_SPEC,
-)
-from .gates import (
-    ENTRY_READY as ENTRY_READY,
-)
-from .gates import (
-    FOOTPRINT as FOOTPRINT,
-)
-from .gates import (
-    INJECTION as INJECTION,
-)
-from .gates import (
-    ISVC_LABEL as ISVC_LABEL,
-)
-from .gates import (
-    KERNELCACHE_EXISTS as KERNELCACHE_EXISTS,
-)
-from .gates import (
-    MATCH_CONDITIONS as MATCH_CONDITIONS,
-)
-from .gates import (
-    MODEL_SOURCE as MODEL_SOURCE,
-)
-from .gates import (
-    MOUNT_TYPE as MOUNT_TYPE,
-)
-from .gates import (
-    NAMESPACE as NAMESPACE,
-)
-from .gates import (
-    NAMESPACE_SELECTOR as NAMESPACE_SELECTOR,
-)
-from .gates import (
-    NOT_CACHED as NOT_CACHED,
-)
-from .gates import (
-    NOT_CALLED as NOT_CALLED,
-)
-from .gates import (
-    OBJECT_SELECTOR as OBJECT_SELECTOR,
-)
-from .gates import (
-    OCI_PATH as OCI_PATH,
-)
-from .gates import (
-    POD_GATES as POD_GATES,
-)
-from .gates import (
-    READINESS_PROBE as READINESS_PROBE,
-)
-from .gates import (
-    REJECT as REJECT,
-)
-from .gates import (
-    REJECTED as REJECTED,
-)
-from .gates import (
-    RUNTIME_CONTAINER as RUNTIME_CONTAINER,
-)
-from .gates import (
-    RUNTIME_IMAGE as RUNTIME_IMAGE,
-)
-from .gates import (
-    SELECTION as SELECTION,
-)
-from .gates import (
-    SIDECAR as SIDECAR,
-)
-from .gates import (
-    SIDECAR_ANNOTATION as SIDECAR_ANNOTATION,
-)
-from .gates import (
-    SIDECAR_GATES as SIDECAR_GATES,
-)
-from .gates import (
-    SKIP as SKIP,
-)
-from .gates import (
-    SUPPORTED as SUPPORTED,
-)
-from .gates import (
-    VERIFICATION as VERIFICATION,
-)
-from .gates import (
-    WEBHOOK_INSTALLED as WEBHOOK_INSTALLED,
-)
-from .gates import (
-    Admission as Admission,
-)
-from .gates import (
-    Candidate as Candidate,
-)
-from .gates import (
-    EntryIndex as EntryIndex,
-)
-from .gates import (
-    Gate as Gate,
-)
-from .gates import (
-    Injection as Injection,
-)
-from .gates import (
-    Inputs as Inputs,
-)
-from .gates import (
-    Mount as Mount,
-)
-from .gates import (
-    entry_matches_cache as entry_matches_cache,
-)
-from .injection import (
-    InjectionError as InjectionError,
-)
-from .injection import (
-    plan_injection as plan_injection,
-)
-from .reach import (
-    match_condition as match_condition,
-)
-from .reach import (
-    pre_admission as pre_admission,
-)
-from .reach import (
-    recorded_cache as recorded_cache,
-)
-from .reach import (
-    rule_covers_pod_create as rule_covers_pod_create,
-)
+from .injection import InjectionError, plan_injection
+from .reach import match_condition, pre_admission, recorded_cache, rule_covers_pod_create
+
+__all__ = [
+    "ARTIFACT", "Admission", "CACHED", "CACHE_CONTAINER", "CANDIDATES", "CANDIDATE_GATES", "CAPTURE_MOUNTS",
+    "CAPTURE_PATHS", "CAPTURE_TARGET", "CONFIG", "CONTAINER_PATH", "Candidate", "ENABLED", "ENTRY_MATCHES_SPEC",
+    "ENTRY_READY", "EntryIndex", "FOOTPRINT", "Gate", "INJECTION", "ISVC_LABEL", "Injection", "InjectionError",
+    "Inputs", "KERNELCACHE_EXISTS", "MATCH_CONDITIONS", "MODEL_SOURCE", "MOUNT_TYPE", "Mount", "NAMESPACE",
+    "NAMESPACE_SELECTOR", "NOT_CACHED", "NOT_CALLED", "OBJECT_SELECTOR", "OCI_PATH", "POD_GATES", "READINESS_PROBE",
+    "REJECT", "REJECTED", "RUNTIME_CONTAINER", "RUNTIME_IMAGE", "SELECTION", "SIDECAR", "SIDECAR_ANNOTATION",
+    "SIDECAR_GATES", "SKIP", "SUPPORTED", "VERIFICATION", "WEBHOOK_INSTALLED", "can_mount", "decide",
+    "denial_message", "entry_matches_cache", "index_entries", "match_condition", "plan_injection", "pre_admission",
+    "recorded_cache", "resolve_container", "resolve_container_path", "resolve_oci_path", "rule_covers_pod_create",
+    "snapshot_inputs", "verification_allows_use",
+]

@@ -17,7 +17,7 @@ YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
 class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
-    """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
+    """One recorded read; dumps written before selectors were recorded have none (`reads.Read`)."""
 
     resource: str = ""
     namespace: str | None = None
