@@ -70,7 +70,7 @@ def reconcile(
         if from_files:
             snap = load_snapshot_files(from_files)
         else:
-            from ..reconcile.loop import collect_for_reconcile
+            from ..snapshot.live import collect_for_reconcile
 
             snap = collect_for_reconcile(make_client(flags).bounded())
         result = checked_plan(snap)

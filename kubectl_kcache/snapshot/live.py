@@ -248,6 +248,16 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     return col.snapshot(meta)
 
 
+def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
+    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
+    is forbidden or not served is recorded as such, and the planner refuses to plan from it."""
+    col = Collector(client)
+    for spec in plan.RECONCILE:
+        col.read(spec)
+    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                                          server=client.server, taken_at=taken_at()))
+
+
 FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; more: one list of all nodes
 
 

@@ -34,8 +34,8 @@ from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
 from kubectl_kcache.kube.write_guard import WriteRefused
 from kubectl_kcache.reconcile.executor import Executor, pin_preconditions
-from kubectl_kcache.reconcile.loop import collect_for_reconcile
 from kubectl_kcache.reconcile.planner import plan
+from kubectl_kcache.snapshot.live import collect_for_reconcile
 from tests import builders as b
 
 pytestmark = pytest.mark.e2e
