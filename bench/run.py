@@ -515,7 +515,7 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
     created at once: time until each has its KernelCacheNode."""
     n = filler.done["nodes"]
     out: dict[str, Any] = {"nodes_before": n, "burst": burst, "resync_period_s": 20}
-    err = open(bed.dir / "reconcile.log", "w")
+    err = open(bed.dir / "reconcile.log", "w")  # noqa: SIM115 - the controller's log while it runs
     mark0 = bed.audit_mark()
     t_start = time.time()
     proc = subprocess.Popen([*KCACHE, "reconcile", "--force", "--resync-period", "20"], env=bed.env,

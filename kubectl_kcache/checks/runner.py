@@ -99,12 +99,11 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
             return CheckResult(spec.id, "skipped", text, missing), []
     notes = []
     unread: list[Unread] = []
-    if spec.needs_feature:
-        if feature.assumption():
-            notes.append(feature.assumption())
-            config_read = unusable(snapshot, readplan.CONFIGMAP)
-            if config_read is not None and config_read.read.status != ABSENT:
-                unread.append(config_read)
+    if spec.needs_feature and feature.assumption():
+        notes.append(feature.assumption())
+        config_read = unusable(snapshot, readplan.CONFIGMAP)
+        if config_read is not None and config_read.read.status != ABSENT:
+            unread.append(config_read)
     for read in spec.reads:
         if read.optional:
             problem = read_problems(read, snapshot)

@@ -5,6 +5,7 @@ every error (never a traceback).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -72,16 +73,12 @@ def _output_failed(exc: OSError) -> int:
     disk or a closed stdout is one line."""
     import errno
 
-    try:  # nothing more can go out; do not let the interpreter's final flush complain
-        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
-    except Exception:  # noqa: BLE001
-        pass
+    # nothing more can go out; do not let the interpreter's final flush complain
+    sys.stdout = _ClosedOutput()  # type: ignore[assignment]
     if exc.errno == errno.EPIPE:
         return EXIT_OK
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
-    except (OSError, ValueError, AttributeError):
-        pass
     return EXIT_USAGE
 
 

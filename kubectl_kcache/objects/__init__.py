@@ -74,15 +74,20 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     parts = text.split(" - at `")
     message = parts[0]
     path = ""
+    key = False  # msgspec's "at `key` in `$.m`": a key of the map at $.m, not one of its values
     for part in reversed(parts[1:]):
-        path += part.rstrip("`").removeprefix("$")
+        part = part.rstrip("`")
+        if part.startswith("key` in `"):
+            key, part = True, part.removeprefix("key` in `")
+        path += part.removeprefix("$")
     m = _EXPECTED.match(message)
     if m:
         wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
         if set(wanted) == {"int", "float", "str"}:  # a string map's values (numbers are taken as strings)
             wanted = ["str"]
         words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
-        message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
+        got = _TYPES.get(m.group(2), m.group(2))
+        message = f"a key is {got}, expected {words}" if key else f"expected {words}, got {got}"
     elif message.startswith("Object missing required field `"):
         path += "." + message.split("`")[1]
         message = "required field missing"
@@ -104,7 +109,7 @@ def _filler(cls: type) -> Callable[[Any], None]:
     else:
         namespace: dict[str, Any] = {"fill": partial(_fill, fields)}
         test = " or ".join(f"self.{name} is None" for name, _, _ in fields)
-        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)  # noqa: S102 - names are fields
+        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)
         fn = namespace["check"]
     _FILL_NULLS[cls] = fn
     return fn
@@ -1066,8 +1071,8 @@ class _PreferredNodeAffinity(msgspec.Struct, frozen=True):
 
 
 class _NodeAffinity(msgspec.Struct, frozen=True):
-    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None  # noqa: N815
-    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None  # noqa: N815
+    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None
+    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None
 
 
 class _AffinityShape(msgspec.Struct, frozen=True, rename="camel"):

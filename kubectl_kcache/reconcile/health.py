@@ -22,7 +22,7 @@ def serve_health(port: int, ctrl: Probed) -> None:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        def do_GET(self) -> None:
             content_type = "text/plain"
             if self.path == "/healthz":
                 alive, why = ctrl.liveness()

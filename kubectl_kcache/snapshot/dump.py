@@ -94,4 +94,4 @@ def open_output(path: str | None) -> tuple[IO[bytes], str | None]:
     if not path:
         return sys.stdout.buffer, None
     tmp = f"{path}.kcache-tmp-{os.getpid()}"
-    return open(tmp, "wb"), tmp  # noqa: SIM115 - closed by close_output
+    return open(tmp, "wb"), tmp

@@ -74,7 +74,7 @@ class Replica:
     def __init__(self, cluster, tmp_path: Path, name: str, *args: str, env: dict[str, str] | None = None):
         self.port = free_port()
         self.log_path = tmp_path / f"{name}.log"
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed by stop()
         self.env = {**cluster.env, **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "30",

@@ -211,8 +211,7 @@ class _Loader:
                 return False
             name = shown_path(path)
             start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
-            index = 0
-            for line in fh:
+            for index, line in enumerate(fh):
                 if line.startswith(DUMP_META):
                     meta = line[len(DUMP_META):].rstrip()
                     if not meta.endswith(b"}}") or fh.read().strip():
@@ -230,7 +229,6 @@ class _Loader:
                     self._json_object(name, item, f"$.items[{index}]", None, dump=True)
                 except (msgspec.DecodeError, InputError):
                     break  # read whole: the error is then reported with its line and column
-                index += 1
         # not laid out as written by dump: forget what was read, read it whole
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
