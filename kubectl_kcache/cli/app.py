@@ -12,6 +12,7 @@ import click
 from .. import __version__
 from ..errors import EXIT_OK
 from ..text import escape
+from .completion_scripts import SHELLS
 from .flags import color_params, is_connection_flag, kube_options
 from .reading import dump_doc, write_out
 
@@ -391,7 +392,7 @@ def version(output: str, client: bool) -> None:
 
 
 @main.command("completion", context_settings=CONTEXT_SETTINGS)
-@click.argument("shell", type=click.Choice(["bash", "zsh", "fish", "powershell"]))
+@click.argument("shell", type=click.Choice(SHELLS))
 def completion_command(shell: str) -> None:
     """Print the shell completion script for SHELL: `source <(kubectl kcache completion bash)` (or zsh;
     `| source` in fish). It completes `kubectl-kcache` and `kubectl kcache`, also on kubectl older than 1.26."""

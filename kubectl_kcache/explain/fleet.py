@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -327,8 +327,3 @@ def _rows(results: Sequence[PodResult]) -> list[Row]:
         if len(revisions) > 1 and len({_signature(v) for v in revisions.values()}) > 1:
             rows += [_row(ns, isvc, rev, revisions[rev]) for rev in sorted(revisions)]
     return rows
-
-
-def counts_by_isvc(fleet: FleetHitRate) -> Mapping[tuple[str, str], Row]:
-    """The InferenceService rows (revision rows left out), by (namespace, name)."""
-    return {(r.namespace, r.isvc): r for r in fleet.rows if not r.revision}
