@@ -75,8 +75,7 @@ def doctor(
     flags = merged_flags(ctx, kwargs)
     from ..checks import load_suppressions, run_doctor
 
-    use = suppress_file is not None and not no_suppressions
-    suppressions = load_suppressions(suppress_file) if use else None
+    suppressions = load_suppressions(suppress_file) if suppress_file is not None and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
     for name, values in (("--only", only), ("--skip", skip)):
         if values and not ids(values):

@@ -17,7 +17,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ApiError, Forbidden, InputError, NotFound, Unreachable
 from . import listing, requestlog, watching, write_guard
@@ -222,19 +222,19 @@ class Client:
                                 field_selector=field_selector, page_size=page_size)
 
     def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "POST",
             res.path(namespace),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="create",
             resource=res.plural,
-        )
+        ))
 
     def merge_patch(
         self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PATCH",
             res.path(namespace, name),
             body=patch,
@@ -242,31 +242,31 @@ class Client:
             query={"fieldManager": FIELD_MANAGER},
             verb="patch",
             resource=res.plural,
-        )
+        ))
 
     def replace_status(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PUT",
             res.path(namespace, name, "status"),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="update",
             resource=f"{res.plural}/status",
-        )
+        ))
 
     def replace(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PUT",
             res.path(namespace, name),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="update",
             resource=res.plural,
-        )
+        ))
 
     def delete(
         self, res: Resource, name: str, namespace: str | None = None, *, resource_version: str = "", uid: str = ""

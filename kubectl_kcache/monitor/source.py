@@ -43,6 +43,10 @@ class Source:
         with self.lock:
             self.errors[what] += 1
 
+    def _counter(self, what: str) -> Callable[[str, BaseException], None]:
+        """An informer's `on_error`: each failure counted by its verb and what was read."""
+        return lambda verb, _exc: self._count(f"{verb} {what}")
+
     # ---- connecting ------------------------------------------------------------------------------
     def connect(self) -> snap.ClusterSnapshot:
         """List everything and start watching; IncompleteError (counted, kept as `failure`) when the lists
@@ -61,7 +65,7 @@ class Source:
             self.live.stop()
         self.live = LiveSnapshot(self.client, initial, lists)
         for inf in self.live.informers:  # each failure counted by what was read
-            inf.on_error = lambda verb, _exc, what=inf.spec.describe(): self._count(f"{verb} {what}")
+            inf.on_error = self._counter(inf.spec.describe())
         self.live.start()
         self.failure = ""
         return initial

@@ -15,10 +15,10 @@ class Metrics:
         self.lock = threading.Lock()
         self.reconciles = 0
         self.errors = 0
-        self.actions: Counter = Counter()
-        self.overtaken: Counter = Counter()  # (verb, kind, reason)
+        self.actions: Counter[tuple[str, str]] = Counter()
+        self.overtaken: Counter[tuple[str, str, str]] = Counter()  # (verb, kind, reason)
         self.relists: Callable[[], dict[str, int]] = dict  # resource -> lists after the first
-        self.read_errors: Counter = Counter()  # (resource, reason); shared with ReadErrors
+        self.read_errors: Counter[tuple[str, str]] = Counter()  # (resource, reason); shared with ReadErrors
         self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
         self.leader = 0
         self.ready: Callable[[], bool] = lambda: False

@@ -106,7 +106,7 @@ def _item_named(data: bytes, message: str, kind: str) -> str:
         return ""
     index = int(m.group(1))
     try:
-        page = d.decode_json(data, d.ListPage[d.Head])  # type: ignore[misc]
+        page = d.decode_json(data, d.ListPage[d.Head])
         return f"{page.items[index].describe(kind)} (item {index})" if page.items else ""
     except (d.msgspec.DecodeError, d.msgspec.ValidationError, IndexError):
         return f"item {index}"

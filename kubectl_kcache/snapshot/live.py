@@ -27,6 +27,7 @@ from ..kube.client import Client
 from ..kube.listing import Listed as Listing
 from ..kube.listing import raw_item
 from ..kube.resources import Page
+from ..objects import decode as d
 from . import kinds, plan, reads
 from . import model as snap
 from .kinds import ListSpec
@@ -107,8 +108,8 @@ class Collector:
         def decode(data: bytes) -> Page[Any]:
             """Each item to the sink as it is; nothing kept but a count (and the ConfigMap). A dump is for
             bug reports: an object the commands could not decode is written all the same."""
-            page = kinds.d.page_decoder(kinds.d.msgspec.Raw).decode(data)
-            meta = page.metadata or kinds.d.ListMeta()
+            page = d.page_decoder(d.msgspec.Raw).decode(data)
+            meta = page.metadata or d.ListMeta()
             items: list[Any] = []
             for index, item in enumerate(page.items or ()):
                 sink(raw_item(item, kind.resource), kind)
@@ -117,9 +118,9 @@ class Collector:
                     continue
                 try:
                     items.append(kind.decode_json(item))
-                except kinds.d.msgspec.ValidationError as exc:
-                    what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
-                    raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
+                except d.msgspec.ValidationError as exc:
+                    what = d.decode_json(item, d.Head).describe(kind.kind)
+                    raise d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
                                                base=f"$.items[{index}]") from None
             return Page(items, meta.resource_version or "", meta.continue_ or "")
 
