@@ -37,7 +37,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture"
@@ -62,7 +62,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
-    Read(readplan.CAPTURES), Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    CheckRead(readplan.CAPTURES), CheckRead(readplan.KERNEL_CACHES), CheckRead(readplan.NODE_GROUPS),
+    CheckRead(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.captures:

@@ -13,7 +13,7 @@ import sys
 from ..kernelcache import constants as c
 from ..snapshot import kinds
 from ..snapshot import plan as readplan
-from .model import JOB_NAMESPACE, CheckSpec, Read
+from .model import JOB_NAMESPACE, CheckRead, CheckSpec
 from .registry import all_checks
 
 VERBS = ("get", "list", "watch")
@@ -31,7 +31,7 @@ def api_group_of(resource: str) -> str:
     raise KeyError(f"unknown resource {resource!r}: add it to kinds.KINDS")
 
 
-def _where(read: Read) -> str:
+def _where(read: CheckRead) -> str:
     if read.namespace == JOB_NAMESPACE:
         return f" in {_JOB_NS_TEXT}"
     if read.namespace == readplan.SCOPE:
@@ -41,7 +41,7 @@ def _where(read: Read) -> str:
     return ""
 
 
-def _read_line(read: Read) -> str:
+def _read_line(read: CheckRead) -> str:
     group = api_group_of(read.resource)
     resource = f"{read.resource}.{group}" if group else read.resource
     line = f"`{read.verb} {resource}`{_where(read)}"
@@ -72,7 +72,7 @@ def cluster_role() -> list[str]:
     reconcile's), grouped by API group, scopes as comments."""
     by_group: dict[str, dict[str, set[str]]] = {}
     for spec in readplan.every_list():  # THE read plan: every list some command makes
-        read = Read(spec)
+        read = CheckRead(spec)
         scopes = by_group.setdefault(api_group_of(read.resource), {}).setdefault(read.resource, set())
         scope = ", ".join(x for x in (_where(read).strip(), read.selector) if x)
         scopes.add(scope or "all")

@@ -34,7 +34,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "config"
@@ -51,10 +51,10 @@ ID = "config"
     "default-group-whitespace": ("warning", "defaultNodeGroup has surrounding white space"),
     "job-namespace-missing": ("error", "jobNamespace does not exist"),
 }, reads=(
-    Read(readplan.CONFIGMAP),
-    Read(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
-    Read(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
-    Read(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
+    CheckRead(readplan.CONFIGMAP),
+    CheckRead(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
+    CheckRead(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
+    CheckRead(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     state = facts(snapshot).feature.state

@@ -24,7 +24,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "verification"
@@ -35,8 +35,8 @@ MODE_DISABLED = "disabled"
     "mode-blocks-all": ("error", "an artifactSecurity mode that passes validation but blocks every cache"),
     "blocks-admission": ("error", "a KernelCache whose verification state keeps the webhook from using it"),
 }, reads=(
-    Read(readplan.CONFIGMAP),
-    Read(readplan.KERNEL_CACHES),
+    CheckRead(readplan.CONFIGMAP),
+    CheckRead(readplan.KERNEL_CACHES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     mode = facts(snapshot).config.artifact_security.mode

@@ -215,7 +215,7 @@ class Client:
         label_selector: str = "",
         field_selector: str = "",
         page_size: int = PAGE_SIZE,
-    ) -> listing.Listed:
+    ) -> listing.ListResult:
         """Every object (decoded page by page, then `convert`ed) and the list's resourceVersion; restarts
         from the beginning on 410 Gone."""
         return listing.list_all(self, res, namespace, decode=decode, convert=convert, label_selector=label_selector,

@@ -17,7 +17,7 @@ PAGE_SIZE = 500
 RESTARTS = 5
 
 
-class Listed(NamedTuple):
+class ListResult(NamedTuple):
     """Every item of a list and the resourceVersion to watch from."""
 
     items: list[Any]
@@ -98,7 +98,7 @@ def list_all(
     label_selector: str = "",
     field_selector: str = "",
     page_size: int = PAGE_SIZE,
-) -> Listed:
+) -> ListResult:
     for _attempt in range(RESTARTS):
         out: list[Any] = []
         resource_version = ""
@@ -108,7 +108,7 @@ def list_all(
                 out.extend(page.items if convert is None else (convert(item) for item in page.items))
                 page.items.clear()  # the page goes now, not after the next one has arrived (peak memory)
                 resource_version = page.resource_version
-            return Listed(out, resource_version)
+            return ListResult(out, resource_version)
         except Gone:
             continue
     raise ApiError(f"listing {res.plural}: the list kept expiring (410 Gone); try again", status=410)

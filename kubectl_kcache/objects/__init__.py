@@ -337,7 +337,7 @@ class Toleration(_Obj, frozen=True):
         return out
 
 
-class ObjectRef(_Obj, frozen=True):
+class NamespacedName(_Obj, frozen=True):
     namespace: Str = ""
     name: Str = ""
 
@@ -571,7 +571,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
     """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
     key: str
-    ref: ObjectRef
+    ref: NamespacedName
     image_reference: str = ""
     state: str = ""
     message: str = ""
@@ -580,7 +580,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
 
 
 class CacheStatus(_Obj, frozen=True):
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     image_reference: Str = ""
     state: Str = ""
     message: Str = ""
@@ -617,7 +617,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
             ref = e.kernel_cache_ref
             if ref is None:
                 ns, _, name = key.partition("/")
-                ref = ObjectRef(ns, name)
+                ref = NamespacedName(ns, name)
             out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
                                   message=e.message, last_update=time_text(e.last_update),
                                   footprints=e.footprints or _NO_FOOTPRINTS))
@@ -773,7 +773,7 @@ class CaptureStatus(_Obj, frozen=True):
     active_session: ActiveSession | None = None
     runtime_result: StrMap = {}
     artifact: RawArtifact = None
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     signing: Signing | None = None
     conditions: Items[Condition] = ()
 
@@ -826,7 +826,7 @@ class Capture(_Object, frozen=True, dict=True):
         return (self.status or _CAPTURE_STATUS).artifact
 
     @property
-    def kernel_cache_ref(self) -> ObjectRef | None:
+    def kernel_cache_ref(self) -> NamespacedName | None:
         return (self.status or _CAPTURE_STATUS).kernel_cache_ref
 
     @property

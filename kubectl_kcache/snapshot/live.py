@@ -24,8 +24,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kube import resources as r
 from ..kube.client import Client
-from ..kube.listing import Listed as Listing
-from ..kube.listing import raw_item
+from ..kube.listing import ListResult, raw_item
 from ..kube.resources import Page
 from ..objects import decode as d
 from . import kinds, plan, reads
@@ -126,7 +125,7 @@ class Collector:
 
         return decode
 
-    def _list(self, spec: ListSpec) -> Listing | Forbidden | NotFound:
+    def _list(self, spec: ListSpec) -> ListResult | Forbidden | NotFound:
         kind = kinds.for_resource(spec.resource)
         try:
             return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
@@ -134,7 +133,7 @@ class Collector:
         except (Forbidden, NotFound) as exc:
             return exc
 
-    def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
+    def _record(self, spec: ListSpec, listing: ListResult | Forbidden | NotFound, keep: bool) -> list[Any]:
         res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
             status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
