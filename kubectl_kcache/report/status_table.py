@@ -76,6 +76,13 @@ def render_status_table(report: StatusReport, out: TextIO, *, color: bool = Fals
     write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out) if tty else None), out))
 
 
+@renderer("wide", kind=STATUS, order=1)
+def render_status_wide(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    text = status_text(report, color=color, width=terminal_width(out) if tty else None, view=View(wide=True))
+    write_text(out, for_stream(text, out))
+
+
 def for_stream(text: str, out: TextIO) -> str:
     """`text` as `out` can show it: the header's separators in ASCII when its encoding has no `·`."""
     return text if can_encode(out, "·█") else text.replace(" · ", " - ")
