@@ -15,7 +15,8 @@ from kubectl_kcache.explain.fleet import hit_rate
 from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.monitor import events as ev
 from kubectl_kcache.monitor.evaluate import evaluate
-from kubectl_kcache.monitor.metrics import Health, label_value, render
+from kubectl_kcache.monitor.metrics import Health, render
+from kubectl_kcache.prometheus import label_value
 from kubectl_kcache.snapshot.files.from_files import load_files
 
 ROOT = Path(__file__).resolve().parents[3]
