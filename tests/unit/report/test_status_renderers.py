@@ -45,7 +45,7 @@ def rendered(report: StatusReport, fmt: str = "table", color: bool = False) -> s
 
 
 def test_status_formats():
-    assert formats("status") == ["table", "json", "yaml"]
+    assert formats("status") == ["table", "wide", "json", "yaml"]
 
 
 def test_plain_table_rows_and_no_escapes(report):
