@@ -295,6 +295,9 @@ class Inputs:
     revision_known: bool = True
     # `index_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes
     entries: EntryIndex | None = None
+    # False for a caller that counts outcomes (the fleet): a footprint miss keeps no text, the costliest part
+    # of a decision with many KernelCaches in the namespace
+    miss_details: bool = True
 
 
 # ---- the pod before the webhook ----------------------------------------------------------------------------
@@ -724,13 +727,18 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
     ns = inputs.namespace
     index = inputs.entries if inputs.entries is not None else index_entries(inputs.kcns)
     kserve = index.ready_in.get(ns, [])
-    cands = {k: _candidate_base(k[0], k[1], index.ready[k], inputs.kernel_caches) for k in kserve}
+    kcs = inputs.kernel_caches
+    cands: dict[tuple[str, str], Candidate] = {}
     winner: Candidate | None = None
     mode = inputs.config.config.artifact_security.mode if inputs.config.config is not None else "none"
     if ident is not None:
         loaded: dict[tuple[str, str], tuple[str, str, tuple[str, ...]] | None] = {}
+        # both passes need a Ready entry of the pod's compatibility footprint: only those caches can match
+        compatible = set(index.by_compatibility.get(ident.compatibility_footprint, ()))
+        matchable = [k for k in kserve if k in compatible]
+        cands = {k: _candidate_base(k[0], k[1], index.ready[k], kcs) for k in matchable}
         for pass_name, matches in ((WORKLOAD, _workload_match), (COMPATIBILITY, _compatibility_match)):
-            for key in kserve:
+            for key in matchable:
                 cand = cands[key]
                 if cand.match is not None or not matches(ident, cand.entries):
                     continue
@@ -745,16 +753,18 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
                     cands[key] = replace(cand, match=pass_name, rejected_by=problem[0], detail=problem[1],
                                          evidence=problem[2])
         for key in kserve:
-            cand = cands[key]
-            if cand.match is None:
-                detail, evidence = _footprint_miss(ident, cand.kernel_cache, cand.entries)
-                cands[key] = replace(cand, rejected_by=FOOTPRINT, detail=detail, evidence=evidence)
-            elif winner is not None and cand.rejected_by is None and cand.key != winner.key:
-                cands[key] = replace(cand, detail=f"{cand.match} match, but {winner.key} comes first "
-                                                  f"({winner.match} pass, then name order)")
+            found = cands.get(key)
+            if found is None or found.match is None:
+                entries, kc = tuple(index.ready[key]), kcs.get(f"{key[0]}/{key[1]}")
+                detail, evidence = _footprint_miss(ident, kc, entries) if inputs.miss_details else ("", ())
+                cands[key] = Candidate(key[0], key[1], entries, kc, rejected_by=FOOTPRINT, detail=detail,
+                                       evidence=evidence)
+            elif winner is not None and found.rejected_by is None and found.key != winner.key:
+                cands[key] = replace(found, detail=f"{found.match} match, but {winner.key} comes first "
+                                                   f"({winner.match} pass, then name order)")
     else:
         for key in kserve:
-            cands[key] = replace(cands[key], evaluated=False,
+            cands[key] = replace(_candidate_base(key[0], key[1], index.ready[key], kcs), evaluated=False,
                                  detail="not evaluated: the pod's footprints are unknown")
     out = [cands[k] for k in kserve]
     out += _non_candidates(inputs, ident, index, set(kserve))
@@ -1038,7 +1048,7 @@ def denial_message(admission: Admission) -> str:
 def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
                     captures_known: bool, revision_known: bool = True, config: ConfigState | None = None,
                     kernel_caches: Mapping[str, KernelCache] | None = None,
-                    entries: EntryIndex | None = None) -> Inputs:
+                    entries: EntryIndex | None = None, miss_details: bool = True) -> Inputs:
     """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
     were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
@@ -1060,4 +1070,5 @@ def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webh
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
         captures={x.name: x for x in snapshot.captures if x.namespace == namespace} if captures_known else None,
         revision_known=revision_known,
+        miss_details=miss_details,
     )
