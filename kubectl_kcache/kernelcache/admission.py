@@ -274,6 +274,8 @@ class EntryIndex:
     ready_in: Mapping[str, list[tuple[str, str]]]  # namespace -> KernelCaches with a Ready entry, sorted
     refs_in: Mapping[str, set[tuple[str, str]]]  # namespace -> KernelCaches with any entry
     by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
+    # footprint misses without text (`Inputs.miss_details` False), built once for every decision
+    misses: dict[tuple[str, str], Candidate] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -722,6 +724,21 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
     return Candidate(ns, name, tuple(entries), kcs.get(f"{ns}/{name}"))
 
 
+def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None,
+          details: bool) -> Candidate:
+    """A KernelCache none of whose Ready entries has the pod's footprints; without `details`, the same
+    object for every decision."""
+    known = index.misses.get(key) if not details else None
+    if known is not None and known.kernel_cache is kc:
+        return known
+    entries = tuple(index.ready[key])
+    detail, evidence = _footprint_miss(ident, kc, entries) if details else ("", ())
+    miss = Candidate(key[0], key[1], entries, kc, rejected_by=FOOTPRINT, detail=detail, evidence=evidence)
+    if not details:
+        index.misses[key] = miss
+    return miss
+
+
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
@@ -755,10 +772,7 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
         for key in kserve:
             found = cands.get(key)
             if found is None or found.match is None:
-                entries, kc = tuple(index.ready[key]), kcs.get(f"{key[0]}/{key[1]}")
-                detail, evidence = _footprint_miss(ident, kc, entries) if inputs.miss_details else ("", ())
-                cands[key] = Candidate(key[0], key[1], entries, kc, rejected_by=FOOTPRINT, detail=detail,
-                                       evidence=evidence)
+                cands[key] = _miss(key, ident, index, kcs.get(f"{key[0]}/{key[1]}"), inputs.miss_details)
             elif winner is not None and found.rejected_by is None and found.key != winner.key:
                 cands[key] = replace(found, detail=f"{found.match} match, but {winner.key} comes first "
                                                    f"({winner.match} pass, then name order)")
