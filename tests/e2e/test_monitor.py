@@ -163,6 +163,8 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
 def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
     kc = install(cluster)
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "monitor" / "rbac-events.yaml"))
+    # events of cluster-scoped objects go to default, which the reset leaves alone
+    cluster.kubectl("delete", "events", "-n", "default", "--field-selector", "source=kubectl-kcache-monitor")
     mark = cluster.audit_mark()
     with monitor(cluster, tmp_path, "--events") as (port, _log):
         cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
@@ -172,6 +174,13 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
             kc, last_update=EARLY)}})
         cluster.wait_for("the Normal event of its clearing", lambda: gauge(port, "events_total", type="Normal"),
                          timeout=SETTLE)
+        # the same finding again within the dedup window: it appears and clears, no event is sent
+        for state, dropped in (("Error", 1), ("Ready", 2)):
+            cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
+                kc, state=state, last_update=EARLY, message="pull failed" if state == "Error" else "")}})
+            cluster.wait_for(f"the repeat ({state}) dropped as a duplicate", lambda n=dropped: (gauge(
+                port, "events_dropped_total", reason="duplicate") or 0) >= n, timeout=SETTLE)
+        sent = sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_events_total")
     writes = [e for e in mine(cluster, mark) if e["verb"] not in ("get", "list", "watch")]
     assert writes and {(e["verb"], e["objectRef"]["resource"]) for e in writes} == {("create", "events")}
     listed = json.loads(cluster.kubectl("get", "events", "-A", "--field-selector",
@@ -179,6 +188,9 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
     reasons = {(e["reason"], e["type"], e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in listed}
     assert ("CacheStatusEntryError", "Warning", "KernelCacheNode", "gpu-1") in reasons, reasons
     assert ("CacheStatusEntryErrorResolved", "Normal", "KernelCacheNode", "gpu-1") in reasons, reasons
+    # one create per event the monitor counts, each (reason, object, message) once
+    assert len(writes) == len(listed) == sent
+    assert len({(e["reason"], e["involvedObject"]["name"], e["message"]) for e in listed}) == len(listed)
 
 
 def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluster, tmp_path):
