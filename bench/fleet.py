@@ -240,7 +240,7 @@ def live(args: argparse.Namespace) -> dict[str, Any]:
                 before, cpu = scrape(port)["kcache_monitor_evaluations_total"], _cpu_seconds(proc.pid)
                 t = time.time()
                 filler.c.request("PATCH", r.NODES.path(None, fx.node_name(i)), verb="patch",
-                                 body={"metadata": {"labels": {"kcache-bench/changed": str(i)}}},
+                                 body={"metadata": {"labels": {"kcache-bench/changed": f"{time.time():.0f}-{i}"}}},
                                  content_type="application/merge-patch+json")
                 while (now := scrape(port))["kcache_monitor_evaluations_total"] <= before:
                     time.sleep(0.2)
