@@ -1,5 +1,5 @@
-"""The monitor's metrics as Prometheus text (exposition format 0.0.4), from the last evaluation and the
-source's counters. Label values come from the cluster: they are escaped as the format requires.
+"""The monitor's metrics as Prometheus text (exposition format 0.0.4, written by prometheus_client), from the
+last evaluation and the source's counters. Label values come from the cluster: prometheus_client escapes them.
 
     kcache_monitor_findings{check,code,severity}                  unsuppressed findings
     kcache_monitor_checks{check,status}                           1 per check, by status (pass, fail, skipped...)
@@ -21,8 +21,11 @@ source's counters. Label values come from the cluster: they are escaped as the f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from ..explain.fleet import FleetHitRate
 from ..explain.status import FleetStatus
@@ -33,27 +36,36 @@ ENTRY_STATES = ("Ready", "Pending", "Pulling", "Error", "none")
 POD_STATES = ("cached", "cold", "now", "denied", "unprepared")
 
 
-def label_value(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 @dataclass
 class Family:
     name: str
-    kind: str  # gauge | counter
+    kind: str  # gauge | counter (a counter's name ends in _total)
     help: str
     samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
 
     def add(self, value: float, **labels: str) -> None:
         self.samples.append((labels, value))
 
-    def lines(self) -> list[str]:
-        out = [f"# HELP {PREFIX}{self.name} {self.help}", f"# TYPE {PREFIX}{self.name} {self.kind}"]
+    def metric(self) -> Metric:
+        """The family as prometheus_client exposes it (it escapes the label values, which come from the
+        cluster); every sample of a family has the same labels."""
+        keys = list(self.samples[0][0]) if self.samples else []
+        made = (GaugeMetricFamily if self.kind == "gauge" else CounterMetricFamily)(PREFIX + self.name, self.help,
+                                                                                    labels=keys)
         for labels, value in self.samples:
-            text = ",".join(f'{k}="{label_value(v)}"' for k, v in labels.items())
-            number = repr(float(value)) if isinstance(value, float) and not value.is_integer() else str(int(value))
-            out.append(f"{PREFIX}{self.name}{{{text}}} {number}" if text else f"{PREFIX}{self.name} {number}")
-        return out
+            made.add_metric([labels[k] for k in keys], value)
+        return made
+
+
+class _Collected:
+    """One scrape's families, for a registry of their own (the monitor keeps no prometheus_client state: each
+    scrape renders the last evaluation)."""
+
+    def __init__(self, families: Iterable[Family]):
+        self.families = list(families)
+
+    def collect(self) -> Iterator[Metric]:
+        return (f.metric() for f in self.families)
 
 
 @dataclass(frozen=True)
@@ -142,4 +154,6 @@ def render(ev: Evaluation | None, health: Health) -> str:
         for reason, n in sorted(health.events_dropped.items()):
             dropped.add(n, reason=reason)
         families += [sent, dropped]
-    return "\n".join(line for f in families for line in f.lines()) + "\n"
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collected(families))
+    return generate_latest(registry).decode()
