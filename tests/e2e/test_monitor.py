@@ -207,4 +207,5 @@ def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluste
         # it lists again 30 s after the refused lists, and becomes ready
         cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
         assert gauge(port, "ready") == 1
-        assert gauge(port, "serving_pods", state="cached", namespace=NS, inferenceservice="qwen") == 1
+        assert gauge(port, "serving_pods", state="cached", namespace=NS, inferenceservice="qwen") == 1, get(
+            port, "/metrics")[1]
