@@ -1,5 +1,5 @@
 """`why-not-cached -A` for people: a summary sentence, then one row per InferenceService (and per revision where
-they differ); `-o wide` adds one row per pod.
+they differ), those that need something done first; `-o wide` adds one row per pod.
 
     12 serving pods in 3 InferenceServices: 5 cached at admission (42%), 7 cold: 2 would be cached now (recreate
     them), 1 would be denied by the webhook; 4 pod templates decided
@@ -141,6 +141,20 @@ def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
             (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(p.next_command) or "-", "")]
 
 
+def worst_first(rows: Sequence[Row]) -> list[Row]:
+    """The InferenceServices that need something done first (pods a recreate would deny, then pods a recreate
+    would cache, then cold pods, then pods pulled cold), each with its revisions under it; ties by name, and the
+    fully cached last: the first screen holds what to act on."""
+    blocks: list[list[Row]] = []
+    for r in rows:
+        if r.revision and blocks:
+            blocks[-1].append(r)
+        else:
+            blocks.append([r])
+    return [r for block in sorted(blocks, key=lambda b: (-b[0].denied, -b[0].now, -b[0].cold, -b[0].unprepared))
+            for r in block]
+
+
 def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None,
                   wide: bool = False) -> str:
     out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
@@ -152,8 +166,8 @@ def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, w
               "NOW", "DENIED", "TOP GATE", "NEXT"]
     first_number = 3 if revisions else 2
     out.append("\n")
-    out += _fitted(titles, set(range(first_number, first_number + 5)), [_row_cells(r, revisions) for r in fleet.rows],
-                   color, width)
+    out += _fitted(titles, set(range(first_number, first_number + 5)),
+                   [_row_cells(r, revisions) for r in worst_first(fleet.rows)], color, width)
     if wide:
         out.append("\n")
         out += _fitted(["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY",
