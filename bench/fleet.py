@@ -33,7 +33,7 @@ from typing import Any
 from bench import fixtures as fx
 from bench.run import CACHES, log, parallel, run_timed
 from bench.status import snapshot_items
-from kubectl_kcache.files import DUMP_HEAD, DUMP_META
+from kubectl_kcache.snapshot.files.layout import DUMP_HEAD, DUMP_META
 
 ROOT = Path(__file__).resolve().parent.parent
 PODS_PER_ISVC = 5
@@ -136,7 +136,7 @@ def monitor(args: argparse.Namespace) -> dict[str, Any]:
     write_dump(args.nodes, args.pods, path)
     code = (
         "import json, sys, time\n"
-        "from kubectl_kcache.snapshot import load_files\n"
+        "from kubectl_kcache.snapshot.files.from_files import load_files\n"
         "from kubectl_kcache.monitor.evaluate import evaluate\n"
         "from kubectl_kcache.monitor.metrics import Health, render\n"
         "import gc\n"
