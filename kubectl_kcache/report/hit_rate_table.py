@@ -87,8 +87,8 @@ def _fitted(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell
     """The table, or, when it is wider than `width`, its first columns that fit (at least one) with the others
     under each row: the short ones on one line wrapped at spaces (plain), the last one (the next command) whole
     on its own line."""
-    keep = len(titles)
-    while width is not None and keep > 1 and sum(_widths(titles[:keep], rows)) + len(GAP) * (keep - 1) > width:
+    widths, keep = _widths(titles, rows), len(titles)
+    while width is not None and keep > 1 and sum(widths[:keep]) + len(GAP) * (keep - 1) > width:
         keep -= 1
     if keep == len(titles):
         return _table(titles, right, rows, color)
