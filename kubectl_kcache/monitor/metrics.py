@@ -1,5 +1,5 @@
-"""The monitor's metrics as Prometheus text (exposition format 0.0.4), from the last evaluation and the
-source's counters. Label values come from the cluster: they are escaped as the format requires.
+"""The monitor's metrics as Prometheus text (exposition format 0.0.4, written by prometheus_client), from the
+last evaluation and the source's counters. Label values come from the cluster: prometheus_client escapes them.
 
     kcache_monitor_findings{check,code,severity}                  unsuppressed findings
     kcache_monitor_checks{check,status}                           1 per check, by status (pass, fail, skipped...)

@@ -16,7 +16,6 @@ from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.monitor import events as ev
 from kubectl_kcache.monitor.evaluate import evaluate
 from kubectl_kcache.monitor.metrics import Health, render
-from kubectl_kcache.prometheus import label_value
 from kubectl_kcache.snapshot.files.from_files import load_files
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,10 +58,10 @@ def test_metrics_of_one_evaluation_are_the_commands_numbers():
 
 
 def test_label_values_from_the_cluster_are_escaped():
-    assert label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
-    text = render(None, Health(ready=False, read_errors={'watch "x"\n': 1}, last_read=0, evaluations=0))
-    assert 'kcache_monitor_read_errors_total{read="watch \\"x\\"\\n"} 1' in text
-    assert "kcache_monitor_ready 0" in text and "\nkcache_monitor_last_successful_read_timestamp_seconds " not in text
+    text = render(None, Health(ready=False, read_errors={'watch "x"\n\\': 1}, last_read=0, evaluations=0))
+    assert 'kcache_monitor_read_errors_total{read="watch \\"x\\"\\n\\\\"} 1.0' in text
+    assert "\nkcache_monitor_ready 0.0\n" in text
+    assert "\nkcache_monitor_last_successful_read_timestamp_seconds " not in text
 
 
 def finding(name: str, code: str = "entry-error", severity: str = "error") -> Finding:
