@@ -193,6 +193,7 @@ class OwnerRef(_Obj, frozen=True):
     kind: Str = ""
     name: Str = ""
     controller: Bool = False
+    uid: Str = ""
 
 
 class Meta(_Obj, frozen=True):
@@ -1562,6 +1563,14 @@ class RoleBinding(_Object, frozen=True, dict=True):
         return tuple((s.kind, s.namespace, s.name) for s in self.subject_list)
 
 
+class Role(_Object, frozen=True, dict=True):
+    """A Role: only its metadata is read (KServe's controller rewrites the rules of the Roles it manages)."""
+
+
+class Secret(_Object, frozen=True, dict=True):
+    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data)."""
+
+
 class _Phase(_Obj, frozen=True):
     phase: Str = ""
 
@@ -1623,5 +1632,5 @@ class Crd(_Object, frozen=True, dict=True):
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
     Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
-    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Role, Secret, Namespace, Crd,
 )

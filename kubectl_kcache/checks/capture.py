@@ -30,12 +30,14 @@ from .. import readplan
 from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
+from ..kernelcache.capture_identity import for_capture
 from ..kernelcache.config import AUTH_SA_TOKEN
 from ..kernelcache.names import reporter_name
 from ..kernelcache.security import signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import ClusterSnapshot
 from ..text import command
+from .capture_identity import CONTROLLER_LOG, identities_text
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read
 from .registry import check
@@ -125,6 +127,10 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
         hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
+    elif phase == "Pushing" and (missing := identities_text(snapshot, for_capture(snapshot, cap, f.config))):
+        what = (f"the capture sidecar is pushing the artifact, and a piece of the capture's identity is wrong: "
+                f"{missing} (the capture-identity finding lists them all)")
+        hint = CONTROLLER_LOG
     elif phase == "Pushing":
         reporter = reporter_name(cap.name)
         token = f.config.registry.auth.type == AUTH_SA_TOKEN

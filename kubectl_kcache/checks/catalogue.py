@@ -66,9 +66,15 @@ def _section(spec: CheckSpec) -> list[str]:
     return out
 
 
+def _metadata_only(resource: str) -> bool:
+    return any(k.resource.metadata_only for k in kinds.KINDS if k.plural == resource)
+
+
 def cluster_role() -> list[str]:
     """A read-only ClusterRole for every list of the read plan (the checks', status's, the explanations' and
-    reconcile's), grouped by API group, scopes as comments."""
+    reconcile's), grouped by API group, scopes as comments. A resource listed by metadata only (Secrets) gets
+    `list` alone, in a rule of its own: RBAC cannot grant metadata without values, so nothing more is granted
+    than the one list the plugin makes (which asks for metadata only)."""
     by_group: dict[str, dict[str, set[str]]] = {}
     for spec in readplan.every_list():  # THE read plan: every list some command makes
         read = Read(spec)
@@ -79,11 +85,16 @@ def cluster_role() -> list[str]:
            f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
     for group in sorted(by_group):
         resources = by_group[group]
-        out.append(f'  - apiGroups: ["{group}"]')
-        out.append("    resources:")
-        for res in sorted(resources):
-            out.append(f"      - {res}  # {'; '.join(sorted(resources[res]))}")
-        out.append(f"    verbs: [{', '.join(VERBS)}]")
+        for metadata_only in (False, True):
+            names = sorted(res for res in resources if _metadata_only(res) == metadata_only)
+            if not names:
+                continue
+            out.append(f'  - apiGroups: ["{group}"]')
+            out.append("    resources:")
+            for res in names:
+                note = "metadata only (PartialObjectMetadataList), never a value; " if metadata_only else ""
+                out.append(f"      - {res}  # {note}{'; '.join(sorted(resources[res]))}")
+            out.append(f"    verbs: [{'list' if metadata_only else ', '.join(VERBS)}]")
     return out
 
 

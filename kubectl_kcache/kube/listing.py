@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 500
 RESTARTS = 5
+# what a metadata-only resource is listed as: no value of the object is sent, only its metadata
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 class Listed(NamedTuple):
@@ -49,6 +51,8 @@ def dict_page(res: Resource) -> Callable[[bytes], Page[dict[str, Any]]]:
         items = doc.get("items") or []
         for item in items:
             if isinstance(item, dict):
+                if res.metadata_only:  # PartialObjectMetadata items: the kind they are of
+                    item["kind"], item["apiVersion"] = res.kind, res.api_version
                 item.setdefault("kind", res.kind)
                 item.setdefault("apiVersion", res.api_version)
                 strip_object(item)
@@ -79,6 +83,7 @@ def pages(
             raw=True,
             verb="list",
             resource=res.plural,
+            accept=METADATA_ONLY if res.metadata_only else "",
         )
         page = decode(data)
         del data
@@ -120,6 +125,9 @@ def raw_item(item: Any, res: Resource) -> bytes:
     import msgspec
 
     top = msgspec.json.decode(item, type=dict[str, msgspec.Raw])
+    if res.metadata_only:  # a PartialObjectMetadata item: the kind it is of
+        top.pop("kind", None)
+        top.pop("apiVersion", None)
     kind = msgspec.json.decode(top["kind"]) if "kind" in top else res.kind
     out: dict[str, Any] = {"apiVersion": top.pop("apiVersion", None) or res.api_version,
                            "kind": top.pop("kind", None) or res.kind}
