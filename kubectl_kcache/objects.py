@@ -1568,7 +1568,13 @@ class Role(_Object, frozen=True, dict=True):
 
 
 class Secret(_Object, frozen=True, dict=True):
-    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data)."""
+    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data). Its
+    annotations are dropped too: `kubectl apply` keeps the whole object, values included, in one of them."""
+
+    def __post_init__(self) -> None:
+        _Object.__post_init__(self)
+        if self.metadata.annotations:
+            force_setattr(self, "metadata", msgspec.structs.replace(self.metadata, annotations={}))
 
 
 class _Phase(_Obj, frozen=True):

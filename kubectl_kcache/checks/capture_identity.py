@@ -73,11 +73,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 def _piece(p: Piece) -> str:
-    return f"{p.kind} {p.namespace}/{p.name} ({p.role}) {p.problem}"
+    return f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
 
 
 def _evidence(p: Piece) -> str:
-    return _piece(p) + (f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
+    return _piece(p) + (f": {p.detail}" if p.detail else "") + (
+        f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
 
 
 def _observed(snapshot: ClusterSnapshot, p: Piece) -> bool:

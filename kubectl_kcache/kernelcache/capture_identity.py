@@ -49,6 +49,7 @@ class Piece:
     kserve_error: str = ""  # KServe's own error text for it, when KServe fails on it (its controller's log)
     registry: bool = False  # one of the serviceAccountToken pieces
     absent: bool = False  # not found (rather than found but not KServe's)
+    detail: str = ""  # why it may be so, in words
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,13 @@ def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_rol
     trb = _find(rbs, ns, c.TOKEN_REQUESTER)
     role = "the controller's right to request the reporter's token"
     if trb is None:
-        pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role, "missing: KServe's controller makes it "
-                            "before the first reporter token, so it has not (is it running, may it create "
-                            "RoleBindings there?)", absent=True))
+        pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role, "is missing", absent=True,
+                            detail="KServe's controller makes it before the first reporter token, so it has not "
+                                   "(is it running, may it create RoleBindings there?)"))
     elif trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL) != "true" or (trb.role_kind, trb.role_name) != (
             CLUSTER_ROLE, c.TOKEN_REQUESTER):
         pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role,
-                            f"not KServe's (label {c.TOKEN_REQUESTER_LABEL}="
+                            f"is not KServe's (label {c.TOKEN_REQUESTER_LABEL}="
                             f"{trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL, '(none)')}, roleRef "
                             f"{trb.role_kind or '(none)'}/{trb.role_name or '(none)'})",
                             f"reserved RoleBinding {ns}/{c.TOKEN_REQUESTER} conflicts with a KernelCache-managed "
@@ -165,11 +166,10 @@ def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_rol
 def _owned(kind: str, ns: str, name: str, role: str, obj: ServiceAccount | Role | RoleBinding | Secret | None,
            label: str, owner_kind: str, owner: str, owner_uid: str, registry: bool = False) -> Piece:
     if obj is None:
-        return Piece(kind, ns, name, role,
-                     f"missing (none with label {label}=true): KServe's controller has not made it, or one of that "
-                     "name without the label blocks it",
-                     f"reserved {kind} {ns}/{name} already exists and is not managed by kernelcache (if one exists)",
-                     registry, absent=True)
+        return Piece(kind, ns, name, role, "is missing", registry=registry, absent=True,
+                     detail=f"none of that name carries label {label}=true: KServe's controller has not made it, or "
+                            f"one without the label blocks it (KServe's error then: reserved {kind} {ns}/{name} "
+                            "already exists and is not managed by kernelcache)")
     if not _controlled_by(obj.meta, owner_kind, owner, owner_uid):
         return Piece(kind, ns, name, role, f"is not controlled by {owner_kind} {owner}",
                      f"reserved {kind} {ns}/{name} has a different owner", registry)

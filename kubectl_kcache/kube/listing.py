@@ -27,13 +27,16 @@ class Listed(NamedTuple):
 
 
 def strip_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """managedFields and Secret data are never kept."""
+    """managedFields and Secret data are never kept, nor a Secret's annotations (`kubectl apply`'s
+    last-applied-configuration holds the whole Secret, values included)."""
     md = obj.get("metadata")
     if isinstance(md, dict):
         md.pop("managedFields", None)
     if obj.get("kind") == "Secret":
         obj.pop("data", None)
         obj.pop("stringData", None)
+        if isinstance(md, dict):
+            md.pop("annotations", None)
     return obj
 
 
@@ -132,9 +135,11 @@ def raw_item(item: Any, res: Resource) -> bytes:
     out: dict[str, Any] = {"apiVersion": top.pop("apiVersion", None) or res.api_version,
                            "kind": top.pop("kind", None) or res.kind}
     md = top.get("metadata")
-    if md is not None and b"managedFields" in bytes(md):
+    if md is not None and (b"managedFields" in bytes(md) or kind == "Secret"):
         fields = msgspec.json.decode(md, type=dict[str, msgspec.Raw])
         fields.pop("managedFields", None)
+        if kind == "Secret":  # last-applied-configuration holds the values
+            fields.pop("annotations", None)
         top["metadata"] = fields  # type: ignore[assignment]
     if kind == "Secret":
         top.pop("data", None)
