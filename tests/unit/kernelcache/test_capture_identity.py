@@ -43,7 +43,8 @@ def token_requester(label: bool = True, role: str = c.TOKEN_REQUESTER) -> dict[s
             "metadata": {"name": c.TOKEN_REQUESTER, "namespace": NS,
                          "labels": {c.TOKEN_REQUESTER_LABEL: "true"} if label else {}},
             "roleRef": {"kind": "ClusterRole", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "namespace": "kserve", "name": "kserve-localmodel-controller-manager"}]}
+            "subjects": [{"kind": "ServiceAccount", "namespace": "kserve",
+                          "name": "kserve-localmodel-controller-manager"}]}
 
 
 def reporter_objects() -> list[dict[str, Any]]:
