@@ -128,12 +128,14 @@ def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_rol
         pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role))
 
     reporter = reporter_name(cap)
-    for kind, objects, what in (("ServiceAccount", sas, "the reporter's identity"),
-                                ("Role", rls, "the reporter's right to update the capture's status"),
-                                ("RoleBinding", rbs, "the reporter's Role bound to its ServiceAccount"),
-                                ("Secret", scs, "the reporter's token, mounted into the mcv sidecar")):
-        pieces.append(_owned(kind, ns, reporter, what, _find(objects, ns, reporter), c.REPORTER_LABEL,
-                             "KernelCacheCapture", cap, capture.meta.uid))
+    found: tuple[tuple[str, ServiceAccount | Role | RoleBinding | Secret | None, str], ...] = (
+        ("ServiceAccount", _find(sas, ns, reporter), "the reporter's identity"),
+        ("Role", _find(rls, ns, reporter), "the reporter's right to update the capture's status"),
+        ("RoleBinding", _find(rbs, ns, reporter), "the reporter's Role bound to its ServiceAccount"),
+        ("Secret", _find(scs, ns, reporter), "the reporter's token, mounted into the mcv sidecar"))
+    for kind, obj, what in found:
+        pieces.append(_owned(kind, ns, reporter, what, obj, c.REPORTER_LABEL, "KernelCacheCapture", cap,
+                             capture.meta.uid))
     named = pod.meta.annotations.get(c.ANNOTATION_REPORTER_SECRET, "")
     if named != reporter:
         pieces.append(Piece("Pod", ns, pod.name, f"annotation {c.ANNOTATION_REPORTER_SECRET}",
