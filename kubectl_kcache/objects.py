@@ -758,10 +758,15 @@ class _SourceRef(_Obj, frozen=True):
     name: Str = ""
 
 
+class _CaptureSigning(_Obj, frozen=True):
+    profile_ref: _SourceRef | None = None  # {name}
+
+
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
     cache_paths: Items[CachePath] = ()
     target_image: Str = ""
+    signing: _CaptureSigning | None = None
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -828,6 +833,12 @@ class Capture(_Object, frozen=True, dict=True):
     @property
     def signing(self) -> Signing | None:
         return (self.status or _CAPTURE_STATUS).signing
+
+    @property
+    def signing_profile(self) -> str:
+        """spec.signing.profileRef.name ("" when not set)."""
+        spec = (self.spec or _CAPTURE_SPEC).signing
+        return spec.profile_ref.name if spec is not None and spec.profile_ref is not None else ""
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
