@@ -177,7 +177,6 @@ def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRe
                       hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",
                                                f"artifactSecurity.mode: {config_mode}"),
                       code="signing-mode-changed")
-        return
     if signing is None:
         yield Finding(ID, "warning", ref,
                       f"capture {key} is Complete without status.signing (signing not reconciled yet, or a controller "
