@@ -277,8 +277,9 @@ def test_pods_using_each_cache_and_each_group_as_kserve_records_them():
     listed_only["status"] = {}
     listed_only["status"]["usage"] = {"pods": [{"podUID": "u3", "podRef": {"namespace": "team", "name": "p3"}}]}
     kcns = [b.kcn("gpu-1"), b.kcn("gpu-2")]
-    kcns[0].setdefault("status", {})["counts"] = {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0, "totalPodsUsing": 3}
-    kcns[1].setdefault("status", {})["counts"] = {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0, "totalPodsUsing": 1}
+    for kcn, using in zip(kcns, (3, 1), strict=True):
+        kcn.setdefault("status", {})["counts"] = {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0,
+                                                  "totalPodsUsing": using}
     items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
              b.node("gpu-2", {"pool": "gpu"}), *kcns, kc, listed_only, b.kernel_cache("unused", "team", "gpu")]
     status = fleet_status(as_dump(build(items)))
