@@ -122,9 +122,9 @@ def test_a_captures_reporter_and_pusher_names_are_derived_again():
         {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheCapture",
          "metadata": {"name": cap, "namespace": "team-x"}, "spec": {"sourceRef": {"kind": "InferenceService",
                                                                                   "name": "qwen"}}},
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "qwen-predictor-669889f77f-abcde", "namespace": "team-x",
-                                                         "labels": {"serving.kserve.io/inferenceservice": "qwen",
-                                                                    "pod-template-hash": "669889f77f"}}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "qwen-predictor-669889f77f-abcde", "namespace": "team-x",
+                      "labels": {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f"}}},
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": reporter_name(cap), "namespace": "team-x"}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": pusher_name(cap), "namespace": "team-x"}},
     ]
