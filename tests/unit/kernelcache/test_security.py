@@ -130,3 +130,18 @@ def test_both_wordings_of_the_unknown_mode_error_are_kserves_error(recorded):
             'mode: \"weird\""' in f.evidence or any("unknown verification mode" in e for e in f.evidence))
     assert sec.same_config_error(recorded, 'invalid kernelcache.artifactSecurity: unknown security mode: "weird"')
     assert not sec.same_config_error(recorded, 'invalid kernelcache.artifactSecurity: unknown security mode: "odd"')
+
+
+def test_the_verification_check_gives_the_advice_of_a_skipped_cache():
+    """A cache recorded as {mode none, Skipped, VerificationNotConfigured} while cert is configured: the webhook
+    skips it, and the finding says what the reason means."""
+    kc = b.kernel_cache("kc", NS, "gpu", state="Ready", reason="CacheReady")
+    kc["status"]["verification"] = {"mode": "none", "state": "Skipped", "verified": False,
+                                    "reason": "VerificationNotConfigured",
+                                    "message": "artifact verification is not configured"}
+    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": CERT}),
+             b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), kc]
+    [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["verification"]).findings
+           if x.code == "blocks-admission"]
+    assert 'was verified under mode "none", not "cert"' in f.message
+    assert sec.verification_advice("VerificationNotConfigured") in f.evidence
