@@ -101,7 +101,7 @@ DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
     *(("preparation", sa) for sa in PREFETCHER_SERVICE_ACCOUNTS),
     *(("preparation", rb) for rb in PREFETCHER_ROLE_BINDINGS),
     ("producers", ISVC_PODS), ("producers", ISVC_REPLICASETS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
-    *(("producers", spec) for spec in CAPTURE_IDENTITIES),
+    *(("captures", spec) for spec in CAPTURE_IDENTITIES),
 )
 DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
 # status (and status -w): the counts

@@ -16,6 +16,7 @@ from .model import JOB_NAMESPACE, CheckSpec, Read
 from .registry import all_checks
 
 VERBS = ("get", "list", "watch")
+METADATA_VERBS = ("list", "watch")  # a metadata-only resource: never `get` (the plugin gets none by name)
 ROLE_NAME = "kubectl-kcache-doctor"
 EXAMPLE_GROUP = "kubectl-kcache-doctors"  # the example binding's subject: edit it before applying
 RBAC_FILE = "deploy/doctor-rbac.yaml"
@@ -73,8 +74,9 @@ def _metadata_only(resource: str) -> bool:
 def cluster_role() -> list[str]:
     """A read-only ClusterRole for every list of the read plan (the checks', status's, the explanations' and
     reconcile's), grouped by API group, scopes as comments. A resource listed by metadata only (Secrets) gets
-    `list` alone, in a rule of its own: RBAC cannot grant metadata without values, so nothing more is granted
-    than the one list the plugin makes (which asks for metadata only)."""
+    `list` and `watch` (the monitor keeps its lists current) in a rule of its own, never `get`: RBAC cannot
+    grant metadata without values, so nothing more is granted than the requests the plugin makes (which ask
+    for metadata only)."""
     by_group: dict[str, dict[str, set[str]]] = {}
     for spec in readplan.every_list():  # THE read plan: every list some command makes
         read = Read(spec)
@@ -94,7 +96,7 @@ def cluster_role() -> list[str]:
             for res in names:
                 note = "metadata only (PartialObjectMetadataList), never a value; " if metadata_only else ""
                 out.append(f"      - {res}  # {note}{'; '.join(sorted(resources[res]))}")
-            out.append(f"    verbs: [{'list' if metadata_only else ', '.join(VERBS)}]")
+            out.append(f"    verbs: [{', '.join(METADATA_VERBS if metadata_only else VERBS)}]")
     return out
 
 

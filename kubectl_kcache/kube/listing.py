@@ -17,6 +17,7 @@ PAGE_SIZE = 500
 RESTARTS = 5
 # what a metadata-only resource is listed as: no value of the object is sent, only its metadata
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+METADATA_ONLY_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 class Listed(NamedTuple):

@@ -238,7 +238,7 @@ def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
          "verbs": ["get", "list", "watch"]},
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]},  # listed by metadata only
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]},  # by metadata only
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
          "verbs": ["get", "list", "watch"]},
     ]

@@ -49,3 +49,13 @@ def test_a_secret_from_a_file_keeps_no_annotation():
     secret = o.Secret.from_dict(secret_item())
     assert secret.meta.annotations == {} and secret.meta.labels == {"a": "b"}
     assert VALUE not in repr(secret)
+
+
+def test_a_watch_of_secrets_asks_for_metadata_and_keeps_no_value():
+    from kubectl_kcache.kube import watching
+
+    assert "as=PartialObjectMetadata;" in listing.METADATA_ONLY_WATCH
+    line = json.dumps({"type": "ADDED", "object": secret_item("PartialObjectMetadata", "meta.k8s.io/v1")}).encode()
+    event = watching.dict_event(r.SECRETS)(line)
+    assert (event["object"]["kind"], event["object"]["apiVersion"]) == ("Secret", "v1")
+    assert VALUE not in json.dumps(event) and "annotations" not in event["object"]["metadata"]
