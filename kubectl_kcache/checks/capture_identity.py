@@ -14,7 +14,8 @@ Role, RoleBinding and Secret (`kernel-cache-reporter-<capture>-<hash>`), and wit
 
 The reporter, pusher and registry objects are listed by KServe's labels, so one of that name without the
 label is reported as missing (KServe then fails with "reserved ... is not managed by kernelcache"). Secrets
-are listed by metadata only: names, labels and owners, never a value.
+are listed by metadata only (the API server sends no data) and keep names, labels and owners only: their
+annotations are dropped on receipt (`kubectl apply`'s copy of the object holds the values).
 """
 
 from __future__ import annotations

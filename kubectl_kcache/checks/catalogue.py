@@ -94,7 +94,7 @@ def cluster_role() -> list[str]:
             out.append(f'  - apiGroups: ["{group}"]')
             out.append("    resources:")
             for res in names:
-                note = "metadata only (PartialObjectMetadataList), never a value; " if metadata_only else ""
+                note = "metadata only (PartialObjectMetadataList), never data; " if metadata_only else ""
                 out.append(f"      - {res}  # {note}{'; '.join(sorted(resources[res]))}")
             out.append(f"    verbs: [{', '.join(METADATA_VERBS if metadata_only else VERBS)}]")
     return out

@@ -1,6 +1,7 @@
 """The capture's identities on the real API server: a capture in Pushing whose reporter Secret is missing is
-found live and from a dump alike; Secrets are listed by metadata only, so no value reaches the plugin, the
-dump or the screen."""
+found live and from a dump alike; Secrets are listed and watched by metadata only, so the API server sends no
+data, and no value reaches the dump or the screen (annotations, where `kubectl apply` copies them, are
+dropped on receipt)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from kubectl_kcache.kernelcache import constants as c
 from kubectl_kcache.kernelcache.names import reporter_name
-from kubectl_kcache.kube import listing
+from kubectl_kcache.kube import listing, watching
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
@@ -87,6 +88,22 @@ def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
     [page] = list(listing.pages(client, r.SECRETS, NS, label_selector=f"{c.REPORTER_LABEL}=true", decode=keep))
     assert b"PartialObjectMetadataList" in raw[0] and encoded.encode() not in raw[0] and b'"data"' not in raw[0]
     assert [(x["kind"], x["metadata"]["name"]) for x in page.items] == [("Secret", reporter_name("other-kcc-1"))]
+    # a watch of them (the monitor's) asks for metadata too: the event of a new Secret carries no value
+    listed = listing.list_all(client, r.SECRETS, NS, label_selector=f"{c.REPORTER_LABEL}=true")
+    cluster.apply({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "stringData": {"access.json": SECRET_VALUE},
+                   "metadata": {"name": "kernel-cache-reporter-late", "namespace": NS,
+                                "labels": {c.REPORTER_LABEL: "true", OWNED_LABEL: "true"}}})
+    lines: list[bytes] = []
+
+    def keep_line(line: bytes) -> dict:
+        lines.append(line)
+        return watching.dict_event(r.SECRETS)(line)
+
+    events = watching.watch(client, r.SECRETS, listed.resource_version, NS, timeout_seconds=2,
+                            label_selector=f"{c.REPORTER_LABEL}=true", decode=keep_line)
+    added = next(e for e in events if e["type"] == "ADDED")
+    assert added["object"]["metadata"]["name"] == "kernel-cache-reporter-late"
+    assert b"PartialObjectMetadata" in lines[0] and encoded.encode() not in lines[0] and b'"data"' not in lines[0]
     # and the table says it too
     table = kcache(cluster, "doctor", "--only", "capture-identity", "--fail-on", "warning")
     assert table.returncode == 1 and name in table.stdout and SECRET_VALUE not in table.stdout
