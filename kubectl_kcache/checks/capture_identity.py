@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.capture_identity import Identities, Piece, for_capture
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, observed, read_ok
 from .model import Finding, NotApplicable, ObjectRef, Read

@@ -20,7 +20,6 @@ import difflib
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import (
     DEFAULT_GROUP_LABEL,
@@ -33,7 +32,8 @@ from ..kernelcache.config import (
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import label_index_of
 from ..kernelcache.security import config_error_notes, same_config_error
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
 from .model import Finding, ObjectRef, Read

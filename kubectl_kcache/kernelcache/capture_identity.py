@@ -25,13 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..objects import Capture, Meta, Pod, Role, RoleBinding, Secret, ServiceAccount
-from ..snapshot import ClusterSnapshot
 from . import constants as c
 from .config import AUTH_SA_TOKEN, KernelCacheConfig
 from .names import pusher_name, reporter_name
+
+if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
+    from ..snapshot.model import ClusterSnapshot
 
 CLUSTER_ROLE = "ClusterRole"
 _O = TypeVar("_O", ServiceAccount, Role, RoleBinding, Secret)

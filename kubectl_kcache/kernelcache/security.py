@@ -44,8 +44,6 @@ SIGNING: dict[str, tuple[str, str]] = {
     "SigningSucceeded": ("the artifact was signed", ""),
 }
 
-MODE_CHANGED = ("artifactSecurity.mode changed since the capture was signed: KServe signs the capture again under "
-                "the new mode")
 SIGNED_STATES = ("Skipped", "Succeeded")
 NO_PROFILE = ("SigningProfileNotFound", "spec.signing.profileRef.name is required for cert signing")
 # KServe's two stored wordings of one error (types/config.go @8b03659c and @d9804a31: which is newer cannot be
@@ -61,12 +59,6 @@ def verification_advice(reason: str) -> str:
 def signing_advice(reason: str) -> str:
     what, todo = SIGNING.get(reason, ("", ""))
     return f"{reason}: {what}" + (f"; {todo}" if todo else "") if what else ""
-
-
-def signing_mode_changed(signed_mode: str, configured_mode: str) -> bool:
-    """A capture signed (or skipped) under another mode than the configured one is signed again."""
-    norm = {"": "none", "disabled": "none"}
-    return bool(signed_mode) and norm.get(signed_mode, signed_mode) != norm.get(configured_mode, configured_mode)
 
 
 def recorded_mode(configured_mode: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.kernelcache import constants as c
 from kubectl_kcache.kernelcache.names import pusher_name, reporter_name
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 NS = "team"

@@ -8,7 +8,7 @@ import pytest
 
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.kernelcache import security as sec
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 NS = "team"
@@ -34,8 +34,9 @@ def test_unknown_reasons_get_no_made_up_advice():
 
 
 def test_signing_again_after_a_mode_change():
-    assert sec.signing_mode_changed("none", "cert") and not sec.signing_mode_changed("none", "disabled")
-    assert not sec.signing_mode_changed("", "cert")  # not signed yet
+    assert sec.next_signing("cert", "none", "Skipped", "p") == sec.Resigning("cert", "none")
+    assert sec.next_signing("disabled", "none", "Skipped", "") is None  # disabled is recorded as none
+    assert sec.next_signing("cert", None, None, "p") == sec.Resigning("cert", "")  # not signed yet: signed now
 
 
 def test_cache_status_gives_the_advice_of_the_verification_reason():
