@@ -174,6 +174,9 @@ def _owned(kind: str, ns: str, name: str, role: str, obj: ServiceAccount | Role 
                      detail=f"none of that name carries label {label}=true: KServe's controller has not made it, or "
                             f"one without the label blocks it (KServe's error then: reserved {kind} {ns}/{name} "
                             "already exists and is not managed by kernelcache)")
+    if obj.meta.labels.get(label) != "true":  # from files holding every object of the kind
+        return Piece(kind, ns, name, role, f"is not KServe's (no label {label}=true)",
+                     f"reserved {kind} {ns}/{name} already exists and is not managed by kernelcache", registry)
     if not _controlled_by(obj.meta, owner_kind, owner, owner_uid):
         return Piece(kind, ns, name, role, f"is not controlled by {owner_kind} {owner}",
                      f"reserved {kind} {ns}/{name} has a different owner", registry)

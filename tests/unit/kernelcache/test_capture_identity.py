@@ -201,3 +201,15 @@ def test_a_forbidden_secret_list_leaves_the_rest_checked():
     [f] = report.findings
     assert "the reporter and registry access Secrets are not checked" in result.reason
     assert [e.split(", ")[0] for e in f.evidence] == [f"Role {NS}/{name}"]
+
+
+def test_an_unlabelled_object_of_the_reporters_name_is_not_kserves():
+    """From files that hold every ServiceAccount, one of the reporter's name without KServe's label is seen."""
+    name = reporter_name(CAP)
+    bare = owned("ServiceAccount", name, "other")
+    _, [f] = identity(cluster(drop=(("ServiceAccount", name),), extra=(bare,)))
+    assert (f.severity, f.code) == ("error", "conflict")
+    assert f"ServiceAccount {NS}/{name}, the reporter's identity, is not KServe's (no label {c.REPORTER_LABEL}=true)" \
+        in f.message
+    assert f.evidence[0].endswith(f"reserved ServiceAccount {NS}/{name} already exists and is not managed by "
+                                  "kernelcache")
