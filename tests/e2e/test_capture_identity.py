@@ -107,3 +107,25 @@ def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
     # and the table says it too
     table = kcache(cluster, "doctor", "--only", "capture-identity", "--fail-on", "warning")
     assert table.returncode == 1 and name in table.stdout and SECRET_VALUE not in table.stdout
+
+
+def test_a_capture_signed_before_cert_mode_is_signed_again_and_fails(cluster, tmp_path):
+    """artifactSecurity.mode turned to cert: a Complete capture skipped under none is signed again on KServe's
+    next pass, and without spec.signing.profileRef (KServe sets it only on captures it creates in cert mode)
+    that fails with SigningProfileNotFound; live and from a dump alike."""
+    healthy_install(cluster)
+    cert = {"mode": "cert", "cert": {"signingProfileRef": "kernelcache-signer",
+                                     "trustBundle": "kserve/kernelcache-root-ca",
+                                     "subjectRegexp": "spiffe://kserve/kernelcache-signer"}}
+    cluster.apply(b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": cert}))
+    cluster.apply(b.capture(CAP, NS, isvc="qwen"))
+    gen = cluster.get("kernelcachecapture", CAP, NS)["metadata"]["generation"]
+    cluster.set_status("kernelcachecapture", CAP, b.capture_status(generation=gen, signing={
+        "mode": "none", "state": "Skipped", "signed": False, "reason": "SigningNotConfigured"}), NS)
+    code, doc = doctor(cluster, tmp_path, "--only", "capture")
+    assert code == 1
+    [f] = [x for x in findings(doc, "capture") if x["code"] == "signing-mode-changed"]
+    assert f["severity"] == "error"
+    assert f["message"].startswith(f"capture {NS}/{CAP} was signed under mode none (state Skipped), "
+                                   "artifactSecurity.mode is now cert: KServe signs it again under mode cert")
+    assert "SigningProfileNotFound: spec.signing.profileRef.name is required for cert signing" in f["message"]
