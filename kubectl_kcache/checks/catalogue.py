@@ -17,6 +17,7 @@ from .model import JOB_NAMESPACE, CheckRead, CheckSpec
 from .registry import all_checks
 
 VERBS = ("get", "list", "watch")
+METADATA_VERBS = ("list", "watch")  # a metadata-only resource: never `get` (the plugin gets none by name)
 ROLE_NAME = "kubectl-kcache-doctor"
 EXAMPLE_GROUP = "kubectl-kcache-doctors"  # the example binding's subject: edit it before applying
 RBAC_FILE = "deploy/doctor-rbac.yaml"
@@ -67,9 +68,16 @@ def _section(spec: CheckSpec) -> list[str]:
     return out
 
 
+def _metadata_only(resource: str) -> bool:
+    return any(k.resource.metadata_only for k in kinds.KINDS if k.plural == resource)
+
+
 def cluster_role() -> list[str]:
     """A read-only ClusterRole for every list of the read plan (the checks', status's, the explanations' and
-    reconcile's), grouped by API group, scopes as comments."""
+    reconcile's), grouped by API group, scopes as comments. A resource listed by metadata only (Secrets) gets
+    `list` and `watch` (the monitor keeps its lists current) in a rule of its own, never `get`: RBAC cannot
+    grant metadata without values, so nothing more is granted than the requests the plugin makes (which ask
+    for metadata only)."""
     by_group: dict[str, dict[str, set[str]]] = {}
     for spec in readplan.every_list():  # THE read plan: every list some command makes
         read = CheckRead(spec)
@@ -80,11 +88,16 @@ def cluster_role() -> list[str]:
            f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
     for group in sorted(by_group):
         resources = by_group[group]
-        out.append(f'  - apiGroups: ["{group}"]')
-        out.append("    resources:")
-        for res in sorted(resources):
-            out.append(f"      - {res}  # {'; '.join(sorted(resources[res]))}")
-        out.append(f"    verbs: [{', '.join(VERBS)}]")
+        for metadata_only in (False, True):
+            names = sorted(res for res in resources if _metadata_only(res) == metadata_only)
+            if not names:
+                continue
+            out.append(f'  - apiGroups: ["{group}"]')
+            out.append("    resources:")
+            for res in names:
+                note = "metadata only (PartialObjectMetadataList), never data; " if metadata_only else ""
+                out.append(f"      - {res}  # {note}{'; '.join(sorted(resources[res]))}")
+            out.append(f"    verbs: [{', '.join(METADATA_VERBS if metadata_only else VERBS)}]")
     return out
 
 

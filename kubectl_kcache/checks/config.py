@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import (
     DEFAULT_GROUP_LABEL,
@@ -30,6 +31,7 @@ from ..kernelcache.config import (
 )
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import label_index_of
+from ..kernelcache.security import config_error_notes, same_config_error
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
@@ -69,11 +71,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       code="configmap-missing")
         return
     if state.config is None:
+        showing = [kc for kc in snapshot.kernel_caches if (ready := o.find_condition(kc.conditions, "Ready"))
+                   and ready.reason == "ConfigError" and same_config_error(ready.message, state.error)]
+        shown = (f"; {len(showing)} of {len(snapshot.kernel_caches)} KernelCaches show it already"
+                 if showing else "")
         yield Finding(ID, "error", ref,
                       f"key {c.CONFIG_KEY} of ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} is invalid: "
                       f"{state.error}; KernelCaches go to Error/ConfigError, KServe's node reconciler and agents "
-                      "stop, and creating pods of kernel cache-enabled InferenceServices fails",
-                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}",), code="invalid")
+                      f"stop, and creating pods of kernel cache-enabled InferenceServices fails{shown}",
+                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}", *config_error_notes(state.error)),
+                      code="invalid")
         return
     cfg = state.config
     if not cfg.enabled:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import SECURITY_CERT
+from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
@@ -75,4 +76,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       group=kc.node_group or None,
                       hint=command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
                                    "jsonpath={.status.verification}"),
-                      evidence=(f"status.verification: {got}",), code="blocks-admission")
+                      evidence=(f"status.verification: {got}",
+                                *((verification_advice(v.reason),) if v is not None and verification_advice(v.reason)
+                                  else ())), code="blocks-admission")

@@ -129,11 +129,12 @@ class Client:
         raw: bool = False,
         verb: str = "",
         resource: str = "",
+        accept: str = "",
     ) -> Any:
         """One HTTP request: the decoded JSON answer, its bytes (`raw`), or the open response (`stream`).
         Non-2xx answers raise the error class of their status; transport failures `Unreachable` in words.
         `timeout` (default: --request-timeout) is the whole budget of the request."""
-        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        headers = {"Accept": accept or "application/json", "User-Agent": self._user_agent}
         if content_type:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]

@@ -198,6 +198,7 @@ class OwnerRef(_Obj, frozen=True):
     kind: Str = ""
     name: Str = ""
     controller: Bool = False
+    uid: Str = ""
 
 
 class Meta(_Obj, frozen=True):
@@ -762,10 +763,15 @@ class _SourceRef(_Obj, frozen=True):
     name: Str = ""
 
 
+class _CaptureSigning(_Obj, frozen=True):
+    profile_ref: _SourceRef | None = None  # {name}
+
+
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
     cache_paths: Items[CachePath] = ()
     target_image: Str = ""
+    signing: _CaptureSigning | None = None
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -832,6 +838,12 @@ class Capture(_Object, frozen=True, dict=True):
     @property
     def signing(self) -> Signing | None:
         return (self.status or _CAPTURE_STATUS).signing
+
+    @property
+    def signing_profile(self) -> str:
+        """spec.signing.profileRef.name ("" when not set)."""
+        spec = (self.spec or _CAPTURE_SPEC).signing
+        return spec.profile_ref.name if spec is not None and spec.profile_ref is not None else ""
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
@@ -1567,6 +1579,20 @@ class RoleBinding(_Object, frozen=True, dict=True):
         return tuple((s.kind, s.namespace, s.name) for s in self.subject_list)
 
 
+class Role(_Object, frozen=True, dict=True):
+    """A Role: only its metadata is read (KServe's controller rewrites the rules of the Roles it manages)."""
+
+
+class Secret(_Object, frozen=True, dict=True):
+    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data). Its
+    annotations are dropped too: `kubectl apply` keeps the whole object, values included, in one of them."""
+
+    def __post_init__(self) -> None:
+        _Object.__post_init__(self)
+        if self.metadata.annotations:
+            force_setattr(self, "metadata", msgspec.structs.replace(self.metadata, annotations={}))
+
+
 class _Phase(_Obj, frozen=True):
     phase: Str = ""
 
@@ -1628,5 +1654,5 @@ class Crd(_Object, frozen=True, dict=True):
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
     Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
-    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Role, Secret, Namespace, Crd,
 )

@@ -131,6 +131,8 @@ KINDS: tuple[Kind, ...] = (
     Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices"),
     Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts"),
     Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings"),
+    Kind(r.ROLES, o.Role, "roles"),
+    Kind(r.SECRETS, o.Secret, "secrets"),
     Kind(r.NAMESPACES, o.Namespace, "namespaces"),
     Kind(r.CRDS, o.Crd, "crds"),
 )

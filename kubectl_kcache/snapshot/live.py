@@ -82,6 +82,8 @@ class Scope:
             captures=tuple(x for x in snapshot.captures if mine(x)),
             events=tuple(x for x in snapshot.events if mine(x)),
             role_bindings=tuple(x for x in snapshot.role_bindings if mine(x)),
+            roles=tuple(x for x in snapshot.roles if mine(x)),
+            secrets=tuple(x for x in snapshot.secrets if mine(x)),
             pods=tuple(p for p in snapshot.pods if mine(p) or c.LABEL_ISVC not in p.meta.labels),
         )
 

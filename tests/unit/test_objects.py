@@ -661,7 +661,7 @@ def test_deleting_and_owners():
     obj["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "controller": True, "uid": "u"}]
     meta = o.Pod.from_dict(obj).meta
     assert meta.deleting
-    assert meta.owners == (o.OwnerRef("ReplicaSet", "rs", True),)
+    assert meta.owners == (o.OwnerRef("ReplicaSet", "rs", True, "u"),)
 
 
 # ---- ObjectError names the field ---------------------------------------------------------------------
