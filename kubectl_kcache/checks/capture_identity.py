@@ -28,7 +28,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, observed, read_ok
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture-identity"
@@ -44,12 +44,12 @@ SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
            "conflict": ("error", "an identity object of a capture is not KServe's (another owner or roleRef, no "
                                  "managed label): KServe's controller fails on it"),
        }, reads=(
-           Read(readplan.CAPTURES), Read(readplan.ISVC_PODS), Read(readplan.CONFIGMAP),
-           Read(readplan.TOKEN_REQUESTER_BINDINGS), Read(readplan.REPORTER_SERVICE_ACCOUNTS),
-           Read(readplan.REPORTER_ROLES), Read(readplan.REPORTER_ROLE_BINDINGS),
-           Read(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
-           Read(readplan.PUSHER_SERVICE_ACCOUNTS), Read(readplan.PUSHER_ROLE_BINDINGS),
-           Read(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
+           CheckRead(readplan.CAPTURES), CheckRead(readplan.ISVC_PODS), CheckRead(readplan.CONFIGMAP),
+           CheckRead(readplan.TOKEN_REQUESTER_BINDINGS), CheckRead(readplan.REPORTER_SERVICE_ACCOUNTS),
+           CheckRead(readplan.REPORTER_ROLES), CheckRead(readplan.REPORTER_ROLE_BINDINGS),
+           CheckRead(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
+           CheckRead(readplan.PUSHER_SERVICE_ACCOUNTS), CheckRead(readplan.PUSHER_ROLE_BINDINGS),
+           CheckRead(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = facts(snapshot).config
