@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "group-overlap"
@@ -28,8 +28,8 @@ ID = "group-overlap"
     "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
     "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
 }, reads=(
-    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-    Read(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+    CheckRead(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:

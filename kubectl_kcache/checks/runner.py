@@ -20,13 +20,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Sequence
 
-from .. import readplan
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import ABSENT, ClusterSnapshot, Unread, unusable
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import ABSENT, Unread, unusable
 from . import suppress
 from .common import facts, forget, resolved
-from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
+from .model import CheckRead, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Skip
 from .registry import all_checks
 
 FIRST = "control-plane"
@@ -65,7 +66,7 @@ def _code_filter(only: Sequence[str], skip: Sequence[str]) -> Callable[[Finding]
     return keep
 
 
-def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
+def read_problems(read: CheckRead, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
     """Why `read` is not usable ('forbidden: list pods in kserve'), and the lists that leave the answer
     incomplete (forbidden, failed, not in the input, not read; none when the resource is not served, a
     fact); None when it was made."""
@@ -98,12 +99,11 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
             return CheckResult(spec.id, "skipped", text, missing), []
     notes = []
     unread: list[Unread] = []
-    if spec.needs_feature:
-        if feature.assumption():
-            notes.append(feature.assumption())
-            config_read = unusable(snapshot, readplan.CONFIGMAP)
-            if config_read is not None and config_read.read.status != ABSENT:
-                unread.append(config_read)
+    if spec.needs_feature and feature.assumption():
+        notes.append(feature.assumption())
+        config_read = unusable(snapshot, readplan.CONFIGMAP)
+        if config_read is not None and config_read.read.status != ABSENT:
+            unread.append(config_read)
     for read in spec.reads:
         if read.optional:
             problem = read_problems(read, snapshot)

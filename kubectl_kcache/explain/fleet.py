@@ -20,21 +20,22 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from .. import readplan as plan
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_selector_matches, parse_label_selector
-from ..kinds import ListSpec
 from ..objects import KernelCache, LabelSelector, Pod
-from ..snapshot import ClusterSnapshot, covering, require
+from ..snapshot import plan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require
 from ..text import command
 from .why_not_cached import (
     Placement,
@@ -239,10 +240,10 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     for members in by_template.values():  # one decision at a time: its candidates are dropped after its pods
         first = pods[members[0]]
         adm = a.decide(admission_inputs(snapshot, first.namespace, first, config, entries,
-                                        caches.get(first.namespace, {})))
+                                        caches.get(first.namespace, {}), miss_details=False))
         furthest = (furthest_candidate(adm),)
         for i in members:
-            why = explained(snapshot, pods[i], adm, config, furthest=furthest)
+            why = explained(snapshot, pods[i], adm, config, furthest=furthest, counting=True)
             results[i] = PodResult.of(why, *_owner(pods[i]))
     done = [r for r in results if r is not None]
     rows = _rows(done)
@@ -326,8 +327,3 @@ def _rows(results: Sequence[PodResult]) -> list[Row]:
         if len(revisions) > 1 and len({_signature(v) for v in revisions.values()}) > 1:
             rows += [_row(ns, isvc, rev, revisions[rev]) for rev in sorted(revisions)]
     return rows
-
-
-def counts_by_isvc(fleet: FleetHitRate) -> Mapping[tuple[str, str], Row]:
-    """The InferenceService rows (revision rows left out), by (namespace, name)."""
-    return {(r.namespace, r.isvc): r for r in fleet.rows if not r.revision}

@@ -66,7 +66,6 @@ LABEL_JOB_NODE = "serving.kserve.io/kernel-cache-node"
 ANNOTATION_JOB_CACHE_NAME = "internal.serving.kserve.io/kernel-cache-name"
 ANNOTATION_JOB_CACHE_NAMESPACE = "internal.serving.kserve.io/kernel-cache-namespace"
 ANNOTATION_JOB_NODE = "internal.serving.kserve.io/kernel-cache-node"
-PREFETCH_CONTAINER = "kernel-cache-prefetch"
 
 # Node-group selection: event reasons, action and messages (capture_cache_reconciler.go)
 REASON_INVALID_REQUESTED = "InvalidRequestedNodeGroup"
@@ -100,7 +99,6 @@ SIGNING_SUCCEEDED = "Succeeded"
 SIGNING_FAILED = "Failed"
 
 # KernelCache and cache entry states
-CACHE_READY = "Ready"
 CACHE_ERROR = "Error"
 ENTRY_READY = "Ready"
 ENTRY_ERROR = "Error"
@@ -138,7 +136,6 @@ SECURITY_MODES_ALLOWING_ANY = ("", "none")
 VERIFICATION_SUCCEEDED = "Succeeded"
 # Node agent (pkg/controller/v1alpha1/kernelcachenode): image validation against Node.status.images
 MSG_ARTIFACT_NOT_ON_NODE = "OCI artifact is not present in Node.status.images"
-MSG_ARTIFACT_ON_NODE = "OCI artifact is present on the node"
 NODE_STATUS_MAX_IMAGES = 50  # the kubelet's default nodeStatusMaxImages
 
 # The capture sidecar the pod webhook injects after the cache (pkg/webhook/admission/kernelcache/sidecar.go,
@@ -159,3 +156,13 @@ CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
 CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
 CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"
 TOKEN_REQUESTER = "kserve-kernelcache-token-requester"  # RoleBinding and ClusterRole in each workload namespace
+
+# The capture's identities in its namespace (capture_controller.go, registry_reconciler.go, pkg/kernelcache/
+# reporter and registryauth): the reporter's (every auth type), the pusher's and the registry access Secret's
+# (serviceAccountToken)
+TOKEN_REQUESTER_LABEL = "internal.serving.kserve.io/kernelcache-token-requester"
+REPORTER_LABEL = "internal.serving.kserve.io/kernelcache-reporter"
+REGISTRY_LABEL = "internal.serving.kserve.io/kernelcache-registry"
+PUSHER_PREFIX = "kernel-cache-pusher-"
+ANNOTATION_ACCESS_SECRET = "internal.serving.kserve.io/kernelcache-access-secret"
+ACCESS_SECRET_PREFIX = "mcv-registry-"

@@ -41,8 +41,8 @@ class _Entry(msgspec.Struct, frozen=True):
 
 class _Meta(msgspec.Struct, frozen=True):
     name: str = ""
-    resourceVersion: str = ""  # noqa: N815 - the API's name
-    managedFields: tuple[_Entry, ...] = ()  # noqa: N815 - the API's name
+    resourceVersion: str = ""
+    managedFields: tuple[_Entry, ...] = ()
 
 
 class _Object(msgspec.Struct, frozen=True):
@@ -172,7 +172,7 @@ def _rv_of(event: _Event) -> str:
 
 
 class _ListMeta(msgspec.Struct, frozen=True):
-    resourceVersion: str = ""  # noqa: N815 - the API's name
+    resourceVersion: str = ""
     continue_: str = msgspec.field(default="", name="continue")
 
 

@@ -1,4 +1,4 @@
-"""ONE informer, for `status -w` (watch.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
+"""ONE informer, for `status -w` (snapshot/follow.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
 
 An `Informer` keeps a store of one list current, over a `ListerWatcher` (the real one is
 `ClientListerWatcher`; tests use a small fake): it lists, then watches from that list's resourceVersion
@@ -27,15 +27,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 
-from . import decode as d
+from ..errors import ApiError, Forbidden, Gone, IncompleteError, InputError
+from ..kube.resources import Page
+from ..objects import decode as d
 from . import kinds
-from .errors import ApiError, Forbidden, Gone, IncompleteError, InputError
 from .kinds import ListSpec
-from .kube.resources import Page
 
 WATCH_TIMEOUT = 240  # seconds the server keeps one watch open before we resume it
 FORBIDDEN_RETRY = 2.0  # seconds at most between two attempts of a refused read
@@ -73,9 +73,10 @@ class ClientListerWatcher:
     def watch(self, resource_version: str, decode: Callable[[bytes], Any],
               opened: Callable[[], None]) -> Iterable[Any]:
         s = self.spec
-        return self.client.watch(s.resource, resource_version, s.namespace, timeout_seconds=WATCH_TIMEOUT,
-                                 label_selector=s.label_selector, field_selector=s.field_selector, decode=decode,
-                                 opened=opened)
+        events = self.client.watch(s.resource, resource_version, s.namespace, timeout_seconds=WATCH_TIMEOUT,
+                                   label_selector=s.label_selector, field_selector=s.field_selector, decode=decode,
+                                   opened=opened)
+        return cast(Iterable[Any], events)
 
 
 class _EventHead(msgspec.Struct, frozen=True):
@@ -97,7 +98,7 @@ def _key_of(head: d.Head | None) -> tuple[Key, str]:
 
 
 def _backoff() -> Iterator[float]:
-    from .kube.client import backoff_delays
+    from ..kube.client import backoff_delays
 
     return backoff_delays()
 

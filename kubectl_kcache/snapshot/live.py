@@ -1,11 +1,11 @@
-"""Build a ClusterSnapshot from the live API by making the read plan's lists (`readplan.py`): each kind
+"""Build a ClusterSnapshot from the live API by making the read plan's lists (`snapshot/plan.py`): each kind
 listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
 where the agent and preparation Jobs run.
 
-Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
-as absent; the commands decide what that means for them (`snapshot.require`).
+Every list is recorded with its spec (`reads.Read`): a 403 as forbidden, a 404 (resource not served)
+as absent; the commands decide what that means for them (`reads.require`).
 
-Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
+Each page's bytes are decoded straight into the kind's Struct (`snapshot/kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets
 each item's JSON (managedFields dropped, kind and apiVersion filled in) as its page arrives, and the
 collector keeps only the few objects its own decisions need.
@@ -19,18 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import kinds
-from . import readplan as plan
-from . import snapshot as snap
-from .errors import Forbidden, NotFound
-from .kernelcache import constants as c
-from .kernelcache.config import read_config
+from ..errors import Forbidden, NotFound
+from ..kernelcache import constants as c
+from ..kernelcache.config import read_config
+from ..kube import resources as r
+from ..kube.client import Client
+from ..kube.listing import ListResult, raw_item
+from ..kube.resources import Page
+from ..objects import decode as d
+from . import kinds, plan, reads
+from . import model as snap
 from .kinds import ListSpec
-from .kube import resources as r
-from .kube.client import Client
-from .kube.listing import Listed as Listing
-from .kube.listing import raw_item
-from .kube.resources import Page
+from .reads import ListMade
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
@@ -82,17 +82,10 @@ class Scope:
             captures=tuple(x for x in snapshot.captures if mine(x)),
             events=tuple(x for x in snapshot.events if mine(x)),
             role_bindings=tuple(x for x in snapshot.role_bindings if mine(x)),
+            roles=tuple(x for x in snapshot.roles if mine(x)),
+            secrets=tuple(x for x in snapshot.secrets if mine(x)),
             pods=tuple(p for p in snapshot.pods if mine(p) or c.LABEL_ISVC not in p.meta.labels),
         )
-
-
-@dataclass(frozen=True)
-class ListMade:
-    """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
-
-    spec: ListSpec
-    resource_version: str
-    keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
 
 
 class Collector:
@@ -101,7 +94,7 @@ class Collector:
     def __init__(self, client: Client, progress: Callable[[str], None] | None = None, sink: Sink | None = None):
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
-        self.reads: list[snap.Read] = []
+        self.reads: list[reads.Read] = []
         self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
@@ -116,8 +109,8 @@ class Collector:
         def decode(data: bytes) -> Page[Any]:
             """Each item to the sink as it is; nothing kept but a count (and the ConfigMap). A dump is for
             bug reports: an object the commands could not decode is written all the same."""
-            page = kinds.d.page_decoder(kinds.d.msgspec.Raw).decode(data)
-            meta = page.metadata or kinds.d.ListMeta()
+            page = d.page_decoder(d.msgspec.Raw).decode(data)
+            meta = page.metadata or d.ListMeta()
             items: list[Any] = []
             for index, item in enumerate(page.items or ()):
                 sink(raw_item(item, kind.resource), kind)
@@ -126,15 +119,15 @@ class Collector:
                     continue
                 try:
                     items.append(kind.decode_json(item))
-                except kinds.d.msgspec.ValidationError as exc:
-                    what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
-                    raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
+                except d.msgspec.ValidationError as exc:
+                    what = d.decode_json(item, d.Head).describe(kind.kind)
+                    raise d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
                                                base=f"$.items[{index}]") from None
             return Page(items, meta.resource_version or "", meta.continue_ or "")
 
         return decode
 
-    def _list(self, spec: ListSpec) -> Listing | Forbidden | NotFound:
+    def _list(self, spec: ListSpec) -> ListResult | Forbidden | NotFound:
         kind = kinds.for_resource(spec.resource)
         try:
             return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
@@ -142,14 +135,14 @@ class Collector:
         except (Forbidden, NotFound) as exc:
             return exc
 
-    def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
+    def _record(self, spec: ListSpec, listing: ListResult | Forbidden | NotFound, keep: bool) -> list[Any]:
         res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
-            status = snap.FORBIDDEN if isinstance(listing, Forbidden) else snap.ABSENT
-            self.reads.append(snap.Read.of(spec, status, message=str(listing)))
+            status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
+            self.reads.append(reads.Read.of(spec, status, message=str(listing)))
             return []
         got = listing.items
-        self.reads.append(snap.Read.of(spec, snap.OK, len(got)))
+        self.reads.append(reads.Read.of(spec, reads.OK, len(got)))
         if keep:
             field = kinds.for_resource(res).field
             keys = set()
@@ -192,7 +185,7 @@ def collect(
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
-    receives each list made, with its resourceVersion (where `watch.py` starts watching)."""
+    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching)."""
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
@@ -255,6 +248,16 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
                              server=client.server, taken_at=taken_at())
     return col.snapshot(meta)
+
+
+def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
+    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
+    is forbidden or not served is recorded as such, and the planner refuses to plan from it."""
+    col = Collector(client)
+    for spec in plan.RECONCILE:
+        col.read(spec)
+    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                                          server=client.server, taken_at=taken_at()))
 
 
 FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; more: one list of all nodes

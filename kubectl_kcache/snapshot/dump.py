@@ -2,7 +2,7 @@
 
     {"kind": "KcacheSnapshot", "version": 1, "items": [...], "meta": {...}}
 
-One item per line, so that `--from-file` can read the file line by line (files.py). Each item is written
+One item per line, so that `--from-file` can read the file line by line (snapshot/files/). Each item is written
 as the API returned it (managedFields and Secret data dropped, kind and apiVersion
 filled in: `kube.listing.raw_item`), copied as bytes in JSON; `meta` (the record of the reads, known only
 at the end) comes after the items. JSON is ~10x faster to write and to load than YAML; YAML is written
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from typing import IO, Any
 
-from . import __version__
-from . import snapshot as snap
-from .files import DUMP_HEAD, DUMP_META, YAML_HEAD
+from .. import __version__
+from . import model as snap
+from .files.layout import DUMP_HEAD, DUMP_META, YAML_HEAD
 
 LARGE = 2000  # objects; past this, `dump -o yaml` suggests JSON
 
@@ -52,11 +52,9 @@ class DumpWriter:
         self.count += 1
 
     def _dump_yaml(self, value: Any) -> bytes:
-        import yaml
+        from ..documents import yaml_text
 
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        text = yaml.dump(value, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
-        return text.encode("utf-8")
+        return yaml_text(value).encode("utf-8")
 
     def finish(self, meta: dict[str, Any]) -> None:
         self._start()
@@ -94,4 +92,4 @@ def open_output(path: str | None) -> tuple[IO[bytes], str | None]:
     if not path:
         return sys.stdout.buffer, None
     tmp = f"{path}.kcache-tmp-{os.getpid()}"
-    return open(tmp, "wb"), tmp  # noqa: SIM115 - closed by close_output
+    return open(tmp, "wb"), tmp

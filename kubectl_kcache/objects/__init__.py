@@ -3,14 +3,14 @@
 A Struct mirrors the API's JSON for the fields the commands use; every other field is skipped by the
 decoder and never built (a 30 KB GPU node keeps ~1 KB). The same types decode live list pages, watch
 events, JSON files (bytes straight into Structs) and YAML files (`msgspec.convert` of libyaml's output):
-see `decode.py` for the functions and `kinds.py` for which type each kind has.
+see `objects/decode.py` for the functions and `snapshot/kinds.py` for which type each kind has.
 
 Kubernetes' quirks kept here:
 - null means absent: a field that is null takes its default (`_Obj.__post_init__`), as Go's decoder does;
 - int-or-string: integers given as strings ("60") are accepted (lax decoding), label and other string-map
   values given as numbers (YAML's `gpu.count: 8`) become their string;
 - booleans given as "true"/"false" are accepted.
-A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `decode.py`
+A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `objects/decode.py`
 turns into an `ObjectError` naming the file, the object and the path.
 
 The attribute API (`node.name`, `node.labels`, `node.taints`, `node.ready`, `group.node_selector`,
@@ -33,8 +33,8 @@ import msgspec
 from msgspec import field
 from msgspec.structs import force_setattr
 
-from . import apivalidation as av
-from .errors import InputError
+from .. import apivalidation as av
+from ..errors import InputError
 
 _T = TypeVar("_T")
 
@@ -74,15 +74,20 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     parts = text.split(" - at `")
     message = parts[0]
     path = ""
+    key = False  # msgspec's "at `key` in `$.m`": a key of the map at $.m, not one of its values
     for part in reversed(parts[1:]):
-        path += part.rstrip("`").removeprefix("$")
+        part = part.rstrip("`")
+        if part.startswith("key` in `"):
+            key, part = True, part.removeprefix("key` in `")
+        path += part.removeprefix("$")
     m = _EXPECTED.match(message)
     if m:
         wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
         if set(wanted) == {"int", "float", "str"}:  # a string map's values (numbers are taken as strings)
             wanted = ["str"]
         words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
-        message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
+        got = _TYPES.get(m.group(2), m.group(2))
+        message = f"a key is {got}, expected {words}" if key else f"expected {words}, got {got}"
     elif message.startswith("Object missing required field `"):
         path += "." + message.split("`")[1]
         message = "required field missing"
@@ -104,7 +109,7 @@ def _filler(cls: type) -> Callable[[Any], None]:
     else:
         namespace: dict[str, Any] = {"fill": partial(_fill, fields)}
         test = " or ".join(f"self.{name} is None" for name, _, _ in fields)
-        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)  # noqa: S102 - names are fields
+        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)
         fn = namespace["check"]
     _FILL_NULLS[cls] = fn
     return fn
@@ -193,6 +198,7 @@ class OwnerRef(_Obj, frozen=True):
     kind: Str = ""
     name: Str = ""
     controller: Bool = False
+    uid: Str = ""
 
 
 class Meta(_Obj, frozen=True):
@@ -332,7 +338,7 @@ class Toleration(_Obj, frozen=True):
         return out
 
 
-class ObjectRef(_Obj, frozen=True):
+class NamespacedName(_Obj, frozen=True):
     namespace: Str = ""
     name: Str = ""
 
@@ -566,7 +572,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
     """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
     key: str
-    ref: ObjectRef
+    ref: NamespacedName
     image_reference: str = ""
     state: str = ""
     message: str = ""
@@ -575,7 +581,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
 
 
 class CacheStatus(_Obj, frozen=True):
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     image_reference: Str = ""
     state: Str = ""
     message: Str = ""
@@ -612,7 +618,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
             ref = e.kernel_cache_ref
             if ref is None:
                 ns, _, name = key.partition("/")
-                ref = ObjectRef(ns, name)
+                ref = NamespacedName(ns, name)
             out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
                                   message=e.message, last_update=time_text(e.last_update),
                                   footprints=e.footprints or _NO_FOOTPRINTS))
@@ -757,10 +763,15 @@ class _SourceRef(_Obj, frozen=True):
     name: Str = ""
 
 
+class _CaptureSigning(_Obj, frozen=True):
+    profile_ref: _SourceRef | None = None  # {name}
+
+
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
     cache_paths: Items[CachePath] = ()
     target_image: Str = ""
+    signing: _CaptureSigning | None = None
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -768,7 +779,7 @@ class CaptureStatus(_Obj, frozen=True):
     active_session: ActiveSession | None = None
     runtime_result: StrMap = {}
     artifact: RawArtifact = None
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     signing: Signing | None = None
     conditions: Items[Condition] = ()
 
@@ -821,12 +832,18 @@ class Capture(_Object, frozen=True, dict=True):
         return (self.status or _CAPTURE_STATUS).artifact
 
     @property
-    def kernel_cache_ref(self) -> ObjectRef | None:
+    def kernel_cache_ref(self) -> NamespacedName | None:
         return (self.status or _CAPTURE_STATUS).kernel_cache_ref
 
     @property
     def signing(self) -> Signing | None:
         return (self.status or _CAPTURE_STATUS).signing
+
+    @property
+    def signing_profile(self) -> str:
+        """spec.signing.profileRef.name ("" when not set)."""
+        spec = (self.spec or _CAPTURE_SPEC).signing
+        return spec.profile_ref.name if spec is not None and spec.profile_ref is not None else ""
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
@@ -1066,8 +1083,8 @@ class _PreferredNodeAffinity(msgspec.Struct, frozen=True):
 
 
 class _NodeAffinity(msgspec.Struct, frozen=True):
-    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None  # noqa: N815
-    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None  # noqa: N815
+    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None
+    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None
 
 
 class _AffinityShape(msgspec.Struct, frozen=True, rename="camel"):
@@ -1562,6 +1579,20 @@ class RoleBinding(_Object, frozen=True, dict=True):
         return tuple((s.kind, s.namespace, s.name) for s in self.subject_list)
 
 
+class Role(_Object, frozen=True, dict=True):
+    """A Role: only its metadata is read (KServe's controller rewrites the rules of the Roles it manages)."""
+
+
+class Secret(_Object, frozen=True, dict=True):
+    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data). Its
+    annotations are dropped too: `kubectl apply` keeps the whole object, values included, in one of them."""
+
+    def __post_init__(self) -> None:
+        _Object.__post_init__(self)
+        if self.metadata.annotations:
+            force_setattr(self, "metadata", msgspec.structs.replace(self.metadata, annotations={}))
+
+
 class _Phase(_Obj, frozen=True):
     phase: Str = ""
 
@@ -1623,5 +1654,5 @@ class Crd(_Object, frozen=True, dict=True):
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
     Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
-    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Role, Secret, Namespace, Crd,
 )

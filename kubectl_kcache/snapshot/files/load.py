@@ -17,32 +17,22 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from . import apivalidation, kinds
-from . import decode as d
-from .errors import InputError
-from .text import json_type
+from ... import apivalidation
+from ...errors import InputError
+from ...objects import decode as d
+from ...text import json_type
+from .. import kinds
+from .layout import DUMP_HEAD, DUMP_META, SNAPSHOT_KIND, SNAPSHOT_VERSION, YAML_HEAD, MetaDoc
+from .paths import find_files, read_bytes, shown_path, stat_error
 
-FILE_SUFFIXES = (".yaml", ".yml", ".json")
-SNAPSHOT_KIND = "KcacheSnapshot"
-SNAPSHOT_VERSION = 1
 MAX_NESTING = 500
-# A pipe, a device or standard input is read up to this much (a regular file's size is known): `/dev/zero`
-# or an endless producer must end in an error, not in running out of memory.
-MAX_STREAM_BYTES = 2 << 30
-CHUNK = 1 << 20
-MACOS_FOLDER = "__MACOSX"
 ALIAS_EXPANSION_FLOOR = 100_000  # values; past max(this, a third of the text's length) aliases are refused
-# how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
-DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
-DUMP_META = b'], "meta": '
-YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
 
 
 def _truncated(name: str, objects: int) -> InputError:
@@ -52,34 +42,6 @@ def _truncated(name: str, objects: int) -> InputError:
     return InputError(f"{name}: the dump is truncated: it ends after {objects} object{'s' if objects != 1 else ''}, "
                       "before the record of its reads (it was cut short while written or copied); take the dump "
                       "again")
-
-
-class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
-    """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
-
-    resource: str = ""
-    namespace: str | None = None
-    status: str = "ok"
-    count: int = 0
-    verb: str = "list"
-    message: str = ""
-    label_selector: str = ""
-    field_selector: str = ""
-
-
-class ScopeDoc(msgspec.Struct, frozen=True):
-    namespace: str | None = None
-
-
-class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
-    """A dump's meta (unknown fields ignored; scope and tool are informative)."""
-
-    cluster: Any = ""
-    server: Any = ""
-    taken_at: Any = ""
-    server_version: Any = ""
-    reads: list[ReadDoc] | None = None
-    scope: ScopeDoc | None = None
 
 
 @dataclass
@@ -138,140 +100,6 @@ def _namespace_of(raw: Any) -> Any:
         return None  # decoded (and refused) in full
     return head.metadata.namespace if head.metadata is not None else None
 
-
-# ---- finding the files ----------------------------------------------------------------------------
-
-
-def _stat_error(path: str, exc: OSError) -> InputError:
-    if exc.errno == errno.ELOOP:
-        return InputError(f"{path}: a symbolic link loop (the link points back to itself)")
-    if exc.errno == errno.ENOENT:
-        if os.path.islink(path):
-            return InputError(f"{path}: a broken symbolic link (its target does not exist)")
-        return InputError(f"{path}: no such file or folder")
-    return InputError(f"{path}: cannot read: {exc.strerror}")
-
-
-def _macos_debris(root: str, name: str) -> bool:
-    """The AppleDouble files (`._x.yaml`) and `__MACOSX/` folder that macOS adds when it zips or unzips: its
-    metadata, not Kubernetes objects."""
-    return name.startswith("._") or MACOS_FOLDER in root.split(os.sep)
-
-
-def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
-    debris: list[str] = []
-    for path in paths:
-        if path == "-":
-            yield path
-            continue
-        if not path:
-            raise InputError("--from-file: an empty path (give a file, a folder, or - for standard input)")
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            raise _stat_error(path, exc) from None
-        if not stat.S_ISDIR(st.st_mode):
-            yield path  # a file named on the command line may be a pipe (`<(kubectl get ...)`)
-            continue
-        for root, dirs, names in os.walk(path, onerror=None):
-            dirs.sort()
-            for n in sorted(names):
-                if not n.endswith(FILE_SUFFIXES):
-                    continue
-                full = os.path.join(root, n)
-                if _macos_debris(root, n):
-                    debris.append(full)
-                    continue
-                try:
-                    st = os.stat(full)
-                except OSError as exc:
-                    warnings.append(f"skipped {_stat_error(full, exc)}")
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    warnings.append(f"skipped {full}: not a regular file ({_file_type(st.st_mode)})")
-                    continue
-                yield full
-    if debris:
-        shown = ", ".join(debris[:3]) + (f" and {len(debris) - 3} more" if len(debris) > 3 else "")
-        warnings.append(f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
-                        f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}")
-
-
-def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device")):
-        if test(mode):
-            return name
-    return "not a file"
-
-
-# ---- bytes and text -------------------------------------------------------------------------------
-
-_BOMS = (
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe", "utf-16-le"),
-    (b"\xfe\xff", "utf-16-be"),
-)
-
-
-def read_bytes(path: str) -> bytes:
-    """The file's content as UTF-8 (a BOM decides the encoding; none: UTF-8)."""
-    try:
-        if path == "-":
-            if sys.stdin is None or sys.stdin.closed:
-                raise InputError("--from-file -: standard input is closed")
-            stream = getattr(sys.stdin, "buffer", None)
-            data = _read_bounded(path, stream) if stream is not None else sys.stdin.read().encode("utf-8")
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else _read_bounded(path, fh)
-    except InputError:
-        raise
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder") from None
-    except OSError as exc:
-        if path == "-":
-            raise InputError(f"--from-file -: cannot read standard input: {exc.strerror or exc}") from None
-        raise _stat_error(path, exc) if exc.errno in (errno.ELOOP, errno.ENOENT) else InputError(
-            f"{path}: cannot read: {exc.strerror}") from None
-    except ValueError:  # a closed stdin
-        raise InputError("--from-file -: standard input is closed") from None
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            if encoding == "utf-8":
-                return data[len(bom):]
-            try:
-                return data[len(bom):].decode(encoding).encode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(f"{_name(path)}: not valid {encoding.upper()} text") from None
-    return data
-
-
-def _name(path: str) -> str:
-    return "standard input" if path == "-" else path
-
-
-def _read_bounded(path: str, stream: Any) -> bytes:
-    """A stream that may never end (a device, a pipe) read in chunks: binary data (a NUL byte outside UTF-16
-    or UTF-32 text) is refused at its first chunk, anything past MAX_STREAM_BYTES as too large."""
-    chunks: list[bytes] = []
-    size = 0
-    wide = False
-    while True:
-        chunk = stream.read(CHUNK)
-        if not chunk:
-            return b"".join(chunks)
-        if not chunks:
-            wide = chunk.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
-        if not wide and b"\0" in chunk:
-            raise InputError(f"{_name(path)}: not text (it holds NUL bytes): give a YAML or JSON file")
-        size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            raise InputError(f"{_name(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
-                             "it to a file first")
-        chunks.append(chunk)
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
@@ -366,21 +194,21 @@ class _Loader:
             except msgspec.DecodeError as exc:
                 values = _json_values(data) if "trailing characters" in str(exc) else None
                 if isinstance(values, str):
-                    raise InputError(f"{_name(path)}: not valid JSON: {values}") from None
+                    raise InputError(f"{shown_path(path)}: not valid JSON: {values}") from None
                 if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
                     self._json_stream(path, data, values)
                     return
                 if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
-                    raise InputError(f"{_name(path)}: not valid JSON: {_json_problem(exc, data)}") from None
+                    raise InputError(f"{shown_path(path)}: not valid JSON: {_json_problem(exc, data)}") from None
                 json_error = _json_problem(exc, data)
             except RecursionError:
-                raise InputError(f"{_name(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
+                raise InputError(f"{shown_path(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
             self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
             return
         self._yaml(path, data, "")
 
     def _stream_dump(self, path: str) -> bool:
-        """A dump as `kubectl kcache dump -o json` writes it (dumpfile.py: one item per line, meta last) is
+        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
         read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
         is laid out any other way: the caller reads it whole."""
         try:
@@ -392,10 +220,10 @@ class _Loader:
         with fh:
             if fh.readline() != DUMP_HEAD + b"\n":
                 return False
-            name = _name(path)
+            name = shown_path(path)
             start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
-            index = 0
-            for line in fh:
+            objects = 0
+            for index, line in enumerate(fh):
                 if line.startswith(DUMP_META):
                     meta = line[len(DUMP_META):].rstrip()
                     rest = fh.read().strip()
@@ -418,9 +246,9 @@ class _Loader:
                     if not line.endswith(b"\n") and not fh.read(1):
                         raise _truncated(name, index) from None  # the last line, cut in its middle
                     break  # read whole: the error is then reported with its line and column
-                index += 1
+                objects = index + 1
             else:
-                raise _truncated(name, index)  # every line an object, and the end before the meta
+                raise _truncated(name, objects)  # every line an object, and the end before the meta
         # not laid out as written by dump: forget what was read, read it whole
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
@@ -441,7 +269,7 @@ class _Loader:
         with fh:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
-            name = _name(path)
+            name = shown_path(path)
             start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
             import yaml
 
@@ -512,7 +340,7 @@ class _Loader:
         return False
 
     def _json(self, path: str, data: bytes) -> None:
-        name = _name(path)
+        name = shown_path(path)
         if data.lstrip()[:1] == b"[":
             elements = d.decode_json(data, list[msgspec.Raw])
             self.out_is_plain(path)
@@ -534,7 +362,7 @@ class _Loader:
 
     def _json_stream(self, path: str, data: bytes, values: list[tuple[int, int]]) -> None:
         """Several top-level JSON values in one file, each read in turn as kubectl's decoder reads them."""
-        name = _name(path)
+        name = shown_path(path)
         self.out_is_plain(path)
         for start, end in values:
             raw = data[start:end]
@@ -567,24 +395,32 @@ class _Loader:
 
     def _json_value(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
                     top: _Top | None = None) -> None:
-        stripped = bytes(raw).lstrip()[:1] if top is None else b"{"
-        if stripped == b"[":
-            for i, member in enumerate(d.decode_json(raw, list[msgspec.Raw])):
-                self._json_value(name, member, f"{where}[{i}]", default)
-            return
-        if stripped != b"{":
-            raise InputError(f"{name}: {where}: expected Kubernetes objects, found "
-                             f"{_json_type(bytes(raw).strip())}")
-        top = top or self._head(name, raw, where)
-        if top.kind == SNAPSHOT_KIND:
-            raise InputError(f"{name}: {where}: a KcacheSnapshot inside another document")
-        if isinstance(top.kind, str) and top.kind.endswith("List") and top.items is not None:
-            element = _element_kind(top.kind, top.api_version)
-            self._exported(element)
-            for i, item in enumerate(self._json_items(name, top.items, f"{where}.items", top.kind)):
-                self._json_value(name, item, f"{where}.items[{i}]", element)
-            return
-        self._json_object(name, raw, where, default, top=top)
+        self._walk(name, raw, where, default, _JsonView(self, name), top)
+
+    def _walk(self, name: str, root: Any, where: str, default: tuple[str, str] | None, view: _View,
+              top: Any = None) -> None:
+        """THE walk over plain input, JSON or YAML alike: a list's members, a `...List`'s items (their kind
+        and apiVersion defaulting to the list's element), and each object to its kind's Struct."""
+        stack: list[tuple[Any, str, tuple[str, str] | None, Any]] = [(root, where, default, top)]
+        while stack:
+            node, at, dflt, head = stack.pop()
+            members = view.members(node, at) if head is None else None
+            if members is not None:
+                stack.extend(reversed([(x, f"{at}[{i}]", dflt, None) for i, x in enumerate(members)]))
+                continue
+            head = head if head is not None else view.head(node, at)
+            kind, api_version, items = view.fields(head)
+            if kind == SNAPSHOT_KIND:
+                raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
+            if isinstance(kind, str) and kind.endswith("List") and items is not None:
+                element = _element_kind(kind, api_version)
+                self._exported(element)
+                listed = view.items(items)
+                if listed is None:
+                    raise InputError(f"{name}: {at}.items: {kind} items must be a list")
+                stack.extend(reversed([(x, f"{at}.items[{i}]", element, None) for i, x in enumerate(listed)]))
+                continue
+            view.object(node, at, dflt, head)
 
     def _json_object(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
                      top: _Top | None = None, dump: bool = False) -> None:
@@ -668,7 +504,7 @@ class _Loader:
             raise InputError(f"{name}: snapshot version {shown} is not supported (expected {SNAPSHOT_VERSION})")
 
     def _meta(self, path: str, raw: Any) -> None:
-        name = _name(path)
+        name = shown_path(path)
         if raw is None:
             meta = MetaDoc()
         else:
@@ -686,7 +522,7 @@ class _Loader:
 
     # -- YAML --
     def _yaml(self, path: str, data: bytes, json_error: str) -> None:
-        name = _name(path)
+        name = shown_path(path)
         docs = _yaml_documents(name, data, json_error)
         plain = False
         for n, doc in enumerate(docs):
@@ -715,28 +551,7 @@ class _Loader:
             self.out_is_plain(path)
 
     def _py_value(self, name: str, root: Any, where: str, default: tuple[str, str] | None, seen: set[int]) -> None:
-        stack: list[tuple[Any, str, tuple[str, str] | None]] = [(root, where, default)]
-        while stack:
-            node, at, dflt = stack.pop()
-            if isinstance(node, (list, dict)):
-                _once(name, node, seen)
-            if isinstance(node, list):
-                stack.extend(reversed([(x, f"{at}[{i}]", dflt) for i, x in enumerate(node)]))
-                continue
-            if not isinstance(node, dict):
-                raise InputError(f"{name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
-            kind = node.get("kind")
-            if kind == SNAPSHOT_KIND:
-                raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
-            if isinstance(kind, str) and kind.endswith("List") and "items" in node:
-                items = node.get("items")
-                if not isinstance(items, list):
-                    raise InputError(f"{name}: {at}: {kind} has no items list")
-                element = _element_kind(kind, node.get("apiVersion"))
-                self._exported(element)
-                stack.extend(reversed([(x, f"{at}.items[{i}]", element) for i, x in enumerate(items)]))
-                continue
-            self._py_object(name, node, at, dflt)
+        self._walk(name, root, where, default, _PyView(self, name, seen))
 
     def _py_object(self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None,
                    dump: bool = False) -> None:
@@ -756,6 +571,84 @@ class _Loader:
         except (RecursionError, OverflowError, ValueError, TypeError) as exc:
             raise InputError(f"{name}: {where}: {type(exc).__name__} while reading the object") from None
         self._add(name, kind, typed, dump)
+
+
+class _View:
+    """What the walk needs of one input form: a node's members when it is a list (else None, or an error when
+    it is no object either), its head (kind, apiVersion, items), a list's items, and the object itself."""
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        raise NotImplementedError
+
+    def head(self, node: Any, at: str) -> Any:
+        raise NotImplementedError
+
+    def fields(self, head: Any) -> tuple[Any, Any, Any]:
+        raise NotImplementedError
+
+    def items(self, items: Any) -> list[Any] | None:
+        raise NotImplementedError
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        raise NotImplementedError
+
+
+class _JsonView(_View):
+    """JSON read from the bytes: nodes are `msgspec.Raw`, decoded only as far as the walk looks."""
+
+    def __init__(self, loader: _Loader, name: str):
+        self.loader, self.name = loader, name
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        first = bytes(node).lstrip()[:1]
+        if first == b"[":
+            return d.decode_json(node, list[msgspec.Raw])
+        if first != b"{":
+            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {_json_type(bytes(node).strip())}")
+        return None
+
+    def head(self, node: Any, at: str) -> _Top:
+        return self.loader._head(self.name, node, at)
+
+    def fields(self, head: _Top) -> tuple[Any, Any, Any]:
+        return head.kind, head.api_version, head.items
+
+    def items(self, items: Any) -> list[Any] | None:
+        try:
+            return d.decode_json(items, list[msgspec.Raw])
+        except msgspec.ValidationError:
+            return None
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        self.loader._json_object(self.name, node, at, default, top=head)
+
+
+class _PyView(_View):
+    """YAML through libyaml: nodes are plain lists and dicts; each container is visited once (aliases)."""
+
+    def __init__(self, loader: _Loader, name: str, seen: set[int]):
+        self.loader, self.name, self.seen = loader, name, seen
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        if isinstance(node, (list, dict)):
+            _once(self.name, node, self.seen)
+        if isinstance(node, list):
+            return node
+        if not isinstance(node, dict):
+            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
+        return None
+
+    def head(self, node: Any, at: str) -> Any:
+        return node
+
+    def fields(self, head: Any) -> tuple[Any, Any, Any]:
+        return head.get("kind"), head.get("apiVersion"), head.get("items")
+
+    def items(self, items: Any) -> list[Any] | None:
+        return items if isinstance(items, list) else None
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        self.loader._py_object(self.name, node, at, default)
 
 
 def _hint(default: tuple[str, str] | None) -> str:
@@ -1001,8 +894,8 @@ def read_documents(path: str) -> list[dict[str, Any]]:
     if not path:
         raise InputError("--manifest: an empty path")
     if path != "-" and not os.path.exists(path):
-        raise _stat_error(path, FileNotFoundError(errno.ENOENT, "no such file"))
-    name = _name(path)
+        raise stat_error(path, FileNotFoundError(errno.ENOENT, "no such file"))
+    name = shown_path(path)
     data = read_bytes(path)
     json_error = ""
     if data.lstrip()[:1] in (b"{", b"["):
@@ -1043,7 +936,7 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
     loader = _Loader(out, select)
     for path in names:
-        out.files.append(_name(path))
+        out.files.append(shown_path(path))
         loader.load(path)
     if out.object_count == 0 and not out.metas:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")

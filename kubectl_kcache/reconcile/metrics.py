@@ -1,0 +1,65 @@
+"""The reconcile controller's metrics: passes, errors, actions applied and overtaken, re-lists, read errors,
+objects that cannot be decoded, leadership and readiness, as Prometheus text."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+from .. import prometheus
+from ..prometheus import Family
+
+
+class Metrics:
+    """The controller's counters and gauges, rendered as Prometheus text on /metrics."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reconciles = 0
+        self.errors = 0
+        self.actions: Counter[tuple[str, str]] = Counter()
+        self.overtaken: Counter[tuple[str, str, str]] = Counter()  # (verb, kind, reason)
+        self.relists: Callable[[], dict[str, int]] = dict  # resource -> lists after the first
+        self.read_errors: Counter[tuple[str, str]] = Counter()  # (resource, reason); shared with ReadErrors
+        self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
+        self.leader = 0
+        self.ready: Callable[[], bool] = lambda: False
+
+    def render(self) -> str:
+        def family(name: str, kind: str, help: str) -> Family:
+            out = Family(f"kcache_{name}", kind, help)
+            families.append(out)
+            return out
+
+        families: list[Family] = []
+        with self.lock:
+            family("reconcile_total", "counter", "Reconcile passes.").add(self.reconciles)
+            family("reconcile_errors_total", "counter", "Failed passes or actions.").add(self.errors)
+            actions = family("actions_total", "counter", "Actions applied, by verb and kind.")
+            for (verb, kind), n in sorted(self.actions.items()):
+                actions.add(n, verb=verb, kind=kind)
+            overtaken = family("actions_overtaken_total", "counter", "Writes answered 409 or 404: already done by "
+                               "someone else (already-exists, already-gone) or the object changed since the plan "
+                               "(changed).")
+            for (verb, kind, reason), n in sorted(self.overtaken.items()):
+                overtaken.add(n, verb=verb, kind=kind, reason=reason)
+            relists = family("relists_total", "counter", "Lists restarted (410 Gone, or after a failed list), by "
+                             "resource.")
+            for res, n in sorted(self.relists().items()):
+                relists.add(n, resource=res)
+            read_errors = family("read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource "
+                                 "and reason.")
+            for (res, reason), n in sorted(self.read_errors.items()):
+                read_errors.add(n, resource=res, reason=reason)
+            undecodable = self.decode_failures()
+            failures = family("decode_failures_total", "counter", "Objects or events skipped because they could not "
+                              "be decoded, by resource.")
+            for res, (total, _) in sorted(undecodable.items()):
+                failures.add(total, resource=res)
+            now = family("undecodable_objects", "gauge", "Objects that cannot be decoded now (skipped), by resource.")
+            for res, (_, count) in sorted(undecodable.items()):
+                now.add(count, resource=res)
+            family("leader", "gauge", "1 while this instance holds the lease.").add(self.leader)
+        family("ready", "gauge", "1 while /readyz answers 200.").add(int(self.ready()))
+        return prometheus.render(families)
