@@ -31,6 +31,7 @@ from .kube.client import Client
 from .kube.listing import Listed as Listing
 from .kube.listing import raw_item
 from .kube.resources import Page
+from .sharing import sharing
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
@@ -193,6 +194,12 @@ def collect(
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
     receives each list made, with its resourceVersion (where `watch.py` starts watching)."""
+    with sharing():
+        return _collect(client, scope, progress, sink, lists)
+
+
+def _collect(client: Client, scope: Scope, progress: Callable[[str], None] | None, sink: Sink | None,
+             lists: list[ListMade] | None) -> snap.ClusterSnapshot:
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace

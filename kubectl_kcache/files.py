@@ -27,6 +27,7 @@ import msgspec
 from . import apivalidation, kinds
 from . import decode as d
 from .errors import InputError
+from .sharing import sharing
 from .text import json_type
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -333,6 +334,32 @@ class _Top(msgspec.Struct, frozen=True, rename="camel"):
         return _present(self.items_raw)
 
 
+_ITEM_HEAD: Any = None
+_HEADS: dict[bytes, _Top] = {}
+
+
+def _dump_head(line: bytes) -> _Top | None:
+    """The kind and apiVersion of a dump's item from its first bytes, where `dump` writes them
+    (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the item: the
+    objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed. None
+    when the item does not start so (then its head is decoded)."""
+    global _ITEM_HEAD
+    if _ITEM_HEAD is None:
+        import re
+
+        _ITEM_HEAD = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+",')
+    m = _ITEM_HEAD.match(line)
+    if m is None:
+        return None
+    prefix = m.group(0)
+    top = _HEADS.get(prefix)
+    if top is None:
+        text = prefix.decode("utf-8")
+        api_version, kind = text[len('{"apiVersion":"'):].split('","kind":"')
+        top = _HEADS[prefix] = _Top(kind=kind[:-2], api_version=api_version)
+    return top
+
+
 def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
     """None for a field that is absent or null."""
     return None if len(raw) == 0 or bytes(raw).strip() == b"null" else raw
@@ -396,12 +423,18 @@ class _Loader:
                     except InputError:
                         break
                     return True
-                item = line.rstrip(b"\r\n")
-                item = item[:-1] if item.endswith(b",") else item
-                if not item.startswith(b"{"):
+                end = len(line)  # the item is the line without its end and comma, as a view (no copy)
+                while end and line[end - 1] in b"\r\n":
+                    end -= 1
+                if end and line[end - 1] == 44:  # b","
+                    end -= 1
+                if not line.startswith(b"{"):
                     break
+                item = memoryview(line)[:end]
+                where = f"$.items[{index}]"
                 try:
-                    self._json_object(name, item, f"$.items[{index}]", None, dump=True)
+                    top = _dump_head(line) or self._head(name, item, where)
+                    self._json_object(name, item, where, None, top=top, dump=True)
                 except (msgspec.DecodeError, InputError):
                     break  # read whole: the error is then reported with its line and column
                 index += 1
@@ -1019,9 +1052,10 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         skipped = f" ({'; '.join(out.warnings)})" if out.warnings else ""
         raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
     loader = _Loader(out, select)
-    for path in names:
-        out.files.append(_name(path))
-        loader.load(path)
+    with sharing():
+        for path in names:
+            out.files.append(_name(path))
+            loader.load(path)
     if out.object_count == 0 and not out.metas:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
     if not out.objects and not out.metas and not out.plain_counts:

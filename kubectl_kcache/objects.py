@@ -35,6 +35,7 @@ from msgspec.structs import force_setattr
 
 from . import apivalidation as av
 from .errors import InputError
+from .sharing import share
 
 _T = TypeVar("_T")
 
@@ -108,6 +109,16 @@ def _filler(cls: type) -> Callable[[Any], None]:
         fn = namespace["check"]
     _FILL_NULLS[cls] = fn
     return fn
+
+
+def _share_parts(obj: Any, *names: str) -> None:
+    """Each named field of `obj` swapped for an equal value already decoded (sharing.py)."""
+    for name in names:
+        value = getattr(obj, name)
+        if value:
+            kept = share(value)
+            if kept is not value:
+                force_setattr(obj, name, kept)
 
 
 def _no_nulls(_obj: Any) -> None:
@@ -216,6 +227,8 @@ class Meta(_Obj, frozen=True):
             force_setattr(self, "namespace", None)
         _set_strs(self, "labels")
         _set_strs(self, "annotations")
+        if self.owner_references:
+            force_setattr(self, "owner_references", share(self.owner_references))
 
     @property
     def created(self) -> str:
@@ -416,6 +429,11 @@ class NodeSpec(_Obj, frozen=True):
     taints: Items[Taint] = ()
     unschedulable: Bool = False
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.taints:
+            force_setattr(self, "taints", share(self.taints))
+
 
 class NodeInfo(_Obj, frozen=True):
     kubelet_version: Str = ""
@@ -463,6 +481,7 @@ class NodeStatus(_Obj, frozen=True):
             force_setattr(self, "image_count", len(images))
             force_setattr(self, "image_index", NodeImages(keys, smallest))
             force_setattr(self, "images", None)
+        _share_parts(self, "conditions", "node_info")
 
 
 _NODE_SPEC = NodeSpec()
@@ -582,6 +601,10 @@ class CacheStatus(_Obj, frozen=True):
     last_update: Any | None = None
     footprints: Footprints | None = None
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)  # a cache's entry is on every node of its group: its parts are kept once
+        _share_parts(self, "kernel_cache_ref", "image_reference", "footprints")
+
 
 class _KcnCounts(_Obj, frozen=True):
     total_pods_using: Int = 0
@@ -591,6 +614,11 @@ class KernelCacheNodeStatus(_Obj, frozen=True):
     cache_status: dict[str, CacheStatus] | None = None
     counts: _KcnCounts | None = None
     total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.cache_status:
+            force_setattr(self, "cache_status", {share(k): v for k, v in self.cache_status.items()})
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
@@ -965,6 +993,10 @@ class PodSpec(_Obj, frozen=True):
     volumes: list[dict[str, Any]] | None = None  # as given: a volume's source is compared whole
     image_pull_secrets: Items[_NameRef] = ()
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers hold dicts: not shared)
+        _share_parts(self, "tolerations")
+
 
 class PodStatus(_Obj, frozen=True):
     phase: Str = ""
@@ -973,6 +1005,10 @@ class PodStatus(_Obj, frozen=True):
     conditions: Items[Condition] = ()
     init_container_statuses: Items[ContainerStatus] = ()
     container_statuses: Items[ContainerStatus] = ()
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        _share_parts(self, "conditions", "container_statuses")
 
 
 _POD_SPEC = PodSpec()
