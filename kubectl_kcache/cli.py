@@ -606,7 +606,7 @@ def _load_files(from_files: Iterable[str], select: Any = None) -> Any:
 
 
 def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
-          client: Any = None) -> tuple[Any, Any]:
+          client: Any = None, on_list: Any = None) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
     -n scopes both the same way."""
     from .collect import Scope, collect
@@ -628,7 +628,7 @@ def _read(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, l
         client = client or _client(flags).bounded()
         progress = _Progress()
         try:
-            snap = collect(client, scope, progress=progress, lists=lists)
+            snap = collect(client, scope, progress=progress, lists=lists, on_list=on_list)
         finally:
             progress.done()
     if namespace is not None and not _namespace_seen(snap, namespace):
@@ -843,9 +843,16 @@ def doctor(
         if values and not ids(values):
             raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
                                      param_hint=name)
-    snap, provenance = _read(flags, from_files)
+    from .checks.early import EarlyChecks
+    from .checks.runner import selected_checks, validate_ids
+
+    # live: each check starts as soon as its lists have arrived (doctor at the wire)
+    early = None if from_files else EarlyChecks(selected_checks(validate_ids(ids(only)), validate_ids(ids(skip),
+                                                                                                      "--skip")))
+    snap, provenance = _read(flags, from_files, on_list=early)
     report = run_doctor(
-        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
+        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions,
+        early=early.results if early is not None else None,
     )
     for warning in report.warnings:
         sys.stderr.write(f"warning: {escape(warning)}\n")
