@@ -1152,13 +1152,21 @@ WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps",
                                   "node_groups", "nodes", "captures"})
 
 
-def _why_selection(fields: frozenset[str], namespace: str | None) -> Any:
+def _why_selection(fields: frozenset[str], namespace: str | None, nodes: Any = None) -> Any:
     """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
-    without their image lists (only the doctor reads them)."""
+    without their image lists (only the doctor reads them); with `nodes` (objects -> node names), only the
+    nodes it names, as the live reads get them by name."""
     from .files import Selection
     from .objects import NodeWithoutImages
 
-    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
+    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages},
+                     {"nodes": nodes} if nodes is not None else {})
+
+
+def _pods_nodes(pod: str, namespace: str | None) -> Callable[[list[tuple[str, Any]]], set[str]]:
+    """The nodes of the pods named `pod` (in `namespace` when given): what why-not-cached reads live."""
+    return lambda objects: {o.node_name for f, o in objects
+                            if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)}
 
 
 def _explanation(why: Any, render: Callable[..., None], output: str, source: Any) -> None:
@@ -1223,7 +1231,8 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        snap = _load_files(from_files, _why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns))
+        snap = _load_files(from_files, _why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns,
+                                                      _pods_nodes(pod, flags.get("namespace")) if pod else None))
         namespace = flags.get("namespace") or manifest_ns or (
             _default_namespace_offline(snap, pod, None) if pod else "default")
     else:

@@ -14,11 +14,12 @@ files (FIFOs, sockets, devices) are skipped with a warning, never opened (a FIFO
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +101,9 @@ class Selection:
     fields: frozenset[str] | None = None
     namespaces: Mapping[str, str] = field(default_factory=dict)
     types: Mapping[str, type] = field(default_factory=dict)  # field -> the Struct to decode it into instead
+    # field -> which of its objects (by name) the command needs, known only once the rest is read (the pod's
+    # node): told the objects of the other fields, it names them; only those are decoded, after the rest
+    later: Mapping[str, Callable[[list[tuple[str, Any]]], set[str]]] = field(default_factory=dict)
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
         if self.fields is not None and kind.field not in self.fields:
@@ -121,6 +125,36 @@ class _NsMeta(msgspec.Struct, frozen=True):
 
 class _NsHead(msgspec.Struct, frozen=True):
     metadata: _NsMeta | None = None
+
+
+class _NameMeta(msgspec.Struct, frozen=True):
+    name: Any = None
+
+
+class _NameHead(msgspec.Struct, frozen=True):
+    metadata: _NameMeta | None = None
+
+
+_NAME: Any = None
+
+
+def _name_of(raw: Any) -> str:
+    """metadata.name of an item: read from the bytes that follow its head in a dump (the API server writes
+    the name first), else decoded (every other field skipped)."""
+    global _NAME
+    if _NAME is None:
+        import re
+
+        _NAME = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
+    m = _NAME.match(raw)
+    if m is not None:
+        return m.group(1).decode("utf-8")
+    try:
+        head = d.decode_json(raw, _NameHead)
+    except msgspec.ValidationError:
+        return ""
+    name = head.metadata.name if head.metadata is not None else None
+    return name if isinstance(name, str) else ""
 
 
 def _namespace_of(raw: Any) -> Any:
@@ -369,6 +403,31 @@ class _Loader:
     def __init__(self, loaded: Loaded, select: Selection | None = None):
         self.out = loaded
         self.select = select
+        self.offset = -1  # where the item being read starts in its file (streamed dumps), else -1
+        self.path = ""  # the streamed dump
+        # Selection.later: (file, name, where, kind, dump, object or None, offset, length) of each held back
+        self.held: list[tuple[str, str, str, kinds.Kind, bool, Any, int, int]] = []
+
+    def finish(self) -> None:
+        """The objects held back for Selection.later: those the command names, decoded (again read from
+        their file when the dump was streamed), in input order."""
+        if not self.held or self.select is None:
+            return
+        wanted = {f: pick(self.out.objects) for f, pick in self.select.later.items()}
+        for path, name, where, kind, dump, obj, offset, length in self.held:
+            if name not in wanted[kind.field]:
+                self._skipped(kind, dump)
+                continue
+            if obj is None:
+                with open(path, "rb") as fh:
+                    fh.seek(offset)
+                    raw = fh.read(length)
+                try:
+                    obj = self._decode(kind, raw)
+                except msgspec.ValidationError as exc:
+                    raise d.object_error(exc, origin=_name(path), what=f"{kind.kind} {name}", base=where) from None
+            self._add(_name(path), kind, obj, dump)
+        self.held.clear()
 
     # -- per file --
     def load(self, path: str) -> None:
@@ -411,9 +470,13 @@ class _Loader:
             if fh.readline() != DUMP_HEAD + b"\n":
                 return False
             name = _name(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
+                     len(self.held))
             index = 0
+            offset = len(DUMP_HEAD) + 1
+            self.path = path
             for line in fh:
+                self.offset, offset = offset, offset + len(line)
                 if line.startswith(DUMP_META):
                     meta = line[len(DUMP_META):].rstrip()
                     if not meta.endswith(b"}}") or fh.read().strip():
@@ -437,11 +500,14 @@ class _Loader:
                     self._json_object(name, item, where, None, top=top, dump=True)
                 except (msgspec.DecodeError, InputError):
                     break  # read whole: the error is then reported with its line and column
+                finally:
+                    self.offset = -1
                 index += 1
         # not laid out as written by dump: forget what was read, read it whole
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
         del self.out.warnings[start[3]:]
+        del self.held[start[4]:]
         return False
 
     def _stream_yaml_dump(self, path: str) -> bool:
@@ -459,7 +525,8 @@ class _Loader:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
             name = _name(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
+                     len(self.held))
             import yaml
 
             loader = _yaml_loader()
@@ -523,6 +590,7 @@ class _Loader:
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
         del self.out.warnings[start[3]:]
+        del self.held[start[4]:]
         return False
 
     def _json(self, path: str, data: bytes) -> None:
@@ -612,6 +680,9 @@ class _Loader:
         if self.select is not None and self.select.skips(kind, raw):
             self._skipped(kind, dump)
             return
+        if self.select is not None and kind.field in self.select.later:
+            self._hold(name, kind, raw, where, dump)
+            return
         try:
             obj = self._decode(kind, raw)
         except msgspec.ValidationError as exc:
@@ -624,6 +695,18 @@ class _Loader:
         if self.select is not None and kind.field in self.select.types:
             return d.decode_json(raw, self.select.types[kind.field])
         return kind.decode_json(raw)
+
+    def _hold(self, name: str, kind: kinds.Kind, raw: Any, where: str, dump: bool) -> None:
+        """Selection.later: a streamed item kept as its name and place in the file, decoded in `finish` if
+        the command names it; an item of a file read whole is decoded now and kept aside."""
+        if self.offset < 0:
+            try:
+                obj = self._decode(kind, raw)
+            except msgspec.ValidationError as exc:
+                raise d.object_error(exc, origin=name, what=kind.kind, base=where) from None
+            self.held.append((name, obj.metadata.name, where, kind, dump, obj, -1, 0))
+            return
+        self.held.append((self.path, _name_of(raw), where, kind, dump, None, self.offset, len(raw)))
 
     # -- shared --
     def _skipped(self, kind: kinds.Kind, dump: bool) -> None:
@@ -765,6 +848,9 @@ class _Loader:
             raise d.object_error(exc, origin=name, what=what, base=where) from None
         except (RecursionError, OverflowError, ValueError, TypeError) as exc:
             raise InputError(f"{name}: {where}: {type(exc).__name__} while reading the object") from None
+        if self.select is not None and kind.field in self.select.later:
+            self.held.append((name, typed.metadata.name, where, kind, dump, typed, -1, 0))
+            return
         self._add(name, kind, typed, dump)
 
 
@@ -1052,10 +1138,13 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         skipped = f" ({'; '.join(out.warnings)})" if out.warnings else ""
         raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
     loader = _Loader(out, select)
-    with sharing():
+    # equal parts kept once where whole fleets are held (doctor, status, reconcile); a selection (why-*) holds
+    # few objects and pays only the lookups
+    with sharing() if select is None else contextlib.nullcontext():
         for path in names:
             out.files.append(_name(path))
             loader.load(path)
+        loader.finish()
     if out.object_count == 0 and not out.metas:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
     if not out.objects and not out.metas and not out.plain_counts:

@@ -615,11 +615,6 @@ class KernelCacheNodeStatus(_Obj, frozen=True):
     counts: _KcnCounts | None = None
     total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
 
-    def __post_init__(self) -> None:
-        _Obj.__post_init__(self)
-        if self.cache_status:
-            force_setattr(self, "cache_status", {share(k): v for k, v in self.cache_status.items()})
-
 
 class KernelCacheNode(_Object, frozen=True, dict=True):
     status: KernelCacheNodeStatus | None = None
