@@ -55,6 +55,8 @@ ID = "config"
     Read(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
     Read(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
     Read(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
+    Read(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches of a disabled feature not counted"),
+    Read(readplan.CAPTURES, optional=True, note="the captures of a disabled feature not counted"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     state = facts(snapshot).feature.state

@@ -30,6 +30,7 @@ ID = "group-overlap"
 }, reads=(
     Read(readplan.NODE_GROUPS), Read(readplan.NODES),
     Read(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+    Read(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:
