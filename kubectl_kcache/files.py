@@ -368,11 +368,55 @@ class _Top(msgspec.Struct, frozen=True, rename="camel"):
         return _present(self.items_raw)
 
 
+LINES_CHUNK = 16 << 20
+
+
+class _Lines:
+    """The lines of a file (each with its end of line), read 16 MB at a time and given as views of the chunk:
+    a 1.7 GB dump is not copied line by line. `rest()`: what follows the last line given."""
+
+    def __init__(self, fh: Any):
+        self.fh = fh
+        self.chunk = b""
+        self.pos = 0
+
+    def __iter__(self) -> Iterator[memoryview]:
+        carry = b""
+        while True:
+            chunk = self.fh.read(LINES_CHUNK)
+            if not chunk:
+                if carry:  # a last line without its end
+                    self.chunk, self.pos = carry, len(carry)
+                    yield memoryview(carry)
+                return
+            view, pos = memoryview(chunk), 0
+            if carry:  # the line cut by the previous chunk's end
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    carry += chunk
+                    continue
+                self.chunk, self.pos, pos = chunk, nl + 1, nl + 1
+                line, carry = carry + chunk[:pos], b""
+                yield memoryview(line)
+            while True:
+                nl = chunk.find(b"\n", pos)
+                if nl < 0:
+                    carry = chunk[pos:]
+                    self.chunk, self.pos = b"", 0
+                    break
+                self.chunk, self.pos = chunk, nl + 1
+                yield view[pos:nl + 1]
+                pos = nl + 1
+
+    def rest(self) -> bytes:
+        return bytes(self.chunk[self.pos:]) + self.fh.read()
+
+
 _ITEM_HEAD: Any = None
 _HEADS: dict[bytes, _Top] = {}
 
 
-def _dump_head(line: bytes) -> _Top | None:
+def _dump_head(line: Any) -> _Top | None:
     """The kind and apiVersion of a dump's item from its first bytes, where `dump` writes them
     (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the item: the
     objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed. None
@@ -475,11 +519,12 @@ class _Loader:
             index = 0
             offset = len(DUMP_HEAD) + 1
             self.path = path
-            for line in fh:
+            lines = _Lines(fh)
+            for line in lines:
                 self.offset, offset = offset, offset + len(line)
-                if line.startswith(DUMP_META):
-                    meta = line[len(DUMP_META):].rstrip()
-                    if not meta.endswith(b"}}") or fh.read().strip():
+                if line[:len(DUMP_META)] == DUMP_META:
+                    meta = bytes(line[len(DUMP_META):]).rstrip()
+                    if not meta.endswith(b"}}") or lines.rest().strip():
                         break
                     try:
                         self._meta(path, msgspec.Raw(meta[:-1]))
@@ -491,9 +536,9 @@ class _Loader:
                     end -= 1
                 if end and line[end - 1] == 44:  # b","
                     end -= 1
-                if not line.startswith(b"{"):
+                if line[:1] != b"{":
                     break
-                item = memoryview(line)[:end]
+                item = line[:end]
                 where = f"$.items[{index}]"
                 try:
                     top = _dump_head(line) or self._head(name, item, where)

@@ -109,3 +109,19 @@ def test_a_held_back_node_that_is_malformed_is_refused_when_named(tmp_path):
     path = streamed_dump(tmp_path / "e.json", [*other, bad, {**MODEL, "spec": {**MODEL["spec"], "nodeName": "gpu-0"}}])
     assert [n.name for n in snapshot.load_files([path], Selection(frozenset({"nodes", "pods"}),
                                                                   later={"nodes": _pod_nodes})).nodes] == ["gpu-0"]
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_a_streamed_dump_reads_the_same_whatever_the_chunk_its_lines_are_cut_from(tmp_path, monkeypatch, chunk):
+    from kubectl_kcache import files
+
+    path = streamed_dump(tmp_path / "d.json", ITEMS)
+    expected = snapshot.load_files([path])
+    monkeypatch.setattr(files, "LINES_CHUNK", chunk)
+    got = snapshot.load_files([path])
+    assert got == expected and len(got.nodes) == 3
+    Path(path).write_bytes(Path(path).read_bytes().rstrip())  # no end of line after the meta
+    assert snapshot.load_files([path]) == expected
+    Path(path).write_bytes(Path(path).read_bytes() + b"\n{}")  # something after the meta: read whole, and refused
+    with pytest.raises(snapshot.InputError):
+        snapshot.load_files([path])
