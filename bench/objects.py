@@ -18,8 +18,8 @@ import time
 import tracemalloc
 from typing import Any
 
-from kubectl_kcache import kinds
 from kubectl_kcache import decode as d
+from kubectl_kcache import kinds
 from kubectl_kcache.files import DUMP_META, _Top
 from kubectl_kcache.sharing import sharing
 

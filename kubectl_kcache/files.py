@@ -157,7 +157,21 @@ def _name_of(raw: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
+_NAMESPACE: Any = None
+
+
 def _namespace_of(raw: Any) -> Any:
+    """metadata.namespace of an item: from its first bytes as the API server writes them (name, maybe
+    generateName, then namespace), else decoded (every other field skipped)."""
+    global _NAMESPACE
+    if _NAMESPACE is None:
+        import re
+
+        _NAMESPACE = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"[^"\\]*",'
+                                rb'(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]')
+    m = _NAMESPACE.match(raw)
+    if m is not None:
+        return m.group(1).decode("utf-8")
     try:
         head = d.decode_json(raw, _NsHead)
     except msgspec.ValidationError:

@@ -35,6 +35,7 @@ from msgspec.structs import force_setattr
 
 from . import apivalidation as av
 from .errors import InputError
+from .sharing import active as sharing_active
 from .sharing import share
 
 _T = TypeVar("_T")
@@ -113,6 +114,8 @@ def _filler(cls: type) -> Callable[[Any], None]:
 
 def _share_parts(obj: Any, *names: str) -> None:
     """Each named field of `obj` swapped for an equal value already decoded (sharing.py)."""
+    if not sharing_active():
+        return
     for name in names:
         value = getattr(obj, name)
         if value:

@@ -33,6 +33,11 @@ def share(value: _V) -> _V:
         return value
 
 
+def active() -> bool:
+    """Whether a `sharing()` block is open (objects' hooks skip their lookups otherwise)."""
+    return _table is not None
+
+
 @contextmanager
 def sharing() -> Iterator[None]:
     """Share equal values among the objects decoded inside (nested blocks use the outer table)."""

@@ -38,7 +38,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from msgspec.structs import replace as struct_replace
 
@@ -151,9 +151,9 @@ class Gate:
     message: str = ""  # for a rejecting gate: the webhook's own message
 
 
-@dataclass(frozen=True)
-class NodeEntry:
-    """A KernelCacheNode's entry for a KernelCache (the node is the KernelCacheNode's name)."""
+class NodeEntry(NamedTuple):
+    """A KernelCacheNode's entry for a KernelCache (the node is the KernelCacheNode's name); a NamedTuple: a
+    decision over every KernelCacheNode builds 200,000 of them at 50,000 nodes."""
 
     node: str
     entry: CacheEntry
