@@ -639,9 +639,10 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
             if ref is None:
                 ns, _, name = key.partition("/")
                 ref = ObjectRef(ns, name)
-            out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
-                                  message=e.message, last_update=time_text(e.last_update),
-                                  footprints=e.footprints or _NO_FOOTPRINTS))
+            when = e.last_update  # a time not in year 1 is its own text (time_text), without the call
+            out.append(CacheEntry(key, ref, e.image_reference, e.state, e.message,
+                                  when if type(when) is str and not when.startswith("0001-") else time_text(when),
+                                  e.footprints or _NO_FOOTPRINTS))
         return tuple(out)
 
 
