@@ -126,7 +126,7 @@ def monitor(args: argparse.Namespace) -> dict[str, Any]:
     write_dump(args.nodes, args.pods, path)
     code = (
         "import json, resource, sys, time\n"
-        "from kubectl_kcache.snapshot import load_files\n"
+        "from kubectl_kcache.snapshot.files.from_files import load_files\n"
         "from kubectl_kcache.monitor.evaluate import evaluate\n"
         "from kubectl_kcache.monitor.metrics import Health, render\n"
         "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"

@@ -9,6 +9,7 @@ Starts its own test bed (API server and etcd only) unless --dir names a running 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -71,10 +72,8 @@ def fill(kubeconfig: str, n: int) -> None:
         node = gpu_node(i)
         if node["metadata"]["name"] in have:
             return
-        try:
+        with contextlib.suppress(Conflict):
             c.create(r.NODES, node)
-        except Conflict:
-            pass
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(create, range(n)))

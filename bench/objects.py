@@ -18,10 +18,11 @@ import time
 import tracemalloc
 from typing import Any
 
-from kubectl_kcache import decode as d
-from kubectl_kcache import kinds
-from kubectl_kcache.files import DUMP_META, _Top
+from kubectl_kcache.objects import decode as d
 from kubectl_kcache.sharing import sharing
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.layout import DUMP_META
+from kubectl_kcache.snapshot.files.load import _Top
 
 
 def per_kind(path: str) -> list[dict[str, Any]]:
@@ -62,7 +63,7 @@ def per_kind(path: str) -> list[dict[str, Any]]:
 
 def profile(path: str, top: int) -> str:
     from kubectl_kcache.checks import run_doctor
-    from kubectl_kcache.snapshot import load_files
+    from kubectl_kcache.snapshot.files.from_files import load_files
 
     prof = cProfile.Profile()
     prof.enable()

@@ -478,11 +478,11 @@ def profile_doctor(bed: Bed, n: int, out_txt: Path) -> dict[str, Any]:
 
     breakdown = {
         "imports": cum("<frozen importlib._bootstrap>", "_find_and_load"),
-        "collect (all requests and parsing)": cum("kubectl_kcache/collect.py", "collect"),
+        "collect (all requests and parsing)": cum("kubectl_kcache/snapshot/live.py", "collect"),
         "  receiving (TLS reads)": cum("", "<method 'read' of '_ssl._SSLSocket' objects>", own=True),
         "  decoding pages into typed objects (msgspec)": cum("", "<method 'decode' of 'msgspec.json.Decoder' "
                                                                 "objects>", own=True),
-        "  null handling (__post_init__)": cum("kubectl_kcache/objects.py", "__post_init__"),
+        "  null handling (__post_init__)": cum("kubectl_kcache/objects/__init__.py", "__post_init__"),
         "checks (run_doctor)": cum("kubectl_kcache/checks/runner.py", "run_doctor"),
         "rendering -o json": cum("kubectl_kcache/report/registry.py", "render_doctor"),
     }
@@ -515,7 +515,7 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
     created at once: time until each has its KernelCacheNode."""
     n = filler.done["nodes"]
     out: dict[str, Any] = {"nodes_before": n, "burst": burst, "resync_period_s": 20}
-    err = open(bed.dir / "reconcile.log", "w")
+    err = open(bed.dir / "reconcile.log", "w")  # noqa: SIM115 - the controller's log while it runs
     mark0 = bed.audit_mark()
     t_start = time.time()
     proc = subprocess.Popen([*KCACHE, "reconcile", "--force", "--resync-period", "20"], env=bed.env,

@@ -89,9 +89,9 @@ def items(n: int, node_size: str, groups: int, caches: int) -> Any:
 
 
 def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> None:
-    """The dump, laid out as dumpfile.py writes it (its reads: every kind listed, ok)."""
-    from kubectl_kcache import kinds
-    from kubectl_kcache.files import DUMP_HEAD, DUMP_META
+    """The dump, laid out as snapshot/dump.py writes it (its reads: every kind listed, ok)."""
+    from kubectl_kcache.snapshot import kinds
+    from kubectl_kcache.snapshot.files.layout import DUMP_HEAD, DUMP_META
 
     enc = msgspec.json.Encoder()
     count = 0

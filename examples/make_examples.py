@@ -4,7 +4,7 @@
 Run from the repository root: `python examples/make_examples.py`. The output is deterministic (fixed
 times, uids and digests derived from names, items in the order `kubectl kcache dump` lists them), so the
 files can be regenerated and diffed. Each file is what `kubectl kcache dump` would write for that cluster:
-only the objects the live reader lists (kubectl_kcache/collect.py), with a `meta.reads` entry per list
+only the objects the live reader lists (kubectl_kcache/snapshot/live.py), with a `meta.reads` entry per list
 it makes and the number of objects that list returned.
 
 Generated names (KernelCaches from captures, captures from pods, preparation Jobs) use KServe's rules as
@@ -29,15 +29,15 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from kubectl_kcache import readplan  # noqa: E402
 from kubectl_kcache.kernelcache.names import (  # noqa: E402
     capture_revision_name,
     generated_kernel_cache_name,
     label_value,
     preparation_job_name,
 )
-from kubectl_kcache.kinds import ListSpec  # noqa: E402
-from kubectl_kcache.snapshot import Read  # noqa: E402
+from kubectl_kcache.snapshot import plan as readplan  # noqa: E402
+from kubectl_kcache.snapshot.kinds import ListSpec  # noqa: E402
+from kubectl_kcache.snapshot.reads import Read  # noqa: E402
 from tests.builders import digest  # noqa: E402
 
 KSERVE = "serving.kserve.io/v1alpha1"

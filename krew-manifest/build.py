@@ -674,9 +674,9 @@ def lock_wheels(spec: str, cache: Path) -> str:
     wanted = []
     for filename, _, sha in index_files(name):
         parts = filename.removesuffix(".whl").split("-")
-        if filename.endswith(".whl") and len(parts) in (5, 6) and parts[1] == version and sha:
-            if serves(filename_tags(filename)):
-                wanted.append(sha)
+        if (filename.endswith(".whl") and len(parts) in (5, 6) and parts[1] == version and sha
+                and serves(filename_tags(filename))):
+            wanted.append(sha)
     if not wanted:
         raise BuildError(f"{name}=={version}: the index lists no wheel with a sha256 that an archive takes")
     pin = Pin(name, version, tuple(wanted), None)

@@ -22,6 +22,7 @@ version and ABI, e.g. .cpython-312-x86_64-linux-gnu.so), the machine (macOS suff
 the C library (musl builds of CPython before 3.11 use the glibc suffix).
 """
 
+import contextlib
 import os
 import sys
 
@@ -115,10 +116,8 @@ def _unpacked(archive):
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(tmp)
             open(os.path.join(tmp, ".complete"), "w").close()
-            try:
+            with contextlib.suppress(OSError):  # another run got there first
                 os.rename(tmp, target)
-            except OSError:  # another run got there first
-                pass
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if _private_dir(base) and _private_dir(target) and os.path.isfile(os.path.join(target, ".complete")):
@@ -157,7 +156,7 @@ def _import_paths(archive):
             sys.exit(2)
     try:
         root = _unpacked(archive)
-    except Exception:  # never fail because of the cache: the zip itself works
+    except Exception:  # noqa: BLE001 - never fail because of the cache: the zip itself works
         root = None
     if root:
         return [root] + ([os.path.join(root, folder)] if folder else [])

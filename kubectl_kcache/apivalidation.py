@@ -162,7 +162,6 @@ _VALID_VALUES: set[str] = set()
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # the order kube-apiserver lists them in
 FAILURE_POLICIES = ("Fail", "Ignore")
-SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "In", "NotIn")
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 

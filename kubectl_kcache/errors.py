@@ -1,4 +1,4 @@
-"""The error hierarchy. Raised where a problem is found, turned into one line and an exit code in cli.py."""
+"""The error hierarchy. Raised where a problem is found, turned into one line and an exit code in cli/."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class IncompleteError(KcacheError):
     """The command could not do its job: API unreachable, or a read it cannot do without was forbidden."""
 
     exit_code = EXIT_INCOMPLETE
-    refused: tuple[object, ...] = ()  # the reads the API server refused (snapshot.Read), for the access hint
+    refused: tuple[object, ...] = ()  # the reads the API server refused (reads.Read), for the access hint
 
 
 class ApiError(IncompleteError):

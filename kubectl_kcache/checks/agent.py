@@ -20,11 +20,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.placement import placement_changes, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, read_ok, touch_group_hint
 from .model import Finding, ObjectRef, Read

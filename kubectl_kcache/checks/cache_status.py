@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
@@ -34,7 +33,8 @@ from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.security import verification_advice
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import PLACEHOLDER_GROUP, command, json_body
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, read_ok
 from .model import Finding, NotApplicable, ObjectRef, Read

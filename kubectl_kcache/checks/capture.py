@@ -26,7 +26,6 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
@@ -34,7 +33,8 @@ from ..kernelcache.config import AUTH_SA_TOKEN
 from ..kernelcache.names import reporter_name
 from ..kernelcache.security import signing_advice
 from ..kernelcache.selection import requested_group_outside
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from .. import kinds, readplan
 from ..kernelcache import constants as c
+from ..snapshot import kinds
+from ..snapshot import plan as readplan
 from .model import JOB_NAMESPACE, CheckSpec, Read
 from .registry import all_checks
 

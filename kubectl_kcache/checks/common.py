@@ -10,15 +10,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from .. import apivalidation, readplan
+from .. import apivalidation
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import Membership, MembershipPlan, membership_of, plan_memberships
-from ..kinds import ListSpec
 from ..objects import parse_time as parse_time  # checks read times through common
-from ..snapshot import NOT_IN_INPUT, NOT_READ, ClusterSnapshot, Read, covering
+from ..snapshot import plan as readplan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
 from ..text import command, json_body
 from .model import ObjectRef
 
@@ -34,7 +36,7 @@ def resolved(snapshot: ClusterSnapshot, spec: ListSpec) -> ListSpec:
 
 
 def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> Read:
-    """The read that speaks for a list of the plan (`snapshot.covering`); of several, the first not ok."""
+    """The read that speaks for a list of the plan (`reads.covering`); of several, the first not ok."""
     reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
     return next((r for r in reads if not r.ok), reads[0])
 

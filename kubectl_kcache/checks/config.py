@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import (
     DEFAULT_GROUP_LABEL,
@@ -31,7 +30,8 @@ from ..kernelcache.config import (
 )
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import label_index_of
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
 from .model import Finding, ObjectRef, Read

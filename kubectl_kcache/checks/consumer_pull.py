@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts
 from .model import Finding, NotApplicable, ObjectRef, Read

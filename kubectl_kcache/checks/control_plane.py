@@ -20,9 +20,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import condition_text, facts, observed, parse_time, rfc3339
 from .model import Finding, NotApplicable, ObjectRef, Read

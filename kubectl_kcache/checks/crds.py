@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import ABSENT, NOT_IN_INPUT, NOT_READ, ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import ABSENT, NOT_IN_INPUT, NOT_READ
 from .common import observed, read_of
 from .model import Finding, ObjectRef, Read, Skip
 from .registry import check

@@ -1,7 +1,7 @@
 """Doctor at the wire: each check runs as soon as every list it reads has arrived, while the others (the
 node list, on a large cluster) are still being read.
 
-The live reads call `EarlyChecks` after each list arrives (`collect.collect(on_list=...)`), with the lists done
+The live reads call `EarlyChecks` after each list arrives (`snapshot.live.collect(on_list=...)`), with the lists done
 so far and a way to make the snapshot of only those. A check whose reads (optional ones included, and the
 ConfigMap, which every check asks for the feature) are all among them runs on that snapshot: what it reads
 there is exactly what it reads in the final one, since nothing else it reads can change. `run_doctor` then
@@ -14,9 +14,9 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 
-from .. import readplan
-from ..kinds import ListSpec
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
 from .common import facts, forget
 from .model import CheckResult, CheckSpec, Finding
 from .registry import all_checks

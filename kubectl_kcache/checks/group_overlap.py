@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
 from .model import Finding, NotApplicable, Read

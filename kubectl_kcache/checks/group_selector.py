@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE, command, json_body
 from .common import facts, fmt_selector, group_ref, join_names, selector_arg, show_group_command
 from .model import Finding, NotApplicable, Read

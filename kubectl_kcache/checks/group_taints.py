@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import constants as c
 from ..kernelcache.placement import agent_tolerations, rejected_tolerations
 from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_tolerations
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
 from .model import Finding, NotApplicable, Read

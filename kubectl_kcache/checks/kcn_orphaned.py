@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
 from .model import Finding, NotApplicable, ObjectRef, Read

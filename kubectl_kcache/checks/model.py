@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kinds import ListSpec
-from ..readplan import JOB_NAMESPACE as JOB_NAMESPACE
-from ..readplan import SCOPE
-from ..snapshot import ClusterSnapshot, Unread
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.plan import JOB_NAMESPACE as JOB_NAMESPACE
+from ..snapshot.plan import SCOPE
+from ..snapshot.reads import Unread
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}
@@ -76,7 +77,7 @@ class Code:
 
 @dataclass(frozen=True)
 class Read:
-    """A read a check needs: one list of the read plan (`readplan.py`), or several that count as one (the
+    """A read a check needs: one list of the read plan (`snapshot/plan.py`), or several that count as one (the
     four CRDs). Its namespace may be a placeholder (`readplan.JOB_NAMESPACE`, `readplan.SCOPE`), resolved
     by the runner.
 

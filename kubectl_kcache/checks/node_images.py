@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import join_names, node_ref, read_ok
 from .model import Finding, NotApplicable, Read

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import readplan
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
 from .model import Finding, NotApplicable, Read

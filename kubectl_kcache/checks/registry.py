@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 
-from ..snapshot import ClusterSnapshot
+from ..snapshot.model import ClusterSnapshot
 from .model import SEVERITIES, CheckSpec, Code, Finding, Read
 
 CheckFunc = Callable[[ClusterSnapshot], Iterable[Finding]]

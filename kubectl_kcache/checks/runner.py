@@ -20,10 +20,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .. import readplan
 from ..errors import InputError
 from ..kernelcache import constants as c
-from ..snapshot import ABSENT, ClusterSnapshot, Unread, unusable
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import ABSENT, Unread, unusable
 from . import suppress
 from .common import facts, forget, resolved
 from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
@@ -105,12 +106,11 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
             return CheckResult(spec.id, "skipped", text, missing), []
     notes = []
     unread: list[Unread] = []
-    if spec.needs_feature:
-        if feature.assumption():
-            notes.append(feature.assumption())
-            config_read = unusable(snapshot, readplan.CONFIGMAP)
-            if config_read is not None and config_read.read.status != ABSENT:
-                unread.append(config_read)
+    if spec.needs_feature and feature.assumption():
+        notes.append(feature.assumption())
+        config_read = unusable(snapshot, readplan.CONFIGMAP)
+        if config_read is not None and config_read.read.status != ABSENT:
+            unread.append(config_read)
     for read in spec.reads:
         if read.optional:
             problem = read_problems(read, snapshot)

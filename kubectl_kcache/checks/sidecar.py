@@ -26,10 +26,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .. import readplan
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import read_ok
 from .model import Finding, ObjectRef, Read

@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from .. import kinds
 from ..errors import InputError
-from ..snapshot import ClusterSnapshot
+from ..snapshot import kinds
+from ..snapshot.model import ClusterSnapshot
 from ..text import json_type
 from .model import Finding
 
@@ -131,7 +131,7 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
 
 def load_suppressions(path: str) -> tuple[Suppression, ...]:
     """Rules from a YAML or JSON file."""
-    from ..files import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
+    from ..snapshot.files.paths import read_bytes  # bounded (a device or a pipe never fills memory), BOM-aware as -f is
 
     if not path:
         raise InputError("--config: an empty path")

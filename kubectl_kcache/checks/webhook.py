@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import objects as o
-from .. import readplan
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.selectors import describe_label_selector, label_selector_matches
-from ..snapshot import ClusterSnapshot
+from ..snapshot import plan as readplan
+from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import join_names, read_ok
 from .model import Finding, NotApplicable, ObjectRef, Read

@@ -20,21 +20,22 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from .. import readplan as plan
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kernelcache.selectors import label_selector_matches, parse_label_selector
-from ..kinds import ListSpec
 from ..objects import KernelCache, LabelSelector, Pod
-from ..snapshot import ClusterSnapshot, covering, require
+from ..snapshot import plan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require
 from ..text import command
 from .why_not_cached import (
     Placement,
@@ -326,8 +327,3 @@ def _rows(results: Sequence[PodResult]) -> list[Row]:
         if len(revisions) > 1 and len({_signature(v) for v in revisions.values()}) > 1:
             rows += [_row(ns, isvc, rev, revisions[rev]) for rev in sorted(revisions)]
     return rows
-
-
-def counts_by_isvc(fleet: FleetHitRate) -> Mapping[tuple[str, str], Row]:
-    """The InferenceService rows (revision rows left out), by (namespace, name)."""
-    return {(r.namespace, r.isvc): r for r in fleet.rows if not r.revision}

@@ -14,7 +14,7 @@ Per node group (every KernelCacheNodeGroup, by name):
 KernelCaches whose effective group is unset or names no existing group are listed apart
 (`unassignedCaches`), with why.
 
-No answer on data that could not be read (`snapshot.require`): a read the counts depend on that was
+No answer on data that could not be read (`reads.require`): a read the counts depend on that was
 forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
 needs raise InputError (exit 2). A resource the API server does not serve (CRD not installed) is a fact:
 none.
@@ -27,14 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import objects as o
-from .. import readplan as plan
 from ..kernelcache import constants as c
 from ..kernelcache.caches import PHASES, effective_group, entry_phase
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
-from ..snapshot import ClusterSnapshot, require
+from ..snapshot import plan
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import require
 from .fleet import FleetHitRate
 
 KIND = "KcacheStatus"

@@ -30,7 +30,6 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from .. import readplan as plan
 from ..apivalidation import go_quote
 from ..errors import InputError
 from ..kernelcache import constants as c
@@ -59,7 +58,9 @@ from ..kernelcache.selection import (
 from ..kernelcache.selectors import label_mismatch, matching_groups, selector_matches
 from ..kernelcache.taints import untolerated_taints
 from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
-from ..snapshot import ClusterSnapshot, covering, require
+from ..snapshot import plan
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require
 from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
 
 KIND = "WhyGroup"

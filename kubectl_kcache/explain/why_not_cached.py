@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import readplan as plan
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
@@ -32,9 +31,11 @@ from ..kernelcache.caches import effective_group
 from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
-from ..kinds import ListSpec
 from ..objects import KernelCache, Pod, find_condition, parse_time
-from ..snapshot import ClusterSnapshot, covering, require, unusable
+from ..snapshot import plan
+from ..snapshot.kinds import ListSpec
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.reads import covering, require, unusable
 from ..text import command, json_body
 
 KIND = "WhyNotCached"

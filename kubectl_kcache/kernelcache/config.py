@@ -99,10 +99,6 @@ KNOWN_KEYS = {
 }
 
 
-class _Missing:
-    pass
-
-
 def _get(m: Mapping[str, Any], key: str) -> Any:
     """Go encoding/json field lookup: exact or case-insensitive key match, the last duplicate wins."""
     found: Any = None

@@ -66,7 +66,6 @@ LABEL_JOB_NODE = "serving.kserve.io/kernel-cache-node"
 ANNOTATION_JOB_CACHE_NAME = "internal.serving.kserve.io/kernel-cache-name"
 ANNOTATION_JOB_CACHE_NAMESPACE = "internal.serving.kserve.io/kernel-cache-namespace"
 ANNOTATION_JOB_NODE = "internal.serving.kserve.io/kernel-cache-node"
-PREFETCH_CONTAINER = "kernel-cache-prefetch"
 
 # Node-group selection: event reasons, action and messages (capture_cache_reconciler.go)
 REASON_INVALID_REQUESTED = "InvalidRequestedNodeGroup"
@@ -100,7 +99,6 @@ SIGNING_SUCCEEDED = "Succeeded"
 SIGNING_FAILED = "Failed"
 
 # KernelCache and cache entry states
-CACHE_READY = "Ready"
 CACHE_ERROR = "Error"
 ENTRY_READY = "Ready"
 ENTRY_ERROR = "Error"
@@ -138,7 +136,6 @@ SECURITY_MODES_ALLOWING_ANY = ("", "none")
 VERIFICATION_SUCCEEDED = "Succeeded"
 # Node agent (pkg/controller/v1alpha1/kernelcachenode): image validation against Node.status.images
 MSG_ARTIFACT_NOT_ON_NODE = "OCI artifact is not present in Node.status.images"
-MSG_ARTIFACT_ON_NODE = "OCI artifact is present on the node"
 NODE_STATUS_MAX_IMAGES = 50  # the kubelet's default nodeStatusMaxImages
 
 # The capture sidecar the pod webhook injects after the cache (pkg/webhook/admission/kernelcache/sidecar.go,

@@ -85,9 +85,7 @@ def _should_escape(c: int, mode: str) -> bool:
             return ch in "@/?:"
         if mode == _FRAGMENT:
             return False
-    if mode == _FRAGMENT and ch in "!()*":
-        return False
-    return True
+    return not (mode == _FRAGMENT and ch in "!()*")
 
 
 def _unescape(s: bytes, mode: str) -> bytes:
@@ -234,10 +232,7 @@ def parse(raw: str) -> URL:
     rest, _, frag = data.partition(b"#")
     if any(c < 0x20 or c == 0x7F for c in rest):
         raise URLError("net/url: invalid control character in URL")
-    if rest == b"*":
-        url = URL(path="*")
-    else:
-        url = _parse(rest)
+    url = URL(path="*") if rest == b"*" else _parse(rest)
     if frag:
         _unescape(frag, _FRAGMENT)
     return url
@@ -246,10 +241,7 @@ def parse(raw: str) -> URL:
 def _parse(raw: bytes) -> URL:
     scheme_b, rest = _scheme(raw)
     scheme = scheme_b.decode("ascii").lower()
-    if rest.endswith(b"?") and rest.count(b"?") == 1:
-        rest = rest[:-1]
-    else:
-        rest = rest.partition(b"?")[0]
+    rest = rest[:-1] if rest.endswith(b"?") and rest.count(b"?") == 1 else rest.partition(b"?")[0]
     if not rest.startswith(b"/"):
         if scheme:
             return URL(scheme=scheme, opaque=rest.decode("utf-8", "surrogateescape"))
@@ -294,12 +286,11 @@ def string_without_user_query_fragment(url: URL) -> str:
     if url.opaque:
         out += _b(url.opaque)
     else:
-        if url.scheme or url.host:
-            if not (url.omit_host and not url.host):
-                if url.host or url.path:
-                    out += b"//"
-                if url.host:
-                    out += _escape(_b(url.host), _HOST)
+        if (url.scheme or url.host) and not (url.omit_host and not url.host):
+            if url.host or url.path:
+                out += b"//"
+            if url.host:
+                out += _escape(_b(url.host), _HOST)
         path = escaped_path(url)
         if path and path[:1] != b"/" and url.host:
             out += b"/"

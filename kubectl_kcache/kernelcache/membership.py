@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
 from ..objects import KernelCacheNode, Node, NodeGroup
-from ..snapshot import ClusterSnapshot
 from . import constants as c
 from .selectors import LabelIndex, matching_groups
+
+if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
+    from ..snapshot.model import ClusterSnapshot
 
 
 @dataclass(frozen=True)

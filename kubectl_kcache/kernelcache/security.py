@@ -42,9 +42,6 @@ SIGNING: dict[str, tuple[str, str]] = {
     "SigningSucceeded": ("the artifact was signed", ""),
 }
 
-MODE_CHANGED = ("artifactSecurity.mode changed since the capture was signed: KServe signs the capture again under "
-                "the new mode")
-
 
 def verification_advice(reason: str) -> str:
     what, todo = VERIFICATION.get(reason, ("", ""))

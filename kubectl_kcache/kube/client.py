@@ -6,7 +6,7 @@ one Client is safe to share between threads (reconcile runs one informer per kin
 
 Requests go over urllib3 (`transport.py`, credentials in `auth.py`); kubeconfigs with an `auth-provider`
 use the official client (`official.py`). Lists (`listing.py`) and watches (`watching.py`) hand the raw
-bytes of each page or event line to a decoder: typed Structs for the commands (`kinds.py`), plain dicts
+bytes of each page or event line to a decoder: typed Structs for the commands (`snapshot/kinds.py`), plain dicts
 by default.
 """
 

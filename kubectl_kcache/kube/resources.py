@@ -1,6 +1,6 @@
 """Where each API resource the plugin reads or writes lives (group, version, plural, kind, scope).
 
-These are the API coordinates of the registry of kinds (`kubectl_kcache/kinds.py` binds each to its
+These are the API coordinates of the registry of kinds (`kubectl_kcache/snapshot/kinds.py` binds each to its
 Struct and snapshot field); they live here because the transport below the objects needs them too.
 """
 

@@ -14,7 +14,7 @@ from ..errors import IncompleteError, InputError
 from ..explain.fleet import FleetHitRate, hit_rate
 from ..explain.status import FleetStatus, fleet_status
 from ..provenance import Provenance
-from ..snapshot import ClusterSnapshot, provenance
+from ..snapshot.model import ClusterSnapshot, provenance
 
 
 @dataclass(frozen=True)

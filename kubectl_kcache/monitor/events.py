@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import kinds
 from ..checks.model import Finding
 from ..errors import ApiError, Unreachable
 from ..kube import resources as r
 from ..kube.client import Client
+from ..snapshot import kinds
 
 COMPONENT = "kubectl-kcache-monitor"
 BURST = 25

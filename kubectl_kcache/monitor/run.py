@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..collect import Scope
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, IncompleteError, InputError
 from ..kube.client import Client, backoff_delays
 from ..provenance import now_rfc3339
+from ..snapshot.live import Scope
 from . import metrics
 from .evaluate import Evaluation, evaluate
 from .events import EventRecorder

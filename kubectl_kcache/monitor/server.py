@@ -18,7 +18,7 @@ def serve(address: str, port: int, routes: dict[str, Callable[[], Answer]]) -> T
     """Start serving `routes` (path -> answer) on a daemon thread; returns the server (its port when 0 given)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        def do_GET(self) -> None:
             route = routes.get(self.path.split("?", 1)[0])
             try:
                 code, content_type, body = route() if route else (404, TEXT, b"not found\n")

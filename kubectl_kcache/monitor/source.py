@@ -1,5 +1,5 @@
 """The monitor's view of the cluster: the lists `doctor` makes (`collect.collect`), kept current by the
-informers of `watch.LiveSnapshot` (`informer.py`). This is the only module of the monitor that touches
+informers of `watch.LiveSnapshot` (`snapshot/informer.py`). This is the only module of the monitor that touches
 informer code: re-point `Source` and nothing else changes.
 
 - `connect()` lists everything (retried with backoff by the caller while it fails) and starts the watches.
@@ -18,11 +18,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from .. import snapshot as snap
-from ..collect import ListMade, Scope, collect
 from ..errors import IncompleteError
 from ..kube.client import Client
-from ..watch import LiveSnapshot
+from ..snapshot import model as snap
+from ..snapshot.follow import LiveSnapshot
+from ..snapshot.live import Scope, collect
+from ..snapshot.reads import ListMade
 
 RECONNECT_AFTER = 30.0  # seconds before listing again after a watch was refused
 

@@ -34,7 +34,7 @@ from ..kube import resources as r
 from ..kube.client import Client
 from ..kube.write_guard import WriteRefused
 from ..objects import Capture, KernelCache
-from ..snapshot import ClusterSnapshot
+from ..snapshot.model import ClusterSnapshot
 from . import actions as a
 
 REPORTING_CONTROLLER = "kubectl-kcache"

@@ -25,14 +25,11 @@ import signal
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import __version__
-from .. import readplan as plan_lists
-from .. import snapshot as snap
 from ..errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -41,15 +38,21 @@ from ..errors import (
     Forbidden,
     Unreachable,
 )
-from ..informer import ClientListerWatcher, Coalescer, Informer
 from ..kernelcache import constants as c
 from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
+from ..snapshot import model as snap
+from ..snapshot import plan as plan_lists
+from ..snapshot.informer import ClientListerWatcher, Coalescer, Informer
+from ..snapshot.live import collect_for_reconcile
+from ..snapshot.reads import require
 from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
+from .health import serve_health
 from .lease import LeaderElector, LostLeadership, new_identity
+from .metrics import Metrics
 from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
@@ -72,74 +75,6 @@ class LoopOptions:
     retry_period: float = 2.0
     resync_period: float = 300.0
     health_port: int = 0
-
-
-# what the informers watch: the read plan's lists of reconcile (readplan.RECONCILE)
-WATCHED = plan_lists.RECONCILE
-
-
-def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
-    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
-    is forbidden or not served is recorded as such, and `checked_plan` refuses to plan from it."""
-    from ..collect import Collector, taken_at
-
-    col = Collector(client)
-    for spec in WATCHED:
-        col.read(spec)
-    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
-                                          server=client.server, taken_at=taken_at()))
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.reconciles = 0
-        self.errors = 0
-        self.actions: Counter = Counter()
-        self.overtaken: Counter = Counter()  # (verb, kind, reason)
-        self.relists: Callable[[], dict[str, int]] = dict  # resource -> lists after the first
-        self.read_errors: Counter = Counter()  # (resource, reason); shared with ReadErrors
-        self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
-        self.leader = 0
-        self.ready: Callable[[], bool] = lambda: False
-
-    def render(self) -> str:
-        with self.lock:
-            lines = ["# HELP kcache_reconcile_total Reconcile passes.", "# TYPE kcache_reconcile_total counter",
-                     f"kcache_reconcile_total {self.reconciles}",
-                     "# HELP kcache_reconcile_errors_total Failed passes or actions.",
-                     "# TYPE kcache_reconcile_errors_total counter", f"kcache_reconcile_errors_total {self.errors}",
-                     "# HELP kcache_actions_total Actions applied, by verb and kind.",
-                     "# TYPE kcache_actions_total counter"]
-            for (verb, kind), n in sorted(self.actions.items()):
-                lines.append(f'kcache_actions_total{{verb="{verb}",kind="{kind}"}} {n}')
-            lines += ["# HELP kcache_actions_overtaken_total Writes answered 409 or 404: already done by someone "
-                      "else (already-exists, already-gone) or the object changed since the plan (changed).",
-                      "# TYPE kcache_actions_overtaken_total counter"]
-            for (verb, kind, reason), n in sorted(self.overtaken.items()):
-                lines.append(f'kcache_actions_overtaken_total{{verb="{verb}",kind="{kind}",reason="{reason}"}} {n}')
-            lines += ["# HELP kcache_relists_total Lists restarted (410 Gone, or after a failed list), by resource.",
-                      "# TYPE kcache_relists_total counter"]
-            for res, n in sorted(self.relists().items()):
-                lines.append(f'kcache_relists_total{{resource="{res}"}} {n}')
-            lines += ["# HELP kcache_read_errors_total Failed lists, watches and Lease reads, by resource and reason.",
-                      "# TYPE kcache_read_errors_total counter"]
-            for (res, reason), n in sorted(self.read_errors.items()):
-                lines.append(f'kcache_read_errors_total{{resource="{res}",reason="{reason}"}} {n}')
-            lines += ["# HELP kcache_decode_failures_total Objects or events skipped because they could not be "
-                      "decoded, by resource.", "# TYPE kcache_decode_failures_total counter"]
-            undecodable = self.decode_failures()
-            for res, (total, _) in sorted(undecodable.items()):
-                lines.append(f'kcache_decode_failures_total{{resource="{res}"}} {total}')
-            lines += ["# HELP kcache_undecodable_objects Objects that cannot be decoded now (skipped), by resource.",
-                      "# TYPE kcache_undecodable_objects gauge"]
-            for res, (_, now) in sorted(undecodable.items()):
-                lines.append(f'kcache_undecodable_objects{{resource="{res}"}} {now}')
-            lines += ["# HELP kcache_leader 1 while this instance holds the lease.", "# TYPE kcache_leader gauge",
-                      f"kcache_leader {self.leader}"]
-        lines += ["# HELP kcache_ready 1 while /readyz answers 200.", "# TYPE kcache_ready gauge",
-                  f"kcache_ready {int(self.ready())}"]
-        return "\n".join(lines) + "\n"
 
 
 def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str:
@@ -360,7 +295,7 @@ class Controller:
         if not self.lead():
             return EXIT_OK
         snapshot = collect_for_reconcile(self.client)
-        snap.require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
+        require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
         try:
             p, result = self.run_pass(snapshot)
         except (ControllerActive, write_guard.WriteRefused) as exc:
@@ -383,7 +318,7 @@ class Controller:
 
     def run_forever(self) -> int:
         # informers run in every replica, the leader and those standing by (a warm takeover; readiness)
-        self.informers = [self._informer(spec) for spec in WATCHED]
+        self.informers = [self._informer(spec) for spec in plan_lists.RECONCILE]
         for inf in self.informers:
             inf.start()
         if not self.lead():
@@ -445,42 +380,11 @@ def _reader(inf: Informer) -> str:
     return f"list/watch {inf.spec.plural}"
 
 
-def _serve_health(port: int, ctrl: Controller) -> None:
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-            content_type = "text/plain"
-            if self.path == "/healthz":
-                alive, why = ctrl.liveness()
-                body, code = (b"ok\n", 200) if alive else (f"not alive: {why}\n".encode(), 503)
-            elif self.path == "/readyz":
-                ready, reasons = ctrl.readiness()
-                text = "ok\n" if ready else "not ready:\n" + "".join(f"- {x}\n" for x in reasons)
-                body, code = text.encode(), 200 if ready else 503
-            elif self.path == "/metrics":
-                body, code = ctrl.metrics.render().encode(), 200
-                content_type = "text/plain; version=0.0.4"
-            else:
-                body, code = b"not found\n", 404
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True, name="health").start()
-
-
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:
     ctrl = Controller(client, opts)
     ctrl.install_signals()
     if opts.health_port:
-        _serve_health(opts.health_port, ctrl)
+        serve_health(opts.health_port, ctrl)
     try:
         code = ctrl.run_once(report) if opts.once else ctrl.run_forever()
     finally:

@@ -10,6 +10,7 @@ again while a batch runs, so that reconcile stops within one batch when another 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
@@ -58,10 +59,9 @@ class Peers:
     def _kserve_controller(self) -> None:
         key, value = c.CONTROLLER_LABEL
         found = self.client.list_all(r.DEPLOYMENTS, None, label_selector=f"{key}={value}").items
-        try:
+        # not installed under its usual name (404), or not readable there: the labelled list decides
+        with contextlib.suppress(IncompleteError):
             found.append(self.client.get(r.DEPLOYMENTS, c.CONTROLLER_DEPLOYMENT, c.KSERVE_NAMESPACE))
-        except IncompleteError:
-            pass  # not installed under its usual name (404), or not readable there: the labelled list decides
         for dep in found:
             md = dep.get("metadata") or {}
             if int((dep.get("status") or {}).get("readyReplicas") or 0) > 0:

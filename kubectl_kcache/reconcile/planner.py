@@ -24,8 +24,9 @@ from ..kernelcache.config import KernelCacheConfig, read_config
 from ..kernelcache.membership import membership_of, plan_memberships
 from ..kernelcache.placement import placement_changes, placement_diff, placement_patch, rejected_tolerations
 from ..objects import Capture
-from ..readplan import RECONCILE_PLAN
-from ..snapshot import ClusterSnapshot, require
+from ..snapshot.model import ClusterSnapshot
+from ..snapshot.plan import RECONCILE_PLAN
+from ..snapshot.reads import require
 from . import actions as a
 
 

@@ -84,6 +84,6 @@ def _unique(refused: list[Refused]) -> list[Refused]:
 
 
 def from_reads(reads: Iterable[object]) -> list[Refused]:
-    """The forbidden reads of a snapshot (snapshot.Read records)."""
+    """The forbidden reads of a snapshot (reads.Read records)."""
     return [Refused(getattr(r, "verb", "list"), getattr(r, "resource", ""), getattr(r, "namespace", None),
                     getattr(r, "message", "")) for r in reads if getattr(r, "status", "") == "forbidden"]

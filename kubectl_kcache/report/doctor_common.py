@@ -16,7 +16,6 @@ SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
 UNICODE_MARKS = {"pass": "✔", "fail": "✖", "skipped": "⊘", "not-applicable": "–"}
 ASCII_MARKS = {"pass": "ok", "fail": "FAIL", "skipped": "skip", "not-applicable": "n/a"}
 UNICODE_BULLET = "·"
-ASCII_BULLET = "-"
 
 
 def can_encode(out: TextIO, text: str) -> bool:

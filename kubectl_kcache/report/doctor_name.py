@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from ..kinds import kubectl_name
+from ..snapshot.kinds import kubectl_name
 from ..text import escape
 from .registry import renderer
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "kubectl-kcache"
-# The plugin's home, as cli.py's ISSUES_URL names it (report/ does not import cli.py).
+# The plugin's home, as cli/'s ISSUES_URL names it (report/ does not import cli/).
 INFORMATION_URI = "https://github.com/kserve/kubectl-kcache"
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

@@ -18,7 +18,6 @@ from .terminal import wrap
 VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1;33", "EVENT": "36"}
 REASON_INDENT = "    "
 
-VERB_COLOR = {"CREATE": "32", "DELETE": "31", "PATCH": "33", "UPDATE": "33", "EVENT": "2"}  # SGR codes
 
 
 def _paint(text: str, code: str, color: bool) -> str:

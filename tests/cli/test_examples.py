@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache import kinds
 from kubectl_kcache.cli import run
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -27,7 +27,7 @@ AMBIGUOUS_CAPTURE = "llama-3-1-8b-instruct-kcc-7d9c6b5f48"
 AMBIGUOUS_NODE = "ip-10-0-1-11.ec2.internal"
 NEW_NODE = "ip-10-0-2-24.ec2.internal"
 GONE_NODE = "ip-10-0-1-19.ec2.internal"
-# The resources collect.py lists, by the name its reads record.
+# The resources snapshot/live.py lists, by the name its reads record.
 LIVE_READS = {
     "nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures", "configmaps",
     "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "validatingwebhookconfigurations",

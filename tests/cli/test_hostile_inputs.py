@@ -192,14 +192,14 @@ def test_raw_list_items_take_kind_and_api_version_from_the_list(capsys, tmp_path
     raw = {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
     groups = {"kind": "KernelCacheNodeGroupList", "apiVersion": "serving.kserve.io/v1alpha1",
               "items": [{"metadata": {"name": "g"}, "spec": {"nodeSelector": {"kubernetes.io/hostname": "gpu-1"}}}]}
-    from kubectl_kcache.snapshot import load_files
+    from kubectl_kcache.snapshot.files.from_files import load_files
 
     snap = load_files([write(tmp_path / "nodes.json", json.dumps(raw)), write(tmp_path / "groups.json",
                                                                               json.dumps(groups))])
     assert [n.name for n in snap.nodes] == ["gpu-0", "gpu-1", "gpu-2"]
     assert [g.name for g in snap.node_groups] == ["g"]
-    from kubectl_kcache import readplan
-    from kubectl_kcache.snapshot import covering
+    from kubectl_kcache.snapshot import plan as readplan
+    from kubectl_kcache.snapshot.reads import covering
 
     assert covering(snap, readplan.NODES).count == 3
 

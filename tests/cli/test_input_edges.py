@@ -179,7 +179,7 @@ def test_endless_devices_end_quickly_in_one_line(script, shown):
 def test_an_endless_text_stream_is_cut_at_the_limit(monkeypatch, capsys):
     import io
 
-    from kubectl_kcache import files
+    from kubectl_kcache.snapshot.files import paths as files
 
     monkeypatch.setattr(files, "MAX_STREAM_BYTES", 4 << 20)
 
@@ -347,7 +347,7 @@ def test_a_plain_export_two_hours_into_pushing_is_stuck(capsys, tmp_path):
 
 def test_a_dump_with_takenat_is_judged_at_takenat_and_says_nothing_more(capsys, tmp_path):
     items = pushing_capture("2026-06-18T09:00:00Z", "2026-06-18T09:05:00Z")
-    from kubectl_kcache import kinds
+    from kubectl_kcache.snapshot import kinds
 
     reads = [{"resource": plural, "namespace": None, "status": "ok", "count": 0} for plural in kinds.PLURALS]
     doc = {"kind": "KcacheSnapshot", "version": 1, "items": [x for x in items if not x["kind"].endswith("List")],

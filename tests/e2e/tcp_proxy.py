@@ -9,6 +9,7 @@ answer comes back. SIGCONT heals the partition and delivers what was held.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -28,10 +29,8 @@ def pump(src: socket.socket, dst: socket.socket, rate: int = 0) -> None:
         pass
     finally:
         for s in (src, dst):
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 from tests import builders as b
 
 pytestmark = pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""kube/ and collect.py against the real API server: pagination, impersonation, forbidden reads,
+"""kube/ and snapshot/live.py against the real API server: pagination, impersonation, forbidden reads,
 exec/token users, and a dump that round-trips to the same snapshot."""
 
 from __future__ import annotations
@@ -9,11 +9,14 @@ import sys
 
 import pytest
 
-from kubectl_kcache import collect, kinds, readplan
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
-from kubectl_kcache.snapshot import covering, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot import live as collect
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.reads import covering
 from tests import builders as b
 
 from .cluster import OWNED_LABEL

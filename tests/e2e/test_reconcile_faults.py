@@ -34,8 +34,8 @@ from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
 from kubectl_kcache.kube.write_guard import WriteRefused
 from kubectl_kcache.reconcile.executor import Executor, pin_preconditions
-from kubectl_kcache.reconcile.loop import collect_for_reconcile
 from kubectl_kcache.reconcile.planner import plan
+from kubectl_kcache.snapshot.live import collect_for_reconcile
 from tests import builders as b
 
 pytestmark = pytest.mark.e2e
@@ -74,7 +74,7 @@ class Replica:
     def __init__(self, cluster, tmp_path: Path, name: str, *args: str, env: dict[str, str] | None = None):
         self.port = free_port()
         self.log_path = tmp_path / f"{name}.log"
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed by stop()
         self.env = {**cluster.env, **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "30",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -149,7 +150,7 @@ class State:
 
 
 def spawn(state: State, name: str, cmd: list[str]) -> int:
-    logf = open(state.dir / f"{name}.log", "ab")
+    logf = open(state.dir / f"{name}.log", "ab")  # noqa: SIM115 - the child's log, open while it runs
     proc = subprocess.Popen(
         cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
     )
@@ -189,10 +190,8 @@ def stop(state: State, name: str, timeout: float = 10.0) -> None:
             time.sleep(0.05)
         if not alive(pid):
             break
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def wait_until(what: str, check, timeout: float, state: State | None = None, proc: str | None = None) -> None:

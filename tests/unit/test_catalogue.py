@@ -53,8 +53,8 @@ def test_deploy_doctor_rbac_yaml_is_the_generated_role_and_binding():
 
 def test_every_check_read_is_a_list_the_doctor_makes():
     """One read plan: a check cannot declare a read that the live doctor (and dump) does not make."""
-    from kubectl_kcache import readplan
-    from kubectl_kcache.snapshot import Read, covers
+    from kubectl_kcache.snapshot import plan as readplan
+    from kubectl_kcache.snapshot.reads import Read, covers
 
     made = [Read.of(spec, "ok") for spec in readplan.DOCTOR]
     for check in all_checks():

@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from kubectl_kcache import __version__, cli
-from kubectl_kcache.cli import complete_words, parse_duration, run
+from kubectl_kcache.cli import app, flags, run
+from kubectl_kcache.cli.complete import complete_words
+from kubectl_kcache.cli.flags import parse_duration
 from kubectl_kcache.errors import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,20 +162,20 @@ def test_a_usage_error_of_a_command_names_its_help(capsys):
     (["--color=always"], True), (["--color", "never"], False), (["--no-color"], False), ([], False),
 ])
 def test_color_flags_on_every_command(monkeypatch, argv, mode):
-    monkeypatch.setattr(cli, "_color_mode", {"mode": "auto"})
+    monkeypatch.setattr(flags, "_color_mode", {"mode": "auto"})
     seen = []
-    monkeypatch.setattr(cli, "_client", lambda flags: (seen.append(cli._color()), (_ for _ in ()).throw(
-        click.UsageError("no cluster in this test")))[1])
+    monkeypatch.setattr("kubectl_kcache.kube.client.Client", lambda *_a, **_k: (
+        seen.append(flags.use_color()), (_ for _ in ()).throw(click.UsageError("no cluster in this test")))[1])
     assert run(["status", *argv]) == EXIT_USAGE  # not a terminal: auto is no colour
     assert seen == [mode]
 
 
 def test_color_always_beats_no_color_env_and_never_beats_a_terminal(monkeypatch):
-    monkeypatch.setattr(cli, "_color_mode", {"mode": "always"})
+    monkeypatch.setattr(flags, "_color_mode", {"mode": "always"})
     monkeypatch.setenv("NO_COLOR", "1")
-    assert cli._color() is True
-    monkeypatch.setattr(cli, "_color_mode", {"mode": "auto"})
-    assert cli._color() is False
+    assert flags.use_color() is True
+    monkeypatch.setattr(flags, "_color_mode", {"mode": "auto"})
+    assert flags.use_color() is False
 
 
 def test_unknown_option(capsys):
@@ -211,11 +213,11 @@ def test_bad_request_timeout(capsys, argv):
 def test_log_level_as_kubectl_users_type_it(monkeypatch, argv):
     seen = []
 
-    def client(flags):
-        seen.append(flags.get("v"))
+    def client(_overrides, verbosity=0):
+        seen.append(verbosity)
         raise click.UsageError("no cluster in this test")
 
-    monkeypatch.setattr(cli, "_client", client)
+    monkeypatch.setattr("kubectl_kcache.kube.client.Client", client)
     assert run(["doctor", *argv]) == EXIT_USAGE
     assert seen == [6]
 
@@ -397,10 +399,10 @@ def test_unreachable_api_server_in_a_real_process(tmp_path):
 
 
 def test_internal_error_is_one_line_with_exit_4(capsys, monkeypatch):
-    def boom(flags):
+    def boom(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "_client", boom)
+    monkeypatch.setattr("kubectl_kcache.kube.client.Client", boom)
     assert run(["dump"]) == EXIT_INTERNAL
     line = one_line(capsys.readouterr().err)
     assert line.startswith("internal error: RuntimeError: boom (at ")
@@ -408,10 +410,10 @@ def test_internal_error_is_one_line_with_exit_4(capsys, monkeypatch):
 
 
 def test_interrupt_exits_130(capsys, monkeypatch):
-    def interrupted(flags):
+    def interrupted(*_args, **_kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_client", interrupted)
+    monkeypatch.setattr("kubectl_kcache.kube.client.Client", interrupted)
     assert run(["dump"]) == EXIT_INTERRUPTED
     assert one_line(capsys.readouterr().err) == "interrupted"
 
@@ -460,7 +462,8 @@ def test_version_as_json(capsys):
 
 
 def test_complete_files_for_file_flags():
-    from kubectl_kcache.cli import COMPLETE_FILES, completion
+    from kubectl_kcache.cli import completion
+    from kubectl_kcache.cli.complete import COMPLETE_FILES
 
     for flag in ("--from-file", "-f", "--kubeconfig", "--config"):
         assert completion(["doctor", flag, ""]) == ([], COMPLETE_FILES), flag
@@ -540,7 +543,7 @@ def test_every_example_in_help_parses():
     """The Examples sections are commands people paste: each names a real command and only flags it takes."""
     from kubectl_kcache.checks.registry import check_ids
 
-    for name, text in cli.EXAMPLES.items():
+    for name, text in app.EXAMPLES.items():
         for line in (x.strip() for x in text.splitlines()):
             if not line.startswith("kubectl kcache "):
                 continue

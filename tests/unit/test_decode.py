@@ -1,6 +1,6 @@
-"""The one decode path (decode.py) and the registry of kinds (kinds.py): list pages and watch lines into the
-same typed objects as files, errors with the JSON path and the object, and a registry that covers every
-snapshot field and every resource the collector reads."""
+"""The one decode path (objects/decode.py) and the registry of kinds (snapshot/kinds.py): list pages and
+watch lines into the same typed objects as files, errors with the JSON path and the object, and a registry
+that covers every snapshot field and every resource the collector reads."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import json
 import msgspec
 import pytest
 
-from kubectl_kcache import decode as d
-from kubectl_kcache import kinds
 from kubectl_kcache import objects as o
 from kubectl_kcache.errors import ApiError, Gone, InputError
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.listing import raw_item
 from kubectl_kcache.kube.watching import _raise_error_event
-from kubectl_kcache.snapshot import ClusterSnapshot
+from kubectl_kcache.objects import decode as d
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.model import ClusterSnapshot
 from tests import builders as b
 
 NODES = kinds.for_resource(r.NODES)

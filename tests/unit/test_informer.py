@@ -1,4 +1,4 @@
-"""The one informer (informer.py) over a fake ListerWatcher: list, watch from the list's resourceVersion,
+"""The one informer (snapshot/informer.py) over a fake ListerWatcher: list, watch from the list's resourceVersion,
 bookmarks, DELETED, 410 re-list, failures, and the decode-failure policy (a poison object in the first
 list and in a watch event: skipped, counted, named until it decodes; never dies, never re-watches from the
 same resourceVersion). And the one Coalescer."""
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from kubectl_kcache import readplan
 from kubectl_kcache.errors import Forbidden, Gone, Unreachable
-from kubectl_kcache.informer import Coalescer, Informer
 from kubectl_kcache.kube.resources import Page
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.informer import Coalescer, Informer
 from tests import builders as b
 
 
@@ -231,9 +231,9 @@ def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_pl
 
 
 def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document():
-    from kubectl_kcache.collect import ListMade
-    from kubectl_kcache.snapshot import ClusterSnapshot
-    from kubectl_kcache.watch import LiveSnapshot
+    from kubectl_kcache.snapshot.follow import LiveSnapshot
+    from kubectl_kcache.snapshot.model import ClusterSnapshot
+    from kubectl_kcache.snapshot.reads import ListMade
 
     lw = FakeLW([page([node("a", "5")], "10")], [[event("MODIFIED", node("a", "11", **POISON))]])
     live = LiveSnapshot(None, ClusterSnapshot(), [ListMade(readplan.NODES, "10")], lister_watcher=lambda _l: lw)

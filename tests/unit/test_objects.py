@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from kubectl_kcache import objects as o
-from kubectl_kcache.decode import convert
 from kubectl_kcache.errors import InputError
 from kubectl_kcache.objects import ObjectError
+from kubectl_kcache.objects.decode import convert
 from tests import builders as b
 
 KSERVE = "serving.kserve.io/v1alpha1"

@@ -18,9 +18,10 @@ from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.explain import explain
 from kubectl_kcache.kernelcache.capture import capture_complete
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
-from kubectl_kcache.kinds import KINDS
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.snapshot import Read, build
+from kubectl_kcache.snapshot.kinds import KINDS
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 NS = "team"

@@ -1,4 +1,4 @@
-"""One read rule (`snapshot.covering`, `snapshot.require`) for every command.
+"""One read rule (`reads.covering`, `reads.require`) for every command.
 
 On each example dump with exactly one recorded list forbidden, every command names only that list, and
 doctor, status, why-group, why-not-cached and reconcile's plan agree on what is usable: each refuses (or,
@@ -17,25 +17,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import readplan
 from kubectl_kcache.checks import all_checks, run_doctor
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain import why_group, why_not_cached
 from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.kernelcache import constants as c
-from kubectl_kcache.kinds import ListSpec
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.reconcile.planner import checked_plan
-from kubectl_kcache.snapshot import (
-    ClusterSnapshot,
-    NotInInput,
-    Read,
-    Unread,
-    Unreadable,
-    covering,
-    covers,
-    load_files,
-)
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.kinds import ListSpec
+from kubectl_kcache.snapshot.model import ClusterSnapshot
+from kubectl_kcache.snapshot.reads import NotInInput, Read, Unread, Unreadable, covering, covers
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_NAMES = ("healthy-cluster.yaml", "broken-cluster.yaml")

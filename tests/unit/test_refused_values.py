@@ -14,7 +14,7 @@ import yaml
 
 from kubectl_kcache.errors import InputError
 from kubectl_kcache.objects import parse_time
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 from tests import builders as b
 
 AGENT = "DaemonSet kserve/kserve-kernelcachenode-agent"

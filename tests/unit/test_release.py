@@ -427,7 +427,7 @@ def test_a_zipapp_without_compiled_packages_needs_no_folder(monkeypatch: pytest.
 def test_built_table_lists_every_folder_with_its_suffix(release, os_arch: tuple[str, str]) -> None:
     archive = release.archive(*os_arch)
     zip_main = _zip_main(archive.zipapp)
-    assert zip_main.RELEASE == "/".join(os_arch)
+    assert "/".join(os_arch) == zip_main.RELEASE
     with zipfile.ZipFile(archive.zipapp) as zf:
         names = zf.namelist()
     assert len(zip_main.COMPILED) == len(PYTHONS) * len(VARIANTS[os_arch[0]])

@@ -12,11 +12,13 @@ import msgspec
 import pytest
 import yaml
 
-from kubectl_kcache import snapshot
-from kubectl_kcache.dumpfile import DumpWriter
-from kubectl_kcache.files import Selection
+from kubectl_kcache.errors import InputError
 from kubectl_kcache.objects import Pod, Toleration
 from kubectl_kcache.sharing import share, sharing
+from kubectl_kcache.snapshot.dump import DumpWriter
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.files.load import Selection
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -44,12 +46,12 @@ def streamed_dump(path: Path, items: list[dict[str, Any]], kind_first: bool = Fa
 
 
 def test_equal_parts_are_kept_once_while_a_snapshot_is_read(tmp_path):
-    snap = snapshot.load_files([streamed_dump(tmp_path / "d.json", ITEMS)])
+    snap = load_files([streamed_dump(tmp_path / "d.json", ITEMS)])
     agents = [p for p in snap.pods if p.namespace == "kserve"]
     assert len(agents) == 3 and agents[0].tolerations is agents[1].tolerations is agents[2].tolerations
     entries = [k.status.cache_status["team-a/cache"] for k in snap.kcns]
     assert entries[0].footprints is entries[1].footprints and entries[0].image_reference is entries[2].image_reference
-    built = snapshot.build(ITEMS)  # decoded without the table: the same objects, field for field
+    built = build(ITEMS)  # decoded without the table: the same objects, field for field
     assert snap.pods == built.pods and snap.kcns == built.kcns and snap.nodes == built.nodes
     assert built.pods[0].tolerations is not built.pods[1].tolerations
 
@@ -71,7 +73,7 @@ def test_a_dump_reads_the_same_whichever_order_its_items_name_their_kind(tmp_pat
     path = streamed_dump(tmp_path / "d.json", ITEMS, kind_first)
     plain = tmp_path / "l.json"
     plain.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": ITEMS}))
-    snap, other = snapshot.load_files([path]), snapshot.load_files([str(plain)])
+    snap, other = load_files([path]), load_files([str(plain)])
     assert snap.nodes == other.nodes and snap.pods == other.pods and snap.kcns == other.kcns
     assert len(snap.pods) == 4 and len(snap.node_groups) == 1
 
@@ -92,8 +94,8 @@ def test_held_back_nodes_are_decoded_only_when_named(tmp_path, layout):
         path = str(tmp_path / "l.yaml")
         Path(path).write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": ITEMS}))
     fields = frozenset({"nodes", "pods"})
-    some = snapshot.load_files([path], Selection(fields, later={"nodes": _pod_nodes}))
-    full = snapshot.load_files([path], Selection(fields))
+    some = load_files([path], Selection(fields, later={"nodes": _pod_nodes}))
+    full = load_files([path], Selection(fields))
     assert [n.name for n in some.nodes] == ["gpu-1"]  # the model pod's node, nothing else
     assert some.node_by_name["gpu-1"] == full.node_by_name["gpu-1"] and some.pods == full.pods
     assert some.reads == full.reads  # the nodes were read (3 of them), only not decoded
@@ -103,25 +105,25 @@ def test_a_held_back_node_that_is_malformed_is_refused_when_named(tmp_path):
     bad = json.loads(json.dumps(NODES[1]))
     bad["spec"]["taints"][0]["effect"] = 7
     path = streamed_dump(tmp_path / "d.json", [NODES[0], bad, MODEL])
-    with pytest.raises(snapshot.InputError, match="gpu-1.*effect"):
-        snapshot.load_files([path], Selection(frozenset({"nodes", "pods"}), later={"nodes": _pod_nodes}))
+    with pytest.raises(InputError, match="gpu-1.*effect"):
+        load_files([path], Selection(frozenset({"nodes", "pods"}), later={"nodes": _pod_nodes}))
     other = [n for n in NODES if n["metadata"]["name"] != "gpu-1"]  # not named: not decoded, not refused
     path = streamed_dump(tmp_path / "e.json", [*other, bad, {**MODEL, "spec": {**MODEL["spec"], "nodeName": "gpu-0"}}])
-    assert [n.name for n in snapshot.load_files([path], Selection(frozenset({"nodes", "pods"}),
+    assert [n.name for n in load_files([path], Selection(frozenset({"nodes", "pods"}),
                                                                   later={"nodes": _pod_nodes})).nodes] == ["gpu-0"]
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
 def test_a_streamed_dump_reads_the_same_whatever_the_chunk_its_lines_are_cut_from(tmp_path, monkeypatch, chunk):
-    from kubectl_kcache import files
+    from kubectl_kcache.snapshot.files import load as files
 
     path = streamed_dump(tmp_path / "d.json", ITEMS)
-    expected = snapshot.load_files([path])
+    expected = load_files([path])
     monkeypatch.setattr(files, "LINES_CHUNK", chunk)
-    got = snapshot.load_files([path])
+    got = load_files([path])
     assert got == expected and len(got.nodes) == 3
     Path(path).write_bytes(Path(path).read_bytes().rstrip())  # no end of line after the meta
-    assert snapshot.load_files([path]) == expected
+    assert load_files([path]) == expected
     Path(path).write_bytes(Path(path).read_bytes() + b"\n{}")  # something after the meta: read whole, and refused
-    with pytest.raises(snapshot.InputError):
-        snapshot.load_files([path])
+    with pytest.raises(InputError):
+        load_files([path])

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache import kinds
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.checks.model import CheckResult, DoctorReport, Finding
-from kubectl_kcache.snapshot import ClusterSnapshot, Read, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import ClusterSnapshot
+from kubectl_kcache.snapshot.reads import Read
 
 HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"

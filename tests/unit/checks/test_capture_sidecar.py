@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from msgspec.structs import replace as struct_replace
 
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 from .conftest import BASE, BASE_FILES, one, run_check, with_reads
 

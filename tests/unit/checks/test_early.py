@@ -8,11 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_kcache import kinds, readplan
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.checks.common import facts, forget
 from kubectl_kcache.checks.early import EarlyChecks
-from kubectl_kcache.snapshot import ClusterSnapshot
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.model import ClusterSnapshot
 
 from .conftest import HERE, load
 

@@ -50,7 +50,7 @@ def test_empty_selector_referenced_by_a_kernel_cache_freezes_every_agent(tmp_pat
     agent pass (all entries freeze cluster-wide) and that group's KernelCaches in GetNodes."""
     import yaml
 
-    from kubectl_kcache.snapshot import load_files
+    from kubectl_kcache.snapshot.files.from_files import load_files
 
     from .conftest import BASE, BASE_FILES, HERE, with_reads
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.checks.model import SEVERITIES, STATUSES
-from kubectl_kcache.snapshot import SnapshotMeta, build
+from kubectl_kcache.snapshot.model import SnapshotMeta, build
 
 from .conftest import HERE, TAKEN_AT
 

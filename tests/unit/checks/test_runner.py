@@ -7,7 +7,7 @@ import yaml
 
 from kubectl_kcache.checks import check_ids, load_suppressions, run_doctor
 from kubectl_kcache.errors import InputError
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
@@ -183,7 +183,7 @@ def test_missing_suppressions_file(tmp_path):
 
 def _soft_and_hard_taints():
     """gpu-1 carries a PreferNoSchedule taint (a warning) and a NoSchedule one (an error), both untolerated."""
-    from kubectl_kcache.snapshot import build
+    from kubectl_kcache.snapshot.model import build
     from tests import builders as b
 
     node = b.node("gpu-1", {"nvidia.com/gpu.product": "NVIDIA-H100"},

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain.fleet import hit_rate, top_gate
 from kubectl_kcache.explain.why_not_cached import explain
-from kubectl_kcache.snapshot import Read, build
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 from .test_why_not_cached import CREATED, EARLY, NS, cluster

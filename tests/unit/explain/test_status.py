@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kcache import kinds
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.kernelcache.caches import PHASES, effective_group, entry_phase
 from kubectl_kcache.objects import KernelCache
 from kubectl_kcache.provenance import Provenance
-from kubectl_kcache.snapshot import ClusterSnapshot, Read, build, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import ClusterSnapshot, build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 FLEET = Path(__file__).parent / "fixtures" / "status-fleet.yaml"

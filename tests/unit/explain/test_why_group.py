@@ -14,7 +14,9 @@ import pytest
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain import WhyGroup, explain
 from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
-from kubectl_kcache.snapshot import Read, build, load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from kubectl_kcache.explain import explain
 from kubectl_kcache.report.why_group_tree import render
-from kubectl_kcache.snapshot import build, load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 from .test_why_group import ANN, MSG_AMBIGUOUS, NS, POD, config, gpu_node, producer, session_capture

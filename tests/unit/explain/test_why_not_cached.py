@@ -12,7 +12,8 @@ import pytest
 from kubectl_kcache import objects as o
 from kubectl_kcache.errors import IncompleteError, InputError
 from kubectl_kcache.explain.why_not_cached import WhyNotCached, explain
-from kubectl_kcache.snapshot import Read, build
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 NS = "team-a"

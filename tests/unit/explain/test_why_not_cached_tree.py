@@ -7,7 +7,7 @@ import io
 
 from kubectl_kcache.explain.why_not_cached import explain
 from kubectl_kcache.report.why_not_cached_tree import render as render_why
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 from .test_why_not_cached import CREATED, EARLY, LATER, NS, cluster, consumer

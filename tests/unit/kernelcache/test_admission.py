@@ -1,4 +1,4 @@
-"""KServe's consumer admission (kernelcache/admission.py) against KServe's own tests:
+"""KServe's consumer admission (kernelcache/admission/) against KServe's own tests:
 pkg/webhook/admission/kernelcache/selector_test.go (newest, with the verification gate),
 consumer_test.go (injectKernelCacheMount), sidecar_test.go (the selection parts),
 pkg/kernelcache/container_test.go, and webhook_manifest_test.go; plus the webhook gates."""

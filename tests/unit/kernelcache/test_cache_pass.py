@@ -12,7 +12,7 @@ from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.kernelcache import cache_pass as cp
 from kubectl_kcache.kernelcache.capture import TERMINATING, cache_outcomes
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 from .test_cache_outcomes import NS, cache, capture

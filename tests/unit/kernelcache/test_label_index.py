@@ -7,7 +7,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubectl_kcache import snapshot as snap
 from kubectl_kcache.kernelcache.membership import membership, membership_of, plan_memberships
 from kubectl_kcache.kernelcache.selection import select_node_group
 from kubectl_kcache.kernelcache.selectors import (
@@ -18,6 +17,7 @@ from kubectl_kcache.kernelcache.selectors import (
     selector_matches,
 )
 from kubectl_kcache.objects import ActiveSession
+from kubectl_kcache.snapshot import model as snap
 
 from .helpers import bare_node, group, kcn
 

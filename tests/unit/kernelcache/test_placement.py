@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_kcache import objects as o
-from kubectl_kcache.decode import convert
 from kubectl_kcache.kernelcache import constants as c
 from kubectl_kcache.kernelcache.gojson import marshal
 from kubectl_kcache.kernelcache.placement import (
@@ -20,6 +19,7 @@ from kubectl_kcache.kernelcache.placement import (
     placement_diff,
     placement_patch,
 )
+from kubectl_kcache.objects.decode import convert
 from tests import builders as b
 
 from .helpers import daemonset, group, tol

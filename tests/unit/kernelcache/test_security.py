@@ -6,7 +6,7 @@ import pytest
 
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.kernelcache import security as sec
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 NS = "team"

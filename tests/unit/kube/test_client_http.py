@@ -39,7 +39,7 @@ def server(routes: dict[str, Handler]) -> Iterator[str]:
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        def do_GET(self) -> None:
             handler = routes.get(self.path.split("?")[0])
             if handler is None:
                 self.send_error(404)
@@ -151,9 +151,8 @@ def dies_mid_response(h: BaseHTTPRequestHandler) -> None:
 
 
 def test_server_dying_mid_response_names_the_cause():
-    with server({"/api/v1/nodes": dies_mid_response}) as url:
-        with pytest.raises(Unreachable) as exc:
-            client_for(url).list_all(r.NODES)
+    with server({"/api/v1/nodes": dies_mid_response}) as url, pytest.raises(Unreachable) as exc:
+        client_for(url).list_all(r.NODES)
     message = str(exc.value)
     assert message == (f"cannot reach the API server at {url}: the server closed the connection in the middle "
                        "of its response")

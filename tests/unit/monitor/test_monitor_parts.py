@@ -16,7 +16,7 @@ from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.monitor import events as ev
 from kubectl_kcache.monitor.evaluate import evaluate
 from kubectl_kcache.monitor.metrics import Health, label_value, render
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 ROOT = Path(__file__).resolve().parents[3]
 BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])

@@ -13,7 +13,7 @@ from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 from kubectl_kcache.reconcile import actions as a
 from kubectl_kcache.reconcile.actions import plan_document
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 
-from kubectl_kcache import readplan
-from kubectl_kcache.informer import Informer
 from kubectl_kcache.reconcile import actions as a
 from kubectl_kcache.reconcile.executor import pin_preconditions
 from kubectl_kcache.reconcile.planner import plan
-from kubectl_kcache.snapshot import build
+from kubectl_kcache.snapshot import plan as readplan
+from kubectl_kcache.snapshot.informer import Informer
+from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 

@@ -10,7 +10,8 @@ from kubectl_kcache.explain.fleet import hit_rate
 from kubectl_kcache.report.doctor_html import page
 from kubectl_kcache.report.hit_rate_html import serving_pods_section
 from kubectl_kcache.report.hit_rate_table import hit_rate_text
-from kubectl_kcache.snapshot import load_files, provenance
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import provenance
 
 ROOT = Path(__file__).resolve().parents[3]
 BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])

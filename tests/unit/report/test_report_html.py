@@ -16,7 +16,7 @@ from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render_doctor, wants
 from kubectl_kcache.report.doctor_html import CATALOGUE_URL
-from kubectl_kcache.snapshot import load_files
+from kubectl_kcache.snapshot.files.from_files import load_files
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
 PROV = Provenance("live", server="https://10.0.0.1:6443", cluster="prod-eu", taken_at="2026-11-29T10:00:00Z",

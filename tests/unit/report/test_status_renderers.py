@@ -13,13 +13,15 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_kcache import kinds
 from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.provenance import Provenance
 from kubectl_kcache.report import formats, render
 from kubectl_kcache.report.status_common import SEGMENTS, bar_widths
 from kubectl_kcache.report.status_table import View, status_text, with_changes
-from kubectl_kcache.snapshot import Read, build, load_files
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
 from tests import builders as b
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"

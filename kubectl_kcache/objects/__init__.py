@@ -3,14 +3,14 @@
 A Struct mirrors the API's JSON for the fields the commands use; every other field is skipped by the
 decoder and never built (a 30 KB GPU node keeps ~1 KB). The same types decode live list pages, watch
 events, JSON files (bytes straight into Structs) and YAML files (`msgspec.convert` of libyaml's output):
-see `decode.py` for the functions and `kinds.py` for which type each kind has.
+see `objects/decode.py` for the functions and `snapshot/kinds.py` for which type each kind has.
 
 Kubernetes' quirks kept here:
 - null means absent: a field that is null takes its default (`_Obj.__post_init__`), as Go's decoder does;
 - int-or-string: integers given as strings ("60") are accepted (lax decoding), label and other string-map
   values given as numbers (YAML's `gpu.count: 8`) become their string;
 - booleans given as "true"/"false" are accepted.
-A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `decode.py`
+A value of the wrong type is a `msgspec.ValidationError` with the path of the field, which `objects/decode.py`
 turns into an `ObjectError` naming the file, the object and the path.
 
 The attribute API (`node.name`, `node.labels`, `node.taints`, `node.ready`, `group.node_selector`,
@@ -33,10 +33,10 @@ import msgspec
 from msgspec import field
 from msgspec.structs import force_setattr
 
-from . import apivalidation as av
-from .errors import InputError
-from .sharing import active as sharing_active
-from .sharing import share
+from .. import apivalidation as av
+from ..errors import InputError
+from ..sharing import active as sharing_active
+from ..sharing import share
 
 _T = TypeVar("_T")
 
@@ -76,15 +76,20 @@ def describe(exc: msgspec.ValidationError, base: str = "$") -> str:
     parts = text.split(" - at `")
     message = parts[0]
     path = ""
+    key = False  # msgspec's "at `key` in `$.m`": a key of the map at $.m, not one of its values
     for part in reversed(parts[1:]):
-        path += part.rstrip("`").removeprefix("$")
+        part = part.rstrip("`")
+        if part.startswith("key` in `"):
+            key, part = True, part.removeprefix("key` in `")
+        path += part.removeprefix("$")
     m = _EXPECTED.match(message)
     if m:
         wanted = [w.strip() for w in m.group(1).split("|") if w.strip() != "null"]
         if set(wanted) == {"int", "float", "str"}:  # a string map's values (numbers are taken as strings)
             wanted = ["str"]
         words = " or ".join(dict.fromkeys(_TYPES.get(w, w) for w in wanted))
-        message = f"expected {words}, got {_TYPES.get(m.group(2), m.group(2))}"
+        got = _TYPES.get(m.group(2), m.group(2))
+        message = f"a key is {got}, expected {words}" if key else f"expected {words}, got {got}"
     elif message.startswith("Object missing required field `"):
         path += "." + message.split("`")[1]
         message = "required field missing"
@@ -106,7 +111,7 @@ def _filler(cls: type) -> Callable[[Any], None]:
     else:
         namespace: dict[str, Any] = {"fill": partial(_fill, fields)}
         test = " or ".join(f"self.{name} is None" for name, _, _ in fields)
-        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)  # noqa: S102 - names are fields
+        exec(f"def check(self):\n    if {test}:\n        fill(self)\n", namespace)
         fn = namespace["check"]
     _FILL_NULLS[cls] = fn
     return fn
@@ -1101,8 +1106,8 @@ class _PreferredNodeAffinity(msgspec.Struct, frozen=True):
 
 
 class _NodeAffinity(msgspec.Struct, frozen=True):
-    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None  # noqa: N815
-    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None  # noqa: N815
+    requiredDuringSchedulingIgnoredDuringExecution: _RequiredNodeAffinity | None = None
+    preferredDuringSchedulingIgnoredDuringExecution: list[_PreferredNodeAffinity] | None = None
 
 
 class _AffinityShape(msgspec.Struct, frozen=True, rename="camel"):

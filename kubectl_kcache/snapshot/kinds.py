@@ -1,7 +1,7 @@
 """The registry of kinds: for every kind the plugin reads, where it lives in the API (group, version,
-plural, kind, scope: `kube/resources.py`), the Struct it decodes into (`objects.py`), the ClusterSnapshot
+plural, kind, scope: `kube/resources.py`), the Struct it decodes into (`objects/`), the ClusterSnapshot
 field that holds it; and `ListSpec`, one list request. Which lists each command makes is the read plan
-(`readplan.py`). The snapshot, the live collector, the file loader, the informers and the tests all look
+(`snapshot/plan.py`). The snapshot, the live collector, the file loader, the informers and the tests all look
 kinds up here.
 
 Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`, `kind.decode_page(bytes)`
@@ -13,18 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import decode as d
-from . import objects as o
-from .kube import resources as r
-from .kube.resources import Page, Resource
+from .. import objects as o
+from ..kube import resources as r
+from ..kube.resources import Page, Resource
+from ..objects import decode as d
 
 
 @dataclass(frozen=True)
 class ListSpec:
     """One list request: the resource, the namespace (None: all namespaces) and its label and field
-    selectors. What was read is recorded with its spec (`snapshot.Read`), so whether a read covers what an
-    answer needs is decided exactly (`snapshot.covers`). The named lists of each command are in
-    `readplan.py`."""
+    selectors. What was read is recorded with its spec (`reads.Read`), so whether a read covers what an
+    answer needs is decided exactly (`reads.covers`). The named lists of each command are in
+    `snapshot/plan.py`."""
 
     resource: Resource
     namespace: str | None = None

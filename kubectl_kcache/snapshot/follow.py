@@ -1,5 +1,5 @@
 """Keep a snapshot current from watches, for `status -w`: every list that `collect` made gets an informer
-(`informer.py`) that watches it from the resourceVersion it was read at; the snapshot is assembled from
+(`snapshot/informer.py`) that watches it from the resourceVersion it was read at; the snapshot is assembled from
 their stores.
 
 - What is failing now (a broken stream, an unreachable server, an object that cannot be decoded) is in
@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..errors import IncompleteError
 from . import kinds
-from . import snapshot as snap
-from .collect import ListMade
-from .errors import IncompleteError
+from . import model as snap
 from .informer import ClientListerWatcher, Coalescer, Informer, ListerWatcher
+from .reads import ListMade
 
 QUIET_PERIOD = 0.2  # seconds without events before the screen is redrawn
 MAX_DELAY = 1.0  # the screen is redrawn at the latest this long after the first event of a burst

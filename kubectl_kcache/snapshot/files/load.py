@@ -18,63 +18,23 @@ import contextlib
 import errno
 import os
 import stat
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from . import apivalidation, kinds
-from . import decode as d
-from .errors import InputError
-from .sharing import sharing
-from .text import json_type
+from ... import apivalidation
+from ...errors import InputError
+from ...objects import decode as d
+from ...sharing import sharing
+from ...text import json_type
+from .. import kinds
+from .layout import DUMP_HEAD, DUMP_META, SNAPSHOT_KIND, SNAPSHOT_VERSION, YAML_HEAD, MetaDoc
+from .paths import find_files, read_bytes, shown_path, stat_error
 
-FILE_SUFFIXES = (".yaml", ".yml", ".json")
-SNAPSHOT_KIND = "KcacheSnapshot"
-SNAPSHOT_VERSION = 1
 MAX_NESTING = 500
-# A pipe, a device or standard input is read up to this much (a regular file's size is known): `/dev/zero`
-# or an endless producer must end in an error, not in running out of memory.
-MAX_STREAM_BYTES = 2 << 30
-CHUNK = 1 << 20
-MACOS_FOLDER = "__MACOSX"
 ALIAS_EXPANSION_FLOOR = 100_000  # values; past max(this, a third of the text's length) aliases are refused
-# how dumpfile.py lays out a JSON dump (the loader streams files laid out so)
-DUMP_HEAD = b'{"kind": "KcacheSnapshot", "version": 1, "items": ['
-DUMP_META = b'], "meta": '
-YAML_HEAD = b"kind: KcacheSnapshot\nversion: 1\nitems:\n"
-
-
-class ReadDoc(msgspec.Struct, frozen=True, rename="camel"):
-    """One recorded read; dumps written before selectors were recorded have none (`snapshot.Read`)."""
-
-    resource: str = ""
-    namespace: str | None = None
-    status: str = "ok"
-    count: int = 0
-    verb: str = "list"
-    message: str = ""
-    label_selector: str = ""
-    field_selector: str = ""
-
-
-class ScopeDoc(msgspec.Struct, frozen=True):
-    namespace: str | None = None
-
-
-class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
-    """A dump's meta (unknown fields ignored; scope and tool are informative)."""
-
-    cluster: Any = ""
-    server: Any = ""
-    taken_at: Any = ""
-    server_version: Any = ""
-    reads: list[ReadDoc] | None = None
-    scope: ScopeDoc | None = None
-
-
 @dataclass
 class Loaded:
     """What the files hold: typed objects, the dumps' meta, what plain files held, and warnings."""
@@ -178,140 +138,6 @@ def _namespace_of(raw: Any) -> Any:
         return None  # decoded (and refused) in full
     return head.metadata.namespace if head.metadata is not None else None
 
-
-# ---- finding the files ----------------------------------------------------------------------------
-
-
-def _stat_error(path: str, exc: OSError) -> InputError:
-    if exc.errno == errno.ELOOP:
-        return InputError(f"{path}: a symbolic link loop (the link points back to itself)")
-    if exc.errno == errno.ENOENT:
-        if os.path.islink(path):
-            return InputError(f"{path}: a broken symbolic link (its target does not exist)")
-        return InputError(f"{path}: no such file or folder")
-    return InputError(f"{path}: cannot read: {exc.strerror}")
-
-
-def _macos_debris(root: str, name: str) -> bool:
-    """The AppleDouble files (`._x.yaml`) and `__MACOSX/` folder that macOS adds when it zips or unzips: its
-    metadata, not Kubernetes objects."""
-    return name.startswith("._") or MACOS_FOLDER in root.split(os.sep)
-
-
-def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
-    debris: list[str] = []
-    for path in paths:
-        if path == "-":
-            yield path
-            continue
-        if not path:
-            raise InputError("--from-file: an empty path (give a file, a folder, or - for standard input)")
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            raise _stat_error(path, exc) from None
-        if not stat.S_ISDIR(st.st_mode):
-            yield path  # a file named on the command line may be a pipe (`<(kubectl get ...)`)
-            continue
-        for root, dirs, names in os.walk(path, onerror=None):
-            dirs.sort()
-            for n in sorted(names):
-                if not n.endswith(FILE_SUFFIXES):
-                    continue
-                full = os.path.join(root, n)
-                if _macos_debris(root, n):
-                    debris.append(full)
-                    continue
-                try:
-                    st = os.stat(full)
-                except OSError as exc:
-                    warnings.append(f"skipped {_stat_error(full, exc)}")
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    warnings.append(f"skipped {full}: not a regular file ({_file_type(st.st_mode)})")
-                    continue
-                yield full
-    if debris:
-        shown = ", ".join(debris[:3]) + (f" and {len(debris) - 3} more" if len(debris) > 3 else "")
-        warnings.append(f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
-                        f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}")
-
-
-def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device")):
-        if test(mode):
-            return name
-    return "not a file"
-
-
-# ---- bytes and text -------------------------------------------------------------------------------
-
-_BOMS = (
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe", "utf-16-le"),
-    (b"\xfe\xff", "utf-16-be"),
-)
-
-
-def read_bytes(path: str) -> bytes:
-    """The file's content as UTF-8 (a BOM decides the encoding; none: UTF-8)."""
-    try:
-        if path == "-":
-            if sys.stdin is None or sys.stdin.closed:
-                raise InputError("--from-file -: standard input is closed")
-            stream = getattr(sys.stdin, "buffer", None)
-            data = _read_bounded(path, stream) if stream is not None else sys.stdin.read().encode("utf-8")
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else _read_bounded(path, fh)
-    except InputError:
-        raise
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder") from None
-    except OSError as exc:
-        if path == "-":
-            raise InputError(f"--from-file -: cannot read standard input: {exc.strerror or exc}") from None
-        raise _stat_error(path, exc) if exc.errno in (errno.ELOOP, errno.ENOENT) else InputError(
-            f"{path}: cannot read: {exc.strerror}") from None
-    except ValueError:  # a closed stdin
-        raise InputError("--from-file -: standard input is closed") from None
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            if encoding == "utf-8":
-                return data[len(bom):]
-            try:
-                return data[len(bom):].decode(encoding).encode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(f"{_name(path)}: not valid {encoding.upper()} text") from None
-    return data
-
-
-def _name(path: str) -> str:
-    return "standard input" if path == "-" else path
-
-
-def _read_bounded(path: str, stream: Any) -> bytes:
-    """A stream that may never end (a device, a pipe) read in chunks: binary data (a NUL byte outside UTF-16
-    or UTF-32 text) is refused at its first chunk, anything past MAX_STREAM_BYTES as too large."""
-    chunks: list[bytes] = []
-    size = 0
-    wide = False
-    while True:
-        chunk = stream.read(CHUNK)
-        if not chunk:
-            return b"".join(chunks)
-        if not chunks:
-            wide = chunk.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
-        if not wide and b"\0" in chunk:
-            raise InputError(f"{_name(path)}: not text (it holds NUL bytes): give a YAML or JSON file")
-        size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            raise InputError(f"{_name(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
-                             "it to a file first")
-        chunks.append(chunk)
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
@@ -483,8 +309,8 @@ class _Loader:
                 try:
                     obj = self._decode(kind, raw)
                 except msgspec.ValidationError as exc:
-                    raise d.object_error(exc, origin=_name(path), what=f"{kind.kind} {name}", base=where) from None
-            self._add(_name(path), kind, obj, dump)
+                    raise d.object_error(exc, origin=shown_path(path), what=f"{kind.kind} {name}", base=where) from None
+            self._add(shown_path(path), kind, obj, dump)
         self.held.clear()
 
     # -- per file --
@@ -501,21 +327,21 @@ class _Loader:
             except msgspec.DecodeError as exc:
                 values = _json_values(data) if "trailing characters" in str(exc) else None
                 if isinstance(values, str):
-                    raise InputError(f"{_name(path)}: not valid JSON: {values}") from None
+                    raise InputError(f"{shown_path(path)}: not valid JSON: {values}") from None
                 if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
                     self._json_stream(path, data, values)
                     return
                 if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
-                    raise InputError(f"{_name(path)}: not valid JSON: {_json_problem(exc, data)}") from None
+                    raise InputError(f"{shown_path(path)}: not valid JSON: {_json_problem(exc, data)}") from None
                 json_error = _json_problem(exc, data)
             except RecursionError:
-                raise InputError(f"{_name(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
+                raise InputError(f"{shown_path(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
             self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
             return
         self._yaml(path, data, "")
 
     def _stream_dump(self, path: str) -> bool:
-        """A dump as `kubectl kcache dump -o json` writes it (dumpfile.py: one item per line, meta last) is
+        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
         read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
         is laid out any other way: the caller reads it whole."""
         try:
@@ -527,14 +353,13 @@ class _Loader:
         with fh:
             if fh.readline() != DUMP_HEAD + b"\n":
                 return False
-            name = _name(path)
+            name = shown_path(path)
             start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
                      len(self.held))
-            index = 0
             offset = len(DUMP_HEAD) + 1
             self.path = path
             lines = _Lines(fh)
-            for line in lines:
+            for index, line in enumerate(lines):
                 self.offset, offset = offset, offset + len(line)
                 if line[:len(DUMP_META)] == DUMP_META:
                     meta = bytes(line[len(DUMP_META):]).rstrip()
@@ -561,7 +386,6 @@ class _Loader:
                     break  # read whole: the error is then reported with its line and column
                 finally:
                     self.offset = -1
-                index += 1
         # not laid out as written by dump: forget what was read, read it whole
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
@@ -583,7 +407,7 @@ class _Loader:
         with fh:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
-            name = _name(path)
+            name = shown_path(path)
             start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
                      len(self.held))
             import yaml
@@ -653,7 +477,7 @@ class _Loader:
         return False
 
     def _json(self, path: str, data: bytes) -> None:
-        name = _name(path)
+        name = shown_path(path)
         if data.lstrip()[:1] == b"[":
             elements = d.decode_json(data, list[msgspec.Raw])
             self.out_is_plain(path)
@@ -673,7 +497,7 @@ class _Loader:
 
     def _json_stream(self, path: str, data: bytes, values: list[tuple[int, int]]) -> None:
         """Several top-level JSON values in one file, each read in turn as kubectl's decoder reads them."""
-        name = _name(path)
+        name = shown_path(path)
         self.out_is_plain(path)
         for start, end in values:
             raw = data[start:end]
@@ -822,7 +646,7 @@ class _Loader:
             raise InputError(f"{name}: snapshot version {shown} is not supported (expected {SNAPSHOT_VERSION})")
 
     def _meta(self, path: str, raw: Any) -> None:
-        name = _name(path)
+        name = shown_path(path)
         if raw is None:
             meta = MetaDoc()
         else:
@@ -840,7 +664,7 @@ class _Loader:
 
     # -- YAML --
     def _yaml(self, path: str, data: bytes, json_error: str) -> None:
-        name = _name(path)
+        name = shown_path(path)
         docs = _yaml_documents(name, data, json_error)
         plain = False
         for n, doc in enumerate(docs):
@@ -1156,8 +980,8 @@ def read_documents(path: str) -> list[dict[str, Any]]:
     if not path:
         raise InputError("--manifest: an empty path")
     if path != "-" and not os.path.exists(path):
-        raise _stat_error(path, FileNotFoundError(errno.ENOENT, "no such file"))
-    name = _name(path)
+        raise stat_error(path, FileNotFoundError(errno.ENOENT, "no such file"))
+    name = shown_path(path)
     data = read_bytes(path)
     json_error = ""
     if data.lstrip()[:1] in (b"{", b"["):
@@ -1201,7 +1025,7 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
     # few objects and pays only the lookups
     with sharing() if select is None else contextlib.nullcontext():
         for path in names:
-            out.files.append(_name(path))
+            out.files.append(shown_path(path))
             loader.load(path)
         loader.finish()
     if out.object_count == 0 and not out.metas:

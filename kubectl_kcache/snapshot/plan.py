@@ -1,8 +1,8 @@
 """THE READ PLAN: every list the commands make, named once, and which of them each command makes.
 
-The live collector (`collect.py`), the reconcile informers (`reconcile/loop.py`), `status -w`, the doctor
+The live collector (`snapshot/live.py`), the reconcile informers (`reconcile/loop.py`), `status -w`, the doctor
 checks' read declarations, the explanations' `require` calls and the read-only ClusterRole of
-docs/checks.md all take their lists from here. Reading a new kind live: add its Kind (`kinds.py`), one
+docs/checks.md all take their lists from here. Reading a new kind live: add its Kind (`snapshot/kinds.py`), one
 `ListSpec` below, and put it in the plans of the commands that read it.
 
 Two namespaces are placeholders, resolved when the command runs (`resolve`): `SCOPE` is the namespace of
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .kernelcache import constants as c
+from ..kernelcache import constants as c
+from ..kube import resources as r
 from .kinds import ListSpec
-from .kube import resources as r
 
 SCOPE = "{namespace}"
 JOB_NAMESPACE = "{jobNamespace}"
@@ -129,7 +129,7 @@ def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None 
 def every_list() -> tuple[ListSpec, ...]:
     """Every list some command makes (placeholders left in; per-name lists as their resource): the
     read-only ClusterRole grants exactly these resources."""
-    from .kube import resources as res
+    from ..kube import resources as res
 
     dynamic = (ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
                ListSpec(res.NODES, field_selector="metadata.name=<node>"),

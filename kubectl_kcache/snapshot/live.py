@@ -1,11 +1,11 @@
-"""Build a ClusterSnapshot from the live API by making the read plan's lists (`readplan.py`): each kind
+"""Build a ClusterSnapshot from the live API by making the read plan's lists (`snapshot/plan.py`): each kind
 listed once, paginated; singletons by field selector (friendly to RBAC resourceNames); pods only by label
 where the agent and preparation Jobs run.
 
-Every list is recorded with its spec (`snapshot.Read`): a 403 as forbidden, a 404 (resource not served)
-as absent; the commands decide what that means for them (`snapshot.require`).
+Every list is recorded with its spec (`reads.Read`): a 403 as forbidden, a 404 (resource not served)
+as absent; the commands decide what that means for them (`reads.require`).
 
-Each page's bytes are decoded straight into the kind's Struct (`kinds.py`): the fields the commands do
+Each page's bytes are decoded straight into the kind's Struct (`snapshot/kinds.py`): the fields the commands do
 not read are never built, and memory follows the slim objects plus one page. For `dump`, a `sink` gets
 each item's JSON (managedFields dropped, kind and apiVersion filled in) as its page arrives, and the
 collector keeps only the few objects its own decisions need.
@@ -19,19 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import kinds
-from . import readplan as plan
-from . import snapshot as snap
-from .errors import Forbidden, NotFound
-from .kernelcache import constants as c
-from .kernelcache.config import read_config
+from ..errors import Forbidden, NotFound
+from ..kernelcache import constants as c
+from ..kernelcache.config import read_config
+from ..kube import resources as r
+from ..kube.client import Client
+from ..kube.listing import Listed as Listing
+from ..kube.listing import raw_item
+from ..kube.resources import Page
+from ..sharing import sharing
+from . import kinds, plan, reads
+from . import model as snap
 from .kinds import ListSpec
-from .kube import resources as r
-from .kube.client import Client
-from .kube.listing import Listed as Listing
-from .kube.listing import raw_item
-from .kube.resources import Page
-from .sharing import sharing
+from .reads import ListMade
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
@@ -89,22 +89,13 @@ class Scope:
         )
 
 
-@dataclass(frozen=True)
-class ListMade:
-    """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
-
-    spec: ListSpec
-    resource_version: str
-    keys: frozenset[tuple[str, str, str]] = frozenset()  # (snapshot field, namespace, name) of what it returned
-
-
 class Collector:
     """Lists kinds into typed snapshot objects (the last read of an object wins, as in snapshot.assemble)."""
 
     def __init__(self, client: Client, progress: Callable[[str], None] | None = None, sink: Sink | None = None):
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
-        self.reads: list[snap.Read] = []
+        self.reads: list[reads.Read] = []
         self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
@@ -148,11 +139,11 @@ class Collector:
     def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
         res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
-            status = snap.FORBIDDEN if isinstance(listing, Forbidden) else snap.ABSENT
-            self.reads.append(snap.Read.of(spec, status, message=str(listing)))
+            status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
+            self.reads.append(reads.Read.of(spec, status, message=str(listing)))
             return []
         got = listing.items
-        self.reads.append(snap.Read.of(spec, snap.OK, len(got)))
+        self.reads.append(reads.Read.of(spec, reads.OK, len(got)))
         if keep:
             field = kinds.for_resource(res).field
             keys = set()
@@ -233,7 +224,7 @@ def collect(
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
-    receives each list made, with its resourceVersion (where `watch.py` starts watching).
+    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching).
 
     Without a sink the lists run PARALLEL at a time, and those that wait for the configuration (the job
     namespace's) start as soon as the ConfigMap is read, not after the node list. `on_list`, when given, is
@@ -313,6 +304,16 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
                              server=client.server, taken_at=taken_at())
     return col.snapshot(meta)
+
+
+def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
+    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
+    is forbidden or not served is recorded as such, and the planner refuses to plan from it."""
+    col = Collector(client)
+    for spec in plan.RECONCILE:
+        col.read(spec)
+    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
+                                          server=client.server, taken_at=taken_at()))
 
 
 FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; more: one list of all nodes

@@ -1,4 +1,4 @@
-"""ONE informer, for `status -w` (watch.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
+"""ONE informer, for `status -w` (snapshot/follow.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
 
 An `Informer` keeps a store of one list current, over a `ListerWatcher` (the real one is
 `ClientListerWatcher`; tests use a small fake): it lists, then watches from that list's resourceVersion
@@ -27,11 +27,11 @@ from typing import Any, Protocol
 
 import msgspec
 
-from . import decode as d
+from ..errors import ApiError, Forbidden, Gone, IncompleteError, InputError
+from ..kube.resources import Page
+from ..objects import decode as d
 from . import kinds
-from .errors import ApiError, Forbidden, Gone, IncompleteError, InputError
 from .kinds import ListSpec
-from .kube.resources import Page
 
 WATCH_TIMEOUT = 240  # seconds the server keeps one watch open before we resume it
 
@@ -89,7 +89,7 @@ def _key_of(head: d.Head | None) -> tuple[Key, str]:
 
 
 def _backoff() -> Iterator[float]:
-    from .kube.client import backoff_delays
+    from ..kube.client import backoff_delays
 
     return backoff_delays()
 

@@ -20,7 +20,7 @@ ISVC_LABEL = "serving.kserve.io/inferenceservice"
 def names_from_files(paths: Iterable[str], what: str, namespace: str | None) -> list[str]:
     """Names for completion from snapshot files: InferenceService pods or captures (in `namespace`, or all),
     namespaces; [] when the files cannot be read (completion never fails loudly)."""
-    from .snapshot import load_files
+    from ..snapshot.files.from_files import load_files
 
     try:
         snap = load_files([p for p in paths if p != "-"])  # never wait on stdin in a completion

@@ -2,7 +2,7 @@
 
     {"kind": "KcacheSnapshot", "version": 1, "items": [...], "meta": {...}}
 
-One item per line, so that `--from-file` can read the file line by line (files.py). Each item is written
+One item per line, so that `--from-file` can read the file line by line (snapshot/files/). Each item is written
 as the API returned it (managedFields and Secret data dropped, kind and apiVersion
 filled in: `kube.listing.raw_item`), copied as bytes in JSON; `meta` (the record of the reads, known only
 at the end) comes after the items. JSON is ~10x faster to write and to load than YAML; YAML is written
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from typing import IO, Any
 
-from . import __version__
-from . import snapshot as snap
-from .files import DUMP_HEAD, DUMP_META, YAML_HEAD
+from .. import __version__
+from . import model as snap
+from .files.layout import DUMP_HEAD, DUMP_META, YAML_HEAD
 
 LARGE = 2000  # objects; past this, `dump -o yaml` suggests JSON
 
@@ -94,4 +94,4 @@ def open_output(path: str | None) -> tuple[IO[bytes], str | None]:
     if not path:
         return sys.stdout.buffer, None
     tmp = f"{path}.kcache-tmp-{os.getpid()}"
-    return open(tmp, "wb"), tmp  # noqa: SIM115 - closed by close_output
+    return open(tmp, "wb"), tmp

@@ -1,4 +1,4 @@
-"""One decode path from bytes or plain data to the typed objects of `objects.py`.
+"""One decode path from bytes or plain data to the typed objects of `objects/`.
 
 - `decode_json(data, T)`: JSON bytes (a file, an API response, a `msgspec.Raw` item) straight into T;
 - `convert(obj, T)`: already-parsed data (YAML from libyaml, test fixtures) into T;
@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from .objects import ObjectError, describe
+from . import ObjectError, describe
 
 T = TypeVar("T")
 

@@ -1,0 +1,135 @@
+"""What every read command shares: the snapshot from --from-file or listed live (with progress on a
+terminal), where an answer came from, and writing an answer (JSON or YAML) to standard output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from ..text import escape
+from .flags import make_client, scope_namespace
+
+
+class Progress:
+    """Progress on stderr, only on a terminal and only once a scan has taken more than a second."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, message: str) -> None:
+        import time
+
+        if self.enabled and time.monotonic() - self.start > 1.0:
+            sys.stderr.write(f"\r\x1b[K{message}...")
+            sys.stderr.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def load_snapshot_files(from_files: Iterable[str], select: Any = None) -> Any:
+    """A snapshot from --from-file (with `select`, a files.Selection: only what one command reads); what the
+    loader skipped or doubts goes to stderr."""
+    from ..snapshot.files.from_files import load_files
+
+    snap = load_files(from_files, select)
+    for warning in snap.warnings:
+        sys.stderr.write(f"warning: {escape(str(warning))}\n")
+    return snap
+
+
+def read_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
+          client: Any = None, on_list: Any = None) -> tuple[Any, Any]:
+    """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
+    -n scopes both the same way."""
+    from ..snapshot.live import Scope, collect
+    from ..snapshot.model import provenance
+
+    namespace = scope_namespace(flags)
+    from_files = list(from_files)
+    if from_files:
+        loaded = load_snapshot_files(from_files)
+        if loaded.meta.namespace and namespace is None and not flags.get("all_namespaces"):
+            # a dump taken with -n answers within its namespace, and says so (the header, `source`)
+            namespace = loaded.meta.namespace
+            sys.stderr.write(f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
+                             f"{escape(namespace)} only\n")
+        scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+        snap = scope.apply(loaded)
+    else:
+        scope = scope or Scope(namespace=namespace)
+        client = client or make_client(flags).bounded()
+        progress = Progress()
+        try:
+            snap = collect(client, scope, progress=progress, lists=lists, on_list=on_list)
+        finally:
+            progress.done()
+    if namespace is not None and not _namespace_seen(snap, namespace):
+        sys.stderr.write(f"warning: No resources found in {escape(namespace)} namespace.\n")  # kubectl's words
+    return snap, provenance(snap.meta, namespace)
+
+
+def _namespace_seen(snap: Any, namespace: str) -> bool:
+    """Whether `namespace` exists as far as the snapshot can tell: among its Namespaces when they were read,
+    else as the namespace of some object read (a mistyped -n finds neither)."""
+    from ..snapshot.plan import NAMESPACES
+    from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, covering
+
+    read = covering(snap, NAMESPACES)
+    if read.ok and snap.namespaces:
+        return snap.namespace_exists(namespace)
+    if not read.ok and read.status not in (NOT_IN_INPUT, NOT_READ):
+        return True  # forbidden or failed: no claim either way
+    from ..snapshot import kinds
+
+    return any((getattr(obj.metadata, "namespace", None) or "") == namespace
+               for f in kinds.FIELDS for obj in getattr(snap, f))
+
+
+def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
+    from ..provenance import with_source as add
+
+    return add(doc, source)
+
+
+def plain_width() -> int:
+    from ..report.doctor_common import plain_width as width
+
+    return width()
+
+
+def source_of(meta: Any, namespace: str | None) -> Any:
+    """The `source` of a machine-readable answer (a Provenance), from its snapshot's meta."""
+    from ..snapshot.model import provenance
+
+    return provenance(meta, namespace)
+
+
+def write_out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def dump_doc(doc: Any, fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(doc, indent=2, sort_keys=False)
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster on large dumps
+    text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    if escape(text, keep_newlines=True) != text:  # a bidi or invisible character from the cluster: YAML's
+        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    return text  # own escapes (\u202e) keep it readable as YAML and harmless on a terminal
+
+

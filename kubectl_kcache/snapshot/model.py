@@ -1,0 +1,181 @@
+"""ClusterSnapshot: the typed objects of everything the commands read, and the record of the reads,
+built from the API (snapshot/live.py), from files (snapshot/files/, through `load_files`) or from informer stores.
+
+The snapshot file format (`kubectl kcache dump`, written by snapshot/dump.py) is
+    {"kind": "KcacheSnapshot", "version": 1, "meta": {...}, "items": [...]}
+`--from-file` also takes a `kind: List` and plain (multi-)documents, YAML or JSON, or a folder of them.
+From plain files a kind absent from the input is read as "not-in-input", never as "none in the cluster".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .. import objects as o
+from ..errors import InputError
+from ..provenance import FILE, Provenance
+from . import kinds
+from .reads import Read
+
+if TYPE_CHECKING:
+    pass
+
+_T = TypeVar("_T")
+
+
+
+@dataclass(frozen=True)
+class SnapshotMeta:
+    cluster: str = ""
+    taken_at: str = ""
+    server_version: str = ""
+    source: str = "live"  # live | file
+    server: str = ""  # the API server's URL (live, or recorded in a dump)
+    files: tuple[str, ...] = ()  # the input files (from files)
+    # from files that do not say when they were read (no takenAt): their newest time, taken as "now" by
+    # time-based verdicts instead of today's clock
+    clock: str = ""
+    # the namespace a dump was taken in (`dump -n`): its namespaced lists cover only that one
+    namespace: str | None = None
+
+
+def provenance(meta: SnapshotMeta, namespace: str | None = None) -> Provenance:
+    """Where an answer made from a snapshot with this meta came from (`source` in every machine format)."""
+    if meta.source == FILE:
+        return Provenance.from_files(meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server,
+                                     clock=meta.clock)
+    return Provenance.live(meta.server, meta.cluster, meta.taken_at, namespace)
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    meta: SnapshotMeta = SnapshotMeta()
+    reads: tuple[Read, ...] = ()
+    nodes: tuple[o.Node, ...] = ()
+    node_groups: tuple[o.NodeGroup, ...] = ()
+    kcns: tuple[o.KernelCacheNode, ...] = ()
+    kernel_caches: tuple[o.KernelCache, ...] = ()
+    captures: tuple[o.Capture, ...] = ()
+    pods: tuple[o.Pod, ...] = ()
+    daemonsets: tuple[o.DaemonSet, ...] = ()
+    deployments: tuple[o.Deployment, ...] = ()
+    replica_sets: tuple[o.ReplicaSet, ...] = ()
+    jobs: tuple[o.Job, ...] = ()
+    events: tuple[o.Event, ...] = ()
+    configmaps: tuple[o.ConfigMap, ...] = ()
+    webhooks: tuple[o.WebhookConfiguration, ...] = ()
+    validating_webhooks: tuple[o.WebhookConfiguration, ...] = ()
+    endpoint_slices: tuple[o.EndpointSlice, ...] = ()
+    service_accounts: tuple[o.ServiceAccount, ...] = ()
+    role_bindings: tuple[o.RoleBinding, ...] = ()
+    namespaces: tuple[o.Namespace, ...] = ()
+    crds: tuple[o.Crd, ...] = ()
+    # True when (some) input came from plain files without a record of reads: their reads are made up from
+    # what the files hold (ok for a kind present, not-in-input for one absent)
+    reads_assumed: bool = False
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    # ---- indices --------------------------------------------------------------------------------
+    @cached_property
+    def node_by_name(self) -> dict[str, o.Node]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def group_by_name(self) -> dict[str, o.NodeGroup]:
+        return {g.name: g for g in self.node_groups}
+
+    @cached_property
+    def kcn_by_name(self) -> dict[str, o.KernelCacheNode]:
+        return {k.name: k for k in self.kcns}
+
+    @cached_property
+    def kc_by_key(self) -> dict[str, o.KernelCache]:
+        return {f"{k.namespace}/{k.name}": k for k in self.kernel_caches}
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
+        group membership here, so that every check, explanation and plan of one snapshot shares it)."""
+        memo = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]  # type: ignore[no-any-return]
+
+    def derived_so_far(self, key: str) -> Any:
+        """The value `derived` computed for `key`, or None when it has not been asked for."""
+        return self.__dict__.get("_derived", {}).get(key)
+
+    def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
+        return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
+
+    def daemonset(self, namespace: str, name: str) -> o.DaemonSet | None:
+        return next((d for d in self.daemonsets if d.meta.namespace == namespace and d.meta.name == name), None)
+
+    def deployment(self, namespace: str, name: str) -> o.Deployment | None:
+        return next((d for d in self.deployments if d.meta.namespace == namespace and d.meta.name == name), None)
+
+    def namespace_exists(self, name: str) -> bool:
+        return any(n.meta.name == name for n in self.namespaces)
+
+    def pods_labelled(self, namespace: str | None, key: str, value: str | None = None) -> list[o.Pod]:
+        return [
+            p
+            for p in self.pods
+            if (namespace is None or p.namespace == namespace)
+            and key in p.meta.labels
+            and (value is None or p.meta.labels[key] == value)
+        ]
+
+    def object_count(self) -> int:
+        return sum(len(getattr(self, f)) for f in kinds.FIELDS)
+
+
+# ---- building from objects ----------------------------------------------------------------------
+
+
+def assemble(parsed: Iterable[tuple[str, Any]], *, meta: SnapshotMeta = SnapshotMeta(), reads: Iterable[Read] = (),
+             reads_assumed: bool = False, warnings: Iterable[str] = ()) -> ClusterSnapshot:
+    """A snapshot from typed objects given as (snapshot field, object): per field, the last object of a
+    namespace/name wins, sorted by it."""
+    fields: dict[str, dict[tuple[str, str], Any]] = {f: {} for f in kinds.FIELDS}
+    for name, obj in parsed:
+        fields[name][(obj.metadata.namespace or "", obj.metadata.name)] = obj
+    values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
+    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, warnings=tuple(warnings),
+                           **values)
+
+
+def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:
+    """(snapshot field, typed object) of an API object given as plain data; None for kinds the plugin
+    does not read. A malformed object is an ObjectError naming where it came from and the bad field."""
+    from ..objects import decode
+
+    if not isinstance(item, Mapping):
+        raise InputError(f"{origin or 'input'}: item {index} is not an object")
+    kind_name, api_version = item.get("kind"), item.get("apiVersion")
+    if not isinstance(kind_name, str) or not kind_name or not isinstance(api_version, str) or not api_version:
+        raise InputError(f"{origin or 'input'}: item {index} has no kind or no apiVersion")
+    kind = kinds.lookup(api_version, kind_name)
+    if kind is None:
+        return None
+    try:
+        return kind.field, kind.convert(item)
+    except decode.msgspec.ValidationError as exc:
+        what = decode.convert(item, decode.Head).describe()
+        raise decode.object_error(exc, origin=origin or "input", what=f"{what} (item {index})") from None
+
+
+def build(
+    items: Iterable[Mapping[str, Any]],
+    *,
+    meta: SnapshotMeta = SnapshotMeta(),
+    reads: Iterable[Read] = (),
+    reads_assumed: bool = False,
+    origin: str = "",
+) -> ClusterSnapshot:
+    """A snapshot from API objects given as plain data (tests, fixtures); kinds the plugin does not read
+    are ignored."""
+    parsed = [e for e in (parse_item(item, origin, i) for i, item in enumerate(items)) if e is not None]
+    return assemble(parsed, meta=meta, reads=reads, reads_assumed=reads_assumed)
