@@ -99,6 +99,9 @@ class Collector:
         self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
+        # read_pipelined: the lists in the order they are recorded, and what each returned as it arrived
+        self._order: list[ListSpec] = []
+        self._arrived: dict[ListSpec, Listing | Forbidden | NotFound] = {}
 
     def _decoder(self, kind: kinds.Kind) -> Callable[[bytes], Page[Any]]:
         if self.sink is None:
@@ -181,9 +184,8 @@ class Collector:
         from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
         self.progress(f"listing {', '.join(dict.fromkeys(s.resource.plural for s in first))}")
-        order: list[ListSpec] = list(first)
-        self._order = order
-        self._arrived: dict[ListSpec, Listing | Forbidden | NotFound] = {}
+        order = self._order = list(first)
+        self._arrived = {}
         with ThreadPoolExecutor(PARALLEL, thread_name_prefix="list") as pool:
             pending = {pool.submit(self._list, spec): spec for spec in first}
             while pending:
@@ -248,20 +250,17 @@ def _collect(client: Client, scope: Scope, progress: Callable[[str], None] | Non
         return [plan.resolve(spec, ns, job_ns) for part, spec in plan.DOCTOR_THEN if scope.wants(part)
                 and (spec.namespace != plan.JOB_NAMESPACE or job_ns)]
 
-    def meta() -> snap.SnapshotMeta:
+    def meta(server_version: str = "") -> snap.SnapshotMeta:
         return snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, taken_at=taken_at(),
-                                 server_version=client.server_version() if on_list is None else "", source="live",
-                                 server=client.server, namespace=ns)
+                                 server_version=server_version, source="live", server=client.server, namespace=ns)
 
     if sink is not None:  # dump: one list at a time, items in order
         got = col.read_many(first, keep=keep)
         col.read_many(then_of(got[first.index(plan.CONFIGMAP)]), keep=keep)
-    else:
-        col.read_pipelined(first, plan.CONFIGMAP, then_of, on_list=on_list and (lambda done: on_list(
-            done, lambda: col.snapshot_of(done, meta()))))
-    final = meta()
-    if on_list is not None:
-        final = dataclasses.replace(final, server_version=client.server_version())
+    else:  # the snapshots of the lists done so far: what the early checks read (the version is asked once, below)
+        col.read_pipelined(first, plan.CONFIGMAP, then_of, on_list=None if on_list is None else (
+            lambda done: on_list(done, lambda: col.snapshot_of(done, meta()))))
+    final = meta(client.server_version())
     if lists is not None:
         lists.extend(col.lists)
     return col.snapshot(final)
