@@ -143,7 +143,8 @@ class Anonymizer:
 
     def _derived(self, by_kind: dict[str, list[dict[str, Any]]], images: list[str]) -> tuple[list, list, list]:
         """(original name, how to make it again from anonymized parts) for KServe's hashed names: captures,
-        KernelCaches (from captures), preparation Jobs (from KernelCaches)."""
+        their reporter and pusher identities, KernelCaches (from captures), preparation Jobs (from
+        KernelCaches)."""
         out: list[tuple[str, Any]] = []
         for pod in by_kind.get("Pod", []):
             labels = _meta(pod).get("labels") or {}
@@ -156,6 +157,7 @@ class Anonymizer:
         capture_names, out = out, []
         for cap in sorted(set(captures) | {kn.capture_revision_name(i, v) for i, v in _revisions(by_kind)} - {""}):
             out.append((kn.reporter_name(cap), lambda r, cp=cap: kn.reporter_name(r(cp))))
+            out.append((kn.pusher_name(cap), lambda r, cp=cap: kn.pusher_name(r(cp))))
         for cap in captures:
             for ref in refs:
                 out.append((kn.generated_kernel_cache_name(cap, ref),

@@ -7,6 +7,7 @@ from . import (  # noqa: F401 - imported for their @check registration, in repor
     agent,
     cache_status,
     capture,
+    capture_identity,
     capture_webhook,
     config,
     consumer_pull,

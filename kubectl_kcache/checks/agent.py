@@ -27,7 +27,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, read_ok, touch_group_hint
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "agent"
@@ -46,8 +46,8 @@ AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_
            "no-pod": ("error", "a Ready member node without an agent pod"),
            "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
        }, reads=(
-           Read(readplan.AGENT_DAEMONSET), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-           Read(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
+           CheckRead(readplan.AGENT_DAEMONSET), CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+           CheckRead(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)

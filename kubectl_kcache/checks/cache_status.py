@@ -37,7 +37,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import PLACEHOLDER_GROUP, command, json_body
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, read_ok
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "cache-status"
@@ -63,12 +63,13 @@ MSG_NOT_READY = "matching nodes are not ready"
                               "status shown is stale"),
     "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
 }, reads=(
-    Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-    Read(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
-    Read(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
-    Read(readplan.PREPARATION_JOBS, optional=True, note="a status lagging behind running prefetch Jobs is not seen"),
-    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True,
-         note="a status lagging behind running prefetch Jobs is not seen"),
+    CheckRead(readplan.KERNEL_CACHES), CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+    CheckRead(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
+    CheckRead(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
+    CheckRead(readplan.PREPARATION_JOBS, optional=True,
+              note="a status lagging behind running prefetch Jobs is not seen"),
+    CheckRead(readplan.PREFETCHER_ROLE_BINDINGS, optional=True,
+              note="a status lagging behind running prefetch Jobs is not seen"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:

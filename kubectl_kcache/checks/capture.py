@@ -8,7 +8,10 @@
   KServe's generated name does not exist (or is not linked): warning, KServe's controller is not doing
   its work. A KernelCache under that name with another artifact: error (KServe refuses to link it).
 * Signing: phase Complete with `status.signing.state` Failed (error: no KernelCache), Complete without
-  `status.signing` (warning: not eligible yet), or otherwise not eligible (warning, with why).
+  `status.signing` (warning: not eligible yet), or otherwise not eligible (warning, with why). A capture
+  signed under another mode than `artifactSecurity.mode` (`disabled` is recorded as `none`) is signed again
+  on KServe's next pass over its InferenceService (warning); in cert mode a capture without
+  `spec.signing.profileRef`, made before cert was turned on, then fails with SigningProfileNotFound (error).
 * Failed captures (warning) with the Ready condition's reason and message.
 * Stuck: a non-terminal phase (Pending, WaitingForWorkload, Capturing, Pushing) for more than an hour
   (warning). The age is taken from the Ready condition's lastTransitionTime (when the capture last
@@ -29,15 +32,17 @@ from .. import objects as o
 from ..apivalidation import label_value_errors
 from ..kernelcache import constants as c
 from ..kernelcache.capture import LINK, LINKED, MISMATCH, NOT_ELIGIBLE, SHADOWED, TERMINATING, artifacts_equal
+from ..kernelcache.capture_identity import for_capture
 from ..kernelcache.config import AUTH_SA_TOKEN
 from ..kernelcache.names import reporter_name
-from ..kernelcache.security import signing_advice
+from ..kernelcache.security import next_signing, signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
+from .capture_identity import CONTROLLER_LOG, identities_text
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture"
@@ -52,6 +57,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
     "stuck": ("warning", "a capture in a non-terminal phase for over an hour"),
     "unsigned": ("warning", "a Complete capture without status.signing (not eligible yet)"),
     "signing-failed": ("error", "a Complete capture whose artifact signing failed: no KernelCache"),
+    "signing-mode-changed": ("warning", "a Complete capture signed under another artifactSecurity.mode: KServe signs "
+                                        "it again (error when that fails at once: cert mode, no spec.signing)"),
     "not-eligible": ("warning", "a Complete capture KServe's isCaptureComplete rejects"),
     "shadowed": ("warning", "another capture maps to the same KernelCache name: only one is linked (info when "
                             "their artifacts are equal)"),
@@ -62,7 +69,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
     "selection-fails": ("error", "no KernelCache: KServe's node-group selection fails (its Warning event)"),
     "kernel-cache-missing": ("warning", "no KernelCache although selection succeeds (KServe not running?)"),
 }, reads=(
-    Read(readplan.CAPTURES), Read(readplan.KERNEL_CACHES), Read(readplan.NODE_GROUPS), Read(readplan.NODES),
+    CheckRead(readplan.CAPTURES), CheckRead(readplan.KERNEL_CACHES), CheckRead(readplan.NODE_GROUPS),
+    CheckRead(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.captures:
@@ -125,6 +133,10 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         what = (f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
                 f"{f.config.mcv_capture_readiness_timeout_seconds}s)")
         hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
+    elif phase == "Pushing" and (missing := identities_text(snapshot, for_capture(snapshot, cap, f.config))):
+        what = (f"the capture sidecar is pushing the artifact, and a piece of the capture's identity is wrong: "
+                f"{missing} (the capture-identity finding lists them all)")
+        hint = CONTROLLER_LOG
     elif phase == "Pushing":
         reporter = reporter_name(cap.name)
         token = f.config.registry.auth.type == AUTH_SA_TOKEN
@@ -150,6 +162,22 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
 def _complete(snapshot: ClusterSnapshot, cap: o.Capture, key: str, ref: ObjectRef, ready: o.Condition | None,
               why_group: str, describe: str, stale: bool) -> Iterator[Finding]:
     signing = cap.signing
+    config_mode = facts(snapshot).config.artifact_security.mode
+    again = next_signing(config_mode, signing.mode if signing else None, signing.state if signing else None,
+                         cap.signing_profile)
+    if signing is not None and again is not None and signing.mode != again.mode:
+        fails = (f"; that pass fails at once: {again.fails[0]}: {again.fails[1]} (KServe sets spec.signing only when "
+                 "it creates a capture in cert mode), and the capture is no longer eligible for a KernelCache"
+                 if again.fails else "")
+        yield Finding(ID, "error" if again.fails else "warning", ref,
+                      f"capture {key} was signed under mode {signing.mode or '(none)'} (state "
+                      f"{signing.state or '(none)'}), artifactSecurity.mode is now {config_mode}: KServe signs it "
+                      f"again under mode {again.mode} on its next pass over InferenceService {cap.source_name} (it "
+                      "does not watch the ConfigMap: a change to the InferenceService, the capture or its pods "
+                      f"starts it){fails}",
+                      hint=describe, evidence=(f"signing: mode {signing.mode}, state {signing.state}",
+                                               f"artifactSecurity.mode: {config_mode}"),
+                      code="signing-mode-changed")
     if signing is None:
         yield Finding(ID, "warning", ref,
                       f"capture {key} is Complete without status.signing (signing not reconciled yet, or a controller "

@@ -23,7 +23,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import observed
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture-webhook"
@@ -38,9 +38,9 @@ SHOW = command("kubectl", "get", "validatingwebhookconfiguration", c.CAPTURE_WEB
                               "update fails"),
     "failure-ignore": ("warning", "the capture status webhook's failurePolicy is Ignore"),
 }, reads=(
-    Read(readplan.CAPTURE_WEBHOOK),
-    Read(readplan.WEBHOOK_ENDPOINTS, optional=True, note="the webhook Service's endpoints not checked"),
-    Read(readplan.CAPTURES, optional=True, note="the captures it stops are not counted"),
+    CheckRead(readplan.CAPTURE_WEBHOOK),
+    CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="the webhook Service's endpoints not checked"),
+    CheckRead(readplan.CAPTURES, optional=True, note="the captures it stops are not counted"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.validating_webhooks if w.meta.name == c.CAPTURE_WEBHOOK_CONFIGURATION), None)

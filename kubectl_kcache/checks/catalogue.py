@@ -13,10 +13,11 @@ import sys
 from ..kernelcache import constants as c
 from ..snapshot import kinds
 from ..snapshot import plan as readplan
-from .model import JOB_NAMESPACE, CheckSpec, Read
+from .model import JOB_NAMESPACE, CheckRead, CheckSpec
 from .registry import all_checks
 
 VERBS = ("get", "list", "watch")
+METADATA_VERBS = ("list", "watch")  # a metadata-only resource: never `get` (the plugin gets none by name)
 ROLE_NAME = "kubectl-kcache-doctor"
 EXAMPLE_GROUP = "kubectl-kcache-doctors"  # the example binding's subject: edit it before applying
 RBAC_FILE = "deploy/doctor-rbac.yaml"
@@ -31,7 +32,7 @@ def api_group_of(resource: str) -> str:
     raise KeyError(f"unknown resource {resource!r}: add it to kinds.KINDS")
 
 
-def _where(read: Read) -> str:
+def _where(read: CheckRead) -> str:
     if read.namespace == JOB_NAMESPACE:
         return f" in {_JOB_NS_TEXT}"
     if read.namespace == readplan.SCOPE:
@@ -41,7 +42,7 @@ def _where(read: Read) -> str:
     return ""
 
 
-def _read_line(read: Read) -> str:
+def _read_line(read: CheckRead) -> str:
     group = api_group_of(read.resource)
     resource = f"{read.resource}.{group}" if group else read.resource
     line = f"`{read.verb} {resource}`{_where(read)}"
@@ -67,12 +68,19 @@ def _section(spec: CheckSpec) -> list[str]:
     return out
 
 
+def _metadata_only(resource: str) -> bool:
+    return any(k.resource.metadata_only for k in kinds.KINDS if k.plural == resource)
+
+
 def cluster_role() -> list[str]:
     """A read-only ClusterRole for every list of the read plan (the checks', status's, the explanations' and
-    reconcile's), grouped by API group, scopes as comments."""
+    reconcile's), grouped by API group, scopes as comments. A resource listed by metadata only (Secrets) gets
+    `list` and `watch` (the monitor keeps its lists current) in a rule of its own, never `get`: RBAC cannot
+    grant metadata without values, so nothing more is granted than the requests the plugin makes (which ask
+    for metadata only)."""
     by_group: dict[str, dict[str, set[str]]] = {}
     for spec in readplan.every_list():  # THE read plan: every list some command makes
-        read = Read(spec)
+        read = CheckRead(spec)
         scopes = by_group.setdefault(api_group_of(read.resource), {}).setdefault(read.resource, set())
         scope = ", ".join(x for x in (_where(read).strip(), read.selector) if x)
         scopes.add(scope or "all")
@@ -80,11 +88,16 @@ def cluster_role() -> list[str]:
            f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
     for group in sorted(by_group):
         resources = by_group[group]
-        out.append(f'  - apiGroups: ["{group}"]')
-        out.append("    resources:")
-        for res in sorted(resources):
-            out.append(f"      - {res}  # {'; '.join(sorted(resources[res]))}")
-        out.append(f"    verbs: [{', '.join(VERBS)}]")
+        for metadata_only in (False, True):
+            names = sorted(res for res in resources if _metadata_only(res) == metadata_only)
+            if not names:
+                continue
+            out.append(f'  - apiGroups: ["{group}"]')
+            out.append("    resources:")
+            for res in names:
+                note = "metadata only (PartialObjectMetadataList), never data; " if metadata_only else ""
+                out.append(f"      - {res}  # {note}{'; '.join(sorted(resources[res]))}")
+            out.append(f"    verbs: [{', '.join(METADATA_VERBS if metadata_only else VERBS)}]")
     return out
 
 

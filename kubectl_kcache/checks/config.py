@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache.config import (
     DEFAULT_GROUP_LABEL,
@@ -30,11 +31,12 @@ from ..kernelcache.config import (
 )
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import label_index_of
+from ..kernelcache.security import config_error_notes, same_config_error
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "config"
@@ -51,12 +53,12 @@ ID = "config"
     "default-group-whitespace": ("warning", "defaultNodeGroup has surrounding white space"),
     "job-namespace-missing": ("error", "jobNamespace does not exist"),
 }, reads=(
-    Read(readplan.CONFIGMAP),
-    Read(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
-    Read(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
-    Read(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
-    Read(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches of a disabled feature not counted"),
-    Read(readplan.CAPTURES, optional=True, note="the captures of a disabled feature not counted"),
+    CheckRead(readplan.CONFIGMAP),
+    CheckRead(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
+    CheckRead(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
+    CheckRead(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches of a disabled feature not counted"),
+    CheckRead(readplan.CAPTURES, optional=True, note="the captures of a disabled feature not counted"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     state = facts(snapshot).feature.state
@@ -71,11 +73,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       code="configmap-missing")
         return
     if state.config is None:
+        showing = [kc for kc in snapshot.kernel_caches if (ready := o.find_condition(kc.conditions, "Ready"))
+                   and ready.reason == "ConfigError" and same_config_error(ready.message, state.error)]
+        shown = (f"; {len(showing)} of {len(snapshot.kernel_caches)} KernelCaches show it already"
+                 if showing else "")
         yield Finding(ID, "error", ref,
                       f"key {c.CONFIG_KEY} of ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} is invalid: "
                       f"{state.error}; KernelCaches go to Error/ConfigError, KServe's node reconciler and agents "
-                      "stop, and creating pods of kernel cache-enabled InferenceServices fails",
-                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}",), code="invalid")
+                      f"stop, and creating pods of kernel cache-enabled InferenceServices fails{shown}",
+                      hint=EDIT_CONFIG, evidence=(f"KServe: {state.error}", *config_error_notes(state.error)),
+                      code="invalid")
         return
     cfg = state.config
     if not cfg.enabled:

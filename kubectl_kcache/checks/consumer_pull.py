@@ -26,7 +26,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "consumer-pull"
@@ -40,7 +40,7 @@ MISSING_SOURCE = "source directory does not exist"
                                     "the message does not name the artifact)"),
            "linker-failed": ("error", "the kernel-cache-linker init container fails"),
        },
-       reads=(Read(readplan.ISVC_PODS),))
+       reads=(CheckRead(readplan.ISVC_PODS),))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     consumers = [(p, v) for p in snapshot.pods_labelled(None, c.LABEL_ISVC)
                  for v in p.volumes if v.name == c.SOURCE_VOLUME]

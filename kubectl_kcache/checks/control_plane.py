@@ -25,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import condition_text, facts, observed, parse_time, rfc3339
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "control-plane"
@@ -51,10 +51,10 @@ def _blocked(policy: str) -> str:
     "webhook-no-endpoints": ("error", "the pod webhook's Service has no ready endpoints"),
     "pods-denied": ("error", "the kernel cache webhook denied ReplicaSets' pod creation recently"),
 }, reads=(
-    Read(readplan.CONTROLLER),
-    Read(readplan.WEBHOOK),
-    Read(readplan.WEBHOOK_ENDPOINTS, optional=True, note="webhook Service endpoints not checked"),
-    Read(readplan.FAILED_CREATES, optional=True, note="FailedCreate events not checked"),
+    CheckRead(readplan.CONTROLLER),
+    CheckRead(readplan.WEBHOOK),
+    CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="webhook Service endpoints not checked"),
+    CheckRead(readplan.FAILED_CREATES, optional=True, note="FailedCreate events not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     feature = facts(snapshot).feature

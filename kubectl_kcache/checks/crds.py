@@ -17,7 +17,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import ABSENT, NOT_IN_INPUT, NOT_READ
 from .common import observed, read_of
-from .model import Finding, ObjectRef, Read, Skip
+from .model import CheckRead, Finding, ObjectRef, Skip
 from .registry import check
 
 ID = "crds"
@@ -42,9 +42,9 @@ LISTER = "kubectl api-resources --api-group=serving.kserve.io"
     "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
     "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
 }, reads=(
-    Read(readplan.CRDS, optional=True,
-         note="versions and Established condition not checked; inferred from the kinds' reads"),
-    *(Read(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
+    CheckRead(readplan.CRDS, optional=True,
+              note="versions and Established condition not checked; inferred from the kinds' reads"),
+    *(CheckRead(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     crd_read = read_of(snapshot, readplan.CRDS)

@@ -18,7 +18,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "group-overlap"
@@ -28,9 +28,9 @@ ID = "group-overlap"
     "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
     "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
 }, reads=(
-    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-    Read(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
-    Read(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
+    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+    CheckRead(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:

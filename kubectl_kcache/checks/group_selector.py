@@ -23,7 +23,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE, command, json_body
 from .common import facts, fmt_selector, group_ref, join_names, selector_arg, show_group_command
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "group-selector"
@@ -50,8 +50,8 @@ def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
     "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
     "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
 }, reads=(
-    Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-    Read(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches using a group not named"),
+    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches using a group not named"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:

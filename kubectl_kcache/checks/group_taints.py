@@ -25,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "group-taints"
@@ -67,8 +67,8 @@ def _taints(taints: list[o.Taint]) -> str:
            "blocks-agent": ("error", "a taint the agent DaemonSet's pods do not tolerate"),
            "evicts-agent": ("warning", "a NoExecute taint the agent tolerates only for tolerationSeconds"),
        }, reads=(
-           Read(readplan.NODE_GROUPS), Read(readplan.NODES),
-           Read(readplan.AGENT_DAEMONSET, optional=True, note="agent tolerations not checked"),
+           CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+           CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent tolerations not checked"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)

@@ -18,7 +18,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, facts, node_ref, read_ok, touch_group_hint
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "kcn-missing"
@@ -27,8 +27,8 @@ ID = "kcn-missing"
 @check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, codes={
     "missing": ("error", "a member node without a KernelCacheNode"),
 }, reads=(
-    Read(readplan.NODE_GROUPS), Read(readplan.NODES), Read(readplan.KERNEL_CACHE_NODES),
-    Read(readplan.AGENT_DAEMONSET, optional=True, note="agent DaemonSet presence not considered"),
+    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES), CheckRead(readplan.KERNEL_CACHE_NODES),
+    CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent DaemonSet presence not considered"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:

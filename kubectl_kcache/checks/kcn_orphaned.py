@@ -16,7 +16,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "kcn-orphaned"
@@ -25,7 +25,7 @@ ID = "kcn-orphaned"
 @check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, codes={
     "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
 }, reads=(
-    Read(readplan.NODE_GROUPS), Read(readplan.NODES), Read(readplan.KERNEL_CACHE_NODES),
+    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES), CheckRead(readplan.KERNEL_CACHE_NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kcns:

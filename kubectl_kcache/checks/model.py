@@ -76,7 +76,7 @@ class Code:
 
 
 @dataclass(frozen=True)
-class Read:
+class CheckRead:
     """A read a check needs: one list of the read plan (`snapshot/plan.py`), or several that count as one (the
     four CRDs). Its namespace may be a placeholder (`readplan.JOB_NAMESPACE`, `readplan.SCOPE`), resolved
     by the runner.
@@ -132,7 +132,7 @@ class CheckSpec:
     id: str
     title: str
     severity: str
-    reads: tuple[Read, ...]
+    reads: tuple[CheckRead, ...]
     func: Callable[[ClusterSnapshot], Iterable[Finding]]
     doc: str = ""
     order: int = 100

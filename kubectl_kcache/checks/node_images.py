@@ -25,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import join_names, node_ref, read_ok
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "node-images"
@@ -44,7 +44,7 @@ def _size(n: int | None) -> str:
     "images-truncated": ("warning", "a node at the kubelet's nodeStatusMaxImages limit: entries flap to Pending"),
     "artifact-gone": ("info", "an artifact no longer on its node (image GC or a replaced node)"),
 }, reads=(
-    Read(readplan.KERNEL_CACHE_NODES), Read(readplan.NODES),
+    CheckRead(readplan.KERNEL_CACHE_NODES), CheckRead(readplan.NODES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not any(k.entries for k in snapshot.kcns):

@@ -21,7 +21,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
-from .model import Finding, NotApplicable, Read
+from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "nodes"
@@ -39,7 +39,7 @@ DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
            "kubelet-too-old": ("warning", "a member node whose kubelet cannot mount image volumes (< v1.31)"),
            "image-volume-gated": ("info", "member nodes whose kubelet needs the ImageVolume gate (v1.31-v1.34)"),
        },
-       reads=(Read(readplan.NODE_GROUPS), Read(readplan.NODES)))
+       reads=(CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES)))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     if not f.member_nodes:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 
 from ..snapshot.model import ClusterSnapshot
-from .model import SEVERITIES, CheckSpec, Code, Finding, Read
+from .model import SEVERITIES, CheckRead, CheckSpec, Code, Finding
 
 CheckFunc = Callable[[ClusterSnapshot], Iterable[Finding]]
 
@@ -20,7 +20,7 @@ _REGISTRY: dict[str, CheckSpec] = {}
 _CODE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
-def check(id: str, title: str, severity: str, reads: Iterable[Read] = (), order: int = 100,
+def check(id: str, title: str, severity: str, reads: Iterable[CheckRead] = (), order: int = 100,
           needs_feature: bool = False,
           codes: Mapping[str, tuple[str, str]] | None = None) -> Callable[[CheckFunc], CheckFunc]:
     """Register a pure check `snapshot -> findings`. Its module's docstring documents it.

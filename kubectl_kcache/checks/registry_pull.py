@@ -39,7 +39,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "registry-pull"
@@ -83,11 +83,11 @@ def _prepares(meta: o.Meta) -> str:
     "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
     "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
 }, reads=(
-    Read(readplan.PREPARATION_JOBS),
-    Read(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
-    Read(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
-    Read(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
-    Read(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
+    CheckRead(readplan.PREPARATION_JOBS),
+    CheckRead(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
+    CheckRead(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
+    CheckRead(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)

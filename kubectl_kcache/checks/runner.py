@@ -27,7 +27,7 @@ from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import ABSENT, Unread, unusable
 from . import suppress
 from .common import facts, forget, resolved
-from .model import CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Read, Skip
+from .model import CheckRead, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Skip
 from .registry import all_checks
 
 FIRST = "control-plane"
@@ -73,7 +73,7 @@ def selected_checks(only: Sequence[str], skip: Sequence[str]) -> list[CheckSpec]
     return [s for s in all_checks() if (not only or s.id in only_checks) and s.id not in skip_checks]
 
 
-def read_problems(read: Read, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
+def read_problems(read: CheckRead, snapshot: ClusterSnapshot) -> tuple[str, tuple[Unread, ...]] | None:
     """Why `read` is not usable ('forbidden: list pods in kserve'), and the lists that leave the answer
     incomplete (forbidden, failed, not in the input, not read; none when the resource is not served, a
     fact); None when it was made."""

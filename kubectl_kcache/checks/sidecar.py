@@ -32,7 +32,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import read_ok
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "capture-sidecar"
@@ -46,12 +46,12 @@ LISTER = command("kubectl", "get", "replicasets", "-A", "-l", c.LABEL_ISVC)
            a.CAPTURE_TARGET: ("error", "no registry.endpoint and no capture targetImage"),
            a.CAPTURE_MOUNTS: ("error", "a capture path or sidecar volume collides with the pod template's"),
        }, reads=(
-           Read(readplan.ISVC_REPLICASETS), Read(readplan.CONFIGMAP), Read(readplan.KERNEL_CACHE_NODES),
-           Read(readplan.KERNEL_CACHES),
-           Read(readplan.CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips "
+           CheckRead(readplan.ISVC_REPLICASETS), CheckRead(readplan.CONFIGMAP), CheckRead(readplan.KERNEL_CACHE_NODES),
+           CheckRead(readplan.KERNEL_CACHES),
+           CheckRead(readplan.CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips "
                                                        "the step)"),
-           Read(readplan.WEBHOOK, optional=True, note="the webhook's selectors are not compared"),
-           Read(readplan.NAMESPACES, optional=True, note="the namespaceSelector is not compared"),
+           CheckRead(readplan.WEBHOOK, optional=True, note="the webhook's selectors are not compared"),
+           CheckRead(readplan.NAMESPACES, optional=True, note="the namespaceSelector is not compared"),
        ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not read_ok(snapshot, readplan.CAPTURES):

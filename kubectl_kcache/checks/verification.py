@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.config import SECURITY_CERT
+from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import EDIT_CONFIG, config_ref, facts
-from .model import Finding, ObjectRef, Read
+from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "verification"
@@ -35,8 +36,8 @@ MODE_DISABLED = "disabled"
     "mode-blocks-all": ("error", "an artifactSecurity mode that passes validation but blocks every cache"),
     "blocks-admission": ("error", "a KernelCache whose verification state keeps the webhook from using it"),
 }, reads=(
-    Read(readplan.CONFIGMAP),
-    Read(readplan.KERNEL_CACHES),
+    CheckRead(readplan.CONFIGMAP),
+    CheckRead(readplan.KERNEL_CACHES),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     mode = facts(snapshot).config.artifact_security.mode
@@ -75,4 +76,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                       group=kc.node_group or None,
                       hint=command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
                                    "jsonpath={.status.verification}"),
-                      evidence=(f"status.verification: {got}",), code="blocks-admission")
+                      evidence=(f"status.verification: {got}",
+                                *((verification_advice(v.reason),) if v is not None and verification_advice(v.reason)
+                                  else ())), code="blocks-admission")

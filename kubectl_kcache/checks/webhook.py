@@ -32,7 +32,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .common import join_names, read_ok
-from .model import Finding, NotApplicable, ObjectRef, Read
+from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "webhook"
@@ -47,10 +47,10 @@ SHOW = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFI
     "namespace-excluded": ("error", "a namespace with KernelCaches or opted-in pods outside the namespaceSelector"),
     "pod-excluded": ("error", "an opted-in pod the objectSelector or a matchCondition keeps from the webhook"),
 }, reads=(
-    Read(readplan.WEBHOOK),
-    Read(readplan.NAMESPACES, optional=True, note="namespaceSelector not compared with namespaces"),
-    Read(readplan.ISVC_PODS, optional=True, note="opted-in pods not checked"),
-    Read(readplan.KERNEL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
+    CheckRead(readplan.WEBHOOK),
+    CheckRead(readplan.NAMESPACES, optional=True, note="namespaceSelector not compared with namespaces"),
+    CheckRead(readplan.ISVC_PODS, optional=True, note="opted-in pods not checked"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)

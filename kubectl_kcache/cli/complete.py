@@ -44,8 +44,9 @@ def completion(words: list[str]) -> tuple[list[str], int]:
     if prev in FILE_FLAGS:
         return [], COMPLETE_FILES
     for p in cmd.params:
-        if prev in getattr(p, "opts", []) and isinstance(getattr(p, "type", None), click.Choice):
-            return [c for c in p.type.choices if c.startswith(current)], COMPLETE_NO_FILES
+        kind = getattr(p, "type", None)
+        if prev in getattr(p, "opts", []) and isinstance(kind, click.Choice):
+            return [str(c) for c in kind.choices if str(c).startswith(current)], COMPLETE_NO_FILES
     if prev in ("--only", "--skip"):
         done, _, part = current.rpartition(",")
         head = f"{done}," if done else ""

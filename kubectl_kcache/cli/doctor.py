@@ -17,6 +17,7 @@ from ..errors import (
     IncompleteError,
     InputError,
 )
+from ..report.registry import DOCTOR, formats
 from ..text import command, escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, merged_flags, use_color
@@ -25,14 +26,13 @@ from .running import access_hint_line
 
 # ---- doctor -------------------------------------------------------------------------------------
 
-DOCTOR_FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "markdown", "html", "name")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options(namespaces="all")
 @from_file_option
 @click.option(
-    "-o", "--output", type=click.Choice(DOCTOR_FORMATS), default="table", show_default=True, help="Output format."
+    "-o", "--output", type=click.Choice(formats(DOCTOR)), default="table", show_default=True, help="Output format."
 )
 @click.option(
     "--fail-on",
@@ -75,8 +75,7 @@ def doctor(
     flags = merged_flags(ctx, kwargs)
     from ..checks import load_suppressions, run_doctor
 
-    use = suppress_file is not None and not no_suppressions
-    suppressions = load_suppressions(suppress_file) if use else None
+    suppressions = load_suppressions(suppress_file) if suppress_file is not None and not no_suppressions else None
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
     for name, values in (("--only", only), ("--skip", skip)):
         if values and not ids(values):

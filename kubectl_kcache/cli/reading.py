@@ -120,16 +120,11 @@ def write_out(text: str) -> None:
 
 
 def dump_doc(doc: Any, fmt: str) -> str:
+    """`doc` as `-o json` or `-o yaml` print it (stdout's encoding decides whether non-ASCII is escaped)."""
     import json
+
+    from ..documents import takes_unicode, yaml_text
 
     if fmt == "json":
         return json.dumps(doc, indent=2, sort_keys=False)
-    import yaml
-
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster on large dumps
-    text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    if escape(text, keep_newlines=True) != text:  # a bidi or invisible character from the cluster: YAML's
-        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
-    return text  # own escapes (\u202e) keep it readable as YAML and harmless on a terminal
-
-
+    return yaml_text(doc, unicode=takes_unicode(sys.stdout))

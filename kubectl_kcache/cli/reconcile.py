@@ -12,10 +12,12 @@ from ..errors import (
     EXIT_FINDINGS,
     EXIT_OK,
 )
+from ..report.answers import PLAN
+from ..report.registry import formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import Seconds, from_file_option, kube_options, make_client, merged_flags, use_color
-from .reading import dump_doc, load_snapshot_files, source_of, with_source, write_out
+from .reading import load_snapshot_files, source_of, with_source
 
 # ---- reconcile ----------------------------------------------------------------------------------
 
@@ -25,7 +27,7 @@ from .reading import dump_doc, load_snapshot_files, source_of, with_source, writ
 @from_file_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
-@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml", "name"]), default="table",
+@click.option("-o", "--output", type=click.Choice(formats(PLAN)), default="table",
               show_default=True, help="Output format; `name`: the objects written, as `kubectl get -o name`.")
 @click.option("--force", is_flag=True, help="Write even while KServe's own controller is active.")
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
@@ -110,20 +112,10 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _render_plan(actions: Any, output: str, source: dict[str, Any]) -> None:
+def _render_plan(actions: Any, output: str, source: Any) -> None:
     from ..reconcile.actions import plan_document
+    from ..report import render
+    from ..report.terminal import terminal_width
 
     doc = with_source(plan_document(actions), source)
-    if output == "table":
-        from ..report.plan_table import render_plan_table
-        from ..report.terminal import terminal_width
-
-        render_plan_table(doc, sys.stdout, color=use_color(), width=terminal_width(sys.stdout))
-    elif output == "name":
-        from ..report.doctor_name import render_plan_names
-
-        render_plan_names(doc, sys.stdout)
-    else:
-        write_out(dump_doc(doc, output))
-
-
+    render(PLAN, doc, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 from typing import Any
 
 import click
@@ -90,10 +89,9 @@ def _is_output_error(exc: BaseException) -> bool:
 
 def run(argv: list[str]) -> int:
     """Run the CLI; every outcome becomes an exit code here."""
-    import signal
-
-    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly, as it ends kubectl
+    # SIGPIPE stays ignored (Python's default): `| head` ends us quietly through EPIPE on stdout
+    # (`_output_failed`), while a socket the API server closed mid-request stays an error the client reports;
+    # SIGPIPE's default action killed `reconcile` when the API server restarted under it.
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
     if sys.stderr is None or _closed_descriptor(sys.stderr):
@@ -147,6 +145,10 @@ def _run(argv: list[str]) -> int:
         return exc.exit_code
     except BrokenPipeError as exc:
         return _output_failed(exc)
+    except SystemExit:  # click's answer to EPIPE on stdout (`| head`); the commands themselves never exit
+        import errno
+
+        return _output_failed(BrokenPipeError(errno.EPIPE, "the reader of the output went away"))
     except OSError as exc:
         if _is_output_error(exc):
             return _output_failed(exc)

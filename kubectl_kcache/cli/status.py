@@ -13,6 +13,8 @@ from ..errors import (
     IncompleteError,
     InputError,
 )
+from ..report.registry import formats
+from ..report.status_table import STATUS
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, scope_namespace, use_color
@@ -20,14 +22,13 @@ from .reading import read_snapshot
 
 # ---- status -------------------------------------------------------------------------------------
 
-STATUS_FORMATS = ("table", "wide", "json", "yaml")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options
 @from_file_option
 @click.option(
-    "-o", "--output", type=click.Choice(STATUS_FORMATS), default="table", show_default=True, help="Output format."
+    "-o", "--output", type=click.Choice(formats(STATUS)), default="table", show_default=True, help="Output format."
 )
 @click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C; rows that "
               "changed since the last screen are marked.")
@@ -96,7 +97,7 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
         fleet = narrowed(fleet, shape.get("group"), caches)
     report = StatusReport(fleet, provenance, notes, watch, serving=_serving_pods(snap, provenance.namespace))
     if output not in ("table", "wide"):
-        render("status", report, output, out)
+        render(STATUS, report, output, out)
         return ""
     from ..report.doctor_common import write_text
     from ..report.status_table import View, for_stream, status_text, with_changes

@@ -10,9 +10,6 @@ from typing import Any
 
 from ..errors import InputError
 from .flags import use_color
-from .reading import dump_doc, with_source, write_out
-
-WHY_FORMATS = ("tree", "wide", "json", "yaml")
 
 # What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
 # is not decoded.
@@ -38,15 +35,13 @@ def pods_nodes(pod: str, namespace: str | None) -> Callable[[list[tuple[str, Any
                             if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)}
 
 
-def print_explanation(why: Any, render: Callable[..., None], output: str, source: Any) -> None:
-    """A why-* answer: the answer first for people (`wide`: with all the evidence), or its document with
-    where it came from."""
-    if output not in ("tree", "wide"):
-        write_out(dump_doc(with_source(why.to_dict(), source), output))
-        return
+def print_explanation(why: Any, kind: str, output: str, source: Any) -> None:
+    """A why-* answer in the `output` format registered for its `kind`: the answer first for people (`wide`:
+    with all the evidence), or its document with where it came from."""
+    from ..report import render
     from ..report.terminal import terminal_width
 
-    render(why, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), wide=output == "wide")
+    render(kind, why, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), source=source)
 
 
 def pod_in_namespace(pod: Any, namespace: str) -> Any:

@@ -11,10 +11,12 @@ from ..errors import (
     EXIT_FINDINGS,
     EXIT_OK,
 )
+from ..report.answers import WHY_GROUP
+from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags
 from .reading import load_snapshot_files, source_of
-from .why_common import WHY_FORMATS, WHY_GROUP_READS, default_namespace_offline, print_explanation, why_selection
+from .why_common import WHY_GROUP_READS, default_namespace_offline, print_explanation, why_selection
 
 # ---- why-group ----------------------------------------------------------------------------------
 
@@ -26,7 +28,7 @@ from .why_common import WHY_FORMATS, WHY_GROUP_READS, default_namespace_offline,
 @click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
 @click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
-@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+@click.option("-o", "--output", type=click.Choice(formats(WHY_GROUP)), default="tree", show_default=True,
               help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.")
 @click.pass_context
 def why_group(
@@ -58,9 +60,8 @@ def why_group(
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )
-    from ..report.why_group_tree import render
 
-    print_explanation(why, render, output, source_of(snap.meta, namespace))
+    print_explanation(why, WHY_GROUP, output, source_of(snap.meta, namespace))
     return EXIT_OK if why.decision.ok else EXIT_FINDINGS
 
 

@@ -14,11 +14,12 @@ from ..errors import (
     EXIT_OK,
     InputError,
 )
+from ..report.answers import HIT_RATE, WHY_NOT_CACHED
+from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, use_color
-from .reading import dump_doc, load_snapshot_files, source_of, with_source, write_out
+from .reading import load_snapshot_files, source_of
 from .why_common import (
-    WHY_FORMATS,
     WHY_NOT_CACHED_READS,
     default_namespace_offline,
     pod_in_namespace,
@@ -37,7 +38,7 @@ from .why_common import (
 @click.option("--manifest", "manifest", metavar="FILE",
               help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
                    "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(WHY_FORMATS), default="tree", show_default=True,
+@click.option("-o", "--output", type=click.Choice(formats(WHY_NOT_CACHED)), default="tree", show_default=True,
               help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
                    "all the evidence; without POD every pod), json, yaml.")
 @click.option("-l", "--selector", metavar="SELECTOR", default="",
@@ -92,9 +93,8 @@ def why_not_cached(
     if manifest_pod is not None:
         manifest_pod = pod_in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
-    from ..report.why_not_cached_tree import render
 
-    print_explanation(why, render, output, source_of(snap.meta, namespace))
+    print_explanation(why, WHY_NOT_CACHED, output, source_of(snap.meta, namespace))
     return EXIT_OK if why.exit_cached else EXIT_FINDINGS
 
 
@@ -109,8 +109,8 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
     from ..snapshot.model import provenance
 
     namespace = None if flags.get("all_namespaces") else flags.get("namespace")
-    if from_files:
-        snap = load_snapshot_files(from_files)
+    if from_files:  # decoding only what the single answer reads: nodes without their images, no agent pods' Jobs
+        snap = load_snapshot_files(from_files, why_selection(WHY_NOT_CACHED_READS, namespace))
     else:
         from ..snapshot.live import collect_for_fleet
 
@@ -122,16 +122,13 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         snap = collect_for_fleet(client, namespace, labels)
     fleet = hit_rate(snap, namespace, selector, isvc)
     source = provenance(snap.meta, namespace)
-    if output in ("json", "yaml"):
-        write_out(dump_doc(with_source(fleet.to_dict(), source), output))
-    else:
-        from ..report.doctor_table import output_width
-        from ..report.hit_rate_table import render_hit_rate
+    from ..report import render
+    from ..report.doctor_table import output_width
 
-        color = use_color()
-        tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
-        render_hit_rate(fleet, source, sys.stdout, color=color,
-                        width=output_width(sys.stdout, color) if (color or tty) else None, wide=output == "wide")
+    color = use_color()
+    tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
+    render(HIT_RATE, fleet, output, sys.stdout, color=color, source=source,
+           width=output_width(sys.stdout, color) if (color or tty) else None)
     return EXIT_OK if fleet.all_cached else EXIT_FINDINGS
 
 

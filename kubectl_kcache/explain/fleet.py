@@ -240,10 +240,10 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     for members in by_template.values():  # one decision at a time: its candidates are dropped after its pods
         first = pods[members[0]]
         adm = a.decide(admission_inputs(snapshot, first.namespace, first, config, entries,
-                                        caches.get(first.namespace, {})))
+                                        caches.get(first.namespace, {}), miss_details=False))
         furthest = (furthest_candidate(adm),)
         for i in members:
-            why = explained(snapshot, pods[i], adm, config, furthest=furthest)
+            why = explained(snapshot, pods[i], adm, config, furthest=furthest, counting=True)
             results[i] = PodResult.of(why, *_owner(pods[i]))
     done = [r for r in results if r is not None]
     rows = _rows(done)

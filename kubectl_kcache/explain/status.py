@@ -5,6 +5,7 @@ Per node group (every KernelCacheNodeGroup, by name):
   `notReady` (Ready condition not True, or none) and `cordoned` (`spec.unschedulable`);
 * `kernelCacheNodes`: members that have their KernelCacheNode (the rest are missing);
 * `agentReady`: members with a Running and Ready agent pod (one is desired on every member);
+* `podsUsing`: what the members' KernelCacheNodes count as pods using any of their caches (totalPodsUsing);
 * `caches`: per KernelCache in scope, how many members have its entry in each phase (Ready, Pending,
   Pulling, Error; `kernelcache.caches.entry_phase`). Every KernelCache whose effective group is this
   group is listed, with zeros when no member has its entry; a KernelCache of another group is listed
@@ -12,7 +13,8 @@ Per node group (every KernelCacheNodeGroup, by name):
   Entries of KernelCaches outside the scope (another namespace with `-n`, or deleted) are not counted.
 
 KernelCaches whose effective group is unset or names no existing group are listed apart
-(`unassignedCaches`), with why.
+(`unassignedCaches`), with why. `podsUsing` gives per KernelCache in scope the pods KServe records as using
+it (`status.usage`).
 
 No answer on data that could not be read (`reads.require`): a read the counts depend on that was
 forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
@@ -28,7 +30,7 @@ from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.caches import PHASES, effective_group, entry_phase
+from ..kernelcache.caches import PHASES, effective_group, entry_phase, pods_using
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
@@ -86,6 +88,7 @@ class GroupStatus:
     kernel_cache_nodes: int
     agent_ready: int
     caches: tuple[CacheCell, ...] = ()
+    pods_using: int = 0  # the members' KernelCacheNodes' totalPodsUsing: pods using any cache on them
 
     @property
     def ready(self) -> int:
@@ -108,6 +111,7 @@ class GroupStatus:
         return {"name": self.name, "selector": dict(sorted(self.selector.items())), "members": self.members,
                 "notReady": self.not_ready, "cordoned": self.cordoned,
                 "kernelCacheNodes": self.kernel_cache_nodes, "agentReady": self.agent_ready,
+                "podsUsing": self.pods_using,
                 "caches": {cell.cache: cell.counts.to_dict() for cell in self.caches}}
 
 
@@ -128,6 +132,7 @@ class FleetStatus:
     groups: tuple[GroupStatus, ...]
     unassigned: tuple[UnassignedCache, ...] = ()
     caches: tuple[str, ...] = ()  # every KernelCache in scope (namespace/name), sorted
+    pods_using: Mapping[str, int] = field(default_factory=dict)  # KernelCache -> its status.usage count
 
     def group(self, name: str) -> GroupStatus | None:
         return next((g for g in self.groups if g.name == name), None)
@@ -135,6 +140,7 @@ class FleetStatus:
     def to_dict(self) -> dict[str, Any]:
         return {"groups": [g.to_dict() for g in self.groups],
                 "unassignedCaches": [u.to_dict() for u in self.unassigned],
+                "podsUsing": {k: self.pods_using.get(k, 0) for k in self.caches},
                 "totals": self.totals()}
 
     def totals(self) -> dict[str, int]:
@@ -145,6 +151,7 @@ class FleetStatus:
                 "kernelCacheNodesMissing": sum(g.kernel_cache_nodes_missing for g in self.groups),
                 "agentsNotReady": sum(g.agent_desired - g.agent_ready for g in self.groups),
                 "kernelCaches": len(self.caches), "unassignedCaches": len(self.unassigned),
+                "podsUsing": sum(self.pods_using.get(k, 0) for k in self.caches),
                 "entriesReady": sum(c.ready for c in cells), "entriesPending": sum(c.pending for c in cells),
                 "entriesPulling": sum(c.pulling for c in cells), "entriesError": sum(c.error for c in cells)}
 
@@ -260,8 +267,11 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
             cordoned=sum(1 for n in nodes if n.unschedulable),
             kernel_cache_nodes=sum(1 for n in nodes if n.name in snapshot.kcn_by_name),
             agent_ready=sum(1 for n in nodes if n.name in agents),
-            caches=cells))
-    return FleetStatus(groups=tuple(out), unassigned=tuple(unassigned), caches=tuple(sorted(in_scope)))
+            caches=cells,
+            pods_using=sum(snapshot.kcn_by_name[n.name].total_pods_using for n in nodes
+                           if n.name in snapshot.kcn_by_name)))
+    return FleetStatus(groups=tuple(out), unassigned=tuple(unassigned), caches=tuple(sorted(in_scope)),
+                       pods_using={f"{kc.namespace}/{kc.name}": pods_using(kc) for kc in caches})
 
 
 def _node_phases(kcn: o.KernelCacheNode, in_scope: set[str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ artifact itself when it started.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -292,20 +292,23 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
 def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
                      entries: a.EntryIndex | None = None,
-                     kernel_caches: Mapping[str, KernelCache] | None = None, revision_known: bool = True) -> a.Inputs:
+                     kernel_caches: Mapping[str, KernelCache] | None = None, revision_known: bool = True,
+                     miss_details: bool = True) -> a.Inputs:
     """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`; `entries` and
     `kernel_caches` (the namespace's) when the caller already has them. Only the namespace's KernelCaches and
     captures, as the live reader lists them: the answer is the same from a full dump."""
     return a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod), webhook_known=_usable(snapshot, plan.WEBHOOK),
                              captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known,
-                             config=config, kernel_caches=kernel_caches, entries=entries)
+                             config=config, kernel_caches=kernel_caches, entries=entries, miss_details=miss_details)
 
 
 def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
               basis: str = BASIS_POD, source_note: str = "", namespace: str = "",
-              furthest: tuple[a.Candidate | None] | None = None) -> WhyNotCached:
+              furthest: tuple[a.Candidate | None] | None = None, counting: bool = False) -> WhyNotCached:
     """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
-    placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known."""
+    placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known.
+    `counting`: for a caller that keeps only the result and the next command (the fleet): no notes, and the
+    KernelCache's users and the unread optional lists are left out."""
     namespace = namespace or pod.namespace
     cached, recorded = a.recorded_cache(pod) if basis == BASIS_POD else (None, "")
     if cached and not recorded:
@@ -315,7 +318,9 @@ def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, confi
                        created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
                        placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note,
                        furthest=furthest or (furthest_candidate(admission),))
-    notes, next_command = _story(snapshot, why, pod)
+    notes, next_command = _story(snapshot, why, pod, candidate_notes=not counting)
+    if counting:
+        return replace(why, next_command=next_command)
     usage = _usage(snapshot, recorded if cached else admission.cached_kernel_cache)
     return replace(why, notes=tuple(notes), next_command=next_command, usage=usage,
                    unread=optional_unread(snapshot, namespace, pod))
@@ -384,7 +389,8 @@ def _recreate(why: WhyNotCached) -> str:
     return command("kubectl", "-n", why.namespace, "delete", "pod", why.pod_name)
 
 
-def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod) -> tuple[list[str], str]:
+def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod,
+           candidate_notes: bool = True) -> tuple[list[str], str]:
     adm = why.admission
     notes: list[str] = []
     now = adm.cached_kernel_cache
@@ -399,7 +405,7 @@ def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod) -> tuple[list
     elif why.cached is False and now:
         next_command = _ready_after(why, now, notes)
     if now is None:
-        next_command = _why_not_now(why, notes) or next_command
+        next_command = _why_not_now(why, notes, candidate_notes) or next_command
     for line in adm.inferred if now else ():
         notes.append(f"Not certain: {line}. Set containerPath on the KernelCache's cache path to make it exact.")
     if why.placement is not None:
@@ -477,7 +483,7 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
         command("kubectl", "get", "node", p.node, "--show-labels")
 
 
-def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
+def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = True) -> str:
     adm = why.admission
     gate = adm.blocked_by
     if gate is None:
@@ -495,7 +501,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
                      f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
                      f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
                      "\"false\" (the cache step is not affected).")
-    for cand in adm.candidates:
+    for cand in adm.candidates if candidate_notes else ():  # the same for every pod of a decision
         if cand.rejected_by == a.NAMESPACE:
             notes.append(f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
                          f"uses KernelCaches of the pod's own namespace ({ns}).")
@@ -516,8 +522,15 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
     def pod_cmd(*words: str) -> str:
         return command("kubectl", "-n", ns, "get", "pod", why.pod_name, *words) if on_pod else ""
 
-    webhook = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
-    doctor = lambda check: command("kubectl", "kcache", "doctor", "--only", check)  # noqa: E731
+    def webhook() -> str:
+        return command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
+
+    def doctor(check: str) -> Callable[[], str]:
+        return lambda: command("kubectl", "kcache", "doctor", "--only", check)
+
+    def edit_config() -> str:
+        return command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
+
     if blocked == a.FOOTPRINT and kc is not None:
         return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
                        "jsonpath={.spec.artifact.identity.factors}")
@@ -529,28 +542,31 @@ def _why_not_now(why: WhyNotCached, notes: list[str]) -> str:
         return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
     if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
         return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "yaml")
-    by_gate = {
+    # the commands of the gates: only the blocking gate's is built (the fleet asks this for every pod)
+    by_gate: dict[str, Callable[[], str]] = {
         a.WEBHOOK_INSTALLED: webhook, a.OBJECT_SELECTOR: webhook, a.MATCH_CONDITIONS: webhook,
-        a.NAMESPACE_SELECTOR: command("kubectl", "get", "namespace", ns, "--show-labels"),
-        a.ISVC_LABEL: pod_cmd("--show-labels"),
-        a.SUPPORTED: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
+        a.NAMESPACE_SELECTOR: lambda: command("kubectl", "get", "namespace", ns, "--show-labels"),
+        a.ISVC_LABEL: lambda: pod_cmd("--show-labels"),
+        a.SUPPORTED: lambda: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
         a.CONFIG: doctor("config"),
-        a.ENABLED: command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME),
-        a.SIDECAR_ANNOTATION: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
-        a.MODEL_SOURCE: command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml") if isvc else "",
-        a.RUNTIME_CONTAINER: pod_cmd("-o", "yaml"),
-        a.RUNTIME_IMAGE: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
+        a.ENABLED: edit_config,
+        a.SIDECAR_ANNOTATION: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
+        a.MODEL_SOURCE: lambda: command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml")
+        if isvc else "",
+        a.RUNTIME_CONTAINER: lambda: pod_cmd("-o", "yaml"),
+        a.RUNTIME_IMAGE: lambda: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
         a.CANDIDATES: doctor("cache-status"),
         a.ENTRY_READY: doctor("cache-status"),
-        a.KERNELCACHE_EXISTS: command("kubectl", "get", "kernelcachenodes"),
+        a.KERNELCACHE_EXISTS: lambda: command("kubectl", "get", "kernelcachenodes"),
         a.VERIFICATION: doctor("verification"),
-        a.INJECTION: pod_cmd("-o", "yaml"),
-        a.CAPTURE_PATHS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
-        a.READINESS_PROBE: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
-        a.CAPTURE_MOUNTS: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
-        a.CAPTURE_TARGET: command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME),
+        a.INJECTION: lambda: pod_cmd("-o", "yaml"),
+        a.CAPTURE_PATHS: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.READINESS_PROBE: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_MOUNTS: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
+        a.CAPTURE_TARGET: edit_config,
     }
-    return by_gate.get(blocked, "")
+    make = by_gate.get(blocked or "")
+    return make() if make is not None else ""
 
 
 def _spec_matches(kc: KernelCache | None, adm: a.Admission) -> bool:

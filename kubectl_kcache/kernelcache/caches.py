@@ -46,3 +46,13 @@ def effective_group(kc: KernelCache, default_node_group: str) -> str:
 def entry_phase(state: str) -> str:
     """The phase a KernelCacheNode entry's state counts as: Ready, Pending, Pulling or Error."""
     return _PHASE_OF_STATE.get(state, PHASE_PENDING)
+
+
+def pods_using(kc: KernelCache) -> int:
+    """How many pods use a KernelCache as KServe records it (status.usage.totalPodsUsing; the list's length
+    when only the list is there). KServe counts running, scheduled pods of the cache's namespace whose
+    usage annotation names it."""
+    usage = kc.status.usage if kc.status is not None else None
+    if usage is None:
+        return 0
+    return usage.total_pods_using or len(usage.pods)

@@ -12,6 +12,7 @@ from typing import Any
 from ..objects import ConfigMap
 from . import constants as c
 from .gostrings import trim_space
+from .security import FAILURE_POLICY_NOT_REJECT
 
 DEFAULT_JOB_NAMESPACE = "kserve-kernelcache-jobs"
 DEFAULT_MCV_IMAGE = "kserve/kserve-mcv:latest-minimal"
@@ -26,6 +27,7 @@ AUTH_NONE = "none"
 AUTH_SA_TOKEN = "serviceAccountToken"
 SECURITY_NONE = "none"
 SECURITY_CERT = "cert"
+
 
 
 class ConfigInvalid(ValueError):
@@ -278,7 +280,7 @@ def parse_config(text: str) -> KernelCacheConfig:
     if failure not in ("reject", "warn"):
         raise ConfigInvalid(f'invalid kernelcache.artifactSecurity: invalid failurePolicy: "{failure}"')
     if failure != "reject":
-        raise ConfigInvalid("kernelcache.artifactSecurity.failurePolicy must be reject")
+        raise ConfigInvalid(FAILURE_POLICY_NOT_REJECT)
     if mode == SECURITY_CERT and not trim_space(security.signing_profile_ref):
         raise ConfigInvalid("kernelcache.artifactSecurity.cert.signingProfileRef is required for cert mode")
 

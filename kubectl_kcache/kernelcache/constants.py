@@ -156,3 +156,13 @@ CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
 CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
 CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"
 TOKEN_REQUESTER = "kserve-kernelcache-token-requester"  # RoleBinding and ClusterRole in each workload namespace
+
+# The capture's identities in its namespace (capture_controller.go, registry_reconciler.go, pkg/kernelcache/
+# reporter and registryauth): the reporter's (every auth type), the pusher's and the registry access Secret's
+# (serviceAccountToken)
+TOKEN_REQUESTER_LABEL = "internal.serving.kserve.io/kernelcache-token-requester"
+REPORTER_LABEL = "internal.serving.kserve.io/kernelcache-reporter"
+REGISTRY_LABEL = "internal.serving.kserve.io/kernelcache-registry"
+PUSHER_PREFIX = "kernel-cache-pusher-"
+ANNOTATION_ACCESS_SECRET = "internal.serving.kserve.io/kernelcache-access-secret"
+ACCESS_SECRET_PREFIX = "mcv-registry-"

@@ -78,12 +78,25 @@ def label_value(value: str) -> str:
     return "h-" + _sha256_hex(value)[:61]
 
 
-def reporter_name(capture_name: str) -> str:
-    """reporter.SecretName (also the reporter ServiceAccount, Role and RoleBinding):
-    `kernel-cache-reporter-<capture name, cut to fit, no trailing -/.>-<8 hex of sha256(capture name)>`."""
-    suffix = "-" + _sha256_hex(capture_name)[:8]
-    max_base = MAX_NAME - len(c.REPORTER_PREFIX) - len(suffix)
+def _scoped_name(prefix: str, capture_name: str) -> str:
+    """scopedName of KServe's reporter and registryauth packages: `<prefix><capture name, cut to fit, no
+    trailing -/.>-<12 hex of sha256(capture name)>`, at most 63 characters."""
+    suffix = "-" + _sha256_hex(capture_name)[:12]
+    max_base = MAX_NAME - len(prefix) - len(suffix)
+    if max_base < 1:
+        return prefix + suffix[1:]
     base = capture_name
     if len(base.encode()) > max_base:
         base = _cut_bytes(base, max_base).rstrip("-.")
-    return c.REPORTER_PREFIX + base + suffix
+    return prefix + base + suffix
+
+
+def reporter_name(capture_name: str) -> str:
+    """reporter.SecretName, also the reporter ServiceAccount, Role and RoleBinding (credentials.go@30750567:
+    12 hex; an older snapshot had 8)."""
+    return _scoped_name(c.REPORTER_PREFIX, capture_name)
+
+
+def pusher_name(capture_name: str) -> str:
+    """registryauth.PusherServiceAccountName, also PusherRoleBindingName."""
+    return _scoped_name(c.PUSHER_PREFIX, capture_name)

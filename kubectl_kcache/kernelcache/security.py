@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # reason -> (what KServe did, what to do)
 VERIFICATION: dict[str, tuple[str, str]] = {
     "VerifierUnavailable": ("the verifier could not be built (trust bundle or signing configuration); the "
@@ -42,6 +44,12 @@ SIGNING: dict[str, tuple[str, str]] = {
     "SigningSucceeded": ("the artifact was signed", ""),
 }
 
+SIGNED_STATES = ("Skipped", "Succeeded")
+NO_PROFILE = ("SigningProfileNotFound", "spec.signing.profileRef.name is required for cert signing")
+# KServe's two stored wordings of one error (types/config.go @8b03659c and @d9804a31: which is newer cannot be
+# dated from the stored code); the plugin emits the second and accepts both
+UNKNOWN_MODE_WORDINGS = ("unknown verification mode", "unknown security mode")
+
 
 def verification_advice(reason: str) -> str:
     what, todo = VERIFICATION.get(reason, ("", ""))
@@ -53,8 +61,53 @@ def signing_advice(reason: str) -> str:
     return f"{reason}: {what}" + (f"; {todo}" if todo else "") if what else ""
 
 
-def signing_mode_changed(signed_mode: str, configured_mode: str) -> bool:
-    """A capture signed (or skipped) under another mode than the configured one is signed again."""
-    norm = {"": "none", "disabled": "none"}
-    return bool(signed_mode) and norm.get(signed_mode, signed_mode) != norm.get(configured_mode, configured_mode)
+def recorded_mode(configured_mode: str) -> str:
+    """The mode KServe's signing records for the configured one (`disabled` is recorded as `none`)."""
+    return "none" if configured_mode in ("", "disabled") else configured_mode
+
+
+@dataclass(frozen=True)
+class Resigning:
+    """What KServe's next signing pass does with a capture whose runtime result is complete, when it signs it
+    (again): the mode it signs under, and KServe's reason and message when that pass fails at once."""
+
+    mode: str
+    was: str  # the mode of the status.signing it replaces ("" when there is none)
+    fails: tuple[str, str] | None = None
+
+
+def next_signing(configured_mode: str, signing_mode: str | None, signing_state: str | None,
+                 profile_ref: str) -> Resigning | None:
+    """reconcileArtifactSigning (capture_reconciler.go@31681cd0): nothing while status.signing has the mode KServe
+    records for the configured one and state Skipped or Succeeded; otherwise it signs again under the configured
+    mode (so a mode change re-signs every complete capture: it is not watched, the next pass over the
+    InferenceService does it), and in cert mode a capture without spec.signing.profileRef (KServe sets it only
+    when it creates a capture in cert mode) fails with SigningProfileNotFound. `signing_mode` None: no
+    status.signing yet."""
+    mode = recorded_mode(configured_mode)
+    if signing_mode is not None and signing_mode == mode and signing_state in SIGNED_STATES:
+        return None
+    fails = NO_PROFILE if mode == "cert" and not profile_ref else None
+    return Resigning(mode, signing_mode or "", fails)
+
+
+FAILURE_POLICY_NOT_REJECT = "kernelcache.artifactSecurity.failurePolicy must be reject"
+
+
+def config_error_notes(error: str) -> tuple[str, ...]:
+    """What a reader of KServe's config error needs besides its text."""
+    if error == FAILURE_POLICY_NOT_REJECT:
+        return ("failurePolicy warn passes KServe's artifact security validation (reject and warn are its values), "
+                "then the configuration loader rejects it: only reject works",)
+    for ours, other in (UNKNOWN_MODE_WORDINGS, UNKNOWN_MODE_WORDINGS[::-1]):
+        if ours in error:
+            return (f'KServe builds word this error either way: "{error.replace(ours, other)}"',)
+    return ()
+
+
+def same_config_error(a: str, b: str) -> bool:
+    """Two config error texts are KServe's same error: equal, or differing only in the unknown-mode wording."""
+    def norm(text: str) -> str:
+        return text.replace(UNKNOWN_MODE_WORDINGS[0], UNKNOWN_MODE_WORDINGS[1]).strip()
+    return norm(a) == norm(b)
 

@@ -17,7 +17,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ApiError, Forbidden, InputError, NotFound, Unreachable
 from . import listing, requestlog, watching, write_guard
@@ -129,11 +129,12 @@ class Client:
         raw: bool = False,
         verb: str = "",
         resource: str = "",
+        accept: str = "",
     ) -> Any:
         """One HTTP request: the decoded JSON answer, its bytes (`raw`), or the open response (`stream`).
         Non-2xx answers raise the error class of their status; transport failures `Unreachable` in words.
         `timeout` (default: --request-timeout) is the whole budget of the request."""
-        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        headers = {"Accept": accept or "application/json", "User-Agent": self._user_agent}
         if content_type:
             headers["Content-Type"] = content_type
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
@@ -215,26 +216,26 @@ class Client:
         label_selector: str = "",
         field_selector: str = "",
         page_size: int = PAGE_SIZE,
-    ) -> listing.Listed:
+    ) -> listing.ListResult:
         """Every object (decoded page by page, then `convert`ed) and the list's resourceVersion; restarts
         from the beginning on 410 Gone."""
         return listing.list_all(self, res, namespace, decode=decode, convert=convert, label_selector=label_selector,
                                 field_selector=field_selector, page_size=page_size)
 
     def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "POST",
             res.path(namespace),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="create",
             resource=res.plural,
-        )
+        ))
 
     def merge_patch(
         self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PATCH",
             res.path(namespace, name),
             body=patch,
@@ -242,31 +243,31 @@ class Client:
             query={"fieldManager": FIELD_MANAGER},
             verb="patch",
             resource=res.plural,
-        )
+        ))
 
     def replace_status(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PUT",
             res.path(namespace, name, "status"),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="update",
             resource=f"{res.plural}/status",
-        )
+        ))
 
     def replace(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return self.request(
+        return cast(dict[str, Any], self.request(
             "PUT",
             res.path(namespace, name),
             body=body,
             query={"fieldManager": FIELD_MANAGER},
             verb="update",
             resource=res.plural,
-        )
+        ))
 
     def delete(
         self, res: Resource, name: str, namespace: str | None = None, *, resource_version: str = "", uid: str = ""

@@ -17,7 +17,7 @@ import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InputError
 
@@ -149,7 +149,7 @@ def merge_kubeconfigs(paths: list[str]) -> dict[str, Any]:
 def _find(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | None:
     for entry in config.get(section, []):
         if entry.get("name") == name:
-            return entry
+            return cast(dict[str, Any], entry)
     return None
 
 

@@ -15,9 +15,12 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 500
 RESTARTS = 5
+# what a metadata-only resource is listed as: no value of the object is sent, only its metadata
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+METADATA_ONLY_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
-class Listed(NamedTuple):
+class ListResult(NamedTuple):
     """Every item of a list and the resourceVersion to watch from."""
 
     items: list[Any]
@@ -25,13 +28,16 @@ class Listed(NamedTuple):
 
 
 def strip_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """managedFields and Secret data are never kept."""
+    """managedFields and Secret data are never kept, nor a Secret's annotations (`kubectl apply`'s
+    last-applied-configuration holds the whole Secret, values included)."""
     md = obj.get("metadata")
     if isinstance(md, dict):
         md.pop("managedFields", None)
     if obj.get("kind") == "Secret":
         obj.pop("data", None)
         obj.pop("stringData", None)
+        if isinstance(md, dict):
+            md.pop("annotations", None)
     return obj
 
 
@@ -49,6 +55,8 @@ def dict_page(res: Resource) -> Callable[[bytes], Page[dict[str, Any]]]:
         items = doc.get("items") or []
         for item in items:
             if isinstance(item, dict):
+                if res.metadata_only:  # PartialObjectMetadata items: the kind they are of
+                    item["kind"], item["apiVersion"] = res.kind, res.api_version
                 item.setdefault("kind", res.kind)
                 item.setdefault("apiVersion", res.api_version)
                 strip_object(item)
@@ -79,6 +87,7 @@ def pages(
             raw=True,
             verb="list",
             resource=res.plural,
+            accept=METADATA_ONLY if res.metadata_only else "",
         )
         page = decode(data)
         del data
@@ -98,7 +107,7 @@ def list_all(
     label_selector: str = "",
     field_selector: str = "",
     page_size: int = PAGE_SIZE,
-) -> Listed:
+) -> ListResult:
     for _attempt in range(RESTARTS):
         out: list[Any] = []
         resource_version = ""
@@ -108,7 +117,7 @@ def list_all(
                 out.extend(page.items if convert is None else (convert(item) for item in page.items))
                 page.items.clear()  # the page goes now, not after the next one has arrived (peak memory)
                 resource_version = page.resource_version
-            return Listed(out, resource_version)
+            return ListResult(out, resource_version)
         except Gone:
             continue
     raise ApiError(f"listing {res.plural}: the list kept expiring (410 Gone); try again", status=410)
@@ -120,13 +129,18 @@ def raw_item(item: Any, res: Resource) -> bytes:
     import msgspec
 
     top = msgspec.json.decode(item, type=dict[str, msgspec.Raw])
+    if res.metadata_only:  # a PartialObjectMetadata item: the kind it is of
+        top.pop("kind", None)
+        top.pop("apiVersion", None)
     kind = msgspec.json.decode(top["kind"]) if "kind" in top else res.kind
     out: dict[str, Any] = {"apiVersion": top.pop("apiVersion", None) or res.api_version,
                            "kind": top.pop("kind", None) or res.kind}
     md = top.get("metadata")
-    if md is not None and b"managedFields" in bytes(md):
+    if md is not None and (b"managedFields" in bytes(md) or kind == "Secret"):
         fields = msgspec.json.decode(md, type=dict[str, msgspec.Raw])
         fields.pop("managedFields", None)
+        if kind == "Secret":  # last-applied-configuration holds the values
+            fields.pop("annotations", None)
         top["metadata"] = fields  # type: ignore[assignment]
     if kind == "Secret":
         top.pop("data", None)

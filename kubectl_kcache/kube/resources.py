@@ -22,6 +22,8 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool
+    # listed as PartialObjectMetadataList: the API server sends names, labels and owners, never the values
+    metadata_only: bool = False
 
     def path(self, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
         base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
@@ -63,6 +65,9 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True)
+# Secrets: only ever listed by metadata (a Secret's data is never asked for, kept or shown)
+SECRETS = Resource("", "v1", "secrets", "Secret", True, metadata_only=True)
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True)
 MUTATING_WEBHOOKS = Resource(
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False

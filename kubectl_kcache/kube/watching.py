@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, Gone, KcacheError
-from .listing import strip_object
+from .listing import METADATA_ONLY_WATCH, strip_object
 from .resources import Resource
 from .status import transport_error
 
@@ -21,6 +21,8 @@ def dict_event(res: Resource) -> Callable[[bytes], dict[str, Any]]:
         event = msgspec.json.decode(line)
         obj = event.get("object") if isinstance(event, dict) else None
         if isinstance(obj, dict) and event.get("type") != "ERROR":
+            if res.metadata_only:  # PartialObjectMetadata objects: the kind they are of
+                obj["kind"], obj["apiVersion"] = res.kind, res.api_version
             obj.setdefault("kind", res.kind)
             obj.setdefault("apiVersion", res.api_version)
             strip_object(obj)
@@ -78,6 +80,7 @@ def watch(
         timeout=timeout_seconds + 30,
         verb="watch",
         resource=res.plural,
+        accept=METADATA_ONLY_WATCH if res.metadata_only else "",
     )
     if opened is not None:
         opened()

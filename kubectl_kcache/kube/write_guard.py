@@ -119,7 +119,7 @@ def _build_classes() -> dict[str, Any]:
             try:
                 guard()
             except BaseException:
-                self.close()  # type: ignore[attr-defined]
+                self.close()
                 raise
             with _in_flight_lock:
                 _in_flight[self] = guard
@@ -128,7 +128,7 @@ def _build_classes() -> dict[str, Any]:
                 super().send(data)  # type: ignore[misc]
             elif not _send_before(self.sock, data, deadline()):  # type: ignore[attr-defined]
                 _forget(self)
-                self.close()  # type: ignore[attr-defined]
+                self.close()
                 guard()  # it ran out since the check above: raises
                 raise WriteRefused("the write guard's deadline passed")
 

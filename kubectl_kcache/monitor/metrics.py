@@ -1,5 +1,5 @@
-"""The monitor's metrics as Prometheus text (exposition format 0.0.4), from the last evaluation and the
-source's counters. Label values come from the cluster: they are escaped as the format requires.
+"""The monitor's metrics as Prometheus text (exposition format 0.0.4, written by prometheus_client), from the
+last evaluation and the source's counters. Label values come from the cluster: prometheus_client escapes them.
 
     kcache_monitor_findings{check,code,severity}                  unsuppressed findings
     kcache_monitor_checks{check,status}                           1 per check, by status (pass, fail, skipped...)
@@ -24,8 +24,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .. import prometheus
 from ..explain.fleet import FleetHitRate
 from ..explain.status import FleetStatus
+from ..prometheus import Family
 from .evaluate import Evaluation
 
 PREFIX = "kcache_monitor_"
@@ -33,27 +35,8 @@ ENTRY_STATES = ("Ready", "Pending", "Pulling", "Error", "none")
 POD_STATES = ("cached", "cold", "now", "denied", "unprepared")
 
 
-def label_value(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-@dataclass
-class Family:
-    name: str
-    kind: str  # gauge | counter
-    help: str
-    samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
-
-    def add(self, value: float, **labels: str) -> None:
-        self.samples.append((labels, value))
-
-    def lines(self) -> list[str]:
-        out = [f"# HELP {PREFIX}{self.name} {self.help}", f"# TYPE {PREFIX}{self.name} {self.kind}"]
-        for labels, value in self.samples:
-            text = ",".join(f'{k}="{label_value(v)}"' for k, v in labels.items())
-            number = repr(float(value)) if isinstance(value, float) and not value.is_integer() else str(int(value))
-            out.append(f"{PREFIX}{self.name}{{{text}}} {number}" if text else f"{PREFIX}{self.name} {number}")
-        return out
+def _family(name: str, kind: str, help: str) -> Family:
+    return Family(PREFIX + name, kind, help)
 
 
 @dataclass(frozen=True)
@@ -67,21 +50,22 @@ class Health:
 
 
 def _findings(ev: Evaluation) -> Iterable[Family]:
-    findings = Family("findings", "gauge", "Unsuppressed findings of the doctor's checks, by check, code and severity.")
+    findings = _family("findings", "gauge",
+                       "Unsuppressed findings of the doctor's checks, by check, code and severity.")
     counts = Counter((f.check, f.code, f.severity) for f in ev.report.findings if not f.suppressed)
     for (check, code, severity), n in sorted(counts.items()):
         findings.add(n, check=check, code=code, severity=severity)
-    checks = Family("checks", "gauge", "The doctor's checks by status (1 for the status each check has).")
+    checks = _family("checks", "gauge", "The doctor's checks by status (1 for the status each check has).")
     for result in ev.report.checks:
         checks.add(1, check=result.id, status=result.status)
     return findings, checks
 
 
 def _groups(status: FleetStatus) -> Iterable[Family]:
-    members = Family("group_members", "gauge", "Member nodes of each KernelCacheNodeGroup.")
-    agents = Family("group_agents_ready", "gauge", "Members with a Running and Ready agent pod.")
-    missing = Family("group_kernelcachenodes_missing", "gauge", "Members without their KernelCacheNode.")
-    entries = Family("cache_entries", "gauge", "Members of a group with a KernelCache's entry in each state "
+    members = _family("group_members", "gauge", "Member nodes of each KernelCacheNodeGroup.")
+    agents = _family("group_agents_ready", "gauge", "Members with a Running and Ready agent pod.")
+    missing = _family("group_kernelcachenodes_missing", "gauge", "Members without their KernelCacheNode.")
+    entries = _family("cache_entries", "gauge", "Members of a group with a KernelCache's entry in each state "
                      "(none: no entry); assigned: the group is the KernelCache's own.")
     for g in status.groups:
         members.add(g.members, group=g.name)
@@ -96,7 +80,7 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
 
 
 def _pods(fleet: FleetHitRate) -> Family:
-    pods = Family("serving_pods", "gauge", "Serving pods per InferenceService: cached at admission, cold, now (cold "
+    pods = _family("serving_pods", "gauge", "Serving pods per InferenceService: cached at admission, cold, now (cold "
                   "but admission would mount a cache today), denied (admission would reject a recreate), "
                   "unprepared (cached, but on a node without a Ready entry).")
     for r in fleet.rows:
@@ -115,31 +99,31 @@ def render(ev: Evaluation | None, health: Health) -> str:
             families += _groups(ev.status)
         if isinstance(ev.fleet, FleetHitRate):
             families.append(_pods(ev.fleet))
-    errors = Family("read_errors_total", "counter", "Failed lists and watches, by what was read.")
+    errors = _family("read_errors_total", "counter", "Failed lists and watches, by what was read.")
     for what, n in sorted(health.read_errors.items()):
         errors.add(n, read=what)
     families.append(errors)
-    seconds = Family("evaluation_seconds", "gauge", "How long the last evaluation took.")
-    stamp = Family("last_evaluation_timestamp_seconds", "gauge", "When the last evaluation was made (Unix time).")
+    seconds = _family("evaluation_seconds", "gauge", "How long the last evaluation took.")
+    stamp = _family("last_evaluation_timestamp_seconds", "gauge", "When the last evaluation was made (Unix time).")
     if ev is not None:
         seconds.add(round(ev.seconds, 6))
         stamp.add(round(ev.at, 3))
     families += [seconds, stamp]
-    total = Family("evaluations_total", "counter", "Evaluations made.")
+    total = _family("evaluations_total", "counter", "Evaluations made.")
     total.add(health.evaluations)
-    last_read = Family("last_successful_read_timestamp_seconds", "gauge", "When the data was last known current: "
+    last_read = _family("last_successful_read_timestamp_seconds", "gauge", "When the data was last known current: "
                        "every list and watch working (Unix time).")
     if health.last_read:
         last_read.add(round(health.last_read, 3))
-    ready = Family("ready", "gauge", "1 while /readyz answers 200.")
+    ready = _family("ready", "gauge", "1 while /readyz answers 200.")
     ready.add(int(health.ready))
     families += [total, last_read, ready]
     if health.events or health.events_dropped:
-        sent = Family("events_total", "counter", "Events created, by type.")
+        sent = _family("events_total", "counter", "Events created, by type.")
         for kind, n in sorted(health.events.items()):
             sent.add(n, type=kind)
-        dropped = Family("events_dropped_total", "counter", "Events not sent: duplicate, rate-limited, failed.")
+        dropped = _family("events_dropped_total", "counter", "Events not sent: duplicate, rate-limited, failed.")
         for reason, n in sorted(health.events_dropped.items()):
             dropped.add(n, reason=reason)
         families += [sent, dropped]
-    return "\n".join(line for f in families for line in f.lines()) + "\n"
+    return prometheus.render(families)

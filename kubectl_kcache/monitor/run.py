@@ -56,6 +56,7 @@ class Monitor:
         self.evaluations = 0
         self.last_read = 0.0
         self.eval_error = ""
+        self.evaluated_since_list = False  # the published evaluation is of the current lists
         self.beat_at = time.monotonic()
         self.interrupted_by: int | None = None
         self.lock = threading.Lock()
@@ -66,6 +67,7 @@ class Monitor:
         while not self.stop.is_set():
             self.beat_at = time.monotonic()
             try:
+                self.evaluated_since_list = False
                 self.source.connect()
                 self.log("listed; watching")
                 return True
@@ -107,6 +109,7 @@ class Monitor:
             self.published = ev
             self.evaluations += 1
             self.eval_error = ""
+            self.evaluated_since_list = True
             if not problems:
                 self.last_read = ev.at
         if self.recorder is not None:
@@ -131,6 +134,8 @@ class Monitor:
             reasons.append(self.eval_error)
         elif self.published is None:
             reasons.append("not evaluated yet")
+        elif not self.evaluated_since_list:  # listed again: the published numbers are of the lists before
+            reasons.append("not evaluated since it listed again")
         return not reasons, reasons
 
     def health(self) -> metrics.Health:

@@ -6,8 +6,9 @@ informer code: re-point `Source` and nothing else changes.
 - `wait(timeout)` returns True once a burst of changes has settled (the watches' coalescing: 0.2 s of quiet,
   at most 1 s after the first event), False on timeout.
 - `problems()` says what cannot be read now (a failing watch, a forbidden list or watch); a forbidden watch
-  ends that watch (RBAC will not change by retrying at once), so the source lists and watches again after
-  `RECONNECT_AFTER` seconds.
+  ends that watch and a forbidden list starts none (RBAC will not change by retrying at once), so the source
+  lists and watches again after `RECONNECT_AFTER` seconds (doubling up to `RELIST_CAP` while a list is still
+  refused): a monitor started before its role was bound becomes ready once it is.
 - Every failure is counted by what was read (`errors`), for the metrics.
 """
 
@@ -25,7 +26,8 @@ from ..snapshot.follow import LiveSnapshot
 from ..snapshot.live import Scope, collect
 from ..snapshot.reads import ListMade
 
-RECONNECT_AFTER = 30.0  # seconds before listing again after a watch was refused
+RECONNECT_AFTER = 30.0  # seconds before listing again after a watch or list was refused
+RELIST_CAP = 300.0  # at most this long between lists while one is still refused
 
 
 class Source:
@@ -37,11 +39,17 @@ class Source:
         self.errors: Counter = Counter()  # what was read -> failures
         self.lock = threading.Lock()
         self.failure = ""  # why the source is not connected ("" while it is)
+        self.list_again = False  # a list was forbidden: list everything again at `reconnect_at`
+        self.refused_lists = 0  # connections in a row with a forbidden list
         self.reconnect_at = 0.0
 
     def _count(self, what: str) -> None:
         with self.lock:
             self.errors[what] += 1
+
+    def _counter(self, what: str) -> Callable[[str, BaseException], None]:
+        """An informer's `on_error`: each failure counted by its verb and what was read."""
+        return lambda verb, _exc: self._count(f"{verb} {what}")
 
     # ---- connecting ------------------------------------------------------------------------------
     def connect(self) -> snap.ClusterSnapshot:
@@ -54,14 +62,18 @@ class Source:
             self._count("list")
             self.failure = f"cannot list: {exc}"
             raise
-        for read in initial.reads:
-            if read.status == "forbidden":
-                self._count(f"list {read.resource}")
+        forbidden = [read for read in initial.reads if read.status == "forbidden"]
+        for read in forbidden:
+            self._count(f"list {read.resource}")
+        self.list_again = bool(forbidden)
+        self.refused_lists = self.refused_lists + 1 if forbidden else 0
+        # every list is made again: wait longer each time the same refusal comes back (a partial role)
+        self.reconnect_at = self.clock() + min(RECONNECT_AFTER * 2 ** max(self.refused_lists - 1, 0), RELIST_CAP)
         if self.live is not None:
             self.live.stop()
         self.live = LiveSnapshot(self.client, initial, lists)
         for inf in self.live.informers:  # each failure counted by what was read
-            inf.on_error = lambda verb, _exc, what=inf.spec.describe(): self._count(f"{verb} {what}")
+            inf.on_error = self._counter(inf.spec.describe())
         self.live.start()
         self.failure = ""
         return initial
@@ -71,7 +83,7 @@ class Source:
         return self.live is not None and not self.failure
 
     def due_for_reconnect(self) -> bool:
-        return bool(self.failure) and self.clock() >= self.reconnect_at
+        return (bool(self.failure) or self.list_again) and self.clock() >= self.reconnect_at
 
     # ---- reading -------------------------------------------------------------------------------------
     def wait(self, timeout: float) -> bool:

@@ -212,6 +212,7 @@ class OwnerRef(_Obj, frozen=True):
     kind: Str = ""
     name: Str = ""
     controller: Bool = False
+    uid: Str = ""
 
 
 class Meta(_Obj, frozen=True):
@@ -353,7 +354,7 @@ class Toleration(_Obj, frozen=True):
         return out
 
 
-class ObjectRef(_Obj, frozen=True):
+class NamespacedName(_Obj, frozen=True):
     namespace: Str = ""
     name: Str = ""
 
@@ -593,7 +594,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
     """One entry of a KernelCacheNode's status.cacheStatus (keyed "namespace/name")."""
 
     key: str
-    ref: ObjectRef
+    ref: NamespacedName
     image_reference: str = ""
     state: str = ""
     message: str = ""
@@ -602,7 +603,7 @@ class CacheEntry(msgspec.Struct, frozen=True, gc=False):
 
 
 class CacheStatus(_Obj, frozen=True):
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     image_reference: Str = ""
     state: Str = ""
     message: Str = ""
@@ -643,7 +644,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
             ref = e.kernel_cache_ref
             if ref is None:
                 ns, _, name = key.partition("/")
-                ref = ObjectRef(ns, name)
+                ref = NamespacedName(ns, name)
             when = e.last_update  # a time not in year 1 is its own text (time_text), without the call
             out.append(CacheEntry(key, ref, e.image_reference, e.state, e.message,
                                   when if type(when) is str and not when.startswith("0001-") else time_text(when),
@@ -789,10 +790,15 @@ class _SourceRef(_Obj, frozen=True):
     name: Str = ""
 
 
+class _CaptureSigning(_Obj, frozen=True):
+    profile_ref: _SourceRef | None = None  # {name}
+
+
 class CaptureSpec(_Obj, frozen=True):
     source_ref: _SourceRef | None = None
     cache_paths: Items[CachePath] = ()
     target_image: Str = ""
+    signing: _CaptureSigning | None = None
 
 
 class CaptureStatus(_Obj, frozen=True):
@@ -800,7 +806,7 @@ class CaptureStatus(_Obj, frozen=True):
     active_session: ActiveSession | None = None
     runtime_result: StrMap = {}
     artifact: RawArtifact = None
-    kernel_cache_ref: ObjectRef | None = None
+    kernel_cache_ref: NamespacedName | None = None
     signing: Signing | None = None
     conditions: Items[Condition] = ()
 
@@ -853,12 +859,18 @@ class Capture(_Object, frozen=True, dict=True):
         return (self.status or _CAPTURE_STATUS).artifact
 
     @property
-    def kernel_cache_ref(self) -> ObjectRef | None:
+    def kernel_cache_ref(self) -> NamespacedName | None:
         return (self.status or _CAPTURE_STATUS).kernel_cache_ref
 
     @property
     def signing(self) -> Signing | None:
         return (self.status or _CAPTURE_STATUS).signing
+
+    @property
+    def signing_profile(self) -> str:
+        """spec.signing.profileRef.name ("" when not set)."""
+        spec = (self.spec or _CAPTURE_SPEC).signing
+        return spec.profile_ref.name if spec is not None and spec.profile_ref is not None else ""
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
@@ -1602,6 +1614,20 @@ class RoleBinding(_Object, frozen=True, dict=True):
         return tuple((s.kind, s.namespace, s.name) for s in self.subject_list)
 
 
+class Role(_Object, frozen=True, dict=True):
+    """A Role: only its metadata is read (KServe's controller rewrites the rules of the Roles it manages)."""
+
+
+class Secret(_Object, frozen=True, dict=True):
+    """A Secret's metadata: the only part ever read (listed as PartialObjectMetadata; never its data). Its
+    annotations are dropped too: `kubectl apply` keeps the whole object, values included, in one of them."""
+
+    def __post_init__(self) -> None:
+        _Object.__post_init__(self)
+        if self.metadata.annotations:
+            force_setattr(self, "metadata", msgspec.structs.replace(self.metadata, annotations={}))
+
+
 class _Phase(_Obj, frozen=True):
     phase: Str = ""
 
@@ -1663,5 +1689,5 @@ class Crd(_Object, frozen=True, dict=True):
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
     Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
-    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Namespace, Crd,
+    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Role, Secret, Namespace, Crd,
 )

@@ -61,11 +61,11 @@ def micro_time(now: dt.datetime | None = None) -> str:
 
 @dataclass
 class Result:
-    done: Counter = field(default_factory=Counter)      # (verb, kind) -> count
+    done: Counter[tuple[str, str]] = field(default_factory=Counter)      # (verb, kind) -> count
     skipped: list[str] = field(default_factory=list)    # actions found unnecessary when applied
     errors: list[str] = field(default_factory=list)
     # 409/404 answers: (verb, kind, reason) -> count; reason already-exists, already-gone or changed
-    overtaken: Counter = field(default_factory=Counter)
+    overtaken: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     applied: list[a.Action] = field(default_factory=list)  # done, or found unnecessary: not to be retried
     # what the writes showed of the cluster, for the informer stores: objects as the server returned them,
     # and (resource, namespace, name, uid) of objects deleted or found gone

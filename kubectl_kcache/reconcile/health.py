@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
+from ..prometheus import CONTENT_TYPE
 from .metrics import Metrics
 
 
@@ -33,7 +34,7 @@ def serve_health(port: int, ctrl: Probed) -> None:
                 body, code = text.encode(), 200 if ready else 503
             elif self.path == "/metrics":
                 body, code = ctrl.metrics.render().encode(), 200
-                content_type = "text/plain; version=0.0.4"
+                content_type = CONTENT_TYPE
             else:
                 body, code = b"not found\n", 404
             self.send_response(code)

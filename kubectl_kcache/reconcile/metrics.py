@@ -7,6 +7,9 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
+from .. import prometheus
+from ..prometheus import Family
+
 
 class Metrics:
     """The controller's counters and gauges, rendered as Prometheus text on /metrics."""
@@ -15,48 +18,48 @@ class Metrics:
         self.lock = threading.Lock()
         self.reconciles = 0
         self.errors = 0
-        self.actions: Counter = Counter()
-        self.overtaken: Counter = Counter()  # (verb, kind, reason)
+        self.actions: Counter[tuple[str, str]] = Counter()
+        self.overtaken: Counter[tuple[str, str, str]] = Counter()  # (verb, kind, reason)
         self.relists: Callable[[], dict[str, int]] = dict  # resource -> lists after the first
-        self.read_errors: Counter = Counter()  # (resource, reason); shared with ReadErrors
+        self.read_errors: Counter[tuple[str, str]] = Counter()  # (resource, reason); shared with ReadErrors
         self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
         self.leader = 0
         self.ready: Callable[[], bool] = lambda: False
 
     def render(self) -> str:
+        def family(name: str, kind: str, help: str) -> Family:
+            out = Family(f"kcache_{name}", kind, help)
+            families.append(out)
+            return out
+
+        families: list[Family] = []
         with self.lock:
-            lines = ["# HELP kcache_reconcile_total Reconcile passes.", "# TYPE kcache_reconcile_total counter",
-                     f"kcache_reconcile_total {self.reconciles}",
-                     "# HELP kcache_reconcile_errors_total Failed passes or actions.",
-                     "# TYPE kcache_reconcile_errors_total counter", f"kcache_reconcile_errors_total {self.errors}",
-                     "# HELP kcache_actions_total Actions applied, by verb and kind.",
-                     "# TYPE kcache_actions_total counter"]
+            family("reconcile_total", "counter", "Reconcile passes.").add(self.reconciles)
+            family("reconcile_errors_total", "counter", "Failed passes or actions.").add(self.errors)
+            actions = family("actions_total", "counter", "Actions applied, by verb and kind.")
             for (verb, kind), n in sorted(self.actions.items()):
-                lines.append(f'kcache_actions_total{{verb="{verb}",kind="{kind}"}} {n}')
-            lines += ["# HELP kcache_actions_overtaken_total Writes answered 409 or 404: already done by someone "
-                      "else (already-exists, already-gone) or the object changed since the plan (changed).",
-                      "# TYPE kcache_actions_overtaken_total counter"]
+                actions.add(n, verb=verb, kind=kind)
+            overtaken = family("actions_overtaken_total", "counter", "Writes answered 409 or 404: already done by "
+                               "someone else (already-exists, already-gone) or the object changed since the plan "
+                               "(changed).")
             for (verb, kind, reason), n in sorted(self.overtaken.items()):
-                lines.append(f'kcache_actions_overtaken_total{{verb="{verb}",kind="{kind}",reason="{reason}"}} {n}')
-            lines += ["# HELP kcache_relists_total Lists restarted (410 Gone, or after a failed list), by resource.",
-                      "# TYPE kcache_relists_total counter"]
+                overtaken.add(n, verb=verb, kind=kind, reason=reason)
+            relists = family("relists_total", "counter", "Lists restarted (410 Gone, or after a failed list), by "
+                             "resource.")
             for res, n in sorted(self.relists().items()):
-                lines.append(f'kcache_relists_total{{resource="{res}"}} {n}')
-            lines += ["# HELP kcache_read_errors_total Failed lists, watches and Lease reads, by resource and reason.",
-                      "# TYPE kcache_read_errors_total counter"]
+                relists.add(n, resource=res)
+            read_errors = family("read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource "
+                                 "and reason.")
             for (res, reason), n in sorted(self.read_errors.items()):
-                lines.append(f'kcache_read_errors_total{{resource="{res}",reason="{reason}"}} {n}')
-            lines += ["# HELP kcache_decode_failures_total Objects or events skipped because they could not be "
-                      "decoded, by resource.", "# TYPE kcache_decode_failures_total counter"]
+                read_errors.add(n, resource=res, reason=reason)
             undecodable = self.decode_failures()
+            failures = family("decode_failures_total", "counter", "Objects or events skipped because they could not "
+                              "be decoded, by resource.")
             for res, (total, _) in sorted(undecodable.items()):
-                lines.append(f'kcache_decode_failures_total{{resource="{res}"}} {total}')
-            lines += ["# HELP kcache_undecodable_objects Objects that cannot be decoded now (skipped), by resource.",
-                      "# TYPE kcache_undecodable_objects gauge"]
-            for res, (_, now) in sorted(undecodable.items()):
-                lines.append(f'kcache_undecodable_objects{{resource="{res}"}} {now}')
-            lines += ["# HELP kcache_leader 1 while this instance holds the lease.", "# TYPE kcache_leader gauge",
-                      f"kcache_leader {self.leader}"]
-        lines += ["# HELP kcache_ready 1 while /readyz answers 200.", "# TYPE kcache_ready gauge",
-                  f"kcache_ready {int(self.ready())}"]
-        return "\n".join(lines) + "\n"
+                failures.add(total, resource=res)
+            now = family("undecodable_objects", "gauge", "Objects that cannot be decoded now (skipped), by resource.")
+            for res, (_, count) in sorted(undecodable.items()):
+                now.add(count, resource=res)
+            family("leader", "gauge", "1 while this instance holds the lease.").add(self.leader)
+        family("ready", "gauge", "1 while /readyz answers 200.").add(int(self.ready()))
+        return prometheus.render(families)

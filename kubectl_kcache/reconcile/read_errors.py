@@ -63,7 +63,7 @@ class ReadErrors:
         self.clock = clock
         self.first_repeat = first_repeat
         self.max_repeat = max_repeat
-        self.counts: Counter = Counter()  # (resource, reason) -> failures
+        self.counts: Counter[tuple[str, str]] = Counter()  # (resource, reason) -> failures
         self._failing: dict[str, _Failing] = {}  # reader -> what is wrong now
         self._lock = threading.Lock()
 

@@ -1,12 +1,14 @@
 """Renderers: one function per output format, picked from a registry (see registry.py).
 
-Importing this package registers the doctor and status formats; it imports neither rich nor yaml (the renderers
+Importing this package registers the formats of every answer (doctor, status, why-group, why-not-cached and its
+hit rate, reconcile's plan); it imports neither rich nor yaml (the renderers
 do, lazily, when they run).
 """
 
 from __future__ import annotations
 
 # Each module registers its formats when imported.
+from . import answers as answers
 from . import doctor_html as doctor_html
 from . import doctor_json as doctor_json
 from . import doctor_junit as doctor_junit

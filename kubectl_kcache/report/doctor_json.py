@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import codecs
 import json
 from typing import TYPE_CHECKING, TextIO
 
+from ..documents import takes_unicode, yaml_text
 from .registry import renderer
 
 if TYPE_CHECKING:
@@ -20,19 +20,4 @@ def render_json(report: DoctorReport, out: TextIO, *, color: bool = False) -> No
 
 @renderer("yaml", order=11)
 def render_yaml(report: DoctorReport, out: TextIO, *, color: bool = False) -> None:
-    import yaml
-
-    # Long strings stay on one line (hints are commands to copy); non-ASCII is escaped unless `out` is UTF.
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: 5x faster, same document
-    yaml.dump(report.to_dict(), out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
-              allow_unicode=_is_utf(out))
-
-
-def _is_utf(out: TextIO) -> bool:
-    encoding = getattr(out, "encoding", None)
-    if not encoding:
-        return True
-    try:
-        return codecs.lookup(encoding).name.startswith("utf")
-    except LookupError:
-        return False
+    out.write(yaml_text(report.to_dict(), unicode=takes_unicode(out)))

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from ..snapshot.kinds import kubectl_name
 from ..text import escape
 from .registry import renderer
 
@@ -24,5 +23,7 @@ def render_plan_names(doc: dict[str, Any], out: TextIO) -> None:
 
 
 def _write_names(objects: Iterable[tuple[str, str]], out: TextIO) -> None:
+    from ..snapshot.kinds import kubectl_name  # not at import: the registry is read by `--help`
+
     names = dict.fromkeys(escape(kubectl_name(kind, name)) for kind, name in objects)
     out.write("".join(line + "\n" for line in names))

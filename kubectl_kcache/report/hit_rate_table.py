@@ -1,5 +1,5 @@
 """`why-not-cached -A` for people: a summary sentence, then one row per InferenceService (and per revision where
-they differ); `-o wide` adds one row per pod.
+they differ), those that need something done first; `-o wide` adds one row per pod.
 
     12 serving pods in 3 InferenceServices: 5 cached at admission (42%), 7 cold: 2 would be cached now (recreate
     them), 1 would be denied by the webhook; 4 pod templates decided
@@ -7,8 +7,16 @@ they differ); `-o wide` adds one row per pod.
     NAMESPACE  INFERENCESERVICE  PODS  CACHED  COLD  NOW  DENIED  TOP GATE       NEXT
     team-a     qwen                 4       2     2    1       0  footprint (1)  kubectl -n team-a rollout ...
 
-Rows are whole lines, like `kubectl get`: piped output stays greppable, and the next command is never cut (it
-is the last column). Names are escaped; the commands are shell-quoted where they are made.
+Piped (no width), rows are whole lines, like `kubectl get`: the output stays greppable. On a terminal too narrow
+for the whole table, the columns that do not fit move from the right under their row, the next command on a line
+of its own, whole (a name or a command is never cut):
+
+    NAMESPACE  INFERENCESERVICE          PODS  CACHED  COLD  NOW  DENIED
+    team-a     llama-3-1-70b-instruct       4       2     2    1       0
+        top gate: footprint (1)
+        next: kubectl -n team-a rollout restart deployment llama-3-1-70b-instruct-predictor
+
+Names are escaped; the commands are shell-quoted where they are made.
 """
 
 from __future__ import annotations
@@ -66,8 +74,40 @@ def _wrap(text: str, width: int | None) -> list[str]:
     return [*lines, line]
 
 
-def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[tuple[str, str]]], color: bool) -> list[str]:
-    widths = [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
+Cell = tuple[str, str]  # text, style
+UNDER = "    "  # the indent of what moved under a row
+
+
+def _widths(titles: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[int]:
+    return [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
+
+
+def _fitted(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool,
+            width: int | None) -> list[str]:
+    """The table, or, when it is wider than `width`, its first columns that fit (at least one) with the others
+    under each row: the short ones on one line wrapped at spaces (plain), the last one (the next command) whole
+    on its own line."""
+    widths, keep = _widths(titles, rows), len(titles)
+    while width is not None and keep > 1 and sum(widths[:keep]) + len(GAP) * (keep - 1) > width:
+        keep -= 1
+    if keep == len(titles):
+        return _table(titles, right, rows, color)
+    lines = _table(titles[:keep], right, [row[:keep] for row in rows], color)
+    out = [lines[0]]
+    last = len(titles) - 1
+    for line, row in zip(lines[1:], rows, strict=True):
+        out.append(line)
+        moved = GAP.join(f"{titles[i].lower()}: {row[i][0]}" for i in range(keep, last) if row[i][0] not in ("", "-"))
+        if moved:
+            out += [UNDER + x + "\n" for x in _wrap(moved, None if width is None else width - len(UNDER))]
+        text, style = row[last]
+        if text not in ("", "-"):
+            out.append(f"{UNDER}{titles[last].lower()}: {_style(text, style, color)}\n")
+    return out
+
+
+def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool) -> list[str]:
+    widths = _widths(titles, rows)
 
     def line(cells: Sequence[tuple[str, str]]) -> str:
         parts = []
@@ -101,6 +141,20 @@ def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
             (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(p.next_command) or "-", "")]
 
 
+def worst_first(rows: Sequence[Row]) -> list[Row]:
+    """The InferenceServices that need something done first (pods a recreate would deny, then pods a recreate
+    would cache, then cold pods, then pods pulled cold), each with its revisions under it; ties by name, and the
+    fully cached last: the first screen holds what to act on."""
+    blocks: list[list[Row]] = []
+    for r in rows:
+        if r.revision and blocks:
+            blocks[-1].append(r)
+        else:
+            blocks.append([r])
+    return [r for block in sorted(blocks, key=lambda b: (-b[0].denied, -b[0].now, -b[0].cold, -b[0].unprepared))
+            for r in block]
+
+
 def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None,
                   wide: bool = False) -> str:
     out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
@@ -112,12 +166,12 @@ def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, w
               "NOW", "DENIED", "TOP GATE", "NEXT"]
     first_number = 3 if revisions else 2
     out.append("\n")
-    out += _table(titles, set(range(first_number, first_number + 5)), [_row_cells(r, revisions) for r in fleet.rows],
-                  color)
+    out += _fitted(titles, set(range(first_number, first_number + 5)),
+                   [_row_cells(r, revisions) for r in worst_first(fleet.rows)], color, width)
     if wide:
         out.append("\n")
-        out += _table(["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY",
-                       "NEXT"], set(), [_pod_cells(p) for p in fleet.pods], color)
+        out += _fitted(["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY",
+                        "NEXT"], set(), [_pod_cells(p) for p in fleet.pods], color, width)
     return "".join(out)
 
 
@@ -141,5 +195,5 @@ def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int |
     cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), (str(r.pods), ""), _n(r.cached, "green"),
               _n(r.cold, "yellow"), _n(r.now, "yellow"), _n(r.denied, "red"),
               (f"{100 * r.cached // r.pods}%" if r.pods else "-", "")] for r in rows]
-    return out + ["\n"] + _table(["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED",
-                                   "HIT RATE"], {2, 3, 4, 5, 6, 7}, cells, color)
+    return out + ["\n"] + _fitted(["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED",
+                                    "HIT RATE"], {2, 3, 4, 5, 6, 7}, cells, color, width)

@@ -13,7 +13,7 @@ compute, so that other formats do not pay for it). Context a renderer did not as
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from ..errors import InputError
 
@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 DOCTOR = "doctor"
 
 
-class Renderer(Protocol):
-    def __call__(self, report: Any, out: TextIO, *, color: bool, **context: Any) -> None: ...
-
-
+# A renderer is called as `render(report, out, color=..., **the context it wants)`; the signatures differ by
+# what each one wants, so the type says only that much.
+Renderer = Callable[..., None]
 R = TypeVar("R", bound=Renderer)
 
 _REGISTRY: dict[str, dict[str, Renderer]] = {}

@@ -2,11 +2,15 @@
 
     cluster prod-eu · https://10.0.0.1:6443 · read 2026-06-18T09:40:00Z · all namespaces
 
-    GROUP  SELECTOR                    MEMBERS  READY  NOTREADY  CORDONED  KCN  MISSING  AGENTS  CACHES
-    h100   nvidia.com/gpu.product=H100       4      4         0         0    4        0     3/4       2
+    GROUP  SELECTOR                    MEMBERS  READY  NOTREADY  CORDONED  KCN  MISSING  AGENTS  CACHES  PODS
+    h100   nvidia.com/gpu.product=H100       4      4         0         0    4        0     3/4       2     5
 
-    KERNELCACHE           GROUP  NODES  HEAT          READY  PENDING  PULLING  ERROR  NO ENTRY
-    team-llm/llama-70b    h100       4  ███▒▒▒▒▒▒███      0        0        1      2         1
+    KERNELCACHE           GROUP  NODES  HEAT          READY  PENDING  PULLING  ERROR  NO ENTRY  PODS
+    team-llm/llama-70b    h100       4  ███▒▒▒▒▒▒███      0        0        1      2         1     0
+
+PODS: a group's is what its members' KernelCacheNodes count as pods using any cache (totalPodsUsing); a
+KernelCache's is what KServe records in its status.usage (running, scheduled pods carrying its usage
+annotation).
 
 In colour (a terminal, NO_COLOR unset) the HEAT column is a bar split by phase (Ready green, Pulling
 blue, Pending yellow, Error red, no entry grey); without colour it is left out and the counts say the
@@ -74,6 +78,13 @@ class View:
 def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
     tty = bool(getattr(out, "isatty", lambda: False)())
     write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out) if tty else None), out))
+
+
+@renderer("wide", kind=STATUS, order=1)
+def render_status_wide(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    text = status_text(report, color=color, width=terminal_width(out) if tty else None, view=View(wide=True))
+    write_text(out, for_stream(text, out))
 
 
 def for_stream(text: str, out: TextIO) -> str:
@@ -215,7 +226,7 @@ class _Screen:
             columns.append(Column("SELECTOR", fold=True))
         columns += [Column("MEMBERS", right=True), Column("READY", right=True), Column("NOTREADY", right=True),
                     Column("CORDONED", right=True), Column("KCN", right=True), Column("MISSING", right=True),
-                    Column("AGENTS", right=True), Column("CACHES", right=True)]
+                    Column("AGENTS", right=True), Column("CACHES", right=True), Column("PODS", right=True)]
         table = _Table(columns)
         groups = sorted(self.status.groups, key=lambda g: (not group_problem(g), g.name))  # problems first
         for g in groups:
@@ -228,7 +239,7 @@ class _Screen:
                     _count(g.cordoned, "yellow"), str(g.kernel_cache_nodes),
                     _count(g.kernel_cache_nodes_missing, "red"),
                     (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
-                    str(g.assigned_caches)]
+                    str(g.assigned_caches), str(g.pods_using)]
             table.add(*row)
         if not table.rows:
             return [self._text("no node group with a problem")]
@@ -247,7 +258,7 @@ class _Screen:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
         columns += [Column(READY.upper(), right=True), Column(PENDING.upper(), right=True),
                     Column(PULLING.upper(), right=True), Column(ERROR.upper(), right=True),
-                    Column(NO_ENTRY.upper(), right=True)]
+                    Column(NO_ENTRY.upper(), right=True), Column("PODS", right=True)]
         table = _Table(columns)
         marked = False
         ordered = []
@@ -270,7 +281,8 @@ class _Screen:
                     row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
                 row += [_count(counts[READY], "green"), _count(counts[PENDING], "yellow"),
                         _count(counts[PULLING], "blue"), _count(counts[ERROR], "red"),
-                        _count(counts[NO_ENTRY], "bright_black")]
+                        _count(counts[NO_ENTRY], "bright_black"),
+                        str(self.status.pods_using.get(cache, 0)) if index == 0 else ""]
                 table.add(*row)
         if not table.rows:
             return [self._text("no KernelCache with a problem")]

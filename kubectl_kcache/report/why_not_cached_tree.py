@@ -39,6 +39,7 @@ def render(why: WhyNotCached, out: TextIO, *, color: bool, width: int | None, wi
     _where(page, why)
     page.blank()
     _pod(page, why)
+    _usage(page, why)
     for note in others:
         page.para(f"{g['warn']}" if note.startswith("KServe adds no node affinity") else "Note:", note)
     if wide:
@@ -200,6 +201,30 @@ def _pod(page: Page, why: WhyNotCached) -> None:
         page.line(("At creation ", "bold"), (f"{g['no']} no cache", STYLE_BAD),
                   f": no {c.ANNOTATION_USAGE} annotation, no {c.LINKER_CONTAINER} init container (a miss leaves "
                   "no other record)")
+
+
+USAGE_SHOWN = 5  # pods named on the Used by line; the rest are counted
+
+
+def _usage(page: Page, why: WhyNotCached) -> None:
+    """Which pods use the pod's KernelCache and on which nodes (status.usage), and what each of their
+    KernelCacheNodes counts (totalPodsUsing, over every cache on the node)."""
+    u = why.usage
+    if not u:
+        return
+    pods = u["pods"]
+    if not pods:
+        page.line(("Used by ", "bold"), f"no pod: status.usage of KernelCache {u['kernelCache']} lists none (KServe "
+                  "counts running, scheduled pods of its namespace carrying its usage annotation)")
+        return
+    named = ", ".join(f"{p['name']} on {p['node'] or '(no node)'}" for p in pods[:USAGE_SHOWN])
+    more = f" and {len(pods) - USAGE_SHOWN} more" if len(pods) > USAGE_SHOWN else ""
+    page.line(("Used by ", "bold"), f"{len(pods)} pod{'s' if len(pods) != 1 else ''} of KernelCache "
+              f"{u['kernelCache']} (status.usage): {named}{more}")
+    counts = u["totalPodsUsingByNode"]
+    if counts:
+        page.line(("Nodes ", "bold"), "pods using any cache (KernelCacheNode totalPodsUsing): "
+                  + ", ".join(f"{node} {n}" for node, n in counts.items()))
 
 
 def _hidden(why: WhyNotCached) -> str:

@@ -52,11 +52,9 @@ class DumpWriter:
         self.count += 1
 
     def _dump_yaml(self, value: Any) -> bytes:
-        import yaml
+        from ..documents import yaml_text
 
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        text = yaml.dump(value, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
-        return text.encode("utf-8")
+        return yaml_text(value).encode("utf-8")
 
     def finish(self, meta: dict[str, Any]) -> None:
         self._start()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 
@@ -65,9 +65,10 @@ class ClientListerWatcher:
     def watch(self, resource_version: str, decode: Callable[[bytes], Any],
               opened: Callable[[], None]) -> Iterable[Any]:
         s = self.spec
-        return self.client.watch(s.resource, resource_version, s.namespace, timeout_seconds=WATCH_TIMEOUT,
-                                 label_selector=s.label_selector, field_selector=s.field_selector, decode=decode,
-                                 opened=opened)
+        events = self.client.watch(s.resource, resource_version, s.namespace, timeout_seconds=WATCH_TIMEOUT,
+                                   label_selector=s.label_selector, field_selector=s.field_selector, decode=decode,
+                                   opened=opened)
+        return cast(Iterable[Any], events)
 
 
 class _EventHead(msgspec.Struct, frozen=True):

@@ -106,7 +106,7 @@ def _item_named(data: bytes, message: str, kind: str) -> str:
         return ""
     index = int(m.group(1))
     try:
-        page = d.decode_json(data, d.ListPage[d.Head])  # type: ignore[misc]
+        page = d.decode_json(data, d.ListPage[d.Head])
         return f"{page.items[index].describe(kind)} (item {index})" if page.items else ""
     except (d.msgspec.DecodeError, d.msgspec.ValidationError, IndexError):
         return f"item {index}"
@@ -131,6 +131,8 @@ KINDS: tuple[Kind, ...] = (
     Kind(r.ENDPOINT_SLICES, o.EndpointSlice, "endpoint_slices"),
     Kind(r.SERVICE_ACCOUNTS, o.ServiceAccount, "service_accounts"),
     Kind(r.ROLE_BINDINGS, o.RoleBinding, "role_bindings"),
+    Kind(r.ROLES, o.Role, "roles"),
+    Kind(r.SECRETS, o.Secret, "secrets"),
     Kind(r.NAMESPACES, o.Namespace, "namespaces"),
     Kind(r.CRDS, o.Crd, "crds"),
 )

@@ -24,9 +24,9 @@ from ..kernelcache import constants as c
 from ..kernelcache.config import read_config
 from ..kube import resources as r
 from ..kube.client import Client
-from ..kube.listing import Listed as Listing
-from ..kube.listing import raw_item
+from ..kube.listing import ListResult, raw_item
 from ..kube.resources import Page
+from ..objects import decode as d
 from ..sharing import sharing
 from . import kinds, plan, reads
 from . import model as snap
@@ -85,6 +85,8 @@ class Scope:
             captures=tuple(x for x in snapshot.captures if mine(x)),
             events=tuple(x for x in snapshot.events if mine(x)),
             role_bindings=tuple(x for x in snapshot.role_bindings if mine(x)),
+            roles=tuple(x for x in snapshot.roles if mine(x)),
+            secrets=tuple(x for x in snapshot.secrets if mine(x)),
             pods=tuple(p for p in snapshot.pods if mine(p) or c.LABEL_ISVC not in p.meta.labels),
         )
 
@@ -101,7 +103,7 @@ class Collector:
         self.progress = progress or (lambda _msg: None)
         # read_pipelined: the lists in the order they are recorded, and what each returned as it arrived
         self._order: list[ListSpec] = []
-        self._arrived: dict[ListSpec, Listing | Forbidden | NotFound] = {}
+        self._arrived: dict[ListSpec, ListResult | Forbidden | NotFound] = {}
 
     def _decoder(self, kind: kinds.Kind) -> Callable[[bytes], Page[Any]]:
         if self.sink is None:
@@ -113,8 +115,8 @@ class Collector:
         def decode(data: bytes) -> Page[Any]:
             """Each item to the sink as it is; nothing kept but a count (and the ConfigMap). A dump is for
             bug reports: an object the commands could not decode is written all the same."""
-            page = kinds.d.page_decoder(kinds.d.msgspec.Raw).decode(data)
-            meta = page.metadata or kinds.d.ListMeta()
+            page = d.page_decoder(d.msgspec.Raw).decode(data)
+            meta = page.metadata or d.ListMeta()
             items: list[Any] = []
             for index, item in enumerate(page.items or ()):
                 sink(raw_item(item, kind.resource), kind)
@@ -123,15 +125,15 @@ class Collector:
                     continue
                 try:
                     items.append(kind.decode_json(item))
-                except kinds.d.msgspec.ValidationError as exc:
-                    what = kinds.d.decode_json(item, kinds.d.Head).describe(kind.kind)
-                    raise kinds.d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
+                except d.msgspec.ValidationError as exc:
+                    what = d.decode_json(item, d.Head).describe(kind.kind)
+                    raise d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
                                                base=f"$.items[{index}]") from None
             return Page(items, meta.resource_version or "", meta.continue_ or "")
 
         return decode
 
-    def _list(self, spec: ListSpec) -> Listing | Forbidden | NotFound:
+    def _list(self, spec: ListSpec) -> ListResult | Forbidden | NotFound:
         kind = kinds.for_resource(spec.resource)
         try:
             return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
@@ -139,7 +141,7 @@ class Collector:
         except (Forbidden, NotFound) as exc:
             return exc
 
-    def _record(self, spec: ListSpec, listing: Listing | Forbidden | NotFound, keep: bool) -> list[Any]:
+    def _record(self, spec: ListSpec, listing: ListResult | Forbidden | NotFound, keep: bool) -> list[Any]:
         res = spec.resource
         if isinstance(listing, (Forbidden, NotFound)):
             status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
@@ -195,7 +197,7 @@ class Collector:
                     self._arrived[spec] = future.result()
                     if spec == config:
                         got = self._arrived[spec]
-                        later = [x for x in then_of(got.items if isinstance(got, Listing) else []) if x not in order]
+                        later = [x for x in then_of(got.items if isinstance(got, ListResult) else []) if x not in order]
                         order.extend(later)
                         pending.update({pool.submit(self._list, x): x for x in later})
                 if on_list is not None:

@@ -71,6 +71,8 @@ class ClusterSnapshot:
     endpoint_slices: tuple[o.EndpointSlice, ...] = ()
     service_accounts: tuple[o.ServiceAccount, ...] = ()
     role_bindings: tuple[o.RoleBinding, ...] = ()
+    roles: tuple[o.Role, ...] = ()
+    secrets: tuple[o.Secret, ...] = ()  # metadata only
     namespaces: tuple[o.Namespace, ...] = ()
     crds: tuple[o.Crd, ...] = ()
     # True when (some) input came from plain files without a record of reads: their reads are made up from

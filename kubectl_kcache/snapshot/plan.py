@@ -48,6 +48,18 @@ PREFETCHER_SERVICE_ACCOUNTS = tuple(ListSpec(r.SERVICE_ACCOUNTS, JOB_NAMESPACE, 
                                     for sa in c.PREFETCHER_SERVICE_ACCOUNTS)
 PREFETCHER_ROLE_BINDINGS = tuple(ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(rb))
                                  for rb in c.PREFETCHER_ROLE_BINDINGS)
+# the captures' identities in their namespaces (by KServe's managed labels; the token requester by name, so
+# that one KServe does not manage is seen); Secrets by metadata only (`resources.SECRETS`)
+TOKEN_REQUESTER_BINDINGS = ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(c.TOKEN_REQUESTER))
+REPORTER_SERVICE_ACCOUNTS = ListSpec(r.SERVICE_ACCOUNTS, SCOPE, label_selector=f"{c.REPORTER_LABEL}=true")
+REPORTER_ROLES = ListSpec(r.ROLES, SCOPE, label_selector=f"{c.REPORTER_LABEL}=true")
+REPORTER_ROLE_BINDINGS = ListSpec(r.ROLE_BINDINGS, SCOPE, label_selector=f"{c.REPORTER_LABEL}=true")
+REPORTER_SECRETS = ListSpec(r.SECRETS, SCOPE, label_selector=f"{c.REPORTER_LABEL}=true")
+PUSHER_SERVICE_ACCOUNTS = ListSpec(r.SERVICE_ACCOUNTS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
+PUSHER_ROLE_BINDINGS = ListSpec(r.ROLE_BINDINGS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
+REGISTRY_SECRETS = ListSpec(r.SECRETS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
+CAPTURE_IDENTITIES = (TOKEN_REQUESTER_BINDINGS, REPORTER_SERVICE_ACCOUNTS, REPORTER_ROLES, REPORTER_ROLE_BINDINGS,
+                      REPORTER_SECRETS, PUSHER_SERVICE_ACCOUNTS, PUSHER_ROLE_BINDINGS, REGISTRY_SECRETS)
 # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
 ISVC_PODS = ListSpec(r.PODS, SCOPE, label_selector=c.LABEL_ISVC)
 # their ReplicaSets: the pod templates the pod webhook will see (capture-sidecar)
@@ -89,6 +101,7 @@ DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
     *(("preparation", sa) for sa in PREFETCHER_SERVICE_ACCOUNTS),
     *(("preparation", rb) for rb in PREFETCHER_ROLE_BINDINGS),
     ("producers", ISVC_PODS), ("producers", ISVC_REPLICASETS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
+    *(("captures", spec) for spec in CAPTURE_IDENTITIES),
 )
 DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
 # status (and status -w): the counts

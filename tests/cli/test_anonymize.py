@@ -110,3 +110,26 @@ def test_label_keys_and_kserve_names_are_kept(dumps):
     assert groups == {i["metadata"]["name"] for i in anonymized["items"] if i["kind"] == "KernelCacheNodeGroup"}
     assert "kserve/kserve-kernelcachenode-agent:v0.17.0" in copy.read_text()
     assert anonymized["meta"]["cluster"] == "anonymized"
+
+
+def test_a_captures_reporter_and_pusher_names_are_derived_again():
+    """kernel-cache-reporter-<capture>-<hash> and kernel-cache-pusher-<capture>-<hash> hold the capture's name: they
+    are made again from its token, as KServe would have named them, so capture-identity finds them."""
+    from kubectl_kcache.kernelcache.names import pusher_name, reporter_name
+
+    cap = "qwen-kcc-669889f77f"
+    items = [
+        {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheCapture",
+         "metadata": {"name": cap, "namespace": "team-x"}, "spec": {"sourceRef": {"kind": "InferenceService",
+                                                                                  "name": "qwen"}}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "qwen-predictor-669889f77f-abcde", "namespace": "team-x",
+                      "labels": {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f"}}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": reporter_name(cap), "namespace": "team-x"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": pusher_name(cap), "namespace": "team-x"}},
+    ]
+    out, _ = anonymize(items, {"cluster": "c", "server": "https://s"})
+    new_cap = out[0]["metadata"]["name"]
+    assert new_cap != cap and "qwen" not in json.dumps(out)
+    assert out[2]["metadata"]["name"] == reporter_name(new_cap)
+    assert out[3]["metadata"]["name"] == pusher_name(new_cap)

@@ -33,6 +33,7 @@ LIVE_READS = {
     "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
     "endpointslices", "replicasets",
     "customresourcedefinitions", "namespaces", "jobs", "serviceaccounts", "rolebindings", "events",
+    "roles", "secrets",  # the captures' identities (Secrets by metadata only)
 }
 
 

@@ -240,7 +240,7 @@ def test_status_fits_every_terminal_and_pipes_one_line_per_row(source, request):
         lines = assert_readable(text, columns, {"names": names}, set())
         header = next(line for line in lines if line.startswith("GROUP"))
         assert header.split() == ["GROUP", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS",
-                                  "CACHES"]  # never split
+                                  "CACHES", "PODS"]  # never split
         kc_header = next((line for line in lines if line.startswith("KERNELCACHE")), None)
         if kc_header is not None:
             assert "NO ENTRY" in kc_header
@@ -248,7 +248,7 @@ def test_status_fits_every_terminal_and_pipes_one_line_per_row(source, request):
     rows = proc.stdout.splitlines()
     groups = [line for line in rows if line.split() and line.split()[0] in names]
     assert len(groups) == len(names)  # one line per group, nothing wrapped
-    assert all(len(line.split()) == 9 for line in groups)
+    assert all(len(line.split()) == 10 for line in groups)
 
 
 def test_status_at_80_columns_on_the_fleet_folds_names_whole(fleet):

@@ -24,15 +24,17 @@ def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -
 # one and a new node (ip-10-0-2-24) without KernelCacheNode or agent; h200 matches no node.
 BROKEN_GROUPS = [
     {"name": "h100", "selector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, "members": 4, "notReady": 0,
-     "cordoned": 0, "kernelCacheNodes": 4, "agentReady": 3,
+     "cordoned": 0, "kernelCacheNodes": 4, "agentReady": 3, "podsUsing": 0,
      "caches": {LLAMA_70B: counts(pulling=1, error=2), MISTRAL: counts(ready=2)}},
     {"name": "h200", "selector": {"kserve.example.com/kernel-cache": "enabled",
                                   "nvidia.com/gpu.product": "NVIDIA-H200"},
-     "members": 0, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 0, "agentReady": 0, "caches": {}},
+     "members": 0, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 0, "agentReady": 0, "podsUsing": 0,
+     "caches": {}},
     {"name": "l40s", "selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}, "members": 4, "notReady": 1,
-     "cordoned": 1, "kernelCacheNodes": 3, "agentReady": 2, "caches": {QWEN_VL: counts(ready=2, pulling=1)}},
+     "cordoned": 1, "kernelCacheNodes": 3, "agentReady": 2, "podsUsing": 0,
+     "caches": {QWEN_VL: counts(ready=2, pulling=1)}},
     {"name": "llm-serving", "selector": {"workload.example.com/pool": "llm-serving"}, "members": 1, "notReady": 0,
-     "cordoned": 0, "kernelCacheNodes": 1, "agentReady": 1,
+     "cordoned": 0, "kernelCacheNodes": 1, "agentReady": 1, "podsUsing": 0,
      "caches": {LLAMA_70B: counts(error=1), MISTRAL: counts(ready=1)}},
 ]
 
@@ -83,9 +85,23 @@ def test_status_table_on_broken_example(capsys):
     assert "\x1b[" not in out
     lines = out.splitlines()
     l40s = next(line for line in lines if line.startswith("l40s "))
-    assert l40s.split()[1:] == ["4", "3", "1", "1", "3", "1", "2/4", "1"]
+    assert l40s.split()[1:] == ["4", "3", "1", "1", "3", "1", "2/4", "1", "0"]
     qwen = next(line for line in lines if line.startswith(QWEN_VL))
-    assert qwen.split()[1:] == ["l40s", "4", "2", "0", "1", "0", "1"]
+    assert qwen.split()[1:] == ["l40s", "4", "2", "0", "1", "0", "1", "0"]
+
+
+def test_status_shows_the_pods_using_each_cache_and_group(capsys):
+    """The healthy example records one pod on each of two caches (KernelCache.status.usage) and one on a
+    KernelCacheNode of each group (totalPodsUsing)."""
+    code, out, _ = cli(capsys, "status", "--from-file", HEALTHY)
+    assert code == 0
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("GROUP")).split()
+    assert header[-1] == "PODS"
+    assert {line.split()[0]: line.split()[-1] for line in lines if line.startswith(("h100 ", "l40s "))} == {
+        "h100": "1", "l40s": "1"}
+    doc = json.loads(cli(capsys, "status", "--from-file", HEALTHY, "-o", "json")[1])
+    assert sorted(doc["podsUsing"].values()) == [0, 1, 1] and doc["totals"]["podsUsing"] == 2
 
 
 def test_status_on_healthy_example_is_all_ready(capsys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests import builders as b
@@ -60,3 +61,31 @@ def test_flags_that_need_or_exclude_a_pod(capsys):
     assert code == 2 and "give them without POD" in err
     code, _, err = cli(capsys, "why-not-cached", "-A", "-l", "tier in (a", "--from-file", BROKEN)
     assert code == 2 and err.startswith("error: -l: cannot read label selector term 'tier in (a'")
+
+
+# ---- on a terminal ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
+def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide):
+    from .test_readable_output import ANSI, WIDTHS, _env, assert_readable, in_pty, piped
+
+    args = ["why-not-cached", "-A", "-f", BROKEN, *(["-o", "wide"] if wide else [])]
+    doc = json.loads(piped([*args[:4], "-o", "json"]).stdout)
+    nexts = {r["next"] for r in doc["inferenceServices"] if r["next"]}
+    nexts |= {p["next"] for p in doc["pods"] if p["next"]} if wide else set()
+    names = {"names": [r["inferenceService"] for r in doc["inferenceServices"]]
+             + ([p["name"] for p in doc["pods"]] + [p["node"] for p in doc["pods"]] if wide else [])}
+    longer = {f"next: {n}" for n in nexts}  # a line longer than the terminal: only a command, whole
+    for columns in WIDTHS:
+        code, text = in_pty(args, columns)
+        assert code == 1 and "\x1b[" in text
+        lines = assert_readable(text, columns, names, longer)
+        # each command whole: ending its row when the table fits, else under the row on a line of its own
+        for n in nexts:
+            assert any(x.endswith("  " + n) or x == f"    next: {n}" for x in lines), (n, text)
+        plain = in_pty([*args, "--no-color"], columns)[1]
+        assert plain == ANSI.sub("", text)  # colour never changes the layout
+    assert len(in_pty(args, 80)[1].splitlines()) > len(in_pty(args, 200)[1].splitlines())
+    rows = piped(args, env=_env()).stdout.splitlines()  # no terminal: one whole line per row
+    for r in doc["inferenceServices"]:
+        assert any(x.split()[:2] == [r["namespace"], r["inferenceService"]] and x.endswith(r["next"]) for x in rows)

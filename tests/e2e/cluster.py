@@ -133,6 +133,7 @@ class Cluster:
                 check=False,
             )
             k("delete", "pods", "--all", "-n", ns, "--grace-period=0", "--force", "--wait=false", check=False)
+            k("delete", "secrets", "-l", OWNED_LABEL, "-n", ns, "--wait=false", check=False)
         k("delete", "nodes", "--all", "--wait=false", check=False)
         self.wait_for("a clean cluster", self._clean, timeout=90)
 

@@ -236,7 +236,9 @@ def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
          "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]},  # by metadata only
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
          "verbs": ["get", "list", "watch"]},
     ]

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from tests import builders as b
+from tests.alert_rules import alerts, scraped, unknown
+from tests.unit.monitor.test_alert_rules import possible_values
 
 from .cluster import OWNED_LABEL
 
@@ -79,7 +81,7 @@ def install(cluster) -> dict[str, Any]:
 
 
 @contextmanager
-def monitor(cluster, tmp_path: Path, *args: str):
+def monitor(cluster, tmp_path: Path, *args: str, ready: bool = True):
     log = tmp_path / "monitor.log"
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "monitor", "--port", "0", "--as", SA,
@@ -89,7 +91,8 @@ def monitor(cluster, tmp_path: Path, *args: str):
         found = cluster.wait_for("the monitor's port", lambda: re.search(r"on 0\.0\.0\.0:(\d+)", log.read_text()),
                                  timeout=30)
         port = int(found.group(1))
-        cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
+        if ready:
+            cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
         yield port, log
     finally:
         proc.terminate()
@@ -124,6 +127,10 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         assert status == 200 and page.startswith("<!DOCTYPE html>")
         assert "<h2>Serving pods</h2>" in page and "qwen" in page
         assert get(port, "/healthz") == (200, "ok\n")
+        status, text = get(port, "/metrics")
+        live = scraped(text)
+        assert status == 200 and {a.name: unknown(a, live, possible_values()) for a in alerts()} == {
+            a.name: [] for a in alerts()}  # every alert of deploy/monitor selects what this scrape exports
 
         # a serving pod starts cold while a Ready cache exists (the webhook is down, failurePolicy Ignore)
         cold = b.consumer("qwen-cold", node="gpu-2", created=EARLY, status=False)
@@ -156,6 +163,8 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
 def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
     kc = install(cluster)
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "monitor" / "rbac-events.yaml"))
+    # events of cluster-scoped objects go to default, which the reset leaves alone
+    cluster.kubectl("delete", "events", "-n", "default", "--field-selector", "source=kubectl-kcache-monitor")
     mark = cluster.audit_mark()
     with monitor(cluster, tmp_path, "--events") as (port, _log):
         cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
@@ -165,6 +174,13 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
             kc, last_update=EARLY)}})
         cluster.wait_for("the Normal event of its clearing", lambda: gauge(port, "events_total", type="Normal"),
                          timeout=SETTLE)
+        # the same finding again within the dedup window: it appears and clears, no event is sent
+        for state, dropped in (("Error", 1), ("Ready", 2)):
+            cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
+                kc, state=state, last_update=EARLY, message="pull failed" if state == "Error" else "")}})
+            cluster.wait_for(f"the repeat ({state}) dropped as a duplicate", lambda n=dropped: (gauge(
+                port, "events_dropped_total", reason="duplicate") or 0) >= n, timeout=SETTLE)
+        sent = sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_events_total")
     writes = [e for e in mine(cluster, mark) if e["verb"] not in ("get", "list", "watch")]
     assert writes and {(e["verb"], e["objectRef"]["resource"]) for e in writes} == {("create", "events")}
     listed = json.loads(cluster.kubectl("get", "events", "-A", "--field-selector",
@@ -172,3 +188,24 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
     reasons = {(e["reason"], e["type"], e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in listed}
     assert ("CacheStatusEntryError", "Warning", "KernelCacheNode", "gpu-1") in reasons, reasons
     assert ("CacheStatusEntryErrorResolved", "Normal", "KernelCacheNode", "gpu-1") in reasons, reasons
+    # one create per event the monitor counts, each (reason, object, message) once
+    assert len(writes) == len(listed) == sent
+    assert len({(e["reason"], e["involvedObject"]["name"], e["message"]) for e in listed}) == len(listed)
+
+
+def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluster, tmp_path):
+    install(cluster)
+    cluster.kubectl("delete", "clusterrolebinding", "kubectl-kcache-monitor")
+    with monitor(cluster, tmp_path, ready=False) as (port, log):
+        status, text = cluster.wait_for("/readyz refusing", lambda: (r := get(port, "/readyz"))[0] == 503
+                                        and "forbidden" in r[1] and r, timeout=30)
+        assert text.startswith("not ready:\n- "), text
+        assert get(port, "/healthz") == (200, "ok\n")  # alive: restarting it would not help
+        assert gauge(port, "ready") == 0
+        assert sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_read_errors_total") >= 1
+        cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "monitor" / "rbac.yaml"))
+        # it lists again 30 s after the refused lists, and becomes ready
+        cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
+        assert gauge(port, "ready") == 1
+        assert gauge(port, "serving_pods", state="cached", namespace=NS, inferenceservice="qwen") == 1, get(
+            port, "/metrics")[1]

@@ -28,6 +28,7 @@ READABLE = [
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"), ("discovery.k8s.io", "endpointslices"),
     ("rbac.authorization.k8s.io", "rolebindings"), ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("rbac.authorization.k8s.io", "roles"), ("", "secrets"),  # the captures' identities (Secrets: metadata)
 ]
 
 

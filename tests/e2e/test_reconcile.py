@@ -303,7 +303,9 @@ def test_metrics_endpoint(cluster):
     try:
         cluster.wait_for("work", lambda: kcn_names(cluster) == ["n1"], timeout=20)
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        assert 'kcache_actions_total{verb="create",kind="KernelCacheNode"} 1' in body
+        created = [line for line in body.splitlines() if line.startswith("kcache_actions_total{")
+                   and 'verb="create"' in line and 'kind="KernelCacheNode"' in line]
+        assert [float(line.rsplit(" ", 1)[1]) for line in created] == [1.0]
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok\n"
     finally:
         stop(proc)

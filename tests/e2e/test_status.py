@@ -74,6 +74,13 @@ def build_fleet(cluster) -> None:
     }
     for node, states in entries.items():
         set_entries(cluster, node, states)
+    # pods using the caches, as KServe records them: on the KernelCache (status.usage) and per node (counts)
+    cluster.set_status("kernelcache", "llama", {"usage": {"totalPodsUsing": 2, "pods": [
+        {"podUID": f"uid-{i}", "podRef": {"namespace": "team-a", "name": f"llama-{i}"}, "nodeName": node,
+         "observedAt": b.NOW} for i, node in ((1, "fleet-g1"), (2, "fleet-g2"))]}}, "team-a")
+    for node, using in (("fleet-g1", 1), ("fleet-g2", 1), ("fleet-c1", 3)):
+        cluster.set_status("kernelcachenode", node, {"counts": {"cachesReady": 1, "cachesPreparing": 0,
+                                                                "cachesError": 0, "totalPodsUsing": using}})
 
     def is_ready(obj: dict[str, Any]) -> bool:
         return any(c["type"] == "Ready" and c["status"] == "True" for c in (obj.get("status") or {}).get(
@@ -102,9 +109,9 @@ def set_entries(cluster, node: str, states: dict[str, str]) -> None:
 
 EXPECTED_GROUPS = [
     {"name": "cpu", "selector": {"pool": "cpu"}, "members": 1, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 1,
-     "agentReady": 1, "caches": {"team-b/qwen": counts(ready=1)}},
+     "agentReady": 1, "podsUsing": 3, "caches": {"team-b/qwen": counts(ready=1)}},
     {"name": "gpu", "selector": {"pool": "gpu"}, "members": 4, "notReady": 1, "cordoned": 1, "kernelCacheNodes": 3,
-     "agentReady": 2,
+     "agentReady": 2, "podsUsing": 2,
      "caches": {"team-a/llama": counts(ready=1, pending=1, error=1), "team-a/mistral": counts(pulling=2),
                 "team-b/qwen": counts(ready=1)}},
 ]
@@ -120,6 +127,7 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     doc = json.loads(live.stdout)
     assert doc["groups"] == EXPECTED_GROUPS
     assert doc["unassignedCaches"] == EXPECTED_UNASSIGNED
+    assert doc["podsUsing"] == {"team-a/llama": 2, "team-a/mistral": 0, "team-b/lost": 0, "team-b/qwen": 0}
     meta = doc["source"]
     assert (meta["from"], meta["server"], meta["cluster"]) == ("live", cluster.server, "testbed")
     assert meta["scope"] == {"namespace": None} and meta["takenAt"].endswith("Z")
@@ -139,7 +147,9 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     table = kcache(cluster, "status", "-o", "wide")
     assert table.returncode == 0 and "\x1b[" not in table.stdout
     gpu = next(line for line in table.stdout.splitlines() if line.startswith("gpu "))  # the groups table
-    assert gpu.split()[1:] == ["pool=gpu", "4", "3", "1", "1", "3", "1", "2/4", "2"]
+    assert gpu.split()[1:] == ["pool=gpu", "4", "3", "1", "1", "3", "1", "2/4", "2", "2"]
+    llama = next(line for line in table.stdout.splitlines() if line.startswith("team-a/llama "))
+    assert llama.split()[-1] == "2"  # PODS: its status.usage
 
 
 def test_status_reads_like_doctor_and_writes_nothing(cluster):

@@ -41,10 +41,21 @@ def test_crd_validation_rejects_what_kserve_rejects(cluster):
 
 
 def test_status_subresource_is_separate(cluster):
-    cluster.apply(b.kcn("gpu-1"))
-    cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {"team-a/c": b.entry("team-a", "c")}})
-    got = cluster.get("kernelcachenode", "gpu-1")
+    """As KServe's CRDs declare it: writes to the object leave its status alone, and writes to /status leave
+    everything but the status alone (the executor and the fixtures rely on both)."""
+    cluster.apply(b.kcn("gpu-sep", {"team-a/c": b.entry("team-a", "c")}))  # a status in a create is dropped
+    assert not (cluster.get("kernelcachenode", "gpu-sep").get("status") or {}).get("cacheStatus")
+    cluster.set_status("kernelcachenode", "gpu-sep", {"cacheStatus": {"team-a/c": b.entry("team-a", "c")}})
+    cluster.kubectl("patch", "kernelcachenode", "gpu-sep", "--type=merge", "-p", json.dumps(
+        {"metadata": {"labels": {"written": "object"}}, "status": {"cacheStatus": {"team-a/c": None}}}))
+    got = cluster.get("kernelcachenode", "gpu-sep")
+    assert got["metadata"]["labels"] == {"written": "object"}
     assert got["status"]["cacheStatus"]["team-a/c"]["state"] == "Ready"
+    cluster.kubectl("patch", "kernelcachenode", "gpu-sep", "--subresource=status", "--type=merge", "-p", json.dumps(
+        {"metadata": {"labels": {"written": "status"}}, "status": {"cacheStatus": {"team-a/c": {"state": "Error"}}}}))
+    got = cluster.get("kernelcachenode", "gpu-sep")
+    assert got["metadata"]["labels"] == {"written": "object"}
+    assert got["status"]["cacheStatus"]["team-a/c"]["state"] == "Error"
 
 
 def test_user_without_rights_is_forbidden_and_audited(cluster):

@@ -555,3 +555,19 @@ def test_every_example_in_help_parses():
                     assert word.split("=")[0] in known, f"{name}: {line}: {word}"
             if "--only" in words:
                 assert set(words[words.index("--only") + 1].split(",")) <= set(check_ids()), line
+
+
+def test_a_socket_closed_under_a_command_is_an_error_not_a_kill():
+    """SIGPIPE stays ignored: writing to a connection the API server closed (a restart under `reconcile`)
+    raises EPIPE for the client to report and retry, instead of killing the process (exit -13)."""
+    import signal
+    import socket
+
+    assert run(["version"]) == 0
+    assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
+    ours, theirs = socket.socketpair()
+    theirs.close()
+    with pytest.raises(BrokenPipeError):
+        for _ in range(100):
+            ours.send(b"x" * 65536)
+    ours.close()

@@ -173,14 +173,14 @@ def test_kernel_cache_node_cache_status():
     assert kcn.name == "gpu-1"
     assert [e.key for e in kcn.entries] == ["team-a/cache", "team-b/other", "team-c/legacy"]
     ready, error, legacy = kcn.entries
-    assert ready.ref == o.ObjectRef("team-a", "cache")
+    assert ready.ref == o.NamespacedName("team-a", "cache")
     assert str(ready.ref) == "team-a/cache"
     assert ready.state == "Ready"
     assert ready.image_reference == b.image("cache")
     assert ready.footprints == o.Footprints(fp["workloadFootprint"], fp["compatibilityFootprint"])
     assert error.message == "ErrImagePull: manifest unknown"
     assert error.last_update == TS
-    assert legacy.ref == o.ObjectRef("team-c", "legacy")  # from the key when kernelCacheRef is missing
+    assert legacy.ref == o.NamespacedName("team-c", "legacy")  # from the key when kernelCacheRef is missing
     assert legacy.footprints == o.Footprints()
 
 
@@ -259,7 +259,7 @@ def test_capture():
     assert cap.runtime_result["cacheSizeBytes"] == "123456789"
     assert cap.runtime_result["state"] == "Succeeded"
     assert cap.artifact.image_reference == b.image("cache")
-    assert cap.kernel_cache_ref == o.ObjectRef("team-a", "kc")
+    assert cap.kernel_cache_ref == o.NamespacedName("team-a", "kc")
     assert cap.signing == o.Signing(mode="cert", state="Succeeded", signed=True, reason="Signed")
     assert o.find_condition(cap.conditions, "Ready").observed_generation == 1
 
@@ -661,7 +661,7 @@ def test_deleting_and_owners():
     obj["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "controller": True, "uid": "u"}]
     meta = o.Pod.from_dict(obj).meta
     assert meta.deleting
-    assert meta.owners == (o.OwnerRef("ReplicaSet", "rs", True),)
+    assert meta.owners == (o.OwnerRef("ReplicaSet", "rs", True, "u"),)
 
 
 # ---- ObjectError names the field ---------------------------------------------------------------------

@@ -28,6 +28,8 @@ NS = "team"
 LABELS = {"role": ("gpu", "cpu"), "zone": ("east", "west")}
 GROUP_NAMES = ("alpha", "beta", "gamma")
 NODE_NAMES = ("n1", "n2", "n3")
+SIGNED_CERT = {"mode": "cert", "state": "Succeeded", "signed": True, "reason": "SigningSucceeded"}
+FAILED_CERT = {"mode": "cert", "state": "Failed", "signed": False, "reason": "SignerUnavailable"}
 EXAMPLES = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -50,7 +52,10 @@ def snapshots(draw: Any) -> tuple[list[dict[str, Any]], list[str]]:
         full = st.fixed_dictionaries({k: st.sampled_from(v) for k, v in LABELS.items()})
         items.append(b.node(name, draw(st.one_of(full, full, labels()))))
     default = draw(st.sampled_from(["", "alpha", "beta", "missing", "role", "role=gpu"]))
-    items.append(b.config_map({"enabled": True, "defaultNodeGroup": default}))
+    config: dict[str, Any] = {"enabled": True, "defaultNodeGroup": default}
+    if draw(st.sampled_from([False, False, True])):  # cert turned on: captures signed before are signed again
+        config["artifactSecurity"] = {"mode": "cert", "cert": {"signingProfileRef": "signer"}}
+    items.append(b.config_map(config))
     captures = []
     for i in range(draw(st.integers(0, 4))):
         name = draw(st.sampled_from([f"model-{i}", f"model-{i}-capture", "shared", "shared-capture"]))
@@ -62,12 +67,16 @@ def snapshots(draw: Any) -> tuple[list[dict[str, Any]], list[str]]:
             seed=seed,
             node_name=draw(st.sampled_from(["", *NODE_NAMES, *NODE_NAMES, *NODE_NAMES, "gone"])),
             requested=draw(st.sampled_from(["", "", "", "", *GROUP_NAMES, "missing"])),
-            phase=draw(st.sampled_from(["Complete", "Complete", "Complete", "Pushing"])))
+            phase=draw(st.sampled_from(["Complete", "Complete", "Complete", "Pushing"])),
+            signing=draw(st.sampled_from([None, None, SIGNED_CERT, FAILED_CERT])))
         kc_name = generated_kernel_cache_name(name, b.image(seed))
         linked = draw(st.booleans())
         if linked:
             status["kernelCacheRef"] = {"namespace": NS, "name": kc_name}
-        items.append(b.capture(name, NS, status=status))
+        capture = b.capture(name, NS, status=status)
+        if draw(st.booleans()):
+            capture["spec"]["signing"] = {"profileRef": {"name": "signer"}}
+        items.append(capture)
         if draw(st.sampled_from(["none", "none", "same", "other"])) != "none" or linked and draw(st.booleans()):
             kc_seed = seed if draw(st.sampled_from([True, True, False])) else "different"
             kc = b.kernel_cache(kc_name, NS, group_name="alpha", seed=kc_seed)
@@ -138,6 +147,17 @@ def test_the_plan_creates_what_doctor_says_is_missing_and_links_what_it_says_is_
                 if cap.artifact is not None and capture_complete(cap)
                 and f"{NS}/{generated_kernel_cache_name(cap.name, cap.artifact.image_reference)}" in dying}
     assert said <= to_dying
+    # signing again after a change of artifactSecurity.mode: doctor says so for exactly the captures whose
+    # status.signing mode differs from the one KServe records for the configured mode
+    from kubectl_kcache.kernelcache.config import read_config
+    from kubectl_kcache.kernelcache.security import recorded_mode
+
+    config = read_config(snapshot.configmap("kserve", "inferenceservice-config")).config
+    assert config is not None
+    mode = recorded_mode(config.artifact_security.mode)
+    resigned = {f.object.name for f in report.findings if f.check == "capture" and f.code == "signing-mode-changed"}
+    assert resigned == {cap.name for cap in snapshot.captures if cap.phase == "Complete" and cap.signing is not None
+                        and cap.signing.mode != mode}
     events = {(a.name, a.event_reason) for a in actions if a.verb == "event"}
     errors = {(f.object.name, r) for f in report.findings if f.check == "capture"
               for r in re.findall(r"KServe cannot select a node group: (\w+):", f.message)}
@@ -157,12 +177,20 @@ def _kinds(drawn: tuple[list[dict[str, Any]], list[str]]) -> set[str]:
         out.add(cc.outcome.outcome)
         if cc.decision is not None:
             out.add(cc.decision.reason or f"source:{cc.decision.source}")
+    from kubectl_kcache.kernelcache.security import next_signing
+
+    for cap in snapshot.captures:  # the signing KServe's next pass does (again), after a change of mode
+        s = cap.signing
+        again = next_signing(config.artifact_security.mode, s.mode if s else None, s.state if s else None,
+                             cap.signing_profile)
+        if s is not None and again is not None and again.mode != s.mode:
+            out.add("resign-fails" if again.fails else "resign")
     return out
 
 
 BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "terminating", "source:annotation",
             "source:auto", "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
-            "NoMatchingNodeGroup", "InvalidDefaultNodeGroup"}
+            "NoMatchingNodeGroup", "InvalidDefaultNodeGroup", "resign", "resign-fails"}
 
 
 def test_the_generator_reaches_every_outcome_and_branch():

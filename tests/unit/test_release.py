@@ -28,6 +28,8 @@ from types import ModuleType
 import pytest
 import yaml
 
+pytestmark = pytest.mark.release  # their own tier: every test here builds or reads the archives
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_PY = ROOT / "krew-manifest" / "build.py"
 ZIP_MAIN_PY = ROOT / "krew-manifest" / "zipapp_main.py"

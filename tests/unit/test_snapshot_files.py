@@ -831,3 +831,31 @@ def test_a_selection_can_read_nodes_without_their_images(tmp_path):
     assert full.lists_image("registry/a@sha256:1") and full.image_count == 1
     assert isinstance(slim, Node) and not slim.lists_image("registry/a@sha256:1") and slim.image_count == 0
     assert (slim.labels, slim.taints, slim.ready) == (full.labels, full.taints, full.ready)
+
+
+# ---- one walk for JSON and YAML ---------------------------------------------------------------------------
+
+WALKED = [
+    [{"apiVersion": "v1", "kind": "List", "items": [[NODE], {"apiVersion": "v1", "kind": "NodeList",
+                                                               "items": [{k: v for k, v in NODE.items()
+                                                                          if k not in ("kind", "apiVersion")}]}]},
+     KC],
+    {"apiVersion": "v1", "kind": "NodeList", "items": "not a list"},
+    [NODE, 3],
+    {"apiVersion": "v1", "kind": "List", "items": [{"kind": "KcacheSnapshot", "version": 1, "items": []}]},
+]
+
+
+@pytest.mark.parametrize("content", WALKED, ids=["nested", "items-not-a-list", "a-number", "snapshot-inside"])
+def test_json_and_yaml_input_are_walked_alike(tmp_path, content):
+    """The same documents as JSON and as YAML: the same objects, or the same error at the same path."""
+    outcomes = []
+    for fmt in ("json", "yaml"):
+        path = write(tmp_path / f"in.{fmt}", content, fmt)
+        try:
+            outcomes.append(counts(load_files([path])))
+        except InputError as exc:
+            outcomes.append(str(exc).replace(path, "FILE"))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == {**{f: 0 for f in outcomes[0]}, "nodes": 1, "kernel_caches": 1} if content is WALKED[0] else (
+        isinstance(outcomes[0], str) and outcomes[0].startswith("FILE: $"))

@@ -301,18 +301,38 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
     return Candidate(ns, name, tuple(entries), kcs.get(f"{ns}/{name}"))
 
 
+def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None,
+          details: bool) -> Candidate:
+    """A KernelCache none of whose Ready entries has the pod's footprints; without `details`, the same
+    object for every decision."""
+    known = index.misses.get(key) if not details else None
+    if known is not None and known.kernel_cache is kc:
+        return known
+    entries = tuple(index.ready[key])
+    detail, evidence = _footprint_miss(ident, kc, entries) if details else ("", ())
+    miss = Candidate(key[0], key[1], entries, kc, rejected_by=FOOTPRINT, detail=detail, evidence=evidence)
+    if not details:
+        index.misses[key] = miss
+    return miss
+
+
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
     index = inputs.entries if inputs.entries is not None else index_entries(inputs.kcns)
     kserve = index.ready_in.get(ns, [])
-    cands = {k: _candidate_base(k[0], k[1], index.ready[k], inputs.kernel_caches) for k in kserve}
+    kcs = inputs.kernel_caches
+    cands: dict[tuple[str, str], Candidate] = {}
     winner: Candidate | None = None
     mode = inputs.config.config.artifact_security.mode if inputs.config.config is not None else "none"
     if ident is not None:
         loaded: dict[tuple[str, str], tuple[str, str, tuple[str, ...]] | None] = {}
+        # both passes need a Ready entry of the pod's compatibility footprint: only those caches can match
+        compatible = set(index.by_compatibility.get(ident.compatibility_footprint, ()))
+        matchable = [k for k in kserve if k in compatible]
+        cands = {k: _candidate_base(k[0], k[1], index.ready[k], kcs) for k in matchable}
         for pass_name, matches in ((WORKLOAD, _workload_match), (COMPATIBILITY, _compatibility_match)):
-            for key in kserve:
+            for key in matchable:
                 cand = cands[key]
                 if cand.match is not None or not matches(ident, cand.entries):
                     continue
@@ -327,16 +347,15 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
                     cands[key] = replace(cand, match=pass_name, rejected_by=problem[0], detail=problem[1],
                                          evidence=problem[2])
         for key in kserve:
-            cand = cands[key]
-            if cand.match is None:
-                detail, evidence = _footprint_miss(ident, cand.kernel_cache, cand.entries)
-                cands[key] = replace(cand, rejected_by=FOOTPRINT, detail=detail, evidence=evidence)
-            elif winner is not None and cand.rejected_by is None and cand.key != winner.key:
-                cands[key] = replace(cand, detail=f"{cand.match} match, but {winner.key} comes first "
-                                                  f"({winner.match} pass, then name order)")
+            found = cands.get(key)
+            if found is None or found.match is None:
+                cands[key] = _miss(key, ident, index, kcs.get(f"{key[0]}/{key[1]}"), inputs.miss_details)
+            elif winner is not None and found.rejected_by is None and found.key != winner.key:
+                cands[key] = replace(found, detail=f"{found.match} match, but {winner.key} comes first "
+                                                   f"({winner.match} pass, then name order)")
     else:
         for key in kserve:
-            cands[key] = replace(cands[key], evaluated=False,
+            cands[key] = replace(_candidate_base(key[0], key[1], index.ready[key], kcs), evaluated=False,
                                  detail="not evaluated: the pod's footprints are unknown")
     out = [cands[k] for k in kserve]
     out += _non_candidates(inputs, ident, index, set(kserve))

@@ -106,7 +106,7 @@ def denial_message(admission: Admission) -> str:
 def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
                     captures_known: bool, revision_known: bool = True, config: ConfigState | None = None,
                     kernel_caches: Mapping[str, KernelCache] | None = None,
-                    entries: EntryIndex | None = None) -> Inputs:
+                    entries: EntryIndex | None = None, miss_details: bool = True) -> Inputs:
     """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
     were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
@@ -128,4 +128,5 @@ def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webh
         namespace_labels=ns_obj.meta.labels if ns_obj is not None else None,
         captures={x.name: x for x in snapshot.captures if x.namespace == namespace} if captures_known else None,
         revision_known=revision_known,
+        miss_details=miss_details,
     )

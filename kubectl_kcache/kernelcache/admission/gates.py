@@ -225,6 +225,8 @@ class EntryIndex:
     ready_in: Mapping[str, list[tuple[str, str]]]  # namespace -> KernelCaches with a Ready entry, sorted
     refs_in: Mapping[str, set[tuple[str, str]]]  # namespace -> KernelCaches with any entry
     by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
+    # footprint misses without text (`Inputs.miss_details` False), built once for every decision
+    misses: dict[tuple[str, str], Candidate] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -246,4 +248,7 @@ class Inputs:
     revision_known: bool = True
     # `index_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes
     entries: EntryIndex | None = None
+    # False for a caller that counts outcomes (the fleet): a footprint miss keeps no text, the costliest part
+    # of a decision with many KernelCaches in the namespace
+    miss_details: bool = True
 

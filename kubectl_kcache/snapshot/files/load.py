@@ -108,7 +108,7 @@ def _name_of(raw: Any) -> str:
         _NAME = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
     m = _NAME.match(raw)
     if m is not None:
-        return m.group(1).decode("utf-8")
+        return str(m.group(1).decode("utf-8"))
     try:
         head = d.decode_json(raw, _NameHead)
     except msgspec.ValidationError:
@@ -249,7 +249,8 @@ class _Lines:
                 pos = nl + 1
 
     def rest(self) -> bytes:
-        return bytes(self.chunk[self.pos:]) + self.fh.read()
+        tail: bytes = self.fh.read()
+        return bytes(self.chunk[self.pos:]) + tail
 
 
 _ITEM_HEAD: Any = None
@@ -375,7 +376,7 @@ class _Loader:
                     end -= 1
                 if end and line[end - 1] == 44:  # b","
                     end -= 1
-                if line[:1] != b"{":
+                if not line or line[0] != 123:  # b"{"
                     break
                 item = line[:end]
                 where = f"$.items[{index}]"
@@ -530,24 +531,32 @@ class _Loader:
 
     def _json_value(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
                     top: _Top | None = None) -> None:
-        stripped = bytes(raw).lstrip()[:1] if top is None else b"{"
-        if stripped == b"[":
-            for i, member in enumerate(d.decode_json(raw, list[msgspec.Raw])):
-                self._json_value(name, member, f"{where}[{i}]", default)
-            return
-        if stripped != b"{":
-            raise InputError(f"{name}: {where}: expected Kubernetes objects, found "
-                             f"{_json_type(bytes(raw).strip())}")
-        top = top or self._head(name, raw, where)
-        if top.kind == SNAPSHOT_KIND:
-            raise InputError(f"{name}: {where}: a KcacheSnapshot inside another document")
-        if isinstance(top.kind, str) and top.kind.endswith("List") and top.items is not None:
-            element = _element_kind(top.kind, top.api_version)
-            self._exported(element)
-            for i, item in enumerate(self._json_items(name, top.items, f"{where}.items", top.kind)):
-                self._json_value(name, item, f"{where}.items[{i}]", element)
-            return
-        self._json_object(name, raw, where, default, top=top)
+        self._walk(name, raw, where, default, _JsonView(self, name), top)
+
+    def _walk(self, name: str, root: Any, where: str, default: tuple[str, str] | None, view: _View,
+              top: Any = None) -> None:
+        """THE walk over plain input, JSON or YAML alike: a list's members, a `...List`'s items (their kind
+        and apiVersion defaulting to the list's element), and each object to its kind's Struct."""
+        stack: list[tuple[Any, str, tuple[str, str] | None, Any]] = [(root, where, default, top)]
+        while stack:
+            node, at, dflt, head = stack.pop()
+            members = view.members(node, at) if head is None else None
+            if members is not None:
+                stack.extend(reversed([(x, f"{at}[{i}]", dflt, None) for i, x in enumerate(members)]))
+                continue
+            head = head if head is not None else view.head(node, at)
+            kind, api_version, items = view.fields(head)
+            if kind == SNAPSHOT_KIND:
+                raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
+            if isinstance(kind, str) and kind.endswith("List") and items is not None:
+                element = _element_kind(kind, api_version)
+                self._exported(element)
+                listed = view.items(items)
+                if listed is None:
+                    raise InputError(f"{name}: {at}.items: {kind} items must be a list")
+                stack.extend(reversed([(x, f"{at}.items[{i}]", element, None) for i, x in enumerate(listed)]))
+                continue
+            view.object(node, at, dflt, head)
 
     def _json_object(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
                      top: _Top | None = None, dump: bool = False) -> None:
@@ -691,28 +700,7 @@ class _Loader:
             self.out_is_plain(path)
 
     def _py_value(self, name: str, root: Any, where: str, default: tuple[str, str] | None, seen: set[int]) -> None:
-        stack: list[tuple[Any, str, tuple[str, str] | None]] = [(root, where, default)]
-        while stack:
-            node, at, dflt = stack.pop()
-            if isinstance(node, (list, dict)):
-                _once(name, node, seen)
-            if isinstance(node, list):
-                stack.extend(reversed([(x, f"{at}[{i}]", dflt) for i, x in enumerate(node)]))
-                continue
-            if not isinstance(node, dict):
-                raise InputError(f"{name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
-            kind = node.get("kind")
-            if kind == SNAPSHOT_KIND:
-                raise InputError(f"{name}: {at}: a KcacheSnapshot inside another document")
-            if isinstance(kind, str) and kind.endswith("List") and "items" in node:
-                items = node.get("items")
-                if not isinstance(items, list):
-                    raise InputError(f"{name}: {at}: {kind} has no items list")
-                element = _element_kind(kind, node.get("apiVersion"))
-                self._exported(element)
-                stack.extend(reversed([(x, f"{at}.items[{i}]", element) for i, x in enumerate(items)]))
-                continue
-            self._py_object(name, node, at, dflt)
+        self._walk(name, root, where, default, _PyView(self, name, seen))
 
     def _py_object(self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None,
                    dump: bool = False) -> None:
@@ -735,6 +723,84 @@ class _Loader:
             self.held.append((name, typed.metadata.name, where, kind, dump, typed, -1, 0))
             return
         self._add(name, kind, typed, dump)
+
+
+class _View:
+    """What the walk needs of one input form: a node's members when it is a list (else None, or an error when
+    it is no object either), its head (kind, apiVersion, items), a list's items, and the object itself."""
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        raise NotImplementedError
+
+    def head(self, node: Any, at: str) -> Any:
+        raise NotImplementedError
+
+    def fields(self, head: Any) -> tuple[Any, Any, Any]:
+        raise NotImplementedError
+
+    def items(self, items: Any) -> list[Any] | None:
+        raise NotImplementedError
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        raise NotImplementedError
+
+
+class _JsonView(_View):
+    """JSON read from the bytes: nodes are `msgspec.Raw`, decoded only as far as the walk looks."""
+
+    def __init__(self, loader: _Loader, name: str):
+        self.loader, self.name = loader, name
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        first = bytes(node).lstrip()[:1]
+        if first == b"[":
+            return d.decode_json(node, list[msgspec.Raw])
+        if first != b"{":
+            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {_json_type(bytes(node).strip())}")
+        return None
+
+    def head(self, node: Any, at: str) -> _Top:
+        return self.loader._head(self.name, node, at)
+
+    def fields(self, head: _Top) -> tuple[Any, Any, Any]:
+        return head.kind, head.api_version, head.items
+
+    def items(self, items: Any) -> list[Any] | None:
+        try:
+            return d.decode_json(items, list[msgspec.Raw])
+        except msgspec.ValidationError:
+            return None
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        self.loader._json_object(self.name, node, at, default, top=head)
+
+
+class _PyView(_View):
+    """YAML through libyaml: nodes are plain lists and dicts; each container is visited once (aliases)."""
+
+    def __init__(self, loader: _Loader, name: str, seen: set[int]):
+        self.loader, self.name, self.seen = loader, name, seen
+
+    def members(self, node: Any, at: str) -> list[Any] | None:
+        if isinstance(node, (list, dict)):
+            _once(self.name, node, self.seen)
+        if isinstance(node, list):
+            return node
+        if not isinstance(node, dict):
+            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
+        return None
+
+    def head(self, node: Any, at: str) -> Any:
+        return node
+
+    def fields(self, head: Any) -> tuple[Any, Any, Any]:
+        return head.get("kind"), head.get("apiVersion"), head.get("items")
+
+    def items(self, items: Any) -> list[Any] | None:
+        return items if isinstance(items, list) else None
+
+    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
+        self.loader._py_object(self.name, node, at, default)
 
 
 def _hint(default: tuple[str, str] | None) -> str:

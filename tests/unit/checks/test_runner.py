@@ -14,7 +14,7 @@ from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 IDS = ["crds", "config", "control-plane", "webhook", "capture-webhook", "group-selector", "group-overlap",
        "group-taints", "nodes",
        "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
-       "capture", "consumer-pull", "capture-sidecar"]
+       "capture", "capture-identity", "consumer-pull", "capture-sidecar"]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -26,11 +26,13 @@ def test_report_order_and_ids(base):
     assert check_ids() == IDS
     report = run_doctor(base)
     assert [c.id for c in report.checks] == IDS
-    assert all(c.status == "pass" for c in report.checks if c.id != "consumer-pull")
+    assert all(c.status == "pass" for c in report.checks if c.id not in ("consumer-pull", "capture-identity"))
     # the base cluster has no InferenceService ReplicaSets: nothing to replay
     assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
+    # its one capture is Complete: KServe keeps no identities for it
+    assert status(report)["capture-identity"] == ("not-applicable", "no capture in progress with its producer pod")
     assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 19}
+                                "suppressed": 0, "checks": 20}
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
@@ -68,7 +70,8 @@ def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     assert s["consumer-pull"] == ("skipped", "not in the input: list pods")
     assert s["capture-sidecar"][0] == "skipped"  # a dump from before ReplicaSets were read
     assert s["capture-webhook"][0] == "skipped"
-    assert report.summary()["skipped"] == 7
+    assert s["capture-identity"] == ("skipped", "kernelcachecaptures is not served (CRD not installed)")
+    assert report.summary()["skipped"] == 8
     assert report.cluster == "gpu-prod"
 
 

@@ -49,7 +49,31 @@ VARIANTS = {
     "denied": lambda n: b.consumer(n, node="gpu-1", created=CREATED, container_name="vllm"),
     "latest": lambda n: b.consumer(n, created=CREATED, image="registry.example.com/vllm/vllm-openai:latest"),
     "other-isvc": lambda n: b.consumer(n, isvc="other", node="gpu-1", created=CREATED),
+    # a hit whose usage annotation was removed by hand or by a tool: the linker and the volume remain
+    "hit-no-annotation": lambda n: unannotated(b.consumer(n, node="gpu-1", created=CREATED, cache=KC)),
+    "hit-unknown-node": lambda n: b.consumer(n, node="gone-1", created=CREATED, cache=KC),
+    "cold-before-ready": lambda n: b.consumer(n, node="cpu-1", created="2026-11-28T08:00:00Z"),
+    "fp16-isvc": lambda n: b.consumer(n, isvc="fp16", node="cpu-1", created=CREATED, args=["--dtype", "float16"]),
 }
+
+
+def unannotated(pod: dict[str, Any]) -> dict[str, Any]:
+    del pod["metadata"]["annotations"]["internal.serving.kserve.io/kernelcache-usage"]
+    return pod
+
+
+def crowded() -> list[dict[str, Any]]:
+    """More KernelCaches with Ready entries for the decisions to go through: one whose footprints no pod has,
+    one matching the float16 pods, the standard consumer's twin under a later name (a second match, lost on
+    name order), and a twin in another namespace (named, never used)."""
+    fp16 = b.consumer_cache("qwen-fp16", identity=b.consumer_identity(NS, isvc="fp16", args=["--dtype", "float16"]),
+                            ready_at=EARLY)
+    other = b.consumer_cache("unrelated", identity={"footprints": b.footprints("unrelated")}, ready_at=EARLY)
+    twin = b.consumer_cache("qwen-twin", ready_at=EARLY)
+    away = b.consumer_cache("qwen", ns="team-b", ready_at=EARLY)
+    entries = {f"{k['metadata']['namespace']}/{k['metadata']['name']}": b.cache_entry(k, last_update=EARLY)
+               for k in (fp16, other, twin, away)}
+    return [fp16, other, twin, away, b.namespace("team-b"), b.kcn("cpu-1", entries)]
 
 
 def single_counts(snap, pods: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int, int]]:
@@ -68,20 +92,24 @@ def single_counts(snap, pods: list[dict[str, Any]]) -> dict[str, tuple[int, int,
     return {k: tuple(v) for k, v in out.items()}  # type: ignore[misc]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(sorted(VARIANTS)), min_size=1, max_size=12))
-def test_fleet_counts_are_the_single_answers_counted(kinds):
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(sorted(VARIANTS)), min_size=1, max_size=12), st.booleans())
+def test_fleet_counts_are_the_single_answers_counted(kinds, more_caches):
     pods = [VARIANTS[k](f"pod-{i}") for i, k in enumerate(kinds)]
-    snap = build(cluster(pods, kc=KC), reads_assumed=True)
+    snap = build(cluster(pods, kc=KC, extra=tuple(crowded()) if more_caches else ()), reads_assumed=True)
     fleet = hit_rate(snap)
     got = {r.isvc: (r.pods, r.cached, r.cold, r.now, r.denied) for r in fleet.rows if not r.revision}
     assert got == single_counts(snap, pods)
     # a hit and a miss of the same template were the same pod before the webhook: one decision
-    same = {"hit": "cold-now", "hit-cpu": "cold-now"}
+    same = {"hit": "cold-now", "hit-cpu": "cold-now", "hit-no-annotation": "cold-now", "hit-unknown-node": "cold-now",
+            "cold-before-ready": "cold-now"}
     assert fleet.decisions == len({same.get(k, k) for k in kinds})
-    for result in fleet.pods:  # each pod's row carries the single answer's verdict and next command
+    for result in fleet.pods:  # each pod's row carries the single answer's verdict, placement and next command
         single = explain(snap, NS, result.name)
-        assert result.to_dict()["now"] == {k: v for k, v in single.to_dict()["result"]["now"].items() if k != "denial"}
+        doc = single.to_dict()["result"]
+        assert result.to_dict()["now"] == {k: v for k, v in doc["now"].items() if k != "denial"}
+        assert (result.cached, result.kernel_cache or None) == (doc["cached"], doc["kernelCache"])
+        assert result.to_dict()["placement"] == doc["placement"]
         assert result.next_command == single.next_command
 
 

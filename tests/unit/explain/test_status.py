@@ -28,16 +28,16 @@ def zero(**counts: int) -> dict[str, int]:
 
 FLEET_GROUPS = [
     {"name": "a", "selector": {"pool": "a"}, "members": 4, "notReady": 1, "cordoned": 1, "kernelCacheNodes": 4,
-     "agentReady": 2,
+     "agentReady": 2, "podsUsing": 0,
      "caches": {"other/c9": zero(Error=1),
                 "team/c1": zero(Ready=1, Pending=1, Pulling=1),
                 "team/c2": zero(Pending=1, Pulling=1),
                 "team/c3": zero(Ready=1)}},
     {"name": "ab", "selector": {"shared": "yes"}, "members": 1, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 1,
-     "agentReady": 0,
+     "agentReady": 0, "podsUsing": 0,
      "caches": {"team/c1": zero(Pulling=1), "team/c3": zero(Ready=1)}},
     {"name": "b", "selector": {"gpu": "l40s", "pool": "b"}, "members": 2, "notReady": 1, "cordoned": 0,
-     "kernelCacheNodes": 1, "agentReady": 1,
+     "kernelCacheNodes": 1, "agentReady": 1, "podsUsing": 0,
      "caches": {"team/c4": zero(Error=1), "team/c5": zero(Pending=1)}},
 ]
 FLEET_UNASSIGNED = [
@@ -92,7 +92,8 @@ def test_fleet_counts_are_exact(fleet):
     assert doc.pop("totals") == {
         "groups": 3, "members": 7, "notReady": 2, "cordoned": 1, "kernelCacheNodesMissing": 1,
         "agentsNotReady": 4, "kernelCaches": 8, "unassignedCaches": 2, "entriesReady": 2, "entriesPending": 3,
-        "entriesPulling": 2, "entriesError": 2}
+        "entriesPulling": 2, "entriesError": 2, "podsUsing": 0}
+    assert doc.pop("podsUsing") == dict.fromkeys(status.caches, 0)
     assert doc == {"groups": FLEET_GROUPS, "unassignedCaches": FLEET_UNASSIGNED}
     assert status.caches == ("other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5", "team/c6", "team/c7")
 
@@ -158,7 +159,8 @@ def test_invalid_or_missing_configuration_gives_no_default(fleet):
 def test_empty_cluster_has_no_groups():
     empty = as_dump(build([]))
     status = fleet_status(empty)
-    assert {k: v for k, v in status.to_dict().items() if k != "totals"} == {"groups": [], "unassignedCaches": []}
+    assert {k: v for k, v in status.to_dict().items() if k != "totals"} == {"groups": [], "unassignedCaches": [],
+                                                                            "podsUsing": {}}
     assert status.to_dict()["totals"]["groups"] == 0
 
 
@@ -245,14 +247,14 @@ def test_a_recorded_not_in_input_read_is_said_so(fleet):
 def test_document_is_design_md_kcache_status_with_provenance(fleet):
     prov = Provenance.live("https://127.0.0.1:6443", "test", "2026-11-29T10:00:00Z", None)
     doc = StatusReport(fleet_status(fleet), prov).to_dict()
-    assert list(doc) == ["kind", "version", "source", "groups", "unassignedCaches", "totals"]
+    assert list(doc) == ["kind", "version", "source", "groups", "unassignedCaches", "podsUsing", "totals"]
     assert (doc["kind"], doc["version"]) == ("KcacheStatus", 1)
     assert doc["source"] == {"from": "live", "cluster": "test", "server": "https://127.0.0.1:6443",
                              "takenAt": "2026-11-29T10:00:00Z", "generatedAt": prov.generated_at,
                              "tool": f"kubectl-kcache {prov.tool_version}", "scope": {"namespace": None}}
     for group in doc["groups"]:
         assert list(group) == ["name", "selector", "members", "notReady", "cordoned", "kernelCacheNodes",
-                               "agentReady", "caches"]
+                               "agentReady", "podsUsing", "caches"]
         for counts in group["caches"].values():
             assert list(counts) == ["Ready", "Pending", "Pulling", "Error"]
             assert sum(counts.values()) <= group["members"]
@@ -263,3 +265,26 @@ def test_provenance_of_files_names_them():
     assert prov.to_dict()["from"] == "file" and prov.to_dict()["files"] == ["a.yaml", "dir/"]
     assert prov.to_dict()["cluster"] == "" and prov.to_dict()["takenAt"] == ""  # the files did not say
     assert prov.to_dict()["scope"] == {"namespace": "team"}
+
+
+def test_pods_using_each_cache_and_each_group_as_kserve_records_them():
+    """KernelCache.status.usage (totalPodsUsing, else the list) and each member's KernelCacheNode totalPodsUsing."""
+    kc = b.kernel_cache("kc", "team", "gpu")
+    kc["status"] = {"state": "Ready"}
+    kc["status"]["usage"] = {"pods": [{"podUID": "u1", "podRef": {"namespace": "team", "name": "p1"},
+                                       "nodeName": "gpu-1"},
+                                      {"podUID": "u2", "podRef": {"namespace": "team", "name": "p2"},
+                                       "nodeName": "gpu-2"}], "totalPodsUsing": 2}
+    listed_only = b.kernel_cache("listed", "team", "gpu")
+    listed_only["status"] = {}
+    listed_only["status"]["usage"] = {"pods": [{"podUID": "u3", "podRef": {"namespace": "team", "name": "p3"}}]}
+    kcns = [b.kcn("gpu-1"), b.kcn("gpu-2")]
+    for kcn, using in zip(kcns, (3, 1), strict=True):
+        kcn.setdefault("status", {})["counts"] = {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0,
+                                                  "totalPodsUsing": using}
+    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
+             b.node("gpu-2", {"pool": "gpu"}), *kcns, kc, listed_only, b.kernel_cache("unused", "team", "gpu")]
+    status = fleet_status(as_dump(build(items)))
+    doc = status.to_dict()
+    assert doc["podsUsing"] == {"team/kc": 2, "team/listed": 1, "team/unused": 0}
+    assert doc["groups"][0]["podsUsing"] == 4 and doc["totals"]["podsUsing"] == 3

@@ -79,3 +79,24 @@ def test_names_from_the_cluster_are_escaped():
     text = render(cluster([b.consumer(evil, node="gpu-1")]), evil)
     assert "\x1b" not in text and "\u202e" not in text
     assert "pod\\x1b[31m\\u202e" in text
+
+
+def test_the_tree_says_which_pods_use_the_cache_and_on_which_nodes():
+    """status.usage of the pod's KernelCache and each of those nodes' totalPodsUsing, on the Used by and Nodes
+    lines (the JSON's `usage`)."""
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    kc["status"]["usage"] = {"pods": [
+        {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
+        {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"}], "totalPodsUsing": 2}
+    items = cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc)
+    for item in items:
+        if item.get("kind") == "KernelCacheNode":
+            item["status"]["counts"] = {"totalPodsUsing": 3}
+    words = flat(render(items))
+    assert "Used by 2 pods of KernelCache team-a/qwen (status.usage): pod on gpu-1, other on gpu-1" in words
+    assert "Nodes pods using any cache (KernelCacheNode totalPodsUsing): gpu-1 3" in words
+
+
+def test_the_tree_says_when_no_pod_uses_the_cache():
+    words = flat(render(cluster(consumer())))
+    assert "Used by no pod: status.usage of KernelCache team-a/qwen lists none" in words

@@ -95,10 +95,13 @@ def test_inject_sidecar_uses_replicaset_revision_identity():
     assert reporter_name("qwen-kcc-669889f77f") in dict(step.passed)[sc.CAPTURE_MOUNTS]
 
 
-def test_reporter_name_is_cut_to_63_with_an_8_hex_suffix():
-    """reporter.scopedName: prefix, the capture name cut to fit, `-` and 8 hex of sha256."""
-    assert reporter_name("qwen-kcc-669889f77f").startswith("kernel-cache-reporter-qwen-kcc-669889f77f-")
-    assert len(reporter_name("qwen-kcc-669889f77f").rsplit("-", 1)[1]) == 8
+def test_reporter_name_is_cut_to_63_with_a_12_hex_suffix():
+    """reporter.scopedName (credentials.go@30750567): prefix, the capture name cut to fit, `-` and 12 hex of
+    sha256 (digest[:6]; an older snapshot had digest[:4])."""
+    import hashlib
+
+    assert reporter_name("qwen-kcc-669889f77f") == ("kernel-cache-reporter-qwen-kcc-669889f77f-"
+                                                    + hashlib.sha256(b"qwen-kcc-669889f77f").hexdigest()[:12])
     long = reporter_name("x" * 60 + "-kcc-1")
     assert len(long) == 63 and long.startswith("kernel-cache-reporter-xxx")
 

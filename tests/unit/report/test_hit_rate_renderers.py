@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kubectl_kcache.checks import run_doctor
-from kubectl_kcache.explain.fleet import hit_rate
+from kubectl_kcache.explain.fleet import Row, hit_rate
 from kubectl_kcache.report.doctor_html import page
 from kubectl_kcache.report.hit_rate_html import serving_pods_section
-from kubectl_kcache.report.hit_rate_table import hit_rate_text
+from kubectl_kcache.report.hit_rate_table import hit_rate_text, worst_first
 from kubectl_kcache.snapshot.files.from_files import load_files
 from kubectl_kcache.snapshot.model import provenance
 
@@ -27,6 +27,23 @@ def test_table_rows_are_whole_lines_with_the_next_command_last():
         assert line.endswith(row.next_command)
     coloured = hit_rate_text(fleet, provenance(BROKEN.meta), color=True, width=60)
     assert "\x1b[1m" in coloured and all(len(x) <= 60 for x in coloured.splitlines()[:2] if "\x1b" not in x)
+
+
+def row(isvc: str, revision: str = "", pods: int = 4, cached: int = 4, now: int = 0, denied: int = 0,
+        unprepared: int = 0) -> Row:
+    return Row("team-a", isvc, revision, pods, cached, pods - cached, now, denied, unprepared, "", 0, "", "")
+
+
+def test_rows_that_need_something_done_come_first_with_their_revisions():
+    rows = [row("a-all-cached"), row("b-cold", cached=2), row("c-now", cached=1, now=3),
+            row("c-now", "rs-1", pods=1, cached=1), row("c-now", "rs-2", pods=3, cached=0, now=3),
+            row("d-denied", cached=3, denied=1), row("e-pulled-cold", unprepared=2), row("f-all-cached")]
+    assert [(r.isvc, r.revision) for r in worst_first(rows)] == [
+        ("d-denied", ""), ("c-now", ""), ("c-now", "rs-1"), ("c-now", "rs-2"), ("b-cold", ""),
+        ("e-pulled-cold", ""), ("a-all-cached", ""), ("f-all-cached", "")]
+    text = hit_rate_text(hit_rate(BROKEN), provenance(BROKEN.meta), color=False, width=None).splitlines()
+    order = [x.split()[1] for x in text[4:]]
+    assert order[:2] == ["mistral-7b-instruct-v0-3", "qwen2-5-vl-7b-instruct"]  # a recreate would cache them
 
 
 def test_the_doctor_page_has_a_serving_pods_section():

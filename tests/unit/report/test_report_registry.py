@@ -127,3 +127,20 @@ def test_report_modules_keep_their_layer(path):
     imports = _imports(ast.parse(path.read_text(encoding="utf-8")))
     assert not [name for name, _ in imports if name in ("kubernetes", "click")]
     assert not [name for name, top in imports if top and name in ("rich", "yaml")], "import rich/yaml lazily"
+
+
+@pytest.mark.parametrize(("command", "kind"), [
+    ("doctor", "doctor"), ("status", "status"), ("why-group", "why-group"), ("why-not-cached", "why-not-cached"),
+    ("reconcile", "plan"),
+])
+def test_every_commands_output_choices_are_its_registered_formats(command, kind):
+    from kubectl_kcache.cli import main
+
+    option = next(p for p in main.commands[command].params if p.name == "output")
+    assert list(option.type.choices) == formats(kind)
+    assert option.default == formats(kind)[0]
+
+
+def test_why_not_cached_of_one_pod_and_of_many_offer_the_same_formats():
+    assert formats("hit-rate") == formats("why-not-cached") == ["tree", "wide", "json", "yaml"]
+    assert formats("plan") == ["table", "json", "yaml", "name"]

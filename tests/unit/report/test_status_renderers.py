@@ -45,7 +45,7 @@ def rendered(report: StatusReport, fmt: str = "table", color: bool = False) -> s
 
 
 def test_status_formats():
-    assert formats("status") == ["table", "json", "yaml"]
+    assert formats("status") == ["table", "wide", "json", "yaml"]
 
 
 def test_plain_table_rows_and_no_escapes(report):
@@ -55,24 +55,24 @@ def test_plain_table_rows_and_no_escapes(report):
     assert lines[0] == "cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · all namespaces"
     header = next(line for line in lines if line.startswith("GROUP"))
     assert header.split() == ["GROUP", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS",
-                              "CACHES"]  # the selectors are in -o wide
+                              "CACHES", "PODS"]  # the selectors are in -o wide
     rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1:lines.index(header) + 4]}
-    assert rows == {"a": ["4", "3", "1", "1", "4", "0", "2/4", "3"],
-                    "ab": ["1", "1", "0", "0", "1", "0", "0/1", "1"],
-                    "b": ["2", "1", "1", "0", "1", "1", "1/2", "2"]}
+    assert rows == {"a": ["4", "3", "1", "1", "4", "0", "2/4", "3", "0"],
+                    "ab": ["1", "1", "0", "0", "1", "0", "0/1", "1", "0"],
+                    "b": ["2", "1", "1", "0", "1", "1", "1/2", "2", "0"]}
     cache_header = next(line for line in lines if line.startswith("KERNELCACHE"))
     assert cache_header.split() == ["KERNELCACHE", "GROUP", "NODES", "READY", "PENDING", "PULLING", "ERROR", "NO",
-                                    "ENTRY"]
+                                    "ENTRY", "PODS"]
     start = lines.index(cache_header) + 1
     cells = [line.split() for line in lines[start:start + 9]]
     assert cells == [  # problems first: an Error entry, then members without an entry, then all Ready
-        ["other/c9", "a", "4", "0", "0", "0", "1", "3"],
-        ["team/c4", "b", "2", "0", "0", "0", "1", "1"],
-        ["team/c1", "a", "4", "1", "1", "1", "0", "1"],
-        ["ab*", "1", "0", "0", "1", "0", "0"],
-        ["team/c2", "a", "4", "0", "1", "1", "0", "2"],
-        ["team/c5", "b", "2", "0", "1", "0", "0", "1"],
-        ["team/c3", "ab", "1", "1", "0", "0", "0", "0"],
+        ["other/c9", "a", "4", "0", "0", "0", "1", "3", "0"],
+        ["team/c4", "b", "2", "0", "0", "0", "1", "1", "0"],
+        ["team/c1", "a", "4", "1", "1", "1", "0", "1", "0"],
+        ["ab*", "1", "0", "0", "1", "0", "0"],  # PODS is the cache's: on its first row only
+        ["team/c2", "a", "4", "0", "1", "1", "0", "2", "0"],
+        ["team/c5", "b", "2", "0", "1", "0", "0", "1", "0"],
+        ["team/c3", "ab", "1", "1", "0", "0", "0", "0", "0"],
         ["a*", "4", "1", "0", "0", "0", "3"],
         ["*", "not", "the", "KernelCache's", "group:", "entries", "on", "members", "that", "are", "also", "in", "its",
          "group,", "or", "that", "the", "agent", "has", "not", "dropped", "yet"],
