@@ -57,6 +57,8 @@ ID = "config"
     CheckRead(readplan.NAMESPACES, optional=True, note="jobNamespace existence not checked"),
     CheckRead(readplan.NODE_GROUPS, optional=True, note="defaultNodeGroup not checked"),
     CheckRead(readplan.NODES, optional=True, note="defaultNodeGroup not compared with node labels"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches of a disabled feature not counted"),
+    CheckRead(readplan.CAPTURES, optional=True, note="the captures of a disabled feature not counted"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     state = facts(snapshot).feature.state

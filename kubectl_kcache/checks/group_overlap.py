@@ -30,6 +30,7 @@ ID = "group-overlap"
 }, reads=(
     CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
     CheckRead(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:

@@ -51,6 +51,7 @@ def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
     "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
 }, reads=(
     CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
+    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches using a group not named"),
 ))
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:

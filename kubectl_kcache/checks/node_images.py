@@ -49,9 +49,11 @@ def _size(n: int | None) -> str:
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not any(k.entries for k in snapshot.kcns):
         raise NotApplicable("no KernelCacheNode has a cache entry")
+    if not read_ok(snapshot, readplan.NODES):
+        return
     for kcn in sorted(snapshot.kcns, key=lambda k: k.name):
         node = snapshot.node_by_name.get(kcn.name)
-        if node is None or not read_ok(snapshot, readplan.NODES):
+        if node is None:
             continue
         cut, gone = [], []
         for e in kcn.entries:

@@ -81,9 +81,16 @@ def doctor(
         if values and not ids(values):
             raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
                                      param_hint=name)
-    snap, provenance = read_snapshot(flags, from_files)
+    from ..checks.early import EarlyChecks
+    from ..checks.runner import selected_checks, validate_ids
+
+    # live: each check starts as soon as its lists have arrived (doctor at the wire)
+    early = None if from_files else EarlyChecks(selected_checks(validate_ids(ids(only)), validate_ids(ids(skip),
+                                                                                                      "--skip")))
+    snap, provenance = read_snapshot(flags, from_files, on_list=early)
     report = run_doctor(
-        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions
+        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions,
+        early=early.results if early is not None else None,
     )
     for warning in report.warnings:
         sys.stderr.write(f"warning: {escape(warning)}\n")

@@ -49,7 +49,7 @@ def load_snapshot_files(from_files: Iterable[str], select: Any = None) -> Any:
 
 
 def read_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
-          client: Any = None) -> tuple[Any, Any]:
+          client: Any = None, on_list: Any = None) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
     -n scopes both the same way."""
     from ..snapshot.live import Scope, collect
@@ -71,7 +71,7 @@ def read_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any =
         client = client or make_client(flags).bounded()
         progress = Progress()
         try:
-            snap = collect(client, scope, progress=progress, lists=lists)
+            snap = collect(client, scope, progress=progress, lists=lists, on_list=on_list)
         finally:
             progress.done()
     if namespace is not None and not _namespace_seen(snap, namespace):

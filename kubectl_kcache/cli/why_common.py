@@ -5,6 +5,7 @@ namespace they answer in offline, and how an explanation is printed.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
@@ -17,13 +18,21 @@ WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps",
                                   "node_groups", "nodes", "captures"})
 
 
-def why_selection(fields: frozenset[str], namespace: str | None) -> Any:
+def why_selection(fields: frozenset[str], namespace: str | None, nodes: Any = None) -> Any:
     """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
-    without their image lists (only the doctor reads them)."""
+    without their image lists (only the doctor reads them); with `nodes` (objects -> node names), only the
+    nodes it names, as the live reads get them by name."""
     from ..objects import NodeWithoutImages
     from ..snapshot.files.load import Selection
 
-    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages})
+    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages},
+                     {"nodes": nodes} if nodes is not None else {})
+
+
+def pods_nodes(pod: str, namespace: str | None) -> Callable[[list[tuple[str, Any]]], set[str]]:
+    """The nodes of the pods named `pod` (in `namespace` when given): what why-not-cached reads live."""
+    return lambda objects: {o.node_name for f, o in objects
+                            if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)}
 
 
 def print_explanation(why: Any, kind: str, output: str, source: Any) -> None:

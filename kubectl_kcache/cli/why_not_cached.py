@@ -23,6 +23,7 @@ from .why_common import (
     WHY_NOT_CACHED_READS,
     default_namespace_offline,
     pod_in_namespace,
+    pods_nodes,
     print_explanation,
     why_selection,
 )
@@ -78,7 +79,8 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        select = why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns)
+        select = why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns,
+                               pods_nodes(pod, flags.get("namespace")) if pod else None)
         snap = load_snapshot_files(from_files, select)
         namespace = flags.get("namespace") or manifest_ns or (
             default_namespace_offline(snap, pod, None) if pod else "default")

@@ -35,6 +35,8 @@ from msgspec.structs import force_setattr
 
 from .. import apivalidation as av
 from ..errors import InputError
+from ..sharing import active as sharing_active
+from ..sharing import share
 
 _T = TypeVar("_T")
 
@@ -113,6 +115,18 @@ def _filler(cls: type) -> Callable[[Any], None]:
         fn = namespace["check"]
     _FILL_NULLS[cls] = fn
     return fn
+
+
+def _share_parts(obj: Any, *names: str) -> None:
+    """Each named field of `obj` swapped for an equal value already decoded (sharing.py)."""
+    if not sharing_active():
+        return
+    for name in names:
+        value = getattr(obj, name)
+        if value:
+            kept = share(value)
+            if kept is not value:
+                force_setattr(obj, name, kept)
 
 
 def _no_nulls(_obj: Any) -> None:
@@ -222,6 +236,8 @@ class Meta(_Obj, frozen=True):
             force_setattr(self, "namespace", None)
         _set_strs(self, "labels")
         _set_strs(self, "annotations")
+        if self.owner_references:
+            force_setattr(self, "owner_references", share(self.owner_references))
 
     @property
     def created(self) -> str:
@@ -422,6 +438,11 @@ class NodeSpec(_Obj, frozen=True):
     taints: Items[Taint] = ()
     unschedulable: Bool = False
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.taints:
+            force_setattr(self, "taints", share(self.taints))
+
 
 class NodeInfo(_Obj, frozen=True):
     kubelet_version: Str = ""
@@ -469,6 +490,7 @@ class NodeStatus(_Obj, frozen=True):
             force_setattr(self, "image_count", len(images))
             force_setattr(self, "image_index", NodeImages(keys, smallest))
             force_setattr(self, "images", None)
+        _share_parts(self, "conditions", "node_info")
 
 
 _NODE_SPEC = NodeSpec()
@@ -588,6 +610,10 @@ class CacheStatus(_Obj, frozen=True):
     last_update: Any | None = None
     footprints: Footprints | None = None
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)  # a cache's entry is on every node of its group: its parts are kept once
+        _share_parts(self, "kernel_cache_ref", "image_reference", "footprints")
+
 
 class _KcnCounts(_Obj, frozen=True):
     total_pods_using: Int = 0
@@ -619,9 +645,10 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
             if ref is None:
                 ns, _, name = key.partition("/")
                 ref = NamespacedName(ns, name)
-            out.append(CacheEntry(key=key, ref=ref, image_reference=e.image_reference, state=e.state,
-                                  message=e.message, last_update=time_text(e.last_update),
-                                  footprints=e.footprints or _NO_FOOTPRINTS))
+            when = e.last_update  # a time not in year 1 is its own text (time_text), without the call
+            out.append(CacheEntry(key, ref, e.image_reference, e.state, e.message,
+                                  when if type(when) is str and not when.startswith("0001-") else time_text(when),
+                                  e.footprints or _NO_FOOTPRINTS))
         return tuple(out)
 
 
@@ -982,6 +1009,10 @@ class PodSpec(_Obj, frozen=True):
     volumes: list[dict[str, Any]] | None = None  # as given: a volume's source is compared whole
     image_pull_secrets: Items[_NameRef] = ()
 
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers hold dicts: not shared)
+        _share_parts(self, "tolerations")
+
 
 class PodStatus(_Obj, frozen=True):
     phase: Str = ""
@@ -990,6 +1021,10 @@ class PodStatus(_Obj, frozen=True):
     conditions: Items[Condition] = ()
     init_container_statuses: Items[ContainerStatus] = ()
     container_statuses: Items[ContainerStatus] = ()
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        _share_parts(self, "conditions", "container_statuses")
 
 
 _POD_SPEC = PodSpec()

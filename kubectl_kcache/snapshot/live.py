@@ -27,6 +27,7 @@ from ..kube.client import Client
 from ..kube.listing import ListResult, raw_item
 from ..kube.resources import Page
 from ..objects import decode as d
+from ..sharing import sharing
 from . import kinds, plan, reads
 from . import model as snap
 from .kinds import ListSpec
@@ -34,6 +35,8 @@ from .reads import ListMade
 
 # called with each item's JSON (bytes) as its page arrives, and the kind it belongs to
 Sink = Callable[[bytes, kinds.Kind], None]
+# called after each list arrives: the lists done so far, and a function making the snapshot of only those
+OnList = Callable[[frozenset[ListSpec], Callable[[], "snap.ClusterSnapshot"]], None]
 PARALLEL = 4  # lists in flight at once (doctor); the big ones (nodes, KernelCacheNodes, pods) overlap
 
 
@@ -98,6 +101,9 @@ class Collector:
         self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
+        # read_pipelined: the lists in the order they are recorded, and what each returned as it arrived
+        self._order: list[ListSpec] = []
+        self._arrived: dict[ListSpec, ListResult | Forbidden | NotFound] = {}
 
     def _decoder(self, kind: kinds.Kind) -> Callable[[bytes], Page[Any]]:
         if self.sink is None:
@@ -171,6 +177,43 @@ class Collector:
             results = list(pool.map(self._list, specs))
         return [self._record(spec, got, keep) for spec, got in zip(specs, results, strict=True)]
 
+    def read_pipelined(self, first: list[ListSpec], config: ListSpec,
+                       then_of: Callable[[list[Any]], list[ListSpec]],
+                       on_list: Callable[[frozenset[ListSpec]], None] | None = None) -> None:
+        """The lists of `first`, PARALLEL at a time, and those `then_of` names from the items of `config` (one
+        of `first`) as soon as that list is done, not after every list of `first`; recorded in the order
+        given (first, then the others), whatever order they arrive in. `on_list` is told after each one."""
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        self.progress(f"listing {', '.join(dict.fromkeys(s.resource.plural for s in first))}")
+        order = self._order = list(first)
+        self._arrived = {}
+        with ThreadPoolExecutor(PARALLEL, thread_name_prefix="list") as pool:
+            pending = {pool.submit(self._list, spec): spec for spec in first}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    spec = pending.pop(future)
+                    self._arrived[spec] = future.result()
+                    if spec == config:
+                        got = self._arrived[spec]
+                        later = [x for x in then_of(got.items if isinstance(got, ListResult) else []) if x not in order]
+                        order.extend(later)
+                        pending.update({pool.submit(self._list, x): x for x in later})
+                if on_list is not None:
+                    on_list(frozenset(self._arrived))
+        for spec in order:
+            self._record(spec, self._arrived[spec], keep=True)
+
+    def snapshot_of(self, done: frozenset[ListSpec], meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
+        """The snapshot of only the lists in `done` (arrived during `read_pipelined`), as if nothing else had
+        been read: what a check whose reads are all among them sees of the final snapshot."""
+        part = Collector(self.client)
+        for spec in self._order:
+            if spec in done:
+                part._record(spec, self._arrived[spec], keep=True)
+        return part.snapshot(meta)
+
     def snapshot(self, meta: snap.SnapshotMeta) -> snap.ClusterSnapshot:
         return snap.assemble(((key[0], obj) for key, obj in self.objects.items()), meta=meta, reads=self.reads)
 
@@ -181,33 +224,48 @@ def taken_at() -> str:
 
 def collect(
     client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
-    lists: list[ListMade] | None = None,
+    lists: list[ListMade] | None = None, on_list: OnList | None = None,
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
-    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching)."""
+    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching).
+
+    Without a sink the lists run PARALLEL at a time, and those that wait for the configuration (the job
+    namespace's) start as soon as the ConfigMap is read, not after the node list. `on_list`, when given, is
+    called in the calling thread after each list arrives, with the lists done so far and a function that
+    makes the snapshot of just those (doctor starts the checks whose reads are complete: `checks.early`)."""
+    with sharing():
+        return _collect(client, scope, progress, sink, lists, on_list)
+
+
+def _collect(client: Client, scope: Scope, progress: Callable[[str], None] | None, sink: Sink | None,
+             lists: list[ListMade] | None, on_list: OnList | None = None) -> snap.ClusterSnapshot:
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
     first = [plan.resolve(spec, ns) for part, spec in plan.DOCTOR_FIRST if scope.wants(part)]
-    got = col.read_many(first, keep=keep)
-    cms = got[first.index(plan.CONFIGMAP)]
-    config = read_config(cms[0] if cms else None).config
-    job_ns = config.job_namespace if config else None
-    then = [plan.resolve(spec, ns, job_ns) for part, spec in plan.DOCTOR_THEN if scope.wants(part)
-            and (spec.namespace != plan.JOB_NAMESPACE or job_ns)]
-    col.read_many(then, keep=keep)
-    meta = snap.SnapshotMeta(
-        cluster=client.resolved.cluster_name or client.server,
-        taken_at=taken_at(),
-        server_version=client.server_version(),
-        source="live",
-        server=client.server,
-        namespace=ns,
-    )
+
+    def then_of(cms: list[Any]) -> list[ListSpec]:
+        """The lists that wait for the configuration (the job namespace's)."""
+        config = read_config(cms[0] if cms else None).config
+        job_ns = config.job_namespace if config else None
+        return [plan.resolve(spec, ns, job_ns) for part, spec in plan.DOCTOR_THEN if scope.wants(part)
+                and (spec.namespace != plan.JOB_NAMESPACE or job_ns)]
+
+    def meta(server_version: str = "") -> snap.SnapshotMeta:
+        return snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, taken_at=taken_at(),
+                                 server_version=server_version, source="live", server=client.server, namespace=ns)
+
+    if sink is not None:  # dump: one list at a time, items in order
+        got = col.read_many(first, keep=keep)
+        col.read_many(then_of(got[first.index(plan.CONFIGMAP)]), keep=keep)
+    else:  # the snapshots of the lists done so far: what the early checks read (the version is asked once, below)
+        col.read_pipelined(first, plan.CONFIGMAP, then_of, on_list=None if on_list is None else (
+            lambda done: on_list(done, lambda: col.snapshot_of(done, meta()))))
+    final = meta(client.server_version())
     if lists is not None:
         lists.extend(col.lists)
-    return col.snapshot(meta)
+    return col.snapshot(final)
 
 
 def collect_for_why_group(
@@ -243,8 +301,7 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     col = Collector(client)
     pods = col.read(plan.pod(namespace, pod)) if pod else []
     nodes = sorted({p.node_name for p in pods if p.node_name})
-    for spec in plan.why_not_cached(namespace, None, nodes):
-        col.read(spec)
+    col.read_many(list(plan.why_not_cached(namespace, None, nodes)))  # together: the KernelCacheNodes are the slow one
     meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
                              server=client.server, taken_at=taken_at())
     return col.snapshot(meta)

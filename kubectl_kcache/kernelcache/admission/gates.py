@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...objects import (
     CacheEntry,
@@ -102,9 +102,9 @@ class Gate:
     message: str = ""  # for a rejecting gate: the webhook's own message
 
 
-@dataclass(frozen=True)
-class NodeEntry:
-    """A KernelCacheNode's entry for a KernelCache (the node is the KernelCacheNode's name)."""
+class NodeEntry(NamedTuple):
+    """A KernelCacheNode's entry for a KernelCache (the node is the KernelCacheNode's name); a NamedTuple: a
+    decision over every KernelCacheNode builds 200,000 of them at 50,000 nodes."""
 
     node: str
     entry: CacheEntry

@@ -14,10 +14,11 @@ files (FIFOs, sockets, devices) are skipped with a warning, never opened (a FIFO
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ import msgspec
 from ... import apivalidation
 from ...errors import InputError
 from ...objects import decode as d
+from ...sharing import sharing
 from ...text import json_type
 from .. import kinds
 from .layout import DUMP_HEAD, DUMP_META, SNAPSHOT_KIND, SNAPSHOT_VERSION, YAML_HEAD, MetaDoc
@@ -70,6 +72,9 @@ class Selection:
     fields: frozenset[str] | None = None
     namespaces: Mapping[str, str] = field(default_factory=dict)
     types: Mapping[str, type] = field(default_factory=dict)  # field -> the Struct to decode it into instead
+    # field -> which of its objects (by name) the command needs, known only once the rest is read (the pod's
+    # node): told the objects of the other fields, it names them; only those are decoded, after the rest
+    later: Mapping[str, Callable[[list[tuple[str, Any]]], set[str]]] = field(default_factory=dict)
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
         if self.fields is not None and kind.field not in self.fields:
@@ -93,7 +98,51 @@ class _NsHead(msgspec.Struct, frozen=True):
     metadata: _NsMeta | None = None
 
 
+class _NameMeta(msgspec.Struct, frozen=True):
+    name: Any = None
+
+
+class _NameHead(msgspec.Struct, frozen=True):
+    metadata: _NameMeta | None = None
+
+
+_NAME: Any = None
+
+
+def _name_of(raw: Any) -> str:
+    """metadata.name of an item: read from the bytes that follow its head in a dump (the API server writes
+    the name first), else decoded (every other field skipped)."""
+    global _NAME
+    if _NAME is None:
+        import re
+
+        _NAME = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
+    m = _NAME.match(raw)
+    if m is not None:
+        return str(m.group(1).decode("utf-8"))
+    try:
+        head = d.decode_json(raw, _NameHead)
+    except msgspec.ValidationError:
+        return ""
+    name = head.metadata.name if head.metadata is not None else None
+    return name if isinstance(name, str) else ""
+
+
+_NAMESPACE: Any = None
+
+
 def _namespace_of(raw: Any) -> Any:
+    """metadata.namespace of an item: from its first bytes as the API server writes them (name, maybe
+    generateName, then namespace), else decoded (every other field skipped)."""
+    global _NAMESPACE
+    if _NAMESPACE is None:
+        import re
+
+        _NAMESPACE = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"[^"\\]*",'
+                                rb'(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]')
+    m = _NAMESPACE.match(raw)
+    if m is not None:
+        return m.group(1).decode("utf-8")
     try:
         head = d.decode_json(raw, _NsHead)
     except msgspec.ValidationError:
@@ -170,6 +219,77 @@ class _Top(msgspec.Struct, frozen=True, rename="camel"):
         return _present(self.items_raw)
 
 
+LINES_CHUNK = 16 << 20
+
+
+class _Lines:
+    """The lines of a file (each with its end of line), read 16 MB at a time and given as views of the chunk:
+    a 1.7 GB dump is not copied line by line. `rest()`: what follows the last line given."""
+
+    def __init__(self, fh: Any):
+        self.fh = fh
+        self.chunk = b""
+        self.pos = 0
+
+    def __iter__(self) -> Iterator[memoryview]:
+        carry = b""
+        while True:
+            chunk = self.fh.read(LINES_CHUNK)
+            if not chunk:
+                if carry:  # a last line without its end
+                    self.chunk, self.pos = carry, len(carry)
+                    yield memoryview(carry)
+                return
+            view, pos = memoryview(chunk), 0
+            if carry:  # the line cut by the previous chunk's end
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    carry += chunk
+                    continue
+                self.chunk, self.pos, pos = chunk, nl + 1, nl + 1
+                line, carry = carry + chunk[:pos], b""
+                yield memoryview(line)
+            while True:
+                nl = chunk.find(b"\n", pos)
+                if nl < 0:
+                    carry = chunk[pos:]
+                    self.chunk, self.pos = b"", 0
+                    break
+                self.chunk, self.pos = chunk, nl + 1
+                yield view[pos:nl + 1]
+                pos = nl + 1
+
+    def rest(self) -> bytes:
+        tail: bytes = self.fh.read()
+        return bytes(self.chunk[self.pos:]) + tail
+
+
+_ITEM_HEAD: Any = None
+_HEADS: dict[bytes, _Top] = {}
+
+
+def _dump_head(line: Any) -> _Top | None:
+    """The kind and apiVersion of a dump's item from its first bytes, where `dump` writes them
+    (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the item: the
+    objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed. None
+    when the item does not start so (then its head is decoded)."""
+    global _ITEM_HEAD
+    if _ITEM_HEAD is None:
+        import re
+
+        _ITEM_HEAD = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+",')
+    m = _ITEM_HEAD.match(line)
+    if m is None:
+        return None
+    prefix = m.group(0)
+    top = _HEADS.get(prefix)
+    if top is None:
+        text = prefix.decode("utf-8")
+        api_version, kind = text[len('{"apiVersion":"'):].split('","kind":"')
+        top = _HEADS[prefix] = _Top(kind=kind[:-2], api_version=api_version)
+    return top
+
+
 def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
     """None for a field that is absent or null."""
     return None if len(raw) == 0 or bytes(raw).strip() == b"null" else raw
@@ -179,6 +299,31 @@ class _Loader:
     def __init__(self, loaded: Loaded, select: Selection | None = None):
         self.out = loaded
         self.select = select
+        self.offset = -1  # where the item being read starts in its file (streamed dumps), else -1
+        self.path = ""  # the streamed dump
+        # Selection.later: (file, name, where, kind, dump, object or None, offset, length) of each held back
+        self.held: list[tuple[str, str, str, kinds.Kind, bool, Any, int, int]] = []
+
+    def finish(self) -> None:
+        """The objects held back for Selection.later: those the command names, decoded (again read from
+        their file when the dump was streamed), in input order."""
+        if not self.held or self.select is None:
+            return
+        wanted = {f: pick(self.out.objects) for f, pick in self.select.later.items()}
+        for path, name, where, kind, dump, obj, offset, length in self.held:
+            if name not in wanted[kind.field]:
+                self._skipped(kind, dump)
+                continue
+            if obj is None:
+                with open(path, "rb") as fh:
+                    fh.seek(offset)
+                    raw = fh.read(length)
+                try:
+                    obj = self._decode(kind, raw)
+                except msgspec.ValidationError as exc:
+                    raise d.object_error(exc, origin=shown_path(path), what=f"{kind.kind} {name}", base=where) from None
+            self._add(shown_path(path), kind, obj, dump)
+        self.held.clear()
 
     # -- per file --
     def load(self, path: str) -> None:
@@ -221,13 +366,18 @@ class _Loader:
             if fh.readline() != DUMP_HEAD + b"\n":
                 return False
             name = shown_path(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
+                     len(self.held))
+            offset = len(DUMP_HEAD) + 1
+            self.path = path
+            lines = _Lines(fh)
             objects = 0
-            for index, line in enumerate(fh):
-                if line.startswith(DUMP_META):
-                    meta = line[len(DUMP_META):].rstrip()
-                    rest = fh.read().strip()
-                    if not meta.endswith(b"}}") and not line.endswith(b"\n") and not rest:
+            for index, line in enumerate(lines):
+                self.offset, offset = offset, offset + len(line)
+                if line[:len(DUMP_META)] == DUMP_META:
+                    meta = bytes(line[len(DUMP_META):]).rstrip()
+                    rest = lines.rest().strip()
+                    if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
                         raise _truncated(name, index)  # cut in the middle of the meta
                     if not meta.endswith(b"}}") or rest:
                         break
@@ -236,16 +386,24 @@ class _Loader:
                     except InputError:
                         break
                     return True
-                item = line.rstrip(b"\r\n")
-                item = item[:-1] if item.endswith(b",") else item
-                if not item.startswith(b"{"):
+                end = len(line)  # the item is the line without its end and comma, as a view (no copy)
+                while end and line[end - 1] in b"\r\n":
+                    end -= 1
+                if end and line[end - 1] == 44:  # b","
+                    end -= 1
+                if not line or line[0] != 123:  # b"{"
                     break
+                item = line[:end]
+                where = f"$.items[{index}]"
                 try:
-                    self._json_object(name, item, f"$.items[{index}]", None, dump=True)
+                    top = _dump_head(line) or self._head(name, item, where)
+                    self._json_object(name, item, where, None, top=top, dump=True)
                 except (msgspec.DecodeError, InputError):
-                    if not line.endswith(b"\n") and not fh.read(1):
+                    if line[-1] != 10 and not lines.rest():
                         raise _truncated(name, index) from None  # the last line, cut in its middle
                     break  # read whole: the error is then reported with its line and column
+                finally:
+                    self.offset = -1
                 objects = index + 1
             else:
                 raise _truncated(name, objects)  # every line an object, and the end before the meta
@@ -253,6 +411,7 @@ class _Loader:
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
         del self.out.warnings[start[3]:]
+        del self.held[start[4]:]
         return False
 
     def _stream_yaml_dump(self, path: str) -> bool:
@@ -270,7 +429,8 @@ class _Loader:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
             name = shown_path(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings))
+            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
+                     len(self.held))
             import yaml
 
             loader = _yaml_loader()
@@ -337,6 +497,7 @@ class _Loader:
         del self.out.objects[start[0]:]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
         del self.out.warnings[start[3]:]
+        del self.held[start[4]:]
         return False
 
     def _json(self, path: str, data: bytes) -> None:
@@ -436,6 +597,9 @@ class _Loader:
         if self.select is not None and self.select.skips(kind, raw):
             self._skipped(kind, dump)
             return
+        if self.select is not None and kind.field in self.select.later:
+            self._hold(name, kind, raw, where, dump)
+            return
         try:
             obj = self._decode(kind, raw)
         except msgspec.ValidationError as exc:
@@ -448,6 +612,18 @@ class _Loader:
         if self.select is not None and kind.field in self.select.types:
             return d.decode_json(raw, self.select.types[kind.field])
         return kind.decode_json(raw)
+
+    def _hold(self, name: str, kind: kinds.Kind, raw: Any, where: str, dump: bool) -> None:
+        """Selection.later: a streamed item kept as its name and place in the file, decoded in `finish` if
+        the command names it; an item of a file read whole is decoded now and kept aside."""
+        if self.offset < 0:
+            try:
+                obj = self._decode(kind, raw)
+            except msgspec.ValidationError as exc:
+                raise d.object_error(exc, origin=name, what=kind.kind, base=where) from None
+            self.held.append((name, obj.metadata.name, where, kind, dump, obj, -1, 0))
+            return
+        self.held.append((self.path, _name_of(raw), where, kind, dump, None, self.offset, len(raw)))
 
     # -- shared --
     def _skipped(self, kind: kinds.Kind, dump: bool) -> None:
@@ -570,6 +746,9 @@ class _Loader:
             raise d.object_error(exc, origin=name, what=what, base=where) from None
         except (RecursionError, OverflowError, ValueError, TypeError) as exc:
             raise InputError(f"{name}: {where}: {type(exc).__name__} while reading the object") from None
+        if self.select is not None and kind.field in self.select.later:
+            self.held.append((name, typed.metadata.name, where, kind, dump, typed, -1, 0))
+            return
         self._add(name, kind, typed, dump)
 
 
@@ -935,9 +1114,13 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         skipped = f" ({'; '.join(out.warnings)})" if out.warnings else ""
         raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
     loader = _Loader(out, select)
-    for path in names:
-        out.files.append(shown_path(path))
-        loader.load(path)
+    # equal parts kept once where whole fleets are held (doctor, status, reconcile); a selection (why-*) holds
+    # few objects and pays only the lookups
+    with sharing() if select is None else contextlib.nullcontext():
+        for path in names:
+            out.files.append(shown_path(path))
+            loader.load(path)
+        loader.finish()
     if out.object_count == 0 and not out.metas:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
     if not out.objects and not out.metas and not out.plain_counts:
