@@ -146,6 +146,37 @@ def test_empty_dump_round_trip(tmp_path, fmt):
     assert covering(snap, readplan.NODES).status == "forbidden"
 
 
+def _json_dump(path: Path, objects: list[dict[str, Any]]) -> bytes:
+    with open(path, "wb") as fh:
+        writer = DumpWriter(fh, "json")
+        for obj in objects:
+            writer.item(json.dumps(obj).encode())
+        writer.finish({"cluster": "prod", "reads": [{"resource": "nodes", "status": "ok", "count": len(objects)}]})
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("cut", ["after an object", "in an object", "in the meta", "before the meta"])
+def test_a_json_dump_cut_short_is_truncated_never_a_snapshot(tmp_path, cut):
+    """The streaming loader refuses a dump that ends before the record of its reads, wherever it was cut, and
+    says how many whole objects it holds."""
+    whole = _json_dump(tmp_path / "whole.json", [b.node(f"n{i}", {"pool": "gpu"}) for i in range(3)])
+    lines = whole.splitlines(keepends=True)
+    if cut == "after an object":
+        text, objects = b"".join(lines[:3]), 2
+    elif cut == "in an object":
+        text, objects = b"".join(lines[:3]) + lines[3][:20], 2
+    elif cut == "in the meta":
+        text, objects = whole[:-12], 3
+    else:
+        text, objects = b"".join(lines[:4]), 3
+    path = tmp_path / "cut.json"
+    path.write_bytes(text)
+    with pytest.raises(InputError, match=f"the dump is truncated: it ends after {objects} objects"):
+        load_files([str(path)])
+    path.write_bytes(whole)
+    assert len(load_files([str(path)]).nodes) == 3
+
+
 def test_dump_with_sorted_keys_keeps_its_reads(tmp_path):
     nodes = [b.node(f"n{i}", {"pad": "x" * 60}) for i in range(40)]
     doc = dump_doc(nodes, [{"resource": "nodes", "namespace": None, "status": "ok", "count": 40}])
