@@ -6,7 +6,7 @@ test:
 unit:
 	$(PYTHON) -m pytest tests/unit tests/cli
 lint:
-	$(PYTHON) -m ruff check kubectl_kcache tests bench krew-manifest examples && $(PYTHON) -m mypy && lint-imports
+	$(PYTHON) -m ruff check kubectl_kcache tests bench krew-manifest examples && $(PYTHON) -m ruff format --check kubectl_kcache tests bench krew-manifest examples && $(PYTHON) -m mypy && lint-imports
 bench:
 	$(PYTHON) -m bench.run
 catalogue:

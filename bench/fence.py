@@ -43,17 +43,32 @@ def hog(stop_at: float) -> None:
 
 def one_run(cluster: Cluster, tmp: Path, members: int, kubeconfigs: dict[str, Path]) -> dict[str, Any]:
     names = [f"gpu-{i:04d}" for i in range(members)]
-    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})])])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+        ]
+    )
     existing = set(faults.kcn_names(cluster))
     cluster.create([b.kcn(n) for n in names if n not in existing])
-    old = faults.Replica(cluster, tmp, "old", *faults.LEADER_FLAGS,
-                         env={"KUBECONFIG": str(kubeconfigs["fence-a"]), "POD_NAME": "fence-a"})
+    old = faults.Replica(
+        cluster,
+        tmp,
+        "old",
+        *faults.LEADER_FLAGS,
+        env={"KUBECONFIG": str(kubeconfigs["fence-a"]), "POD_NAME": "fence-a"},
+    )
     new = None
     try:
         cluster.wait_for("fence-a to lead", lambda: old.holds(cluster), timeout=60)
-        new = faults.Replica(cluster, tmp, "new", *faults.LEADER_FLAGS,
-                             env={"KUBECONFIG": str(kubeconfigs["fence-b"]), "POD_NAME": "fence-b"})
+        new = faults.Replica(
+            cluster,
+            tmp,
+            "new",
+            *faults.LEADER_FLAGS,
+            env={"KUBECONFIG": str(kubeconfigs["fence-b"]), "POD_NAME": "fence-b"},
+        )
         cluster.wait_for("fence-b to stand by", new.ready, timeout=60)
         mark = cluster.audit_mark()
         faults.freeze_mid_batch(cluster, old, lambda: old.proc.send_signal(signal.SIGSTOP))
@@ -64,19 +79,28 @@ def one_run(cluster: Cluster, tmp: Path, members: int, kubeconfigs: dict[str, Pa
         time.sleep(2)
         after = uids(cluster)
         changed = sorted(n for n in before if after.get(n) != before[n])
-        writes = [e for e in cluster.audit_events(mark) if old.mine(e) and e["verb"] in faults.MUTATING
-                  and e["objectRef"]["resource"] != "leases"]
+        writes = [
+            e
+            for e in cluster.audit_events(mark)
+            if old.mine(e) and e["verb"] in faults.MUTATING and e["objectRef"]["resource"] != "leases"
+        ]
         late = [e for e in writes if faults.received(e) >= acquired]
         admitted = [e for e in late if e["responseStatus"]["code"] != 403]
         late_names = {e["objectRef"].get("name") for e in late}
-        return {"writes": len(writes), "late": len(late), "admitted_late": len(admitted),
-                # from the objects: a late write of the old leader that took effect, whatever it was answered
-                "took_effect": [n for n in changed if n in late_names],
-                "changed_otherwise": [n for n in changed if n not in late_names],
-                "late_writes": [(e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name"),
-                                 e["responseStatus"]["code"]) for e in late],
-                "late_after_takeover_s": [round((faults.received(e) - acquired).total_seconds(), 3) for e in late],
-                "old_exit": old.proc.returncode}
+        return {
+            "writes": len(writes),
+            "late": len(late),
+            "admitted_late": len(admitted),
+            # from the objects: a late write of the old leader that took effect, whatever it was answered
+            "took_effect": [n for n in changed if n in late_names],
+            "changed_otherwise": [n for n in changed if n not in late_names],
+            "late_writes": [
+                (e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name"), e["responseStatus"]["code"])
+                for e in late
+            ],
+            "late_after_takeover_s": [round((faults.received(e) - acquired).total_seconds(), 3) for e in late],
+            "old_exit": old.proc.returncode,
+        }
     finally:
         old.stop()
         if new is not None:
@@ -92,11 +116,20 @@ def uids(cluster: Cluster) -> dict[str, str]:
 def switch(cluster: Cluster, mode: str, other_pod: Path) -> None:
     """Set the binding to `mode` and wait until admission acts on it: with a Lease held by a third identity,
     a dry-run write of another pod is refused (Deny) or admitted (Audit)."""
-    cluster.kubectl("patch", "validatingadmissionpolicybinding", tf.POLICY, "--type=merge",
-                    "-p", json.dumps({"spec": {"validationActions": [mode]}}))
+    cluster.kubectl(
+        "patch",
+        "validatingadmissionpolicybinding",
+        tf.POLICY,
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": {"validationActions": [mode]}}),
+    )
     tf.set_holder(cluster, "bench-probe_0_0")
-    cluster.wait_for(f"the fence to {mode.lower()}", lambda: tf.refused_by_fence(tf.probe(cluster, other_pod))
-                     == (mode == "Deny"), timeout=60)
+    cluster.wait_for(
+        f"the fence to {mode.lower()}",
+        lambda: tf.refused_by_fence(tf.probe(cluster, other_pod)) == (mode == "Deny"),
+        timeout=60,
+    )
     cluster.kubectl("delete", "lease", faults.LEASE[1], "-n", faults.LEASE[2], check=False)
 
 
@@ -104,15 +137,18 @@ def write(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]]) ->
     summary = {}
     for mode, all_runs in results.items():
         rs = [r for r in all_runs if "error" not in r]
-        summary[mode] = {"runs": len(rs), "failed_to_start": len(all_runs) - len(rs),
-                         "runs_with_late_writes": sum(1 for r in rs if r["late"]),
-                         "late_writes": sum(r["late"] for r in rs),
-                         "answered_not_403": sum(r["admitted_late"] for r in rs),
-                         "took_effect": sum(len(r["took_effect"]) for r in rs),
-                         "load1": [min(r["load1"] for r in all_runs), max(r["load1"] for r in all_runs)]
-                         if all_runs else []}
-    Path(args.out).write_text(json.dumps({"members": args.members, "hogs": args.hogs, "summary": summary,
-                                          "runs": results}, indent=1) + "\n")
+        summary[mode] = {
+            "runs": len(rs),
+            "failed_to_start": len(all_runs) - len(rs),
+            "runs_with_late_writes": sum(1 for r in rs if r["late"]),
+            "late_writes": sum(r["late"] for r in rs),
+            "answered_not_403": sum(r["admitted_late"] for r in rs),
+            "took_effect": sum(len(r["took_effect"]) for r in rs),
+            "load1": [min(r["load1"] for r in all_runs), max(r["load1"] for r in all_runs)] if all_runs else [],
+        }
+    Path(args.out).write_text(
+        json.dumps({"members": args.members, "hogs": args.hogs, "summary": summary, "runs": results}, indent=1) + "\n"
+    )
     return summary
 
 
@@ -127,8 +163,11 @@ def main() -> None:
     d = Path(tempfile.mkdtemp(prefix="kcache-fence-bench-"))
     tmp = d / "work"
     tmp.mkdir()
-    up = subprocess.run([str(ROOT / "tests" / "testbed" / "testbed"), "up", "--dir", str(d / "tb"), "--simulate"],
-                        capture_output=True, text=True)
+    up = subprocess.run(
+        [str(ROOT / "tests" / "testbed" / "testbed"), "up", "--dir", str(d / "tb"), "--simulate"],
+        capture_output=True,
+        text=True,
+    )
     if up.returncode != 0:
         sys.exit(up.stderr)
     cluster = Cluster(d / "tb", json.loads((d / "tb" / "state.json").read_text()))
@@ -154,8 +193,10 @@ def main() -> None:
             try:
                 run = one_run(cluster, tmp, args.members, kubeconfigs)
             except AssertionError as exc:  # a trial that did not get going (no batch to freeze): said, not counted
-                run = {"error": str(exc).splitlines()[0], "logs": {p.name: p.read_text()[-2000:]
-                                                                  for p in tmp.glob("*.log")}}
+                run = {
+                    "error": str(exc).splitlines()[0],
+                    "logs": {p.name: p.read_text()[-2000:] for p in tmp.glob("*.log")},
+                }
             finally:
                 for h in hogs:
                     h.terminate()
@@ -164,8 +205,9 @@ def main() -> None:
             print(f"trial {attempt} ({mode}): {run}", file=sys.stderr, flush=True)
             summary = write(args, results)  # after every trial: a bench cut short keeps what it measured
     finally:
-        subprocess.run([str(ROOT / "tests" / "testbed" / "testbed"), "down", "--dir", str(d / "tb")],
-                       capture_output=True)
+        subprocess.run(
+            [str(ROOT / "tests" / "testbed" / "testbed"), "down", "--dir", str(d / "tb")], capture_output=True
+        )
         shutil.rmtree(d, ignore_errors=True)
     summary = write(args, results)
     print(json.dumps(summary, indent=1))

@@ -79,8 +79,10 @@ def trial(mode: str, sends: int, threads: int, cert: str, key: str) -> dict[str,
     got = arrivals.get()
     proc.join()
     delays = sorted((a - c) * 1000 for a, c in zip(got, checks, strict=True))
-    return {q: round(delays[min(len(delays) - 1, int(f * len(delays)))], 2)
-            for q, f in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p99_ms", 0.99), ("max_ms", 1.0))}
+    return {
+        q: round(delays[min(len(delays) - 1, int(f * len(delays)))], 2)
+        for q, f in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p99_ms", 0.99), ("max_ms", 1.0))
+    }
 
 
 def main() -> None:
@@ -90,8 +92,26 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                key,
+                "-out",
+                cert,
+                "-days",
+                "1",
+                "-subj",
+                "/CN=localhost",
+            ],
+            check=True,
+            capture_output=True,
+        )
         out = {"sends": args.sends, "busy_threads": args.threads, "load1": round(os.getloadavg()[0], 1)}
         for mode in ("timeout", "blocking"):
             out[mode] = trial(mode, args.sends, args.threads, cert, key)

@@ -46,35 +46,68 @@ def serving_pod(j: int, k: int, nodes: int, rng: random.Random) -> dict[str, Any
     rs = f"{isvc}-predictor-{fx.REVISION}"
     token = "kube-api-access-" + "".join(rng.choices(string.ascii_lowercase + string.digits, k=5))
     container: dict[str, Any] = {
-        "name": "kserve-container", "image": VLLM,
+        "name": "kserve-container",
+        "image": VLLM,
         "args": ["--model", "/mnt/models", "--dtype", "bfloat16", "--max-model-len", "32768", "--port", "8080"],
         "env": [{"name": "HF_HOME", "value": "/tmp/hf"}, {"name": "VLLM_CACHE_ROOT", "value": "/root/.cache/vllm"}],
-        "volumeMounts": [{"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-                          "readOnly": True}],
+        "volumeMounts": [
+            {"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}
+        ],
     }
-    spec: dict[str, Any] = {"containers": [container], "nodeName": fx.node_name((j * 7 + k) % nodes),
-                            "volumes": [{"name": token, "projected": {"sources": [{"serviceAccountToken": {
-                                "path": "token", "expirationSeconds": 3607}}]}}]}
-    annotations = {"serving.kserve.io/kernelcache-supported": "true",
-                   "internal.serving.kserve.io/storage-initializer-sourceuri": f"hf://org/model-{j:04d}"}
+    spec: dict[str, Any] = {
+        "containers": [container],
+        "nodeName": fx.node_name((j * 7 + k) % nodes),
+        "volumes": [
+            {
+                "name": token,
+                "projected": {"sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]},
+            }
+        ],
+    }
+    annotations = {
+        "serving.kserve.io/kernelcache-supported": "true",
+        "internal.serving.kserve.io/storage-initializer-sourceuri": f"hf://org/model-{j:04d}",
+    }
     if k % 2 == 0:  # a hit, as the webhook leaves it
         kc = fx.kernel_cache_name(j % CACHES)
         annotations["internal.serving.kserve.io/kernelcache-usage"] = f"{ns}/{kc}"
-        spec["volumes"] += [{"name": "kernel-cache-source", "image": {
-            "reference": fx.cache_artifact(j % CACHES)["imageReference"], "pullPolicy": "IfNotPresent"}},
-            {"name": "kernel-cache-runtime-0", "emptyDir": {}}]
-        container["volumeMounts"] += [{"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache",
-                                       "readOnly": True}]
-        spec["initContainers"] = [{"name": "kernel-cache-linker", "image": "registry.access.redhat.com/ubi9/ubi",
-                                   "args": ["/var/run/gkm/kernel-cache/io.vllm.cache", "/root/.cache/vllm"]}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{rs}-{k:05d}", "namespace": ns, "uid": fx._sha(f"{j}-{k}")[:36],
-                         "labels": {"serving.kserve.io/inferenceservice": isvc, "component": "predictor",
-                                    "pod-template-hash": fx.REVISION},
-                         "annotations": annotations,
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                                              "uid": fx._sha(rs)[:36], "controller": True}]},
-            "spec": spec, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+        spec["volumes"] += [
+            {
+                "name": "kernel-cache-source",
+                "image": {"reference": fx.cache_artifact(j % CACHES)["imageReference"], "pullPolicy": "IfNotPresent"},
+            },
+            {"name": "kernel-cache-runtime-0", "emptyDir": {}},
+        ]
+        container["volumeMounts"] += [
+            {"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache", "readOnly": True}
+        ]
+        spec["initContainers"] = [
+            {
+                "name": "kernel-cache-linker",
+                "image": "registry.access.redhat.com/ubi9/ubi",
+                "args": ["/var/run/gkm/kernel-cache/io.vllm.cache", "/root/.cache/vllm"],
+            }
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{rs}-{k:05d}",
+            "namespace": ns,
+            "uid": fx._sha(f"{j}-{k}")[:36],
+            "labels": {
+                "serving.kserve.io/inferenceservice": isvc,
+                "component": "predictor",
+                "pod-template-hash": fx.REVISION,
+            },
+            "annotations": annotations,
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": fx._sha(rs)[:36], "controller": True}
+            ],
+        },
+        "spec": spec,
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def items(nodes: int, pods: int) -> list[dict[str, Any]]:
@@ -88,10 +121,21 @@ def items(nodes: int, pods: int) -> list[dict[str, Any]]:
 def write_dump(nodes: int, pods: int, path: Path) -> None:
     """A JSON dump laid out as `kubectl kcache dump` writes it (one item per line, meta last), which the loader
     streams: the file never sits in the reading process's memory whole."""
-    reads = [{"resource": r, "namespace": ns, "status": "ok", "count": 0} for r, ns in (
-        ("nodes", None), ("kernelcachenodegroups", None), ("kernelcachenodes", None), ("kernelcaches", None),
-        ("kernelcachecaptures", None), ("configmaps", "kserve"), ("pods", "kserve"), ("pods", None),
-        ("namespaces", None), ("mutatingwebhookconfigurations", None))]
+    reads = [
+        {"resource": r, "namespace": ns, "status": "ok", "count": 0}
+        for r, ns in (
+            ("nodes", None),
+            ("kernelcachenodegroups", None),
+            ("kernelcachenodes", None),
+            ("kernelcaches", None),
+            ("kernelcachecaptures", None),
+            ("configmaps", "kserve"),
+            ("pods", "kserve"),
+            ("pods", None),
+            ("namespaces", None),
+            ("mutatingwebhookconfigurations", None),
+        )
+    ]
     meta = {"cluster": "bench", "takenAt": fx.NOW, "serverVersion": "v1.36.3", "reads": reads}
     objects = items(nodes, pods)
     with open(path, "wb") as fh:
@@ -107,18 +151,24 @@ def fleet(args: argparse.Namespace) -> dict[str, Any]:
     write_dump(args.nodes, args.pods, path)
     env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     base = [sys.executable, "-m", "kubectl_kcache"]
-    cmds = {"why-not-cached -A": [*base, "why-not-cached", "-A", "--from-file", str(path), "-o", "json"],
-            "doctor": [*base, "doctor", "--from-file", str(path), "-o", "json", "--fail-on", "never"]}
+    cmds = {
+        "why-not-cached -A": [*base, "why-not-cached", "-A", "--from-file", str(path), "-o", "json"],
+        "doctor": [*base, "doctor", "--from-file", str(path), "-o", "json", "--fail-on", "never"],
+    }
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
     for i in range(args.rounds):
-        for which in (list(cmds) if i % 2 == 0 else list(cmds)[::-1]):
+        for which in list(cmds) if i % 2 == 0 else list(cmds)[::-1]:
             runs[which].append(run_timed(cmds[which], env, ok=(0, 1, 3)))
             r = runs[which][-1]
             log(f"  round {i + 1} {which}: {r['seconds']:.2f}s (CPU {r['cpu_s']:.2f}s) {r['maxrss_mb']:.0f} MB")
-    out: dict[str, Any] = {k: {"median_s": round(statistics.median(r["seconds"] for r in v), 2),
-                               "median_cpu_s": round(statistics.median(r["cpu_s"] for r in v), 2),
-                               "median_rss_mb": round(statistics.median(r["maxrss_mb"] for r in v), 1)}
-                           for k, v in runs.items()}
+    out: dict[str, Any] = {
+        k: {
+            "median_s": round(statistics.median(r["seconds"] for r in v), 2),
+            "median_cpu_s": round(statistics.median(r["cpu_s"] for r in v), 2),
+            "median_rss_mb": round(statistics.median(r["maxrss_mb"] for r in v), 1),
+        }
+        for k, v in runs.items()
+    }
     out["cpu_ratio"] = round(out["why-not-cached -A"]["median_cpu_s"] / out["doctor"]["median_cpu_s"], 2)
     out["file_mb"] = round(path.stat().st_size / 2**20, 1)
     out.update(nodes=args.nodes, pods=args.pods)
@@ -165,12 +215,18 @@ def monitor(args: argparse.Namespace) -> dict[str, Any]:
         "page = ev.html\n"
         "out['report_cpu_s'], out['report_mb'] = round(time.process_time() - t, 2), round(len(page) / 2**20, 1)\n"
         "out['peak_rss_mb'] = round(rss(), 1)\n"
-        "print(json.dumps(out))\n")
+        "print(json.dumps(out))\n"
+    )
     env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-c", code, str(path), str(args.evaluations)], env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(args.evaluations)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     log(proc.stderr.strip())
     out = {"nodes": args.nodes, "pods": args.pods, **json.loads(proc.stdout)}
     path.unlink()
@@ -206,14 +262,18 @@ def live(args: argparse.Namespace) -> dict[str, Any]:
         log(f"filling {args.nodes} nodes")
         filler.grow(args.nodes)
         rng = random.Random(26)
-        pods = [without_token(serving_pod(p // PODS_PER_ISVC, p % PODS_PER_ISVC, args.nodes, rng))
-                for p in range(args.pods)]
+        pods = [
+            without_token(serving_pod(p // PODS_PER_ISVC, p % PODS_PER_ISVC, args.nodes, rng)) for p in range(args.pods)
+        ]
         log(f"creating {len(pods)} serving pods")
         parallel(lambda p: filler.create(r.PODS, p), pods)
         err = open(d / "monitor.log", "w")  # noqa: SIM115 - closed below
-        proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "monitor", "--port", "0",
-                                 "--resync-period", "600"], env={**bed.env, "PYTHONPATH": str(ROOT)},
-                                stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kubectl_kcache", "monitor", "--port", "0", "--resync-period", "600"],
+            env={**bed.env, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
 
         def scrape(port: int) -> dict[str, float]:
             text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
@@ -233,20 +293,33 @@ def live(args: argparse.Namespace) -> dict[str, Any]:
                 except OSError:
                     pass
                 time.sleep(0.5)
-            out: dict[str, Any] = {"nodes": args.nodes, "pods": args.pods, "ready_after_s": round(time.time() - t0, 1),
-                                   "ready_rss_mb": round(_vm(proc.pid, "VmRSS"), 1),
-                                   "ready_cpu_s": round(_cpu_seconds(proc.pid), 2), "changes": []}
+            out: dict[str, Any] = {
+                "nodes": args.nodes,
+                "pods": args.pods,
+                "ready_after_s": round(time.time() - t0, 1),
+                "ready_rss_mb": round(_vm(proc.pid, "VmRSS"), 1),
+                "ready_cpu_s": round(_cpu_seconds(proc.pid), 2),
+                "changes": [],
+            }
             for i in range(args.evaluations):
                 before, cpu = scrape(port)["kcache_monitor_evaluations_total"], _cpu_seconds(proc.pid)
                 t = time.time()
-                filler.c.request("PATCH", r.NODES.path(None, fx.node_name(i)), verb="patch",
-                                 body={"metadata": {"labels": {"kcache-bench/changed": f"{time.time():.0f}-{i}"}}},
-                                 content_type="application/merge-patch+json")
+                filler.c.request(
+                    "PATCH",
+                    r.NODES.path(None, fx.node_name(i)),
+                    verb="patch",
+                    body={"metadata": {"labels": {"kcache-bench/changed": f"{time.time():.0f}-{i}"}}},
+                    content_type="application/merge-patch+json",
+                )
                 while (now := scrape(port))["kcache_monitor_evaluations_total"] <= before:
                     time.sleep(0.2)
-                out["changes"].append({"seen_after_s": round(time.time() - t, 2),
-                                       "evaluation_s": now["kcache_monitor_evaluation_seconds"],
-                                       "cpu_s": round(_cpu_seconds(proc.pid) - cpu, 2)})
+                out["changes"].append(
+                    {
+                        "seen_after_s": round(time.time() - t, 2),
+                        "evaluation_s": now["kcache_monitor_evaluation_seconds"],
+                        "cpu_s": round(_cpu_seconds(proc.pid) - cpu, 2),
+                    }
+                )
                 log(f"  change {i + 1}: in /metrics after {out['changes'][-1]['seen_after_s']}s")
             out["rss_mb"] = round(_vm(proc.pid, "VmRSS"), 1)
             out["peak_rss_mb"] = round(_vm(proc.pid, "VmHWM"), 1)

@@ -40,8 +40,11 @@ def per_kind(path: str) -> list[dict[str, Any]]:
         kind = kinds.lookup(api_version, kind_name)
         if kind is None or len(items) < 100:
             continue
-        row: dict[str, Any] = {"kind": kind_name, "objects": len(items),
-                               "json_bytes": round(sum(map(len, items)) / len(items))}
+        row: dict[str, Any] = {
+            "kind": kind_name,
+            "objects": len(items),
+            "json_bytes": round(sum(map(len, items)) / len(items)),
+        }
         for shared in (False, True):
             tracemalloc.start()
             if shared:
@@ -81,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"{'kind':22} {'objects':>8} {'JSON B':>8} {'held B':>8} {'shared B':>9} {'decode us':>10}")
     for r in per_kind(args.dump):
-        print(f"{r['kind']:22} {r['objects']:8d} {r['json_bytes']:8d} {r['bytes_held']:8d} "
-              f"{r['bytes_held_shared']:9d} {r['decode_us']:10.1f}")
+        print(
+            f"{r['kind']:22} {r['objects']:8d} {r['json_bytes']:8d} {r['bytes_held']:8d} "
+            f"{r['bytes_held_shared']:9d} {r['decode_us']:10.1f}"
+        )
     if args.profile:
         print(profile(args.dump, args.profile))
     return 0

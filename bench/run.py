@@ -251,15 +251,21 @@ def run_timed(cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         t0 = time.perf_counter()
         proc = subprocess.run(
-            ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, *cmd], env=env, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True,
+            ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, *cmd],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         seconds = time.perf_counter() - t0
         user, system, rss_kb = Path(tf.name).read_text().split()[-3:]
     if proc.returncode not in ok:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return {"seconds": round(seconds, 4), "cpu_s": round(float(user) + float(system), 3),
-            "maxrss_mb": round(int(rss_kb) / 1024, 1)}
+    return {
+        "seconds": round(seconds, 4),
+        "cpu_s": round(float(user) + float(system), 3),
+        "maxrss_mb": round(int(rss_kb) / 1024, 1),
+    }
 
 
 def run_counted(bed: Bed, cmd: list[str], agent: str, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
@@ -281,15 +287,33 @@ def kubectl_calls(bed: Bed) -> list[list[str]]:
     """`kubectl get -o json` of what doctor lists, as few calls as kubectl allows: one cannot mix kinds
     with type/name arguments, nor -A with -n."""
     k = bed.kubectl
-    crds = [f"customresourcedefinition/{p}.serving.kserve.io" for p in
-            ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures")]
+    crds = [
+        f"customresourcedefinition/{p}.serving.kserve.io"
+        for p in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures")
+    ]
     return [
         [k, "get", "nodes,kernelcachenodegroups,kernelcachenodes,kernelcaches,kernelcachecaptures", "-A", "-o", "json"],
         [k, "get", "pods", "-n", "kserve", "-l", "control-plane=kserve-kernelcachenode-agent", "-o", "json"],
-        [k, "get", "-n", "kserve", "configmap/inferenceservice-config", "daemonset/kserve-kernelcachenode-agent",
-         "deployment/kserve-localmodel-controller-manager", "-o", "json"],
-        [k, "get", "mutatingwebhookconfiguration/kernelcache.serving.kserve.io", f"namespace/{fx.JOB_NAMESPACE}",
-         *crds, "-o", "json"],
+        [
+            k,
+            "get",
+            "-n",
+            "kserve",
+            "configmap/inferenceservice-config",
+            "daemonset/kserve-kernelcachenode-agent",
+            "deployment/kserve-localmodel-controller-manager",
+            "-o",
+            "json",
+        ],
+        [
+            k,
+            "get",
+            "mutatingwebhookconfiguration/kernelcache.serving.kserve.io",
+            f"namespace/{fx.JOB_NAMESPACE}",
+            *crds,
+            "-o",
+            "json",
+        ],
     ]
 
 
@@ -338,8 +362,19 @@ def curl_cmd(bed: Bed, uris: list[str]) -> list[str]:
     ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == cfg["current-context"])
     cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
     user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
-    cmd = ["curl", "-sS", "--fail", "--cacert", cluster["certificate-authority"], "--cert",
-           user["client-certificate"], "--key", user["client-key"], "-H", "Accept: application/json"]
+    cmd = [
+        "curl",
+        "-sS",
+        "--fail",
+        "--cacert",
+        cluster["certificate-authority"],
+        "--cert",
+        user["client-certificate"],
+        "--key",
+        user["client-key"],
+        "-H",
+        "Accept: application/json",
+    ]
     for uri in uris:
         cmd += [cluster["server"].rstrip("/") + uri, "-o", "/dev/null"]
     return cmd
@@ -384,20 +419,30 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
             else:
                 runs[which].append(measure_kubectl(bed))
             last = runs[which][-1]
-            log(f"  {n}: round {i + 1} {which}: {last['seconds']:.2f}s {last['maxrss_mb']:.0f} MB "
-                f"{last['requests']} requests")
+            log(
+                f"  {n}: round {i + 1} {which}: {last['seconds']:.2f}s {last['maxrss_mb']:.0f} MB "
+                f"{last['requests']} requests"
+            )
     out: dict[str, Any] = {k: summary(v) for k, v in runs.items()}
     out["curl"]["uris"] = uris
     out["ratio_time"] = round(out["doctor"]["median_s"] / out["kubectl"]["median_s"], 2)
     out["ratio_rss"] = round(out["doctor"]["median_rss_mb"] / out["kubectl"]["median_rss_mb"], 2)
     out["doctor_vs_curl"] = round(out["doctor"]["median_s"] / out["curl"]["median_s"], 2)
-    out["status_vs_doctor"] = [round(s["seconds"] / d["seconds"], 2) for s, d in zip(runs["status"], runs["doctor"],
-                                                                                       strict=True)]
+    out["status_vs_doctor"] = [
+        round(s["seconds"] / d["seconds"], 2) for s, d in zip(runs["status"], runs["doctor"], strict=True)
+    ]
     out["dump_vs_curl"] = round(out["dump"]["median_s"] / out["curl"]["median_s"], 2)
     out["doctor_findings"] = doctor_findings(bed)
 
-    why_cmd = [*KCACHE, "why-group", PRODUCER["metadata"]["name"], "-n", PRODUCER["metadata"]["namespace"], "-o",
-               "json"]
+    why_cmd = [
+        *KCACHE,
+        "why-group",
+        PRODUCER["metadata"]["name"],
+        "-n",
+        PRODUCER["metadata"]["namespace"],
+        "-o",
+        "json",
+    ]
     run_timed(why_cmd, env)
     out["why_group"] = summary([run_counted(bed, why_cmd, "kubectl-kcache") for _ in range(max(5, rounds))])
     log(f"  {n}: why-group {out['why_group']['median_s']:.3f}s")
@@ -410,15 +455,17 @@ def measure_size(bed: Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any
     jl: list[dict[str, Any]] = []
     for i in range(rounds):
         pair = [(ff, from_file), (jl, json_load)]
-        for runs_, cmd in (pair if i % 2 == 0 else pair[::-1]):
+        for runs_, cmd in pair if i % 2 == 0 else pair[::-1]:
             runs_.append(run_timed(cmd, env))
     out["doctor_from_file"] = summary(ff)
     status_file = [*KCACHE, "status", "--from-file", str(snap), "-o", "json"]
     out["status_from_file"] = summary([run_timed(status_file, env) for _ in range(rounds)])
     out["json_load"] = summary(jl)
     out["from_file_vs_json_load"] = round(out["doctor_from_file"]["median_s"] / out["json_load"]["median_s"], 2)
-    log(f"  {n}: dump {out['dump']['median_s']:.1f}s ({out['dump']['file_mb']} MB, x{out['dump_vs_curl']} curl), "
-        f"doctor --from-file {out['doctor_from_file']['median_s']:.2f}s (x{out['from_file_vs_json_load']} json.load)")
+    log(
+        f"  {n}: dump {out['dump']['median_s']:.1f}s ({out['dump']['file_mb']} MB, x{out['dump_vs_curl']} curl), "
+        f"doctor --from-file {out['doctor_from_file']['median_s']:.2f}s (x{out['from_file_vs_json_load']} json.load)"
+    )
     snap.unlink()
     return out
 
@@ -430,8 +477,11 @@ def doctor_findings(bed: Bed) -> dict[str, Any]:
     except ValueError:
         return {}
     findings = doc.get("findings") or []
-    return {"findings": len(findings), "by_severity": dict(Counter(f.get("severity") for f in findings)),
-            "by_check": dict(Counter(f.get("check") for f in findings))}
+    return {
+        "findings": len(findings),
+        "by_severity": dict(Counter(f.get("severity") for f in findings)),
+        "by_check": dict(Counter(f.get("check") for f in findings)),
+    }
 
 
 def yaml_dump(bed: Bed, n: int, snap_dir: Path) -> dict[str, Any]:
@@ -439,19 +489,34 @@ def yaml_dump(bed: Bed, n: int, snap_dir: Path) -> dict[str, Any]:
     snap = snap_dir / f"snapshot-{n}.yaml"
     out = {"nodes": n, "dump": run_timed([*KCACHE, "dump", "--file", str(snap)], bed.env)}
     out["dump"]["file_mb"] = round(snap.stat().st_size / 2**20, 1)
-    out["doctor_from_file"] = run_timed([*KCACHE, "doctor", "--from-file", str(snap), "-o", "json", "--fail-on",
-                                         "never"], bed.env)
+    out["doctor_from_file"] = run_timed(
+        [*KCACHE, "doctor", "--from-file", str(snap), "-o", "json", "--fail-on", "never"], bed.env
+    )
     snap.unlink()
-    log(f"  {n}: YAML dump {out['dump']['seconds']:.1f}s ({out['dump']['file_mb']} MB), doctor --from-file "
-        f"{out['doctor_from_file']['seconds']:.1f}s")
+    log(
+        f"  {n}: YAML dump {out['dump']['seconds']:.1f}s ({out['dump']['file_mb']} MB), doctor --from-file "
+        f"{out['doctor_from_file']['seconds']:.1f}s"
+    )
     return out
 
 
 def profile_doctor(bed: Bed, n: int, out_txt: Path) -> dict[str, Any]:
     """cProfile of one live doctor run; the top functions by cumulative and by own time."""
     prof = bed.dir / "doctor.prof"
-    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "kubectl_kcache", "doctor", "-o", "json",
-           "--fail-on", "never"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cProfile",
+        "-o",
+        str(prof),
+        "-m",
+        "kubectl_kcache",
+        "doctor",
+        "-o",
+        "json",
+        "--fail-on",
+        "never",
+    ]
     t = run_timed(cmd, bed.env)
     stats = pstats.Stats(str(prof))
     total = stats.total_tt  # type: ignore[attr-defined]
@@ -467,28 +532,43 @@ def profile_doctor(bed: Bed, n: int, out_txt: Path) -> dict[str, Any]:
             entries.items(), key=lambda kv: kv[1][3 if key == "cum" else 2], reverse=True
         )[:limit]:
             where = file.replace(str(ROOT) + "/", "").split("site-packages/")[-1]
-            out.append({"function": f"{where}:{line}({func})", "calls": ncalls, "own_s": round(tt, 3),
-                        "cumulative_s": round(ct, 3), "cumulative_pct": round(100 * ct / total, 1)})
+            out.append(
+                {
+                    "function": f"{where}:{line}({func})",
+                    "calls": ncalls,
+                    "own_s": round(tt, 3),
+                    "cumulative_s": round(ct, 3),
+                    "cumulative_pct": round(100 * ct / total, 1),
+                }
+            )
         return out
 
     def cum(file_end: str, func: str, own: bool = False) -> float:
         entries = stats.stats  # type: ignore[attr-defined]
-        return round(sum(v[2 if own else 3] for (f, _l, fn), v in entries.items()
-                         if f.endswith(file_end) and fn == func), 3)
+        return round(
+            sum(v[2 if own else 3] for (f, _l, fn), v in entries.items() if f.endswith(file_end) and fn == func), 3
+        )
 
     breakdown = {
         "imports": cum("<frozen importlib._bootstrap>", "_find_and_load"),
         "collect (all requests and parsing)": cum("kubectl_kcache/snapshot/live.py", "collect"),
         "  receiving (TLS reads)": cum("", "<method 'read' of '_ssl._SSLSocket' objects>", own=True),
-        "  decoding pages into typed objects (msgspec)": cum("", "<method 'decode' of 'msgspec.json.Decoder' "
-                                                                "objects>", own=True),
+        "  decoding pages into typed objects (msgspec)": cum(
+            "", "<method 'decode' of 'msgspec.json.Decoder' objects>", own=True
+        ),
         "  null handling (__post_init__)": cum("kubectl_kcache/objects/__init__.py", "__post_init__"),
         "checks (run_doctor)": cum("kubectl_kcache/checks/runner.py", "run_doctor"),
         "rendering -o json": cum("kubectl_kcache/report/registry.py", "render_doctor"),
     }
-    return {"nodes": n, "wall_s": t["seconds"], "profiled_total_s": round(total, 2), "breakdown_s": breakdown,
-            "top_cumulative": rows("cum", 40), "top_own": rows("own", 20),
-            "text": str(out_txt).replace(str(ROOT) + "/", "")}
+    return {
+        "nodes": n,
+        "wall_s": t["seconds"],
+        "profiled_total_s": round(total, 2),
+        "breakdown_s": breakdown,
+        "top_cumulative": rows("cum", 40),
+        "top_own": rows("own", 20),
+        "text": str(out_txt).replace(str(ROOT) + "/", ""),
+    }
 
 
 # ---- reconcile ----------------------------------------------------------------------------------------
@@ -518,8 +598,9 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
     err = open(bed.dir / "reconcile.log", "w")  # noqa: SIM115 - the controller's log while it runs
     mark0 = bed.audit_mark()
     t_start = time.time()
-    proc = subprocess.Popen([*KCACHE, "reconcile", "--force", "--resync-period", "20"], env=bed.env,
-                            stdout=subprocess.DEVNULL, stderr=err)
+    proc = subprocess.Popen(
+        [*KCACHE, "reconcile", "--force", "--resync-period", "20"], env=bed.env, stdout=subprocess.DEVNULL, stderr=err
+    )
     try:
         watched: set[str] = set()
         pos = mark0
@@ -548,8 +629,7 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
         out["steady_requests"] = dict(steady)
         out["steady_cpu_s"] = round(_cpu_seconds(proc.pid) - cpu0, 2)
         out["steady_rss_mb"] = round(_vm(proc.pid, "VmHWM"), 1)  # peak so far: the initial lists included
-        log(f"  reconcile: {out['steady_writes']} writes in {steady_seconds:.0f}s steady, "
-            f"{out['steady_cpu_s']}s CPU")
+        log(f"  reconcile: {out['steady_writes']} writes in {steady_seconds:.0f}s steady, {out['steady_cpu_s']}s CPU")
 
         mark = bed.audit_mark()
         t0 = time.time()
@@ -564,10 +644,13 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
             time.sleep(0.5)
             events, pos = bed.audit_read(pos)
             for e in events:
-                if (e.get("stage") == "ResponseComplete" and e.get("verb") == "create"
-                        and e.get("userAgent", "").startswith("kubectl-kcache")
-                        and e["objectRef"].get("resource") == "kernelcachenodes"
-                        and (e.get("responseStatus") or {}).get("code") == 201):
+                if (
+                    e.get("stage") == "ResponseComplete"
+                    and e.get("verb") == "create"
+                    and e.get("userAgent", "").startswith("kubectl-kcache")
+                    and e["objectRef"].get("resource") == "kernelcachenodes"
+                    and (e.get("responseStatus") or {}).get("code") == 201
+                ):
                     created[e["auditID"]] = _stamp(e)
         out["kcn_created"] = len(created)
         out["kcn_total_after"] = len(filler.c.list_all(filler.r.KERNEL_CACHE_NODES, convert=lambda o: 0)[0])
@@ -579,8 +662,10 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
             out["first_kcn_after_burst_start_s"] = round(min(created.values()) - t0, 2)
         out["converged"] = len(created) >= burst and out["kcn_total_after"] == n + burst
         out["peak_rss_mb"] = round(_vm(proc.pid, "VmHWM"), 1)
-        log(f"  reconcile: {len(created)}/{burst} KernelCacheNodes, last "
-            f"{out.get('converge_from_burst_start_s')}s after the burst began")
+        log(
+            f"  reconcile: {len(created)}/{burst} KernelCacheNodes, last "
+            f"{out.get('converge_from_burst_start_s')}s after the burst began"
+        )
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -604,8 +689,10 @@ def measure_reconcile(bed: Bed, filler: Filler, burst: int, steady_seconds: floa
 
 def help_startup(bed: Bed, runs: int = 20) -> dict[str, Any]:
     out = {}
-    for label, cmd in (("kubectl-kcache --help", ["kubectl-kcache", "--help"]),
-                       ("kubectl kcache --help", [*KCACHE, "--help"])):
+    for label, cmd in (
+        ("kubectl-kcache --help", ["kubectl-kcache", "--help"]),
+        ("kubectl kcache --help", [*KCACHE, "--help"]),
+    ):
         subprocess.run(cmd, env=bed.env, stdout=subprocess.DEVNULL, check=True)
         times = []
         for _ in range(runs):
@@ -639,25 +726,40 @@ def budgets(res: dict[str, Any], at: int) -> dict[str, Any]:
     big = res["sizes"].get(str(max(int(k) for k in res["sizes"]))) if res["sizes"] else None
     if big:
         at_big = max(int(k) for k in res["sizes"])
-        out["dump_vs_curl"] = {"at_nodes": at_big, "limit": 1.3, "value": big["dump_vs_curl"],
-                               "met": big["dump_vs_curl"] <= 1.3}
+        out["dump_vs_curl"] = {
+            "at_nodes": at_big,
+            "limit": 1.3,
+            "value": big["dump_vs_curl"],
+            "met": big["dump_vs_curl"] <= 1.3,
+        }
         rss = big["dump"]["median_rss_mb"]
         out["dump_rss_mb"] = {"at_nodes": at_big, "limit": 300, "value": rss, "met": rss < 300}
     h = res.get("help", {}).get("kubectl kcache --help")
     if h:
-        out["help_s"] = {"limit": 0.15, "value": h["median_s"], "met": h["median_s"] < 0.15,
-                         "plugin_alone_s": res["help"]["kubectl-kcache --help"]["median_s"]}
+        out["help_s"] = {
+            "limit": 0.15,
+            "value": h["median_s"],
+            "met": h["median_s"] < 0.15,
+            "plugin_alone_s": res["help"]["kubectl-kcache --help"]["median_s"],
+        }
     rec = res.get("reconcile")
     if rec:
         conv = rec.get("converge_from_burst_start_s")
-        out["reconcile_converge_s"] = {"limit": 60, "burst": rec["burst"], "value": conv,
-                                       "after_last_node_s": rec.get("converge_after_last_node_s"),
-                                       "met": bool(rec["converged"] and conv is not None and conv < 60)}
-        out["reconcile_steady_writes"] = {"limit": 0, "value": rec["steady_writes"],
-                                          "met": rec["steady_writes"] == 0}
+        out["reconcile_converge_s"] = {
+            "limit": 60,
+            "burst": rec["burst"],
+            "value": conv,
+            "after_last_node_s": rec.get("converge_after_last_node_s"),
+            "met": bool(rec["converged"] and conv is not None and conv < 60),
+        }
+        out["reconcile_steady_writes"] = {"limit": 0, "value": rec["steady_writes"], "met": rec["steady_writes"] == 0}
         rss = rec.get("steady_rss_mb")
-        out["reconcile_rss_mb"] = {"at_nodes": rec["nodes_before"], "limit": 250, "value": rss,
-                                   "met": rss is not None and rss < 250}
+        out["reconcile_rss_mb"] = {
+            "at_nodes": rec["nodes_before"],
+            "limit": 250,
+            "value": rss,
+            "met": rss is not None and rss < 250,
+        }
     return out
 
 
@@ -669,12 +771,14 @@ def plot(res: dict[str, Any], path: Path) -> None:
 
     sizes = sorted(int(k) for k in res["sizes"])
     get = lambda key, field: [res["sizes"][str(n)][key][field] for n in sizes]  # noqa: E731
-    lines = (("doctor", "o-", "kubectl kcache doctor -o json"),
-             ("curl", "k-", "curl of the same lists (the floor)"),
-             ("kubectl", "s-", "kubectl get -o json (same objects)"),
-             ("dump", "d--", "kubectl kcache dump -o json"),
-             ("doctor_from_file", "^--", "doctor --from-file (the JSON dump)"),
-             ("json_load", "v:", "python json.load of the dump"))
+    lines = (
+        ("doctor", "o-", "kubectl kcache doctor -o json"),
+        ("curl", "k-", "curl of the same lists (the floor)"),
+        ("kubectl", "s-", "kubectl get -o json (same objects)"),
+        ("dump", "d--", "kubectl kcache dump -o json"),
+        ("doctor_from_file", "^--", "doctor --from-file (the JSON dump)"),
+        ("json_load", "v:", "python json.load of the dump"),
+    )
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
     for key, style, label in lines:
         ax1.plot(sizes, get(key, "median_s"), style, label=label)
@@ -694,26 +798,33 @@ def plot(res: dict[str, Any], path: Path) -> None:
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=7)
     m = res["machine"]
-    fig.suptitle(f"doctor, dump and --from-file vs the curl floor and kubectl get on a real API server ({m['cpus']} "
-                 f"cores, Python {m['python']}, Kubernetes {m.get('server', '?')}, watch cache "
-                 f"{'on' if m['watch_cache'] else 'off'})", fontsize=9)
+    fig.suptitle(
+        f"doctor, dump and --from-file vs the curl floor and kubectl get on a real API server ({m['cpus']} "
+        f"cores, Python {m['python']}, Kubernetes {m.get('server', '?')}, watch cache "
+        f"{'on' if m['watch_cache'] else 'off'})",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def table(res: dict[str, Any]) -> str:
-    lines = ["| nodes | doctor s (MB) | curl s | doctor/curl | kubectl s (MB) | dump s (MB) | dump/curl "
-             "| from-file s (MB) | json.load s (MB) | from-file/json.load | why-group s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| nodes | doctor s (MB) | curl s | doctor/curl | kubectl s (MB) | dump s (MB) | dump/curl "
+        "| from-file s (MB) | json.load s (MB) | from-file/json.load | why-group s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for n in sorted(int(k) for k in res["sizes"]):
         s = res["sizes"][str(n)]
 
         def cell(key: str, s: dict[str, Any] = s) -> str:
             return f"{s[key]['median_s']:.2f} ({s[key]['median_rss_mb']:.0f})"
 
-        lines.append(f"| {n} | {cell('doctor')} | {s['curl']['median_s']:.2f} | {s['doctor_vs_curl']:.2f} "
-                     f"| {cell('kubectl')} | {cell('dump')} | {s['dump_vs_curl']:.2f} | {cell('doctor_from_file')} "
-                     f"| {cell('json_load')} | {s['from_file_vs_json_load']:.2f} | {s['why_group']['median_s']:.3f} |")
+        lines.append(
+            f"| {n} | {cell('doctor')} | {s['curl']['median_s']:.2f} | {s['doctor_vs_curl']:.2f} "
+            f"| {cell('kubectl')} | {cell('dump')} | {s['dump_vs_curl']:.2f} | {cell('doctor_from_file')} "
+            f"| {cell('json_load')} | {s['from_file_vs_json_load']:.2f} | {s['why_group']['median_s']:.3f} |"
+        )
     return "\n".join(lines)
 
 
@@ -736,8 +847,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--out", help="results file (default bench/results/<date>.json; quick runs: -quick)")
     args = ap.parse_args(argv)
-    sizes = sorted({int(x) for x in args.sizes.split(",")}) if args.sizes else list(
-        QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    sizes = (
+        sorted({int(x) for x in args.sizes.split(",")})
+        if args.sizes
+        else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    )
     burst = args.burst or (500 if args.quick else 5000)
     steady = args.steady_seconds or (15.0 if args.quick else 60.0)
     stamp = dt.datetime.now().strftime("%Y-%m-%d")
@@ -767,7 +881,9 @@ def main(argv: list[str] | None = None) -> int:
             "kcn_bytes": len(json.dumps(fx.kcn(7, CACHES, GROUPS))),
             "agent_pod_bytes": len(json.dumps(fx.agent_pod(7, "uid"))),
             "kernel_cache_bytes": len(json.dumps(fx.kernel_cache(7, GROUPS))),
-            "groups": GROUPS, "kernel_caches": CACHES, "namespaces": len(fx.TEAM_NAMESPACES),
+            "groups": GROUPS,
+            "kernel_caches": CACHES,
+            "namespaces": len(fx.TEAM_NAMESPACES),
         },
         "sizes": {},
     }

@@ -51,8 +51,10 @@ def items(n: int, node_size: str, groups: int, caches: int) -> Any:
             yield fx.small_node(i, groups)
         else:  # the artifacts its KernelCacheNode holds are among its images, as on a node that pulled them
             node = fx.gpu_node(i, groups)
-            pulled = [{"names": [e["imageReference"]], "sizeBytes": 3 * 10**9}
-                      for e in fx.kcn(i, caches, groups)[1]["cacheStatus"].values()]
+            pulled = [
+                {"names": [e["imageReference"]], "sizeBytes": 3 * 10**9}
+                for e in fx.kcn(i, caches, groups)[1]["cacheStatus"].values()
+            ]
             node["status"]["images"][:0] = pulled
             yield node
     for g in range(groups):
@@ -81,11 +83,17 @@ def items(n: int, node_size: str, groups: int, caches: int) -> Any:
         yield fx.namespace(ns)
     for kind in ("KernelCacheNodeGroup", "KernelCacheNode", "KernelCache", "KernelCacheCapture"):
         plural = kind.lower() + "s"
-        yield {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-               "metadata": {"name": f"{plural}.serving.kserve.io"},
-               "spec": {"group": "serving.kserve.io", "names": {"kind": kind, "plural": plural},
-                        "scope": "Namespaced" if kind in ("KernelCache", "KernelCacheCapture") else "Cluster",
-                        "versions": [{"name": "v1alpha1", "served": True, "storage": True}]}}
+        yield {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.serving.kserve.io"},
+            "spec": {
+                "group": "serving.kserve.io",
+                "names": {"kind": kind, "plural": plural},
+                "scope": "Namespaced" if kind in ("KernelCache", "KernelCacheCapture") else "Cluster",
+                "versions": [{"name": "v1alpha1", "served": True, "storage": True}],
+            },
+        }
 
 
 def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> None:
@@ -102,8 +110,15 @@ def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> 
             fh.write(enc.encode(item))
             count += 1
         reads = [{"resource": p, "namespace": None, "status": "ok", "count": 0} for p in kinds.PLURALS]
-        meta = {"cluster": "bench", "server": "https://bench.example:6443", "takenAt": fx.NOW,
-                "serverVersion": "v1.36.3", "tool": "bench.scale", "scope": {}, "reads": reads}
+        meta = {
+            "cluster": "bench",
+            "server": "https://bench.example:6443",
+            "takenAt": fx.NOW,
+            "serverVersion": "v1.36.3",
+            "tool": "bench.scale",
+            "scope": {},
+            "reads": reads,
+        }
         fh.write(b"\n" + DUMP_META + enc.encode(meta) + b"}\n")
 
 
@@ -123,8 +138,12 @@ def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
 
 
 def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "PYTHONPATH": str(ROOT),
-           "HOME": os.environ.get("HOME", "/tmp")}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(ROOT),
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
     cmds = {k: v for k, v in commands(path).items() if k in which}
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
     order = list(cmds)
@@ -136,9 +155,12 @@ def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
             log(f"    {name}: {x['seconds']:.2f}s wall, {x['cpu_s']:.2f}s CPU, {x['maxrss_mb']:.0f} MB")
     out: dict[str, Any] = {}
     for name, rs in runs.items():
-        out[name] = {"runs": rs, "median_s": round(statistics.median(x["seconds"] for x in rs), 3),
-                     "median_cpu_s": round(statistics.median(x["cpu_s"] for x in rs), 3),
-                     "median_rss_mb": round(statistics.median(x["maxrss_mb"] for x in rs), 1)}
+        out[name] = {
+            "runs": rs,
+            "median_s": round(statistics.median(x["seconds"] for x in rs), 3),
+            "median_cpu_s": round(statistics.median(x["cpu_s"] for x in rs), 3),
+            "median_rss_mb": round(statistics.median(x["maxrss_mb"] for x in rs), 1),
+        }
     if "json_load" in out and "doctor" in out:
         out["doctor_vs_json_load"] = round(out["doctor"]["median_s"] / out["json_load"]["median_s"], 3)
         out["doctor_vs_json_load_cpu"] = round(out["doctor"]["median_cpu_s"] / out["json_load"]["median_cpu_s"], 3)
@@ -152,8 +174,14 @@ def plot(res: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=False)
-    styles = {"doctor": "o-", "status": "s-", "why_group": "^-", "why_not_cached": "v-",
-              "reconcile_dry_run": "d-", "json_load": "k:"}
+    styles = {
+        "doctor": "o-",
+        "status": "s-",
+        "why_group": "^-",
+        "why_not_cached": "v-",
+        "reconcile_dry_run": "d-",
+        "json_load": "k:",
+    }
     for ax, node_size in zip(axes, ("small", "large"), strict=True):
         by = res["runs"].get(node_size, {})
         sizes = sorted(int(k) for k in by)
@@ -164,9 +192,12 @@ def plot(res: dict[str, Any], path: Path) -> None:
             pts = [(n, by[str(n)][cmd]) for n in sizes if cmd in by[str(n)]]
             if pts:
                 name = cmd.replace("_", " ").replace("reconcile dry run", "reconcile --dry-run")
-                line, = ax.plot([p[0] for p in pts], [p[1]["median_cpu_s"] for p in pts], style, label=f"{name} (CPU)")
-                ax.plot([p[0] for p in pts], [p[1]["median_s"] for p in pts], ":", color=line.get_color(), alpha=0.4,
-                        lw=0.8)
+                (line,) = ax.plot(
+                    [p[0] for p in pts], [p[1]["median_cpu_s"] for p in pts], style, label=f"{name} (CPU)"
+                )
+                ax.plot(
+                    [p[0] for p in pts], [p[1]["median_s"] for p in pts], ":", color=line.get_color(), alpha=0.4, lw=0.8
+                )
         ax.axhline(10, ls=":", color="grey", label="budget: doctor 10 s")
         ax.axhline(2, ls="--", color="grey", lw=0.8, label="budget: why-* 2 s")
         ax.set_yscale("log")
@@ -176,9 +207,11 @@ def plot(res: dict[str, Any], path: Path) -> None:
         ax.set_ylabel("CPU seconds, median (faint: wall, on a shared machine)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("offline commands vs nodes (200 groups, 5,000 KernelCaches; "
-                 f"{res['machine']['cpus']} cores shared with other work, Python {res['machine']['python']})",
-                 fontsize=9)
+    fig.suptitle(
+        "offline commands vs nodes (200 groups, 5,000 KernelCaches; "
+        f"{res['machine']['cpus']} cores shared with other work, Python {res['machine']['python']})",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -189,15 +222,24 @@ COLUMNS = ("doctor", "status", "why_group", "why_not_cached", "reconcile_dry_run
 def table(res: dict[str, Any]) -> str:
     """The results as docs/performance.md shows them: per node size and fleet, each command's wall and CPU
     seconds and peak RSS (medians)."""
-    lines = ["| nodes | file | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | doctor / json.load (CPU) |",
-             "|---|---|" + "---|" * len(COLUMNS) + "---|"]
+    lines = [
+        "| nodes | file | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | doctor / json.load (CPU) |",
+        "|---|---|" + "---|" * len(COLUMNS) + "---|",
+    ]
     for node_size in ("small", "large"):
         for n in sorted(int(k) for k in res["runs"].get(node_size, {})):
             r = res["runs"][node_size][str(n)]
-            cells = [f"{r[c]['median_s']:.2f} / {r[c]['median_cpu_s']:.2f} s, {r[c]['median_rss_mb']:.0f} MB"
-                     if c in r else "" for c in COLUMNS]
-            ratio = (f"{r['doctor_vs_json_load']:.2f} ({r['doctor_vs_json_load_cpu']:.2f})"
-                     if "doctor_vs_json_load" in r else "")
+            cells = [
+                f"{r[c]['median_s']:.2f} / {r[c]['median_cpu_s']:.2f} s, {r[c]['median_rss_mb']:.0f} MB"
+                if c in r
+                else ""
+                for c in COLUMNS
+            ]
+            ratio = (
+                f"{r['doctor_vs_json_load']:.2f} ({r['doctor_vs_json_load_cpu']:.2f})"
+                if "doctor_vs_json_load" in r
+                else ""
+            )
             lines.append(f"| {n:,} {node_size} | {r['file_mb']:.0f} MB | " + " | ".join(cells) + f" | {ratio} |")
     return "\n".join(lines)
 
@@ -210,8 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--caches", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--commands", default=",".join(commands(Path("x"))))
-    ap.add_argument("--json-load-max", type=int, default=20000,
-                    help="json.load only up to this many nodes for large nodes (it needs ~6x the file in memory)")
+    ap.add_argument(
+        "--json-load-max",
+        type=int,
+        default=20000,
+        help="json.load only up to this many nodes for large nodes (it needs ~6x the file in memory)",
+    )
     ap.add_argument("--dir", help="where the dumps go (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
     ap.add_argument("--out", help="results file (default bench/results/<date>-scale.json)")
@@ -224,8 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
         "command": "python3 -m bench.scale " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "msgspec": msgspec.__version__, "load_before": round(os.getloadavg()[0], 2)},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "msgspec": msgspec.__version__,
+            "load_before": round(os.getloadavg()[0], 2),
+        },
         "runs": {},
     }
     if out_path.exists():  # several invocations (a few commands at a time) add to one results file

@@ -38,12 +38,24 @@ def snapshot_items(n: int) -> list[dict[str, Any]]:
 
 
 def write_dump(n: int, path: Path) -> None:
-    reads = [{"resource": r, "namespace": ns, "status": "ok", "count": 0} for r, ns in (
-        ("nodes", None), ("kernelcachenodegroups", None), ("kernelcachenodes", None), ("kernelcaches", None),
-        ("kernelcachecaptures", None), ("configmaps", "kserve"), ("pods", "kserve"))]
-    doc = {"kind": "KcacheSnapshot", "version": 1,
-           "meta": {"cluster": "bench", "takenAt": fx.NOW, "serverVersion": "v1.36.3", "reads": reads},
-           "items": snapshot_items(n)}
+    reads = [
+        {"resource": r, "namespace": ns, "status": "ok", "count": 0}
+        for r, ns in (
+            ("nodes", None),
+            ("kernelcachenodegroups", None),
+            ("kernelcachenodes", None),
+            ("kernelcaches", None),
+            ("kernelcachecaptures", None),
+            ("configmaps", "kserve"),
+            ("pods", "kserve"),
+        )
+    ]
+    doc = {
+        "kind": "KcacheSnapshot",
+        "version": 1,
+        "meta": {"cluster": "bench", "takenAt": fx.NOW, "serverVersion": "v1.36.3", "reads": reads},
+        "items": snapshot_items(n),
+    }
     path.write_text(json.dumps(doc))
 
 
@@ -58,18 +70,35 @@ def main(argv: list[str] | None = None) -> int:
     write_dump(args.nodes, path)
     log(f"  {path.stat().st_size / 2**20:.0f} MB")
     env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
-    cmds = {"status": [sys.executable, "-m", "kubectl_kcache", "status", "--from-file", str(path), "-o", "json"],
-            "doctor": [sys.executable, "-m", "kubectl_kcache", "doctor", "--from-file", str(path), "-o", "json",
-                       "--fail-on", "never"]}
+    cmds = {
+        "status": [sys.executable, "-m", "kubectl_kcache", "status", "--from-file", str(path), "-o", "json"],
+        "doctor": [
+            sys.executable,
+            "-m",
+            "kubectl_kcache",
+            "doctor",
+            "--from-file",
+            str(path),
+            "-o",
+            "json",
+            "--fail-on",
+            "never",
+        ],
+    }
     for cmd in cmds.values():  # warm-up: bytecode and page cache
         run_timed(cmd, env, ok=(0, 1, 3))
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
     for i in range(args.rounds):
-        for which in (("status", "doctor") if i % 2 == 0 else ("doctor", "status")):
+        for which in ("status", "doctor") if i % 2 == 0 else ("doctor", "status"):
             runs[which].append(run_timed(cmds[which], env, ok=(0, 1, 3)))
             log(f"  round {i + 1} {which}: {runs[which][-1]['seconds']:.2f}s {runs[which][-1]['maxrss_mb']:.0f} MB")
-    out = {k: {"median_s": round(statistics.median(r["seconds"] for r in v), 2),
-               "median_rss_mb": round(statistics.median(r["maxrss_mb"] for r in v), 1)} for k, v in runs.items()}
+    out = {
+        k: {
+            "median_s": round(statistics.median(r["seconds"] for r in v), 2),
+            "median_rss_mb": round(statistics.median(r["maxrss_mb"] for r in v), 1),
+        }
+        for k, v in runs.items()
+    }
     out["ratio"] = round(out["status"]["median_s"] / out["doctor"]["median_s"], 2)
     out["file_mb"] = round(path.stat().st_size / 2**20, 1)
     out["nodes"] = args.nodes

@@ -53,14 +53,18 @@ def measure(bed: br.Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any]:
             x = br.run_counted(bed, cmd, "curl/" if which == "floor" else "kubectl-kcache")
             x["load"] = round(br.load(), 2)
             runs[which].append(x)
-            br.log(f"  {n}: round {i + 1} {which}: {x['seconds']:.2f}s wall {x['cpu_s']:.2f}s CPU "
-                   f"{x['maxrss_mb']:.0f} MB {x['requests']} requests (load {x['load']:.1f})")
+            br.log(
+                f"  {n}: round {i + 1} {which}: {x['seconds']:.2f}s wall {x['cpu_s']:.2f}s CPU "
+                f"{x['maxrss_mb']:.0f} MB {x['requests']} requests (load {x['load']:.1f})"
+            )
     out: dict[str, Any] = {k: br.summary(v) for k, v in runs.items()}
     out["floor"]["uris"] = uris
-    out["doctor_vs_floor_by_round"] = [round(d["seconds"] / f["seconds"], 3)
-                                       for d, f in zip(runs["doctor"], runs["floor"], strict=True)]
-    out["dump_vs_floor_by_round"] = [round(d["seconds"] / f["seconds"], 3)
-                                     for d, f in zip(runs["dump"], runs["floor"], strict=True)]
+    out["doctor_vs_floor_by_round"] = [
+        round(d["seconds"] / f["seconds"], 3) for d, f in zip(runs["doctor"], runs["floor"], strict=True)
+    ]
+    out["dump_vs_floor_by_round"] = [
+        round(d["seconds"] / f["seconds"], 3) for d, f in zip(runs["dump"], runs["floor"], strict=True)
+    ]
     out["doctor_vs_floor"] = statistics.median(out["doctor_vs_floor_by_round"])
     out["dump_vs_floor"] = statistics.median(out["dump_vs_floor_by_round"])
     out["dump"]["file_mb"] = round(snap.stat().st_size / 2**20, 1)
@@ -71,8 +75,10 @@ def measure(bed: br.Bed, n: int, rounds: int, snap_dir: Path) -> dict[str, Any]:
         br.run_timed(cmd, env, (0, 1))
         out[name] = br.summary([br.run_counted(bed, cmd, "kubectl-kcache", (0, 1)) for _ in range(max(3, rounds))])
         br.log(f"  {n}: {verb} {out[name]['median_s']:.3f}s wall, {out[name]['median_cpu_s']:.3f}s CPU")
-    br.log(f"  {n}: doctor / floor {out['doctor_vs_floor']:.2f} (rounds {out['doctor_vs_floor_by_round']}), "
-           f"dump / floor {out['dump_vs_floor']:.2f}, dump {out['dump']['median_rss_mb']:.0f} MB")
+    br.log(
+        f"  {n}: doctor / floor {out['doctor_vs_floor']:.2f} (rounds {out['doctor_vs_floor_by_round']}), "
+        f"dump / floor {out['dump_vs_floor']:.2f}, dump {out['dump']['median_rss_mb']:.0f} MB"
+    )
     return out
 
 
@@ -95,8 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
         "command": "python3 -m bench.wire " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_before": round(br.load(), 2), **bed.versions()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_before": round(br.load(), 2),
+            **bed.versions(),
+        },
         "floor": f"one curl, {FLOOR_PARALLEL} lists in flight (--parallel), each list whole",
         "sizes": {},
     }

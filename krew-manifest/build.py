@@ -107,10 +107,15 @@ class Platform:
 
 
 def _linux(arch: str, machine: str) -> Platform:
-    return Platform("linux", arch, machine, (
-        Variant("glibc", re.compile(rf"manylinux_\d+_\d+_{machine}"), "glibc"),
-        Variant("musl", re.compile(rf"musllinux_\d+_\d+_{machine}"), "musl"),
-    ))
+    return Platform(
+        "linux",
+        arch,
+        machine,
+        (
+            Variant("glibc", re.compile(rf"manylinux_\d+_\d+_{machine}"), "glibc"),
+            Variant("musl", re.compile(rf"musllinux_\d+_\d+_{machine}"), "musl"),
+        ),
+    )
 
 
 def _darwin(arch: str, machine: str) -> Platform:
@@ -119,8 +124,12 @@ def _darwin(arch: str, machine: str) -> Platform:
 
 # Windows is not among them: krew links a plugin's `bin` as kubectl-<name>.exe there and only runs .exe
 # entry points, which a Python zipapp is not (docs/install.md).
-PLATFORMS = (_linux("amd64", "x86_64"), _linux("arm64", "aarch64"), _darwin("amd64", "x86_64"),
-             _darwin("arm64", "arm64"))
+PLATFORMS = (
+    _linux("amd64", "x86_64"),
+    _linux("arm64", "aarch64"),
+    _darwin("amd64", "x86_64"),
+    _darwin("arm64", "arm64"),
+)
 
 # Never shipped: bytecode, C sources and tests; compiled files only inside _platlib/.
 SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".pyx", ".pxd", ".pyc", ".pyo")
@@ -209,7 +218,7 @@ def read_version() -> str:
     """The one version number: kubectl_kcache/__init__.py's __version__ (setup.cfg reads it too)."""
     m = re.search(r'^__version__ = "(\d+\.\d+\.\d+)"$', VERSION_FILE.read_text(), re.MULTILINE)
     if not m:
-        raise BuildError(f"{VERSION_FILE}: no `__version__ = \"X.Y.Z\"` line")
+        raise BuildError(f'{VERSION_FILE}: no `__version__ = "X.Y.Z"` line')
     return m.group(1)
 
 
@@ -241,6 +250,7 @@ def archive_name(version: str, platform: Platform) -> str:
 
 # ---- fetching ------------------------------------------------------------------------------------------
 
+
 def _ssl_context() -> ssl.SSLContext:
     cafile = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT") or None
     return ssl.create_default_context(cafile=cafile)
@@ -261,7 +271,7 @@ def _get(url: str, accept: str | None = None) -> tuple[bytes, str]:
 
 def index_files(project: str) -> list[tuple[str, str, str | None]]:
     """(file name, URL, sha256 if the index gives it) of every file the index lists for a project."""
-    index = (os.environ.get("KCACHE_RELEASE_INDEX_URL") or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX)
+    index = os.environ.get("KCACHE_RELEASE_INDEX_URL") or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX
     page = index.rstrip("/") + f"/{project}/"
     body, ctype = _get(page, accept="application/vnd.pypi.simple.v1+json, text/html;q=0.1")
     files: list[tuple[str, str, str | None]] = []
@@ -281,8 +291,10 @@ def _from_index(pin: Pin, sha256: str) -> tuple[str, str]:
     for name, url, sha in index_files(pin.name):
         if sha == sha256 or (sha is None and name == pin.filename):
             return name, url
-    raise BuildError(f"{pin.name}=={pin.version}: the index lists no file with sha256 {sha256}"
-                     + (f" ({pin.filename})" if pin.filename else ""))
+    raise BuildError(
+        f"{pin.name}=={pin.version}: the index lists no file with sha256 {sha256}"
+        + (f" ({pin.filename})" if pin.filename else "")
+    )
 
 
 def _project_of(filename: str) -> str:
@@ -323,6 +335,7 @@ def fetch(pin: Pin, sha256: str, cache: Path) -> tuple[str, bytes]:
 
 
 # ---- reading artifacts ---------------------------------------------------------------------------------
+
 
 def shipped(path: str) -> bool:
     """Whether an importable pure-Python file (path inside the zipapp) is shipped."""
@@ -432,7 +445,7 @@ def sdist_files(pin: Pin, filename: str, data: bytes) -> Iterator[tuple[str, byt
                 continue
             for src, dst in layout.items():
                 if rel.startswith(src):
-                    path = dst + rel[len(src):]
+                    path = dst + rel[len(src) :]
                     if shipped(path):
                         yield path, raw.read()
     if not licenses:
@@ -519,8 +532,10 @@ def platlib_folders(compiled: list[CompiledWheel], platform: Platform) -> Folder
             for project in projects:
                 mine = [w.filename for w in wheels if w.pin.name == project]
                 if len(mine) != 1:
-                    raise BuildError(f"{platform.label} ({variant.name}), CPython {python}: "
-                                     f"{len(mine)} wheels of {project} pinned, not 1 {mine or ''}".rstrip())
+                    raise BuildError(
+                        f"{platform.label} ({variant.name}), CPython {python}: "
+                        f"{len(mine)} wheels of {project} pinned, not 1 {mine or ''}".rstrip()
+                    )
             if wheels:
                 suffixes = {w.suffix for w in wheels}
                 if len(suffixes) != 1:
@@ -537,6 +552,7 @@ def check_every_wheel_is_used(compiled: list[CompiledWheel]) -> None:
 
 # ---- writing -------------------------------------------------------------------------------------------
 
+
 def zip_main(platform: Platform, folders: Folders, files: Files) -> bytes:
     """zipapp_main.py with this zipapp's RELEASE, COMPILED and BUILD_ID (a hash of every other file)."""
     build_id = hashlib.sha256()
@@ -544,12 +560,17 @@ def zip_main(platform: Platform, folders: Folders, files: Files) -> bytes:
         build_id.update(f"{path}\0{len(files[path])}\0".encode() + files[path])
     rows = "".join(
         f"    ({folder!r}, {wheels[0].suffix!r}, {platform.machine!r}, {variant.libc!r}, {python!r}),\n"
-        for folder, (variant, python, wheels) in sorted(folders.items()))
+        for folder, (variant, python, wheels) in sorted(folders.items())
+    )
     text = ZIP_MAIN.read_text()
-    for name, value in (("RELEASE", repr(platform.label)), ("BUILD_ID", repr(build_id.hexdigest()[:24])),
-                        ("COMPILED", "(\n" + rows + ")")):
-        text, n = re.subn(rf"^{name} = \S+(?=  #)", lambda _m, n=name, v=value: f"{n} = {v}", text,
-                          count=1, flags=re.MULTILINE)
+    for name, value in (
+        ("RELEASE", repr(platform.label)),
+        ("BUILD_ID", repr(build_id.hexdigest()[:24])),
+        ("COMPILED", "(\n" + rows + ")"),
+    ):
+        text, n = re.subn(
+            rf"^{name} = \S+(?=  #)", lambda _m, n=name, v=value: f"{n} = {v}", text, count=1, flags=re.MULTILINE
+        )
         if n != 1:
             raise BuildError(f"{ZIP_MAIN.name}: no `{name} = ...  # ...` line to fill in")
     return text.encode()
@@ -624,9 +645,11 @@ def render_manifest(version: str, archives: list[tuple[Platform, str]]) -> str:
     while lines and lines[0].startswith("#"):
         lines.pop(0)
     platforms = "".join(
-        PLATFORM_ENTRY.format(os=p.os, arch=p.arch, sha256=sha, bin=BIN,
-                              uri=RELEASE_URI.format(tag=tag, archive=archive_name(version, p)))
-        for p, sha in archives)
+        PLATFORM_ENTRY.format(
+            os=p.os, arch=p.arch, sha256=sha, bin=BIN, uri=RELEASE_URI.format(tag=tag, archive=archive_name(version, p))
+        )
+        for p, sha in archives
+    )
     body = string.Template("".join(lines)).substitute(version=tag, platforms=platforms.rstrip("\n"))
     header = (
         "# Generated by krew-manifest/build.py (make dist, make release) from krew-manifest/plugin.yaml.tmpl\n"
@@ -665,6 +688,7 @@ def _write(path: Path, data: bytes, mode: int) -> None:
 
 # ---- pinning a compiled project ------------------------------------------------------------------------
 
+
 def lock_wheels(spec: str, cache: Path) -> str:
     """The requirements.txt entry for every wheel of NAME==VERSION that an archive takes."""
     m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", spec)
@@ -674,8 +698,13 @@ def lock_wheels(spec: str, cache: Path) -> str:
     wanted = []
     for filename, _, sha in index_files(name):
         parts = filename.removesuffix(".whl").split("-")
-        if (filename.endswith(".whl") and len(parts) in (5, 6) and parts[1] == version and sha
-                and serves(filename_tags(filename))):
+        if (
+            filename.endswith(".whl")
+            and len(parts) in (5, 6)
+            and parts[1] == version
+            and sha
+            and serves(filename_tags(filename))
+        ):
             wanted.append(sha)
     if not wanted:
         raise BuildError(f"{name}=={version}: the index lists no wheel with a sha256 that an archive takes")
@@ -712,8 +741,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "dist", help="folder for the archives (default: dist)")
     ap.add_argument("--manifest", type=Path, help="where to write the krew manifest (default: <out>/plugin.yaml)")
-    ap.add_argument("--lock-wheels", metavar="NAME==VERSION",
-                    help="print the requirements.txt entry of a compiled project's wheels and exit")
+    ap.add_argument(
+        "--lock-wheels",
+        metavar="NAME==VERSION",
+        help="print the requirements.txt entry of a compiled project's wheels and exit",
+    )
     args = ap.parse_args(argv)
     start = time.monotonic()
     try:
@@ -726,10 +758,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     manifest, sums = write_release_files(b, args.out, args.manifest)
     for a in b.archives:
-        print(f"{a.path}  sha256 {a.sha256}  {a.path.stat().st_size} bytes  "
-              f"(zipapp {a.zipapp.stat().st_size} bytes, {len(a.entries)} files)")
-    print(f"{manifest} and {sums}: written for v{b.version}, {len(b.archives)} platforms  "
-          f"{time.monotonic() - start:.1f}s")
+        print(
+            f"{a.path}  sha256 {a.sha256}  {a.path.stat().st_size} bytes  "
+            f"(zipapp {a.zipapp.stat().st_size} bytes, {len(a.entries)} files)"
+        )
+    print(
+        f"{manifest} and {sums}: written for v{b.version}, {len(b.archives)} platforms  {time.monotonic() - start:.1f}s"
+    )
     return 0
 
 

@@ -43,8 +43,13 @@ def changelog_section(text: str, version: str) -> str:
 
 def dirty_files(root: Path) -> list[str]:
     """Tracked files that differ from HEAD, and untracked files in the folders a build reads."""
-    out = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
-                         text=True, check=True, timeout=30).stdout
+    out = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--", "."],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
     dirty = []
     for line in out.splitlines():
         state, path = line[:2], line[3:]
@@ -62,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         version = build.read_version()
         dirty = dirty_files(ROOT)
         if dirty:
-            raise build.BuildError(f"the tree differs from its commit ({', '.join(dirty[:5])}"
-                                   f"{', ...' if len(dirty) > 5 else ''}): commit or stash first")
+            raise build.BuildError(
+                f"the tree differs from its commit ({', '.join(dirty[:5])}"
+                f"{', ...' if len(dirty) > 5 else ''}): commit or stash first"
+            )
         notes = changelog_section(CHANGELOG.read_text() if CHANGELOG.is_file() else "", version)
         if not notes:
             raise build.BuildError(f"CHANGELOG.md has no `## v{version}` section: write what this release changes")

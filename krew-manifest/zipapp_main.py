@@ -57,9 +57,17 @@ def no_compiled_message(compiled, release, interpreter, suffix, machine, libc, e
     return (
         "kubectl-kcache: this release (%s) bundles its compiled dependency (msgspec) for CPython %s on %s%s, "
         "not for this python3: %s on %s%s (extension suffix %s, %s); put a matching python3 first on PATH"
-        % (release, ", ".join(versions) or "no version", " or ".join(machines) or "no machine",
-           " with " + " or ".join(libcs) if libcs else "", interpreter, machine, " with " + libc if libc else "",
-           suffix, executable)
+        % (
+            release,
+            ", ".join(versions) or "no version",
+            " or ".join(machines) or "no machine",
+            " with " + " or ".join(libcs) if libcs else "",
+            interpreter,
+            machine,
+            " with " + libc if libc else "",
+            suffix,
+            executable,
+        )
     )
 
 
@@ -101,7 +109,8 @@ def _unpacked(archive):
     if os.environ.get("KCACHE_ZIPAPP_UNPACK", "1") == "0" or not os.path.isfile(archive):
         return None
     base = os.environ.get("KCACHE_ZIPAPP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kubectl-kcache", "zipapp")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kubectl-kcache", "zipapp"
+    )
     if not os.path.isabs(base):
         return None
     target = os.path.join(base, BUILD_ID)
@@ -151,8 +160,9 @@ def _import_paths(archive):
         suffix, machine, libc = importlib.machinery.EXTENSION_SUFFIXES[0], _machine(), _libc()
         folder = compiled_folder(COMPILED, suffix, machine, libc)
         if folder is None:
-            sys.stderr.write(no_compiled_message(COMPILED, RELEASE, _interpreter(), suffix, machine, libc,
-                                                 sys.executable) + "\n")
+            sys.stderr.write(
+                no_compiled_message(COMPILED, RELEASE, _interpreter(), suffix, machine, libc, sys.executable) + "\n"
+            )
             sys.exit(2)
     try:
         root = _unpacked(archive)

@@ -24,8 +24,20 @@ from .kernelcache.config import DEFAULT_JOB_NAMESPACE
 
 KEPT_NAMESPACES = frozenset({c.KSERVE_NAMESPACE, "default", "kube-system", "kube-public", "kube-node-lease"})
 # public registries: their images (the serving runtimes, Kubernetes' own) say nothing about the cluster
-KEPT_HOSTS = frozenset({"docker.io", "registry-1.docker.io", "ghcr.io", "quay.io", "nvcr.io", "registry.k8s.io",
-                        "k8s.gcr.io", "gcr.io", "public.ecr.aws", "mcr.microsoft.com"})
+KEPT_HOSTS = frozenset(
+    {
+        "docker.io",
+        "registry-1.docker.io",
+        "ghcr.io",
+        "quay.io",
+        "nvcr.io",
+        "registry.k8s.io",
+        "k8s.gcr.io",
+        "gcr.io",
+        "public.ecr.aws",
+        "mcr.microsoft.com",
+    }
+)
 WORKLOAD_KEYS = ("namespace", "workloadKind", "workloadName", "runtimeImage", "modelURIHash")
 HASH_KEYS = ("commandHash", "argsHash")
 KSERVE_REPOSITORY = re.compile(r"^(docker\.io/)?kserve/")
@@ -67,8 +79,14 @@ class Anonymizer:
         job_ns = _job_namespace(by_kind.get("ConfigMap", []))
         kept_ns = KEPT_NAMESPACES | {job_ns}
         nodes = _node_names(by_kind)
-        namespaces = sorted(({_meta(i).get("namespace") or "" for i in items}
-                             | {_meta(i).get("name", "") for i in by_kind.get("Namespace", [])}) - kept_ns - {""})
+        namespaces = sorted(
+            (
+                {_meta(i).get("namespace") or "" for i in items}
+                | {_meta(i).get("name", "") for i in by_kind.get("Namespace", [])}
+            )
+            - kept_ns
+            - {""}
+        )
         isvcs = sorted({str((_meta(i).get("labels") or {}).get(c.LABEL_ISVC, "")) for i in items} - {""})
         images = sorted({img for i in items for img in _images(i)})
         # the originals of the names KServe derives with a hash, before any token is made
@@ -137,8 +155,12 @@ class Anonymizer:
         # no reason to change the word elsewhere); a part that is a namespace or an InferenceService keeps its
         # token
         self._compile()
-        parts = [self.map.get(p) or (self.replace(p) if self.replace(p) != p else None)
-                 or self.images.setdefault(p, f"anon-image-{len(self.images) + 1}") for p in rest.split("/")]
+        parts = [
+            self.map.get(p)
+            or (self.replace(p) if self.replace(p) != p else None)
+            or self.images.setdefault(p, f"anon-image-{len(self.images) + 1}")
+            for p in rest.split("/")
+        ]
         self.map.setdefault(name, "/".join([host, *parts]))
 
     def _derived(self, by_kind: dict[str, list[dict[str, Any]]], images: list[str]) -> tuple[list, list, list]:
@@ -150,8 +172,9 @@ class Anonymizer:
             labels = _meta(pod).get("labels") or {}
             isvc, rev = str(labels.get(c.LABEL_ISVC, "")), str(labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
             if isvc and rev:
-                out.append((kn.capture_revision_name(isvc, rev),
-                            lambda r, i=isvc, v=rev: kn.capture_revision_name(r(i), v)))
+                out.append(
+                    (kn.capture_revision_name(isvc, rev), lambda r, i=isvc, v=rev: kn.capture_revision_name(r(i), v))
+                )
         captures = sorted({_meta(i).get("name", "") for i in by_kind.get("KernelCacheCapture", [])} - {""})
         refs = sorted(set(images) | {str(_spec_image(k)) for k in by_kind.get("KernelCache", []) if _spec_image(k)})
         capture_names, out = out, []
@@ -160,8 +183,12 @@ class Anonymizer:
             out.append((kn.pusher_name(cap), lambda r, cp=cap: kn.pusher_name(r(cp))))
         for cap in captures:
             for ref in refs:
-                out.append((kn.generated_kernel_cache_name(cap, ref),
-                            lambda r, cp=cap, rf=ref: kn.generated_kernel_cache_name(r(cp), r(rf))))
+                out.append(
+                    (
+                        kn.generated_kernel_cache_name(cap, ref),
+                        lambda r, cp=cap, rf=ref: kn.generated_kernel_cache_name(r(cp), r(rf)),
+                    )
+                )
         entries = _cache_entries(by_kind.get("KernelCacheNode", []))
         cache_names, out = out, []
         for kc in by_kind.get("KernelCache", []):  # a preparation Job per node that has an entry for the cache
@@ -169,8 +196,12 @@ class Anonymizer:
             if not ref:
                 continue
             for node in entries.get(f"{ns}/{name}", ()):
-                out.append((kn.preparation_job_name(ns, name, ref, node),
-                            lambda r, a=ns, b=name, d=ref, e=node: kn.preparation_job_name(r(a), r(b), r(d), r(e))))
+                out.append(
+                    (
+                        kn.preparation_job_name(ns, name, ref, node),
+                        lambda r, a=ns, b=name, d=ref, e=node: kn.preparation_job_name(r(a), r(b), r(d), r(e)),
+                    )
+                )
         return capture_names, cache_names, out
 
     # ---- replacing ---------------------------------------------------------------------------------
@@ -185,8 +216,10 @@ class Anonymizer:
         if isinstance(value, str):
             return self.replace(value)
         if isinstance(value, dict):
-            return {(k if keep_keys or not isinstance(k, str) else self.replace(k)): self.value(v, k in LABEL_MAPS)
-                    for k, v in value.items()}
+            return {
+                (k if keep_keys or not isinstance(k, str) else self.replace(k)): self.value(v, k in LABEL_MAPS)
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self.value(v) for v in value]
         return value
@@ -199,7 +232,8 @@ def _factor_sets(items: list[dict[str, Any]]) -> list[dict[str, str]]:
     def walk(value: Any) -> None:
         if isinstance(value, dict):
             if all(isinstance(value.get(k), str) for k in WORKLOAD_KEYS) and all(
-                    isinstance(v, str) for v in value.values()):
+                isinstance(v, str) for v in value.values()
+            ):
                 found.append(value)
                 return
             for v in value.values():
@@ -266,6 +300,7 @@ def _spec_image(kc: dict[str, Any]) -> str:
 
 def _images(item: dict[str, Any]) -> Iterable[str]:
     """Every image reference of an object: container images, a node's image names, KServe's imageReference."""
+
     def walk(value: Any, key: str = "") -> Iterable[str]:
         if isinstance(value, dict):
             for k, v in value.items():
@@ -275,6 +310,7 @@ def _images(item: dict[str, Any]) -> Iterable[str]:
                 yield from walk(v, key)
         elif isinstance(value, str) and key in ("image", "imageReference", "names") and value:
             yield value
+
     return walk(item)
 
 

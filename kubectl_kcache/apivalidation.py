@@ -17,22 +17,32 @@ _LABEL_VALUE_RE = re.compile(f"({NAME_PART})?")
 _SUBDOMAIN_RE = re.compile(DNS1123_SUBDOMAIN)
 _DNS_LABEL_RE = re.compile(DNS1123_LABEL)
 
-NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-            "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-            f"'{NAME_PART}')")
-KEY_MSG = ("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-           "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-           f"validation is '{NAME_PART}') with an optional DNS subdomain prefix and '/' (e.g. "
-           "'example.com/MyName')")
-VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-             "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-             f"regex used for validation is '({NAME_PART})?')")
-SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                 f"validation is '{DNS1123_SUBDOMAIN}')")
-DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-                 "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-                 f"validation is '{DNS1123_LABEL}')")
+NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    f"'{NAME_PART}')"
+)
+KEY_MSG = (
+    "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    f"validation is '{NAME_PART}') with an optional DNS subdomain prefix and '/' (e.g. "
+    "'example.com/MyName')"
+)
+VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+    "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+    f"regex used for validation is '({NAME_PART})?')"
+)
+SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    f"validation is '{DNS1123_SUBDOMAIN}')"
+)
+DNS_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    f"validation is '{DNS1123_LABEL}')"
+)
 
 
 def go_quote(value: str) -> str:
@@ -119,8 +129,9 @@ def dns_label_errors(name: str) -> list[str]:
     return out
 
 
-def metadata_errors(kind: str, name: str, namespace: str | None, labels: Mapping[str, str],
-                    show: Callable[[str], str] = go_quote) -> list[str]:
+def metadata_errors(
+    kind: str, name: str, namespace: str | None, labels: Mapping[str, str], show: Callable[[str], str] = go_quote
+) -> list[str]:
     """Why the API server would refuse an object with this name, namespace and labels, as `field: message`
     lines (empty when it would store it). Namespaces are DNS labels; every other kind read here is named as
     a DNS subdomain. Label keys and values repeat across thousands of objects: the valid ones are remembered.
@@ -143,8 +154,9 @@ def metadata_errors(kind: str, name: str, namespace: str | None, labels: Mapping
     return out
 
 
-def _checked(errors_of: Callable[[str], list[str]], valid: set[str], value: str, field: str,
-             show: Callable[[str], str]) -> list[str]:
+def _checked(
+    errors_of: Callable[[str], list[str]], valid: set[str], value: str, field: str, show: Callable[[str], str]
+) -> list[str]:
     """`errors_of(value)` as `field: Invalid value` lines; a valid value is remembered in `valid`."""
     errors = errors_of(value)
     if not errors:

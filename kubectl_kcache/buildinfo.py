@@ -25,8 +25,13 @@ class BuildInfo:
     date: str  # RFC 3339, UTC, or "unknown"
 
     def to_dict(self) -> dict[str, str]:
-        return {"version": self.version, "gitVersion": f"v{self.version}", "gitCommit": self.commit,
-                "gitTreeState": self.tree_state, "buildDate": self.date}
+        return {
+            "version": self.version,
+            "gitVersion": f"v{self.version}",
+            "gitCommit": self.commit,
+            "gitTreeState": self.tree_state,
+            "buildDate": self.date,
+        }
 
 
 def rfc3339(epoch: int) -> str:
@@ -38,8 +43,14 @@ def from_git(root: Path, version: str) -> BuildInfo:
     SOURCE_DATE_EPOCH)."""
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
-                              check=True, stdin=subprocess.DEVNULL).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        ).stdout.strip()
 
     try:
         commit = git("rev-parse", "HEAD")
@@ -52,8 +63,10 @@ def from_git(root: Path, version: str) -> BuildInfo:
 
 def module_text(info: BuildInfo) -> str:
     """The generated `_build.py` a build puts beside this module."""
-    return ("# Generated at build time (kubectl_kcache/buildinfo.py): the commit and date of this build.\n"
-            f"COMMIT = {info.commit!r}\nTREE_STATE = {info.tree_state!r}\nDATE = {info.date!r}\n")
+    return (
+        "# Generated at build time (kubectl_kcache/buildinfo.py): the commit and date of this build.\n"
+        f"COMMIT = {info.commit!r}\nTREE_STATE = {info.tree_state!r}\nDATE = {info.date!r}\n"
+    )
 
 
 def build_info() -> BuildInfo:

@@ -15,11 +15,13 @@ def yaml_text(doc: Any, *, unicode: bool = True) -> str:
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: ~10x faster, same text
-    text: str = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
-                          allow_unicode=unicode)
+    text: str = yaml.dump(
+        doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=unicode
+    )
     if unicode and escape(text, keep_newlines=True) != text:
-        text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30,
-                         allow_unicode=False)
+        text = yaml.dump(
+            doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=False
+        )
     return text
 
 

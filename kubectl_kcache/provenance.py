@@ -35,14 +35,24 @@ class Provenance:
 
     @staticmethod
     def live(server: str, cluster: str, taken_at: str, namespace: str | None) -> Provenance:
-        return Provenance(LIVE, server=server, cluster=cluster, taken_at=taken_at, generated_at=now_rfc3339(),
-                          namespace=namespace)
+        return Provenance(
+            LIVE, server=server, cluster=cluster, taken_at=taken_at, generated_at=now_rfc3339(), namespace=namespace
+        )
 
     @staticmethod
-    def from_files(files: Iterable[str], cluster: str, taken_at: str, namespace: str | None,
-                   server: str = "", clock: str = "") -> Provenance:
-        return Provenance(FILE, server=server, files=tuple(files), cluster=cluster, taken_at=taken_at,
-                          generated_at=now_rfc3339(), namespace=namespace, clock=clock)
+    def from_files(
+        files: Iterable[str], cluster: str, taken_at: str, namespace: str | None, server: str = "", clock: str = ""
+    ) -> Provenance:
+        return Provenance(
+            FILE,
+            server=server,
+            files=tuple(files),
+            cluster=cluster,
+            taken_at=taken_at,
+            generated_at=now_rfc3339(),
+            namespace=namespace,
+            clock=clock,
+        )
 
     @property
     def where(self) -> str:

@@ -15,9 +15,33 @@ from prometheus_client.parser import text_string_to_metric_families
 RULES = Path(__file__).resolve().parents[1] / "deploy" / "monitor" / "prometheusrule.yaml"
 
 # PromQL words that are not metric names (aggregations, functions are followed by "(", so only these)
-KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool",
-            "offset", "sum", "min", "max", "avg", "count", "stddev", "stdvar", "topk", "bottomk", "quantile",
-            "count_values", "group", "inf", "nan"}
+KEYWORDS = {
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "and",
+    "or",
+    "unless",
+    "bool",
+    "offset",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "count",
+    "stddev",
+    "stdvar",
+    "topk",
+    "bottomk",
+    "quantile",
+    "count_values",
+    "group",
+    "inf",
+    "nan",
+}
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)")
 _SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)?\s*\{([^}]*)\}")
@@ -43,8 +67,9 @@ class Alert:
 
 def selectors(expr: str) -> tuple[tuple[Selector, ...], frozenset[str]]:
     """The vector selectors of a PromQL expression (metric name and matchers), and the labels it groups by."""
-    grouping = frozenset(label.strip() for m in _GROUPING.finditer(expr) for label in m.group(2).split(",")
-                         if label.strip())
+    grouping = frozenset(
+        label.strip() for m in _GROUPING.finditer(expr) for label in m.group(2).split(",") if label.strip()
+    )
     rest = _DURATION.sub(" ", _GROUPING.sub(" ", expr))
     found: list[Selector] = []
     for m in _SELECTOR.finditer(rest):
@@ -52,7 +77,7 @@ def selectors(expr: str) -> tuple[tuple[Selector, ...], frozenset[str]]:
     bare = _STRING.sub(" ", _SELECTOR.sub(" ", rest))
     for m in _NAME.finditer(bare):
         word = m.group(1)
-        after = bare[m.end():].lstrip()
+        after = bare[m.end() :].lstrip()
         if word.lower() in KEYWORDS or after.startswith("("):  # an aggregation or a function
             continue
         found.append(Selector(word, ()))
@@ -78,8 +103,9 @@ def scraped(text: str) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def unknown(alert: Alert, scrape: dict[str, list[dict[str, str]]],
-            possible: dict[tuple[str, str], set[str]] | None = None) -> list[str]:
+def unknown(
+    alert: Alert, scrape: dict[str, list[dict[str, str]]], possible: dict[tuple[str, str], set[str]] | None = None
+) -> list[str]:
     """What the alert's expression asks of the scrape that it does not have: a metric name, a label on that
     metric, a label value an equality matcher wants (in the scrape, or among `possible[(metric, label)]`: the
     values a label can take, such as a finding code no check reports today), a label it groups by."""

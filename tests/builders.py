@@ -46,9 +46,16 @@ def node(
                 }
             ],
             "nodeInfo": {
-                "kubeletVersion": kubelet, "kubeProxyVersion": "", "machineID": name, "systemUUID": name,
-                "bootID": name, "kernelVersion": "6.8.0", "osImage": "Ubuntu 24.04",
-                "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64",
+                "kubeletVersion": kubelet,
+                "kubeProxyVersion": "",
+                "machineID": name,
+                "systemUUID": name,
+                "bootID": name,
+                "kernelVersion": "6.8.0",
+                "osImage": "Ubuntu 24.04",
+                "containerRuntimeVersion": "containerd://2.1.0",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
             },
         }
     return obj
@@ -307,9 +314,15 @@ VLLM_TAG = "registry.example.com/vllm/vllm-openai:v0.11.0"
 LINKER_IMAGE = "registry.access.redhat.com/ubi9/ubi-minimal:latest"
 
 
-def consumer_identity(ns: str = "team-a", isvc: str = "qwen", image: str = VLLM_DIGEST, model: str = MODEL_URI,
-                      command: list[str] | None = None, args: list[str] | None = None,
-                      env: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def consumer_identity(
+    ns: str = "team-a",
+    isvc: str = "qwen",
+    image: str = VLLM_DIGEST,
+    model: str = MODEL_URI,
+    command: list[str] | None = None,
+    args: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The identity (footprints and factors) KServe computes for a consumer pod, as KServe's own tests do it:
     by calling the identity code."""
     import msgspec
@@ -317,36 +330,67 @@ def consumer_identity(ns: str = "team-a", isvc: str = "qwen", image: str = VLLM_
     from kubectl_kcache import objects as o
     from kubectl_kcache.kernelcache.identity import Workload, container_identity, model_uri_hash
 
-    ctr = msgspec.convert({"name": "kserve-container", "image": image, "command": command or [], "args": args or [],
-                           "env": env or []}, o.Container, strict=False)
+    ctr = msgspec.convert(
+        {"name": "kserve-container", "image": image, "command": command or [], "args": args or [], "env": env or []},
+        o.Container,
+        strict=False,
+    )
     ident = container_identity(ns, Workload("InferenceService", isvc), ctr, model_uri_hash(model))
-    footprints = {"workloadFootprint": ident.workload_footprint,
-                  "compatibilityFootprint": ident.compatibility_footprint}
+    footprints = {
+        "workloadFootprint": ident.workload_footprint,
+        "compatibilityFootprint": ident.compatibility_footprint,
+    }
     return {"footprints": {k: v for k, v in footprints.items() if v}, "factors": ident.factors}  # omitempty
 
 
-def consumer_cache(name: str, ns: str = "team-a", identity: dict[str, Any] | None = None, seed: str | None = None,
-                   group_name: str | None = "gpu", cache_paths: list[dict[str, str]] | None = None,
-                   mount_type: str | None = "oci", state: str | None = "Ready", verification: dict | None = None,
-                   ready_at: str = NOW) -> dict[str, Any]:
+def consumer_cache(
+    name: str,
+    ns: str = "team-a",
+    identity: dict[str, Any] | None = None,
+    seed: str | None = None,
+    group_name: str | None = "gpu",
+    cache_paths: list[dict[str, str]] | None = None,
+    mount_type: str | None = "oci",
+    state: str | None = "Ready",
+    verification: dict | None = None,
+    ready_at: str = NOW,
+) -> dict[str, Any]:
     """A KernelCache whose artifact identity is `identity` (default: the standard consumer's)."""
     ident = identity or consumer_identity(ns)
-    spec: dict[str, Any] = {"artifact": {
-        "imageReference": image(seed or name),
-        "cachePaths": cache_paths if cache_paths is not None else [
-            {"containerName": "kserve-container", "containerPath": "/root/.cache/vllm", "ociPath": "io.vllm.cache"}],
-        "identity": {"footprints": ident["footprints"], "factors": ident.get("factors", {})},
-    }}
+    spec: dict[str, Any] = {
+        "artifact": {
+            "imageReference": image(seed or name),
+            "cachePaths": cache_paths
+            if cache_paths is not None
+            else [
+                {"containerName": "kserve-container", "containerPath": "/root/.cache/vllm", "ociPath": "io.vllm.cache"}
+            ],
+            "identity": {"footprints": ident["footprints"], "factors": ident.get("factors", {})},
+        }
+    }
     if mount_type is not None:
         spec["mountType"] = mount_type
     if group_name:
         spec["nodeGroupRef"] = {"name": group_name}
-    obj: dict[str, Any] = {"apiVersion": KSERVE, "kind": "KernelCache",
-                           "metadata": {"name": name, "namespace": ns}, "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": KSERVE,
+        "kind": "KernelCache",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
     if state:
-        obj["status"] = {"state": state, "conditions": [{
-            "type": "Ready", "status": "True" if state == "Ready" else "False",
-            "reason": "CacheReady" if state == "Ready" else state, "message": "", "lastTransitionTime": ready_at}]}
+        obj["status"] = {
+            "state": state,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if state == "Ready" else "False",
+                    "reason": "CacheReady" if state == "Ready" else state,
+                    "message": "",
+                    "lastTransitionTime": ready_at,
+                }
+            ],
+        }
         if verification is not None:
             obj["status"]["verification"] = verification
     return obj
@@ -355,21 +399,38 @@ def consumer_cache(name: str, ns: str = "team-a", identity: dict[str, Any] | Non
 def cache_entry(kc: dict[str, Any], state: str = "Ready", last_update: str = NOW, **changes: Any) -> dict[str, Any]:
     """A KernelCacheNode entry for a KernelCache built by consumer_cache (equal to its spec unless changed)."""
     art = kc["spec"]["artifact"]
-    out = {"kernelCacheRef": {"namespace": kc["metadata"]["namespace"], "name": kc["metadata"]["name"]},
-           "imageReference": art["imageReference"], "state": state,
-           "message": "OCI artifact was prefetched on the node" if state == "Ready" else "",
-           "lastUpdate": last_update, "footprints": dict(art["identity"]["footprints"])}
+    out = {
+        "kernelCacheRef": {"namespace": kc["metadata"]["namespace"], "name": kc["metadata"]["name"]},
+        "imageReference": art["imageReference"],
+        "state": state,
+        "message": "OCI artifact was prefetched on the node" if state == "Ready" else "",
+        "lastUpdate": last_update,
+        "footprints": dict(art["identity"]["footprints"]),
+    }
     out.update(changes)
     return out
 
 
-def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLLM_DIGEST, node: str = "",
-             model: str | None = MODEL_URI, supported: bool = True, created: str = NOW,
-             args: list[str] | None = None, command: list[str] | None = None, env: list[dict[str, Any]] | None = None,
-             annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-             cache: dict[str, Any] | None = None, container_name: str = "kserve-container",
-             status: bool = True, container: dict[str, Any] | None = None,
-             volumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def consumer(
+    name: str,
+    ns: str = "team-a",
+    isvc: str = "qwen",
+    image: str = VLLM_DIGEST,
+    node: str = "",
+    model: str | None = MODEL_URI,
+    supported: bool = True,
+    created: str = NOW,
+    args: list[str] | None = None,
+    command: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    cache: dict[str, Any] | None = None,
+    container_name: str = "kserve-container",
+    status: bool = True,
+    container: dict[str, Any] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A serving pod of InferenceService `isvc`; with `cache` (a KernelCache dict), as KServe's webhook
     mutates it on a hit: usage annotation, the artifact as image volume, an emptyDir at the cache path and
     the kernel-cache-linker init container. `container` adds fields to the runtime container (a
@@ -395,24 +456,42 @@ def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLL
         key = f"{cache['metadata']['namespace']}/{cache['metadata']['name']}"
         ann["internal.serving.kserve.io/kernelcache-usage"] = key
         path = art["cachePaths"][0].get("containerPath") or "/root/.cache/vllm"
-        spec["volumes"] = [*spec.get("volumes", ()), {"name": "kernel-cache-source",
-                            "image": {"reference": art["imageReference"], "pullPolicy": "IfNotPresent"}},
-                           {"name": "kernel-cache-runtime-0", "emptyDir": {}}]
-        ctr["volumeMounts"] = [*ctr.get("volumeMounts", ()), {"name": "kernel-cache-runtime-0", "mountPath": path},
-                               {"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache",
-                                "readOnly": True}]
-        spec["initContainers"] = [{
-            "name": "kernel-cache-linker", "image": LINKER_IMAGE, "imagePullPolicy": "IfNotPresent",
-            "command": ["/bin/sh", "-c"],
-            "args": ["set -eu", "kernel-cache-linker", "/var/run/gkm/kernel-cache/io.vllm.cache", path],
-            "volumeMounts": [{"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache",
-                              "readOnly": True}, {"name": "kernel-cache-runtime-0", "mountPath": path}]}]
+        spec["volumes"] = [
+            *spec.get("volumes", ()),
+            {
+                "name": "kernel-cache-source",
+                "image": {"reference": art["imageReference"], "pullPolicy": "IfNotPresent"},
+            },
+            {"name": "kernel-cache-runtime-0", "emptyDir": {}},
+        ]
+        ctr["volumeMounts"] = [
+            *ctr.get("volumeMounts", ()),
+            {"name": "kernel-cache-runtime-0", "mountPath": path},
+            {"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache", "readOnly": True},
+        ]
+        spec["initContainers"] = [
+            {
+                "name": "kernel-cache-linker",
+                "image": LINKER_IMAGE,
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/sh", "-c"],
+                "args": ["set -eu", "kernel-cache-linker", "/var/run/gkm/kernel-cache/io.vllm.cache", path],
+                "volumeMounts": [
+                    {"name": "kernel-cache-source", "mountPath": "/var/run/gkm/kernel-cache", "readOnly": True},
+                    {"name": "kernel-cache-runtime-0", "mountPath": path},
+                ],
+            }
+        ]
     obj: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "creationTimestamp": created,
-                     "labels": {"serving.kserve.io/inferenceservice": isvc, "component": "predictor",
-                                **(labels or {})},
-                     "annotations": ann},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "creationTimestamp": created,
+            "labels": {"serving.kserve.io/inferenceservice": isvc, "component": "predictor", **(labels or {})},
+            "annotations": ann,
+        },
         "spec": spec,
     }
     if status:
@@ -420,47 +499,89 @@ def consumer(name: str, ns: str = "team-a", isvc: str = "qwen", image: str = VLL
     return obj
 
 
-def webhook_configuration(namespace_selector: dict[str, Any] | None = None, ca_bundle: bool = True,
-                          failure_policy: str = "Fail", match_conditions: list[dict[str, str]] | None = None,
-                          object_selector: dict[str, Any] | None = None) -> dict[str, Any]:
+def webhook_configuration(
+    namespace_selector: dict[str, Any] | None = None,
+    ca_bundle: bool = True,
+    failure_policy: str = "Fail",
+    match_conditions: list[dict[str, str]] | None = None,
+    object_selector: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """KServe's MutatingWebhookConfiguration for the pod webhook, as its chart installs it."""
     hook: dict[str, Any] = {
         "name": "kernelcache.kserve-webhook-server.pod-mutator",
-        "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve",
-                                     "path": "/mutate-kernelcache-pods", "port": 443}},
-        "failurePolicy": failure_policy, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "clientConfig": {
+            "service": {
+                "name": "localmodel-webhook-server-service",
+                "namespace": "kserve",
+                "path": "/mutate-kernelcache-pods",
+                "port": 443,
+            }
+        },
+        "failurePolicy": failure_policy,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
         "reinvocationPolicy": "IfNeeded",
         "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
-        "namespaceSelector": namespace_selector if namespace_selector is not None else
-        {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]},
-        "matchConditions": match_conditions if match_conditions is not None else [{
-            "name": "inferenceservice-workload",
-            "expression": "has(object.metadata.labels) && 'serving.kserve.io/inferenceservice' in "
-                          "object.metadata.labels"}],
+        "namespaceSelector": namespace_selector
+        if namespace_selector is not None
+        else {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]},
+        "matchConditions": match_conditions
+        if match_conditions is not None
+        else [
+            {
+                "name": "inferenceservice-workload",
+                "expression": "has(object.metadata.labels) && 'serving.kserve.io/inferenceservice' in "
+                "object.metadata.labels",
+            }
+        ],
     }
     if object_selector is not None:
         hook["objectSelector"] = object_selector
     if ca_bundle:
         hook["clientConfig"]["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": "kernelcache.serving.kserve.io",
-                         "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
-            "webhooks": [hook]}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {
+            "name": "kernelcache.serving.kserve.io",
+            "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"},
+        },
+        "webhooks": [hook],
+    }
 
 
 def capture_webhook_configuration(ca_bundle: bool = True, failure_policy: str = "Fail") -> dict[str, Any]:
     """KServe's ValidatingWebhookConfiguration for the KernelCacheCapture status validator."""
     hook: dict[str, Any] = {
         "name": "kernelcachecapture.kserve-webhook-server.status-validator",
-        "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve",
-                                     "path": "/validate-kernelcachecapture-status", "port": 443}},
-        "failurePolicy": failure_policy, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-        "rules": [{"apiGroups": ["serving.kserve.io"], "apiVersions": ["v1alpha1"], "operations": ["UPDATE"],
-                   "resources": ["kernelcachecaptures/status"]}],
+        "clientConfig": {
+            "service": {
+                "name": "localmodel-webhook-server-service",
+                "namespace": "kserve",
+                "path": "/validate-kernelcachecapture-status",
+                "port": 443,
+            }
+        },
+        "failurePolicy": failure_policy,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "rules": [
+            {
+                "apiGroups": ["serving.kserve.io"],
+                "apiVersions": ["v1alpha1"],
+                "operations": ["UPDATE"],
+                "resources": ["kernelcachecaptures/status"],
+            }
+        ],
     }
     if ca_bundle:
         hook["clientConfig"]["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": "kernelcachecapture.serving.kserve.io",
-                         "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"}},
-            "webhooks": [hook]}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {
+            "name": "kernelcachecapture.serving.kserve.io",
+            "labels": {"app.kubernetes.io/component": "localmodel", "app.kubernetes.io/name": "kserve"},
+        },
+        "webhooks": [hook],
+    }

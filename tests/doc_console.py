@@ -70,8 +70,9 @@ def blocks(doc: Path) -> list[Block]:
         if width and width.end() == m.start():
             columns = None if width.group(1) == "piped" else int(width.group(1))
         if steps:
-            out.append(Block(doc, text.count("\n", 0, m.start()) + 1, m.start(2), m.end(2), steps, dict(files),
-                             columns))
+            out.append(
+                Block(doc, text.count("\n", 0, m.start()) + 1, m.start(2), m.end(2), steps, dict(files), columns)
+            )
     return out
 
 
@@ -111,9 +112,16 @@ def run_block(block: Block, workdir: Path) -> list[list[str]]:
         argv = shlex.split(step.command)
         if argv[:2] != ["kubectl", "kcache"] or any(a in ("|", ">", ";", "&&") for a in argv):
             raise ValueError(f"{block.id}: not a plain kubectl kcache command: {step.command}")
-        proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", *argv[2:]], cwd=workdir, env=env,
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                              start_new_session=True)  # no controlling terminal: the width is the block's
+        proc = subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", *argv[2:]],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # no controlling terminal: the width is the block's
         code = proc.returncode
         outputs.append([line.rstrip() for line in proc.stdout.rstrip("\n").splitlines()])
     return outputs
@@ -157,8 +165,8 @@ def _write(doc: Path, tmp_root: Path) -> int:
             body += step.written[1:]
             body += out
         new = "\n".join(body) + "\n"
-        if text[block.start:block.end] != new:
-            text = text[:block.start] + new + text[block.end:]
+        if text[block.start : block.end] != new:
+            text = text[: block.start] + new + text[block.end :]
             changed += 1
     doc.write_text(text)
     return changed

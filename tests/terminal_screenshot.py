@@ -22,9 +22,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "kubectl kcache doctor --from-file examples/broken-cluster.yaml"
 ROWS = 56
-COLOURS = {30: "#3b4252", 31: "#ff6b6b", 32: "#7fd47f", 33: "#f0c060", 34: "#6cb6ff", 35: "#d38aea", 36: "#5fd7d7",
-           37: "#e5e9f0", 90: "#7a8394", 91: "#ff8787", 92: "#a3e89b", 93: "#ffd77a", 94: "#8cc8ff", 95: "#e2a6f5",
-           96: "#87e5e5", 97: "#ffffff"}
+COLOURS = {
+    30: "#3b4252",
+    31: "#ff6b6b",
+    32: "#7fd47f",
+    33: "#f0c060",
+    34: "#6cb6ff",
+    35: "#d38aea",
+    36: "#5fd7d7",
+    37: "#e5e9f0",
+    90: "#7a8394",
+    91: "#ff8787",
+    92: "#a3e89b",
+    93: "#ffd77a",
+    94: "#8cc8ff",
+    95: "#e2a6f5",
+    96: "#87e5e5",
+    97: "#ffffff",
+}
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
@@ -33,16 +48,22 @@ def capture(columns: int) -> str:
     session = f"kcache-shot-{os.getpid()}-{columns}"
     bin_dir = str(Path(sys.executable).parent)
     env = f"env -u COLUMNS -u NO_COLOR TERM=xterm-256color PATH={bin_dir}:{os.environ.get('PATH', '')}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(columns), "-y", "50",
-                    f"{env} bash --norc --noprofile"], check=True)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", str(columns), "-y", "50", f"{env} bash --norc --noprofile"],
+        check=True,
+    )
     try:
         time.sleep(0.5)
         subprocess.run(["tmux", "send-keys", "-t", session, f"cd {ROOT} && PS1='$ ' && clear", "Enter"], check=True)
         time.sleep(0.5)
         subprocess.run(["tmux", "send-keys", "-t", session, COMMAND, "Enter"], check=True)
         time.sleep(5)
-        return subprocess.run(["tmux", "capture-pane", "-t", session, "-p", "-e", "-S", "-", "-E", "-"],
-                              check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-t", session, "-p", "-e", "-S", "-", "-E", "-"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
 
@@ -61,7 +82,7 @@ def to_html(text: str, columns: int) -> str:
             return f'<span style="{";".join(css)}">{part}</span>' if css and part else part
 
         for m in SGR.finditer(line):
-            out.append(span(line[pos:m.start()]))
+            out.append(span(line[pos : m.start()]))
             pos = m.end()
             for code in [int(c) for c in m.group(1).split(";") if c] or [0]:
                 if code == 0:
@@ -76,9 +97,11 @@ def to_html(text: str, columns: int) -> str:
         return "".join(out)
 
     body = "\n".join(line_html(line) for line in text.splitlines()[:ROWS])
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{margin:0;background:#1e222a}"
-            "pre{margin:0;padding:14px 16px;font:15px/1.35 'DejaVu Sans Mono',monospace;color:#d8dee9;"
-            f"width:{columns}ch;white-space:pre}}</style></head><body><pre>{body}</pre></body></html>")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{margin:0;background:#1e222a}"
+        "pre{margin:0;padding:14px 16px;font:15px/1.35 'DejaVu Sans Mono',monospace;color:#d8dee9;"
+        f"width:{columns}ch;white-space:pre}}</style></head><body><pre>{body}</pre></body></html>"
+    )
 
 
 def main() -> None:
@@ -90,9 +113,22 @@ def main() -> None:
             page = Path(tmp) / f"doctor-{columns}.html"
             page.write_text(to_html(capture(columns), columns), encoding="utf-8")
             shot = ROOT / "docs" / f"doctor-{columns}.png"
-            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                            "--no-first-run", f"--screenshot={shot}", f"--window-size={width},1170",
-                            page.as_uri()], check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [
+                    browser,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--hide-scrollbars",
+                    "--no-first-run",
+                    f"--screenshot={shot}",
+                    f"--window-size={width},1170",
+                    page.as_uri(),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
             print(f"wrote {shot.relative_to(ROOT)}")
 
 

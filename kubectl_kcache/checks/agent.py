@@ -38,26 +38,39 @@ DESCRIBE_DS = f"kubectl -n {NS} describe daemonset {c.AGENT_DAEMONSET}"
 AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_POD_LABEL), "-o", "wide")
 
 
-@check(ID, "agent DaemonSet placed, rolled out and running on member nodes", "error", order=100,
-       needs_feature=True, codes={
-           "missing": ("error", "the agent DaemonSet does not exist"),
-           "placement-stale": ("error", "the DaemonSet's placement differs from what the node groups imply"),
-           "rollout": ("warning", "the DaemonSet's rollout is not healthy (error when it wants no pod at all)"),
-           "no-pod": ("error", "a Ready member node without an agent pod"),
-           "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
-       }, reads=(
-           CheckRead(readplan.AGENT_DAEMONSET), CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
-           CheckRead(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
-       ))
+@check(
+    ID,
+    "agent DaemonSet placed, rolled out and running on member nodes",
+    "error",
+    order=100,
+    needs_feature=True,
+    codes={
+        "missing": ("error", "the agent DaemonSet does not exist"),
+        "placement-stale": ("error", "the DaemonSet's placement differs from what the node groups imply"),
+        "rollout": ("warning", "the DaemonSet's rollout is not healthy (error when it wants no pod at all)"),
+        "no-pod": ("error", "a Ready member node without an agent pod"),
+        "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
+    },
+    reads=(
+        CheckRead(readplan.AGENT_DAEMONSET),
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     ds = f.agent_daemonset
     if ds is None:
-        yield Finding(ID, "error", DS_REF,
-                      f"{DS_NAME} is missing: KServe's node reconciler fails (\"get KernelCacheNode agent DaemonSet: "
-                      "...\") before it creates or deletes any KernelCacheNode, and no node reports cache status",
-                      hint=f"kubectl -n {NS} get daemonsets  # reinstall KServe's LocalModel resources",
-                      code="missing")
+        yield Finding(
+            ID,
+            "error",
+            DS_REF,
+            f"{DS_NAME} is missing: KServe's node reconciler fails (\"get KernelCacheNode agent DaemonSet: "
+            '...") before it creates or deletes any KernelCacheNode, and no node reports cache status',
+            hint=f"kubectl -n {NS} get daemonsets  # reinstall KServe's LocalModel resources",
+            code="missing",
+        )
         return
     groups = list(snapshot.node_groups)
     diff = None
@@ -65,13 +78,18 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not empty:
         diff = placement_diff(ds, groups)
         if diff:
-            yield Finding(ID, "error", DS_REF,
-                          f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}. "
-                          f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
-                          f"{NODE_PASS_TRIGGERS}",
-                          hint=touch_group_hint(min((g.name for g in groups), default=None)),
-                          evidence=tuple(placement_changes(ds, groups)), code="placement-stale",
-                          shared=(NODE_PASS_TRIGGERS,))
+            yield Finding(
+                ID,
+                "error",
+                DS_REF,
+                f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}. "
+                f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
+                f"{NODE_PASS_TRIGGERS}",
+                hint=touch_group_hint(min((g.name for g in groups), default=None)),
+                evidence=tuple(placement_changes(ds, groups)),
+                code="placement-stale",
+                shared=(NODE_PASS_TRIGGERS,),
+            )
     yield from _rollout(ds, len(f.member_nodes))
     if not read_ok(snapshot, readplan.AGENT_PODS):
         return
@@ -97,8 +115,10 @@ def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:
     severity = "warning"
     if ds.desired == 0 and members:
         severity = "error"
-        issues.append(f"it wants no pod (desiredNumberScheduled 0) although {members} member nodes exist: its "
-                      "placement selects none of them, or taints keep it off")
+        issues.append(
+            f"it wants no pod (desiredNumberScheduled 0) although {members} member nodes exist: its "
+            "placement selects none of them, or taints keep it off"
+        )
     else:
         if ds.ready < ds.desired:
             issues.append(f"{ds.ready}/{ds.desired} pods ready")
@@ -107,14 +127,20 @@ def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:
     if ds.misscheduled:
         issues.append(f"{ds.misscheduled} pods run on nodes outside its placement")
     if ds.observed_generation and ds.observed_generation < ds.meta.generation:
-        issues.append(f"generation {ds.meta.generation} not yet observed (observedGeneration "
-                      f"{ds.observed_generation})")
+        issues.append(f"generation {ds.meta.generation} not yet observed (observedGeneration {ds.observed_generation})")
     if issues:
-        yield Finding(ID, severity, DS_REF, f"{DS_NAME} rollout is not healthy: {'; '.join(issues)}",
-                      hint=DESCRIBE_DS,
-                      evidence=(f"desired {ds.desired}, current {ds.current}, ready {ds.ready}, updated "
-                                f"{ds.updated}, available {ds.available}, misscheduled {ds.misscheduled}",),
-                      code="rollout")
+        yield Finding(
+            ID,
+            severity,
+            DS_REF,
+            f"{DS_NAME} rollout is not healthy: {'; '.join(issues)}",
+            hint=DESCRIBE_DS,
+            evidence=(
+                f"desired {ds.desired}, current {ds.current}, ready {ds.ready}, updated "
+                f"{ds.updated}, available {ds.available}, misscheduled {ds.misscheduled}",
+            ),
+            code="rollout",
+        )
 
 
 def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod], group: str | None) -> Finding:
@@ -122,8 +148,10 @@ def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod]
     evidence: list[str] = []
     hint = DESCRIBE_DS
     if taints:
-        why = (f"taint {', '.join(str(t) for t in taints)} is not tolerated by the DaemonSet's tolerations (see "
-               "group-taints)")
+        why = (
+            f"taint {', '.join(str(t) for t in taints)} is not tolerated by the DaemonSet's tolerations (see "
+            "group-taints)"
+        )
     elif not node_in_placement(ds, node):
         why = "the DaemonSet's nodeSelector and required node affinity do not select this node"
         if stale:
@@ -136,10 +164,18 @@ def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod]
             for p in unscheduled[:3]:
                 detail = ": ".join(x for x in (p.scheduled_reason, p.scheduled_message) if x)
                 evidence.append(f"pod {p.name}: {detail or p.phase or 'Pending'}")
-    return Finding(ID, "error", ObjectRef("Node", node.name),
-                   f"no agent pod on {node.name}: {why}; nothing reports the node's cache status",
-                   group=group, hint=hint, evidence=tuple(evidence), code="no-pod",
-                   cause=f"no agent pod: {why}", lister=AGENT_PODS)
+    return Finding(
+        ID,
+        "error",
+        ObjectRef("Node", node.name),
+        f"no agent pod on {node.name}: {why}; nothing reports the node's cache status",
+        group=group,
+        hint=hint,
+        evidence=tuple(evidence),
+        code="no-pod",
+        cause=f"no agent pod: {why}",
+        lister=AGENT_PODS,
+    )
 
 
 def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
@@ -152,34 +188,72 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
     tail = "; nothing reports the node's cache status"
     if pod.phase in ("Failed", "Succeeded"):
         detail = ": ".join(x for x in (pod.reason, pod.message) if x) or "no reason given"
-        return Finding(ID, "error", ref, f"{lead} is {pod.phase} ({detail}){tail}", group=group, hint=describe,
-                       evidence=evidence, cause=f"agent pods {pod.phase}: {detail}", code="pod-failed",
-                       lister=AGENT_PODS)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} is {pod.phase} ({detail}){tail}",
+            group=group,
+            hint=describe,
+            evidence=evidence,
+            cause=f"agent pods {pod.phase}: {detail}",
+            code="pod-failed",
+            lister=AGENT_PODS,
+        )
     if waiting is not None:
-        text = f"{waiting.waiting_reason}: {waiting.waiting_message}" if waiting.waiting_message \
+        text = (
+            f"{waiting.waiting_reason}: {waiting.waiting_message}"
+            if waiting.waiting_message
             else waiting.waiting_reason
+        )
         if waiting.terminated_reason or waiting.exit_code:
             last = ": ".join(x for x in (waiting.terminated_reason, waiting.terminated_message) if x)
             text += f" (last exit code {waiting.exit_code}{f', {last}' if last else ''})"
         hint = describe
         if waiting.waiting_reason == "CrashLoopBackOff":
             hint = command("kubectl", "-n", NS, "logs", pod.name, "-c", waiting.name, "--previous")
-        return Finding(ID, "error", ref, f"{lead} is not running: container {waiting.name} is waiting: {text}{tail}",
-                       group=group, hint=hint, evidence=evidence,
-                       cause=f"agent pods waiting: {waiting.waiting_reason}", code="pod-failed", lister=AGENT_PODS)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} is not running: container {waiting.name} is waiting: {text}{tail}",
+            group=group,
+            hint=hint,
+            evidence=evidence,
+            cause=f"agent pods waiting: {waiting.waiting_reason}",
+            code="pod-failed",
+            lister=AGENT_PODS,
+        )
     if pod.phase == "Running":
-        return Finding(ID, "error", ref,
-                       f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
-                       group=group, hint=command("kubectl", "-n", NS, "logs", pod.name, "-c", c.AGENT_CONTAINER),
-                       evidence=evidence, cause="agent pods Running but not Ready", code="pod-failed",
-                       lister=AGENT_PODS)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
+            group=group,
+            hint=command("kubectl", "-n", NS, "logs", pod.name, "-c", c.AGENT_CONTAINER),
+            evidence=evidence,
+            cause="agent pods Running but not Ready",
+            code="pod-failed",
+            lister=AGENT_PODS,
+        )
     detail = ": ".join(x for x in (pod.reason, pod.message) if x)
-    return Finding(ID, "error", ref, f"{lead} is {pod.phase or 'Pending'}{f' ({detail})' if detail else ''}{tail}",
-                   group=group, hint=describe, evidence=evidence, cause=f"agent pods {pod.phase or 'Pending'}",
-                   code="pod-failed", lister=AGENT_PODS)
+    return Finding(
+        ID,
+        "error",
+        ref,
+        f"{lead} is {pod.phase or 'Pending'}{f' ({detail})' if detail else ''}{tail}",
+        group=group,
+        hint=describe,
+        evidence=evidence,
+        cause=f"agent pods {pod.phase or 'Pending'}",
+        code="pod-failed",
+        lister=AGENT_PODS,
+    )
 
 
 # ---- Kubernetes node affinity (the scheduler's rule; not a KServe rule) ---------------------------
+
 
 def _values_match(op: str, value: str | None, values: list[Any]) -> bool:
     if op == "In":
@@ -205,8 +279,9 @@ def _term_matches(term: Mapping[str, Any], node: o.Node) -> bool:
     if not exprs and not fields:
         return False  # an empty term selects nothing
     for e in exprs:
-        if not _values_match(str(e.get("operator", "")), node.labels.get(str(e.get("key", ""))),
-                             list(e.get("values") or [])):
+        if not _values_match(
+            str(e.get("operator", "")), node.labels.get(str(e.get("key", ""))), list(e.get("values") or [])
+        ):
             return False
     for e in fields:
         value = node.name if e.get("key") == "metadata.name" else None

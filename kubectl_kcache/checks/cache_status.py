@@ -48,29 +48,45 @@ MSG_NO_MATCH = "no nodes match the referenced KernelCacheNodeGroup"
 MSG_NOT_READY = "matching nodes are not ready"
 
 
-@check(ID, "KernelCaches and their node entries healthy", "error", order=120, needs_feature=True, codes={
-    "mount-type": ("error", "a KernelCache whose mountType is not oci"),
-    "no-group": ("error", "a KernelCache without nodeGroupRef and no defaultNodeGroup"),
-    "group-missing": ("error", "a KernelCache whose node group does not exist"),
-    "no-matching-nodes": ("warning", "a KernelCache whose group matches no node"),
-    "no-ready-nodes": ("warning", "a KernelCache whose group has no Ready node"),
-    "stale-status": ("warning", "a KernelCache status the snapshot no longer explains"),
-    "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
-    "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
-    "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
-    "terminating": ("warning", "a terminating KernelCache: KServe no longer reconciles it, its status is frozen"),
-    "pass-stopped": ("error", "KServe's pass stops before status (artifact mismatch, empty group selector): the "
-                              "status shown is stale"),
-    "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
-}, reads=(
-    CheckRead(readplan.KERNEL_CACHES), CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
-    CheckRead(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
-    CheckRead(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
-    CheckRead(readplan.PREPARATION_JOBS, optional=True,
-              note="a status lagging behind running prefetch Jobs is not seen"),
-    CheckRead(readplan.PREFETCHER_ROLE_BINDINGS, optional=True,
-              note="a status lagging behind running prefetch Jobs is not seen"),
-))
+@check(
+    ID,
+    "KernelCaches and their node entries healthy",
+    "error",
+    order=120,
+    needs_feature=True,
+    codes={
+        "mount-type": ("error", "a KernelCache whose mountType is not oci"),
+        "no-group": ("error", "a KernelCache without nodeGroupRef and no defaultNodeGroup"),
+        "group-missing": ("error", "a KernelCache whose node group does not exist"),
+        "no-matching-nodes": ("warning", "a KernelCache whose group matches no node"),
+        "no-ready-nodes": ("warning", "a KernelCache whose group has no Ready node"),
+        "stale-status": ("warning", "a KernelCache status the snapshot no longer explains"),
+        "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
+        "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
+        "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
+        "terminating": ("warning", "a terminating KernelCache: KServe no longer reconciles it, its status is frozen"),
+        "pass-stopped": (
+            "error",
+            "KServe's pass stops before status (artifact mismatch, empty group selector): the status shown is stale",
+        ),
+        "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
+    },
+    reads=(
+        CheckRead(readplan.KERNEL_CACHES),
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
+        CheckRead(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
+        CheckRead(
+            readplan.PREPARATION_JOBS, optional=True, note="a status lagging behind running prefetch Jobs is not seen"
+        ),
+        CheckRead(
+            readplan.PREFETCHER_ROLE_BINDINGS,
+            optional=True,
+            note="a status lagging behind running prefetch Jobs is not seen",
+        ),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
@@ -80,10 +96,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             for e in kcn.entries:
                 entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))
     f = facts(snapshot)
-    stops = stops_by_cache(snapshot.kernel_caches, {k: v.outcome for k, v in f.capture_caches.items()},
-                           config_ok=f.feature.valid and f.config.enabled, groups=snapshot.group_by_name,
-                           default_group=f.config.default_node_group, role_bindings=snapshot.role_bindings,
-                           jobs=snapshot.jobs, job_namespace=f.config.job_namespace)
+    stops = stops_by_cache(
+        snapshot.kernel_caches,
+        {k: v.outcome for k, v in f.capture_caches.items()},
+        config_ok=f.feature.valid and f.config.enabled,
+        groups=snapshot.group_by_name,
+        default_group=f.config.default_node_group,
+        role_bindings=snapshot.role_bindings,
+        jobs=snapshot.jobs,
+        job_namespace=f.config.job_namespace,
+    )
     for kc in snapshot.kernel_caches:
         stop = stops.get(f"{kc.namespace}/{kc.name}")
         if stop is not None:
@@ -99,22 +121,35 @@ def _stopped(kc: o.KernelCache, stop: Stop) -> Finding:
     ready = o.find_condition(kc.conditions, "Ready")
     shown = f"{kc.state or 'no state'}/{ready.reason}" if ready is not None else (kc.state or "no status")
     code, severity, hint = {
-        cp.TERMINATING: ("terminating", "warning",
-                         command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o",
-                                 "jsonpath={.metadata.finalizers}")),
+        cp.TERMINATING: (
+            "terminating",
+            "warning",
+            command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.metadata.finalizers}"),
+        ),
         cp.LINK: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "capture")),
         cp.NODE_GROUP: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "group-selector")),
-        cp.PREFETCH_REQUEUE: ("status-lagging", "info", command("kubectl", "kcache", "doctor", "--only",
-                                                                "registry-pull")),
+        cp.PREFETCH_REQUEUE: (
+            "status-lagging",
+            "info",
+            command("kubectl", "kcache", "doctor", "--only", "registry-pull"),
+        ),
     }[stop.name]
-    return Finding(ID, severity, ref, f"KernelCache {kc.namespace}/{kc.name}: KServe's pass stops at step {stop.step} "
-                                      f"({stop.name}): {stop.text}; the status shown ({shown}) is not judged here",
-                   group=kc.node_group or None, hint=hint, code=code,
-                   evidence=tuple(f"finalizer {x}" for x in kc.meta.finalizers))
+    return Finding(
+        ID,
+        severity,
+        ref,
+        f"KernelCache {kc.namespace}/{kc.name}: KServe's pass stops at step {stop.step} "
+        f"({stop.name}): {stop.text}; the status shown ({shown}) is not judged here",
+        group=kc.node_group or None,
+        hint=hint,
+        code=code,
+        evidence=tuple(f"finalizer {x}" for x in kc.meta.finalizers),
+    )
 
 
-def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]],
-           judge_status: bool = True) -> Iterator[Finding]:
+def _cache(
+    snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]], judge_status: bool = True
+) -> Iterator[Finding]:
     f = facts(snapshot)
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
     key = f"{kc.namespace}/{kc.name}"
@@ -123,13 +158,17 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
     ready = o.find_condition(kc.conditions, "Ready")
     reason = ready.reason if ready else ""
     if kc.mount_type not in ("", c.MOUNT_TYPE_OCI):
-        yield Finding(ID, "error", ref,
-                      f"KernelCache {key} has mountType {kc.mount_type!r}: KServe reports Error/ConfigError "
-                      f"unsupported KernelCache mount type \"{kc.mount_type}\" and only mounts oci caches; recreate it "
-                      "with mountType oci (the field is immutable in some KServe versions)",
-                      group=group or None,
-                      hint=command("kubectl", "-n", kc.namespace, "get", c.PLURAL_CACHES[:-1], kc.name, "-o", "yaml"),
-                      code="mount-type")
+        yield Finding(
+            ID,
+            "error",
+            ref,
+            f"KernelCache {key} has mountType {kc.mount_type!r}: KServe reports Error/ConfigError "
+            f'unsupported KernelCache mount type "{kc.mount_type}" and only mounts oci caches; recreate it '
+            "with mountType oci (the field is immutable in some KServe versions)",
+            group=group or None,
+            hint=command("kubectl", "-n", kc.namespace, "get", c.PLURAL_CACHES[:-1], kc.name, "-o", "yaml"),
+            code="mount-type",
+        )
         return
     group_finding = _group(snapshot, kc, ref, group, from_ref)
     if group_finding is not None:
@@ -137,26 +176,41 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
     errors = [(n, e) for n, e in entries if e.state == c.ENTRY_ERROR]
     if not judge_status:
         pass  # KServe's pass requeues before status: neither the state nor its staleness is current
-    elif kc.state == c.CACHE_ERROR and not (group_finding is not None and reason in GROUP_REASONS) \
-            and not (reason == "PreparationFailed" and errors):
+    elif (
+        kc.state == c.CACHE_ERROR
+        and not (group_finding is not None and reason in GROUP_REASONS)
+        and not (reason == "PreparationFailed" and errors)
+    ):
         yield _error_state(kc, ref, ready, group, f.config.job_namespace, group_finding is None)
     elif reason in ("NoMatchingNodes", "NoReadyNodes") and group_finding is None and group in snapshot.group_by_name:
         n_ready = sum(1 for n in f.members_of_group.get(group, []) if n.ready)
-        yield Finding(ID, "warning", ref,
-                      f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
-                      f"nodes match group {group} now: the status is stale (is KServe's controller running?)",
-                      group=group, hint=command("kubectl", "-n", kc.namespace, "describe", c.PLURAL_CACHES[:-1],
-                                                kc.name), code="stale-status")
+        yield Finding(
+            ID,
+            "warning",
+            ref,
+            f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
+            f"nodes match group {group} now: the status is stale (is KServe's controller running?)",
+            group=group,
+            hint=command("kubectl", "-n", kc.namespace, "describe", c.PLURAL_CACHES[:-1], kc.name),
+            code="stale-status",
+        )
     job_ns = f.config.job_namespace
     for node, e in errors:
         job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
-        yield Finding(ID, "error", ObjectRef(c.KIND_NODE, node),
-                      f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
-                      group=group or None, hint=command("kubectl", "-n", job_ns, "describe", "job", job),
-                      code="entry-error", cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
-                      lister=command("kubectl", "-n", job_ns, "get", "jobs", "-l",
-                                     f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"),
-                      evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",))
+        yield Finding(
+            ID,
+            "error",
+            ObjectRef(c.KIND_NODE, node),
+            f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
+            group=group or None,
+            hint=command("kubectl", "-n", job_ns, "describe", "job", job),
+            code="entry-error",
+            cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
+            lister=command(
+                "kubectl", "-n", job_ns, "get", "jobs", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+            ),
+            evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",),
+        )
     if kc.artifact is None:
         return
     for node, e in entries:
@@ -167,58 +221,102 @@ def _cache(snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str
             what.append(f"imageReference {e.image_reference or '(empty)'} instead of {kc.artifact.image_reference}")
         if e.footprints != kc.artifact.footprints:
             what.append("footprints differ")
-        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, node),
-                      f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} has "
-                      f"{' and '.join(what)}: the pod webhook never counts it, so it is never ready for admission "
-                      f"until the node's agent refreshes it",
-                      group=group or None,
-                      code="entry-mismatch", cause=f"entries of KernelCache {key} with {' and '.join(what)}",
-                      lister=command("kubectl", "get", c.PLURAL_NODES),
-                      hint=command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "pods", "-l",
-                                   "=".join(c.AGENT_POD_LABEL), "--field-selector", f"spec.nodeName={node}"),
-                      evidence=tuple(what))
+        yield Finding(
+            ID,
+            "warning",
+            ObjectRef(c.KIND_NODE, node),
+            f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} has "
+            f"{' and '.join(what)}: the pod webhook never counts it, so it is never ready for admission "
+            f"until the node's agent refreshes it",
+            group=group or None,
+            code="entry-mismatch",
+            cause=f"entries of KernelCache {key} with {' and '.join(what)}",
+            lister=command("kubectl", "get", c.PLURAL_NODES),
+            hint=command(
+                "kubectl",
+                "-n",
+                c.KSERVE_NAMESPACE,
+                "get",
+                "pods",
+                "-l",
+                "=".join(c.AGENT_POD_LABEL),
+                "--field-selector",
+                f"spec.nodeName={node}",
+            ),
+            evidence=tuple(what),
+        )
 
 
 def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: str, from_ref: bool) -> Finding | None:
     key = f"{kc.namespace}/{kc.name}"
     kind = c.PLURAL_CACHES[:-1]
     if not group:
-        return Finding(ID, "error", ref,
-                       f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
-                       f"Error/NodeGroupNotFound \"{MSG_NO_GROUP_NAME}\"",
-                       hint=command("kubectl", "-n", kc.namespace, "patch", kind, kc.name, "--type=merge", "-p",
-                                    json_body({"spec": {"nodeGroupRef": {"name": PLACEHOLDER_GROUP}}})),
-                       code="no-group")
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
+            f'Error/NodeGroupNotFound "{MSG_NO_GROUP_NAME}"',
+            hint=command(
+                "kubectl",
+                "-n",
+                kc.namespace,
+                "patch",
+                kind,
+                kc.name,
+                "--type=merge",
+                "-p",
+                json_body({"spec": {"nodeGroupRef": {"name": PLACEHOLDER_GROUP}}}),
+            ),
+            code="no-group",
+        )
     source = "spec.nodeGroupRef" if from_ref else "defaultNodeGroup"
     g = snapshot.group_by_name.get(group)
     if g is None:
         extra = ""
         if trim_space(group) in snapshot.group_by_name:
             extra = " (the name has surrounding white space, which KServe does not trim here)"
-        return Finding(ID, "error", ref,
-                       f"KernelCache {key}: group {group!r} (from {source}) does not exist{extra}: KServe reports "
-                       f"Error/NodeGroupNotFound \"{MSG_GROUP_MISSING}\"",
-                       group=group, hint=f"kubectl get {c.PLURAL_NODE_GROUPS}" if from_ref else EDIT_CONFIG,
-                       code="group-missing")
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"KernelCache {key}: group {group!r} (from {source}) does not exist{extra}: KServe reports "
+            f'Error/NodeGroupNotFound "{MSG_GROUP_MISSING}"',
+            group=group,
+            hint=f"kubectl get {c.PLURAL_NODE_GROUPS}" if from_ref else EDIT_CONFIG,
+            code="group-missing",
+        )
     if not g.node_selector:
         return None  # group-selector reports it
     members = facts(snapshot).members_of_group.get(group, [])
     if not members:
-        return Finding(ID, "warning", ref,
-                       f"KernelCache {key}: no node matches group {group} (nodeSelector "
-                       f"{fmt_selector(g.node_selector)}): KServe reports Pending/NoMatchingNodes \"{MSG_NO_MATCH}\"",
-                       group=group, hint="kubectl kcache doctor --only group-selector", code="no-matching-nodes")
+        return Finding(
+            ID,
+            "warning",
+            ref,
+            f"KernelCache {key}: no node matches group {group} (nodeSelector "
+            f'{fmt_selector(g.node_selector)}): KServe reports Pending/NoMatchingNodes "{MSG_NO_MATCH}"',
+            group=group,
+            hint="kubectl kcache doctor --only group-selector",
+            code="no-matching-nodes",
+        )
     if not any(n.ready for n in members):
-        return Finding(ID, "warning", ref,
-                       f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
-                       f"Pending/NoReadyNodes \"{MSG_NOT_READY}\"",
-                       group=group, hint=nodes_command(g),
-                       code="no-ready-nodes")
+        return Finding(
+            ID,
+            "warning",
+            ref,
+            f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
+            f'Pending/NoReadyNodes "{MSG_NOT_READY}"',
+            group=group,
+            hint=nodes_command(g),
+            code="no-ready-nodes",
+        )
     return None
 
 
-def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, group: str, job_ns: str,
-                 group_ok: bool) -> Finding:
+def _error_state(
+    kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, group: str, job_ns: str, group_ok: bool
+) -> Finding:
     key = f"{kc.namespace}/{kc.name}"
     kind = c.PLURAL_CACHES[:-1]
     reason = ready.reason if ready else ""
@@ -235,8 +333,9 @@ def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, g
             evidence.append(verification_advice(v.reason))
         hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
-        hint = command("kubectl", "-n", job_ns, "get", "jobs,pods", "-l",
-                       f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}")
+        hint = command(
+            "kubectl", "-n", job_ns, "get", "jobs,pods", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+        )
     elif reason == "ConfigError":
         hint = EDIT_CONFIG
     elif reason == "StorageError" and ready is not None:
@@ -246,5 +345,6 @@ def _error_state(kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, g
             hint = "kubectl kcache doctor --only registry-pull"
     elif reason == "NodeGroupNotFound" and group_ok:
         message += f" (group {group} exists now: the status is stale)"
-    return Finding(ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence),
-                   code="error-state")
+    return Finding(
+        ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence), code="error-state"
+    )

@@ -36,21 +36,39 @@ CONTROLLER_LOG = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", f"deployme
 SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
 
 
-@check(ID, "captures in progress have the identities their sidecar reports and pushes with", "error", order=131,
-       needs_feature=True, codes={
-           "missing": ("warning", "a capture in progress lacks an identity KServe makes for it (token requester "
-                                  "binding, reporter, pusher, registry access Secret): its sidecar cannot report or "
-                                  "push"),
-           "conflict": ("error", "an identity object of a capture is not KServe's (another owner or roleRef, no "
-                                 "managed label): KServe's controller fails on it"),
-       }, reads=(
-           CheckRead(readplan.CAPTURES), CheckRead(readplan.ISVC_PODS), CheckRead(readplan.CONFIGMAP),
-           CheckRead(readplan.TOKEN_REQUESTER_BINDINGS), CheckRead(readplan.REPORTER_SERVICE_ACCOUNTS),
-           CheckRead(readplan.REPORTER_ROLES), CheckRead(readplan.REPORTER_ROLE_BINDINGS),
-           CheckRead(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
-           CheckRead(readplan.PUSHER_SERVICE_ACCOUNTS), CheckRead(readplan.PUSHER_ROLE_BINDINGS),
-           CheckRead(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
-       ))
+@check(
+    ID,
+    "captures in progress have the identities their sidecar reports and pushes with",
+    "error",
+    order=131,
+    needs_feature=True,
+    codes={
+        "missing": (
+            "warning",
+            "a capture in progress lacks an identity KServe makes for it (token requester "
+            "binding, reporter, pusher, registry access Secret): its sidecar cannot report or "
+            "push",
+        ),
+        "conflict": (
+            "error",
+            "an identity object of a capture is not KServe's (another owner or roleRef, no "
+            "managed label): KServe's controller fails on it",
+        ),
+    },
+    reads=(
+        CheckRead(readplan.CAPTURES),
+        CheckRead(readplan.ISVC_PODS),
+        CheckRead(readplan.CONFIGMAP),
+        CheckRead(readplan.TOKEN_REQUESTER_BINDINGS),
+        CheckRead(readplan.REPORTER_SERVICE_ACCOUNTS),
+        CheckRead(readplan.REPORTER_ROLES),
+        CheckRead(readplan.REPORTER_ROLE_BINDINGS),
+        CheckRead(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
+        CheckRead(readplan.PUSHER_SERVICE_ACCOUNTS),
+        CheckRead(readplan.PUSHER_ROLE_BINDINGS),
+        CheckRead(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = facts(snapshot).config
     found = [(cap, ids) for cap in snapshot.captures if (ids := for_capture(snapshot, cap, config)) is not None]
@@ -63,14 +81,22 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         conflicts = [p for p in pieces if not p.absent]
         first = (conflicts or pieces)[0]
         more = len(pieces) - 1
-        effect = ("its mcv sidecar cannot push the artifact" if first.registry else
-                  "its mcv sidecar cannot report the capture's progress")
-        yield Finding(ID, "error" if conflicts else "warning", ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
-                      f"capture {ids.capture} ({cap.phase or 'Pending'}, producer pod {ids.pod}): "
-                      f"{_piece(first)}: {effect}, and the capture's status does not say so"
-                      + (f" ({more} more below)" if more else ""),
-                      hint=CONTROLLER_LOG, evidence=tuple(_evidence(p) for p in pieces),
-                      code="conflict" if conflicts else "missing")
+        effect = (
+            "its mcv sidecar cannot push the artifact"
+            if first.registry
+            else "its mcv sidecar cannot report the capture's progress"
+        )
+        yield Finding(
+            ID,
+            "error" if conflicts else "warning",
+            ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
+            f"capture {ids.capture} ({cap.phase or 'Pending'}, producer pod {ids.pod}): "
+            f"{_piece(first)}: {effect}, and the capture's status does not say so"
+            + (f" ({more} more below)" if more else ""),
+            hint=CONTROLLER_LOG,
+            evidence=tuple(_evidence(p) for p in pieces),
+            code="conflict" if conflicts else "missing",
+        )
 
 
 def _piece(p: Piece) -> str:
@@ -78,8 +104,11 @@ def _piece(p: Piece) -> str:
 
 
 def _evidence(p: Piece) -> str:
-    return _piece(p) + (f": {p.detail}" if p.detail else "") + (
-        f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
+    return (
+        _piece(p)
+        + (f": {p.detail}" if p.detail else "")
+        + (f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
+    )
 
 
 def _observed(snapshot: ClusterSnapshot, p: Piece) -> bool:
@@ -90,8 +119,12 @@ def _observed(snapshot: ClusterSnapshot, p: Piece) -> bool:
     spec = _SPECS[(p.kind, p.registry, p.name == c.TOKEN_REQUESTER)]
     if p.kind == "Secret" and not read_ok(snapshot, spec):
         return False
-    held = {"ServiceAccount": snapshot.service_accounts, "Role": snapshot.roles,
-            "RoleBinding": snapshot.role_bindings, "Secret": snapshot.secrets}[p.kind]
+    held = {
+        "ServiceAccount": snapshot.service_accounts,
+        "Role": snapshot.roles,
+        "RoleBinding": snapshot.role_bindings,
+        "Secret": snapshot.secrets,
+    }[p.kind]
     return observed(snapshot, spec, bool(held))
 
 

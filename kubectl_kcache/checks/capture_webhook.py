@@ -31,56 +31,92 @@ REF = ObjectRef("ValidatingWebhookConfiguration", c.CAPTURE_WEBHOOK_CONFIGURATIO
 SHOW = command("kubectl", "get", "validatingwebhookconfiguration", c.CAPTURE_WEBHOOK_CONFIGURATION, "-o", "yaml")
 
 
-@check(ID, "the capture status webhook can be reached", "error", order=36, needs_feature=True, codes={
-    "missing": ("warning", "the capture status webhook is not installed: reporters are not constrained"),
-    "no-ca": ("error", "the capture status webhook has no caBundle: every capture status update fails"),
-    "no-endpoints": ("error", "the capture status webhook's Service has no ready endpoints: every capture status "
-                              "update fails"),
-    "failure-ignore": ("warning", "the capture status webhook's failurePolicy is Ignore"),
-}, reads=(
-    CheckRead(readplan.CAPTURE_WEBHOOK),
-    CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="the webhook Service's endpoints not checked"),
-    CheckRead(readplan.CAPTURES, optional=True, note="the captures it stops are not counted"),
-))
+@check(
+    ID,
+    "the capture status webhook can be reached",
+    "error",
+    order=36,
+    needs_feature=True,
+    codes={
+        "missing": ("warning", "the capture status webhook is not installed: reporters are not constrained"),
+        "no-ca": ("error", "the capture status webhook has no caBundle: every capture status update fails"),
+        "no-endpoints": (
+            "error",
+            "the capture status webhook's Service has no ready endpoints: every capture status update fails",
+        ),
+        "failure-ignore": ("warning", "the capture status webhook's failurePolicy is Ignore"),
+    },
+    reads=(
+        CheckRead(readplan.CAPTURE_WEBHOOK),
+        CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="the webhook Service's endpoints not checked"),
+        CheckRead(readplan.CAPTURES, optional=True, note="the captures it stops are not counted"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.validating_webhooks if w.meta.name == c.CAPTURE_WEBHOOK_CONFIGURATION), None)
     entry = next((w for w in config.webhooks if w.name == c.CAPTURE_WEBHOOK_NAME), None) if config else None
     if entry is None:
         what = "is not installed" if config is None else f"has no webhook {c.CAPTURE_WEBHOOK_NAME}"
-        yield Finding(ID, "warning", REF,
-                      f"ValidatingWebhookConfiguration {c.CAPTURE_WEBHOOK_CONFIGURATION} {what}: capture status "
-                      "updates by the MCV reporters are not constrained (KServe installs it with the localmodel "
-                      "controller)", hint="kubectl get validatingwebhookconfigurations", code="missing")
+        yield Finding(
+            ID,
+            "warning",
+            REF,
+            f"ValidatingWebhookConfiguration {c.CAPTURE_WEBHOOK_CONFIGURATION} {what}: capture status "
+            "updates by the MCV reporters are not constrained (KServe installs it with the localmodel "
+            "controller)",
+            hint="kubectl get validatingwebhookconfigurations",
+            code="missing",
+        )
         return
     policy = entry.failure_policy
     active = [x for x in snapshot.captures if x.phase not in c.CAPTURE_TERMINAL_PHASES]
-    stuck = (f" ({len(active)} capture(s) in progress now: they stop progressing)" if active else "")
-    effect = ("every KernelCacheCapture status update fails (failurePolicy Fail, no selectors: the controller's "
-              f"own session claims, phases, signing and kernelCacheRef links too){stuck}" if policy == "Fail" else
-              f"capture status updates are admitted without validation (failurePolicy {policy})")
+    stuck = f" ({len(active)} capture(s) in progress now: they stop progressing)" if active else ""
+    effect = (
+        "every KernelCacheCapture status update fails (failurePolicy Fail, no selectors: the controller's "
+        f"own session claims, phases, signing and kernelCacheRef links too){stuck}"
+        if policy == "Fail"
+        else f"capture status updates are admitted without validation (failurePolicy {policy})"
+    )
     if policy != "Fail":
-        yield Finding(ID, "warning", REF, f"webhook {c.CAPTURE_WEBHOOK_NAME} has failurePolicy {policy}: while it "
-                                          "cannot be reached, reporter updates are not validated (KServe installs "
-                                          "Fail)", hint=SHOW, evidence=(f"failurePolicy: {policy}",),
-                      code="failure-ignore")
+        yield Finding(
+            ID,
+            "warning",
+            REF,
+            f"webhook {c.CAPTURE_WEBHOOK_NAME} has failurePolicy {policy}: while it "
+            "cannot be reached, reporter updates are not validated (KServe installs "
+            "Fail)",
+            hint=SHOW,
+            evidence=(f"failurePolicy: {policy}",),
+            code="failure-ignore",
+        )
     if not entry.has_ca_bundle:
-        yield Finding(ID, "error" if policy == "Fail" else "warning", REF,
-                      f"webhook {c.CAPTURE_WEBHOOK_NAME} has no caBundle, so the API server cannot verify the "
-                      f"webhook server's certificate: {effect}",
-                      hint=command("kubectl", "-n", c.KSERVE_NAMESPACE, "describe", "certificate",
-                                   "localmodel-serving-cert"), code="no-ca")
+        yield Finding(
+            ID,
+            "error" if policy == "Fail" else "warning",
+            REF,
+            f"webhook {c.CAPTURE_WEBHOOK_NAME} has no caBundle, so the API server cannot verify the "
+            f"webhook server's certificate: {effect}",
+            hint=command("kubectl", "-n", c.KSERVE_NAMESPACE, "describe", "certificate", "localmodel-serving-cert"),
+            code="no-ca",
+        )
     ns = entry.service_namespace or c.KSERVE_NAMESPACE
     service = entry.service_name or c.WEBHOOK_SERVICE
     if not entry.service_name and entry.url:
         raise NotApplicable(f"webhook {c.CAPTURE_WEBHOOK_NAME} calls a URL, not a Service")
     if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
         return
-    ready = sum(s.ready_endpoints for s in snapshot.endpoint_slices
-                if s.meta.namespace == ns and s.meta.labels.get("kubernetes.io/service-name") == service)
+    ready = sum(
+        s.ready_endpoints
+        for s in snapshot.endpoint_slices
+        if s.meta.namespace == ns and s.meta.labels.get("kubernetes.io/service-name") == service
+    )
     if ready == 0:
-        yield Finding(ID, "error" if policy == "Fail" else "warning", ObjectRef("Service", service, ns),
-                      f"Service {ns}/{service} behind webhook {c.CAPTURE_WEBHOOK_NAME} has no ready endpoints: "
-                      f"{effect}",
-                      hint=command("kubectl", "-n", ns, "get", "endpointslices", "-l",
-                                   f"kubernetes.io/service-name={service}"),
-                      evidence=(f"failurePolicy: {policy}",), code="no-endpoints")
+        yield Finding(
+            ID,
+            "error" if policy == "Fail" else "warning",
+            ObjectRef("Service", service, ns),
+            f"Service {ns}/{service} behind webhook {c.CAPTURE_WEBHOOK_NAME} has no ready endpoints: {effect}",
+            hint=command("kubectl", "-n", ns, "get", "endpointslices", "-l", f"kubernetes.io/service-name={service}"),
+            evidence=(f"failurePolicy: {policy}",),
+            code="no-endpoints",
+        )

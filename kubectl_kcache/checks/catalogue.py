@@ -54,16 +54,23 @@ def _read_line(read: CheckRead) -> str:
 
 
 def _section(spec: CheckSpec) -> list[str]:
-    applies = ("only while the feature is enabled and its configuration valid" if spec.needs_feature
-               else "always")
-    out = [f'<a id="{spec.id}"></a>', f"## `{spec.id}`: {spec.title}", "",
-           f"- default severity: **{spec.severity}**", f"- applies: {applies}", "- reads:"]
+    applies = "only while the feature is enabled and its configuration valid" if spec.needs_feature else "always"
+    out = [
+        f'<a id="{spec.id}"></a>',
+        f"## `{spec.id}`: {spec.title}",
+        "",
+        f"- default severity: **{spec.severity}**",
+        f"- applies: {applies}",
+        "- reads:",
+    ]
     out += [f"  - {_read_line(r)}" for r in spec.reads]
     out += ["", spec.doc, ""]
     if spec.codes:
         out += ["| code | severity | meaning |", "|---|---|---|"]
-        out += [f'| <a id="{spec.id}/{code.id}"></a>`{spec.id}/{code.id}` | {code.severity} | {code.summary} |'
-                for code in spec.codes]
+        out += [
+            f'| <a id="{spec.id}/{code.id}"></a>`{spec.id}/{code.id}` | {code.severity} | {code.summary} |'
+            for code in spec.codes
+        ]
         out.append("")
     return out
 
@@ -84,8 +91,15 @@ def cluster_role() -> list[str]:
         scopes = by_group.setdefault(api_group_of(read.resource), {}).setdefault(read.resource, set())
         scope = ", ".join(x for x in (_where(read).strip(), read.selector) if x)
         scopes.add(scope or "all")
-    out = ["apiVersion: rbac.authorization.k8s.io/v1", "kind: ClusterRole", "metadata:",
-           f"  name: {ROLE_NAME}", "  labels:", "    app.kubernetes.io/name: kubectl-kcache", "rules:"]
+    out = [
+        "apiVersion: rbac.authorization.k8s.io/v1",
+        "kind: ClusterRole",
+        "metadata:",
+        f"  name: {ROLE_NAME}",
+        "  labels:",
+        "    app.kubernetes.io/name: kubectl-kcache",
+        "rules:",
+    ]
     for group in sorted(by_group):
         resources = by_group[group]
         for metadata_only in (False, True):
@@ -103,33 +117,35 @@ def cluster_role() -> list[str]:
 
 def render_doctor_rbac() -> str:
     """deploy/doctor-rbac.yaml: the read-only ClusterRole and an example ClusterRoleBinding."""
-    return "\n".join([
-        "# The read-only ClusterRole of kubectl-kcache's read commands (doctor, status, why-group,",
-        "# why-not-cached, dump): get, list and watch on exactly what the doctor's checks read, and an",
-        "# example binding. Generated from the check registry (make catalogue): do not edit.",
-        "#",
-        f"# Bind it to whoever runs the doctor: edit the binding's subject (here the group {EXAMPLE_GROUP}),",
-        f"# then `kubectl apply -f {RBAC_FILE}`, or apply the role and bind it with",
-        f"#   kubectl create clusterrolebinding kcache-doctor-alice --clusterrole={ROLE_NAME} --user=alice",
-        "---",
-        *cluster_role(),
-        "---",
-        "apiVersion: rbac.authorization.k8s.io/v1",
-        "kind: ClusterRoleBinding",
-        "metadata:",
-        f"  name: {ROLE_NAME}",
-        "  labels:",
-        "    app.kubernetes.io/name: kubectl-kcache",
-        "roleRef:",
-        "  apiGroup: rbac.authorization.k8s.io",
-        "  kind: ClusterRole",
-        f"  name: {ROLE_NAME}",
-        "subjects:",
-        "  - apiGroup: rbac.authorization.k8s.io",
-        "    kind: Group",
-        f"    name: {EXAMPLE_GROUP}",
-        "",
-    ])
+    return "\n".join(
+        [
+            "# The read-only ClusterRole of kubectl-kcache's read commands (doctor, status, why-group,",
+            "# why-not-cached, dump): get, list and watch on exactly what the doctor's checks read, and an",
+            "# example binding. Generated from the check registry (make catalogue): do not edit.",
+            "#",
+            f"# Bind it to whoever runs the doctor: edit the binding's subject (here the group {EXAMPLE_GROUP}),",
+            f"# then `kubectl apply -f {RBAC_FILE}`, or apply the role and bind it with",
+            f"#   kubectl create clusterrolebinding kcache-doctor-alice --clusterrole={ROLE_NAME} --user=alice",
+            "---",
+            *cluster_role(),
+            "---",
+            "apiVersion: rbac.authorization.k8s.io/v1",
+            "kind: ClusterRoleBinding",
+            "metadata:",
+            f"  name: {ROLE_NAME}",
+            "  labels:",
+            "    app.kubernetes.io/name: kubectl-kcache",
+            "roleRef:",
+            "  apiGroup: rbac.authorization.k8s.io",
+            "  kind: ClusterRole",
+            f"  name: {ROLE_NAME}",
+            "subjects:",
+            "  - apiGroup: rbac.authorization.k8s.io",
+            "    kind: Group",
+            f"    name: {EXAMPLE_GROUP}",
+            "",
+        ]
+    )
 
 
 def render_catalogue() -> str:
@@ -148,10 +164,10 @@ def render_catalogue() -> str:
         "check says so once). In the report, `control-plane` findings come first.",
         "",
         "Every finding has a stable code, `check/code`, listed under its check below. Suppress a known finding",
-        "with `--config FILE` (`{\"suppress\": [{\"check\": \"group-taints\", \"code\": \"prefer-no-schedule\",",
-        "\"object\": {\"kind\": \"Node\", \"name\": \"gpu-*\"}, \"reason\": \"...\"}]}`; every field but `check` is",
+        'with `--config FILE` (`{"suppress": [{"check": "group-taints", "code": "prefer-no-schedule",',
+        '"object": {"kind": "Node", "name": "gpu-*"}, "reason": "..."}]}`; every field but `check` is',
         "optional, names take globs, `code` hides one kind of finding and not another on the same object) or",
-        "with the annotation `kcache.kserve.io/suppress: \"group-taints/prefer-no-schedule,nodes\"` (check ids, or",
+        'with the annotation `kcache.kserve.io/suppress: "group-taints/prefer-no-schedule,nodes"` (check ids, or',
         "`check/code`) on the finding's object; `--no-suppressions` ignores both.",
         "",
         "| id | title | default severity |",

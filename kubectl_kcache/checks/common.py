@@ -90,8 +90,10 @@ class Feature:
         if self.state is None:
             return None
         if self.state.config is None:
-            return ("the kernelcache configuration is missing or invalid (see check config): KServe's "
-                    "kernel cache controllers do nothing until it is fixed")
+            return (
+                "the kernelcache configuration is missing or invalid (see check config): KServe's "
+                "kernel cache controllers do nothing until it is fixed"
+            )
         if not self.state.config.enabled:
             return "the kernel cache feature is disabled (kernelcache.enabled is false; see check config)"
         return None
@@ -159,9 +161,17 @@ class Facts:
     def capture_caches(self) -> dict[tuple[str, str], CaptureCache]:
         """(namespace, name) of each capture -> what KServe's KernelCache reconciler does with it (the plan
         `kubectl kcache reconcile` executes)."""
-        return {(cc.capture.namespace, cc.capture.name): cc for cc in capture_caches(
-            self.s.captures, self.s.kc_by_key, self.s.group_by_name, self.s.node_by_name,
-            self.config.default_node_group, self.membership)}
+        return {
+            (cc.capture.namespace, cc.capture.name): cc
+            for cc in capture_caches(
+                self.s.captures,
+                self.s.kc_by_key,
+                self.s.group_by_name,
+                self.s.node_by_name,
+                self.config.default_node_group,
+                self.membership,
+            )
+        }
 
     @cached_property
     def agent_daemonset(self) -> o.DaemonSet | None:
@@ -223,11 +233,14 @@ def rfc3339_after(t: dt.datetime, seconds: float) -> str:
 def fmt_selector(selector: Mapping[str, str]) -> str:
     """A nodeSelector for a message: `k=v,k2=v2`, a key or value Kubernetes would refuse as a label quoted
     (a key holding `=` or `,` must not read as two labels)."""
+
     def word(text: str, errors: list[str]) -> str:
         return apivalidation.go_quote(text) if errors else text
 
-    return ",".join(f"{word(k, apivalidation.qualified_name_errors(k))}={word(v, apivalidation.label_value_errors(v))}"
-                    for k, v in sorted(selector.items()))
+    return ",".join(
+        f"{word(k, apivalidation.qualified_name_errors(k))}={word(v, apivalidation.label_value_errors(v))}"
+        for k, v in sorted(selector.items())
+    )
 
 
 def selector_arg(selector: Mapping[str, str]) -> str | None:
@@ -274,18 +287,22 @@ def config_ref() -> ObjectRef:
 EDIT_CONFIG = f"kubectl -n {c.KSERVE_NAMESPACE} edit configmap {c.CONFIGMAP_NAME}"
 RECONCILE = "kubectl kcache reconcile --once"
 # KServe's node reconciler watches KernelCacheNodeGroups, Nodes and its ConfigMap only (node_reconciler.go).
-NODE_PASS_TRIGGERS = ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, "
-                      "not on KernelCacheNode or DaemonSet changes: where kubelets update their Node every few "
-                      "minutes it is repaired within minutes; if it lasts, KServe's controller is not running or "
-                      "its pass fails (touch a group to trigger a pass, or run `kubectl kcache reconcile --once`)")
+NODE_PASS_TRIGGERS = (
+    "KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, "
+    "not on KernelCacheNode or DaemonSet changes: where kubelets update their Node every few "
+    "minutes it is repaired within minutes; if it lasts, KServe's controller is not running or "
+    "its pass fails (touch a group to trigger a pass, or run `kubectl kcache reconcile --once`)"
+)
 
 
 def touch_group_hint(group: str | None) -> str:
     """A command that triggers KServe's node pass now (a group change), else the embedded reconcile."""
     if not group:
         return RECONCILE
-    return (command("kubectl", "annotate", c.PLURAL_NODE_GROUPS[:-1], group) +
-            ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite')
+    return (
+        command("kubectl", "annotate", c.PLURAL_NODE_GROUPS[:-1], group)
+        + ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite'
+    )
 
 
 def toleration_for(taint: o.Taint) -> dict[str, str]:

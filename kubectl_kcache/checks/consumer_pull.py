@@ -34,16 +34,26 @@ PULL_REASONS = (*c.IMAGE_PULL_REASONS, "CreateContainerConfigError", "CreateCont
 MISSING_SOURCE = "source directory does not exist"
 
 
-@check(ID, "serving pods pull the KernelCache artifact they were given", "error", order=140, needs_feature=True,
-       codes={
-           "pull-failed": ("error", "a serving pod cannot pull its kernel-cache-source image volume (warning when "
-                                    "the message does not name the artifact)"),
-           "linker-failed": ("error", "the kernel-cache-linker init container fails"),
-       },
-       reads=(CheckRead(readplan.ISVC_PODS),))
+@check(
+    ID,
+    "serving pods pull the KernelCache artifact they were given",
+    "error",
+    order=140,
+    needs_feature=True,
+    codes={
+        "pull-failed": (
+            "error",
+            "a serving pod cannot pull its kernel-cache-source image volume (warning when "
+            "the message does not name the artifact)",
+        ),
+        "linker-failed": ("error", "the kernel-cache-linker init container fails"),
+    },
+    reads=(CheckRead(readplan.ISVC_PODS),),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    consumers = [(p, v) for p in snapshot.pods_labelled(None, c.LABEL_ISVC)
-                 for v in p.volumes if v.name == c.SOURCE_VOLUME]
+    consumers = [
+        (p, v) for p in snapshot.pods_labelled(None, c.LABEL_ISVC) for v in p.volumes if v.name == c.SOURCE_VOLUME
+    ]
     if not consumers:
         raise NotApplicable("no serving pod has a KernelCache mounted")
     token_auth = facts(snapshot).config.registry.auth.type == AUTH_SA_TOKEN
@@ -65,19 +75,30 @@ def _pull(pod: o.Pod, artifact: str, token_auth: bool) -> Finding | None:
         if names_other:
             continue
         text = f"{cs.waiting_reason}: {cs.waiting_message}" if cs.waiting_message else cs.waiting_reason
-        creds = ("its own imagePullSecrets: " + ", ".join(pod.image_pull_secrets) if pod.image_pull_secrets
-                 else "no imagePullSecrets")
-        why = (" With registry.auth.type serviceAccountToken only the prefetcher gets a registry token."
-               if token_auth else "")
+        creds = (
+            "its own imagePullSecrets: " + ", ".join(pod.image_pull_secrets)
+            if pod.image_pull_secrets
+            else "no imagePullSecrets"
+        )
+        why = (
+            " With registry.auth.type serviceAccountToken only the prefetcher gets a registry token."
+            if token_auth
+            else ""
+        )
         lead = "cannot pull" if names_artifact else "cannot pull an image, maybe"
-        return Finding(ID, "error" if names_artifact else "warning", ObjectRef("Pod", pod.name, pod.namespace),
-                       f"pod {pod.namespace}/{pod.name} {lead} the KernelCache artifact {artifact} (image volume "
-                       f"{c.SOURCE_VOLUME}): container {cs.name} is waiting: {text}. The webhook adds no pull "
-                       f"credentials: the node's and the pod's own must reach the registry ({creds}).{why}",
-                       hint=command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name),
-                       evidence=(f"{cs.name}: {cs.waiting_reason}", f"artifact: {artifact}"), code="pull-failed",
-                       cause=f"serving pods cannot pull {artifact}: {cs.waiting_reason}",
-                       lister=command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_ISVC))
+        return Finding(
+            ID,
+            "error" if names_artifact else "warning",
+            ObjectRef("Pod", pod.name, pod.namespace),
+            f"pod {pod.namespace}/{pod.name} {lead} the KernelCache artifact {artifact} (image volume "
+            f"{c.SOURCE_VOLUME}): container {cs.name} is waiting: {text}. The webhook adds no pull "
+            f"credentials: the node's and the pod's own must reach the registry ({creds}).{why}",
+            hint=command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name),
+            evidence=(f"{cs.name}: {cs.waiting_reason}", f"artifact: {artifact}"),
+            code="pull-failed",
+            cause=f"serving pods cannot pull {artifact}: {cs.waiting_reason}",
+            lister=command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_ISVC),
+        )
     return None
 
 
@@ -90,12 +111,19 @@ def _linker(pod: o.Pod) -> Finding | None:
         return None
     detail = ": ".join(x for x in (cs.terminated_reason, cs.terminated_message) if x)
     if MISSING_SOURCE in cs.terminated_message:
-        what = ("the artifact does not contain the KernelCache's ociPath (the linker found no source directory): "
-                "the cache paths of the KernelCache do not match what was captured")
+        what = (
+            "the artifact does not contain the KernelCache's ociPath (the linker found no source directory): "
+            "the cache paths of the KernelCache do not match what was captured"
+        )
     else:
         what = f"exit code {cs.exit_code}" + (f" ({detail})" if detail else "")
-    return Finding(ID, "error", ObjectRef("Pod", pod.name, pod.namespace),
-                   f"pod {pod.namespace}/{pod.name}: init container {c.LINKER_CONTAINER} failed, so the runtime never "
-                   f"starts: {what}",
-                   hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", c.LINKER_CONTAINER),
-                   evidence=tuple(x for x in (f"restarts: {cs.restarts}", detail) if x), code="linker-failed")
+    return Finding(
+        ID,
+        "error",
+        ObjectRef("Pod", pod.name, pod.namespace),
+        f"pod {pod.namespace}/{pod.name}: init container {c.LINKER_CONTAINER} failed, so the runtime never "
+        f"starts: {what}",
+        hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", c.LINKER_CONTAINER),
+        evidence=tuple(x for x in (f"restarts: {cs.restarts}", detail) if x),
+        code="linker-failed",
+    )

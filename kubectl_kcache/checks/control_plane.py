@@ -36,26 +36,36 @@ WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
 
 def _blocked(policy: str) -> str:
     if policy != "Fail":
-        return (f"the webhook's failurePolicy is {policy}, so pods are admitted without kernel cache "
-                "injection or capture")
-    return ("pods of InferenceServices with the kernel cache annotation "
-            f"({c.ANNOTATION_SUPPORTED}) are blocked because the webhook's failurePolicy is Fail (it is called "
-            f"for every pod labelled {c.LABEL_ISVC}, so their other pods are blocked too)")
+        return (
+            f"the webhook's failurePolicy is {policy}, so pods are admitted without kernel cache injection or capture"
+        )
+    return (
+        "pods of InferenceServices with the kernel cache annotation "
+        f"({c.ANNOTATION_SUPPORTED}) are blocked because the webhook's failurePolicy is Fail (it is called "
+        f"for every pod labelled {c.LABEL_ISVC}, so their other pods are blocked too)"
+    )
 
 
-@check(ID, "KServe controller and pod webhook ready", "error", order=30, codes={
-    "controller-missing": ("error", "KServe's localmodel controller Deployment does not exist"),
-    "controller-not-ready": ("error", "KServe's localmodel controller is scaled to zero or not ready"),
-    "webhook-missing": ("error", "the pod webhook's MutatingWebhookConfiguration (or its webhook) is missing"),
-    "webhook-no-ca": ("error", "the pod webhook has no caBundle"),
-    "webhook-no-endpoints": ("error", "the pod webhook's Service has no ready endpoints"),
-    "pods-denied": ("error", "the kernel cache webhook denied ReplicaSets' pod creation recently"),
-}, reads=(
-    CheckRead(readplan.CONTROLLER),
-    CheckRead(readplan.WEBHOOK),
-    CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="webhook Service endpoints not checked"),
-    CheckRead(readplan.FAILED_CREATES, optional=True, note="FailedCreate events not checked"),
-))
+@check(
+    ID,
+    "KServe controller and pod webhook ready",
+    "error",
+    order=30,
+    codes={
+        "controller-missing": ("error", "KServe's localmodel controller Deployment does not exist"),
+        "controller-not-ready": ("error", "KServe's localmodel controller is scaled to zero or not ready"),
+        "webhook-missing": ("error", "the pod webhook's MutatingWebhookConfiguration (or its webhook) is missing"),
+        "webhook-no-ca": ("error", "the pod webhook has no caBundle"),
+        "webhook-no-endpoints": ("error", "the pod webhook's Service has no ready endpoints"),
+        "pods-denied": ("error", "the kernel cache webhook denied ReplicaSets' pod creation recently"),
+    },
+    reads=(
+        CheckRead(readplan.CONTROLLER),
+        CheckRead(readplan.WEBHOOK),
+        CheckRead(readplan.WEBHOOK_ENDPOINTS, optional=True, note="webhook Service endpoints not checked"),
+        CheckRead(readplan.FAILED_CREATES, optional=True, note="FailedCreate events not checked"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     feature = facts(snapshot).feature
     disabled = feature.valid and not feature.enabled
@@ -75,31 +85,52 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     yield from _deployment(deploy, deploy_ok, policy, endpoints, service_ns, service)
 
     if wh_config is None:
-        yield Finding(ID, "error", WEBHOOK_REF,
-                      f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is not installed: no pod gets a kernel "
-                      "cache mounted or the capture sidecar injected",
-                      hint="kubectl get mutatingwebhookconfigurations", code="webhook-missing")
+        yield Finding(
+            ID,
+            "error",
+            WEBHOOK_REF,
+            f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is not installed: no pod gets a kernel "
+            "cache mounted or the capture sidecar injected",
+            hint="kubectl get mutatingwebhookconfigurations",
+            code="webhook-missing",
+        )
     elif entry is None:
         names = ", ".join(w.name for w in wh_config.webhooks) or "none"
-        yield Finding(ID, "error", WEBHOOK_REF,
-                      f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}: no "
-                      "pod gets a kernel cache mounted or the capture sidecar injected",
-                      hint=f"kubectl get mutatingwebhookconfiguration {c.WEBHOOK_CONFIGURATION} -o yaml",
-                      evidence=(f"webhooks: {names}",), code="webhook-missing")
+        yield Finding(
+            ID,
+            "error",
+            WEBHOOK_REF,
+            f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}: no "
+            "pod gets a kernel cache mounted or the capture sidecar injected",
+            hint=f"kubectl get mutatingwebhookconfiguration {c.WEBHOOK_CONFIGURATION} -o yaml",
+            evidence=(f"webhooks: {names}",),
+            code="webhook-missing",
+        )
     else:
         if not entry.has_ca_bundle:
-            yield Finding(ID, "error", WEBHOOK_REF,
-                          f"webhook {c.WEBHOOK_NAME} has no caBundle, so the API server cannot verify the webhook "
-                          f"server's certificate and every call fails: {_blocked(policy)}",
-                          hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe certificate localmodel-serving-cert",
-                          evidence=(f"failurePolicy: {policy}",), code="webhook-no-ca")
+            yield Finding(
+                ID,
+                "error",
+                WEBHOOK_REF,
+                f"webhook {c.WEBHOOK_NAME} has no caBundle, so the API server cannot verify the webhook "
+                f"server's certificate and every call fails: {_blocked(policy)}",
+                hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe certificate localmodel-serving-cert",
+                evidence=(f"failurePolicy: {policy}",),
+                code="webhook-no-ca",
+            )
         if endpoints is not None and endpoints == 0 and deploy_ok:
-            yield Finding(ID, "error", ObjectRef("Service", service, service_ns),
-                          f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
-                          f"{_blocked(policy)}",
-                          hint=command("kubectl", "-n", service_ns, "get", "endpointslices", "-l",
-                                       f"kubernetes.io/service-name={service}"),
-                          evidence=(f"failurePolicy: {policy}",), code="webhook-no-endpoints")
+            yield Finding(
+                ID,
+                "error",
+                ObjectRef("Service", service, service_ns),
+                f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
+                f"{_blocked(policy)}",
+                hint=command(
+                    "kubectl", "-n", service_ns, "get", "endpointslices", "-l", f"kubernetes.io/service-name={service}"
+                ),
+                evidence=(f"failurePolicy: {policy}",),
+                code="webhook-no-endpoints",
+            )
     yield from _denials(snapshot)
 
 
@@ -107,36 +138,53 @@ def _ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) ->
     """Ready endpoints behind the Service, or None when EndpointSlices could not be read."""
     if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
         return None
-    return sum(s.ready_endpoints for s in snapshot.endpoint_slices
-               if s.meta.namespace == namespace and s.meta.labels.get("kubernetes.io/service-name") == service)
+    return sum(
+        s.ready_endpoints
+        for s in snapshot.endpoint_slices
+        if s.meta.namespace == namespace and s.meta.labels.get("kubernetes.io/service-name") == service
+    )
 
 
-def _deployment(deploy: o.Deployment | None, ok: bool, policy: str, endpoints: int | None, service_ns: str,
-                service: str) -> Iterator[Finding]:
+def _deployment(
+    deploy: o.Deployment | None, ok: bool, policy: str, endpoints: int | None, service_ns: str, service: str
+) -> Iterator[Finding]:
     if ok:
         return
     evidence = []
     if endpoints == 0:
         evidence.append(f"Service {service_ns}/{service} has no ready endpoints")
     if deploy is None:
-        yield Finding(ID, "error", DEPLOY_REF,
-                      f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) "
-                      "is missing: nothing reconciles node groups, KernelCacheNodes, KernelCaches or captures, and "
-                      f"{_blocked(policy)}",
-                      hint=f"kubectl -n {c.KSERVE_NAMESPACE} get deployments", evidence=tuple(evidence),
-                      code="controller-missing")
+        yield Finding(
+            ID,
+            "error",
+            DEPLOY_REF,
+            f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) "
+            "is missing: nothing reconciles node groups, KernelCacheNodes, KernelCaches or captures, and "
+            f"{_blocked(policy)}",
+            hint=f"kubectl -n {c.KSERVE_NAMESPACE} get deployments",
+            evidence=tuple(evidence),
+            code="controller-missing",
+        )
         return
     cond = next((x for x in deploy.conditions if x.type == "Available" and x.status != "True"), None)
     if cond is not None:
         evidence.append(f"Available=False: {condition_text(cond)}")
-    what = "is scaled to zero" if deploy.replicas == 0 else (
-        f"is not ready ({deploy.ready_replicas}/{deploy.replicas} replicas ready)")
-    yield Finding(ID, "error", DEPLOY_REF,
-                  f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) {what}: "
-                  f"kernel cache reconciliation has stopped and {_blocked(policy)}. It may crash-loop until its "
-                  f"webhook certificate ({c.WEBHOOK_CERT_SECRET}) is issued",
-                  hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe deployment {c.CONTROLLER_DEPLOYMENT}",
-                  evidence=tuple(evidence), code="controller-not-ready")
+    what = (
+        "is scaled to zero"
+        if deploy.replicas == 0
+        else (f"is not ready ({deploy.ready_replicas}/{deploy.replicas} replicas ready)")
+    )
+    yield Finding(
+        ID,
+        "error",
+        DEPLOY_REF,
+        f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) {what}: "
+        f"kernel cache reconciliation has stopped and {_blocked(policy)}. It may crash-loop until its "
+        f"webhook certificate ({c.WEBHOOK_CERT_SECRET}) is issued",
+        hint=f"kubectl -n {c.KSERVE_NAMESPACE} describe deployment {c.CONTROLLER_DEPLOYMENT}",
+        evidence=tuple(evidence),
+        code="controller-not-ready",
+    )
 
 
 def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -157,9 +205,21 @@ def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     for (ns, name), ev in sorted(latest.items()):
         seen = parse_time(ev.last_seen)
         when = f", last at {rfc3339(seen)}" if seen else ""
-        yield Finding(ID, "error", ObjectRef("ReplicaSet", name, ns or None),
-                      f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
-                      hint=command("kubectl", "-n", ns, "describe", "replicaset", name),
-                      evidence=(f"event {ev.meta.name}: {ev.reason}",), code="pods-denied",
-                      cause=ev.message, lister=command("kubectl", "get", "events", "-A", "--field-selector",
-                                                       "reason=FailedCreate,involvedObject.kind=ReplicaSet"))
+        yield Finding(
+            ID,
+            "error",
+            ObjectRef("ReplicaSet", name, ns or None),
+            f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
+            hint=command("kubectl", "-n", ns, "describe", "replicaset", name),
+            evidence=(f"event {ev.meta.name}: {ev.reason}",),
+            code="pods-denied",
+            cause=ev.message,
+            lister=command(
+                "kubectl",
+                "get",
+                "events",
+                "-A",
+                "--field-selector",
+                "reason=FailedCreate,involvedObject.kind=ReplicaSet",
+            ),
+        )

@@ -28,24 +28,36 @@ KINDS = (
     (c.KIND_CAPTURE, c.PLURAL_CAPTURES),
 )
 KIND_LISTS = (readplan.NODE_GROUPS, readplan.KERNEL_CACHE_NODES, readplan.KERNEL_CACHES, readplan.CAPTURES)
-INSTALL_HINT = ("kubectl apply --server-side -k "
-                "'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'")
+INSTALL_HINT = (
+    "kubectl apply --server-side -k 'github.com/kserve/kserve/config/crd/full/kernelcache?ref=<your KServe release>'"
+)
 
 
 # all of them missing is one problem (KServe's LocalModel CRDs not installed), said once
 NOT_INSTALLED = "Kernel Cache CRDs are not installed"
 LISTER = "kubectl api-resources --api-group=serving.kserve.io"
 
-@check(ID, "Kernel Cache CRDs are served at v1alpha1", "error", order=10, codes={
-    "not-installed": ("error", "a Kernel Cache CRD is not installed (or its resource is not served)"),
-    "version-not-served": ("error", f"a Kernel Cache CRD does not serve {c.VERSION}"),
-    "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
-    "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
-}, reads=(
-    CheckRead(readplan.CRDS, optional=True,
-              note="versions and Established condition not checked; inferred from the kinds' reads"),
-    *(CheckRead(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
-))
+
+@check(
+    ID,
+    "Kernel Cache CRDs are served at v1alpha1",
+    "error",
+    order=10,
+    codes={
+        "not-installed": ("error", "a Kernel Cache CRD is not installed (or its resource is not served)"),
+        "version-not-served": ("error", f"a Kernel Cache CRD does not serve {c.VERSION}"),
+        "not-established": ("error", "a Kernel Cache CRD is not Established yet"),
+        "other-versions": ("info", f"a Kernel Cache CRD serves other versions besides {c.VERSION}"),
+    },
+    reads=(
+        CheckRead(
+            readplan.CRDS,
+            optional=True,
+            note="versions and Established condition not checked; inferred from the kinds' reads",
+        ),
+        *(CheckRead(spec, optional=True, note=f"{spec.plural} not checked") for spec in KIND_LISTS),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     crd_read = read_of(snapshot, readplan.CRDS)
     if observed(snapshot, readplan.CRDS, bool(snapshot.crds)):
@@ -59,11 +71,17 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             unknown.append(plural)
         elif r.status == ABSENT:
             yield Finding(
-                ID, "error", ObjectRef("CustomResourceDefinition", name),
+                ID,
+                "error",
+                ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
                 f"kernel cache controllers cannot watch {kind} objects",
-                hint=INSTALL_HINT, evidence=(f"list {plural}: not found (404)",), code="not-installed",
-                cause=NOT_INSTALLED, lister=LISTER)
+                hint=INSTALL_HINT,
+                evidence=(f"list {plural}: not found (404)",),
+                code="not-installed",
+                cause=NOT_INSTALLED,
+                lister=LISTER,
+            )
     if len(unknown) == len(KINDS):
         why = {NOT_READ: "not read", NOT_IN_INPUT: "not in the input"}.get(crd_read.status, crd_read.status)
         raise Skip(f"{why}: list customresourcedefinitions, and none of the kernel cache kinds could be listed")
@@ -76,26 +94,48 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         ref = ObjectRef("CustomResourceDefinition", name)
         crd = by_name.get(name)
         if crd is None:
-            yield Finding(ID, "error", ref,
-                          f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} "
-                          "objects", hint=INSTALL_HINT, code="not-installed", cause=NOT_INSTALLED, lister=LISTER)
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} objects",
+                hint=INSTALL_HINT,
+                code="not-installed",
+                cause=NOT_INSTALLED,
+                lister=LISTER,
+            )
             continue
         versions = ", ".join(crd.served_versions) or "none"
         if c.VERSION not in crd.served_versions:
-            yield Finding(ID, "error", ref,
-                          f"CRD {name} does not serve {c.VERSION} (served: {versions}); KServe's kernel cache "
-                          f"controllers and kubectl-kcache use {c.API_VERSION}",
-                          hint=f"kubectl get crd {name} -o jsonpath='{{.spec.versions[*].name}}'",
-                          evidence=(f"served versions: {versions}",), code="version-not-served")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"CRD {name} does not serve {c.VERSION} (served: {versions}); KServe's kernel cache "
+                f"controllers and kubectl-kcache use {c.API_VERSION}",
+                hint=f"kubectl get crd {name} -o jsonpath='{{.spec.versions[*].name}}'",
+                evidence=(f"served versions: {versions}",),
+                code="version-not-served",
+            )
             continue
         if not crd.established:
-            yield Finding(ID, "error", ref,
-                          f"CRD {name} is not Established: the API server does not serve {plural} yet",
-                          hint=f"kubectl describe crd {name}", code="not-established")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"CRD {name} is not Established: the API server does not serve {plural} yet",
+                hint=f"kubectl describe crd {name}",
+                code="not-established",
+            )
         others = [v for v in crd.served_versions if v != c.VERSION]
         if others:
-            yield Finding(ID, "info", ref,
-                          f"CRD {name} also serves {', '.join(others)} besides {c.VERSION}: another KServe API "
-                          f"variant; KServe's kernel cache controllers read {c.VERSION}",
-                          hint=f"kubectl get crd {name} -o yaml", evidence=(f"served versions: {versions}",),
-                          code="other-versions")
+            yield Finding(
+                ID,
+                "info",
+                ref,
+                f"CRD {name} also serves {', '.join(others)} besides {c.VERSION}: another KServe API "
+                f"variant; KServe's kernel cache controllers read {c.VERSION}",
+                hint=f"kubectl get crd {name} -o yaml",
+                evidence=(f"served versions: {versions}",),
+                code="other-versions",
+            )

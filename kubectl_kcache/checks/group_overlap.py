@@ -24,14 +24,23 @@ from .registry import check
 ID = "group-overlap"
 
 
-@check(ID, "nodes matched by several node groups", "warning", order=50, needs_feature=True, codes={
-    "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
-    "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
-}, reads=(
-    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
-    CheckRead(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
-    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
-))
+@check(
+    ID,
+    "nodes matched by several node groups",
+    "warning",
+    order=50,
+    needs_feature=True,
+    codes={
+        "blocks-captures": ("error", "a node in several groups whose captures are blocked now (AmbiguousNodeGroup)"),
+        "several-groups": ("warning", "a node in several groups: captures from it need a requested group"),
+    },
+    reads=(
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.CAPTURES, optional=True, note="captures blocked by the overlap not looked for"),
+        CheckRead(readplan.KERNEL_CACHES, optional=True, note="the captures' KernelCaches not looked up"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if len(snapshot.node_groups) < 2:
         raise NotApplicable("fewer than two KernelCacheNodeGroups exist")
@@ -51,18 +60,33 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         merged: dict[str, str] = {}
         for g in groups:
             merged.update(g.node_selector)
-        message = (f"Node {node.name} matches several node groups: {names}. Captures from pods on this node get "
-                   f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}")
+        message = (
+            f"Node {node.name} matches several node groups: {names}. Captures from pods on this node get "
+            f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}"
+        )
         evidence = tuple(f"{g.name}: nodeSelector {fmt_selector(g.node_selector)}" for g in groups)
         captures = blocked.get(node.name)
         if captures:
             first_ns, _, first = captures[0].partition("/")
-            yield Finding(ID, "error", node_ref(node.name),
-                          message + f"; blocked now: {', '.join(captures)}",
-                          hint=command("kubectl", "kcache", "why-group", "--capture", first, "-n", first_ns),
-                          evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
-                          code="blocks-captures")
+            yield Finding(
+                ID,
+                "error",
+                node_ref(node.name),
+                message + f"; blocked now: {', '.join(captures)}",
+                hint=command("kubectl", "kcache", "why-group", "--capture", first, "-n", first_ns),
+                evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
+                code="blocks-captures",
+            )
         else:
             lister = nodes_command(groups[0], merged)
-            yield Finding(ID, "warning", node_ref(node.name), message, hint=lister, evidence=evidence,
-                          code="several-groups", cause=f"nodes in groups {names}", lister=lister)
+            yield Finding(
+                ID,
+                "warning",
+                node_ref(node.name),
+                message,
+                hint=lister,
+                evidence=evidence,
+                code="several-groups",
+                cause=f"nodes in groups {names}",
+                lister=lister,
+            )

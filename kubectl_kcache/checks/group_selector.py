@@ -46,13 +46,22 @@ def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
     return command("kubectl", "label", "node", node, labels, *(["--overwrite"] if mm.different else []))
 
 
-@check(ID, "node groups have a selector that matches nodes", "error", order=40, needs_feature=True, codes={
-    "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
-    "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
-}, reads=(
-    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
-    CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches using a group not named"),
-))
+@check(
+    ID,
+    "node groups have a selector that matches nodes",
+    "error",
+    order=40,
+    needs_feature=True,
+    codes={
+        "empty-selector": ("error", "a group with an empty nodeSelector: KServe's node pass aborts for every group"),
+        "no-match": ("warning", "a group whose selector matches no node (near misses listed)"),
+    },
+    reads=(
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.KERNEL_CACHES, optional=True, note="the KernelCaches using a group not named"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
         raise NotApplicable("no KernelCacheNodeGroup exists (create one to choose the nodes that prepare caches)")
@@ -61,21 +70,37 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     default = f.config.default_node_group
     for group in snapshot.node_groups:
         if not group.node_selector:
-            users = sorted(f"{k.namespace}/{k.name}" for k in snapshot.kernel_caches
-                           if (k.node_group or default) == group.name)
+            users = sorted(
+                f"{k.namespace}/{k.name}" for k in snapshot.kernel_caches if (k.node_group or default) == group.name
+            )
             failed = c.MSG_EMPTY_SELECTOR.format(name=group.name)
-            agents = (f"; KernelCaches reference it ({join_names(users, 5)}), so every Ready node's agent fails its "
-                      f"status pass (\"discover KernelCaches for node ...: {failed}\"): all KernelCacheNode entries "
-                      "freeze cluster-wide, and KServe's KernelCache reconciler fails for those KernelCaches without "
-                      "writing status" if users else "")
-            yield Finding(ID, "error", group_ref(group.name),
-                          f"{c.MSG_EMPTY_SELECTOR.format(name=group.name)}: KServe's node reconciler aborts every "
-                          "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
-                          f"updated for any group{agents}",
-                          group=group.name,
-                          hint=command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=merge", "-p",
-                                       json_body({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}})),
-                          code="empty-selector")
+            agents = (
+                f"; KernelCaches reference it ({join_names(users, 5)}), so every Ready node's agent fails its "
+                f'status pass ("discover KernelCaches for node ...: {failed}"): all KernelCacheNode entries '
+                "freeze cluster-wide, and KServe's KernelCache reconciler fails for those KernelCaches without "
+                "writing status"
+                if users
+                else ""
+            )
+            yield Finding(
+                ID,
+                "error",
+                group_ref(group.name),
+                f"{c.MSG_EMPTY_SELECTOR.format(name=group.name)}: KServe's node reconciler aborts every "
+                "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
+                f"updated for any group{agents}",
+                group=group.name,
+                hint=command(
+                    "kubectl",
+                    "patch",
+                    c.PLURAL_NODE_GROUPS[:-1],
+                    group.name,
+                    "--type=merge",
+                    "-p",
+                    json_body({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}}),
+                ),
+                code="empty-selector",
+            )
             continue
         if members[group.name]:
             continue
@@ -93,8 +118,10 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
             near.append((node, mm))
     near.sort(key=lambda x: (x[1].count, x[0].name))
     selector = fmt_selector(group.node_selector)
-    message = (f"KernelCacheNodeGroup {group.name} matches no node (nodeSelector {selector}): KServe creates no "
-               "KernelCacheNode for it and its KernelCaches stay Pending/NoMatchingNodes")
+    message = (
+        f"KernelCacheNodeGroup {group.name} matches no node (nodeSelector {selector}): KServe creates no "
+        "KernelCacheNode for it and its KernelCaches stay Pending/NoMatchingNodes"
+    )
     evidence = [f"nodeSelector: {selector}"]
     if near:
         shown = [describe_mismatch(n.name, mm) for n, mm in near[:SHOWN]]
@@ -106,5 +133,13 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
         hint = show_group_command(group.name)
     else:
         hint = command("kubectl", "get", "nodes", "-L", ",".join(sorted(group.node_selector)))
-    return Finding(ID, "warning", group_ref(group.name), message, group=group.name, hint=hint,
-                   evidence=tuple(evidence), code="no-match")
+    return Finding(
+        ID,
+        "warning",
+        group_ref(group.name),
+        message,
+        group=group.name,
+        hint=hint,
+        evidence=tuple(evidence),
+        code="no-match",
+    )

@@ -29,9 +29,18 @@ from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "group-taints"
-CONDITION_TAINTS = frozenset(f"node.kubernetes.io/{k}" for k in (
-    "not-ready", "unreachable", "unschedulable", "memory-pressure", "disk-pressure", "pid-pressure",
-    "network-unavailable"))
+CONDITION_TAINTS = frozenset(
+    f"node.kubernetes.io/{k}"
+    for k in (
+        "not-ready",
+        "unreachable",
+        "unschedulable",
+        "memory-pressure",
+        "disk-pressure",
+        "pid-pressure",
+        "network-unavailable",
+    )
+)
 DS = f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET}"
 
 
@@ -39,13 +48,19 @@ def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     """Tolerations the CRD accepts and Kubernetes rejects (the same rule reconcile refuses with)."""
     rejected = rejected_tolerations(snapshot.node_groups)
     for group, problem in rejected.problems:
-        yield Finding(ID, "error", group_ref(group),
-                      f'KernelCacheNodeGroup "{group}" {problem}: Kubernetes rejects this toleration, so KServe\'s '
-                      "node pass fails at the agent DaemonSet patch on every attempt (no KernelCacheNode is created or "
-                      f"deleted for any group) and every preparation Job of {group} fails (its KernelCaches go to "
-                      "Error/StorageError)",
-                      group=group, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group),
-                      evidence=(f"the API server would answer: {rejected.api_text}",), code="invalid-toleration")
+        yield Finding(
+            ID,
+            "error",
+            group_ref(group),
+            f'KernelCacheNodeGroup "{group}" {problem}: Kubernetes rejects this toleration, so KServe\'s '
+            "node pass fails at the agent DaemonSet patch on every attempt (no KernelCacheNode is created or "
+            f"deleted for any group) and every preparation Job of {group} fails (its KernelCaches go to "
+            "Error/StorageError)",
+            group=group,
+            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group),
+            evidence=(f"the API server would answer: {rejected.api_text}",),
+            code="invalid-toleration",
+        )
 
 
 def _relevant(taints: list[o.Taint]) -> list[o.Taint]:
@@ -58,18 +73,26 @@ def _taints(taints: list[o.Taint]) -> str:
     return f"taint {listed} is" if len(taints) == 1 else f"taints {listed} are"
 
 
-@check(ID, "member nodes' taints tolerated by preparation Jobs and the agent", "error", order=60,
-       needs_feature=True, codes={
-           "invalid-toleration": ("error", "a group toleration Kubernetes rejects (the CRD accepts it)"),
-           "blocks-jobs": ("error", "a NoSchedule/NoExecute taint the group's tolerations do not tolerate"),
-           "prefer-no-schedule": ("warning", "a PreferNoSchedule taint the group does not tolerate"),
-           "evicts-jobs": ("warning", "a NoExecute taint the group tolerates only for tolerationSeconds"),
-           "blocks-agent": ("error", "a taint the agent DaemonSet's pods do not tolerate"),
-           "evicts-agent": ("warning", "a NoExecute taint the agent tolerates only for tolerationSeconds"),
-       }, reads=(
-           CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES),
-           CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent tolerations not checked"),
-       ))
+@check(
+    ID,
+    "member nodes' taints tolerated by preparation Jobs and the agent",
+    "error",
+    order=60,
+    needs_feature=True,
+    codes={
+        "invalid-toleration": ("error", "a group toleration Kubernetes rejects (the CRD accepts it)"),
+        "blocks-jobs": ("error", "a NoSchedule/NoExecute taint the group's tolerations do not tolerate"),
+        "prefer-no-schedule": ("warning", "a PreferNoSchedule taint the group does not tolerate"),
+        "evicts-jobs": ("warning", "a NoExecute taint the group tolerates only for tolerationSeconds"),
+        "blocks-agent": ("error", "a taint the agent DaemonSet's pods do not tolerate"),
+        "evicts-agent": ("warning", "a NoExecute taint the agent tolerates only for tolerationSeconds"),
+    },
+    reads=(
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent tolerations not checked"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     invalid = list(_invalid_tolerations(snapshot))
@@ -97,32 +120,52 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
     ref = node_ref(node.name)
     blocking = _relevant(join.untolerated(node))
     if blocking:
-        yield Finding(ID, "error", ref,
-                      f"preparation Jobs cannot run on {node.name}: {_taints(blocking)} not tolerated by "
-                      f"KernelCacheNodeGroup {group.name}'s tolerations (Jobs use the group's tolerations only), so "
-                      "the node's cache entries stay Pending/Pulling",
-                      group=group.name, hint=add_tolerations_hint(group, blocking),
-                      evidence=tuple(f"untolerated taint: {t}" for t in blocking), code="blocks-jobs",
-                      cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
-                      lister=taints_lister(group))
+        yield Finding(
+            ID,
+            "error",
+            ref,
+            f"preparation Jobs cannot run on {node.name}: {_taints(blocking)} not tolerated by "
+            f"KernelCacheNodeGroup {group.name}'s tolerations (Jobs use the group's tolerations only), so "
+            "the node's cache entries stay Pending/Pulling",
+            group=group.name,
+            hint=add_tolerations_hint(group, blocking),
+            evidence=tuple(f"untolerated taint: {t}" for t in blocking),
+            code="blocks-jobs",
+            cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
+            lister=taints_lister(group),
+        )
     soft = _relevant(join.untolerated(node, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
-        yield Finding(ID, "warning", ref,
-                      f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
-                      "the scheduler avoids the node for preparation Jobs when it can (they are pinned to it, so "
-                      "they still run); tolerate it to say so",
-                      group=group.name, hint=add_tolerations_hint(group, soft),
-                      evidence=tuple(f"untolerated taint: {t}" for t in soft), code="prefer-no-schedule",
-                      cause=f"{_taints(soft)} not tolerated by {group.name}", lister=taints_lister(group))
+        yield Finding(
+            ID,
+            "warning",
+            ref,
+            f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
+            "the scheduler avoids the node for preparation Jobs when it can (they are pinned to it, so "
+            "they still run); tolerate it to say so",
+            group=group.name,
+            hint=add_tolerations_hint(group, soft),
+            evidence=tuple(f"untolerated taint: {t}" for t in soft),
+            code="prefer-no-schedule",
+            cause=f"{_taints(soft)} not tolerated by {group.name}",
+            lister=taints_lister(group),
+        )
     for taint, seconds in join.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
-        yield Finding(ID, "warning", ref,
-                      f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
-                      f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
-                      group=group.name, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
-                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"), code="evicts-jobs",
-                      cause=f"taint {taint} tolerated by {group.name} for {seconds}s", lister=taints_lister(group))
+        yield Finding(
+            ID,
+            "warning",
+            ref,
+            f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
+            f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
+            group=group.name,
+            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+            evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
+            code="evicts-jobs",
+            cause=f"taint {taint} tolerated by {group.name} for {seconds}s",
+            lister=taints_lister(group),
+        )
 
 
 def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoin) -> Iterator[Finding]:
@@ -132,24 +175,40 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
     if blocking:
         stale = not _relevant(desired.untolerated(node))
         if stale:
-            why = ("the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
-                   "KServe's controller has not updated the DaemonSet")
+            why = (
+                "the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
+                "KServe's controller has not updated the DaemonSet"
+            )
             hint = RECONCILE
         else:
             why = "no node group tolerates it, and KServe gives the agent the union of the groups' tolerations"
             hint = add_tolerations_hint(group, blocking)
-        yield Finding(ID, "error", ref,
-                      f"the agent cannot run on {node.name}: {_taints(blocking)} not tolerated by {DS} "
-                      f"({why}); nothing reports the node's cache status",
-                      group=group.name, hint=hint, evidence=tuple(f"untolerated taint: {t}" for t in blocking),
-                      code="blocks-agent", cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
-                      lister=taints_lister(group))
+        yield Finding(
+            ID,
+            "error",
+            ref,
+            f"the agent cannot run on {node.name}: {_taints(blocking)} not tolerated by {DS} "
+            f"({why}); nothing reports the node's cache status",
+            group=group.name,
+            hint=hint,
+            evidence=tuple(f"untolerated taint: {t}" for t in blocking),
+            code="blocks-agent",
+            cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
+            lister=taints_lister(group),
+        )
     for taint, seconds in agent.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
-        yield Finding(ID, "warning", ref,
-                      f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
-                      "only with tolerationSeconds",
-                      group=group.name, hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
-                      evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"), code="evicts-agent",
-                      cause=f"taint {taint} tolerated by the agent for {seconds}s", lister=taints_lister(group))
+        yield Finding(
+            ID,
+            "warning",
+            ref,
+            f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
+            "only with tolerationSeconds",
+            group=group.name,
+            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+            evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
+            code="evicts-agent",
+            cause=f"taint {taint} tolerated by the agent for {seconds}s",
+            lister=taints_lister(group),
+        )

@@ -24,32 +24,53 @@ from .registry import check
 ID = "kcn-missing"
 
 
-@check(ID, "every member node has a KernelCacheNode", "error", order=80, needs_feature=True, codes={
-    "missing": ("error", "a member node without a KernelCacheNode"),
-}, reads=(
-    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES), CheckRead(readplan.KERNEL_CACHE_NODES),
-    CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent DaemonSet presence not considered"),
-))
+@check(
+    ID,
+    "every member node has a KernelCacheNode",
+    "error",
+    order=80,
+    needs_feature=True,
+    codes={
+        "missing": ("error", "a member node without a KernelCacheNode"),
+    },
+    reads=(
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.KERNEL_CACHE_NODES),
+        CheckRead(readplan.AGENT_DAEMONSET, optional=True, note="agent DaemonSet presence not considered"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.node_groups:
         raise NotApplicable("no KernelCacheNodeGroup exists")
     plan = facts(snapshot).membership_plan
     if plan.blocked_by:
-        raise NotApplicable(f"KServe would not create any KernelCacheNode: its node reconciler aborts because "
-                            f"{plan.blocked_by} (see group-selector)")
+        raise NotApplicable(
+            f"KServe would not create any KernelCacheNode: its node reconciler aborts because "
+            f"{plan.blocked_by} (see group-selector)"
+        )
     f = facts(snapshot)
     evidence: tuple[str, ...] = ()
     if read_ok(snapshot, readplan.AGENT_DAEMONSET) and f.agent_daemonset is None:
-        evidence = (f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET} is missing: KServe's node reconciler "
-                    "fails before it creates KernelCacheNodes (see agent)",)
+        evidence = (
+            f"DaemonSet {c.KSERVE_NAMESPACE}/{c.AGENT_DAEMONSET} is missing: KServe's node reconciler "
+            "fails before it creates KernelCacheNodes (see agent)",
+        )
     for name in plan.missing:
         group = f.first_group(name)
         groups = ", ".join(g.name for g in f.groups_of_node.get(name, []))
-        yield Finding(ID, "error", node_ref(name),
-                      f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "
-                      "report cache status, so KernelCaches of the group are never Ready there. "
-                      f"{NODE_PASS_TRIGGERS}",
-                      group=group, hint=touch_group_hint(group), evidence=evidence, code="missing",
-                      shared=(NODE_PASS_TRIGGERS,),
-                      cause=f"member nodes of {group} without a KernelCacheNode",
-                      lister=command("kubectl", "get", c.PLURAL_NODES))
+        yield Finding(
+            ID,
+            "error",
+            node_ref(name),
+            f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "
+            "report cache status, so KernelCaches of the group are never Ready there. "
+            f"{NODE_PASS_TRIGGERS}",
+            group=group,
+            hint=touch_group_hint(group),
+            evidence=evidence,
+            code="missing",
+            shared=(NODE_PASS_TRIGGERS,),
+            cause=f"member nodes of {group} without a KernelCacheNode",
+            lister=command("kubectl", "get", c.PLURAL_NODES),
+        )

@@ -22,22 +22,37 @@ from .registry import check
 ID = "kcn-orphaned"
 
 
-@check(ID, "no KernelCacheNode without a member node", "warning", order=90, needs_feature=True, codes={
-    "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
-}, reads=(
-    CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES), CheckRead(readplan.KERNEL_CACHE_NODES),
-))
+@check(
+    ID,
+    "no KernelCacheNode without a member node",
+    "warning",
+    order=90,
+    needs_feature=True,
+    codes={
+        "orphaned": ("warning", "a KernelCacheNode whose node is gone or no longer a member"),
+    },
+    reads=(
+        CheckRead(readplan.NODE_GROUPS),
+        CheckRead(readplan.NODES),
+        CheckRead(readplan.KERNEL_CACHE_NODES),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kcns:
         raise NotApplicable("no KernelCacheNode exists")
     plan = facts(snapshot).membership_plan
     if plan.blocked_by:
-        raise NotApplicable(f"KServe would not delete any KernelCacheNode: its node reconciler aborts because "
-                            f"{plan.blocked_by} (see group-selector)")
+        raise NotApplicable(
+            f"KServe would not delete any KernelCacheNode: its node reconciler aborts because "
+            f"{plan.blocked_by} (see group-selector)"
+        )
     kcns = snapshot.kcn_by_name
     for name in plan.orphaned:
-        why = ("Node {name} no longer exists" if name not in snapshot.node_by_name
-               else "Node {name} matches no KernelCacheNodeGroup").format(name=name)
+        why = (
+            "Node {name} no longer exists"
+            if name not in snapshot.node_by_name
+            else "Node {name} matches no KernelCacheNodeGroup"
+        ).format(name=name)
         ready = [e.key for e in kcns[name].entries if e.state == c.ENTRY_READY]
         message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node pass"
         if ready:
@@ -45,6 +60,15 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             message += f" (it still lists {entries} the pod webhook may count)"
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
-        yield Finding(ID, "warning", ObjectRef(c.KIND_NODE, name), message, hint=touch_group_hint(first_group),
-                      evidence=tuple(f"Ready entry: {k}" for k in ready), code="orphaned", shared=(NODE_PASS_TRIGGERS,),
-                      cause=why.replace(f"Node {name}", "the Node"), lister=command("kubectl", "get", c.PLURAL_NODES))
+        yield Finding(
+            ID,
+            "warning",
+            ObjectRef(c.KIND_NODE, name),
+            message,
+            hint=touch_group_hint(first_group),
+            evidence=tuple(f"Ready entry: {k}" for k in ready),
+            code="orphaned",
+            shared=(NODE_PASS_TRIGGERS,),
+            cause=why.replace(f"Node {name}", "the Node"),
+            lister=command("kubectl", "get", c.PLURAL_NODES),
+        )

@@ -58,9 +58,16 @@ class Finding:
         return f"{self.check}/{self.code}" if self.code else self.check
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"check": self.check, "code": self.code, "severity": self.severity,
-                               "object": self.object.to_dict(), "group": self.group, "message": self.message,
-                               "hint": self.hint, "suppressed": self.suppressed}
+        out: dict[str, Any] = {
+            "check": self.check,
+            "code": self.code,
+            "severity": self.severity,
+            "object": self.object.to_dict(),
+            "group": self.group,
+            "message": self.message,
+            "hint": self.hint,
+            "suppressed": self.suppressed,
+        }
         if self.evidence:
             out["evidence"] = list(self.evidence)
         return out
@@ -198,8 +205,12 @@ class DoctorReport:
         doc: dict[str, Any] = {"kind": "DoctorReport", "version": 1}
         if self.provenance:
             doc["source"] = self.provenance
-        return {**doc, "summary": self.summary(), "checks": [c.to_dict() for c in self.checks],
-                "findings": [f.to_dict() for f in self.findings]}
+        return {
+            **doc,
+            "summary": self.summary(),
+            "checks": [c.to_dict() for c in self.checks],
+            "findings": [f.to_dict() for f in self.findings],
+        }
 
     @property
     def incomplete(self) -> bool:

@@ -40,12 +40,21 @@ def _size(n: int | None) -> str:
     return f"{n} B"
 
 
-@check(ID, "prepared artifacts stay listed in Node.status.images", "warning", order=127, needs_feature=True, codes={
-    "images-truncated": ("warning", "a node at the kubelet's nodeStatusMaxImages limit: entries flap to Pending"),
-    "artifact-gone": ("info", "an artifact no longer on its node (image GC or a replaced node)"),
-}, reads=(
-    CheckRead(readplan.KERNEL_CACHE_NODES), CheckRead(readplan.NODES),
-))
+@check(
+    ID,
+    "prepared artifacts stay listed in Node.status.images",
+    "warning",
+    order=127,
+    needs_feature=True,
+    codes={
+        "images-truncated": ("warning", "a node at the kubelet's nodeStatusMaxImages limit: entries flap to Pending"),
+        "artifact-gone": ("info", "an artifact no longer on its node (image GC or a replaced node)"),
+    },
+    reads=(
+        CheckRead(readplan.KERNEL_CACHE_NODES),
+        CheckRead(readplan.NODES),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not any(k.entries for k in snapshot.kcns):
         raise NotApplicable("no KernelCacheNode has a cache entry")
@@ -65,23 +74,30 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             elif flapping:
                 gone.append(str(e.ref))
         if cut:
-            yield Finding(ID, "warning", node_ref(node.name),
-                          f"Node {node.name} lists {node.image_count} images in status.images, the kubelet's limit "
-                          f"(nodeStatusMaxImages, {c.NODE_STATUS_MAX_IMAGES} by default, largest first; the smallest "
-                          f"listed is {_size(node.images.smallest_bytes)}): the kernel cache artifacts of "
-                          f"{join_names(cut, 5)} are not listed, so KServe's agent keeps resetting their entries to "
-                          "Pending and preparing them again, and pods created meanwhile get no cache. Raise "
-                          "nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)",
-                          hint=command("kubectl", "get", "--raw", f"/api/v1/nodes/{node.name}/proxy/configz"),
-                          evidence=(f"status.images: {node.image_count} images",
-                                    *(f"not listed: {x}" for x in cut)), code="images-truncated",
-                          cause=f"nodes listing {c.NODE_STATUS_MAX_IMAGES} images or more drop kernel cache artifacts",
-                          lister="kubectl get nodes -o "
-                                 "custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes")
+            yield Finding(
+                ID,
+                "warning",
+                node_ref(node.name),
+                f"Node {node.name} lists {node.image_count} images in status.images, the kubelet's limit "
+                f"(nodeStatusMaxImages, {c.NODE_STATUS_MAX_IMAGES} by default, largest first; the smallest "
+                f"listed is {_size(node.images.smallest_bytes)}): the kernel cache artifacts of "
+                f"{join_names(cut, 5)} are not listed, so KServe's agent keeps resetting their entries to "
+                "Pending and preparing them again, and pods created meanwhile get no cache. Raise "
+                "nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)",
+                hint=command("kubectl", "get", "--raw", f"/api/v1/nodes/{node.name}/proxy/configz"),
+                evidence=(f"status.images: {node.image_count} images", *(f"not listed: {x}" for x in cut)),
+                code="images-truncated",
+                cause=f"nodes listing {c.NODE_STATUS_MAX_IMAGES} images or more drop kernel cache artifacts",
+                lister="kubectl get nodes -o custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes",
+            )
         if gone:
-            yield Finding(ID, "info", node_ref(node.name),
-                          f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "
-                          f"{node.image_count} images, below the kubelet's limit): removed by image garbage "
-                          "collection or a replaced node; KServe's agent prepares it again",
-                          hint=command("kubectl", "get", "kernelcachenode", node.name, "-o", "yaml"),
-                          code="artifact-gone")
+            yield Finding(
+                ID,
+                "info",
+                node_ref(node.name),
+                f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "
+                f"{node.image_count} images, below the kubelet's limit): removed by image garbage "
+                "collection or a replaced node; KServe's agent prepares it again",
+                hint=command("kubectl", "get", "kernelcachenode", node.name, "-o", "yaml"),
+                code="artifact-gone",
+            )

@@ -26,20 +26,28 @@ from .registry import check
 
 ID = "nodes"
 # said once per report by the table, however many groups it hits
-IMAGE_VOLUME_GATE = ("image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
-                     "gate enabled on kube-apiserver and the kubelets before v1.35")
-MIN_IMAGE_VOLUME = (1, 31)   # alpha: the first kubelet that knows the image volume type
+IMAGE_VOLUME_GATE = (
+    "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
+    "gate enabled on kube-apiserver and the kubelets before v1.35"
+)
+MIN_IMAGE_VOLUME = (1, 31)  # alpha: the first kubelet that knows the image volume type
 DEFAULT_IMAGE_VOLUME = (1, 35)  # beta and enabled by default
 
 
-@check(ID, "member nodes Ready, schedulable, with image volume support", "warning", order=70, needs_feature=True,
-       codes={
-           "not-ready": ("warning", "a member node that is NotReady (or has no Ready condition)"),
-           "cordoned": ("warning", "a member node that is cordoned"),
-           "kubelet-too-old": ("warning", "a member node whose kubelet cannot mount image volumes (< v1.31)"),
-           "image-volume-gated": ("info", "member nodes whose kubelet needs the ImageVolume gate (v1.31-v1.34)"),
-       },
-       reads=(CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES)))
+@check(
+    ID,
+    "member nodes Ready, schedulable, with image volume support",
+    "warning",
+    order=70,
+    needs_feature=True,
+    codes={
+        "not-ready": ("warning", "a member node that is NotReady (or has no Ready condition)"),
+        "cordoned": ("warning", "a member node that is cordoned"),
+        "kubelet-too-old": ("warning", "a member node whose kubelet cannot mount image volumes (< v1.31)"),
+        "image-volume-gated": ("info", "member nodes whose kubelet needs the ImageVolume gate (v1.31-v1.34)"),
+    },
+    reads=(CheckRead(readplan.NODE_GROUPS), CheckRead(readplan.NODES)),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     if not f.member_nodes:
@@ -51,46 +59,69 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if node.ready is not True:
             state = "has no Ready condition" if node.ready is None else "is NotReady"
             detail = ": ".join(x for x in (node.ready_reason, node.ready_message) if x)
-            yield Finding(ID, "warning", ref,
-                          f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
-                          "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
-                          group=group, hint=command("kubectl", "describe", "node", node.name),
-                          evidence=(f"Ready: {'absent' if node.ready is None else 'False'}"
-                                    f"{f' ({detail})' if detail else ''}",),
-                          code="not-ready",
-                          cause=f"member nodes of {group} "
-                                f"{'with no Ready condition' if node.ready is None else 'NotReady'}",
-                          lister=members_lister(f.groups_of_node[node.name][0],
-                                                "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')]"
-                                                ".status"))
+            yield Finding(
+                ID,
+                "warning",
+                ref,
+                f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
+                "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
+                group=group,
+                hint=command("kubectl", "describe", "node", node.name),
+                evidence=(f"Ready: {'absent' if node.ready is None else 'False'}{f' ({detail})' if detail else ''}",),
+                code="not-ready",
+                cause=f"member nodes of {group} {'with no Ready condition' if node.ready is None else 'NotReady'}",
+                lister=members_lister(
+                    f.groups_of_node[node.name][0],
+                    "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')].status",
+                ),
+            )
         if node.unschedulable:
-            yield Finding(ID, "warning", ref,
-                          f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
-                          "there while the agent still runs, so its cache entries stay Pulling",
-                          group=group, hint=command("kubectl", "uncordon", node.name), code="cordoned",
-                          cause=f"member nodes of {group} cordoned",
-                          lister=members_lister(f.groups_of_node[node.name][0],
-                                                "NAME:.metadata.name,CORDONED:.spec.unschedulable"))
+            yield Finding(
+                ID,
+                "warning",
+                ref,
+                f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
+                "there while the agent still runs, so its cache entries stay Pulling",
+                group=group,
+                hint=command("kubectl", "uncordon", node.name),
+                code="cordoned",
+                cause=f"member nodes of {group} cordoned",
+                lister=members_lister(
+                    f.groups_of_node[node.name][0], "NAME:.metadata.name,CORDONED:.spec.unschedulable"
+                ),
+            )
         version = minor_version(node.kubelet_version)
         if version is None:
             continue
         if version < MIN_IMAGE_VOLUME:
-            yield Finding(ID, "warning", ref,
-                          f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
-                          "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
-                          group=group, hint=command("kubectl", "get", "node", node.name, "-o",
-                                                    "jsonpath={.status.nodeInfo.kubeletVersion}"),
-                          evidence=(f"kubeletVersion: {node.kubelet_version}",), code="kubelet-too-old",
-                          cause=f"member nodes of {group} with a kubelet older than v1.31",
-                          lister=members_lister(f.groups_of_node[node.name][0],
-                                                "NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion"))
+            yield Finding(
+                ID,
+                "warning",
+                ref,
+                f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
+                "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
+                group=group,
+                hint=command("kubectl", "get", "node", node.name, "-o", "jsonpath={.status.nodeInfo.kubeletVersion}"),
+                evidence=(f"kubeletVersion: {node.kubelet_version}",),
+                code="kubelet-too-old",
+                cause=f"member nodes of {group} with a kubelet older than v1.31",
+                lister=members_lister(
+                    f.groups_of_node[node.name][0], "NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion"
+                ),
+            )
         elif version < DEFAULT_IMAGE_VOLUME:
             for g in f.groups_of_node[node.name]:
                 gated.setdefault(g.name, []).append(node.name)
     for name, nodes in sorted(gated.items()):
         plural = "s" if len(nodes) > 1 else ""
-        yield Finding(ID, "info", group_ref(name),
-                      f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
-                      f"({join_names(nodes)}): {IMAGE_VOLUME_GATE}", shared=(IMAGE_VOLUME_GATE,),
-                      group=name, hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,"
-                                       "KUBELET:.status.nodeInfo.kubeletVersion", code="image-volume-gated")
+        yield Finding(
+            ID,
+            "info",
+            group_ref(name),
+            f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
+            f"({join_names(nodes)}): {IMAGE_VOLUME_GATE}",
+            shared=(IMAGE_VOLUME_GATE,),
+            group=name,
+            hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion",
+            code="image-volume-gated",
+        )

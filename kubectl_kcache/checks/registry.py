@@ -20,9 +20,15 @@ _REGISTRY: dict[str, CheckSpec] = {}
 _CODE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
-def check(id: str, title: str, severity: str, reads: Iterable[CheckRead] = (), order: int = 100,
-          needs_feature: bool = False,
-          codes: Mapping[str, tuple[str, str]] | None = None) -> Callable[[CheckFunc], CheckFunc]:
+def check(
+    id: str,
+    title: str,
+    severity: str,
+    reads: Iterable[CheckRead] = (),
+    order: int = 100,
+    needs_feature: bool = False,
+    codes: Mapping[str, tuple[str, str]] | None = None,
+) -> Callable[[CheckFunc], CheckFunc]:
     """Register a pure check `snapshot -> findings`. Its module's docstring documents it.
 
     severity: the default severity of its findings (a check may report some at a lower one).
@@ -43,10 +49,21 @@ def check(id: str, title: str, severity: str, reads: Iterable[CheckRead] = (), o
         doc = inspect.cleandoc(module.__doc__ or "") if module is not None else ""
         existing = _REGISTRY.get(id)
         if existing is not None and (existing.func.__module__, existing.func.__qualname__) != (
-                func.__module__, func.__qualname__):
+            func.__module__,
+            func.__qualname__,
+        ):
             raise ValueError(f"check id {id!r} is registered twice ({existing.func.__module__}, {func.__module__})")
-        _REGISTRY[id] = CheckSpec(id=id, title=title, severity=severity, reads=tuple(reads), func=func,
-                                  doc=doc, order=order, needs_feature=needs_feature, codes=declared)
+        _REGISTRY[id] = CheckSpec(
+            id=id,
+            title=title,
+            severity=severity,
+            reads=tuple(reads),
+            func=func,
+            doc=doc,
+            order=order,
+            needs_feature=needs_feature,
+            codes=declared,
+        )
         return func
 
     return register

@@ -52,9 +52,11 @@ def _target(meta: o.Meta) -> tuple[str, str, str]:
     """(KernelCache namespace, name, node) of a preparation Job or pod: full values from the annotations,
     else the (possibly hashed) label values."""
     a, lab = meta.annotations, meta.labels
-    return (a.get(c.ANNOTATION_JOB_CACHE_NAMESPACE) or lab.get(c.LABEL_JOB_CACHE_NAMESPACE, ""),
-            a.get(c.ANNOTATION_JOB_CACHE_NAME) or lab.get(c.LABEL_JOB_CACHE_NAME, ""),
-            a.get(c.ANNOTATION_JOB_NODE) or lab.get(c.LABEL_JOB_NODE, ""))
+    return (
+        a.get(c.ANNOTATION_JOB_CACHE_NAMESPACE) or lab.get(c.LABEL_JOB_CACHE_NAMESPACE, ""),
+        a.get(c.ANNOTATION_JOB_CACHE_NAME) or lab.get(c.LABEL_JOB_CACHE_NAME, ""),
+        a.get(c.ANNOTATION_JOB_NODE) or lab.get(c.LABEL_JOB_NODE, ""),
+    )
 
 
 def _on(meta: o.Meta) -> str:
@@ -69,26 +71,34 @@ def _prepares(meta: o.Meta) -> str:
     return f"for KernelCache {ns}/{name}; " if name else ""
 
 
-@check(ID, "preparation Jobs pull the cache artifact", "error", order=110, needs_feature=True, codes={
-    "endpoint-invalid": ("error", "registry.endpoint is not a registry host with optional port"),
-    "job-failed": ("error", "a failed preparation Job that blocks the retry until its TTL"),
-    "pod-cannot-start": ("error", "a preparation pod waiting on an image pull or a container error"),
-    "pod-exited": ("error", "a preparation pod whose container exited non-zero"),
-    "pod-unschedulable": ("error", "a preparation pod that cannot be scheduled"),
-    "pod-failed": ("error", "a preparation pod with a status message or reason (e.g. Evicted), or phase Failed"),
-    "prefetcher-sa-missing": ("warning", "no prefetcher ServiceAccount although KernelCaches exist"),
-    "prefetcher-sa-unmanaged": ("error", "a reserved prefetcher ServiceAccount KServe does not manage"),
-    "prefetcher-sa-automount": ("error", "the managed prefetcher ServiceAccount mounts its token"),
-    "prefetcher-rb-unmanaged": ("error", "a reserved prefetcher RoleBinding KServe does not manage"),
-    "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
-    "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
-}, reads=(
-    CheckRead(readplan.PREPARATION_JOBS),
-    CheckRead(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
-    CheckRead(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
-    CheckRead(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
-    CheckRead(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
-))
+@check(
+    ID,
+    "preparation Jobs pull the cache artifact",
+    "error",
+    order=110,
+    needs_feature=True,
+    codes={
+        "endpoint-invalid": ("error", "registry.endpoint is not a registry host with optional port"),
+        "job-failed": ("error", "a failed preparation Job that blocks the retry until its TTL"),
+        "pod-cannot-start": ("error", "a preparation pod waiting on an image pull or a container error"),
+        "pod-exited": ("error", "a preparation pod whose container exited non-zero"),
+        "pod-unschedulable": ("error", "a preparation pod that cannot be scheduled"),
+        "pod-failed": ("error", "a preparation pod with a status message or reason (e.g. Evicted), or phase Failed"),
+        "prefetcher-sa-missing": ("warning", "no prefetcher ServiceAccount although KernelCaches exist"),
+        "prefetcher-sa-unmanaged": ("error", "a reserved prefetcher ServiceAccount KServe does not manage"),
+        "prefetcher-sa-automount": ("error", "the managed prefetcher ServiceAccount mounts its token"),
+        "prefetcher-rb-unmanaged": ("error", "a reserved prefetcher RoleBinding KServe does not manage"),
+        "prefetcher-rb-subject": ("error", "the managed prefetcher RoleBinding names another ServiceAccount"),
+        "prefetcher-rb-role": ("warning", "the prefetcher RoleBinding binds another role than pullRoleRef"),
+    },
+    reads=(
+        CheckRead(readplan.PREPARATION_JOBS),
+        CheckRead(readplan.PREPARATION_PODS, optional=True, note="preparation pods not checked"),
+        CheckRead(readplan.PREFETCHER_SERVICE_ACCOUNTS, optional=True, note="prefetcher ServiceAccount not checked"),
+        CheckRead(readplan.PREFETCHER_ROLE_BINDINGS, optional=True, note="prefetcher RoleBindings not checked"),
+        CheckRead(readplan.KERNEL_CACHES, optional=True, note="stale Jobs not told apart"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     cfg = f.config
@@ -99,8 +109,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             continue
         kc_ns, kc_name, _ = _target(job.meta)
         kc = snapshot.kc_by_key.get(f"{kc_ns}/{kc_name}")
-        if kc is not None and kc.artifact is not None and job.image_reference \
-                and job.image_reference != kc.artifact.image_reference:
+        if (
+            kc is not None
+            and kc.artifact is not None
+            and job.image_reference
+            and job.image_reference != kc.artifact.image_reference
+        ):
             stale.add(job.meta.name)
             continue
         failed = o.find_condition(job.conditions, "Failed")
@@ -120,12 +134,18 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     yield from _role_bindings(snapshot, cfg)
     endpoint = cfg.registry.endpoint
     if endpoint and not endpoint_valid(endpoint):
-        yield Finding(ID, "error", config_ref(),
-                      f"registry.endpoint {endpoint!r} is not a registry host with optional port (KServe: "
-                      "\"registry.endpoint must be a registry host with optional port\"); with auth type "
-                      f"{cfg.registry.auth.type} KServe accepts it, but generated capture targets "
-                      f"<endpoint>/<namespace>/kernel-cache-<isvc>:<revision> are not valid image references",
-                      hint=EDIT_CONFIG, evidence=(f"registry.endpoint: {endpoint!r}",), code="endpoint-invalid")
+        yield Finding(
+            ID,
+            "error",
+            config_ref(),
+            f"registry.endpoint {endpoint!r} is not a registry host with optional port (KServe: "
+            '"registry.endpoint must be a registry host with optional port"); with auth type '
+            f"{cfg.registry.auth.type} KServe accepts it, but generated capture targets "
+            f"<endpoint>/<namespace>/kernel-cache-<isvc>:<revision> are not valid image references",
+            hint=EDIT_CONFIG,
+            evidence=(f"registry.endpoint: {endpoint!r}",),
+            code="endpoint-invalid",
+        )
 
 
 def _due(at: dt.datetime, ttl: int) -> str:
@@ -139,17 +159,22 @@ def _failed_job(job: o.Job, failed: o.Condition, cfg: KernelCacheConfig) -> Find
     at = parse_time(failed.last_transition)
     left = f", due {_due(at, ttl)}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
-    return Finding(ID, "error", ObjectRef("Job", job.meta.name, ns),
-                   f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "
-                   "entry is Error, and KServe does not create the Job again while one with this name exists, so "
-                   "preparation "
-                   f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
-                   hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
-                   evidence=tuple(x for x in (f"Failed: {why}",
-                                              f"artifact: {job.image_reference}" if job.image_reference else "")
-                                  if x),
-                   code="job-failed", cause=f"preparation Jobs failed: {why}",
-                   lister=command("kubectl", "-n", ns, "get", "jobs", "-l", c.LABEL_JOB_CACHE_NAME))
+    return Finding(
+        ID,
+        "error",
+        ObjectRef("Job", job.meta.name, ns),
+        f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache "
+        "entry is Error, and KServe does not create the Job again while one with this name exists, so "
+        "preparation "
+        f"is retried only after its TTL (ttlSecondsAfterFinished {ttl}s{left}) deletes it",
+        hint=command("kubectl", "-n", ns, "delete", "job", job.meta.name),
+        evidence=tuple(
+            x for x in (f"Failed: {why}", f"artifact: {job.image_reference}" if job.image_reference else "") if x
+        ),
+        code="job-failed",
+        cause=f"preparation Jobs failed: {why}",
+        lister=command("kubectl", "-n", ns, "get", "jobs", "-l", c.LABEL_JOB_CACHE_NAME),
+    )
 
 
 def _pod(pod: o.Pod) -> Finding | None:
@@ -159,35 +184,71 @@ def _pod(pod: o.Pod) -> Finding | None:
     hint = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
     lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
     failure = failed_pod(pod)
-    agent = f"; the node's agent marks its entry Error with \"{failure.message}\"" if failure is not None else ""
+    agent = f'; the node\'s agent marks its entry Error with "{failure.message}"' if failure is not None else ""
     if failure is not None and failure.kind == WAITING:
-        what = ("the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
-                if failure.reason in c.IMAGE_PULL_REASONS else "")
+        what = (
+            "the kubelet could not pull an image (the cache artifact is pulled as an image volume): "
+            if failure.reason in c.IMAGE_PULL_REASONS
+            else ""
+        )
         text = f"{failure.reason}: {failure.message}" if failure.message != failure.reason else failure.reason
-        return Finding(ID, "error", ref,
-                       f"{lead} cannot start: {which}container {failure.container} is waiting: {what}{text}{agent}",
-                       hint=hint, evidence=(f"{failure.container}: {failure.reason}",),
-                       code="pod-cannot-start", cause=f"preparation pods waiting: {text}", lister=lister)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} cannot start: {which}container {failure.container} is waiting: {what}{text}{agent}",
+            hint=hint,
+            evidence=(f"{failure.container}: {failure.reason}",),
+            code="pod-cannot-start",
+            cause=f"preparation pods waiting: {text}",
+            lister=lister,
+        )
     if failure is not None and failure.kind == EXITED:
         detail = ": ".join(dict.fromkeys(x for x in (failure.reason, failure.message) if x))
-        return Finding(ID, "error", ref,
-                       f"{lead} failed: {which}container {failure.container} exited with code {failure.exit_code} "
-                       f"(phase {pod.phase or 'unknown'}){agent}; the artifact is not usable on the node",
-                       hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", failure.container),
-                       evidence=(detail,) if detail else (), code="pod-exited",
-                       cause=f"preparation pods exited with code {failure.exit_code}", lister=lister)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} failed: {which}container {failure.container} exited with code {failure.exit_code} "
+            f"(phase {pod.phase or 'unknown'}){agent}; the artifact is not usable on the node",
+            hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", failure.container),
+            evidence=(detail,) if detail else (),
+            code="pod-exited",
+            cause=f"preparation pods exited with code {failure.exit_code}",
+            lister=lister,
+        )
     if failure is not None:
         why = "it was evicted" if failure.reason == "Evicted" else f"phase {pod.phase or 'unknown'}"
-        return Finding(ID, "error", ref, f"{lead} failed ({why}): {which}{failure.message}{agent}", hint=hint,
-                       evidence=tuple(x for x in (f"status.reason: {pod.reason}" if pod.reason else "",
-                                                  f"status.message: {pod.message}" if pod.message else "") if x),
-                       code="pod-failed", cause=f"preparation pods failed: {failure.message}", lister=lister)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} failed ({why}): {which}{failure.message}{agent}",
+            hint=hint,
+            evidence=tuple(
+                x
+                for x in (
+                    f"status.reason: {pod.reason}" if pod.reason else "",
+                    f"status.message: {pod.message}" if pod.message else "",
+                )
+                if x
+            ),
+            code="pod-failed",
+            cause=f"preparation pods failed: {failure.message}",
+            lister=lister,
+        )
     if pod.scheduled_reason == "Unschedulable":
-        return Finding(ID, "error", ref,
-                       f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
-                       "the node's cache entry stays Pulling", hint=hint, code="pod-unschedulable",
-                       cause=f"preparation pods unschedulable: {pod.scheduled_message or pod.scheduled_reason}",
-                       lister=lister)
+        return Finding(
+            ID,
+            "error",
+            ref,
+            f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
+            "the node's cache entry stays Pulling",
+            hint=hint,
+            code="pod-unschedulable",
+            cause=f"preparation pods unschedulable: {pod.scheduled_message or pod.scheduled_reason}",
+            lister=lister,
+        )
     return None
 
 
@@ -197,27 +258,50 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
         return
     found = [sa for sa in accounts if sa.meta.name == PREFETCHER_SA]
     if not found and snapshot.kernel_caches:
-        yield Finding(ID, "warning", ObjectRef("ServiceAccount", PREFETCHER_SA, job_ns),
-                      f"no prefetcher ServiceAccount {PREFETCHER_SA} in {job_ns} although KernelCaches exist: KServe "
-                      "ensures it (for every registry auth type) before the first preparation Job, so it has not got "
-                      "that far (look for KernelCaches in Error/StorageError)",
-                      hint=f"kubectl get {c.PLURAL_CACHES} -A", code="prefetcher-sa-missing")
+        yield Finding(
+            ID,
+            "warning",
+            ObjectRef("ServiceAccount", PREFETCHER_SA, job_ns),
+            f"no prefetcher ServiceAccount {PREFETCHER_SA} in {job_ns} although KernelCaches exist: KServe "
+            "ensures it (for every registry auth type) before the first preparation Job, so it has not got "
+            "that far (look for KernelCaches in Error/StorageError)",
+            hint=f"kubectl get {c.PLURAL_CACHES} -A",
+            code="prefetcher-sa-missing",
+        )
     for sa in found:
         ref = ObjectRef("ServiceAccount", sa.meta.name, job_ns)
         if sa.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
-            yield Finding(ID, "error", ref,
-                          f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
-                          f"KernelCache (it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KServe fails every "
-                          "KernelCache with this StorageError",
-                          hint=command("kubectl", "-n", job_ns, "delete", "serviceaccount", sa.meta.name)
-                          + "  # KServe re-creates it", code="prefetcher-sa-unmanaged")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
+                f"KernelCache (it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KServe fails every "
+                "KernelCache with this StorageError",
+                hint=command("kubectl", "-n", job_ns, "delete", "serviceaccount", sa.meta.name)
+                + "  # KServe re-creates it",
+                code="prefetcher-sa-unmanaged",
+            )
         elif sa.automount_token is not False:
-            yield Finding(ID, "error", ref,
-                          f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
-                          f"(automountServiceAccountToken is {'unset' if sa.automount_token is None else 'true'}): "
-                          "KServe fails every KernelCache with this StorageError",
-                          hint=command("kubectl", "-n", job_ns, "patch", "serviceaccount", sa.meta.name, "-p",
-                                       '{"automountServiceAccountToken":false}'), code="prefetcher-sa-automount")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
+                f"(automountServiceAccountToken is {'unset' if sa.automount_token is None else 'true'}): "
+                "KServe fails every KernelCache with this StorageError",
+                hint=command(
+                    "kubectl",
+                    "-n",
+                    job_ns,
+                    "patch",
+                    "serviceaccount",
+                    sa.meta.name,
+                    "-p",
+                    '{"automountServiceAccountToken":false}',
+                ),
+                code="prefetcher-sa-automount",
+            )
 
 
 def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterator[Finding]:
@@ -235,28 +319,39 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
         if not token and not managed:
             continue  # auth none: KServe ignores a binding it does not manage
         if not managed:
-            yield Finding(ID, "error", ref,
-                          f"reserved RoleBinding {ns}/{rb.meta.name} already exists and is not managed by KernelCache "
-                          f"(it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KernelCaches in {ns} fail with this "
-                          "StorageError",
-                          hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name)
-                          + "  # KServe re-creates it", code="prefetcher-rb-unmanaged")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"reserved RoleBinding {ns}/{rb.meta.name} already exists and is not managed by KernelCache "
+                f"(it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KernelCaches in {ns} fail with this "
+                "StorageError",
+                hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name) + "  # KServe re-creates it",
+                code="prefetcher-rb-unmanaged",
+            )
             continue
         sa = ("ServiceAccount", cfg.job_namespace, PREFETCHER_SA)
         if sa not in rb.subjects:
-            yield Finding(ID, "error", ref,
-                          f"managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject (wants "
-                          f"{sa[1]}/{sa[2]}): KernelCaches in {ns} fail with this StorageError",
-                          hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name)
-                          + "  # KServe re-creates it",
-                          evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
-                          code="prefetcher-rb-subject")
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject (wants "
+                f"{sa[1]}/{sa[2]}): KernelCaches in {ns} fail with this StorageError",
+                hint=command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name) + "  # KServe re-creates it",
+                evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
+                code="prefetcher-rb-subject",
+            )
         if token and pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
-            yield Finding(ID, "warning", ref,
-                          f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
-                          f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
-                          "role until KServe replaces the binding (only while no preparation Job of the namespace "
-                          "runs)",
-                          hint=command("kubectl", "-n", ns, "get", "rolebinding", rb.meta.name, "-o", "yaml"),
-                          evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}",
-                                    f"pullRoleRef: {pull.kind}/{pull.name}"), code="prefetcher-rb-role")
+            yield Finding(
+                ID,
+                "warning",
+                ref,
+                f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
+                f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
+                "role until KServe replaces the binding (only while no preparation Job of the namespace "
+                "runs)",
+                hint=command("kubectl", "-n", ns, "get", "rolebinding", rb.meta.name, "-o", "yaml"),
+                evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}", f"pullRoleRef: {pull.kind}/{pull.name}"),
+                code="prefetcher-rb-role",
+            )

@@ -40,13 +40,16 @@ def validate_ids(ids: Iterable[str], flag: str = "--only") -> list[str]:
     ids = list(ids)
     unknown = [i for i in ids if i.partition("/")[0] not in specs]
     if unknown:
-        raise InputError(f"{flag}: unknown check id {', '.join(repr(u) for u in unknown)}; valid ids: "
-                         f"{', '.join(specs)}")
+        raise InputError(
+            f"{flag}: unknown check id {', '.join(repr(u) for u in unknown)}; valid ids: {', '.join(specs)}"
+        )
     codes = [i for i in ids if "/" in i and specs[i.partition("/")[0]].code(i.partition("/")[2]) is None]
     if codes:
         check = codes[0].partition("/")[0]
-        raise InputError(f"{flag}: unknown finding code {', '.join(repr(u) for u in codes)}; the codes of {check}: "
-                         f"{', '.join(f'{check}/{x.id}' for x in specs[check].codes)}")
+        raise InputError(
+            f"{flag}: unknown finding code {', '.join(repr(u) for u in codes)}; the codes of {check}: "
+            f"{', '.join(f'{check}/{x.id}' for x in specs[check].codes)}"
+        )
     return ids
 
 
@@ -134,10 +137,14 @@ def run_check(spec: CheckSpec, snapshot: ClusterSnapshot) -> tuple[CheckResult, 
     return CheckResult(spec.id, "pass", "; ".join(notes), tuple(unread)), findings
 
 
-def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequence[str] = (),
-               suppressions: Iterable[suppress.Suppression] | None = None,
-               use_suppressions: bool = True,
-               early: Mapping[str, tuple[CheckResult, list[Finding]]] | None = None) -> DoctorReport:
+def run_doctor(
+    snapshot: ClusterSnapshot,
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    suppressions: Iterable[suppress.Suppression] | None = None,
+    use_suppressions: bool = True,
+    early: Mapping[str, tuple[CheckResult, list[Finding]]] | None = None,
+) -> DoctorReport:
     """The report; `early` holds checks already run while the last lists arrived (`early.EarlyChecks`)."""
     # The checks make many small short-lived objects next to a large, long-lived snapshot: without this the
     # cyclic GC rescans the whole snapshot again and again (more than half the time on 5,000 nodes).
@@ -151,15 +158,22 @@ def run_doctor(snapshot: ClusterSnapshot, only: Sequence[str] = (), skip: Sequen
             gc.enable()
 
 
-def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[str],
-                suppressions: Iterable[suppress.Suppression] | None, use_suppressions: bool,
-                early: Mapping[str, tuple[CheckResult, list[Finding]]]) -> DoctorReport:
+def _run_doctor(
+    snapshot: ClusterSnapshot,
+    only: Sequence[str],
+    skip: Sequence[str],
+    suppressions: Iterable[suppress.Suppression] | None,
+    use_suppressions: bool,
+    early: Mapping[str, tuple[CheckResult, list[Finding]]],
+) -> DoctorReport:
     only = validate_ids(only, "--only")
     skip = validate_ids(skip, "--skip")
     both = sorted(set(only) & set(skip))
     if both:
-        raise InputError(f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
-                         "give each check to one of them")
+        raise InputError(
+            f"--only and --skip both name {', '.join(both)}: that would run nothing for them; "
+            "give each check to one of them"
+        )
     keep = _code_filter(only, skip)
     specs = selected_checks(only, skip)
     if not specs:
@@ -186,7 +200,13 @@ def _run_doctor(snapshot: ClusterSnapshot, only: Sequence[str], skip: Sequence[s
     order = [s.id for s in specs]
     order.sort(key=lambda i: i != FIRST)  # stable: control-plane first, the rest in report order
     ordered = [f for i in order for f in by_check[i]]
-    return DoctorReport(checks=tuple(results), findings=tuple(ordered), object_count=snapshot.object_count(),
-                        cluster=snapshot.meta.cluster, source=snapshot.meta.source,
-                        titles={s.id: s.title for s in specs}, judged_time="now" in vars(facts(snapshot)),
-                        warnings=tuple(index.unknown) if index is not None else ())
+    return DoctorReport(
+        checks=tuple(results),
+        findings=tuple(ordered),
+        object_count=snapshot.object_count(),
+        cluster=snapshot.meta.cluster,
+        source=snapshot.meta.source,
+        titles={s.id: s.title for s in specs},
+        judged_time="now" in vars(facts(snapshot)),
+        warnings=tuple(index.unknown) if index is not None else (),
+    )

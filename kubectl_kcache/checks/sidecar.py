@@ -39,20 +39,30 @@ ID = "capture-sidecar"
 LISTER = command("kubectl", "get", "replicasets", "-A", "-l", c.LABEL_ISVC)
 
 
-@check(ID, "the pod webhook's capture sidecar step admits the InferenceService pods", "error", order=145,
-       needs_feature=True, codes={
-           a.CAPTURE_PATHS: ("error", "the capture paths do not resolve against the pod template"),
-           a.READINESS_PROBE: ("error", "no usable HTTP readinessProbe on loopback for the capture sidecar"),
-           a.CAPTURE_TARGET: ("error", "no registry.endpoint and no capture targetImage"),
-           a.CAPTURE_MOUNTS: ("error", "a capture path or sidecar volume collides with the pod template's"),
-       }, reads=(
-           CheckRead(readplan.ISVC_REPLICASETS), CheckRead(readplan.CONFIGMAP), CheckRead(readplan.KERNEL_CACHE_NODES),
-           CheckRead(readplan.KERNEL_CACHES),
-           CheckRead(readplan.CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips "
-                                                       "the step)"),
-           CheckRead(readplan.WEBHOOK, optional=True, note="the webhook's selectors are not compared"),
-           CheckRead(readplan.NAMESPACES, optional=True, note="the namespaceSelector is not compared"),
-       ))
+@check(
+    ID,
+    "the pod webhook's capture sidecar step admits the InferenceService pods",
+    "error",
+    order=145,
+    needs_feature=True,
+    codes={
+        a.CAPTURE_PATHS: ("error", "the capture paths do not resolve against the pod template"),
+        a.READINESS_PROBE: ("error", "no usable HTTP readinessProbe on loopback for the capture sidecar"),
+        a.CAPTURE_TARGET: ("error", "no registry.endpoint and no capture targetImage"),
+        a.CAPTURE_MOUNTS: ("error", "a capture path or sidecar volume collides with the pod template's"),
+    },
+    reads=(
+        CheckRead(readplan.ISVC_REPLICASETS),
+        CheckRead(readplan.CONFIGMAP),
+        CheckRead(readplan.KERNEL_CACHE_NODES),
+        CheckRead(readplan.KERNEL_CACHES),
+        CheckRead(
+            readplan.CAPTURES, optional=True, note="ReplicaSets are not replayed (a terminal capture skips the step)"
+        ),
+        CheckRead(readplan.WEBHOOK, optional=True, note="the webhook's selectors are not compared"),
+        CheckRead(readplan.NAMESPACES, optional=True, note="the namespaceSelector is not compared"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not read_ok(snapshot, readplan.CAPTURES):
         return
@@ -70,13 +80,19 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             continue
         cached = f", after mounting KernelCache {adm.winner.key}" if adm.injection is not None and adm.winner else ""
         isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
-        patch = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_SIDECAR_INJECTION: "false"}}}},
-                           separators=(",", ":"))
-        yield Finding(ID, "error", ObjectRef("ReplicaSet", rs.name, ns),
-                      f"ReplicaSet {ns}/{rs.name} ({rs.replicas} replica(s), InferenceService {isvc}): KServe's pod "
-                      f"webhook would deny its next pod in the capture sidecar step{cached}, with HTTP 500 "
-                      f"\"{gate.message}\"; fix the pod template, or opt the InferenceService out of capture",
-                      hint=command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch),
-                      evidence=(f"{a.denial_message(adm)}",
-                                *(f"{g.id}: {g.detail}" for g in adm.gates if g.id == a.SIDECAR)),
-                      code=gate.id, cause=f"the capture sidecar step fails: {gate.message}", lister=LISTER)
+        patch = json.dumps(
+            {"spec": {"predictor": {"annotations": {c.ANNOTATION_SIDECAR_INJECTION: "false"}}}}, separators=(",", ":")
+        )
+        yield Finding(
+            ID,
+            "error",
+            ObjectRef("ReplicaSet", rs.name, ns),
+            f"ReplicaSet {ns}/{rs.name} ({rs.replicas} replica(s), InferenceService {isvc}): KServe's pod "
+            f"webhook would deny its next pod in the capture sidecar step{cached}, with HTTP 500 "
+            f'"{gate.message}"; fix the pod template, or opt the InferenceService out of capture',
+            hint=command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch),
+            evidence=(f"{a.denial_message(adm)}", *(f"{g.id}: {g.detail}" for g in adm.gates if g.id == a.SIDECAR)),
+            code=gate.id,
+            cause=f"the capture sidecar step fails: {gate.message}",
+            lister=LISTER,
+        )

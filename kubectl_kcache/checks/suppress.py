@@ -109,23 +109,26 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
             raise InputError(f"{where}: unknown check {check!r}; valid ids: {', '.join(valid)}")
         code = _text(entry.get("code"), f"{where}.code")
         if code and code not in _valid_codes(check):
-            raise InputError(f"{where}: check {check} has no code {code!r}; its codes: "
-                             f"{', '.join(_valid_codes(check))}")
+            raise InputError(
+                f"{where}: check {check} has no code {code!r}; its codes: {', '.join(_valid_codes(check))}"
+            )
         obj = entry.get("object") or {}
         if not isinstance(obj, Mapping):
             raise InputError(f"{where}.object must be an object, got {json_type(obj)}")
         extra = sorted(set(obj) - _OBJECT_KEYS)
         if extra:
             raise InputError(f"{where}.object: unknown key {extra[0]!r} (expected kind, name, namespace)")
-        out.append(Suppression(
-            check=check,
-            code=code,
-            kind=_text(obj.get("kind"), f"{where}.object.kind"),
-            name=_text(obj.get("name"), f"{where}.object.name"),
-            namespace=_text(obj.get("namespace"), f"{where}.object.namespace"),
-            group=_text(entry.get("group"), f"{where}.group"),
-            reason=_text(entry.get("reason"), f"{where}.reason"),
-        ))
+        out.append(
+            Suppression(
+                check=check,
+                code=code,
+                kind=_text(obj.get("kind"), f"{where}.object.kind"),
+                name=_text(obj.get("name"), f"{where}.object.name"),
+                namespace=_text(obj.get("namespace"), f"{where}.object.namespace"),
+                group=_text(entry.get("group"), f"{where}.group"),
+                reason=_text(entry.get("reason"), f"{where}.reason"),
+            )
+        )
     return tuple(out)
 
 
@@ -187,9 +190,11 @@ class AnnotationIndex:
                     bad = sorted(ids - known)
                     if bad:
                         where = f"{obj.meta.namespace}/{obj.meta.name}" if obj.meta.namespace else obj.meta.name
-                        self.unknown.append(f"{kind} {where}: annotation {ANNOTATION} names "
-                                            f"{', '.join(bad)}, which no check has (it suppresses nothing for "
-                                            "them; give check ids or check/code)")
+                        self.unknown.append(
+                            f"{kind} {where}: annotation {ANNOTATION} names "
+                            f"{', '.join(bad)}, which no check has (it suppresses nothing for "
+                            "them; give check ids or check/code)"
+                        )
 
     def suppresses(self, finding: Finding) -> bool:
         ids = self.by_object.get((finding.object.kind.lower(), finding.object.namespace or "", finding.object.name))
@@ -198,8 +203,12 @@ class AnnotationIndex:
         return finding.check in ids or finding.full_code in ids or "*" in ids
 
 
-def apply(findings: Iterable[Finding], snapshot: ClusterSnapshot, rules: Iterable[Suppression] = (),
-          index: AnnotationIndex | None = None) -> list[Finding]:
+def apply(
+    findings: Iterable[Finding],
+    snapshot: ClusterSnapshot,
+    rules: Iterable[Suppression] = (),
+    index: AnnotationIndex | None = None,
+) -> list[Finding]:
     """The findings with `suppressed` set where a rule or an object's annotation says so."""
     rules = list(rules)
     index = index if index is not None else AnnotationIndex(snapshot)

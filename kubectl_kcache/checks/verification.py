@@ -32,23 +32,37 @@ ID = "verification"
 MODE_DISABLED = "disabled"
 
 
-@check(ID, "artifact verification lets pods use the KernelCaches", "error", order=125, needs_feature=True, codes={
-    "mode-blocks-all": ("error", "an artifactSecurity mode that passes validation but blocks every cache"),
-    "blocks-admission": ("error", "a KernelCache whose verification state keeps the webhook from using it"),
-}, reads=(
-    CheckRead(readplan.CONFIGMAP),
-    CheckRead(readplan.KERNEL_CACHES),
-))
+@check(
+    ID,
+    "artifact verification lets pods use the KernelCaches",
+    "error",
+    order=125,
+    needs_feature=True,
+    codes={
+        "mode-blocks-all": ("error", "an artifactSecurity mode that passes validation but blocks every cache"),
+        "blocks-admission": ("error", "a KernelCache whose verification state keeps the webhook from using it"),
+    },
+    reads=(
+        CheckRead(readplan.CONFIGMAP),
+        CheckRead(readplan.KERNEL_CACHES),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     mode = facts(snapshot).config.artifact_security.mode
     if mode == MODE_DISABLED:
         count = len(snapshot.kernel_caches)
-        yield Finding(ID, "error", config_ref(),
-                      f'kernelcache.artifactSecurity.mode is "{MODE_DISABLED}": KServe accepts it, but its controller '
-                      'records disabled verification as mode "none" and the pod webhook requires the mode it is '
-                      f'configured with, so it skips every KernelCache ({count} now): no pod gets a cache. Set mode '
-                      '"none"', hint=EDIT_CONFIG, evidence=(f"artifactSecurity.mode: {mode}",),
-                      code="mode-blocks-all")
+        yield Finding(
+            ID,
+            "error",
+            config_ref(),
+            f'kernelcache.artifactSecurity.mode is "{MODE_DISABLED}": KServe accepts it, but its controller '
+            'records disabled verification as mode "none" and the pod webhook requires the mode it is '
+            f"configured with, so it skips every KernelCache ({count} now): no pod gets a cache. Set mode "
+            '"none"',
+            hint=EDIT_CONFIG,
+            evidence=(f"artifactSecurity.mode: {mode}",),
+            code="mode-blocks-all",
+        )
         return
     if mode in c.SECURITY_MODES_ALLOWING_ANY:
         return
@@ -63,19 +77,27 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if v is None or v.state in ("", "Pending"):
             why = "is not verified yet" + (f" (state {v.state})" if v is not None and v.state else "")
         elif v.mode != mode:
-            why = (f'was verified under mode "{v.mode or "(none)"}", not "{mode}"'
-                   + (" (verification was turned on after it was made)" if mode == SECURITY_CERT else ""))
+            why = f'was verified under mode "{v.mode or "(none)"}", not "{mode}"' + (
+                " (verification was turned on after it was made)" if mode == SECURITY_CERT else ""
+            )
         elif v.state == "Succeeded":
             why = "has state Succeeded but verified is not true"
         else:
             why = f"has verification state {v.state}" + (f" ({v.reason}: {v.message})" if v.reason else "")
         got = "none" if v is None else f"mode {v.mode or '(none)'}, state {v.state or '(none)'}, verified {v.verified}"
-        yield Finding(ID, "error", ref,
-                      f'KernelCache {kc.namespace}/{kc.name} {why}: with artifactSecurity.mode "{mode}" the pod '
-                      "webhook skips it, so no pod gets it until KServe's controller verifies it",
-                      group=kc.node_group or None,
-                      hint=command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
-                                   "jsonpath={.status.verification}"),
-                      evidence=(f"status.verification: {got}",
-                                *((verification_advice(v.reason),) if v is not None and verification_advice(v.reason)
-                                  else ())), code="blocks-admission")
+        yield Finding(
+            ID,
+            "error",
+            ref,
+            f'KernelCache {kc.namespace}/{kc.name} {why}: with artifactSecurity.mode "{mode}" the pod '
+            "webhook skips it, so no pod gets it until KServe's controller verifies it",
+            group=kc.node_group or None,
+            hint=command(
+                "kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "jsonpath={.status.verification}"
+            ),
+            evidence=(
+                f"status.verification: {got}",
+                *((verification_advice(v.reason),) if v is not None and verification_advice(v.reason) else ()),
+            ),
+            code="blocks-admission",
+        )

@@ -40,46 +40,76 @@ WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
 SHOW = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
 
 
-@check(ID, "pod webhook configuration reaches the pods that need it", "error", order=35, needs_feature=True, codes={
-    "no-pod-rule": ("error", "the pod webhook has no rule for CREATE of v1 pods"),
-    "failure-ignore": ("warning", "the pod webhook's failurePolicy is Ignore: misses are silent"),
-    "match-condition-sidecar": ("warning", "a matchCondition names the sidecar-injection annotation"),
-    "namespace-excluded": ("error", "a namespace with KernelCaches or opted-in pods outside the namespaceSelector"),
-    "pod-excluded": ("error", "an opted-in pod the objectSelector or a matchCondition keeps from the webhook"),
-}, reads=(
-    CheckRead(readplan.WEBHOOK),
-    CheckRead(readplan.NAMESPACES, optional=True, note="namespaceSelector not compared with namespaces"),
-    CheckRead(readplan.ISVC_PODS, optional=True, note="opted-in pods not checked"),
-    CheckRead(readplan.KERNEL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
-))
+@check(
+    ID,
+    "pod webhook configuration reaches the pods that need it",
+    "error",
+    order=35,
+    needs_feature=True,
+    codes={
+        "no-pod-rule": ("error", "the pod webhook has no rule for CREATE of v1 pods"),
+        "failure-ignore": ("warning", "the pod webhook's failurePolicy is Ignore: misses are silent"),
+        "match-condition-sidecar": ("warning", "a matchCondition names the sidecar-injection annotation"),
+        "namespace-excluded": ("error", "a namespace with KernelCaches or opted-in pods outside the namespaceSelector"),
+        "pod-excluded": ("error", "an opted-in pod the objectSelector or a matchCondition keeps from the webhook"),
+    },
+    reads=(
+        CheckRead(readplan.WEBHOOK),
+        CheckRead(readplan.NAMESPACES, optional=True, note="namespaceSelector not compared with namespaces"),
+        CheckRead(readplan.ISVC_PODS, optional=True, note="opted-in pods not checked"),
+        CheckRead(readplan.KERNEL_CACHES, optional=True, note="namespaces of KernelCaches not checked"),
+    ),
+)
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     entry = next((w for w in config.webhooks if w.name == c.WEBHOOK_NAME), None) if config else None
     if entry is None:
         raise NotApplicable(f"webhook {c.WEBHOOK_NAME} is not installed (see check control-plane)")
     if not a.rule_covers_pod_create(entry):
-        yield Finding(ID, "error", WEBHOOK_REF,
-                      f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods: the API server never calls it, so "
-                      "no pod gets a kernel cache or the capture sidecar (KServe installs apiGroups \"\", apiVersions "
-                      "v1, operations CREATE, resources pods)", hint=SHOW, code="no-pod-rule")
+        yield Finding(
+            ID,
+            "error",
+            WEBHOOK_REF,
+            f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods: the API server never calls it, so "
+            'no pod gets a kernel cache or the capture sidecar (KServe installs apiGroups "", apiVersions '
+            "v1, operations CREATE, resources pods)",
+            hint=SHOW,
+            code="no-pod-rule",
+        )
     if entry.failure_policy == "Ignore":
-        yield Finding(ID, "warning", WEBHOOK_REF,
-                      f"webhook {c.WEBHOOK_NAME} has failurePolicy Ignore: while it cannot be reached, pods are "
-                      "created without their kernel cache or capture sidecar and nothing records it (KServe installs "
-                      "Fail)", hint=SHOW, evidence=("failurePolicy: Ignore",), code="failure-ignore")
+        yield Finding(
+            ID,
+            "warning",
+            WEBHOOK_REF,
+            f"webhook {c.WEBHOOK_NAME} has failurePolicy Ignore: while it cannot be reached, pods are "
+            "created without their kernel cache or capture sidecar and nothing records it (KServe installs "
+            "Fail)",
+            hint=SHOW,
+            evidence=("failurePolicy: Ignore",),
+            code="failure-ignore",
+        )
     for name, expr in entry.match_conditions:
         if c.ANNOTATION_SIDECAR_INJECTION in expr:
-            yield Finding(ID, "warning", WEBHOOK_REF,
-                          f"matchCondition {name} names {c.ANNOTATION_SIDECAR_INJECTION}: pods that opt out of the "
-                          "capture sidecar would also skip the kernel cache (KServe's own manifest test forbids this)",
-                          hint=SHOW, evidence=(f"{name}: {expr}",), code="match-condition-sidecar")
+            yield Finding(
+                ID,
+                "warning",
+                WEBHOOK_REF,
+                f"matchCondition {name} names {c.ANNOTATION_SIDECAR_INJECTION}: pods that opt out of the "
+                "capture sidecar would also skip the kernel cache (KServe's own manifest test forbids this)",
+                hint=SHOW,
+                evidence=(f"{name}: {expr}",),
+                code="match-condition-sidecar",
+            )
     yield from _namespaces(snapshot, entry)
     yield from _pods(snapshot, entry)
 
 
 def _opted_in(snapshot: ClusterSnapshot) -> list[o.Pod]:
-    return [p for p in snapshot.pods_labelled(None, c.LABEL_ISVC)
-            if p.meta.annotations.get(c.ANNOTATION_SUPPORTED) == "true"]
+    return [
+        p
+        for p in snapshot.pods_labelled(None, c.LABEL_ISVC)
+        if p.meta.annotations.get(c.ANNOTATION_SUPPORTED) == "true"
+    ]
 
 
 def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]:
@@ -98,14 +128,25 @@ def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Fi
         if ns not in labels or label_selector_matches(entry.namespace_selector, labels[ns]):
             continue
         shown = {k: v for k, v in labels[ns].items() if k != "kubernetes.io/metadata.name"}
-        fix = next((req.key for req in (entry.namespace_selector.match_expressions if entry.namespace_selector else ())
-                    if req.operator == "DoesNotExist" and req.key in labels[ns]), None)
+        fix = next(
+            (
+                req.key
+                for req in (entry.namespace_selector.match_expressions if entry.namespace_selector else ())
+                if req.operator == "DoesNotExist" and req.key in labels[ns]
+            ),
+            None,
+        )
         hint = command("kubectl", "label", "namespace", ns, f"{fix}-") if fix else SHOW
-        yield Finding(ID, "error", ObjectRef("Namespace", ns),
-                      f"namespace {ns} does not match the pod webhook's namespaceSelector {selector}: its pods are "
-                      f"never sent to the webhook, so they are never cached or captured ({join_names(what, 5)})",
-                      hint=hint, evidence=tuple(f"label {k}={v}" for k, v in sorted(shown.items())),
-                      code="namespace-excluded")
+        yield Finding(
+            ID,
+            "error",
+            ObjectRef("Namespace", ns),
+            f"namespace {ns} does not match the pod webhook's namespaceSelector {selector}: its pods are "
+            f"never sent to the webhook, so they are never cached or captured ({join_names(what, 5)})",
+            hint=hint,
+            evidence=tuple(f"label {k}={v}" for k, v in sorted(shown.items())),
+            code="namespace-excluded",
+        )
 
 
 def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]:
@@ -114,19 +155,30 @@ def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]
     for pod in _opted_in(snapshot):
         ref = ObjectRef("Pod", pod.name, pod.namespace)
         if not label_selector_matches(entry.object_selector, pod.meta.labels):
-            yield Finding(ID, "error", ref,
-                          f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but its labels do not match the "
-                          f"webhook's objectSelector {describe_label_selector(entry.object_selector)}: it is never "
-                          "sent to the webhook", hint=SHOW, code="pod-excluded",
-                          cause="opted-in pods outside the objectSelector "
-                                f"{describe_label_selector(entry.object_selector)}",
-                          lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC))
+            yield Finding(
+                ID,
+                "error",
+                ref,
+                f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but its labels do not match the "
+                f"webhook's objectSelector {describe_label_selector(entry.object_selector)}: it is never "
+                "sent to the webhook",
+                hint=SHOW,
+                code="pod-excluded",
+                cause=f"opted-in pods outside the objectSelector {describe_label_selector(entry.object_selector)}",
+                lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC),
+            )
             continue
         for name, expr in entry.match_conditions:
             if a.match_condition(expr, pod) is False:
-                yield Finding(ID, "error", ref,
-                              f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but matchCondition {name} "
-                              f"({expr}) is false for it: it is never sent to the webhook", hint=SHOW,
-                              code="pod-excluded", cause=f"opted-in pods for which matchCondition {name} is false",
-                              lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC))
+                yield Finding(
+                    ID,
+                    "error",
+                    ref,
+                    f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but matchCondition {name} "
+                    f"({expr}) is false for it: it is never sent to the webhook",
+                    hint=SHOW,
+                    code="pod-excluded",
+                    cause=f"opted-in pods for which matchCondition {name} is false",
+                    lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC),
+                )
                 break

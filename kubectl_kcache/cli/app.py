@@ -146,7 +146,7 @@ class KcacheFormatter(click.HelpFormatter):
             pad = " " * (self.current_indent + first + col_spacing)
             lines = _wrap(" ".join(definition.split()), self.width, pad)
             if lead:
-                lines[0] = lead.ljust(len(pad)) + lines[0][len(pad):]
+                lines[0] = lead.ljust(len(pad)) + lines[0][len(pad) :]
             self.write("\n".join(lines) + "\n")
 
 
@@ -193,8 +193,11 @@ class KcacheCommand(click.Command):
             formatter.write_paragraph()
             formatter.write_text(f"Aliases: {', '.join([self.name or '', *aliases])}")
         _examples(formatter, EXAMPLES.get(self.name or "", ""))
-        rows = [r for p in self.get_params(ctx) if isinstance(p, click.Option) and not is_connection_flag(p)
-                and (r := p.get_help_record(ctx))]
+        rows = [
+            r
+            for p in self.get_params(ctx)
+            if isinstance(p, click.Option) and not is_connection_flag(p) and (r := p.get_help_record(ctx))
+        ]
         if rows:
             with formatter.section("Options"):
                 formatter.write_dl(rows)
@@ -300,8 +303,9 @@ def show_usage_error(exc: click.UsageError) -> None:
     message = exc.format_message()
     if isinstance(exc, click.NoSuchOption):
         name = exc.option_name
-        message = (f"unknown shorthand flag: {name[1:2]!r} in {name}" if not name.startswith("--")
-                   else f"unknown flag: {name}")
+        message = (
+            f"unknown shorthand flag: {name[1:2]!r} in {name}" if not name.startswith("--") else f"unknown flag: {name}"
+        )
     elif isinstance(exc, click.BadOptionUsage) and message.endswith("requires an argument."):
         message = f"flag needs an argument: {exc.option_name}"  # as cobra says it
     elif message.startswith("No such option: "):
@@ -323,8 +327,13 @@ def show_usage_error(exc: click.UsageError) -> None:
 
 
 @click.group(cls=KcacheGroup, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
-@click.version_option(__version__, "--version", prog_name="kubectl-kcache", message="%(prog)s %(version)s",
-                      help="Print the version and exit.")
+@click.version_option(
+    __version__,
+    "--version",
+    prog_name="kubectl-kcache",
+    message="%(prog)s %(version)s",
+    help="Print the version and exit.",
+)
 @kube_options
 @click.pass_context
 def main(ctx: click.Context, **kwargs: Any) -> None:
@@ -386,8 +395,13 @@ def version(output: str, client: bool) -> None:
         return
     import platform
 
-    doc = {"clientVersion": {**info.to_dict(), "python": platform.python_version(),
-                             "platform": f"{platform.system().lower()}/{platform.machine().lower()}"}}
+    doc = {
+        "clientVersion": {
+            **info.to_dict(),
+            "python": platform.python_version(),
+            "platform": f"{platform.system().lower()}/{platform.machine().lower()}",
+        }
+    }
     write_out(dump_doc(doc, output))
 
 
@@ -399,5 +413,3 @@ def completion_command(shell: str) -> None:
     from .completion_scripts import script
 
     sys.stdout.write(script(shell))
-
-

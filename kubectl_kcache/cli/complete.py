@@ -14,8 +14,18 @@ from .flags import make_client
 # cobra's shell completion directives (kubectl's plugin completion protocol)
 COMPLETE_FILES = 0  # ShellCompDirectiveDefault: let the shell complete file names
 COMPLETE_NO_FILES = 4  # ShellCompDirectiveNoFileComp
-FILE_FLAGS = ("-f", "--from-file", "--kubeconfig", "--config", "--manifest", "--file", "--certificate-authority",
-              "--client-certificate", "--client-key", "--cache-dir")
+FILE_FLAGS = (
+    "-f",
+    "--from-file",
+    "--kubeconfig",
+    "--config",
+    "--manifest",
+    "--file",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--cache-dir",
+)
 KUBECONFIG_SECTIONS = {"--context": "contexts", "--cluster": "clusters", "--user": "users"}
 LIVE_TIMEOUT = "2s"  # completion lists live objects, but never keeps the shell waiting long
 
@@ -37,8 +47,14 @@ def completion(words: list[str]) -> tuple[list[str], int]:
     if cmd is None:
         return [], COMPLETE_NO_FILES
     if current.startswith("-"):  # `-` lists the short flags too, `--` only the long ones
-        names = sorted({n for p in cmd.params for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
-                        if not getattr(p, "hidden", False)})
+        names = sorted(
+            {
+                n
+                for p in cmd.params
+                for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
+                if not getattr(p, "hidden", False)
+            }
+        )
         return [n for n in names if n.startswith(current)], COMPLETE_NO_FILES
     prev = words[-2] if len(words) >= 2 else ""
     if prev in FILE_FLAGS:
@@ -108,8 +124,11 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
     """Namespaces after -n, pods for why-* commands, captures after --capture: listed live, 2 s at most."""
     kinds = {("-n", ""): "namespaces", ("--namespace", ""): "namespaces", ("--capture", "why-group"): "captures"}
     what = kinds.get((prev, "")) or kinds.get((prev, command))
-    takes_value = any(prev in getattr(p, "opts", []) and not getattr(p, "is_flag", False)
-                      for p in main.commands[command].params if isinstance(p, click.Option))
+    takes_value = any(
+        prev in getattr(p, "opts", []) and not getattr(p, "is_flag", False)
+        for p in main.commands[command].params
+        if isinstance(p, click.Option)
+    )
     if what is None and command in ("why-group", "why-not-cached", "why-cached") and not takes_value:
         what = "pods"
     if what is None:
@@ -120,9 +139,17 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
 
         names = names_from_files(from_files, what, _flag(words, "-n", "--namespace"))
         return [n for n in names if n.startswith(current)]
-    flags = {key: _flag(words, *names) for key, names in (
-        ("kubeconfig", ("--kubeconfig",)), ("context", ("--context",)), ("cluster", ("--cluster",)),
-        ("user", ("--user",)), ("namespace", ("-n", "--namespace")), ("server", ("--server", "-s")))}
+    flags = {
+        key: _flag(words, *names)
+        for key, names in (
+            ("kubeconfig", ("--kubeconfig",)),
+            ("context", ("--context",)),
+            ("cluster", ("--cluster",)),
+            ("user", ("--user",)),
+            ("namespace", ("-n", "--namespace")),
+            ("server", ("--server", "-s")),
+        )
+    }
     flags["request_timeout"] = LIVE_TIMEOUT
     try:
         from ..snapshot.live import names_for_completion

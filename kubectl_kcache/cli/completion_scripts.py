@@ -25,8 +25,11 @@ def names_from_files(paths: Iterable[str], what: str, namespace: str | None) -> 
     try:
         snap = load_files([p for p in paths if p != "-"])  # never wait on stdin in a completion
         if what == "namespaces":
-            return sorted({n.name for n in snap.namespaces} | {p.namespace for p in snap.pods}
-                          | {c.namespace for c in snap.captures})
+            return sorted(
+                {n.name for n in snap.namespaces}
+                | {p.namespace for p in snap.pods}
+                | {c.namespace for c in snap.captures}
+            )
         objs: Iterable = snap.pods_labelled(None, ISVC_LABEL) if what == "pods" else snap.captures
         return sorted({o.name for o in objs if namespace is None or o.namespace == namespace})
     except Exception:  # noqa: BLE001 - completion never fails loudly

@@ -1,5 +1,4 @@
-"""`kubectl kcache doctor` (the checklist) and `kubectl kcache explain CODE` (one check's catalogue entry).
-"""
+"""`kubectl kcache doctor` (the checklist) and `kubectl kcache explain CODE` (one check's catalogue entry)."""
 
 from __future__ import annotations
 
@@ -27,7 +26,6 @@ from .running import access_hint_line
 # ---- doctor -------------------------------------------------------------------------------------
 
 
-
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options(namespaces="all")
 @from_file_option
@@ -48,10 +46,18 @@ from .running import access_hint_line
     show_default=True,
     help="Print only findings at or above this severity (the summary still counts all).",
 )
-@click.option("--only", metavar="IDS", multiple=True,
-              help="Run only these checks, or check/code kinds of finding (comma separated or repeated).")
-@click.option("--skip", metavar="IDS", multiple=True,
-              help="Skip these checks, or check/code kinds of finding (comma separated or repeated).")
+@click.option(
+    "--only",
+    metavar="IDS",
+    multiple=True,
+    help="Run only these checks, or check/code kinds of finding (comma separated or repeated).",
+)
+@click.option(
+    "--skip",
+    metavar="IDS",
+    multiple=True,
+    help="Skip these checks, or check/code kinds of finding (comma separated or repeated).",
+)
 @click.option("--config", "suppress_file", metavar="PATH", help="A file of known findings to suppress.")
 @click.option("--no-suppressions", is_flag=True, help="Ignore suppressions (file and annotations), e.g. in CI.")
 @click.pass_context
@@ -79,24 +85,32 @@ def doctor(
     ids = lambda values: tuple(x.strip() for v in values for x in v.split(",") if x.strip())  # noqa: E731
     for name, values in (("--only", only), ("--skip", skip)):
         if values and not ids(values):
-            raise click.BadParameter("no check id given (see `kubectl kcache doctor --help` for the ids)",
-                                     param_hint=name)
+            raise click.BadParameter(
+                "no check id given (see `kubectl kcache doctor --help` for the ids)", param_hint=name
+            )
     from ..checks.early import EarlyChecks
     from ..checks.runner import selected_checks, validate_ids
 
     # live: each check starts as soon as its lists have arrived (doctor at the wire)
-    early = None if from_files else EarlyChecks(selected_checks(validate_ids(ids(only)), validate_ids(ids(skip),
-                                                                                                      "--skip")))
+    early = (
+        None if from_files else EarlyChecks(selected_checks(validate_ids(ids(only)), validate_ids(ids(skip), "--skip")))
+    )
     snap, provenance = read_snapshot(flags, from_files, on_list=early)
     report = run_doctor(
-        snap, only=ids(only), skip=ids(skip), suppressions=suppressions, use_suppressions=not no_suppressions,
+        snap,
+        only=ids(only),
+        skip=ids(skip),
+        suppressions=suppressions,
+        use_suppressions=not no_suppressions,
         early=early.results if early is not None else None,
     )
     for warning in report.warnings:
         sys.stderr.write(f"warning: {escape(warning)}\n")
     if snap.meta.clock and report.judged_time:
-        sys.stderr.write(f"note: the input does not say when it was read (no takenAt): checks that judge time "
-                         f"take its newest time, {snap.meta.clock}, as now\n")
+        sys.stderr.write(
+            f"note: the input does not say when it was read (no takenAt): checks that judge time "
+            f"take its newest time, {snap.meta.clock}, as now\n"
+        )
     elif provenance.clock:
         provenance = dataclasses.replace(provenance, clock="")
     from ..report import render_doctor, wants
@@ -118,8 +132,11 @@ def doctor(
         except (IncompleteError, InputError) as exc:
             context["fleet"] = str(exc)
     if "run" in wants(output):
-        context["run"] = {"kubernetes": snap.meta.server_version, "context": flags.get("context") or "",
-                          "command": command("kubectl", "kcache", sys.argv[1:])}
+        context["run"] = {
+            "kubernetes": snap.meta.server_version,
+            "context": flags.get("context") or "",
+            "command": command("kubectl", "kcache", sys.argv[1:]),
+        }
     if output == "html" and _isatty(sys.stdout):  # a page is for a browser, not for the screen (popeye --save)
         path = _report_path(provenance.cluster or report.cluster)
         with open(path, "w", encoding="utf-8") as page:
@@ -173,5 +190,3 @@ def explain(code: str) -> int:
 
     write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=use_color()))
     return EXIT_OK
-
-

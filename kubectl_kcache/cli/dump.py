@@ -1,5 +1,4 @@
-"""`kubectl kcache dump`: everything the commands read, for --from-file and bug reports.
-"""
+"""`kubectl kcache dump`: everything the commands read, for --from-file and bug reports."""
 
 from __future__ import annotations
 
@@ -26,9 +25,12 @@ from .reading import Progress
 @kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
-@click.option("--anonymize", is_flag=True,
-              help="Replace node, namespace, InferenceService, pod, registry and image names by tokens, the same "
-                   "name by the same token, so that every command gives the same answers (review it still).")
+@click.option(
+    "--anonymize",
+    is_flag=True,
+    help="Replace node, namespace, InferenceService, pod, registry and image names by tokens, the same "
+    "name by the same token, so that every command gives the same answers (review it still).",
+)
 @click.pass_context
 def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool, **kwargs: Any) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
@@ -67,14 +69,18 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
             out.close()
             os.unlink(tmp)
     if output == "yaml" and writer.count > LARGE:
-        sys.stderr.write(f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
-                         "loads it with --from-file about ten times faster\n")
-    unread = list(dict.fromkeys(f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "")
-                                for r in snap.reads if r.incomplete))
+        sys.stderr.write(
+            f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "
+            "loads it with --from-file about ten times faster\n"
+        )
+    unread = list(
+        dict.fromkeys(
+            f"list {r.resource}" + (f" in {r.namespace}" if r.namespace else "") for r in snap.reads if r.incomplete
+        )
+    )
     if unread:
-        sys.stderr.write("warning: some reads were forbidden and are missing from the dump: "
-                         f"{escape(', '.join(unread))}\n")
+        sys.stderr.write(
+            f"warning: some reads were forbidden and are missing from the dump: {escape(', '.join(unread))}\n"
+        )
         return EXIT_INCOMPLETE
     return EXIT_OK
-
-

@@ -41,6 +41,8 @@ KUBE_FLAGS = (
 
 COLOR_MODES = ("auto", "always", "never")
 _color_mode = {"mode": "auto"}
+
+
 def _set_color(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if param.name == "no_color" and value:
         _color_mode["mode"] = "never"
@@ -51,11 +53,24 @@ def _set_color(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
 def color_params() -> list[click.Parameter]:
     return [
-        click.Option(["--color"], type=click.Choice(COLOR_MODES), default=None, expose_value=False,
-                     callback=_set_color, is_eager=True,
-                     help="Colour: auto (on a terminal, unless NO_COLOR is set), always (for less -R, k9s), never."),
-        click.Option(["--no-color"], is_flag=True, default=False, expose_value=False, callback=_set_color,
-                     is_eager=True, help="The same as --color=never."),
+        click.Option(
+            ["--color"],
+            type=click.Choice(COLOR_MODES),
+            default=None,
+            expose_value=False,
+            callback=_set_color,
+            is_eager=True,
+            help="Colour: auto (on a terminal, unless NO_COLOR is set), always (for less -R, k9s), never.",
+        ),
+        click.Option(
+            ["--no-color"],
+            is_flag=True,
+            default=False,
+            expose_value=False,
+            callback=_set_color,
+            is_eager=True,
+            help="The same as --color=never.",
+        ),
     ]
 
 
@@ -66,7 +81,7 @@ def is_connection_flag(param: click.Parameter) -> bool:
 NAMESPACE_HELP = {
     "context": "Namespace (default: the kubeconfig context's).",
     "all": "Limit namespaced reads (KernelCaches, captures, pods, events) to this namespace; without it every "
-           "namespace is read, live and from files alike.",
+    "namespace is read, live and from files alike.",
     "cluster": "Namespace of the kubeconfig context (the controller's reads are cluster-wide).",
 }
 
@@ -104,20 +119,35 @@ def kube_options(func: Callable[..., Any] | None = None, *, namespaces: str = "c
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server."),
         click.option("--server", "-s", "server", metavar="URL", help="The API server address."),
         click.option("--as-uid", "as_uid", metavar="UID", help="UID to impersonate (with --as)."),
-        click.option("--tls-server-name", metavar="NAME",
-                     help="Server name to verify the server's certificate against (default: the --server host)."),
+        click.option(
+            "--tls-server-name",
+            metavar="NAME",
+            help="Server name to verify the server's certificate against (default: the --server host).",
+        ),
         click.option("--client-certificate", metavar="PATH", help="Path to a client certificate for TLS."),
         click.option("--client-key", metavar="PATH", help="Path to the client certificate's key."),
         click.option("--username", metavar="NAME", help="Username for basic authentication (with --password)."),
         click.option("--password", metavar="PASSWORD", help="Password for basic authentication (with --username)."),
-        click.option("--disable-compression", is_flag=True, default=None,
-                     help="Taken as kubectl takes it; the plugin never asks for compressed answers anyway."),
-        click.option("--cache-dir", metavar="PATH",
-                     help="Taken as kubectl takes it; the plugin keeps no discovery cache, so nothing is written."),
         click.option(
-            "-v", "--v", "v", metavar="LEVEL", default=None, callback=_log_level,
+            "--disable-compression",
+            is_flag=True,
+            default=None,
+            help="Taken as kubectl takes it; the plugin never asks for compressed answers anyway.",
+        ),
+        click.option(
+            "--cache-dir",
+            metavar="PATH",
+            help="Taken as kubectl takes it; the plugin keeps no discovery cache, so nothing is written.",
+        ),
+        click.option(
+            "-v",
+            "--v",
+            "v",
+            metavar="LEVEL",
+            default=None,
+            callback=_log_level,
             help="Log level for API requests on stderr: 6 each request, its status and time; 8 adds headers; "
-                 "9 the size of each answer. Credentials are never logged.",
+            "9 the size of each answer. Credentials are never logged.",
         ),
     ]
     for opt in reversed(opts):
@@ -260,5 +290,3 @@ def from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Read a snapshot (dump file, `kubectl get -o yaml` output or a folder) "
         "instead of the live cluster. Repeatable; `-` reads stdin.",
     )(func)
-
-

@@ -48,8 +48,14 @@ def load_snapshot_files(from_files: Iterable[str], select: Any = None) -> Any:
     return snap
 
 
-def read_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any = None, lists: list[Any] | None = None,
-          client: Any = None, on_list: Any = None) -> tuple[Any, Any]:
+def read_snapshot(
+    flags: dict[str, Any],
+    from_files: Iterable[str],
+    scope: Any = None,
+    lists: list[Any] | None = None,
+    client: Any = None,
+    on_list: Any = None,
+) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
     -n scopes both the same way."""
     from ..snapshot.live import Scope, collect
@@ -62,8 +68,10 @@ def read_snapshot(flags: dict[str, Any], from_files: Iterable[str], scope: Any =
         if loaded.meta.namespace and namespace is None and not flags.get("all_namespaces"):
             # a dump taken with -n answers within its namespace, and says so (the header, `source`)
             namespace = loaded.meta.namespace
-            sys.stderr.write(f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
-                             f"{escape(namespace)} only\n")
+            sys.stderr.write(
+                f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
+                f"{escape(namespace)} only\n"
+            )
         scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
         snap = scope.apply(loaded)
     else:
@@ -92,8 +100,9 @@ def _namespace_seen(snap: Any, namespace: str) -> bool:
         return True  # forbidden or failed: no claim either way
     from ..snapshot import kinds
 
-    return any((getattr(obj.metadata, "namespace", None) or "") == namespace
-               for f in kinds.FIELDS for obj in getattr(snap, f))
+    return any(
+        (getattr(obj.metadata, "namespace", None) or "") == namespace for f in kinds.FIELDS for obj in getattr(snap, f)
+    )
 
 
 def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:

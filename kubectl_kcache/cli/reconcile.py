@@ -1,5 +1,4 @@
-"""`kubectl kcache reconcile`: what KServe's controller should be doing, planned (`--dry-run`) or done.
-"""
+"""`kubectl kcache reconcile`: what KServe's controller should be doing, planned (`--dry-run`) or done."""
 
 from __future__ import annotations
 
@@ -27,18 +26,27 @@ from .reading import load_snapshot_files, source_of, with_source
 @from_file_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
-@click.option("-o", "--output", type=click.Choice(formats(PLAN)), default="table",
-              show_default=True, help="Output format; `name`: the objects written, as `kubectl get -o name`.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(formats(PLAN)),
+    default="table",
+    show_default=True,
+    help="Output format; `name`: the objects written, as `kubectl get -o name`.",
+)
 @click.option("--force", is_flag=True, help="Write even while KServe's own controller is active.")
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
 @click.option("--leader-elect-namespace", default="kserve", show_default=True)
 @click.option("--lease-duration", type=Seconds(), default=15.0, show_default=True, help="Seconds.")
 @click.option("--renew-deadline", type=Seconds(), default=10.0, show_default=True, help="Seconds.")
-@click.option("--resync-period", type=Seconds(), default=300.0, show_default=True,
-              help="Seconds between full passes.")
-@click.option("--health-port", type=click.IntRange(0, 65535), default=0,
-              help="Serve /healthz, /readyz and /metrics on this port (0: off).")
+@click.option("--resync-period", type=Seconds(), default=300.0, show_default=True, help="Seconds between full passes.")
+@click.option(
+    "--health-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Serve /healthz, /readyz and /metrics on this port (0: off).",
+)
 @click.pass_context
 def reconcile(
     ctx: click.Context,
@@ -96,11 +104,13 @@ def reconcile(
         resync_period=resync_period,
         health_port=health_port,
     )
+
     def report(actions: Any) -> None:
         from ..snapshot.model import SnapshotMeta
 
-        meta = SnapshotMeta(cluster=client.resolved.cluster_name or client.server, server=client.server,
-                            taken_at=_now(), source="live")
+        meta = SnapshotMeta(
+            cluster=client.resolved.cluster_name or client.server, server=client.server, taken_at=_now(), source="live"
+        )
         _render_plan(actions, output, source_of(meta, None))
 
     return run_loop(client, opts, report=report if once else None)

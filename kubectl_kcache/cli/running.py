@@ -186,5 +186,3 @@ def _internal_error(exc: BaseException) -> int:
     if os.environ.get("KCACHE_DEBUG"):
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     return EXIT_INTERNAL
-
-

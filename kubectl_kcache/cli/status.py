@@ -1,5 +1,4 @@
-"""`kubectl kcache status`: node groups and KernelCaches at a glance, once or kept current (`-w`).
-"""
+"""`kubectl kcache status`: node groups and KernelCaches at a glance, once or kept current (`-w`)."""
 
 from __future__ import annotations
 
@@ -23,24 +22,45 @@ from .reading import read_snapshot
 # ---- status -------------------------------------------------------------------------------------
 
 
-
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options
 @from_file_option
 @click.option(
     "-o", "--output", type=click.Choice(formats(STATUS)), default="table", show_default=True, help="Output format."
 )
-@click.option("-w", "--watch", is_flag=True, help="Keep the output current from watches until Ctrl-C; rows that "
-              "changed since the last screen are marked.")
+@click.option(
+    "-w",
+    "--watch",
+    is_flag=True,
+    help="Keep the output current from watches until Ctrl-C; rows that changed since the last screen are marked.",
+)
 @click.option("--group", "group", metavar="NAME", help="Only this node group (its row and its caches' rows).")
-@click.option("-l", "--selector", "selector", metavar="SELECTOR",
-              help="Only KernelCaches with these labels (k=v, k!=v, k, !k; comma separated), as kubectl's -l.")
-@click.option("--problems", is_flag=True, help="Only unhealthy rows: groups with members NotReady or missing their "
-              "KernelCacheNode or agent; caches with an Error, a missing or a preparing entry.")
+@click.option(
+    "-l",
+    "--selector",
+    "selector",
+    metavar="SELECTOR",
+    help="Only KernelCaches with these labels (k=v, k!=v, k, !k; comma separated), as kubectl's -l.",
+)
+@click.option(
+    "--problems",
+    is_flag=True,
+    help="Only unhealthy rows: groups with members NotReady or missing their "
+    "KernelCacheNode or agent; caches with an Error, a missing or a preparing entry.",
+)
 @click.option("--no-headers", is_flag=True, help="No column titles and no header line (as kubectl get).")
 @click.pass_context
-def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: bool, group: str | None,
-           selector: str | None, problems: bool, no_headers: bool, **kwargs: Any) -> int:
+def status(
+    ctx: click.Context,
+    from_files: tuple[str, ...],
+    output: str,
+    watch: bool,
+    group: str | None,
+    selector: str | None,
+    problems: bool,
+    no_headers: bool,
+    **kwargs: Any,
+) -> int:
     """The fleet at a glance: per node group its members (Ready, NotReady, cordoned), KernelCacheNodes,
     agent pods and caches; per KernelCache and group, how many member nodes have its entry Ready,
     Pending, Pulling or Error.
@@ -70,13 +90,30 @@ def status(ctx: click.Context, from_files: tuple[str, ...], output: str, watch: 
 def _status_scope(flags: dict[str, Any]) -> Any:
     from ..snapshot.live import Scope
 
-    return Scope(namespace=scope_namespace(flags), install=False, agent_pods=True, captures=False,
-                 preparation=False, producers=True, events=False)  # producers: the serving pods' hit rate
+    return Scope(
+        namespace=scope_namespace(flags),
+        install=False,
+        agent_pods=True,
+        captures=False,
+        preparation=False,
+        producers=True,
+        events=False,
+    )  # producers: the serving pods' hit rate
 
 
-def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bool, notes: tuple[str, ...] = (),
-                 header: str = "", shape: dict[str, Any] | None = None, previous: str | None = None,
-                 watch: dict[str, Any] | None = None) -> str:
+def _show_status(
+    snap: Any,
+    provenance: Any,
+    output: str,
+    out: Any,
+    *,
+    color: bool,
+    notes: tuple[str, ...] = (),
+    header: str = "",
+    shape: dict[str, Any] | None = None,
+    previous: str | None = None,
+    watch: dict[str, Any] | None = None,
+) -> str:
     """Render the status of `snap` (narrowed to `shape`'s group and labels); returns the text written (table
     only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked; `watch` is
     the watch's state, for the machine formats."""
@@ -87,12 +124,17 @@ def _show_status(snap: Any, provenance: Any, output: str, out: Any, *, color: bo
     shape = shape or {}
     fleet = fleet_status(snap, provenance.namespace)
     if shape.get("group") is not None and fleet.group(shape["group"]) is None:
-        raise InputError(f"node group {escape(shape['group'])!r} not found "
-                         f"(groups: {', '.join(escape(g.name) for g in fleet.groups) or 'none'})")
+        raise InputError(
+            f"node group {escape(shape['group'])!r} not found "
+            f"(groups: {', '.join(escape(g.name) for g in fleet.groups) or 'none'})"
+        )
     caches = None
     if shape.get("selector") is not None:
-        caches = {f"{kc.namespace}/{kc.name}" for kc in snap.kernel_caches
-                  if selector_selects(shape["selector"], kc.meta.labels)}
+        caches = {
+            f"{kc.namespace}/{kc.name}"
+            for kc in snap.kernel_caches
+            if selector_selects(shape["selector"], kc.meta.labels)
+        }
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
     report = StatusReport(fleet, provenance, notes, watch, serving=_serving_pods(snap, provenance.namespace))
@@ -141,8 +183,9 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
     live = LiveSnapshot(client, snap, lists)
-    shown = _show_status(snap, provenance, output, out, color=color, header=header, shape=shape,
-                         watch=live.watch_state())
+    shown = _show_status(
+        snap, provenance, output, out, color=color, header=header, shape=shape, watch=live.watch_state()
+    )
     out.flush()
     live.start()
     try:
@@ -161,9 +204,18 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
                 out.write("\n")
             elif output == "yaml":
                 out.write("---\n")
-            shown = _show_status(live.snapshot(taken), current, output, out, color=color, header=header,
-                                 notes=tuple(live.problems()), shape=shape, previous=shown,
-                                 watch=live.watch_state())
+            shown = _show_status(
+                live.snapshot(taken),
+                current,
+                output,
+                out,
+                color=color,
+                header=header,
+                notes=tuple(live.problems()),
+                shape=shape,
+                previous=shown,
+                watch=live.watch_state(),
+            )
             out.flush()
     finally:
         live.stop()
@@ -175,5 +227,3 @@ def _screen_rows(text: str, columns: int) -> int:
 
     visible = (len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in text.splitlines())
     return sum(max(1, -(-n // max(columns, 1))) for n in visible)
-
-

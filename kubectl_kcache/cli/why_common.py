@@ -14,8 +14,9 @@ from .flags import use_color
 # What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
 # is not decoded.
 WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
-WHY_NOT_CACHED_READS = frozenset({"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces",
-                                  "node_groups", "nodes", "captures"})
+WHY_NOT_CACHED_READS = frozenset(
+    {"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces", "node_groups", "nodes", "captures"}
+)
 
 
 def why_selection(fields: frozenset[str], namespace: str | None, nodes: Any = None) -> Any:
@@ -25,14 +26,21 @@ def why_selection(fields: frozenset[str], namespace: str | None, nodes: Any = No
     from ..objects import NodeWithoutImages
     from ..snapshot.files.load import Selection
 
-    return Selection(fields, {"pods": namespace} if namespace else {}, {"nodes": NodeWithoutImages},
-                     {"nodes": nodes} if nodes is not None else {})
+    return Selection(
+        fields,
+        {"pods": namespace} if namespace else {},
+        {"nodes": NodeWithoutImages},
+        {"nodes": nodes} if nodes is not None else {},
+    )
 
 
 def pods_nodes(pod: str, namespace: str | None) -> Callable[[list[tuple[str, Any]]], set[str]]:
     """The nodes of the pods named `pod` (in `namespace` when given): what why-not-cached reads live."""
-    return lambda objects: {o.node_name for f, o in objects
-                            if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)}
+    return lambda objects: {
+        o.node_name
+        for f, o in objects
+        if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)
+    }
 
 
 def print_explanation(why: Any, kind: str, output: str, source: Any) -> None:
@@ -67,5 +75,3 @@ def default_namespace_offline(snap: Any, pod: str | None, capture: str | None) -
         searched = sorted({p.namespace for p in snap.pods} | {c.namespace for c in snap.captures})
         raise InputError(f"{what} not found in the input files (searched namespaces: {', '.join(searched)})")
     return next(iter(names), "default")
-
-

@@ -1,5 +1,4 @@
-"""`kubectl kcache why-group`: which node group a producer's captured cache goes to, and why.
-"""
+"""`kubectl kcache why-group`: which node group a producer's captured cache goes to, and why."""
 
 from __future__ import annotations
 
@@ -28,8 +27,14 @@ from .why_common import WHY_GROUP_READS, default_namespace_offline, print_explan
 @click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
 @click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
-@click.option("-o", "--output", type=click.Choice(formats(WHY_GROUP)), default="tree", show_default=True,
-              help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(formats(WHY_GROUP)),
+    default="tree",
+    show_default=True,
+    help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.",
+)
 @click.pass_context
 def why_group(
     ctx: click.Context,
@@ -63,5 +68,3 @@ def why_group(
 
     print_explanation(why, WHY_GROUP, output, source_of(snap.meta, namespace))
     return EXIT_OK if why.decision.ok else EXIT_FINDINGS
-
-

@@ -35,14 +35,29 @@ from .why_common import (
 @kube_options
 @from_file_option
 @click.argument("pod", required=False)
-@click.option("--manifest", "manifest", metavar="FILE",
-              help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
-                   "ServingRuntime) not created yet; `-` reads stdin.")
-@click.option("-o", "--output", type=click.Choice(formats(WHY_NOT_CACHED)), default="tree", show_default=True,
-              help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
-                   "all the evidence; without POD every pod), json, yaml.")
-@click.option("-l", "--selector", metavar="SELECTOR", default="",
-              help="Without POD: only serving pods with these labels (kubectl's syntax).")
+@click.option(
+    "--manifest",
+    "manifest",
+    metavar="FILE",
+    help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
+    "ServingRuntime) not created yet; `-` reads stdin.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(formats(WHY_NOT_CACHED)),
+    default="tree",
+    show_default=True,
+    help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
+    "all the evidence; without POD every pod), json, yaml.",
+)
+@click.option(
+    "-l",
+    "--selector",
+    metavar="SELECTOR",
+    default="",
+    help="Without POD: only serving pods with these labels (kubectl's syntax).",
+)
 @click.option("--isvc", metavar="NAME", default="", help="Without POD: only the pods of this InferenceService.")
 @click.pass_context
 def why_not_cached(
@@ -79,11 +94,15 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
-        select = why_selection(WHY_NOT_CACHED_READS, flags.get("namespace") or manifest_ns,
-                               pods_nodes(pod, flags.get("namespace")) if pod else None)
+        select = why_selection(
+            WHY_NOT_CACHED_READS,
+            flags.get("namespace") or manifest_ns,
+            pods_nodes(pod, flags.get("namespace")) if pod else None,
+        )
         snap = load_snapshot_files(from_files, select)
-        namespace = flags.get("namespace") or manifest_ns or (
-            default_namespace_offline(snap, pod, None) if pod else "default")
+        namespace = (
+            flags.get("namespace") or manifest_ns or (default_namespace_offline(snap, pod, None) if pod else "default")
+        )
     else:
         from ..snapshot.live import collect_for_why_not_cached
 
@@ -127,8 +146,15 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
 
     color = use_color()
     tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
-    render(HIT_RATE, fleet, output, sys.stdout, color=color, source=source,
-           width=output_width(sys.stdout, color) if (color or tty) else None)
+    render(
+        HIT_RATE,
+        fleet,
+        output,
+        sys.stdout,
+        color=color,
+        source=source,
+        width=output_width(sys.stdout, color) if (color or tty) else None,
+    )
     return EXIT_OK if fleet.all_cached else EXIT_FINDINGS
 
 
@@ -145,5 +171,3 @@ def _manifest_pod(path: str) -> tuple[Any, str, str | None]:
     except InputError as exc:
         raise InputError(f"--manifest {path}: {exc}") from None
     return parsed, note, parsed.meta.namespace
-
-

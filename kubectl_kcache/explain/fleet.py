@@ -79,9 +79,24 @@ class PodResult:
     @staticmethod
     def of(why: WhyNotCached, revision: str, deployment: str) -> PodResult:
         adm = why.admission
-        return PodResult(why.namespace, why.pod_name, why.isvc, revision, deployment, why.node, why.created,
-                         bool(why.cached), why.recorded_cache, adm.outcome, adm.cached_kernel_cache, adm.match,
-                         why.now_blocked_by, why.placement, why.next_command, why.now_document())
+        return PodResult(
+            why.namespace,
+            why.pod_name,
+            why.isvc,
+            revision,
+            deployment,
+            why.node,
+            why.created,
+            bool(why.cached),
+            why.recorded_cache,
+            adm.outcome,
+            adm.cached_kernel_cache,
+            adm.match,
+            why.now_blocked_by,
+            why.placement,
+            why.next_command,
+            why.now_document(),
+        )
 
     @property
     def now(self) -> bool:
@@ -103,12 +118,19 @@ class PodResult:
         return None if self.outcome == a.CACHED else self.now_blocked_by
 
     def to_dict(self) -> dict[str, Any]:
-        return {"namespace": self.namespace, "name": self.name, "inferenceService": self.isvc or None,
-                "revision": self.revision or None, "node": self.node or None, "createdAt": self.created or None,
-                "cached": self.cached, "kernelCache": self.kernel_cache or None,
-                "now": self.now_document,
-                "placement": self.placement.to_dict() if self.placement is not None else None,
-                "next": self.next_command or None}
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "inferenceService": self.isvc or None,
+            "revision": self.revision or None,
+            "node": self.node or None,
+            "createdAt": self.created or None,
+            "cached": self.cached,
+            "kernelCache": self.kernel_cache or None,
+            "now": self.now_document,
+            "placement": self.placement.to_dict() if self.placement is not None else None,
+            "next": self.next_command or None,
+        }
 
 
 @dataclass(frozen=True)
@@ -130,11 +152,19 @@ class Row:
     sample: str  # the pod the next command is about
 
     def to_dict(self) -> dict[str, Any]:
-        return {"namespace": self.namespace, "inferenceService": self.isvc or None, "revision": self.revision or None,
-                "pods": self.pods, "cached": self.cached, "cold": self.cold, "wouldBeCachedNow": self.now,
-                "denied": self.denied, "unprepared": self.unprepared,
-                "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
-                "next": self.next_command or None}
+        return {
+            "namespace": self.namespace,
+            "inferenceService": self.isvc or None,
+            "revision": self.revision or None,
+            "pods": self.pods,
+            "cached": self.cached,
+            "cold": self.cold,
+            "wouldBeCachedNow": self.now,
+            "denied": self.denied,
+            "unprepared": self.unprepared,
+            "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
+            "next": self.next_command or None,
+        }
 
 
 @dataclass(frozen=True)
@@ -147,8 +177,14 @@ class Totals:
     unprepared: int = 0
 
     def to_dict(self) -> dict[str, int]:
-        return {"pods": self.pods, "cached": self.cached, "cold": self.cold, "wouldBeCachedNow": self.now,
-                "denied": self.denied, "unprepared": self.unprepared}
+        return {
+            "pods": self.pods,
+            "cached": self.cached,
+            "cold": self.cold,
+            "wouldBeCachedNow": self.now,
+            "denied": self.denied,
+            "unprepared": self.unprepared,
+        }
 
 
 @dataclass(frozen=True)
@@ -165,12 +201,18 @@ class FleetHitRate:
 
     def to_dict(self) -> dict[str, Any]:
         isvcs = len({(r.namespace, r.isvc) for r in self.rows})
-        return {"kind": KIND, "version": VERSION,
-                "scope": {"namespace": self.namespace, "selector": self.selector or None, "inferenceService":
-                          self.isvc or None},
-                "summary": {**self.totals.to_dict(), "inferenceServices": isvcs, "decisions": self.decisions},
-                "inferenceServices": [r.to_dict() for r in self.rows],
-                "pods": [p.to_dict() for p in self.pods]}
+        return {
+            "kind": KIND,
+            "version": VERSION,
+            "scope": {
+                "namespace": self.namespace,
+                "selector": self.selector or None,
+                "inferenceService": self.isvc or None,
+            },
+            "summary": {**self.totals.to_dict(), "inferenceServices": isvcs, "decisions": self.decisions},
+            "inferenceServices": [r.to_dict() for r in self.rows],
+            "pods": [p.to_dict() for p in self.pods],
+        }
 
     @property
     def all_cached(self) -> bool:
@@ -178,6 +220,7 @@ class FleetHitRate:
 
 
 # ---- scope ---------------------------------------------------------------------------------------------
+
 
 def check_selector(selector: str) -> LabelSelector:
     """`-l` as a LabelSelector; InputError (exit 2) naming the term that cannot be read."""
@@ -190,10 +233,14 @@ def check_selector(selector: str) -> LabelSelector:
 def serving_pods(snapshot: ClusterSnapshot, namespace: str | None, selector: str = "", isvc: str = "") -> list[Pod]:
     """The pods of InferenceServices in scope (the label `serving.kserve.io/inferenceservice`), sorted."""
     parsed = check_selector(selector)
-    out = [p for p in snapshot.pods if c.LABEL_ISVC in p.meta.labels
-           and (namespace is None or p.namespace == namespace)
-           and (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc)
-           and label_selector_matches(parsed, p.meta.labels)]
+    out = [
+        p
+        for p in snapshot.pods
+        if c.LABEL_ISVC in p.meta.labels
+        and (namespace is None or p.namespace == namespace)
+        and (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc)
+        and label_selector_matches(parsed, p.meta.labels)
+    ]
     return sorted(out, key=lambda p: (p.namespace, p.meta.labels[c.LABEL_ISVC], p.name))
 
 
@@ -201,7 +248,8 @@ def _owner(pod: Pod) -> tuple[str, str]:
     """(revision, Deployment): the controlling ReplicaSet (the Deployment is its name without the pod's
     pod-template-hash), else the Knative revision label."""
     rs = next((o.name for o in pod.meta.owner_references if o.kind == "ReplicaSet" and o.controller), "") or next(
-        (o.name for o in pod.meta.owner_references if o.kind == "ReplicaSet"), "")
+        (o.name for o in pod.meta.owner_references if o.kind == "ReplicaSet"), ""
+    )
     knative = pod.meta.labels.get(LABEL_REVISION, "")
     hash_ = pod.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH, "")
     deployment = rs[: -len(hash_) - 1] if rs and hash_ and rs.endswith("-" + hash_) else ""
@@ -216,15 +264,25 @@ def template_key(pod: Pod) -> bytes:
     the webhook's own (`kernel-cache-source`, `kernel-cache-runtime-<i>`), so the suffix is left out and the pods
     of one ReplicaSet share one key."""
     spec = pod.spec
-    key = _KEY_ENCODER.encode((pod.namespace, pod.meta.labels, pod.meta.annotations, spec.containers if spec else (),
-                               spec.init_containers if spec else (), spec.volumes if spec else None))
+    key = _KEY_ENCODER.encode(
+        (
+            pod.namespace,
+            pod.meta.labels,
+            pod.meta.annotations,
+            spec.containers if spec else (),
+            spec.init_containers if spec else (),
+            spec.volumes if spec else None,
+        )
+    )
     return _TOKEN_VOLUME.sub(b'"kube-api-access-"', key)
 
 
 # ---- the whole fleet --------------------------------------------------------------------------------------
 
-def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: str = "",
-             isvc: str = "") -> FleetHitRate:
+
+def hit_rate(
+    snapshot: ClusterSnapshot, namespace: str | None = None, selector: str = "", isvc: str = ""
+) -> FleetHitRate:
     """The fleet's hit rate over the serving pods in scope (namespace None: every namespace)."""
     pods = serving_pods(snapshot, namespace, selector, isvc)
     require_fleet_reads(snapshot, namespace, selector, isvc)
@@ -239,16 +297,26 @@ def hit_rate(snapshot: ClusterSnapshot, namespace: str | None = None, selector: 
     results: list[PodResult | None] = [None] * len(pods)
     for members in by_template.values():  # one decision at a time: its candidates are dropped after its pods
         first = pods[members[0]]
-        adm = a.decide(admission_inputs(snapshot, first.namespace, first, config, entries,
-                                        caches.get(first.namespace, {}), miss_details=False))
+        adm = a.decide(
+            admission_inputs(
+                snapshot, first.namespace, first, config, entries, caches.get(first.namespace, {}), miss_details=False
+            )
+        )
         furthest = (furthest_candidate(adm),)
         for i in members:
             why = explained(snapshot, pods[i], adm, config, furthest=furthest, counting=True)
             results[i] = PodResult.of(why, *_owner(pods[i]))
     done = [r for r in results if r is not None]
     rows = _rows(done)
-    return FleetHitRate(rows=tuple(rows), pods=tuple(done), totals=_totals(done), decisions=len(by_template),
-                        namespace=namespace, selector=selector, isvc=isvc)
+    return FleetHitRate(
+        rows=tuple(rows),
+        pods=tuple(done),
+        totals=_totals(done),
+        decisions=len(by_template),
+        namespace=namespace,
+        selector=selector,
+        isvc=isvc,
+    )
 
 
 def fleet_pods_list(namespace: str | None, selector: str = "", isvc: str = "") -> ListSpec:
@@ -267,9 +335,14 @@ def require_fleet_reads(snapshot: ClusterSnapshot, namespace: str | None, select
 
 
 def _totals(results: Sequence[PodResult]) -> Totals:
-    return Totals(pods=len(results), cached=sum(p.cached for p in results),
-                  cold=sum(not p.cached for p in results), now=sum(p.now for p in results),
-                  denied=sum(p.denied for p in results), unprepared=sum(p.unprepared for p in results))
+    return Totals(
+        pods=len(results),
+        cached=sum(p.cached for p in results),
+        cold=sum(not p.cached for p in results),
+        now=sum(p.now for p in results),
+        denied=sum(p.denied for p in results),
+        unprepared=sum(p.unprepared for p in results),
+    )
 
 
 def top_gate(results: Iterable[PodResult]) -> tuple[str, int]:
@@ -285,8 +358,21 @@ def _row(namespace: str, isvc: str, revision: str, results: Sequence[PodResult])
     t = _totals(results)
     gate, gate_count = top_gate(results)
     next_command, sample = _next(results, gate)
-    return Row(namespace, isvc, revision, t.pods, t.cached, t.cold, t.now, t.denied, t.unprepared, gate, gate_count,
-               next_command, sample)
+    return Row(
+        namespace,
+        isvc,
+        revision,
+        t.pods,
+        t.cached,
+        t.cold,
+        t.now,
+        t.denied,
+        t.unprepared,
+        gate,
+        gate_count,
+        next_command,
+        sample,
+    )
 
 
 def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
@@ -300,13 +386,15 @@ def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
         deployments = {p.deployment for p in now}
         if len(deployments) == 1 and "" not in deployments:
             first = now[0]
-            return command("kubectl", "-n", first.namespace, "rollout", "restart", "deployment",
-                           first.deployment), first.name
+            return command(
+                "kubectl", "-n", first.namespace, "rollout", "restart", "deployment", first.deployment
+            ), first.name
     for group in (denied, now, gated, unprepared):
         if group:
             first = group[0]
-            return (first.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n",
-                                                      first.namespace)), first.name
+            return (
+                first.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n", first.namespace)
+            ), first.name
     return "", ""
 
 

@@ -108,11 +108,17 @@ class GroupStatus:
         return sum(cell.assigned for cell in self.caches)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "selector": dict(sorted(self.selector.items())), "members": self.members,
-                "notReady": self.not_ready, "cordoned": self.cordoned,
-                "kernelCacheNodes": self.kernel_cache_nodes, "agentReady": self.agent_ready,
-                "podsUsing": self.pods_using,
-                "caches": {cell.cache: cell.counts.to_dict() for cell in self.caches}}
+        return {
+            "name": self.name,
+            "selector": dict(sorted(self.selector.items())),
+            "members": self.members,
+            "notReady": self.not_ready,
+            "cordoned": self.cordoned,
+            "kernelCacheNodes": self.kernel_cache_nodes,
+            "agentReady": self.agent_ready,
+            "podsUsing": self.pods_using,
+            "caches": {cell.cache: cell.counts.to_dict() for cell in self.caches},
+        }
 
 
 @dataclass(frozen=True)
@@ -138,22 +144,31 @@ class FleetStatus:
         return next((g for g in self.groups if g.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"groups": [g.to_dict() for g in self.groups],
-                "unassignedCaches": [u.to_dict() for u in self.unassigned],
-                "podsUsing": {k: self.pods_using.get(k, 0) for k in self.caches},
-                "totals": self.totals()}
+        return {
+            "groups": [g.to_dict() for g in self.groups],
+            "unassignedCaches": [u.to_dict() for u in self.unassigned],
+            "podsUsing": {k: self.pods_using.get(k, 0) for k in self.caches},
+            "totals": self.totals(),
+        }
 
     def totals(self) -> dict[str, int]:
         """Sums over the groups (a node in two groups counts in both) and the entries of the caches shown."""
         cells = [cell.counts for g in self.groups for cell in g.caches if cell.assigned]
-        return {"groups": len(self.groups), "members": sum(g.members for g in self.groups),
-                "notReady": sum(g.not_ready for g in self.groups), "cordoned": sum(g.cordoned for g in self.groups),
-                "kernelCacheNodesMissing": sum(g.kernel_cache_nodes_missing for g in self.groups),
-                "agentsNotReady": sum(g.agent_desired - g.agent_ready for g in self.groups),
-                "kernelCaches": len(self.caches), "unassignedCaches": len(self.unassigned),
-                "podsUsing": sum(self.pods_using.get(k, 0) for k in self.caches),
-                "entriesReady": sum(c.ready for c in cells), "entriesPending": sum(c.pending for c in cells),
-                "entriesPulling": sum(c.pulling for c in cells), "entriesError": sum(c.error for c in cells)}
+        return {
+            "groups": len(self.groups),
+            "members": sum(g.members for g in self.groups),
+            "notReady": sum(g.not_ready for g in self.groups),
+            "cordoned": sum(g.cordoned for g in self.groups),
+            "kernelCacheNodesMissing": sum(g.kernel_cache_nodes_missing for g in self.groups),
+            "agentsNotReady": sum(g.agent_desired - g.agent_ready for g in self.groups),
+            "kernelCaches": len(self.caches),
+            "unassignedCaches": len(self.unassigned),
+            "podsUsing": sum(self.pods_using.get(k, 0) for k in self.caches),
+            "entriesReady": sum(c.ready for c in cells),
+            "entriesPending": sum(c.pending for c in cells),
+            "entriesPulling": sum(c.pulling for c in cells),
+            "entriesError": sum(c.error for c in cells),
+        }
 
 
 @dataclass(frozen=True)
@@ -177,8 +192,10 @@ class StatusReport:
         if isinstance(self.serving, str):
             doc["servingPods"] = {"notShown": self.serving}
         elif self.serving is not None:
-            doc["servingPods"] = {**self.serving.totals.to_dict(),
-                                  "inferenceServices": [r.to_dict() for r in self.serving.rows]}
+            doc["servingPods"] = {
+                **self.serving.totals.to_dict(),
+                "inferenceServices": [r.to_dict() for r in self.serving.rows],
+            }
         return doc
 
 
@@ -261,17 +278,27 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
                 counts.setdefault(cache, [0, 0, 0, 0])[_PHASE_INDEX[phase]] += 1
         mine = set(assigned.get(g.name, ()))
         cells = tuple(CacheCell(k, PhaseCounts(*counts[k]), k in mine) for k in sorted(counts))
-        out.append(GroupStatus(
-            name=g.name, selector=g.node_selector, members=len(nodes),
-            not_ready=sum(1 for n in nodes if n.ready is not True),
-            cordoned=sum(1 for n in nodes if n.unschedulable),
-            kernel_cache_nodes=sum(1 for n in nodes if n.name in snapshot.kcn_by_name),
-            agent_ready=sum(1 for n in nodes if n.name in agents),
-            caches=cells,
-            pods_using=sum(snapshot.kcn_by_name[n.name].total_pods_using for n in nodes
-                           if n.name in snapshot.kcn_by_name)))
-    return FleetStatus(groups=tuple(out), unassigned=tuple(unassigned), caches=tuple(sorted(in_scope)),
-                       pods_using={f"{kc.namespace}/{kc.name}": pods_using(kc) for kc in caches})
+        out.append(
+            GroupStatus(
+                name=g.name,
+                selector=g.node_selector,
+                members=len(nodes),
+                not_ready=sum(1 for n in nodes if n.ready is not True),
+                cordoned=sum(1 for n in nodes if n.unschedulable),
+                kernel_cache_nodes=sum(1 for n in nodes if n.name in snapshot.kcn_by_name),
+                agent_ready=sum(1 for n in nodes if n.name in agents),
+                caches=cells,
+                pods_using=sum(
+                    snapshot.kcn_by_name[n.name].total_pods_using for n in nodes if n.name in snapshot.kcn_by_name
+                ),
+            )
+        )
+    return FleetStatus(
+        groups=tuple(out),
+        unassigned=tuple(unassigned),
+        caches=tuple(sorted(in_scope)),
+        pods_using={f"{kc.namespace}/{kc.name}": pods_using(kc) for kc in caches},
+    )
 
 
 def _node_phases(kcn: o.KernelCacheNode, in_scope: set[str]) -> dict[str, str]:

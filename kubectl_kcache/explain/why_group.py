@@ -82,8 +82,12 @@ class GroupFit:
     selector: Mapping[str, str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "matches": self.matches, "missingLabels": dict(self.missing_labels),
-                "untoleratedTaints": list(self.untolerated_taints)}
+        return {
+            "name": self.name,
+            "matches": self.matches,
+            "missingLabels": dict(self.missing_labels),
+            "untoleratedTaints": list(self.untolerated_taints),
+        }
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,15 @@ class WhyGroup:
         """The capture's events, where KServe's Warning for a failed selection shows ('' without a capture)."""
         if self.capture is None:
             return ""
-        return command("kubectl", "get", "events", "-n", self.capture.namespace, "--field-selector",
-                       f"involvedObject.name={self.capture.name}")
+        return command(
+            "kubectl",
+            "get",
+            "events",
+            "-n",
+            self.capture.namespace,
+            "--field-selector",
+            f"involvedObject.name={self.capture.name}",
+        )
 
     @property
     def warnings(self) -> tuple[Step, ...]:
@@ -160,8 +171,11 @@ class WhyGroup:
         capture = None
         if self.capture is not None:
             session = self.capture.active_session
-            capture = {"namespace": self.capture.namespace, "name": self.capture.name,
-                       "activeSession": session.to_dict() if session is not None else None}
+            capture = {
+                "namespace": self.capture.namespace,
+                "name": self.capture.name,
+                "activeSession": session.to_dict() if session is not None else None,
+            }
         return {
             "kind": KIND,
             "version": VERSION,
@@ -180,15 +194,24 @@ class WhyGroup:
         }
 
 
-def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = None,
-            capture_name: str | None = None, what_if_node: str | None = None,
-            what_if_group: str | None = None) -> WhyGroup:
+def explain(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    pod_name: str | None = None,
+    capture_name: str | None = None,
+    what_if_node: str | None = None,
+    what_if_group: str | None = None,
+) -> WhyGroup:
     """Explain the node group of the capture made from `pod_name` (or of `capture_name`) in `namespace`."""
     if not pod_name and not capture_name:
         raise InputError("why-group needs a pod name or a KernelCacheCapture name")
     # no verdict on data that could not be read: what every answer needs, then what this decision used
-    require(snapshot, "why-group", [plan.CAPTURES.in_namespace(namespace), plan.KERNEL_CACHES.in_namespace(namespace),
-                                    plan.NODE_GROUPS] + ([plan.serving_pod(namespace, pod_name)] if pod_name else []))
+    require(
+        snapshot,
+        "why-group",
+        [plan.CAPTURES.in_namespace(namespace), plan.KERNEL_CACHES.in_namespace(namespace), plan.NODE_GROUPS]
+        + ([plan.serving_pod(namespace, pod_name)] if pod_name else []),
+    )
     steps: list[Step] = []
     pod = _pod(snapshot, namespace, pod_name) if pod_name else None
     capture = _find_capture(snapshot, namespace, pod_name, pod, capture_name, steps)
@@ -202,19 +225,34 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     if pod_name and pod is None:
         if capture is None:
             _raise_not_found(snapshot, namespace, pod_name)
-        steps.append(Step("session", "pod-gone", f"pod {pod_name} no longer exists; KServe decides from the "
-                                                 "session recorded on the capture"))
+        steps.append(
+            Step(
+                "session",
+                "pod-gone",
+                f"pod {pod_name} no longer exists; KServe decides from the session recorded on the capture",
+            )
+        )
     if pod_name and recorded is not None and recorded.pod_name != pod_name:
-        steps.append(Step("session", WARNING,
-                          f"the session was claimed by pod {recorded.pod_name or '(none)'}, not {pod_name}: "
-                          f"KServe decides from that pod's node and annotation; {pod_name}'s own do not "
-                          "count"))
+        steps.append(
+            Step(
+                "session",
+                WARNING,
+                f"the session was claimed by pod {recorded.pod_name or '(none)'}, not {pod_name}: "
+                f"KServe decides from that pod's node and annotation; {pod_name}'s own do not "
+                "count",
+            )
+        )
     if capture is not None and capture.kernel_cache_ref is None:
         complete = capture_complete(capture)
         if not complete:
-            steps.append(Step("session", "incomplete",
-                              f"capture {capture.name} is not complete ({complete.reason}): KServe selects a "
-                              "group only once it completes; below is what it would decide now"))
+            steps.append(
+                Step(
+                    "session",
+                    "incomplete",
+                    f"capture {capture.name} is not complete ({complete.reason}): KServe selects a "
+                    "group only once it completes; below is what it would decide now",
+                )
+            )
 
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     default_group = config.config.default_node_group if config.config is not None else ""
@@ -244,10 +282,14 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     real = decide(base) if basis == BASIS_WHAT_IF else decision
     used = {step.step for step in decision.steps + real.steps if (step.step, step.outcome) != ("node", "pending")}
     looked_at = sorted({s.node_name for s in (session, base) if s is not None and s.node_name})
-    require(snapshot, "why-group", ([plan.node(n) for n in looked_at] if used & {"node", "match"} else [])
-            # the ConfigMap decides the default group, and its absence is a warning: a read of it that failed
-            # (not merely a plain export without it) is never taken as "not found"
-            + ([plan.CONFIGMAP] if "default" in used or covering(snapshot, plan.CONFIGMAP).failed else []))
+    require(
+        snapshot,
+        "why-group",
+        ([plan.node(n) for n in looked_at] if used & {"node", "match"} else [])
+        # the ConfigMap decides the default group, and its absence is a warning: a read of it that failed
+        # (not merely a plain export without it) is never taken as "not found"
+        + ([plan.CONFIGMAP] if "default" in used or covering(snapshot, plan.CONFIGMAP).failed else []),
+    )
     steps.extend(_relabel_session_step(decision.steps, basis, session, capture, origin))
     config_problem = _config_problem(config)
     for extra in _warnings(snapshot, session, decision, config_problem, default_group):
@@ -257,9 +299,13 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     kc, kc_drift = _created_cache(snapshot, capture, default_group)
     created = None
     if kc is not None:
-        created = CreatedCache(kc.namespace, kc.name, kc.node_group or None,
-                               kc.meta.annotations.get(c.ANNOTATION_SELECTION_SOURCE),
-                               (kc.node_group or default_group) in snapshot.group_by_name)
+        created = CreatedCache(
+            kc.namespace,
+            kc.name,
+            kc.node_group or None,
+            kc.meta.annotations.get(c.ANNOTATION_SELECTION_SOURCE),
+            (kc.node_group or default_group) in snapshot.group_by_name,
+        )
     commands: list[str] = []
     drift = kc_drift + _drift(snapshot, pod, recorded, real, created, default_group, commands)
     selector_keys = {k for g in snapshot.node_groups for k in g.node_selector}
@@ -288,6 +334,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
 
 # ---- finding the pod and the capture -------------------------------------------------------------
 
+
 def _pod(snapshot: ClusterSnapshot, namespace: str, name: str) -> Pod | None:
     return next((p for p in snapshot.pods if p.namespace == namespace and p.name == name), None)
 
@@ -296,8 +343,14 @@ def _capture(snapshot: ClusterSnapshot, namespace: str, name: str) -> Capture | 
     return next((k for k in snapshot.captures if k.namespace == namespace and k.name == name), None)
 
 
-def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None, pod: Pod | None,
-                  capture_name: str | None, steps: list[Step]) -> Capture | None:
+def _find_capture(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    pod_name: str | None,
+    pod: Pod | None,
+    capture_name: str | None,
+    steps: list[Step],
+) -> Capture | None:
     """The capture by name; else KServe's generated name for the pod; else the one whose session names it."""
     if capture_name:
         capture = _capture(snapshot, namespace, capture_name)
@@ -314,32 +367,56 @@ def _find_capture(snapshot: ClusterSnapshot, namespace: str, pod_name: str | Non
         if generated:
             capture = _capture(snapshot, namespace, generated)
             if capture is not None:
-                steps.append(Step("session", "found",
-                                  f"KernelCacheCapture {namespace}/{generated}: KServe's generated name for "
-                                  f"InferenceService {isvc}, revision {revision}"))
+                steps.append(
+                    Step(
+                        "session",
+                        "found",
+                        f"KernelCacheCapture {namespace}/{generated}: KServe's generated name for "
+                        f"InferenceService {isvc}, revision {revision}",
+                    )
+                )
                 return capture
             why_not = f'the generated name "{generated}" does not exist'
         else:
-            why_not = (f"the pod has no {c.LABEL_ISVC} and {c.LABEL_POD_TEMPLATE_HASH} labels, so KServe "
-                       "generates no capture for it")
-    candidates = sorted((k for k in snapshot.captures
-                         if k.namespace == namespace and k.active_session is not None
-                         and k.active_session.pod_name == pod_name), key=lambda k: (k.meta.created, k.name))
+            why_not = (
+                f"the pod has no {c.LABEL_ISVC} and {c.LABEL_POD_TEMPLATE_HASH} labels, so KServe "
+                "generates no capture for it"
+            )
+    candidates = sorted(
+        (
+            k
+            for k in snapshot.captures
+            if k.namespace == namespace and k.active_session is not None and k.active_session.pod_name == pod_name
+        ),
+        key=lambda k: (k.meta.created, k.name),
+    )
     if not candidates:
         if pod is not None:
-            steps.append(Step("session", "not-found",
-                              f"no KernelCacheCapture for pod {pod_name}: {why_not}, and no capture's "
-                              "activeSession names the pod"))
+            steps.append(
+                Step(
+                    "session",
+                    "not-found",
+                    f"no KernelCacheCapture for pod {pod_name}: {why_not}, and no capture's "
+                    "activeSession names the pod",
+                )
+            )
         return None
     capture = candidates[-1]
-    steps.append(Step("session", "found",
-                      f"KernelCacheCapture {namespace}/{capture.name}: its activeSession names pod "
-                      f"{pod_name}"))
+    steps.append(
+        Step(
+            "session", "found", f"KernelCacheCapture {namespace}/{capture.name}: its activeSession names pod {pod_name}"
+        )
+    )
     if len(candidates) > 1:
         others = ", ".join(k.name for k in candidates[:-1])
-        steps.append(Step("session", WARNING,
-                          f"the sessions of several captures name pod {pod_name}; using the newest, "
-                          f"{capture.name} (also: {others})"))
+        steps.append(
+            Step(
+                "session",
+                WARNING,
+                f"the sessions of several captures name pod {pod_name}; using the newest, "
+                f"{capture.name} (also: {others})",
+            )
+        )
     return capture
 
 
@@ -350,27 +427,38 @@ def _refuse_mismatch(pod_name: str, pod: Pod | None, capture: Capture) -> None:
     generated = capture_name_for_pod(pod) if pod is not None else ""
     if (session is not None and session.pod_name == pod_name) or capture.name == generated:
         return
-    claimed = f"its session was claimed by pod {go_quote(session.pod_name)}" if session is not None and \
-        session.pod_name else "no pod has claimed its session"
+    claimed = (
+        f"its session was claimed by pod {go_quote(session.pod_name)}"
+        if session is not None and session.pod_name
+        else "no pod has claimed its session"
+    )
     own = f"; the own capture of pod {go_quote(pod_name)} is {go_quote(generated)}" if generated else ""
-    raise InputError(f"KernelCacheCapture {go_quote(capture.name)} is not the capture of pod {go_quote(pod_name)} "
-                     f"({claimed}{own}): give the pod or --capture, not both")
+    raise InputError(
+        f"KernelCacheCapture {go_quote(capture.name)} is not the capture of pod {go_quote(pod_name)} "
+        f"({claimed}{own}): give the pod or --capture, not both"
+    )
 
 
 def _raise_not_found(snapshot: ClusterSnapshot, namespace: str, pod_name: str) -> NoReturn:
-    raise InputError(f'pod "{pod_name}" not found in namespace "{namespace}" and no KernelCacheCapture there '
-                     "names it in its activeSession")
+    raise InputError(
+        f'pod "{pod_name}" not found in namespace "{namespace}" and no KernelCacheCapture there '
+        "names it in its activeSession"
+    )
 
 
-def _created_cache(snapshot: ClusterSnapshot, capture: Capture | None,
-                   default_group: str) -> tuple[KernelCache | None, list[str]]:
+def _created_cache(
+    snapshot: ClusterSnapshot, capture: Capture | None, default_group: str
+) -> tuple[KernelCache | None, list[str]]:
     """The KernelCache made from the capture (status.kernelCacheRef, else the generated name, if it exists) and
     what KServe's KernelCache reconciler will do about it next, in words."""
     if capture is None:
         return None, []
     peers = [x for x in snapshot.captures if x.namespace == capture.namespace]
-    cc = next(x for x in capture_caches(peers, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name,
-                                        default_group) if x.capture.name == capture.name)
+    cc = next(
+        x
+        for x in capture_caches(peers, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name, default_group)
+        if x.capture.name == capture.name
+    )
     ref, outcome = capture.kernel_cache_ref, cc.outcome
     generated = f"{capture.namespace}/{outcome.kernel_cache}"
     kc = None
@@ -380,24 +468,32 @@ def _created_cache(snapshot: ClusterSnapshot, capture: Capture | None,
         kc = snapshot.kc_by_key.get(generated)
     notes: list[str] = []
     if outcome.outcome == CREATE and ref is not None and not outcome.ref_was:
-        notes.append(f"KernelCache {generated}, named in status.kernelCacheRef, no longer exists: KServe re-creates "
-                     "it at once (its deletion re-queues it) and runs the node-group selection again: "
-                     + _next_decision(cc.decision))
+        notes.append(
+            f"KernelCache {generated}, named in status.kernelCacheRef, no longer exists: KServe re-creates "
+            "it at once (its deletion re-queues it) and runs the node-group selection again: "
+            + _next_decision(cc.decision)
+        )
     elif outcome.outcome == CREATE and outcome.ref_was:
-        notes.append(f"status.kernelCacheRef names {outcome.ref_was}, not the generated name {generated}: KServe "
-                     f"creates {generated} ({_next_decision(cc.decision)}) and points the capture at it")
+        notes.append(
+            f"status.kernelCacheRef names {outcome.ref_was}, not the generated name {generated}: KServe "
+            f"creates {generated} ({_next_decision(cc.decision)}) and points the capture at it"
+        )
     elif outcome.outcome == LINK:
         was = f"names {outcome.ref_was}" if outcome.ref_was else "is empty"
-        notes.append(f"KernelCache {generated} exists but status.kernelCacheRef {was}: KServe only links the capture "
-                     "to it (no selection, no event) on its next pass over that KernelCache")
+        notes.append(
+            f"KernelCache {generated} exists but status.kernelCacheRef {was}: KServe only links the capture "
+            "to it (no selection, no event) on its next pass over that KernelCache"
+        )
     elif outcome.outcome == MISMATCH:
         notes.append(f"{outcome.reason}: KServe refuses to link them, on every pass")
     elif outcome.outcome == TERMINATING:
         notes.append(outcome.reason)
     elif outcome.outcome == SHADOWED:
-        notes.append(f"capture {capture.name} maps to KernelCache {generated} like capture {outcome.owner} (same "
-                     "first 38 characters, same digest): KServe links only one capture per KernelCache name, and "
-                     "which one is not guaranteed")
+        notes.append(
+            f"capture {capture.name} maps to KernelCache {generated} like capture {outcome.owner} (same "
+            "first 38 characters, same digest): KServe links only one capture per KernelCache name, and "
+            "which one is not guaranteed"
+        )
     return kc, notes
 
 
@@ -411,18 +507,20 @@ def _next_decision(decision: Decision | None) -> str:
 
 # ---- steps -----------------------------------------------------------------------------------------
 
-def _relabel_session_step(decided: Iterable[Step], basis: str, session: ActiveSession | None,
-                          capture: Capture | None, origin: str) -> list[Step]:
+
+def _relabel_session_step(
+    decided: Iterable[Step], basis: str, session: ActiveSession | None, capture: Capture | None, origin: str
+) -> list[Step]:
     """The decision's steps; the first `session` step says where a predicted or what-if session came from."""
     out = list(decided)
     if basis == BASIS_CAPTURE or not out or out[0].step != "session" or session is None:
         return out
-    fields = (f"nodeName {session.node_name or '(none)'}, "
-              f"requestedNodeGroup {session.requested_node_group or '(none)'}")
+    fields = f"nodeName {session.node_name or '(none)'}, requestedNodeGroup {session.requested_node_group or '(none)'}"
     if basis == BASIS_POD:
         where = f"capture {capture.name} has" if capture is not None else "there is"
-        detail = (f"{where} no activeSession yet; predicted from pod {session.pod_name} as KServe would "
-                  f"record it: {fields}")
+        detail = (
+            f"{where} no activeSession yet; predicted from pod {session.pod_name} as KServe would record it: {fields}"
+        )
         out[0] = Step("session", "predicted", detail)
     else:
         out[0] = Step("session", "what-if", f"{origin}, with {fields} (what-if)")
@@ -443,15 +541,22 @@ def _config_problem(config: ConfigState) -> str:
     if not config.present:
         return f"{config.error}: KServe creates no KernelCache without it; assuming no defaultNodeGroup"
     if config.config is None:
-        return (f"{where} key {c.CONFIG_KEY} is invalid ({config.error}): KServe creates no KernelCache "
-                "until it is fixed; assuming no defaultNodeGroup")
+        return (
+            f"{where} key {c.CONFIG_KEY} is invalid ({config.error}): KServe creates no KernelCache "
+            "until it is fixed; assuming no defaultNodeGroup"
+        )
     if not config.enabled:
         return f"{where} key {c.CONFIG_KEY}: enabled is false: KServe creates no KernelCache"
     return ""
 
 
-def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision: Decision,
-              config_problem: str, default_group: str) -> list[Step]:
+def _warnings(
+    snapshot: ClusterSnapshot,
+    session: ActiveSession | None,
+    decision: Decision,
+    config_problem: str,
+    default_group: str,
+) -> list[Step]:
     out: list[Step] = []
     if config_problem:
         out.append(Step("default", WARNING, config_problem))
@@ -460,33 +565,53 @@ def _warnings(snapshot: ClusterSnapshot, session: ActiveSession | None, decision
     outside = requested_group_outside(session, groups, snapshot.node_by_name)
     if decision.source == c.SOURCE_ANNOTATION and outside is not None:
         lacks = ", ".join(f"{k}={v}" for k, v in outside.wanted.items())
-        out.append(Step("annotation", WARNING,
-                        f'requested group "{outside.group}" does not contain the producer node {outside.node} '
-                        f"(it lacks {lacks}): KServe accepts the request without checking and prepares "
-                        f'the cache on the nodes of "{outside.group}", not where the producer ran'))
+        out.append(
+            Step(
+                "annotation",
+                WARNING,
+                f'requested group "{outside.group}" does not contain the producer node {outside.node} '
+                f"(it lacks {lacks}): KServe accepts the request without checking and prepares "
+                f'the cache on the nodes of "{outside.group}", not where the producer ran',
+            )
+        )
     if node is not None and decision.reason != c.REASON_AMBIGUOUS:
         matches = matching_groups(node.labels, groups.values())
         if is_ambiguous(matches):
-            out.append(Step("match", WARNING,
-                            f"node {node.name} is in several groups ({', '.join(g.name for g in matches)}): a "
-                            f"capture from it without {c.ANNOTATION_NODE_GROUP} fails with {c.REASON_AMBIGUOUS}"))
+            out.append(
+                Step(
+                    "match",
+                    WARNING,
+                    f"node {node.name} is in several groups ({', '.join(g.name for g in matches)}): a "
+                    f"capture from it without {c.ANNOTATION_NODE_GROUP} fails with {c.REASON_AMBIGUOUS}",
+                )
+            )
     out.extend(_default_label_trap(snapshot, default_group))
     return out
 
 
 def _default_label_trap(snapshot: ClusterSnapshot, default: str) -> list[Step]:
-    problem = default_group_problem(default, snapshot.group_by_name, label_index_of(snapshot).keys,
-                                    {g.name: g.node_selector for g in snapshot.node_groups})
+    problem = default_group_problem(
+        default,
+        snapshot.group_by_name,
+        label_index_of(snapshot).keys,
+        {g.name: g.node_selector for g in snapshot.node_groups},
+    )
     if problem is None or problem.kind != DEFAULT_GROUP_LABEL:
         return []
     hint = "set it to a KernelCacheNodeGroup name (kubectl get kernelcachenodegroups)"
     if problem.groups_with_label:
         hint = f"set it to the group whose selector has that label: {', '.join(problem.groups_with_label)}"
-    return [Step("default", WARNING, f'defaultNodeGroup "{problem.name}" looks like a node label, not a '
-                                     f"KernelCacheNodeGroup name; {hint}")]
+    return [
+        Step(
+            "default",
+            WARNING,
+            f'defaultNodeGroup "{problem.name}" looks like a node label, not a KernelCacheNodeGroup name; {hint}',
+        )
+    ]
 
 
 # ---- groups and drift ------------------------------------------------------------------------------
+
 
 def _group_fits(snapshot: ClusterSnapshot, node: Node | None) -> tuple[GroupFit, ...]:
     labels = node.labels if node is not None else {}
@@ -507,17 +632,23 @@ def _drift_text(pod: Pod, d: SessionDrift, commands: list[str]) -> str:
     goes to `commands`)."""
     if d.field == "requestedNodeGroup":
         commands.append(request_group_command(pod, d.now))
-        return (f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{d.now}" but the session '
-                f'recorded "{d.recorded}" when the pod claimed the capture: KServe records the session once '
-                "and never updates it, so a change made after the claim is ignored for this capture. To choose "
-                "the group, request it on the InferenceService's pod template before the next capture (a new "
-                "revision makes a new capture), or make the groups' selectors disjoint (the command under Next)")
+        return (
+            f'pod {pod.name} annotation {c.ANNOTATION_NODE_GROUP} is now "{d.now}" but the session '
+            f'recorded "{d.recorded}" when the pod claimed the capture: KServe records the session once '
+            "and never updates it, so a change made after the claim is ignored for this capture. To choose "
+            "the group, request it on the InferenceService's pod template before the next capture (a new "
+            "revision makes a new capture), or make the groups' selectors disjoint (the command under Next)"
+        )
     if not d.recorded:
-        return (f"pod {pod.name} is now on node {d.now} but the session recorded no node (the pod claimed the "
-                "capture before it was scheduled): KServe never fills it in, so selection stays "
-                f"{c.REASON_PRODUCER_PENDING} for this capture; the next revision's capture records its node")
-    return (f'pod {pod.name} is now on node "{d.now}" but the session recorded node "{d.recorded}": KServe '
-            "decides from the recorded node")
+        return (
+            f"pod {pod.name} is now on node {d.now} but the session recorded no node (the pod claimed the "
+            "capture before it was scheduled): KServe never fills it in, so selection stays "
+            f"{c.REASON_PRODUCER_PENDING} for this capture; the next revision's capture records its node"
+        )
+    return (
+        f'pod {pod.name} is now on node "{d.now}" but the session recorded node "{d.recorded}": KServe '
+        "decides from the recorded node"
+    )
 
 
 def request_group_command(pod: Pod, group: str) -> str:
@@ -528,35 +659,53 @@ def request_group_command(pod: Pod, group: str) -> str:
     return command("kubectl", "-n", pod.namespace, "patch", "inferenceservice", isvc, "--type=merge", "-p", body)
 
 
-def _drift(snapshot: ClusterSnapshot, pod: Pod | None, recorded: ActiveSession | None, real: Decision,
-           created: CreatedCache | None, default_group: str, commands: list[str]) -> list[str]:
+def _drift(
+    snapshot: ClusterSnapshot,
+    pod: Pod | None,
+    recorded: ActiveSession | None,
+    real: Decision,
+    created: CreatedCache | None,
+    default_group: str,
+    commands: list[str],
+) -> list[str]:
     out: list[str] = []
     if recorded is not None and pod is not None:
         for d in session_drift(pod, recorded):
             out.append(_drift_text(pod, d, commands))
     if recorded is not None and recorded.node_name and recorded.node_name not in snapshot.node_by_name:
-        out.append(f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
-                   "and goes to the default")
+        out.append(
+            f"the recorded node {recorded.node_name} no longer exists: KServe skips matching groups "
+            "and goes to the default"
+        )
     if created is not None:
         group = created.node_group or default_group
         label = f"KernelCache {created.namespace}/{created.name}"
         if not real.ok:
-            out.append(f'{label} was created in group "{group}", but today KServe\'s selection fails with '
-                       f"{real.reason}: {real.message} (a created KernelCache is never moved)")
+            out.append(
+                f'{label} was created in group "{group}", but today KServe\'s selection fails with '
+                f"{real.reason}: {real.message} (a created KernelCache is never moved)"
+            )
         elif real.group != group:
-            out.append(f'{label} is in group "{group}" (source {created.selection_source or "unknown"}) but '
-                       f'KServe would choose "{real.group}" (source {real.source}) today; a created '
-                       "KernelCache is never moved: only a new artifact digest makes a new one")
+            out.append(
+                f'{label} is in group "{group}" (source {created.selection_source or "unknown"}) but '
+                f'KServe would choose "{real.group}" (source {real.source}) today; a created '
+                "KernelCache is never moved: only a new artifact digest makes a new one"
+            )
         elif created.selection_source and created.selection_source != real.source:
-            out.append(f'{label} was placed in "{group}" by source {created.selection_source}; today the '
-                       f"same group comes from source {real.source}")
+            out.append(
+                f'{label} was placed in "{group}" by source {created.selection_source}; today the '
+                f"same group comes from source {real.source}"
+            )
         if group and not created.group_exists:
-            out.append(f'{label} references KernelCacheNodeGroup "{group}", which no longer exists (KServe '
-                       "marks it NodeGroupNotFound and prepares it nowhere)")
+            out.append(
+                f'{label} references KernelCacheNodeGroup "{group}", which no longer exists (KServe '
+                "marks it NodeGroupNotFound and prepares it nowhere)"
+            )
     return out
 
 
 # ---- the answer: one paragraph and the next command ------------------------------------------------------
+
 
 def answer(why: WhyGroup) -> tuple[str, str]:
     """What a person needs first: why the verdict is what it is, and the command to run next."""
@@ -566,35 +715,55 @@ def answer(why: WhyGroup) -> tuple[str, str]:
         text = f"{d.message[:1].upper()}{d.message[1:]} (source {d.source})."
         if why.kernel_cache is not None:
             kc = why.kernel_cache
-            return (f"{text} KernelCache {kc.namespace}/{kc.name} was created in group "
-                    f'"{kc.node_group or why.default_group}".', command("kubectl", "-n", kc.namespace, "get",
-                                                                        "kernelcache", kc.name))
-        return (f"{text} KServe creates the KernelCache in this group when the capture completes.",
-                command("kubectl", "get", "kernelcachenodegroup", str(d.group), "-o", "yaml"))
-    created = ("KServe creates no KernelCache for this capture and emits a Warning event"
-               if why.kernel_cache is None else "KServe would emit a Warning event")
+            return (
+                f"{text} KernelCache {kc.namespace}/{kc.name} was created in group "
+                f'"{kc.node_group or why.default_group}".',
+                command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name),
+            )
+        return (
+            f"{text} KServe creates the KernelCache in this group when the capture completes.",
+            command("kubectl", "get", "kernelcachenodegroup", str(d.group), "-o", "yaml"),
+        )
+    created = (
+        "KServe creates no KernelCache for this capture and emits a Warning event"
+        if why.kernel_cache is None
+        else "KServe would emit a Warning event"
+    )
     text = f"{d.message}: {created}."
     if d.reason == c.REASON_AMBIGUOUS:
         matching = [g.name for g in why.groups if g.matches]
-        text = (f"Node {why.node} matches {len(matching)} groups ({', '.join(matching)}) and the pod requested "
-                f"none: KServe does not choose (no fallback to the default); {created}. Request one group on the "
-                "InferenceService's pod template (the next revision's capture records it), or make the groups' "
-                "selectors disjoint.")
+        text = (
+            f"Node {why.node} matches {len(matching)} groups ({', '.join(matching)}) and the pod requested "
+            f"none: KServe does not choose (no fallback to the default); {created}. Request one group on the "
+            "InferenceService's pod template (the next revision's capture records it), or make the groups' "
+            "selectors disjoint."
+        )
         return text, _request_group(why, matching[0] if matching else "")
     if d.reason == c.REASON_INVALID_REQUESTED:
         return text, command("kubectl", "get", "kernelcachenodegroups")
     if d.reason == c.REASON_PRODUCER_PENDING:
         if why.pod_name:
             return text, command("kubectl", "-n", why.namespace, "get", "pod", why.pod_name, "-o", "wide")
-        return text, command("kubectl", "-n", ns, "get", "kernelcachecapture", why.capture.name if why.capture
-                             else "", "-o", "yaml")
+        return text, command(
+            "kubectl", "-n", ns, "get", "kernelcachecapture", why.capture.name if why.capture else "", "-o", "yaml"
+        )
     if d.reason == c.REASON_NO_MATCH and why.node and why.node_found:
         return text, command("kubectl", "get", "node", why.node, "--show-labels")
     if d.reason in (c.REASON_NO_MATCH, c.REASON_INVALID_DEFAULT):
-        return (f"{text} Set defaultNodeGroup to a KernelCacheNodeGroup name in the {c.CONFIG_KEY} key of "
-                f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME}.",
-                command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "configmap", c.CONFIGMAP_NAME, "-o",
-                        f"jsonpath={{.data.{c.CONFIG_KEY}}}"))
+        return (
+            f"{text} Set defaultNodeGroup to a KernelCacheNodeGroup name in the {c.CONFIG_KEY} key of "
+            f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME}.",
+            command(
+                "kubectl",
+                "-n",
+                c.KSERVE_NAMESPACE,
+                "get",
+                "configmap",
+                c.CONFIGMAP_NAME,
+                "-o",
+                f"jsonpath={{.data.{c.CONFIG_KEY}}}",
+            ),
+        )
     return text, command("kubectl", "get", "kernelcachenodegroups")
 
 
@@ -607,7 +776,5 @@ def _request_group(why: WhyGroup, group: str) -> str:
         isvc = why.capture.meta.labels.get(c.LABEL_ISVC, "")
     if not isvc or not group:
         return command("kubectl", "get", "kernelcachenodegroups")
-    body = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}},
-                      separators=(",", ":"))
-    return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", "--type=merge", "-p", body,
-                   "--", isvc)
+    body = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}}, separators=(",", ":"))
+    return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", "--type=merge", "-p", body, "--", isvc)

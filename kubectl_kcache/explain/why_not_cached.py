@@ -64,8 +64,13 @@ class Placement:
         return self.entry_state == c.ENTRY_READY
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "group": self.group or None, "nodeInGroup": self.node_in_group,
-                "entryOnNode": self.entry_state or None, "preparedOnNode": self.prepared}
+        return {
+            "node": self.node,
+            "group": self.group or None,
+            "nodeInGroup": self.node_in_group,
+            "entryOnNode": self.entry_state or None,
+            "preparedOnNode": self.prepared,
+        }
 
 
 @dataclass(frozen=True)
@@ -118,11 +123,15 @@ class WhyNotCached:
     def now_document(self) -> dict[str, Any]:
         """What admission would do today, as `result.now` says it (without the denial's text)."""
         adm = self.admission
-        return {"kernelCache": adm.cached_kernel_cache, "match": adm.match, "blockedBy": self.now_blocked_by,
-                "outcome": adm.outcome,
-                # False when the answer rests on something KServe's stored code leaves open
-                "certain": not (adm.outcome == a.CACHED and adm.inferred),
-                "inferred": list(adm.inferred) if adm.outcome == a.CACHED else []}
+        return {
+            "kernelCache": adm.cached_kernel_cache,
+            "match": adm.match,
+            "blockedBy": self.now_blocked_by,
+            "outcome": adm.outcome,
+            # False when the answer rests on something KServe's stored code leaves open
+            "certain": not (adm.outcome == a.CACHED and adm.inferred),
+            "inferred": list(adm.inferred) if adm.outcome == a.CACHED else [],
+        }
 
     def to_dict(self) -> dict[str, Any]:
         adm = self.admission
@@ -132,8 +141,12 @@ class WhyNotCached:
             "kind": KIND,
             "version": VERSION,
             "basis": self.basis,
-            "pod": {"namespace": self.namespace, "name": self.pod_name, "node": self.node or None,
-                    "createdAt": self.created or None},
+            "pod": {
+                "namespace": self.namespace,
+                "name": self.pod_name,
+                "node": self.node or None,
+                "createdAt": self.created or None,
+            },
             "result": {
                 "cached": self.cached,
                 "kernelCache": self.recorded_cache or None,
@@ -141,8 +154,10 @@ class WhyNotCached:
                 "placement": self.placement.to_dict() if self.placement is not None else None,
             },
             "gates": [_gate_dict(g) for g in adm.gates],
-            "footprints": {"workload": (ident.workload_footprint or None) if ident else None,
-                           "compatibility": (ident.compatibility_footprint or None) if ident else None},
+            "footprints": {
+                "workload": (ident.workload_footprint or None) if ident else None,
+                "compatibility": (ident.compatibility_footprint or None) if ident else None,
+            },
             "factors": dict(ident.factors) if ident else None,
             "candidates": [_candidate_dict(x, adm.winner) for x in adm.candidates],
             "injection": _injection_dict(adm.injection),
@@ -167,8 +182,15 @@ def _candidate_dict(cand: a.Candidate, winner: a.Candidate | None) -> dict[str, 
         "selected": winner is not None and cand.key == winner.key,
         "match": cand.match,
         "detail": cand.detail,
-        "nodes": [{"name": e.node, "state": e.entry.state or None, "lastUpdate": e.entry.last_update or None,
-                   "imageReference": e.entry.image_reference or None} for e in cand.entries],
+        "nodes": [
+            {
+                "name": e.node,
+                "state": e.entry.state or None,
+                "lastUpdate": e.entry.last_update or None,
+                "imageReference": e.entry.image_reference or None,
+            }
+            for e in cand.entries
+        ],
     }
 
 
@@ -178,10 +200,15 @@ def _injection_dict(inj: a.Injection | None) -> dict[str, Any] | None:
     return {
         "kernelCache": inj.kernel_cache,
         "volumes": [{"name": v.name, **dict(v.spec)} for v in inj.volumes],
-        "mounts": [{"container": m.container, "name": m.name, "mountPath": m.path, "readOnly": m.read_only}
-                   for m in inj.mounts],
-        "initContainer": {"name": c.LINKER_CONTAINER, "image": inj.linker_image, "args": list(inj.linker_args),
-                          "added": inj.linker_added},
+        "mounts": [
+            {"container": m.container, "name": m.name, "mountPath": m.path, "readOnly": m.read_only} for m in inj.mounts
+        ],
+        "initContainer": {
+            "name": c.LINKER_CONTAINER,
+            "image": inj.linker_image,
+            "args": list(inj.linker_args),
+            "added": inj.linker_added,
+        },
         "annotations": {inj.annotation[0]: inj.annotation[1]},
     }
 
@@ -213,11 +240,19 @@ def matches_pod(cand: a.Candidate, adm: a.Admission) -> bool:
 
 # ---- inputs ------------------------------------------------------------------------------------------
 
+
 def _present(snapshot: ClusterSnapshot, resource: str) -> bool:
-    field_name = {"pods": "pods", c.PLURAL_NODES: "kcns", c.PLURAL_CAPTURES: "captures",
-                  c.PLURAL_CACHES: "kernel_caches", "configmaps": "configmaps",
-                  "mutatingwebhookconfigurations": "webhooks", "namespaces": "namespaces", "nodes": "nodes",
-                  c.PLURAL_NODE_GROUPS: "node_groups"}[resource]
+    field_name = {
+        "pods": "pods",
+        c.PLURAL_NODES: "kcns",
+        c.PLURAL_CAPTURES: "captures",
+        c.PLURAL_CACHES: "kernel_caches",
+        "configmaps": "configmaps",
+        "mutatingwebhookconfigurations": "webhooks",
+        "namespaces": "namespaces",
+        "nodes": "nodes",
+        c.PLURAL_NODE_GROUPS: "node_groups",
+    }[resource]
     return bool(getattr(snapshot, field_name))
 
 
@@ -238,7 +273,10 @@ def required(namespace: str, pod_name: str | None) -> list[ListSpec]:
     """The lists the decision depends on: the pod, every KernelCacheNode, the namespace's KernelCaches and
     the ConfigMap."""
     return ([plan.serving_pod(namespace, pod_name)] if pod_name else []) + [
-        plan.KERNEL_CACHE_NODES, plan.KERNEL_CACHES.in_namespace(namespace), plan.CONFIGMAP]
+        plan.KERNEL_CACHE_NODES,
+        plan.KERNEL_CACHES.in_namespace(namespace),
+        plan.CONFIGMAP,
+    ]
 
 
 def check_required_reads(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None) -> None:
@@ -251,19 +289,30 @@ def check_required_reads(snapshot: ClusterSnapshot, namespace: str, pod_name: st
     require(snapshot, "why-not-cached", needs)
     lacking = []
     for spec in needs:
-        if snapshot.reads_assumed and spec.plural not in ("pods", "mutatingwebhookconfigurations") \
-                and not _present(snapshot, spec.plural):
-            lacking.append({c.PLURAL_NODES: "KernelCacheNodes", c.PLURAL_CACHES: "KernelCaches",
-                            "configmaps": f"the {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} ConfigMap"}[spec.plural])
+        if (
+            snapshot.reads_assumed
+            and spec.plural not in ("pods", "mutatingwebhookconfigurations")
+            and not _present(snapshot, spec.plural)
+        ):
+            lacking.append(
+                {
+                    c.PLURAL_NODES: "KernelCacheNodes",
+                    c.PLURAL_CACHES: "KernelCaches",
+                    "configmaps": f"the {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} ConfigMap",
+                }[spec.plural]
+            )
     if lacking:
-        raise InputError(f"the input holds no {', no '.join(lacking)}: why-not-cached needs them to replay KServe's "
-                         "decision (`kubectl kcache dump` writes everything it reads)")
+        raise InputError(
+            f"the input holds no {', no '.join(lacking)}: why-not-cached needs them to replay KServe's "
+            "decision (`kubectl kcache dump` writes everything it reads)"
+        )
 
 
 def optional_unread(snapshot: ClusterSnapshot, namespace: str, pod: Pod) -> tuple[str, ...]:
     """The lists that refine the answer and could not be read, named in it."""
     specs = [plan.WEBHOOK, plan.namespace(namespace), plan.NODE_GROUPS, plan.CAPTURES.in_namespace(namespace)] + (
-        [plan.node(pod.node_name)] if pod.node_name else [])
+        [plan.node(pod.node_name)] if pod.node_name else []
+    )
     return tuple(str(u) for u in (unusable(snapshot, s) for s in specs) if u is not None)
 
 
@@ -276,8 +325,14 @@ def find_pod(snapshot: ClusterSnapshot, namespace: str, name: str) -> Pod:
 
 # ---- the explanation ------------------------------------------------------------------------------------
 
-def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = None, manifest: Pod | None = None,
-            source_note: str = "") -> WhyNotCached:
+
+def explain(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    pod_name: str | None = None,
+    manifest: Pod | None = None,
+    source_note: str = "",
+) -> WhyNotCached:
     """Explain the cache of pod `pod_name` in `namespace`, or of `manifest`, a pod not created yet."""
     if (pod_name is None) == (manifest is None):
         raise InputError("why-not-cached needs a pod name or a manifest")
@@ -286,25 +341,56 @@ def explain(snapshot: ClusterSnapshot, namespace: str, pod_name: str | None = No
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     revision_known = not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION)
     admission = a.decide(admission_inputs(snapshot, namespace, pod, config, revision_known=revision_known))
-    return explained(snapshot, pod, admission, config, basis=BASIS_MANIFEST if manifest is not None else BASIS_POD,
-                     source_note=source_note, namespace=namespace)
+    return explained(
+        snapshot,
+        pod,
+        admission,
+        config,
+        basis=BASIS_MANIFEST if manifest is not None else BASIS_POD,
+        source_note=source_note,
+        namespace=namespace,
+    )
 
 
-def admission_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, config: ConfigState,
-                     entries: a.EntryIndex | None = None,
-                     kernel_caches: Mapping[str, KernelCache] | None = None, revision_known: bool = True,
-                     miss_details: bool = True) -> a.Inputs:
+def admission_inputs(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    pod: Pod,
+    config: ConfigState,
+    entries: a.EntryIndex | None = None,
+    kernel_caches: Mapping[str, KernelCache] | None = None,
+    revision_known: bool = True,
+    miss_details: bool = True,
+) -> a.Inputs:
     """What KServe's webhook reads for `pod` (as its controller created it) in `namespace`; `entries` and
     `kernel_caches` (the namespace's) when the caller already has them. Only the namespace's KernelCaches and
     captures, as the live reader lists them: the answer is the same from a full dump."""
-    return a.snapshot_inputs(snapshot, namespace, a.pre_admission(pod), webhook_known=_usable(snapshot, plan.WEBHOOK),
-                             captures_known=_usable_captures(snapshot, namespace), revision_known=revision_known,
-                             config=config, kernel_caches=kernel_caches, entries=entries, miss_details=miss_details)
+    return a.snapshot_inputs(
+        snapshot,
+        namespace,
+        a.pre_admission(pod),
+        webhook_known=_usable(snapshot, plan.WEBHOOK),
+        captures_known=_usable_captures(snapshot, namespace),
+        revision_known=revision_known,
+        config=config,
+        kernel_caches=kernel_caches,
+        entries=entries,
+        miss_details=miss_details,
+    )
 
 
-def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, config: ConfigState, *,
-              basis: str = BASIS_POD, source_note: str = "", namespace: str = "",
-              furthest: tuple[a.Candidate | None] | None = None, counting: bool = False) -> WhyNotCached:
+def explained(
+    snapshot: ClusterSnapshot,
+    pod: Pod,
+    admission: a.Admission,
+    config: ConfigState,
+    *,
+    basis: str = BASIS_POD,
+    source_note: str = "",
+    namespace: str = "",
+    furthest: tuple[a.Candidate | None] | None = None,
+    counting: bool = False,
+) -> WhyNotCached:
     """The answer for `pod` given KServe's decision for it (`a.decide` of `admission_inputs`): history, now,
     placement, the story and the next command. `furthest`: `(furthest_candidate(admission),)` when known.
     `counting`: for a caller that keeps only the result and the next command (the fleet): no notes, and the
@@ -314,16 +400,31 @@ def explained(snapshot: ClusterSnapshot, pod: Pod, admission: a.Admission, confi
     if cached and not recorded:
         recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())
     placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
-    why = WhyNotCached(basis=basis, namespace=namespace, pod_name=pod.name, node=pod.node_name,
-                       created=pod.meta.created, cached=cached, recorded_cache=recorded, admission=admission,
-                       placement=placement, isvc=pod.meta.labels.get(c.LABEL_ISVC, ""), source_note=source_note,
-                       furthest=furthest or (furthest_candidate(admission),))
+    why = WhyNotCached(
+        basis=basis,
+        namespace=namespace,
+        pod_name=pod.name,
+        node=pod.node_name,
+        created=pod.meta.created,
+        cached=cached,
+        recorded_cache=recorded,
+        admission=admission,
+        placement=placement,
+        isvc=pod.meta.labels.get(c.LABEL_ISVC, ""),
+        source_note=source_note,
+        furthest=furthest or (furthest_candidate(admission),),
+    )
     notes, next_command = _story(snapshot, why, pod, candidate_notes=not counting)
     if counting:
         return replace(why, next_command=next_command)
     usage = _usage(snapshot, recorded if cached else admission.cached_kernel_cache)
-    return replace(why, notes=tuple(notes), next_command=next_command, usage=usage,
-                   unread=optional_unread(snapshot, namespace, pod))
+    return replace(
+        why,
+        notes=tuple(notes),
+        next_command=next_command,
+        usage=usage,
+        unread=optional_unread(snapshot, namespace, pod),
+    )
 
 
 def _usage(snapshot: ClusterSnapshot, kc_key: str | None) -> dict[str, Any] | None:
@@ -331,19 +432,29 @@ def _usage(snapshot: ClusterSnapshot, kc_key: str | None) -> dict[str, Any] | No
     kc = snapshot.kc_by_key.get(kc_key or "")
     if kc is None:
         return None
-    pods = [{"namespace": p.pod_ref.namespace if p.pod_ref else kc.namespace, "name": p.name,
-             "node": p.node_name or None} for p in kc.usage_pods]
+    pods = [
+        {"namespace": p.pod_ref.namespace if p.pod_ref else kc.namespace, "name": p.name, "node": p.node_name or None}
+        for p in kc.usage_pods
+    ]
     nodes = sorted({p.node_name for p in kc.usage_pods if p.node_name})
     per_node = {n: snapshot.kcn_by_name[n].total_pods_using for n in nodes if n in snapshot.kcn_by_name}
-    return {"kernelCache": kc_key, "pods": pods, "totalPods": len(pods), "nodes": nodes,
-            "totalPodsUsingByNode": per_node}
+    return {
+        "kernelCache": kc_key,
+        "pods": pods,
+        "totalPods": len(pods),
+        "nodes": nodes,
+        "totalPodsUsingByNode": per_node,
+    }
 
 
 def _cache_of_volume(pod: Pod, caches: Sequence[KernelCache] | Any) -> str:
     """The KernelCache whose artifact the pod's kernel-cache-source volume mounts (when the annotation is gone)."""
     ref = next((v.image_reference for v in pod.volumes if v.name == c.SOURCE_VOLUME), "")
-    found = [f"{k.namespace}/{k.name}" for k in caches
-             if k.namespace == pod.namespace and k.artifact is not None and k.artifact.image_reference == ref]
+    found = [
+        f"{k.namespace}/{k.name}"
+        for k in caches
+        if k.namespace == pod.namespace and k.artifact is not None and k.artifact.image_reference == ref
+    ]
     return found[0] if len(found) == 1 else ""
 
 
@@ -366,19 +477,31 @@ def _placement(snapshot: ClusterSnapshot, pod: Pod, kc_key: str | None, config: 
         missing = label_mismatch(grp.node_selector, node.labels).wanted
     elif group and grp is None and _usable(snapshot, plan.NODE_GROUPS):
         in_group = False
-    return Placement(node=pod.node_name, kernel_cache=kc_key, group=group, node_in_group=in_group,
-                     entry_state=entry.state if entry is not None else "", missing_labels=missing,
-                     selector=dict(grp.node_selector) if grp is not None else {})
+    return Placement(
+        node=pod.node_name,
+        kernel_cache=kc_key,
+        group=group,
+        node_in_group=in_group,
+        entry_state=entry.state if entry is not None else "",
+        missing_labels=missing,
+        selector=dict(grp.node_selector) if grp is not None else {},
+    )
 
 
 # ---- the story: history vs now, and the next command --------------------------------------------------------
 
+
 def _ready_since(winner: a.Candidate) -> tuple[str, str]:
     """(the earliest lastUpdate of the winner's Ready entries, the KernelCache's Ready transition time)."""
     kc = winner.kernel_cache
-    times = sorted((e.entry.last_update for e in winner.entries
-                    if kc is not None and a.entry_matches_cache(e.entry, kc) and parse_time(e.entry.last_update)),
-                   key=lambda v: parse_time(v) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+    times = sorted(
+        (
+            e.entry.last_update
+            for e in winner.entries
+            if kc is not None and a.entry_matches_cache(e.entry, kc) and parse_time(e.entry.last_update)
+        ),
+        key=lambda v: parse_time(v) or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
+    )
     cond = find_condition(kc.conditions, "Ready") if kc is not None else None
     kc_time = cond.last_transition if cond is not None and cond.status == "True" else ""
     return (times[0] if times else ""), kc_time
@@ -389,16 +512,19 @@ def _recreate(why: WhyNotCached) -> str:
     return command("kubectl", "-n", why.namespace, "delete", "pod", why.pod_name)
 
 
-def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod,
-           candidate_notes: bool = True) -> tuple[list[str], str]:
+def _story(
+    snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, candidate_notes: bool = True
+) -> tuple[list[str], str]:
     adm = why.admission
     notes: list[str] = []
     now = adm.cached_kernel_cache
     if why.source_note:
         notes.append(why.source_note)
     if why.basis == BASIS_POD:
-        notes.append(f"Admission ran once, when the pod was created{f' ({why.created})' if why.created else ''}: "
-                     "what the pod got then is history; 'now' is what KServe would do for the same pod today.")
+        notes.append(
+            f"Admission ran once, when the pod was created{f' ({why.created})' if why.created else ''}: "
+            "what the pod got then is history; 'now' is what KServe would do for the same pod today."
+        )
     next_command = ""
     if why.cached and why.recorded_cache:
         _history_hit(snapshot, why, now, notes)
@@ -419,17 +545,23 @@ def _story(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod,
 def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, notes: list[str]) -> None:
     recorded = why.recorded_cache
     if recorded not in snapshot.kc_by_key:
-        notes.append(f"The pod records KernelCache {recorded}, which no longer exists; the running pod keeps its "
-                     "mount (the artifact stays pulled on its node).")
+        notes.append(
+            f"The pod records KernelCache {recorded}, which no longer exists; the running pod keeps its "
+            "mount (the artifact stays pulled on its node)."
+        )
     if now == recorded:
         notes.append(f"Today KServe would choose the same KernelCache ({why.admission.match} match).")
     elif now:
-        notes.append(f"Today KServe would mount {now} instead ({why.admission.match} match): the next pod of this "
-                     f"workload gets it; this one keeps {recorded}.")
+        notes.append(
+            f"Today KServe would mount {now} instead ({why.admission.match} match): the next pod of this "
+            f"workload gets it; this one keeps {recorded}."
+        )
     else:
-        notes.append(f"Today KServe would not mount a cache for this pod (blocked by {why.now_blocked_by}): the "
-                     f"running pod keeps {recorded}, but the next pod of this workload (a rollout, restart or "
-                     "scale-up) would start without it.")
+        notes.append(
+            f"Today KServe would not mount a cache for this pod (blocked by {why.now_blocked_by}): the "
+            f"running pod keeps {recorded}, but the next pod of this workload (a rollout, restart or "
+            "scale-up) would start without it."
+        )
 
 
 def _ready_after(why: WhyNotCached, now: str, notes: list[str]) -> str:
@@ -440,19 +572,28 @@ def _ready_after(why: WhyNotCached, now: str, notes: list[str]) -> str:
     after = [t for t in (entry_time, kc_time) if created is not None and (parse_time(t) or created) > created]
     match = why.admission.match
     if after:
-        when = [f"its Ready entries were last updated at {entry_time}" if entry_time else "",
-                f"the KernelCache became Ready at {kc_time}" if kc_time else ""]
-        notes.append(f"The cache became Ready after the pod was created: {' and '.join(w for w in when if w)}; the pod "
-                     f"was created at {why.created}. Admission happens once, at creation, so this pod started "
-                     f"without it; today KServe would mount {now} ({match} match). Recreate the pod (its ReplicaSet "
-                     "creates a new one) and the new pod gets the cache.")
+        when = [
+            f"its Ready entries were last updated at {entry_time}" if entry_time else "",
+            f"the KernelCache became Ready at {kc_time}" if kc_time else "",
+        ]
+        notes.append(
+            f"The cache became Ready after the pod was created: {' and '.join(w for w in when if w)}; the pod "
+            f"was created at {why.created}. Admission happens once, at creation, so this pod started "
+            f"without it; today KServe would mount {now} ({match} match). Recreate the pod (its ReplicaSet "
+            "creates a new one) and the new pod gets the cache."
+        )
     else:
-        seen = ("the cache looks Ready from before then" if entry_time or kc_time
-                else "the times do not show when the cache became Ready")
-        notes.append(f"Today KServe would mount {now} ({match} match), but this pod did not get it when it was "
-                     f"created{f' ({why.created})' if why.created else ''}, and {seen}: something admission reads "
-                     "changed since (the KernelCache or its entries, the configuration, the namespace's labels, the "
-                     "webhook), or the webhook was not called. Recreate the pod and the new pod gets the cache.")
+        seen = (
+            "the cache looks Ready from before then"
+            if entry_time or kc_time
+            else "the times do not show when the cache became Ready"
+        )
+        notes.append(
+            f"Today KServe would mount {now} ({match} match), but this pod did not get it when it was "
+            f"created{f' ({why.created})' if why.created else ''}, and {seen}: something admission reads "
+            "changed since (the KernelCache or its entries, the configuration, the namespace's labels, the "
+            "webhook), or the webhook was not called. Recreate the pod and the new pod gets the cache."
+        )
     return _recreate(why)
 
 
@@ -471,16 +612,22 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
         where += f" (whether it is in group {p.group} could not be read)"
     entry = f"its entry there is {p.entry_state}" if p.entry_state else "no entry for it exists there"
     tense = "pulled" if why.cached else "would pull"
-    notes.append(f"KServe adds no node affinity: the pod runs on {where}, where {p.kernel_cache} is not prepared "
-                 f"({entry}), so the kubelet {tense} the artifact as an image volume when the pod started: a cold "
-                 "pull, not a prepared cache. Schedule the predictor onto the group's nodes "
-                 "(spec.predictor.nodeSelector or affinity).")
+    notes.append(
+        f"KServe adds no node affinity: the pod runs on {where}, where {p.kernel_cache} is not prepared "
+        f"({entry}), so the kubelet {tense} the artifact as an image volume when the pod started: a cold "
+        "pull, not a prepared cache. Schedule the predictor onto the group's nodes "
+        "(spec.predictor.nodeSelector or affinity)."
+    )
     if p.selector and why.isvc and p.node_in_group is False:
         patch = json_body({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}})
-        return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p",
-                       patch)
-    return command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images") if p.node_in_group else \
-        command("kubectl", "get", "node", p.node, "--show-labels")
+        return command(
+            "kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p", patch
+        )
+    return (
+        command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images")
+        if p.node_in_group
+        else command("kubectl", "get", "node", p.node, "--show-labels")
+    )
 
 
 def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = True) -> str:
@@ -492,22 +639,33 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     if adm.winner is not None and gate.id not in (a.SELECTION, a.INJECTION):
         notes.append(f"If {gate.id} passed, KServe would mount {adm.winner.key} ({adm.winner.match} match).")
     if gate.effect == a.REJECT:
-        notes.append(f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
-                     "FailedCreate event.")
+        notes.append(
+            f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
+            "FailedCreate event."
+        )
     if gate.id in a.SIDECAR_GATES:
-        cached = (f"a cache ({adm.winner.key}) was matched and mounted first, and still "
-                  if adm.injection is not None and adm.winner is not None else "")
-        notes.append(f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
-                     f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
-                     f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
-                     "\"false\" (the cache step is not affected).")
+        cached = (
+            f"a cache ({adm.winner.key}) was matched and mounted first, and still "
+            if adm.injection is not None and adm.winner is not None
+            else ""
+        )
+        notes.append(
+            f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
+            f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
+            f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
+            '"false" (the cache step is not affected).'
+        )
     for cand in adm.candidates if candidate_notes else ():  # the same for every pod of a decision
         if cand.rejected_by == a.NAMESPACE:
-            notes.append(f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
-                         f"uses KernelCaches of the pod's own namespace ({ns}).")
+            notes.append(
+                f"KernelCache {cand.key} matches the pod but lives in namespace {cand.namespace}: KServe only "
+                f"uses KernelCaches of the pod's own namespace ({ns})."
+            )
         elif cand.rejected_by == a.ENTRY_READY and _spec_matches(cand.kernel_cache, adm):
-            notes.append(f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
-                         "created before an entry is Ready start without it.")
+            notes.append(
+                f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
+                "created before an entry is Ready start without it."
+            )
     blocked = why.now_blocked_by or gate.id
     best = why.best_candidate
     kc = best.kernel_cache if best is not None else None
@@ -532,27 +690,47 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         return command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
 
     if blocked == a.FOOTPRINT and kc is not None:
-        return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o",
-                       "jsonpath={.spec.artifact.identity.factors}")
+        return command(
+            "kubectl",
+            "-n",
+            kc.namespace,
+            "get",
+            "kernelcache",
+            kc.name,
+            "-o",
+            "jsonpath={.spec.artifact.identity.factors}",
+        )
     if blocked == a.ENTRY_MATCHES_SPEC and best is not None and best.entries:
         key, value = c.AGENT_POD_LABEL
-        return command("kubectl", "-n", c.KSERVE_NAMESPACE, "get", "pods", "-l", f"{key}={value}",
-                       "--field-selector", f"spec.nodeName={best.entries[0].node}")
+        return command(
+            "kubectl",
+            "-n",
+            c.KSERVE_NAMESPACE,
+            "get",
+            "pods",
+            "-l",
+            f"{key}={value}",
+            "--field-selector",
+            f"spec.nodeName={best.entries[0].node}",
+        )
     if blocked == a.NAMESPACE and best is not None:
         return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
     if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
         return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "yaml")
     # the commands of the gates: only the blocking gate's is built (the fleet asks this for every pod)
     by_gate: dict[str, Callable[[], str]] = {
-        a.WEBHOOK_INSTALLED: webhook, a.OBJECT_SELECTOR: webhook, a.MATCH_CONDITIONS: webhook,
+        a.WEBHOOK_INSTALLED: webhook,
+        a.OBJECT_SELECTOR: webhook,
+        a.MATCH_CONDITIONS: webhook,
         a.NAMESPACE_SELECTOR: lambda: command("kubectl", "get", "namespace", ns, "--show-labels"),
         a.ISVC_LABEL: lambda: pod_cmd("--show-labels"),
         a.SUPPORTED: lambda: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
         a.CONFIG: doctor("config"),
         a.ENABLED: edit_config,
         a.SIDECAR_ANNOTATION: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
-        a.MODEL_SOURCE: lambda: command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml")
-        if isvc else "",
+        a.MODEL_SOURCE: lambda: (
+            command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml") if isvc else ""
+        ),
         a.RUNTIME_CONTAINER: lambda: pod_cmd("-o", "yaml"),
         a.RUNTIME_IMAGE: lambda: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
         a.CANDIDATES: doctor("cache-status"),

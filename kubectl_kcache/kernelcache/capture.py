@@ -99,13 +99,21 @@ def artifact_key(raw: Mapping[str, Any] | None) -> Any:
     paths = []
     for p in raw.get("cachePaths") or []:
         p = p if isinstance(p, Mapping) else {}
-        paths.append((str(p.get("containerName") or ""), str(p.get("containerPath") or ""),
-                      str(p.get("ociPath") or DEFAULT_OCI_PATH)))
+        paths.append(
+            (
+                str(p.get("containerName") or ""),
+                str(p.get("containerPath") or ""),
+                str(p.get("ociPath") or DEFAULT_OCI_PATH),
+            )
+        )
     identity = _mapping(raw.get("identity"))
     footprints, factors = _mapping(identity.get("footprints")), _mapping(identity.get("factors"))
-    return (str(raw.get("imageReference") or ""), tuple(paths),
-            (str(footprints.get("workloadFootprint") or ""), str(footprints.get("compatibilityFootprint") or "")),
-            tuple(sorted((str(k), str(v)) for k, v in factors.items())))
+    return (
+        str(raw.get("imageReference") or ""),
+        tuple(paths),
+        (str(footprints.get("workloadFootprint") or ""), str(footprints.get("compatibilityFootprint") or "")),
+        tuple(sorted((str(k), str(v)) for k, v in factors.items())),
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -119,8 +127,10 @@ def artifacts_equal(a: Artifact | None, b: Artifact | None) -> bool:
 
 
 def mismatch_message(kc_namespace: str, kc_name: str, capture: Capture) -> str:
-    return (f"KernelCache {kc_namespace}/{kc_name} artifact does not match KernelCacheCapture "
-            f"{capture.namespace}/{capture.name}")
+    return (
+        f"KernelCache {kc_namespace}/{kc_name} artifact does not match KernelCacheCapture "
+        f"{capture.namespace}/{capture.name}"
+    )
 
 
 @dataclass(frozen=True)
@@ -134,8 +144,9 @@ class CacheOutcome:
     ref_was: str = ""  # the capture's status.kernelCacheRef ("ns/name") when it is not the generated name
 
 
-def cache_outcomes(captures: Iterable[Capture],
-                   kernel_caches: Mapping[str, KernelCache]) -> dict[tuple[str, str], CacheOutcome]:
+def cache_outcomes(
+    captures: Iterable[Capture], kernel_caches: Mapping[str, KernelCache]
+) -> dict[tuple[str, str], CacheOutcome]:
     """(namespace, name) of each capture -> what KServe's KernelCache reconciler does for it.
 
     `kernel_caches` is keyed "namespace/name". Of several complete captures with one generated name the first
@@ -162,11 +173,13 @@ def cache_outcomes(captures: Iterable[Capture],
         if kc is None:
             out[(cap.namespace, cap.name)] = CacheOutcome(CREATE, name, ref_was=ref_was)
         elif kc.meta.deleting:
-            out[(cap.namespace, cap.name)] = CacheOutcome(TERMINATING, name, terminating_text(kc, cap.name),
-                                                          ref_was=ref_was)
+            out[(cap.namespace, cap.name)] = CacheOutcome(
+                TERMINATING, name, terminating_text(kc, cap.name), ref_was=ref_was
+            )
         elif not artifacts_equal(cap.artifact, kc.artifact):
-            out[(cap.namespace, cap.name)] = CacheOutcome(MISMATCH, name, mismatch_message(cap.namespace, name, cap),
-                                                          ref_was=ref_was)
+            out[(cap.namespace, cap.name)] = CacheOutcome(
+                MISMATCH, name, mismatch_message(cap.namespace, name, cap), ref_was=ref_was
+            )
         elif ref_was or ref is None:
             out[(cap.namespace, cap.name)] = CacheOutcome(LINK, name, ref_was=ref_was)
         else:
@@ -177,13 +190,17 @@ def cache_outcomes(captures: Iterable[Capture],
 def terminating_text(kc: KernelCache, capture: str = "") -> str:
     """What KServe does with a KernelCache that has a deletionTimestamp, and what holds it (its finalizers)."""
     held = kc.meta.finalizers
-    holds = (f"held by finalizer(s) {', '.join(held)}" if held else
-             "no finalizer holds it (it is about to disappear)")
-    after = (f"; once it is gone KServe re-creates it from capture {capture} (node-group selection runs again)"
-             if capture else "; once it is gone nothing re-creates it unless a complete capture maps to its name")
-    return (f"KernelCache {kc.namespace}/{kc.name} is terminating (deletionTimestamp {kc.meta.deletion_timestamp}), "
-            f"{holds}: KServe's reconciler returns right after reading it, so no link, no usage, no status and no "
-            f"Jobs (its status is frozen); the pod webhook still mounts it{after}")
+    holds = f"held by finalizer(s) {', '.join(held)}" if held else "no finalizer holds it (it is about to disappear)"
+    after = (
+        f"; once it is gone KServe re-creates it from capture {capture} (node-group selection runs again)"
+        if capture
+        else "; once it is gone nothing re-creates it unless a complete capture maps to its name"
+    )
+    return (
+        f"KernelCache {kc.namespace}/{kc.name} is terminating (deletionTimestamp {kc.meta.deletion_timestamp}), "
+        f"{holds}: KServe's reconciler returns right after reading it, so no link, no usage, no status and no "
+        f"Jobs (its status is frozen); the pod webhook still mounts it{after}"
+    )
 
 
 @dataclass(frozen=True)
@@ -200,9 +217,14 @@ class CaptureCache:
         return self.decision is not None and not self.decision.ok
 
 
-def capture_caches(captures: Iterable[Capture], kernel_caches: Mapping[str, KernelCache],
-                   groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node],
-                   default_group: str, membership: Membership | None = None) -> list[CaptureCache]:
+def capture_caches(
+    captures: Iterable[Capture],
+    kernel_caches: Mapping[str, KernelCache],
+    groups: Mapping[str, NodeGroup],
+    nodes: Mapping[str, Node],
+    default_group: str,
+    membership: Membership | None = None,
+) -> list[CaptureCache]:
     """Every capture with its outcome, in (namespace, name) order; the KernelCaches to create carry KServe's
     node-group decision for them. `membership`: of `nodes` in `groups`, when already computed."""
     captures = list(captures)

@@ -86,10 +86,16 @@ def for_capture(snapshot: ClusterSnapshot, capture: Capture, config: KernelCache
         return None
     auth = config.registry.auth
     push = auth.push_role_ref
-    return capture_identities(capture, pod, token_auth=auth.type == AUTH_SA_TOKEN,
-                              push_role=(push.kind, push.name) if push is not None else None,
-                              service_accounts=snapshot.service_accounts, roles=snapshot.roles,
-                              role_bindings=snapshot.role_bindings, secrets=snapshot.secrets)
+    return capture_identities(
+        capture,
+        pod,
+        token_auth=auth.type == AUTH_SA_TOKEN,
+        push_role=(push.kind, push.name) if push is not None else None,
+        service_accounts=snapshot.service_accounts,
+        roles=snapshot.roles,
+        role_bindings=snapshot.role_bindings,
+        secrets=snapshot.secrets,
+    )
 
 
 def _controlled_by(meta: Meta, kind: str, name: str, uid: str) -> bool:
@@ -103,9 +109,17 @@ def _find(objects: Iterable[_O], namespace: str, name: str) -> _O | None:
     return next((x for x in objects if x.namespace == namespace and x.name == name), None)
 
 
-def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_role: tuple[str, str] | None,
-                       service_accounts: Iterable[ServiceAccount], roles: Iterable[Role],
-                       role_bindings: Iterable[RoleBinding], secrets: Iterable[Secret]) -> Identities:
+def capture_identities(
+    capture: Capture,
+    pod: Pod,
+    *,
+    token_auth: bool,
+    push_role: tuple[str, str] | None,
+    service_accounts: Iterable[ServiceAccount],
+    roles: Iterable[Role],
+    role_bindings: Iterable[RoleBinding],
+    secrets: Iterable[Secret],
+) -> Identities:
     """Each piece KServe makes for `capture` (in progress, producer `pod`), with what is wrong with it.
     The objects are those carrying KServe's labels (the token requester binding: by name)."""
     ns, cap = capture.namespace, capture.name
@@ -115,17 +129,34 @@ def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_rol
     trb = _find(rbs, ns, c.TOKEN_REQUESTER)
     role = "the controller's right to request the reporter's token"
     if trb is None:
-        pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role, "is missing", absent=True,
-                            detail="KServe's controller makes it before the first reporter token, so it has not "
-                                   "(is it running, may it create RoleBindings there?)"))
+        pieces.append(
+            Piece(
+                "RoleBinding",
+                ns,
+                c.TOKEN_REQUESTER,
+                role,
+                "is missing",
+                absent=True,
+                detail="KServe's controller makes it before the first reporter token, so it has not "
+                "(is it running, may it create RoleBindings there?)",
+            )
+        )
     elif trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL) != "true" or (trb.role_kind, trb.role_name) != (
-            CLUSTER_ROLE, c.TOKEN_REQUESTER):
-        pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role,
-                            f"is not KServe's (label {c.TOKEN_REQUESTER_LABEL}="
-                            f"{trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL, '(none)')}, roleRef "
-                            f"{trb.role_kind or '(none)'}/{trb.role_name or '(none)'})",
-                            f"reserved RoleBinding {ns}/{c.TOKEN_REQUESTER} conflicts with a KernelCache-managed "
-                            "identity"))
+        CLUSTER_ROLE,
+        c.TOKEN_REQUESTER,
+    ):
+        pieces.append(
+            Piece(
+                "RoleBinding",
+                ns,
+                c.TOKEN_REQUESTER,
+                role,
+                f"is not KServe's (label {c.TOKEN_REQUESTER_LABEL}="
+                f"{trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL, '(none)')}, roleRef "
+                f"{trb.role_kind or '(none)'}/{trb.role_name or '(none)'})",
+                f"reserved RoleBinding {ns}/{c.TOKEN_REQUESTER} conflicts with a KernelCache-managed identity",
+            )
+        )
     else:
         pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role))
 
@@ -134,54 +165,154 @@ def capture_identities(capture: Capture, pod: Pod, *, token_auth: bool, push_rol
         ("ServiceAccount", _find(sas, ns, reporter), "the reporter's identity"),
         ("Role", _find(rls, ns, reporter), "the reporter's right to update the capture's status"),
         ("RoleBinding", _find(rbs, ns, reporter), "the reporter's Role bound to its ServiceAccount"),
-        ("Secret", _find(scs, ns, reporter), "the reporter's token, mounted into the mcv sidecar"))
+        ("Secret", _find(scs, ns, reporter), "the reporter's token, mounted into the mcv sidecar"),
+    )
     for kind, obj, what in found:
-        pieces.append(_owned(kind, ns, reporter, what, obj, c.REPORTER_LABEL, "KernelCacheCapture", cap,
-                             capture.meta.uid))
+        pieces.append(
+            _owned(kind, ns, reporter, what, obj, c.REPORTER_LABEL, "KernelCacheCapture", cap, capture.meta.uid)
+        )
     named = pod.meta.annotations.get(c.ANNOTATION_REPORTER_SECRET, "")
     if named != reporter:
-        pieces.append(Piece("Pod", ns, pod.name, f"annotation {c.ANNOTATION_REPORTER_SECRET}",
-                            f"names {named or '(nothing)'}, not {reporter}",
-                            "capture Pod has no reporter access Secret reference"))
+        pieces.append(
+            Piece(
+                "Pod",
+                ns,
+                pod.name,
+                f"annotation {c.ANNOTATION_REPORTER_SECRET}",
+                f"names {named or '(nothing)'}, not {reporter}",
+                "capture Pod has no reporter access Secret reference",
+            )
+        )
 
     if token_auth:
         pusher = pusher_name(cap)
-        pieces.append(_owned("ServiceAccount", ns, pusher, "the push's registry identity", _find(sas, ns, pusher),
-                             c.REGISTRY_LABEL, "KernelCacheCapture", cap, capture.meta.uid, registry=True))
+        pieces.append(
+            _owned(
+                "ServiceAccount",
+                ns,
+                pusher,
+                "the push's registry identity",
+                _find(sas, ns, pusher),
+                c.REGISTRY_LABEL,
+                "KernelCacheCapture",
+                cap,
+                capture.meta.uid,
+                registry=True,
+            )
+        )
         rb = _find(rbs, ns, pusher)
-        piece = _owned("RoleBinding", ns, pusher, "registry.auth.pushRoleRef bound to the pusher", rb,
-                       c.REGISTRY_LABEL, "KernelCacheCapture", cap, capture.meta.uid, registry=True)
+        piece = _owned(
+            "RoleBinding",
+            ns,
+            pusher,
+            "registry.auth.pushRoleRef bound to the pusher",
+            rb,
+            c.REGISTRY_LABEL,
+            "KernelCacheCapture",
+            cap,
+            capture.meta.uid,
+            registry=True,
+        )
         if push_role is None and not piece.problem:
-            piece = Piece("RoleBinding", ns, pusher, piece.role, "cannot be made: no registry.auth.pushRoleRef",
-                          "registry push RoleRef is required for serviceAccountToken authentication", registry=True)
+            piece = Piece(
+                "RoleBinding",
+                ns,
+                pusher,
+                piece.role,
+                "cannot be made: no registry.auth.pushRoleRef",
+                "registry push RoleRef is required for serviceAccountToken authentication",
+                registry=True,
+            )
         pieces.append(piece)
         access = pod.meta.annotations.get(c.ANNOTATION_ACCESS_SECRET, "")
         if not access.startswith(c.ACCESS_SECRET_PREFIX):
-            pieces.append(Piece("Pod", ns, pod.name, f"annotation {c.ANNOTATION_ACCESS_SECRET}",
-                                f"names {access or '(nothing)'}, not a {c.ACCESS_SECRET_PREFIX}* Secret",
-                                "capture Pod has no registry access Secret reference", registry=True))
+            pieces.append(
+                Piece(
+                    "Pod",
+                    ns,
+                    pod.name,
+                    f"annotation {c.ANNOTATION_ACCESS_SECRET}",
+                    f"names {access or '(nothing)'}, not a {c.ACCESS_SECRET_PREFIX}* Secret",
+                    "capture Pod has no registry access Secret reference",
+                    registry=True,
+                )
+            )
         else:
-            pieces.append(_owned("Secret", ns, access, "the push's registry token, mounted into the mcv sidecar",
-                                 _find(scs, ns, access), c.REGISTRY_LABEL, "Pod", pod.name, pod.meta.uid,
-                                 registry=True))
+            pieces.append(
+                _owned(
+                    "Secret",
+                    ns,
+                    access,
+                    "the push's registry token, mounted into the mcv sidecar",
+                    _find(scs, ns, access),
+                    c.REGISTRY_LABEL,
+                    "Pod",
+                    pod.name,
+                    pod.meta.uid,
+                    registry=True,
+                )
+            )
     return Identities(f"{ns}/{cap}", pod.name, tuple(pieces))
 
 
-def _owned(kind: str, ns: str, name: str, role: str, obj: ServiceAccount | Role | RoleBinding | Secret | None,
-           label: str, owner_kind: str, owner: str, owner_uid: str, registry: bool = False) -> Piece:
+def _owned(
+    kind: str,
+    ns: str,
+    name: str,
+    role: str,
+    obj: ServiceAccount | Role | RoleBinding | Secret | None,
+    label: str,
+    owner_kind: str,
+    owner: str,
+    owner_uid: str,
+    registry: bool = False,
+) -> Piece:
     if obj is None:
-        return Piece(kind, ns, name, role, "is missing", registry=registry, absent=True,
-                     detail=f"none of that name carries label {label}=true: KServe's controller has not made it, or "
-                            f"one without the label blocks it (KServe's error then: reserved {kind} {ns}/{name} "
-                            "already exists and is not managed by kernelcache)")
+        return Piece(
+            kind,
+            ns,
+            name,
+            role,
+            "is missing",
+            registry=registry,
+            absent=True,
+            detail=f"none of that name carries label {label}=true: KServe's controller has not made it, or "
+            f"one without the label blocks it (KServe's error then: reserved {kind} {ns}/{name} "
+            "already exists and is not managed by kernelcache)",
+        )
     if obj.meta.labels.get(label) != "true":  # from files holding every object of the kind
-        return Piece(kind, ns, name, role, f"is not KServe's (no label {label}=true)",
-                     f"reserved {kind} {ns}/{name} already exists and is not managed by kernelcache", registry)
+        return Piece(
+            kind,
+            ns,
+            name,
+            role,
+            f"is not KServe's (no label {label}=true)",
+            f"reserved {kind} {ns}/{name} already exists and is not managed by kernelcache",
+            registry,
+        )
     if not _controlled_by(obj.meta, owner_kind, owner, owner_uid):
-        return Piece(kind, ns, name, role, f"is not controlled by {owner_kind} {owner}",
-                     f"reserved {kind} {ns}/{name} has a different owner", registry)
-    if kind == "RoleBinding" and isinstance(obj, RoleBinding) and label == c.REPORTER_LABEL and (
-            obj.role_kind, obj.role_name) != ("Role", name):
-        return Piece(kind, ns, name, role, f"binds {obj.role_kind}/{obj.role_name}, not Role/{name}",
-                     f"reserved RoleBinding {ns}/{name} conflicts with a KernelCache-managed identity", registry)
+        return Piece(
+            kind,
+            ns,
+            name,
+            role,
+            f"is not controlled by {owner_kind} {owner}",
+            f"reserved {kind} {ns}/{name} has a different owner",
+            registry,
+        )
+    if (
+        kind == "RoleBinding"
+        and isinstance(obj, RoleBinding)
+        and label == c.REPORTER_LABEL
+        and (obj.role_kind, obj.role_name) != ("Role", name)
+    ):
+        return Piece(
+            kind,
+            ns,
+            name,
+            role,
+            f"binds {obj.role_kind}/{obj.role_name}, not Role/{name}",
+            f"reserved RoleBinding {ns}/{name} conflicts with a KernelCache-managed identity",
+            registry,
+        )
     return Piece(kind, ns, name, role, registry=registry)

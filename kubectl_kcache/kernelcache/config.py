@@ -29,7 +29,6 @@ SECURITY_NONE = "none"
 SECURITY_CERT = "cert"
 
 
-
 class ConfigInvalid(ValueError):
     """The kernelcache configuration does not parse or does not validate; KServe then fails the feature."""
 
@@ -352,8 +351,12 @@ class DefaultGroupProblem:
         return any(ch in self.name for ch in _LABEL_ONLY)
 
 
-def default_group_problem(value: str, group_names: Iterable[str], label_keys: Container[str],
-                          selectors: Mapping[str, Mapping[str, str]] | None = None) -> DefaultGroupProblem | None:
+def default_group_problem(
+    value: str,
+    group_names: Iterable[str],
+    label_keys: Container[str],
+    selectors: Mapping[str, Mapping[str, str]] | None = None,
+) -> DefaultGroupProblem | None:
     """None when `defaultNodeGroup` is unset or names an existing group exactly.
 
     It looks like a label when no group has that name and it holds `=`, `/` or `:` (never in a group name)

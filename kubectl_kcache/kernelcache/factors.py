@@ -34,8 +34,9 @@ class Option:
 
 OPTIONS = (
     Option("option.tensorParallelSize", ("--tensor-parallel-size", "--tensor_parallel_size", "-tp", "--tp"), INTEGER),
-    Option("option.pipelineParallelSize", ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp"),
-           INTEGER),
+    Option(
+        "option.pipelineParallelSize", ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp"), INTEGER
+    ),
     Option("option.maxModelLen", ("--max-model-len", "--max_model_len"), INTEGER),
     Option("option.dtype", ("--dtype",), STRING),
     Option("option.quantization", ("--quantization", "-q"), STRING),
@@ -51,10 +52,19 @@ OPTIONS = (
     Option("option.compilationConfigHash", ("--compilation-config", "--compilation_config", "-cc"), HASH),
 )
 ENV_FACTORS: dict[str, str] = {
-    **{f"env.{n}": BOOLEAN for n in (
-        "VLLM_USE_AOT_COMPILE", "VLLM_USE_MEGA_AOT_ARTIFACT", "VLLM_USE_STANDALONE_COMPILE",
-        "VLLM_ENABLE_PREGRAD_PASSES", "VLLM_ENABLE_INDUCTOR_MAX_AUTOTUNE",
-        "VLLM_ENABLE_INDUCTOR_COORDINATE_DESCENT_TUNING", "VLLM_BATCH_INVARIANT", "VLLM_TRITON_USE_TD")},
+    **{
+        f"env.{n}": BOOLEAN
+        for n in (
+            "VLLM_USE_AOT_COMPILE",
+            "VLLM_USE_MEGA_AOT_ARTIFACT",
+            "VLLM_USE_STANDALONE_COMPILE",
+            "VLLM_ENABLE_PREGRAD_PASSES",
+            "VLLM_ENABLE_INDUCTOR_MAX_AUTOTUNE",
+            "VLLM_ENABLE_INDUCTOR_COORDINATE_DESCENT_TUNING",
+            "VLLM_BATCH_INVARIANT",
+            "VLLM_TRITON_USE_TD",
+        )
+    },
     "env.VLLM_FLOAT32_MATMUL_PRECISION": STRING,
     "env.VLLM_PP_LAYER_PARTITION": STRING,
     "env.VLLM_DISABLED_KERNELS": CSV,
@@ -71,6 +81,7 @@ _SHELL_META = frozenset(b"|;&<>`")
 
 # ---- token scan ------------------------------------------------------------------------------------
 
+
 def _unresolved(token: str) -> bool:
     return "$" in token or "{{" in token or "`" in token
 
@@ -83,7 +94,7 @@ def _match(token: str) -> tuple[Option, str | None] | None:
         if token == flag:
             return opt, None
         if token.startswith(flag + "="):
-            return opt, token[len(flag) + 1:]
+            return opt, token[len(flag) + 1 :]
     return None
 
 
@@ -112,6 +123,7 @@ def scan_tokens(tokens: Sequence[str], skip_unresolved: bool, out: dict[str, str
 
 
 # ---- shell wrappers ---------------------------------------------------------------------------------
+
 
 def _basename(path: str) -> str:
     """Go's path.Base."""
@@ -203,7 +215,7 @@ def tokenize(script: str) -> list[str] | None:
             if started:
                 tokens.append(cur.decode("utf-8", "surrogateescape"))
                 cur, started = bytearray(), False
-        elif c in _SHELL_META or (c == 0x24 and data[i + 1:i + 2] == b"("):
+        elif c in _SHELL_META or (c == 0x24 and data[i + 1 : i + 2] == b"("):
             return None
         elif c in (0x22, 0x27):
             quote, started = c, True
@@ -225,13 +237,14 @@ def extract_shell_command(script: str, env: Mapping[str, str]) -> list[str] | No
     if at >= 0:
         prefix = trim_space(script[:at])
         wrapper = '"' if prefix.endswith('"') else "'" if prefix.endswith("'") else ""
-        script = trim_space(script[at + 5:])
+        script = trim_space(script[at + 5 :])
         if wrapper and script.endswith(wrapper):
             script = trim_space(script[:-1])
     return tokenize(expand_env(trim_space(script), env))
 
 
 # ---- resolution and normalisation -------------------------------------------------------------------
+
 
 def literal_env(env: Iterable[EnvVar]) -> dict[str, str]:
     """Env entries with a literal value (valueFrom ones are unknown at admission); a later duplicate wins."""

@@ -36,8 +36,17 @@ def go_quote(data: bytes) -> str:
     """strconv.Quote of a Go string (bytes): invalid UTF-8 as \\xNN, non-printable runes escaped."""
     out = ['"']
     text = data.decode("utf-8", "surrogateescape")
-    short = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-             '"': '\\"', "\\": "\\\\"}
+    short = {
+        "\a": "\\a",
+        "\b": "\\b",
+        "\f": "\\f",
+        "\n": "\\n",
+        "\r": "\\r",
+        "\t": "\\t",
+        "\v": "\\v",
+        '"': '\\"',
+        "\\": "\\\\",
+    }
     for ch in text:
         code = ord(ch)
         if 0xDC80 <= code <= 0xDCFF:  # an invalid byte
@@ -94,17 +103,17 @@ def _unescape(s: bytes, mode: str) -> bytes:
         c = s[i]
         if c == 0x25:  # %
             if i + 2 >= len(s) or not _ishex(s[i + 1]) or not _ishex(s[i + 2]):
-                raise URLError(f"invalid URL escape {go_quote(s[i:i + 3])}")
-            if mode == _HOST and _unhex(s[i + 1]) < 8 and s[i:i + 3] != b"%25":
-                raise URLError(f"invalid URL escape {go_quote(s[i:i + 3])}")
+                raise URLError(f"invalid URL escape {go_quote(s[i : i + 3])}")
+            if mode == _HOST and _unhex(s[i + 1]) < 8 and s[i : i + 3] != b"%25":
+                raise URLError(f"invalid URL escape {go_quote(s[i : i + 3])}")
             if mode == _ZONE:
                 v = _unhex(s[i + 1]) << 4 | _unhex(s[i + 2])
-                if s[i:i + 3] != b"%25" and v != 0x20 and _should_escape(v, _HOST):
-                    raise URLError(f"invalid URL escape {go_quote(s[i:i + 3])}")
+                if s[i : i + 3] != b"%25" and v != 0x20 and _should_escape(v, _HOST):
+                    raise URLError(f"invalid URL escape {go_quote(s[i : i + 3])}")
             i += 3
         else:
             if mode in (_HOST, _ZONE) and c < 0x80 and _should_escape(c, mode):
-                raise URLError(f"invalid character {go_quote(s[i:i + 1])} in host name")
+                raise URLError(f"invalid character {go_quote(s[i : i + 1])} in host name")
             i += 1
     out = bytearray()
     i = 0
@@ -148,7 +157,7 @@ def _scheme(raw: bytes) -> tuple[bytes, bytes]:
         if c == 0x3A:  # :
             if i == 0:
                 raise URLError("missing protocol scheme")
-            return raw[:i], raw[i + 1:]
+            return raw[:i], raw[i + 1 :]
         return b"", raw
     return b"", raw
 
@@ -173,7 +182,7 @@ def _parse_host(scheme: str, host: bytes) -> bytes:
         close = host.rfind(b"]")
         if close < 0:
             raise URLError("missing ']' in host")
-        colon_port = host[close + 1:]
+        colon_port = host[close + 1 :]
         if not _valid_optional_port(colon_port):
             raise _port_error(colon_port)
         hostname = host[1:close]
@@ -214,7 +223,7 @@ def _valid_userinfo(s: bytes) -> bool:
 
 def _parse_authority(scheme: str, authority: bytes) -> tuple[bool, bytes]:
     i = authority.rfind(b"@")
-    host = _parse_host(scheme, authority if i < 0 else authority[i + 1:])
+    host = _parse_host(scheme, authority if i < 0 else authority[i + 1 :])
     if i < 0:
         return False, host
     userinfo = authority[:i]
@@ -257,8 +266,9 @@ def _parse(raw: bytes) -> URL:
     path = _unescape(rest, _PATH)
     raw_path = b"" if _escape(path, _PATH) == rest else rest
     dec = lambda b: b.decode("utf-8", "surrogateescape")  # noqa: E731 - bytes kept exactly
-    return URL(scheme=scheme, has_user=has_user, host=dec(host), path=dec(path), raw_path=dec(raw_path),
-               omit_host=omit_host)
+    return URL(
+        scheme=scheme, has_user=has_user, host=dec(host), path=dec(path), raw_path=dec(raw_path), omit_host=omit_host
+    )
 
 
 def _b(s: str) -> bytes:

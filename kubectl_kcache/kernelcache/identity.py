@@ -89,7 +89,7 @@ def classify_image(image: str) -> str:
         raise IdentityError(ERR_IMAGE_REQUIRED)
     at = image.rfind("@sha256:")
     if at >= 0:
-        digest = image[at + 1:]
+        digest = image[at + 1 :]
         if at == 0 or not _SHA256.fullmatch(digest):
             raise IdentityError(ERR_DIGEST_INVALID)
         return IMAGE_DIGEST
@@ -98,7 +98,7 @@ def classify_image(image: str) -> str:
     last_slash, last_colon = image.rfind("/"), image.rfind(":")
     if last_colon <= last_slash:
         return IMAGE_FLOATING
-    tag = image[last_colon + 1:]
+    tag = image[last_colon + 1 :]
     if not tag:
         raise IdentityError(ERR_TAG_EMPTY)
     return IMAGE_FLOATING if tag == "latest" else IMAGE_TAG
@@ -160,9 +160,13 @@ class Identity:
     def factors(self) -> dict[str, str]:
         """Every factor (KServe's identity.Factors): workload keys, command/args hashes, runtime factors (made
         once: a decision compares them with every candidate's)."""
-        out = {"namespace": self.namespace, "workloadKind": self.workload.kind,
-               "workloadName": self.workload.name, "runtimeImage": self.runtime_image,
-               "modelURIHash": self.model_uri_hash}
+        out = {
+            "namespace": self.namespace,
+            "workloadKind": self.workload.kind,
+            "workloadName": self.workload.name,
+            "runtimeImage": self.runtime_image,
+            "modelURIHash": self.model_uri_hash,
+        }
         if self.command_hash:
             out["commandHash"] = self.command_hash
         if self.args_hash:
@@ -171,8 +175,15 @@ class Identity:
         return dict(sorted(out.items()))
 
 
-def build(namespace: str, workload: Workload, image: str, model_hash: str, command_hash: str = "",
-          args_hash: str = "", factors: Mapping[str, str] | None = None) -> Identity:
+def build(
+    namespace: str,
+    workload: Workload,
+    image: str,
+    model_hash: str,
+    command_hash: str = "",
+    args_hash: str = "",
+    factors: Mapping[str, str] | None = None,
+) -> Identity:
     """identity.Build: validate, classify the image, compute the footprints its class allows."""
     if not namespace or not workload.kind or not workload.name:
         raise IdentityError(ERR_WORKLOAD_REQUIRED)
@@ -182,15 +193,25 @@ def build(namespace: str, workload: Workload, image: str, model_hash: str, comma
     image_class = classify_image(image)
     factors = dict(factors or {})
     compat = {"runtimeImage": image, "modelURIHash": model_hash, **{k: v for k, v in factors.items() if v}}
-    workload_map = {"namespace": namespace, "workloadKind": workload.kind, "workloadName": workload.name,
-                    "runtimeImage": image, "modelURIHash": model_hash}
+    workload_map = {
+        "namespace": namespace,
+        "workloadKind": workload.kind,
+        "workloadName": workload.name,
+        "runtimeImage": image,
+        "modelURIHash": model_hash,
+    }
     if command_hash:
         workload_map["commandHash"] = command_hash
     if args_hash:
         workload_map["argsHash"] = args_hash
     return Identity(
-        namespace=namespace, workload=workload, runtime_image=image, image_class=image_class,
-        model_uri_hash=model_hash, command_hash=command_hash, args_hash=args_hash,
+        namespace=namespace,
+        workload=workload,
+        runtime_image=image,
+        image_class=image_class,
+        model_uri_hash=model_hash,
+        command_hash=command_hash,
+        args_hash=args_hash,
         runtime_factors=dict(sorted(factors.items())),
         workload_footprint=hash_map(workload_map) if image_class == IMAGE_DIGEST else "",
         compatibility_footprint=hash_map(compat) if image_class != IMAGE_FLOATING else "",
@@ -200,7 +221,10 @@ def build(namespace: str, workload: Workload, image: str, model_hash: str, comma
 def container_identity(namespace: str, workload: Workload, container: Container, model_hash: str) -> Identity:
     """identityForPod once the runtime container and the model hash are known."""
     return build(
-        namespace, workload, container.image, model_hash,
+        namespace,
+        workload,
+        container.image,
+        model_hash,
         command_hash=hash_strings(container.command) if container.command else "",
         args_hash=hash_strings(container.args) if container.args else "",
         factors=runtime_factors(container.env, container.command, container.args),

@@ -65,8 +65,12 @@ def membership(nodes: Iterable[Node], groups: Iterable[NodeGroup], index: LabelI
             else:
                 hit.append(group)
     ordered = sorted(of_position)
-    return Membership(groups_of_node={nodes[i].name: of_position[i] for i in ordered},
-                      members_of_group=members, member_nodes=[nodes[i] for i in ordered], index=index)
+    return Membership(
+        groups_of_node={nodes[i].name: of_position[i] for i in ordered},
+        members_of_group=members,
+        member_nodes=[nodes[i] for i in ordered],
+        index=index,
+    )
 
 
 def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
@@ -76,16 +80,20 @@ def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
 
 def membership_of(snapshot: ClusterSnapshot) -> Membership:
     """The snapshot's membership, computed on first use and kept with the snapshot."""
-    return snapshot.derived("membership", lambda: membership(snapshot.nodes, snapshot.node_groups,
-                                                             label_index_of(snapshot)))
+    return snapshot.derived(
+        "membership", lambda: membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot))
+    )
 
 
 def carry_membership(previous: ClusterSnapshot | None, current: ClusterSnapshot) -> bool:
     """Let `current` reuse the membership (and label index) computed for `previous` when both hold the very
     same Node and KernelCacheNodeGroup objects, as when the informers' changes since the last pass touched
     neither (a KernelCache or KernelCacheNode event). Whether it was carried over."""
-    if previous is None or not _same(previous.nodes, current.nodes) or not _same(previous.node_groups,
-                                                                                current.node_groups):
+    if (
+        previous is None
+        or not _same(previous.nodes, current.nodes)
+        or not _same(previous.node_groups, current.node_groups)
+    ):
         return False
     carried = False
     for key in ("label-index", "membership"):
@@ -132,7 +140,9 @@ def node_pass_blocked_by(groups: Iterable[NodeGroup]) -> str:
 
 
 def plan_memberships(
-    nodes: Iterable[Node], groups: Iterable[NodeGroup], kcns: Iterable[KernelCacheNode],
+    nodes: Iterable[Node],
+    groups: Iterable[NodeGroup],
+    kcns: Iterable[KernelCacheNode],
     members_of: Membership | None = None,
 ) -> MembershipPlan:
     """`members_of`: the membership of these nodes in these groups, when already computed."""

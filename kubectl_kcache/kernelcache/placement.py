@@ -112,13 +112,17 @@ def placement_changes(ds: DaemonSet, groups: Iterable[NodeGroup]) -> list[str]:
         out += [f"- nodeSelector: {json.dumps(dict(ds.node_selector or {}), sort_keys=True)}", "+ nodeSelector: (none)"]
     if diff.affinity:
         have = ((ds.affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-        out += [f"- node affinity terms: {_terms_text((have or {}).get('nodeSelectorTerms'))}",
-                f"+ node affinity terms: {_terms_text(node_selector_terms(groups))}"]
+        out += [
+            f"- node affinity terms: {_terms_text((have or {}).get('nodeSelectorTerms'))}",
+            f"+ node affinity terms: {_terms_text(node_selector_terms(groups))}",
+        ]
     if diff.tolerations:
         have_t = [t.to_dict() for t in ds.tolerations]
         want_t = [t.to_dict() for t in agent_tolerations(groups)]
-        out += [f"- tolerations: {json.dumps(have_t, separators=(',', ':'))}",
-                f"+ tolerations: {json.dumps(want_t, separators=(',', ':'))}"]
+        out += [
+            f"- tolerations: {json.dumps(have_t, separators=(',', ':'))}",
+            f"+ tolerations: {json.dumps(want_t, separators=(',', ':'))}",
+        ]
     return out
 
 
@@ -156,8 +160,17 @@ class RejectedTolerations:
 
 def rejected_tolerations(groups: Iterable[NodeGroup]) -> RejectedTolerations:
     groups = sorted(groups, key=lambda g: g.name)
-    problems = tuple((g.name, e.at(f"spec.tolerations[{i}]"))
-                     for g in groups for i, tol in enumerate(g.tolerations) for e in toleration_errors(tol))
-    text = invalid_message("DaemonSet.apps", c.AGENT_DAEMONSET, "spec.template.spec.tolerations",
-                           agent_tolerations(groups)) if problems else ""
+    problems = tuple(
+        (g.name, e.at(f"spec.tolerations[{i}]"))
+        for g in groups
+        for i, tol in enumerate(g.tolerations)
+        for e in toleration_errors(tol)
+    )
+    text = (
+        invalid_message(
+            "DaemonSet.apps", c.AGENT_DAEMONSET, "spec.template.spec.tolerations", agent_tolerations(groups)
+        )
+        if problems
+        else ""
+    )
     return RejectedTolerations(problems, text)

@@ -37,8 +37,11 @@ def failed_pod(pod: Pod) -> PodFailure | None:
         if cs.waiting_reason in c.PREPARATION_FAILURE_REASONS:
             return PodFailure(cs.waiting_message or cs.waiting_reason, WAITING, cs.name, cs.waiting_reason)
         if cs.exit_code not in (None, 0):
-            text = cs.terminated_message or cs.terminated_reason or \
-                f"preparation container exited with code {cs.exit_code}"
+            text = (
+                cs.terminated_message
+                or cs.terminated_reason
+                or f"preparation container exited with code {cs.exit_code}"
+            )
             return PodFailure(text, EXITED, cs.name, cs.terminated_reason, cs.exit_code)
     if pod.message:
         return PodFailure(pod.message, POD_STATUS, reason=pod.reason)

@@ -62,8 +62,10 @@ def pod_from_manifest(docs: Sequence[Mapping[str, Any]], origin: str) -> tuple[d
     found = len(pods) + len(templates) + len(isvcs)
     if found != 1:
         what = "nothing it can use" if not found else f"{found} candidates"
-        raise InputError(f"--manifest {origin}: expected one Pod, Deployment, ReplicaSet, PodTemplate or "
-                         f"InferenceService (plus the ServingRuntime it uses), found {what}")
+        raise InputError(
+            f"--manifest {origin}: expected one Pod, Deployment, ReplicaSet, PodTemplate or "
+            f"InferenceService (plus the ServingRuntime it uses), found {what}"
+        )
     if pods:
         return dict(pods[0]), f"What-if for Pod {_name(pods[0])} from {origin}."
     if templates:
@@ -77,8 +79,9 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 def _from_template(obj: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], str]:
-    template = _map(obj.get("template")) if obj.get("kind") == "PodTemplate" else \
-        _map(_map(obj.get("spec")).get("template"))
+    template = (
+        _map(obj.get("template")) if obj.get("kind") == "PodTemplate" else _map(_map(obj.get("spec")).get("template"))
+    )
     if not template:
         raise InputError(f"--manifest {origin}: {obj.get('kind')} {_name(obj)} has no pod template")
     md = dict(_map(template.get("metadata")))
@@ -91,8 +94,10 @@ def _from_template(obj: Mapping[str, Any], origin: str) -> tuple[dict[str, Any],
 
 
 def _unsupported(origin: str, what: str) -> InputError:
-    return InputError(f"--manifest {origin}: {what}; this cannot be rendered exactly as KServe would: give the "
-                      "predictor's pod template instead (kubectl get deployment <isvc>-predictor -o yaml)")
+    return InputError(
+        f"--manifest {origin}: {what}; this cannot be rendered exactly as KServe would: give the "
+        "predictor's pod template instead (kubectl get deployment <isvc>-predictor -o yaml)"
+    )
 
 
 def _merge_env(base: list[Any], override: list[Any]) -> list[Any]:
@@ -111,11 +116,13 @@ def _merge_env(base: list[Any], override: list[Any]) -> list[Any]:
 
 def _placeholders(value: Any, meta: Mapping[str, Any], origin: str) -> Any:
     if isinstance(value, str):
+
         def sub(m: re.Match[str]) -> str:
             field = m.group(1)
             if field not in (".Name", ".Namespace"):
                 raise _unsupported(origin, f"placeholder {m.group(0)}")
             return str(meta.get(field[1:].lower()) or "")
+
         return _PLACEHOLDER.sub(sub, value)
     if isinstance(value, list):
         return [_placeholders(v, meta, origin) for v in value]
@@ -136,8 +143,9 @@ def _merge_labels(origin: str, what: str, *sources: Mapping[str, Any]) -> dict[s
     return out
 
 
-def render_isvc(isvc: Mapping[str, Any], runtimes: Sequence[Mapping[str, Any]],
-                origin: str) -> tuple[dict[str, Any], str]:
+def render_isvc(
+    isvc: Mapping[str, Any], runtimes: Sequence[Mapping[str, Any]], origin: str
+) -> tuple[dict[str, Any], str]:
     """The predictor pod of an InferenceService, as far as KServe's pod webhook reads it (module doc)."""
     meta = _map(isvc.get("metadata"))
     name = str(meta.get("name") or "")
@@ -155,17 +163,21 @@ def render_isvc(isvc: Mapping[str, Any], runtimes: Sequence[Mapping[str, Any]],
         chosen = [r for r in runtimes if not runtime_name or _name(r) == runtime_name]
         if len(chosen) != 1:
             want = f"ServingRuntime {runtime_name!r}" if runtime_name else "exactly one ServingRuntime"
-            raise InputError(f"--manifest {origin}: the InferenceService's model needs {want} in the same manifest "
-                             "(KServe picks a runtime by model format when none is named; name it with "
-                             "spec.predictor.model.runtime)")
+            raise InputError(
+                f"--manifest {origin}: the InferenceService's model needs {want} in the same manifest "
+                "(KServe picks a runtime by model format when none is named; name it with "
+                "spec.predictor.model.runtime)"
+            )
         runtime_spec = _map(chosen[0].get("spec"))
         runtime_name = _name(chosen[0])
         runtime_meta = runtime_spec
-        runtime_ctr = next((x for x in _list(runtime_spec.get("containers"))
-                            if _map(x).get("name") == "kserve-container"), None)
+        runtime_ctr = next(
+            (x for x in _list(runtime_spec.get("containers")) if _map(x).get("name") == "kserve-container"), None
+        )
         if runtime_ctr is None:
-            raise InputError(f"--manifest {origin}: ServingRuntime {runtime_name} has no container named "
-                             "kserve-container")
+            raise InputError(
+                f"--manifest {origin}: ServingRuntime {runtime_name} has no container named kserve-container"
+            )
         container = dict(_map(runtime_ctr))
         for key in ("image", "command"):
             if model.get(key):
@@ -186,26 +198,42 @@ def render_isvc(isvc: Mapping[str, Any], runtimes: Sequence[Mapping[str, Any]],
         if container.get("name") not in (None, "", "kserve-container"):
             raise _unsupported(origin, "no predictor container is named kserve-container")
         container["name"] = "kserve-container"
-        storage = next((e.get("value") for e in _list(container.get("env")) if _map(e).get("name") == "STORAGE_URI"),
-                       None)
+        storage = next(
+            (e.get("value") for e in _list(container.get("env")) if _map(e).get("name") == "STORAGE_URI"), None
+        )
     else:
         other = ", ".join(k for k in predictor if k not in ("annotations", "labels")) or "nothing"
         raise _unsupported(origin, f"spec.predictor holds {other} (only model and containers are rendered)")
     container = _placeholders(container, {"name": name, "namespace": meta.get("namespace") or ""}, origin)
-    labels = _merge_labels(origin, "label", _map(runtime_meta.get("labels")), _map(meta.get("labels")),
-                           _map(predictor.get("labels")))
+    labels = _merge_labels(
+        origin, "label", _map(runtime_meta.get("labels")), _map(meta.get("labels")), _map(predictor.get("labels"))
+    )
     labels.update({c.LABEL_ISVC: name, "component": "predictor", c.LABEL_POD_TEMPLATE_HASH: NEW_REVISION})
-    annotations = _merge_labels(origin, "annotation", _map(runtime_meta.get("annotations")),
-                                _map(meta.get("annotations")), _map(predictor.get("annotations")))
+    annotations = _merge_labels(
+        origin,
+        "annotation",
+        _map(runtime_meta.get("annotations")),
+        _map(meta.get("annotations")),
+        _map(predictor.get("annotations")),
+    )
     if storage:
         annotations[c.ANNOTATION_SOURCE_URI] = str(storage)
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": f"{name}-predictor-(new)", "namespace": meta.get("namespace"), "labels": labels,
-                        "annotations": annotations},
-           "spec": {"containers": [container]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-predictor-(new)",
+            "namespace": meta.get("namespace"),
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": {"containers": [container]},
+    }
     via = f" with ServingRuntime {runtime_name}" if runtime_name else ""
-    return pod, (f"What-if for a new predictor pod of InferenceService {name}{via} from {origin}, rendered as far "
-                 "as KServe's pod webhook reads it (the kserve-container, labels and annotations).")
+    return pod, (
+        f"What-if for a new predictor pod of InferenceService {name}{via} from {origin}, rendered as far "
+        "as KServe's pod webhook reads it (the kserve-container, labels and annotations)."
+    )
 
 
 def _asks_gpu(container: Mapping[str, Any]) -> bool:

@@ -8,37 +8,47 @@ from dataclasses import dataclass
 
 # reason -> (what KServe did, what to do)
 VERIFICATION: dict[str, tuple[str, str]] = {
-    "VerifierUnavailable": ("the verifier could not be built (trust bundle or signing configuration); the "
-                            "error is retried with backoff",
-                            "check artifactSecurity.cert (trustBundle Secret or ConfigMap, trustBundleKey, "
-                            "subjectRegexp) and the controller's log"),
-    "RegistryUnavailable": ("the registry could not be reached or its CA ConfigMap read (cert mode only); retried "
-                            "with backoff",
-                            "check registry.caConfigMapRef in the KernelCache's namespace and the registry's "
-                            "reachability from the controller"),
-    "VerificationError": ("verification itself failed with an error; retried with backoff",
-                          "read status.verification.message and the controller's log"),
-    "VerifiedDigestMismatch": ("the verifier returned another digest than the artifact's: not verified, not "
-                               "retried (no error)",
-                               "the artifact was replaced or the signature covers another digest: re-capture or "
-                               "re-sign it"),
-    "VerificationFailed": ("the signature did not verify (the verifier's reason is the message): not retried",
-                           "sign the artifact with the configured signing profile, or fix subjectRegexp"),
-    "VerificationNotConfigured": ("verification is off (mode \"\", none or disabled): recorded as mode none, "
-                                  "Skipped",
-                                  "with artifactSecurity.mode disabled the pod webhook skips every cache: set "
-                                  "mode none"),
+    "VerifierUnavailable": (
+        "the verifier could not be built (trust bundle or signing configuration); the error is retried with backoff",
+        "check artifactSecurity.cert (trustBundle Secret or ConfigMap, trustBundleKey, "
+        "subjectRegexp) and the controller's log",
+    ),
+    "RegistryUnavailable": (
+        "the registry could not be reached or its CA ConfigMap read (cert mode only); retried with backoff",
+        "check registry.caConfigMapRef in the KernelCache's namespace and the registry's "
+        "reachability from the controller",
+    ),
+    "VerificationError": (
+        "verification itself failed with an error; retried with backoff",
+        "read status.verification.message and the controller's log",
+    ),
+    "VerifiedDigestMismatch": (
+        "the verifier returned another digest than the artifact's: not verified, not retried (no error)",
+        "the artifact was replaced or the signature covers another digest: re-capture or re-sign it",
+    ),
+    "VerificationFailed": (
+        "the signature did not verify (the verifier's reason is the message): not retried",
+        "sign the artifact with the configured signing profile, or fix subjectRegexp",
+    ),
+    "VerificationNotConfigured": (
+        'verification is off (mode "", none or disabled): recorded as mode none, Skipped',
+        "with artifactSecurity.mode disabled the pod webhook skips every cache: set mode none",
+    ),
     "VerificationSucceeded": ("the artifact was verified", ""),
 }
 
 SIGNING: dict[str, tuple[str, str]] = {
-    "SigningProfileNotFound": ("the signing profile named by spec.signing.profileRef (from "
-                               "artifactSecurity.cert.signingProfileRef) does not exist",
-                               "create the profile (KServe's example: kernelcache-signer) or fix signingProfileRef"),
+    "SigningProfileNotFound": (
+        "the signing profile named by spec.signing.profileRef (from "
+        "artifactSecurity.cert.signingProfileRef) does not exist",
+        "create the profile (KServe's example: kernelcache-signer) or fix signingProfileRef",
+    ),
     "SignerUnavailable": ("the signer could not be built from the profile", "check the signing certificate and key"),
     "SigningFailed": ("signing the artifact failed", "read status.signing.message and the controller's log"),
-    "InvalidArtifactReference": ("the artifact reference cannot be signed (not a digest reference)",
-                                 "the capture's artifact must be pinned by digest"),
+    "InvalidArtifactReference": (
+        "the artifact reference cannot be signed (not a digest reference)",
+        "the capture's artifact must be pinned by digest",
+    ),
     "SignedDigestMismatch": ("the signature was made for another digest", "re-run the capture"),
     "SigningNotConfigured": ("signing is off (Skipped)", ""),
     "SigningSucceeded": ("the artifact was signed", ""),
@@ -76,8 +86,9 @@ class Resigning:
     fails: tuple[str, str] | None = None
 
 
-def next_signing(configured_mode: str, signing_mode: str | None, signing_state: str | None,
-                 profile_ref: str) -> Resigning | None:
+def next_signing(
+    configured_mode: str, signing_mode: str | None, signing_state: str | None, profile_ref: str
+) -> Resigning | None:
     """reconcileArtifactSigning (capture_reconciler.go@31681cd0): nothing while status.signing has the mode KServe
     records for the configured one and state Skipped or Succeeded; otherwise it signs again under the configured
     mode (so a mode change re-signs every complete capture: it is not watched, the next pass over the
@@ -97,8 +108,10 @@ FAILURE_POLICY_NOT_REJECT = "kernelcache.artifactSecurity.failurePolicy must be 
 def config_error_notes(error: str) -> tuple[str, ...]:
     """What a reader of KServe's config error needs besides its text."""
     if error == FAILURE_POLICY_NOT_REJECT:
-        return ("failurePolicy warn passes KServe's artifact security validation (reject and warn are its values), "
-                "then the configuration loader rejects it: only reject works",)
+        return (
+            "failurePolicy warn passes KServe's artifact security validation (reject and warn are its values), "
+            "then the configuration loader rejects it: only reject works",
+        )
     for ours, other in (UNKNOWN_MODE_WORDINGS, UNKNOWN_MODE_WORDINGS[::-1]):
         if ours in error:
             return (f'KServe builds word this error either way: "{error.replace(ours, other)}"',)
@@ -107,7 +120,8 @@ def config_error_notes(error: str) -> tuple[str, ...]:
 
 def same_config_error(a: str, b: str) -> bool:
     """Two config error texts are KServe's same error: equal, or differing only in the unknown-mode wording."""
+
     def norm(text: str) -> str:
         return text.replace(UNKNOWN_MODE_WORDINGS[0], UNKNOWN_MODE_WORDINGS[1]).strip()
-    return norm(a) == norm(b)
 
+    return norm(a) == norm(b)

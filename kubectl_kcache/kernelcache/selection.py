@@ -47,7 +47,10 @@ class Decision:
 
 
 def select_node_group(
-    session: ActiveSession | None, groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node], default_group: str,
+    session: ActiveSession | None,
+    groups: Mapping[str, NodeGroup],
+    nodes: Mapping[str, Node],
+    default_group: str,
     membership: Membership | None = None,
 ) -> Decision:
     """`membership`: of `nodes` in `groups`, when already computed (the node's groups are then looked up)."""
@@ -85,8 +88,11 @@ def select_node_group(
             steps.append(Step("node", "missing", f"Node {session.node_name} was not found; trying the default"))
         else:
             steps.append(Step("node", "found", f"Node {node.name}"))
-            matches = (membership.groups_for(node, groups.values()) if membership is not None
-                       else matching_groups(node.labels, groups.values()))
+            matches = (
+                membership.groups_for(node, groups.values())
+                if membership is not None
+                else matching_groups(node.labels, groups.values())
+            )
             names = [g.name for g in matches]
             if len(matches) == 1:
                 steps.append(Step("match", "one", f"node {node.name} matches group {names[0]}"))
@@ -117,11 +123,16 @@ def select_node_group(
 
 # ---- the session and what KServe does not check ---------------------------------------------------
 
+
 def session_from_pod(pod: Pod) -> ActiveSession:
     """The session KServe records when this producer pod claims a capture: its node and its requested group
     (the pod annotation), as they are at that moment. It is recorded once and never updated afterwards."""
-    return ActiveSession(id="", pod_name=pod.name, node_name=pod.node_name,
-                         requested_node_group=pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, ""))
+    return ActiveSession(
+        id="",
+        pod_name=pod.name,
+        node_name=pod.node_name,
+        requested_node_group=pod.meta.annotations.get(c.ANNOTATION_NODE_GROUP, ""),
+    )
 
 
 @dataclass(frozen=True)
@@ -157,8 +168,9 @@ class RequestedOutside:
     wanted: Mapping[str, str]  # the selector labels the node does not satisfy, with the wanted values
 
 
-def requested_group_outside(session: ActiveSession | None, groups: Mapping[str, NodeGroup],
-                            nodes: Mapping[str, Node]) -> RequestedOutside | None:
+def requested_group_outside(
+    session: ActiveSession | None, groups: Mapping[str, NodeGroup], nodes: Mapping[str, Node]
+) -> RequestedOutside | None:
     if session is None:
         return None
     requested = trim_space(session.requested_node_group)

@@ -180,9 +180,14 @@ def describe_label_selector(selector: LabelSelector | None) -> str:
     parts = [f"{k}={v}" for k, v in sorted(selector.match_labels.items())]
     for req in selector.match_expressions:
         values = ",".join(req.values)
-        parts.append({"In": f"{req.key} in ({values})", "NotIn": f"{req.key} notin ({values})",
-                      "Exists": req.key, "DoesNotExist": f"!{req.key}"}.get(req.operator,
-                                                                               f"{req.key} {req.operator} ({values})"))
+        parts.append(
+            {
+                "In": f"{req.key} in ({values})",
+                "NotIn": f"{req.key} notin ({values})",
+                "Exists": req.key,
+                "DoesNotExist": f"!{req.key}",
+            }.get(req.operator, f"{req.key} {req.operator} ({values})")
+        )
     return ",".join(parts)
 
 
@@ -209,8 +214,9 @@ def parse_label_selector(text: str) -> LabelSelector:
     for term in terms:
         if m := _SET_TERM.match(term):
             values = tuple(v.strip() for v in m.group(3).split(",") if v.strip())
-            exprs.append(SelectorRequirement(key=m.group(1), operator="In" if m.group(2) == "in" else "NotIn",
-                                             values=values))
+            exprs.append(
+                SelectorRequirement(key=m.group(1), operator="In" if m.group(2) == "in" else "NotIn", values=values)
+            )
         elif m := _EQ_TERM.match(term):
             if m.group(2) == "!=":
                 exprs.append(SelectorRequirement(key=m.group(1), operator="NotIn", values=(m.group(3),)))
@@ -221,6 +227,8 @@ def parse_label_selector(text: str) -> LabelSelector:
         elif m := _KEY_TERM.match(term):
             exprs.append(SelectorRequirement(key=m.group(2), operator="DoesNotExist" if m.group(1) else "Exists"))
         else:
-            raise ValueError(f"cannot read label selector term {term.strip()!r} (examples: app=x, tier!=db, gpu, "
-                             "!legacy, env in (prod,staging))")
+            raise ValueError(
+                f"cannot read label selector term {term.strip()!r} (examples: app=x, tier!=db, gpu, "
+                "!legacy, env in (prod,staging))"
+            )
     return LabelSelector(match_labels=labels, match_expressions=tuple(exprs))

@@ -123,8 +123,10 @@ def _oci_path(oci: str) -> str:
         return c.OCI_PATH_VLLM
     if oci in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
         return oci
-    raise SidecarError(CAPTURE_PATHS, f'unsupported OCI path "{oci}"; supported paths are "{c.OCI_PATH_VLLM}" and '
-                                      f'"{c.OCI_PATH_TRITON}"')
+    raise SidecarError(
+        CAPTURE_PATHS,
+        f'unsupported OCI path "{oci}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"',
+    )
 
 
 def resolve_paths(paths: Sequence[CachePath], containers: Sequence[Container]) -> tuple[CachePath, ...]:
@@ -142,8 +144,7 @@ def resolve_paths(paths: Sequence[CachePath], containers: Sequence[Container]) -
     found = _container("", containers)
     if isinstance(found, str):
         raise SidecarError(CAPTURE_PATHS, found)
-    return (CachePath(container_name=found.name, container_path=_container_path(found, ""),
-                      oci_path=c.OCI_PATH_VLLM),)
+    return (CachePath(container_name=found.name, container_path=_container_path(found, ""), oci_path=c.OCI_PATH_VLLM),)
 
 
 def readiness_url(container: Container) -> str:
@@ -151,8 +152,9 @@ def readiness_url(container: Container) -> str:
     probe = container.readiness_probe
     http = probe.http_get if probe is not None else None
     if http is None:
-        raise SidecarError(READINESS_PROBE, f'container "{container.name}" requires an HTTP readinessProbe for MCV '
-                                            "capture")
+        raise SidecarError(
+            READINESS_PROBE, f'container "{container.name}" requires an HTTP readinessProbe for MCV capture'
+        )
     port = _probe_port(container, http.port)
     host = _probe_host(container, http.host)
     scheme = (http.scheme or "HTTP").lower()
@@ -170,8 +172,9 @@ def _probe_port(container: Container, port: int | str | None) -> str:
     for declared in container.ports:
         if declared.name == port and declared.container_port > 0:
             return str(declared.container_port)
-    raise SidecarError(READINESS_PROBE, f'container "{container.name}" readinessProbe references unknown named port '
-                                        f'"{port}"')
+    raise SidecarError(
+        READINESS_PROBE, f'container "{container.name}" readinessProbe references unknown named port "{port}"'
+    )
 
 
 def _probe_host(container: Container, host: str) -> str:
@@ -182,8 +185,10 @@ def _probe_host(container: Container, host: str) -> str:
     except ValueError:
         ip = None
     if ip is None or not ip.is_loopback:
-        raise SidecarError(READINESS_PROBE, f'container "{container.name}" readinessProbe host: must be localhost or '
-                                            f'a loopback address, got "{host}"')
+        raise SidecarError(
+            READINESS_PROBE,
+            f'container "{container.name}" readinessProbe host: must be localhost or a loopback address, got "{host}"',
+        )
     return str(ip)
 
 
@@ -204,10 +209,21 @@ def validate_capture_path(path: CachePath) -> None:
 
 def reporter_volume(secret: str) -> dict[str, Any]:
     """The volume ApplyCaptureReporter adds (compared whole with one the pod already has)."""
-    return {"name": c.MCV_REPORTER_VOLUME, "projected": {"sources": [
-        {"secret": {"name": secret, "optional": False,
-                    "items": [{"key": c.REPORTER_ACCESS_KEY, "path": c.REPORTER_ACCESS_KEY}]}},
-        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}
+    return {
+        "name": c.MCV_REPORTER_VOLUME,
+        "projected": {
+            "sources": [
+                {
+                    "secret": {
+                        "name": secret,
+                        "optional": False,
+                        "items": [{"key": c.REPORTER_ACCESS_KEY, "path": c.REPORTER_ACCESS_KEY}],
+                    }
+                },
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            ]
+        },
+    }
 
 
 def check_mounts(pod: Pod, paths: Sequence[CachePath], reporter_secret: str) -> str:
@@ -229,8 +245,10 @@ def check_mounts(pod: Pod, paths: Sequence[CachePath], reporter_secret: str) -> 
                 found = existing.name
                 break
             if target.startswith(existing.mount_path.rstrip("/") + "/"):
-                raise SidecarError(CAPTURE_MOUNTS, f'capture path "{target}" overlaps mount "{existing.mount_path}"; '
-                                                   "configure an exact cache mount")
+                raise SidecarError(
+                    CAPTURE_MOUNTS,
+                    f'capture path "{target}" overlaps mount "{existing.mount_path}"; configure an exact cache mount',
+                )
         if found:
             how.append(f"{target} shares the pod's mount {found}")
             continue
@@ -240,11 +258,12 @@ def check_mounts(pod: Pod, paths: Sequence[CachePath], reporter_secret: str) -> 
             raise SidecarError(CAPTURE_MOUNTS, f'conflicting volume "{name}"')
         volumes.append(name)
         mounts[path.container_name].append(VolumeMount(name, target))
-    existing_reporter = next((v for v in pod.spec.volumes or () if v.get("name") == c.MCV_REPORTER_VOLUME), None) \
-        if pod.spec else None
+    existing_reporter = (
+        next((v for v in pod.spec.volumes or () if v.get("name") == c.MCV_REPORTER_VOLUME), None) if pod.spec else None
+    )
     if existing_reporter is not None and _plain(existing_reporter) != reporter_volume(reporter_secret):
         raise SidecarError(CAPTURE_MOUNTS, f'conflicting volume "{c.MCV_REPORTER_VOLUME}"')
-    return (f"{'; '.join(how)}; volume {c.MCV_REPORTER_VOLUME} mounts the reporter Secret {reporter_secret}")
+    return f"{'; '.join(how)}; volume {c.MCV_REPORTER_VOLUME} mounts the reporter Secret {reporter_secret}"
 
 
 def _plain(volume: Mapping[str, Any]) -> dict[str, Any]:
@@ -256,8 +275,13 @@ def _plain(volume: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[str, Capture] | None,
-         revision_known: bool = True) -> Sidecar:
+def plan(
+    pod: Pod,
+    namespace: str,
+    config: KernelCacheConfig,
+    captures: Mapping[str, Capture] | None,
+    revision_known: bool = True,
+) -> Sidecar:
     """The step for `pod` (as the cache step left it), assuming injection is on. `captures` (by name, the
     pod's namespace) is None when they could not be read; `revision_known` is False for a manifest whose
     pod-template-hash is not known yet (a new revision: no capture exists for it)."""
@@ -272,8 +296,11 @@ def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[
     if workload.kind != KIND_ISVC:
         return Sidecar(False, f"a {workload.kind} pod: only InferenceService pods are captured")
     if not revision:
-        return Sidecar(False, f"the pod has no {c.LABEL_POD_TEMPLATE_HASH} label (not a pod of a Deployment's "
-                              "ReplicaSet): nothing to capture")
+        return Sidecar(
+            False,
+            f"the pod has no {c.LABEL_POD_TEMPLATE_HASH} label (not a pod of a Deployment's "
+            "ReplicaSet): nothing to capture",
+        )
     name = capture_revision_name(workload.name, revision)
     if not name:
         return Sidecar(False, "no capture name fits 63 characters for this InferenceService and revision")
@@ -283,17 +310,25 @@ def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[
     capture: Capture | None = None
     if revision_known:
         if captures is None:
-            return Sidecar(None, f"KernelCacheCaptures in {namespace} were not read (list kernelcachecaptures was "
-                                 f"forbidden, or they are not in the input): whether capture {name} is terminal "
-                                 "(which skips the step) is not known", name)
+            return Sidecar(
+                None,
+                f"KernelCacheCaptures in {namespace} were not read (list kernelcachecaptures was "
+                f"forbidden, or they are not in the input): whether capture {name} is terminal "
+                "(which skips the step) is not known",
+                name,
+            )
         capture = captures.get(name)
     if terminal_capture_skips(capture):
         assert capture is not None
-        return Sidecar(False, f"capture {name} is {capture.phase}: a terminal capture gets no new sidecar", name,
-                       capture)
+        return Sidecar(
+            False, f"capture {name} is {capture.phase}: a terminal capture gets no new sidecar", name, capture
+        )
     if capture is None:
-        why = (f"capture {name} does not exist yet" if revision_known else
-               "a new revision of the manifest has no capture yet")
+        why = (
+            f"capture {name} does not exist yet"
+            if revision_known
+            else "a new revision of the manifest has no capture yet"
+        )
     elif capture.phase == c.PHASE_FAILED:
         why = f"capture {name} failed with {c.REASON_PRODUCER_GONE}: a generated capture is retried"
     else:
@@ -302,8 +337,12 @@ def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[
     try:
         paths = resolve_paths(capture.cache_paths if capture is not None else (), containers)
         source = "the capture's cachePaths" if capture is not None and capture.cache_paths else "the default vLLM path"
-        passed.append((CAPTURE_PATHS, f"{source}: " + ", ".join(f"{p.container_name}:{p.container_path} "
-                                                               f"({p.oci_path})" for p in paths)))
+        passed.append(
+            (
+                CAPTURE_PATHS,
+                f"{source}: " + ", ".join(f"{p.container_name}:{p.container_path} ({p.oci_path})" for p in paths),
+            )
+        )
         first = next(x for x in containers if x.name == paths[0].container_name)
         url = readiness_url(first)
         passed.append((READINESS_PROBE, f"container {first.name} readinessProbe {url}"))
@@ -311,11 +350,14 @@ def plan(pod: Pod, namespace: str, config: KernelCacheConfig, captures: Mapping[
         if target:
             passed.append((CAPTURE_TARGET, f"the capture's targetImage {target}"))
         elif not config.registry.endpoint:
-            raise SidecarError(CAPTURE_TARGET, "kernelcache.registry.endpoint is required when no "
-                                               "KernelCacheCapture target is configured")
+            raise SidecarError(
+                CAPTURE_TARGET,
+                "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured",
+            )
         else:
-            target = target_image(config.registry.endpoint, namespace, workload.name,
-                                  revision if revision_known else "<revision>")
+            target = target_image(
+                config.registry.endpoint, namespace, workload.name, revision if revision_known else "<revision>"
+            )
             passed.append((CAPTURE_TARGET, f"generated from registry.endpoint: {target}"))
         passed.append((CAPTURE_MOUNTS, check_mounts(pod, paths, reporter_name(name))))
     except SidecarError as exc:

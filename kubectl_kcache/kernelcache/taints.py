@@ -105,6 +105,8 @@ def daemon_pod_tolerations(template_tolerations: Iterable[Toleration]) -> list[T
 SUPPORTED_OPERATORS = ("Equal", "Exists")
 GATED_OPERATORS = ("Lt", "Gt")  # alpha gate TaintTolerationComparisonOperators, off by default
 SUPPORTED_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+
+
 @dataclass(frozen=True)
 class TolerationError:
     """One problem of one toleration, worded as the API server words it."""
@@ -120,28 +122,53 @@ def toleration_errors(tol: Toleration) -> list[TolerationError]:
     """Why Kubernetes rejects this toleration in a pod template (empty when it is valid), in its order."""
     out: list[TolerationError] = []
     if tol.key:
-        out += [TolerationError("key", f"Invalid value: {go_quote(tol.key)}: {m}") for m in
-                qualified_name_errors(tol.key)]
+        out += [
+            TolerationError("key", f"Invalid value: {go_quote(tol.key)}: {m}") for m in qualified_name_errors(tol.key)
+        ]
     elif tol.operator != "Exists":
-        out.append(TolerationError("operator", f"Invalid value: {go_quote(tol.operator)}: operator must be Exists "
-                                               'when `key` is empty, which means "match all values and all keys"'))
+        out.append(
+            TolerationError(
+                "operator",
+                f"Invalid value: {go_quote(tol.operator)}: operator must be Exists "
+                'when `key` is empty, which means "match all values and all keys"',
+            )
+        )
     if tol.toleration_seconds is not None and tol.effect != NO_EXECUTE:
-        out.append(TolerationError("effect", f"Invalid value: {go_quote(tol.effect)}: effect must be 'NoExecute' "
-                                             "when `tolerationSeconds` is set"))
+        out.append(
+            TolerationError(
+                "effect",
+                f"Invalid value: {go_quote(tol.effect)}: effect must be 'NoExecute' when `tolerationSeconds` is set",
+            )
+        )
     if tol.operator in ("Equal", ""):
-        out += [TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: {m}")
-                for m in label_value_errors(tol.value)]
+        out += [
+            TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: {m}")
+            for m in label_value_errors(tol.value)
+        ]
     elif tol.operator == "Exists":
         if tol.value:
-            out.append(TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: value must be empty "
-                                                   "when `operator` is 'Exists'"))
+            out.append(
+                TolerationError(
+                    "operator", f"Invalid value: {go_quote(tol.value)}: value must be empty when `operator` is 'Exists'"
+                )
+            )
     else:
         supported = SUPPORTED_OPERATORS + (GATED_OPERATORS if tol.operator in GATED_OPERATORS else ())
-        out.append(TolerationError("operator", f"Unsupported value: {go_quote(tol.operator)}: supported values: "
-                                               + ", ".join(go_quote(s) for s in supported)))
+        out.append(
+            TolerationError(
+                "operator",
+                f"Unsupported value: {go_quote(tol.operator)}: supported values: "
+                + ", ".join(go_quote(s) for s in supported),
+            )
+        )
     if tol.effect and tol.effect not in SUPPORTED_EFFECTS:
-        out.append(TolerationError("effect", f"Unsupported value: {go_quote(tol.effect)}: supported values: "
-                                             + ", ".join(go_quote(s) for s in SUPPORTED_EFFECTS)))
+        out.append(
+            TolerationError(
+                "effect",
+                f"Unsupported value: {go_quote(tol.effect)}: supported values: "
+                + ", ".join(go_quote(s) for s in SUPPORTED_EFFECTS),
+            )
+        )
     return out
 
 

@@ -92,14 +92,20 @@ class Credentials:
         interactive = spec.get("interactiveMode") != "Never" and all(
             getattr(stream, "isatty", lambda: False)() for stream in (sys.stdin, sys.stdout)
         )
-        info: dict[str, Any] = {"apiVersion": api_version, "kind": "ExecCredential",
-                                "spec": {"interactive": interactive}}
+        info: dict[str, Any] = {
+            "apiVersion": api_version,
+            "kind": "ExecCredential",
+            "spec": {"interactive": interactive},
+        }
         if spec.get("provideClusterInfo"):
             info["spec"]["cluster"] = self._exec_cluster_info()
         env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         try:
             proc = subprocess.run(
-                args, env=env, text=True, stdout=subprocess.PIPE,
+                args,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
                 stderr=None if interactive else subprocess.PIPE,
                 stdin=None if interactive else subprocess.DEVNULL,
             )
@@ -169,8 +175,9 @@ class Credentials:
                         self._read_token_file()
                     except (OSError, UnicodeDecodeError):
                         self.token_read = now  # keep the token we have; try again later
-        if self.exec_spec is not None and (force or (self.expiry is not None
-                                                      and time.time() >= self.expiry - EXPIRY_SKEW)):
+        if self.exec_spec is not None and (
+            force or (self.expiry is not None and time.time() >= self.expiry - EXPIRY_SKEW)
+        ):
             with self.lock:
                 if force or (self.expiry is not None and time.time() >= self.expiry - EXPIRY_SKEW):
                     cert = self.exec_cert

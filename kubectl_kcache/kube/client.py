@@ -29,6 +29,8 @@ from .transport import Transport
 DEFAULT_TIMEOUT = 30.0
 PAGE_SIZE = listing.PAGE_SIZE
 FIELD_MANAGER = "kubectl-kcache"
+
+
 def _user_agent() -> str:
     import platform
 
@@ -65,8 +67,9 @@ class Client:
             raise InputError("--as-uid requires --as (kubectl's rule)")
         if self.resolved.proxy and self.resolved.proxy.startswith("socks"):
             raise InputError(f"proxy {self.resolved.proxy}: SOCKS proxies are not supported; use an HTTP proxy")
-        self._transport = Transport.create(self.resolved, overrides.impersonate, overrides.impersonate_groups,
-                                           overrides.impersonate_uid)
+        self._transport = Transport.create(
+            self.resolved, overrides.impersonate, overrides.impersonate_groups, overrides.impersonate_uid
+        )
         if self._transport is None:
             self._official = self._build()
 
@@ -144,8 +147,10 @@ class Client:
             left = self.deadline - time.monotonic()
             budget = self.timeout
             if left <= 0:
-                raise Unreachable(f"cannot reach the API server at {self.server}: timed out after "
-                                  f"{self.timeout:g}s (--request-timeout)")
+                raise Unreachable(
+                    f"cannot reach the API server at {self.server}: timed out after "
+                    f"{self.timeout:g}s (--request-timeout)"
+                )
             t = min(t, left) if t else left
         guard = self.write_guard if method in MUTATING else None
         started = time.monotonic()
@@ -203,8 +208,15 @@ class Client:
     ) -> Iterator[Page[Any]]:
         """The pages of a list, each decoded by `decode` (default: dicts with kind and apiVersion filled
         in, managedFields dropped). A 410 Gone on a continue token raises `Gone` (list_all restarts)."""
-        return listing.pages(self, res, namespace, label_selector=label_selector, field_selector=field_selector,
-                             page_size=page_size, decode=decode)
+        return listing.pages(
+            self,
+            res,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+            decode=decode,
+        )
 
     def list_all(
         self,
@@ -219,55 +231,75 @@ class Client:
     ) -> listing.ListResult:
         """Every object (decoded page by page, then `convert`ed) and the list's resourceVersion; restarts
         from the beginning on 410 Gone."""
-        return listing.list_all(self, res, namespace, decode=decode, convert=convert, label_selector=label_selector,
-                                field_selector=field_selector, page_size=page_size)
+        return listing.list_all(
+            self,
+            res,
+            namespace,
+            decode=decode,
+            convert=convert,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+        )
 
     def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        return cast(dict[str, Any], self.request(
-            "POST",
-            res.path(namespace),
-            body=body,
-            query={"fieldManager": FIELD_MANAGER},
-            verb="create",
-            resource=res.plural,
-        ))
+        return cast(
+            dict[str, Any],
+            self.request(
+                "POST",
+                res.path(namespace),
+                body=body,
+                query={"fieldManager": FIELD_MANAGER},
+                verb="create",
+                resource=res.plural,
+            ),
+        )
 
     def merge_patch(
         self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(dict[str, Any], self.request(
-            "PATCH",
-            res.path(namespace, name),
-            body=patch,
-            content_type="application/merge-patch+json",
-            query={"fieldManager": FIELD_MANAGER},
-            verb="patch",
-            resource=res.plural,
-        ))
+        return cast(
+            dict[str, Any],
+            self.request(
+                "PATCH",
+                res.path(namespace, name),
+                body=patch,
+                content_type="application/merge-patch+json",
+                query={"fieldManager": FIELD_MANAGER},
+                verb="patch",
+                resource=res.plural,
+            ),
+        )
 
     def replace_status(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(dict[str, Any], self.request(
-            "PUT",
-            res.path(namespace, name, "status"),
-            body=body,
-            query={"fieldManager": FIELD_MANAGER},
-            verb="update",
-            resource=f"{res.plural}/status",
-        ))
+        return cast(
+            dict[str, Any],
+            self.request(
+                "PUT",
+                res.path(namespace, name, "status"),
+                body=body,
+                query={"fieldManager": FIELD_MANAGER},
+                verb="update",
+                resource=f"{res.plural}/status",
+            ),
+        )
 
     def replace(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(dict[str, Any], self.request(
-            "PUT",
-            res.path(namespace, name),
-            body=body,
-            query={"fieldManager": FIELD_MANAGER},
-            verb="update",
-            resource=res.plural,
-        ))
+        return cast(
+            dict[str, Any],
+            self.request(
+                "PUT",
+                res.path(namespace, name),
+                body=body,
+                query={"fieldManager": FIELD_MANAGER},
+                verb="update",
+                resource=res.plural,
+            ),
+        )
 
     def delete(
         self, res: Resource, name: str, namespace: str | None = None, *, resource_version: str = "", uid: str = ""
@@ -295,9 +327,17 @@ class Client:
         """Watch events from resource_version: dicts ({"type", "object"}) by default, or what `decode` makes
         of each line. An ERROR event with code 410 raises Gone. `opened` is called once the server has
         accepted the watch (before any event)."""
-        return watching.watch(self, res, resource_version, namespace, timeout_seconds=timeout_seconds,
-                              label_selector=label_selector, field_selector=field_selector, decode=decode,
-                              opened=opened)
+        return watching.watch(
+            self,
+            res,
+            resource_version,
+            namespace,
+            timeout_seconds=timeout_seconds,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            decode=decode,
+            opened=opened,
+        )
 
     def server_version(self) -> str:
         try:

@@ -305,9 +305,9 @@ def server_url(server: Any, cluster: Mapping[str, Any], user: Mapping[str, Any],
 
     text = str(server).strip()
     if "://" not in text:
-        tls = any(cluster.get(k) for k in ("certificate-authority", "certificate-authority-data",
-                                           "insecure-skip-tls-verify")) or any(
-            user.get(k) for k in ("client-certificate", "client-certificate-data"))
+        tls = any(
+            cluster.get(k) for k in ("certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify")
+        ) or any(user.get(k) for k in ("client-certificate", "client-certificate-data"))
         text = ("https://" if tls else "http://") + text
     bad = f"{what} {server!r} is not a valid URL"
     try:

@@ -82,8 +82,12 @@ def pages(
         data = client.request(
             "GET",
             res.path(namespace),
-            query={"limit": page_size, "continue": cont, "labelSelector": label_selector,
-                   "fieldSelector": field_selector},
+            query={
+                "limit": page_size,
+                "continue": cont,
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+            },
             raw=True,
             verb="list",
             resource=res.plural,
@@ -112,8 +116,15 @@ def list_all(
         out: list[Any] = []
         resource_version = ""
         try:
-            for page in pages(client, res, namespace, label_selector=label_selector, field_selector=field_selector,
-                              page_size=page_size, decode=decode):
+            for page in pages(
+                client,
+                res,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                page_size=page_size,
+                decode=decode,
+            ):
                 out.extend(page.items if convert is None else (convert(item) for item in page.items))
                 page.items.clear()  # the page goes now, not after the next one has arrived (peak memory)
                 resource_version = page.resource_version
@@ -133,8 +144,10 @@ def raw_item(item: Any, res: Resource) -> bytes:
         top.pop("kind", None)
         top.pop("apiVersion", None)
     kind = msgspec.json.decode(top["kind"]) if "kind" in top else res.kind
-    out: dict[str, Any] = {"apiVersion": top.pop("apiVersion", None) or res.api_version,
-                           "kind": top.pop("kind", None) or res.kind}
+    out: dict[str, Any] = {
+        "apiVersion": top.pop("apiVersion", None) or res.api_version,
+        "kind": top.pop("kind", None) or res.kind,
+    }
     md = top.get("metadata")
     if md is not None and (b"managedFields" in bytes(md) or kind == "Secret"):
         fields = msgspec.json.decode(md, type=dict[str, msgspec.Raw])

@@ -97,8 +97,16 @@ def _install_impersonation(api: Any, overrides: Overrides) -> None:
     rest.request = request
 
 
-def request(api: Any, method: str, path: str, params: list[tuple[str, Any]], headers: dict[str, str], body: Any,
-            timeout: float | None, stream: bool) -> Any:
+def request(
+    api: Any,
+    method: str,
+    path: str,
+    params: list[tuple[str, Any]],
+    headers: dict[str, str],
+    body: Any,
+    timeout: float | None,
+    stream: bool,
+) -> Any:
     """Like Transport.request: (status, bytes) or the open response; HTTP errors as the official
     ApiException (it has the status, reason and body that `status.api_error` reads)."""
     timeouts = (timeout or None, None) if stream else (min(timeout, 30.0) if timeout else None, timeout or None)

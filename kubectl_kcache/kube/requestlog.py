@@ -14,8 +14,16 @@ from urllib.parse import urlencode
 _SAFE_HEADERS = ("Accept", "Content-Type", "User-Agent")
 
 
-def answer(client: Any, method: str, path: str, params: list[tuple[str, Any]], headers: Mapping[str, str],
-           status: int, started: float, body: bytes | None) -> None:
+def answer(
+    client: Any,
+    method: str,
+    path: str,
+    params: list[tuple[str, Any]],
+    headers: Mapping[str, str],
+    status: int,
+    started: float,
+    body: bytes | None,
+) -> None:
     ms = (time.monotonic() - started) * 1000
     query = f"?{urlencode(params)}" if params else ""
     said = str(status) if status else "(no answer)"

@@ -71,15 +71,30 @@ def why_unreachable(exc: BaseException, timeout: float | None = None) -> str:
         return "TLS handshake failed (check the cluster's certificate-authority)"
     if "CutShort" in names:
         return "the server closed the connection in the middle of its response"
-    if names & {"ProtocolError", "IncompleteRead", "RemoteDisconnected", "ConnectionResetError",
-                "BrokenPipeError", "InvalidChunkLength"} or "connection broken" in text:
+    if (
+        names
+        & {
+            "ProtocolError",
+            "IncompleteRead",
+            "RemoteDisconnected",
+            "ConnectionResetError",
+            "BrokenPipeError",
+            "InvalidChunkLength",
+        }
+        or "connection broken" in text
+    ):
         if names & {"IncompleteRead", "InvalidChunkLength"} or "incompleteread" in text or "chunk" in text:
             return "the server closed the connection in the middle of its response"
         return "the server closed the connection before answering"
     if "refused" in text or names & {"ConnectionRefusedError"}:
         return "connection refused"
-    if ("name or service not known" in text or "nodename nor servname" in text or "failed to resolve" in text
-            or "name resolution" in text or "getaddrinfo" in text):
+    if (
+        "name or service not known" in text
+        or "nodename nor servname" in text
+        or "failed to resolve" in text
+        or "name resolution" in text
+        or "getaddrinfo" in text
+    ):
         return "the host name does not resolve"
     if names & {"ProxyError"}:
         return f"the proxy failed: {_words(cause)}"

@@ -43,8 +43,9 @@ class Transport:
         self.pool: Any = None  # made at the first request: the CA and certificate files are read then
 
     @classmethod
-    def create(cls, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...],
-               uid: str | None = None) -> Transport | None:
+    def create(
+        cls, resolved: Resolved, impersonate: str | None, groups: tuple[str, ...], uid: str | None = None
+    ) -> Transport | None:
         """None for kubeconfigs with an auth-provider (gcp, azure, oidc): the official client serves them."""
         user = resolved.config["users"][0].get("user") or {}
         if user.get("auth-provider"):
@@ -169,8 +170,9 @@ class Transport:
                 if self.uid:
                     h["Impersonate-Uid"] = self.uid
             try:
-                resp = self._connections().request(method, url, body=data, headers=h, preload_content=False,
-                                                   timeout=t, redirect=False)
+                resp = self._connections().request(
+                    method, url, body=data, headers=h, preload_content=False, timeout=t, redirect=False
+                )
             except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ProtocolError) as exc:
                 # no answer yet (a pooled connection the server had closed, a server restarting): once more
                 # with the time that is left, when that is safe
@@ -184,7 +186,7 @@ class Transport:
                 return resp
             try:
                 content = _read_body(resp, deadline)  # a failure here: the server going away mid-answer, never
-            except TimeoutError:                      # retried; or the budget spent on a slow answer
+            except TimeoutError:  # retried; or the budget spent on a slow answer
                 raise
             except Exception as exc:
                 raise CutShort(str(exc)) from exc

@@ -45,7 +45,8 @@ Guard = Callable[[], None]
 # monotonic, unlike the wall clock
 _CLOCK_ID = getattr(time, "CLOCK_BOOTTIME", None)
 _CLOCK: tuple[Callable[..., float], tuple[Any, ...]] = (
-    (time.clock_gettime, (_CLOCK_ID,)) if _CLOCK_ID is not None else (time.monotonic, ()))
+    (time.clock_gettime, (_CLOCK_ID,)) if _CLOCK_ID is not None else (time.monotonic, ())
+)
 
 _local = threading.local()
 _in_flight: dict[Any, Guard] = {}  # connection -> the guard its unanswered request passed
@@ -194,7 +195,7 @@ def _send_before(sock: Any, data: bytes, until: float) -> bool:
     if not done:
         return False
     if isinstance(done[0], int) and done[0] < len(data):  # a partial TLS write: finish the request
-        sock.sendall(data[done[0]:])
+        sock.sendall(data[done[0] :])
     return True
 
 

@@ -71,7 +71,7 @@ class EventFilter:
         self.sent_at: dict[str, float] = {}  # dedup key -> when it was last let through
 
     def admit(self, obj: tuple[str, str, str], dedup: str) -> str:
-        """"" to send it now, else why not (`duplicate`, `rate-limited`)."""
+        """ "" to send it now, else why not (`duplicate`, `rate-limited`)."""
         now = self.clock()
         last = self.sent_at.get(dedup)
         if last is not None and now - last < DEDUP_SECONDS:
@@ -88,20 +88,23 @@ class EventFilter:
         return ""
 
 
-def changes(before: dict[FindingKey, Finding] | None,
-            findings: Iterable[Finding]) -> tuple[dict[FindingKey, Finding], list[tuple[Finding, bool]]]:
+def changes(
+    before: dict[FindingKey, Finding] | None, findings: Iterable[Finding]
+) -> tuple[dict[FindingKey, Finding], list[tuple[Finding, bool]]]:
     """(the findings now, by key; those that appeared (False) or cleared (True) since `before`); no changes
     for the first call (`before` None: the baseline)."""
     current = {finding_key(f): f for f in findings if not f.suppressed}
     if before is None:
         return current, []
     return current, [(f, False) for k, f in current.items() if k not in before] + [
-        (f, True) for k, f in before.items() if k not in current]
+        (f, True) for k, f in before.items() if k not in current
+    ]
 
 
 class EventRecorder:
-    def __init__(self, client: Client, clock: Callable[[], float] = time.monotonic,
-                 log: Callable[[str], None] = lambda _m: None):
+    def __init__(
+        self, client: Client, clock: Callable[[], float] = time.monotonic, log: Callable[[str], None] = lambda _m: None
+    ):
         self.client = client
         self.log = log
         self.host = os.environ.get("HOSTNAME", "") or "monitor"
@@ -154,11 +157,17 @@ def event_body(f: Finding, cleared: bool, host: str) -> dict[str, Any]:
     if f.object.namespace:
         involved["namespace"] = f.object.namespace
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"{f.object.name}.{digest}"[-253:].lstrip(".-"), "namespace": namespace},
-        "involvedObject": involved, "reason": reason, "message": message,
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message,
         "type": "Normal" if cleared or f.severity == "info" else "Warning",
         "source": {"component": COMPONENT, "host": host},
-        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
-        "reportingComponent": COMPONENT, "reportingInstance": f"{COMPONENT}-{host}"[:128],
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "reportingComponent": COMPONENT,
+        "reportingInstance": f"{COMPONENT}-{host}"[:128],
     }

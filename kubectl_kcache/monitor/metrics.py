@@ -50,8 +50,9 @@ class Health:
 
 
 def _findings(ev: Evaluation) -> Iterable[Family]:
-    findings = _family("findings", "gauge",
-                       "Unsuppressed findings of the doctor's checks, by check, code and severity.")
+    findings = _family(
+        "findings", "gauge", "Unsuppressed findings of the doctor's checks, by check, code and severity."
+    )
     counts = Counter((f.check, f.code, f.severity) for f in ev.report.findings if not f.suppressed)
     for (check, code, severity), n in sorted(counts.items()):
         findings.add(n, check=check, code=code, severity=severity)
@@ -65,8 +66,12 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
     members = _family("group_members", "gauge", "Member nodes of each KernelCacheNodeGroup.")
     agents = _family("group_agents_ready", "gauge", "Members with a Running and Ready agent pod.")
     missing = _family("group_kernelcachenodes_missing", "gauge", "Members without their KernelCacheNode.")
-    entries = _family("cache_entries", "gauge", "Members of a group with a KernelCache's entry in each state "
-                     "(none: no entry); assigned: the group is the KernelCache's own.")
+    entries = _family(
+        "cache_entries",
+        "gauge",
+        "Members of a group with a KernelCache's entry in each state "
+        "(none: no entry); assigned: the group is the KernelCache's own.",
+    )
     for g in status.groups:
         members.add(g.members, group=g.name)
         agents.add(g.agent_ready, group=g.name)
@@ -74,15 +79,20 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
         for cell in g.caches:
             counts = (*cell.counts.as_tuple(), max(g.members - cell.counts.total, 0))
             for state, n in zip(ENTRY_STATES, counts, strict=True):
-                entries.add(n, kernelcache=cell.cache, group=g.name, state=state,
-                            assigned="true" if cell.assigned else "false")
+                entries.add(
+                    n, kernelcache=cell.cache, group=g.name, state=state, assigned="true" if cell.assigned else "false"
+                )
     return members, agents, missing, entries
 
 
 def _pods(fleet: FleetHitRate) -> Family:
-    pods = _family("serving_pods", "gauge", "Serving pods per InferenceService: cached at admission, cold, now (cold "
-                  "but admission would mount a cache today), denied (admission would reject a recreate), "
-                  "unprepared (cached, but on a node without a Ready entry).")
+    pods = _family(
+        "serving_pods",
+        "gauge",
+        "Serving pods per InferenceService: cached at admission, cold, now (cold "
+        "but admission would mount a cache today), denied (admission would reject a recreate), "
+        "unprepared (cached, but on a node without a Ready entry).",
+    )
     for r in fleet.rows:
         if r.revision:
             continue
@@ -111,8 +121,11 @@ def render(ev: Evaluation | None, health: Health) -> str:
     families += [seconds, stamp]
     total = _family("evaluations_total", "counter", "Evaluations made.")
     total.add(health.evaluations)
-    last_read = _family("last_successful_read_timestamp_seconds", "gauge", "When the data was last known current: "
-                       "every list and watch working (Unix time).")
+    last_read = _family(
+        "last_successful_read_timestamp_seconds",
+        "gauge",
+        "When the data was last known current: every list and watch working (Unix time).",
+    )
     if health.last_read:
         last_read.add(round(health.last_read, 3))
     ready = _family("ready", "gauge", "1 while /readyz answers 200.")

@@ -140,9 +140,14 @@ class Monitor:
 
     def health(self) -> metrics.Health:
         rec = self.recorder
-        return metrics.Health(ready=self.readiness()[0], read_errors=self.source.read_errors(),
-                              last_read=self.last_read, evaluations=self.evaluations,
-                              events=dict(rec.sent) if rec else {}, events_dropped=dict(rec.dropped) if rec else {})
+        return metrics.Health(
+            ready=self.readiness()[0],
+            read_errors=self.source.read_errors(),
+            last_read=self.last_read,
+            evaluations=self.evaluations,
+            events=dict(rec.sent) if rec else {},
+            events_dropped=dict(rec.dropped) if rec else {},
+        )
 
     # ---- endpoints -----------------------------------------------------------------------------------
     def routes(self) -> dict[str, Callable[[], Answer]]:

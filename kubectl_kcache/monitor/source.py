@@ -109,8 +109,11 @@ class Source:
         out = [self.failure] if self.failure else []
         if self.live is not None and not self.failure:
             out += self.live.problems()
-            out += [f"cannot list {r.resource}{f' in {r.namespace}' if r.namespace else ''} (forbidden)"
-                    for r in self.live.reads if r.status == "forbidden"]
+            out += [
+                f"cannot list {r.resource}{f' in {r.namespace}' if r.namespace else ''} (forbidden)"
+                for r in self.live.reads
+                if r.status == "forbidden"
+            ]
         return out
 
     def alive(self) -> list[str]:

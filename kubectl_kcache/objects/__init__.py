@@ -63,8 +63,17 @@ class ObjectError(InputError):
     """An object does not have the shape its kind requires."""
 
 
-_TYPES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "object": "an object",
-          "array": "a list", "null": "null", "dict": "an object", "list": "a list"}
+_TYPES = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+    "dict": "an object",
+    "list": "a list",
+}
 _EXPECTED = re.compile(r"^Expected `(.+?)`, got `(.+?)`$")
 
 
@@ -103,9 +112,11 @@ def _filler(cls: type) -> Callable[[Any], None]:
     """The function that gives the fields of `cls` whose default is not None their default where the input had
     null. It is a chain of `is None` tests compiled once per class: it runs for every nested object decoded
     (millions for a large fleet), where a generic loop over the fields costs ~4x more on the common path."""
-    fields = tuple((f.name, f.default, f.default_factory) for f in msgspec.structs.fields(cls)
-                   if f.default is not None and not (f.default is msgspec.NODEFAULT
-                                                     and f.default_factory is msgspec.NODEFAULT))
+    fields = tuple(
+        (f.name, f.default, f.default_factory)
+        for f in msgspec.structs.fields(cls)
+        if f.default is not None and not (f.default is msgspec.NODEFAULT and f.default_factory is msgspec.NODEFAULT)
+    )
     if not fields:
         fn: Callable[[Any], None] = _no_nulls
     else:
@@ -201,8 +212,9 @@ def time_text(value: Any) -> str:
     if value is None:
         return ""
     text = str(value)
-    return "" if text in _GO_ZERO_TEXT or (text.startswith("0001-01-01T00:00:00") and parse_time(text) is None) \
-        else text
+    return (
+        "" if text in _GO_ZERO_TEXT or (text.startswith("0001-01-01T00:00:00") and parse_time(text) is None) else text
+    )
 
 
 # ---- shared parts -------------------------------------------------------------------------------
@@ -646,9 +658,17 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
                 ns, _, name = key.partition("/")
                 ref = NamespacedName(ns, name)
             when = e.last_update  # a time not in year 1 is its own text (time_text), without the call
-            out.append(CacheEntry(key, ref, e.image_reference, e.state, e.message,
-                                  when if type(when) is str and not when.startswith("0001-") else time_text(when),
-                                  e.footprints or _NO_FOOTPRINTS))
+            out.append(
+                CacheEntry(
+                    key,
+                    ref,
+                    e.image_reference,
+                    e.state,
+                    e.message,
+                    when if type(when) is str and not when.startswith("0001-") else time_text(when),
+                    e.footprints or _NO_FOOTPRINTS,
+                )
+            )
         return tuple(out)
 
 
@@ -924,10 +944,17 @@ class ContainerStatus(_Obj, frozen=True):
         if term is None:
             term = self.last_state.terminated if self.last_state else None
         term = term or _Terminated()
-        return ContainerState(name=self.name, ready=self.ready, restarts=self.restart_count,
-                              waiting_reason=waiting.reason, waiting_message=waiting.message,
-                              terminated_reason=term.reason, terminated_message=term.message,
-                              exit_code=term.exit_code, image=self.image)
+        return ContainerState(
+            name=self.name,
+            ready=self.ready,
+            restarts=self.restart_count,
+            waiting_reason=waiting.reason,
+            waiting_message=waiting.message,
+            terminated_reason=term.reason,
+            terminated_message=term.message,
+            exit_code=term.exit_code,
+            image=self.image,
+        )
 
 
 # ---- the pod spec as KServe's pod webhook sees it (why-not-cached, consumer checks)
@@ -1390,8 +1417,12 @@ class Event(_Object, frozen=True, dict=True):
 
     @property
     def last_seen(self) -> str:
-        value = ((self.series.last_observed_time if self.series else None) or self.last_timestamp
-                 or self.event_time or self.metadata.creation_timestamp)
+        value = (
+            (self.series.last_observed_time if self.series else None)
+            or self.last_timestamp
+            or self.event_time
+            or self.metadata.creation_timestamp
+        )
         return "" if value is None else str(value)
 
     @property
@@ -1553,9 +1584,13 @@ class ReplicaSet(_Object, frozen=True, dict=True):
         """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
         template = (self.spec.template if self.spec is not None else None) or _FullPodTemplate()
         tmeta = template.metadata or _TemplateMeta()
-        meta = Meta(name=f"{self.meta.name}-(new)", namespace=self.meta.namespace, labels=dict(tmeta.labels),
-                    annotations=dict(tmeta.annotations),
-                    owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),))
+        meta = Meta(
+            name=f"{self.meta.name}-(new)",
+            namespace=self.meta.namespace,
+            labels=dict(tmeta.labels),
+            annotations=dict(tmeta.annotations),
+            owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),),
+        )
         return Pod(metadata=meta, spec=template.spec or PodSpec())
 
 
@@ -1688,6 +1723,24 @@ class Crd(_Object, frozen=True, dict=True):
 
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
-    Node, NodeGroup, KernelCacheNode, KernelCache, Capture, Pod, DaemonSet, Deployment, ReplicaSet, Job, Event,
-    ConfigMap, WebhookConfiguration, EndpointSlice, ServiceAccount, RoleBinding, Role, Secret, Namespace, Crd,
+    Node,
+    NodeGroup,
+    KernelCacheNode,
+    KernelCache,
+    Capture,
+    Pod,
+    DaemonSet,
+    Deployment,
+    ReplicaSet,
+    Job,
+    Event,
+    ConfigMap,
+    WebhookConfiguration,
+    EndpointSlice,
+    ServiceAccount,
+    RoleBinding,
+    Role,
+    Secret,
+    Namespace,
+    Crd,
 )

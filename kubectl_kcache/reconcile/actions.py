@@ -49,10 +49,19 @@ class Action:
         return self.verb != EVENT
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"verb": self.verb, "kind": self.kind, "namespace": self.namespace, "name": self.name,
-                               "reason": self.reason}
-        for key, value in (("nodeGroup", self.node_group), ("selectionSource", self.selection_source),
-                           ("eventReason", self.event_reason), ("message", self.message)):
+        out: dict[str, Any] = {
+            "verb": self.verb,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "reason": self.reason,
+        }
+        for key, value in (
+            ("nodeGroup", self.node_group),
+            ("selectionSource", self.selection_source),
+            ("eventReason", self.event_reason),
+            ("message", self.message),
+        ):
             if value is not None:
                 out[key] = value
         if self.written is not None:

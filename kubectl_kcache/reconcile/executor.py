@@ -61,8 +61,8 @@ def micro_time(now: dt.datetime | None = None) -> str:
 
 @dataclass
 class Result:
-    done: Counter[tuple[str, str]] = field(default_factory=Counter)      # (verb, kind) -> count
-    skipped: list[str] = field(default_factory=list)    # actions found unnecessary when applied
+    done: Counter[tuple[str, str]] = field(default_factory=Counter)  # (verb, kind) -> count
+    skipped: list[str] = field(default_factory=list)  # actions found unnecessary when applied
     errors: list[str] = field(default_factory=list)
     # 409/404 answers: (verb, kind, reason) -> count; reason already-exists, already-gone or changed
     overtaken: Counter[tuple[str, str, str]] = field(default_factory=Counter)
@@ -95,8 +95,9 @@ def pin_preconditions(actions: Iterable[a.Action], snapshot: ClusterSnapshot) ->
         if x.verb == a.DELETE and x.kind == c.KIND_NODE:
             kcn = snapshot.kcn_by_name.get(x.name)
             if kcn is not None:
-                x = replace(x, uid=x.uid or kcn.meta.uid,
-                            resource_version=x.resource_version or kcn.meta.resource_version)
+                x = replace(
+                    x, uid=x.uid or kcn.meta.uid, resource_version=x.resource_version or kcn.meta.resource_version
+                )
         elif x.verb == a.PATCH and x.kind == "DaemonSet":
             ds = snapshot.daemonset(x.namespace or "", x.name)
             if ds is not None:
@@ -107,16 +108,19 @@ def pin_preconditions(actions: Iterable[a.Action], snapshot: ClusterSnapshot) ->
 
 def write_cause(verb: str, kind: str) -> str:
     """The verb and resource of a write, as RBAC names them: `create kernelcachenodes`."""
-    resource = {c.KIND_NODE: r.KERNEL_CACHE_NODES.plural, c.KIND_CACHE: r.KERNEL_CACHES.plural,
-                c.KIND_CAPTURE: "kernelcachecaptures/status", "DaemonSet": "daemonsets",
-                "Event": "events"}.get(kind, kind.lower() + "s")
+    resource = {
+        c.KIND_NODE: r.KERNEL_CACHE_NODES.plural,
+        c.KIND_CACHE: r.KERNEL_CACHES.plural,
+        c.KIND_CAPTURE: "kernelcachecaptures/status",
+        "DaemonSet": "daemonsets",
+        "Event": "events",
+    }.get(kind, kind.lower() + "s")
     rbac_verb = {a.UPDATE_STATUS: "update", a.EVENT: "create"}.get(verb, verb)
     return f"{rbac_verb} {resource}"
 
 
 class Executor:
-    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None,
-                 peers: Any = None):
+    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None, peers: Any = None):
         """`guard` (the lease check) is called before each action and, at the last moment, before every
         write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop. `peers`
         (reconcile/peers.py) is asked before each batch and about once a second while one runs whether
@@ -174,8 +178,9 @@ class Executor:
                     outcomes.put((None, exc))
                     return
 
-        threads = [threading.Thread(target=work, daemon=True, name=f"write-{i}")
-                   for i in range(min(self.workers, len(batch)))]
+        threads = [
+            threading.Thread(target=work, daemon=True, name=f"write-{i}") for i in range(min(self.workers, len(batch)))
+        ]
         for t in threads:
             t.start()
         try:
@@ -222,15 +227,19 @@ class Executor:
             raise
         except IncompleteError as exc:
             if is_fence_refusal(exc):
-                raise Fenced(f"the API server refused a write ({action.verb} {action.kind} {action.name}): "
-                             f"{exc}") from exc
+                raise Fenced(
+                    f"the API server refused a write ({action.verb} {action.kind} {action.name}): {exc}"
+                ) from exc
             if isinstance(exc, Forbidden):
                 cause = write_cause(action.verb, action.kind)
                 # the part after the object's name is the same for every object: one cause, said once
                 res.forbidden[cause] = (1, "forbidden: " + str(exc).split(" is forbidden: ", 1)[-1])
                 return res
-            if isinstance(exc, Unreachable) or isinstance(exc, ApiError) and (exc.status in (0, 429)
-                                                                              or exc.status >= 500):
+            if (
+                isinstance(exc, Unreachable)
+                or isinstance(exc, ApiError)
+                and (exc.status in (0, 429) or exc.status >= 500)
+            ):
                 raise  # the server is unreachable or unwell: stop the pass, not one error per action
             res.errors.append(f"{action.verb} {action.kind} {action.name}: {exc}")
             return res
@@ -256,8 +265,9 @@ class Executor:
     # ---- the owned writes -----------------------------------------------------------------------
     def _create_kcn(self, action: a.Action, res: Result) -> bool:
         try:
-            res.written.append((r.KERNEL_CACHE_NODES.plural, self.writer.create(r.KERNEL_CACHE_NODES,
-                                                                                action.body or {})))
+            res.written.append(
+                (r.KERNEL_CACHE_NODES.plural, self.writer.create(r.KERNEL_CACHE_NODES, action.body or {}))
+            )
         except Conflict:
             return self._overtaken(res, action, "already-exists", r.KERNEL_CACHE_NODES)
         return True
@@ -266,8 +276,9 @@ class Executor:
         if not action.uid or not action.resource_version:
             raise IncompleteError("refusing to delete without uid and resourceVersion preconditions")
         try:
-            self.writer.delete(r.KERNEL_CACHE_NODES, action.name, uid=action.uid,
-                               resource_version=action.resource_version)
+            self.writer.delete(
+                r.KERNEL_CACHE_NODES, action.name, uid=action.uid, resource_version=action.resource_version
+            )
         except NotFound:
             res.overtaken[(action.verb, action.kind, "already-gone")] += 1
             res.removed.append((r.KERNEL_CACHE_NODES.plural, "", action.name, action.uid))
@@ -282,8 +293,9 @@ class Executor:
         if action.resource_version:  # in a merge patch, a precondition: 409 if the DaemonSet changed since
             patch["metadata"] = {**dict(patch.get("metadata") or {}), "resourceVersion": action.resource_version}
         try:
-            res.written.append((r.DAEMONSETS.plural,
-                                self.writer.merge_patch(r.DAEMONSETS, action.name, patch, action.namespace)))
+            res.written.append(
+                (r.DAEMONSETS.plural, self.writer.merge_patch(r.DAEMONSETS, action.name, patch, action.namespace))
+            )
         except Conflict:
             return self._overtaken(res, action, "changed", r.DAEMONSETS)
         except NotFound:
@@ -294,8 +306,9 @@ class Executor:
 
     def _create_kernel_cache(self, action: a.Action, res: Result) -> bool:
         try:
-            res.written.append((r.KERNEL_CACHES.plural,
-                                self.writer.create(r.KERNEL_CACHES, action.body or {}, action.namespace)))
+            res.written.append(
+                (r.KERNEL_CACHES.plural, self.writer.create(r.KERNEL_CACHES, action.body or {}, action.namespace))
+            )
         except Conflict:  # someone (KServe's controller) created it: never overwrite
             return self._overtaken(res, action, "already-exists", r.KERNEL_CACHES)
         return True
@@ -308,14 +321,19 @@ class Executor:
         planned_session, planned_artifact = body.get("captureSessionID", ""), body.get("artifact")
         kc = KernelCache.from_dict(self.client.get(r.KERNEL_CACHES, action.related, ns))
         if artifact_key(planned_artifact) != artifact_key(kc.artifact.raw if kc.artifact else None):
-            raise ApiError(f"KernelCache {ns}/{action.related} artifact does not match KernelCacheCapture "
-                           f"{ns}/{action.name}", status=422)
+            raise ApiError(
+                f"KernelCache {ns}/{action.related} artifact does not match KernelCacheCapture {ns}/{action.name}",
+                status=422,
+            )
         for _attempt in range(5):
             raw = self.client.get(r.CAPTURES, action.name, ns)
             capture = Capture.from_dict(raw)
-            if not capture_complete(capture) or capture.artifact is None \
-                    or capture.runtime_result.get("captureSessionID", "") != planned_session \
-                    or artifact_key(capture.artifact.raw) != artifact_key(planned_artifact):
+            if (
+                not capture_complete(capture)
+                or capture.artifact is None
+                or capture.runtime_result.get("captureSessionID", "") != planned_session
+                or artifact_key(capture.artifact.raw) != artifact_key(planned_artifact)
+            ):
                 return False  # changed since the plan: the next pass decides again
             ref = capture.kernel_cache_ref
             if ref is not None and (ref.namespace, ref.name) == (ns, action.related):
@@ -339,13 +357,23 @@ class Executor:
         annotations = {SIGNATURE_ANNOTATION: action.signature} if action.signature else {}
         if known is None:
             body = {
-                "apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
                 "metadata": {"name": name, "namespace": ns, "annotations": annotations},
-                "eventTime": now, "type": "Warning", "reason": action.event_reason, "action": c.EVENT_ACTION_SELECT,
-                "note": action.message, "reportingController": REPORTING_CONTROLLER,
+                "eventTime": now,
+                "type": "Warning",
+                "reason": action.event_reason,
+                "action": c.EVENT_ACTION_SELECT,
+                "note": action.message,
+                "reportingController": REPORTING_CONTROLLER,
                 "reportingInstance": f"{REPORTING_CONTROLLER}-{self.instance}"[:128],
-                "regarding": {"apiVersion": c.API_VERSION, "kind": c.KIND_CAPTURE, "name": action.name,
-                              "namespace": ns, "uid": action.uid},
+                "regarding": {
+                    "apiVersion": c.API_VERSION,
+                    "kind": c.KIND_CAPTURE,
+                    "name": action.name,
+                    "namespace": ns,
+                    "uid": action.uid,
+                },
             }
             try:
                 self.series[name] = self.writer.create(EVENTS_V1, body, ns)
@@ -358,6 +386,9 @@ class Executor:
                     return False
         count = int(((known.get("series") or {}).get("count")) or 1) + 1
         self.series[name] = self.writer.merge_patch(
-            EVENTS_V1, name, {"metadata": {"annotations": annotations},
-                              "series": {"count": count, "lastObservedTime": now}}, ns)
+            EVENTS_V1,
+            name,
+            {"metadata": {"annotations": annotations}, "series": {"count": count, "lastObservedTime": now}},
+            ns,
+        )
         return True

@@ -92,10 +92,16 @@ class ForeignWrites(threading.Thread):
     """The last write by another controller to the objects of one list: `last()` is (manager, object, when
     on `clock`) or None."""
 
-    def __init__(self, client: Client, stop: threading.Event, res: r.Resource = r.KERNEL_CACHE_NODES,
-                 namespace: str | None = None, field_selector: str = "",
-                 clock: Callable[[], float] = time.monotonic,
-                 on_error: Callable[[BaseException], None] = lambda _exc: None):
+    def __init__(
+        self,
+        client: Client,
+        stop: threading.Event,
+        res: r.Resource = r.KERNEL_CACHE_NODES,
+        namespace: str | None = None,
+        field_selector: str = "",
+        clock: Callable[[], float] = time.monotonic,
+        on_error: Callable[[BaseException], None] = lambda _exc: None,
+    ):
         super().__init__(daemon=True, name=f"foreign-writes-{res.plural}")
         self.client, self.stop_event, self.clock, self.on_error = client, stop, clock, on_error
         self.res, self.namespace, self.field_selector = res, namespace, field_selector
@@ -115,9 +121,15 @@ class ForeignWrites(threading.Thread):
             try:
                 if not rv:
                     rv = self._seed()
-                for event in self.client.watch(self.res, rv, self.namespace, timeout_seconds=WATCH_TIMEOUT,
-                                               field_selector=self.field_selector, decode=_decoder.decode,
-                                               opened=self.watching.set):
+                for event in self.client.watch(
+                    self.res,
+                    rv,
+                    self.namespace,
+                    timeout_seconds=WATCH_TIMEOUT,
+                    field_selector=self.field_selector,
+                    decode=_decoder.decode,
+                    opened=self.watching.set,
+                ):
                     if self.stop_event.is_set():
                         return
                     if isinstance(event, _Event):
@@ -138,8 +150,9 @@ class ForeignWrites(threading.Thread):
         resourceVersion to watch from."""
         self._seen.clear()
         rv = ""
-        for page in self.client.list_pages(self.res, self.namespace, field_selector=self.field_selector,
-                                           decode=self._seed_page):
+        for page in self.client.list_pages(
+            self.res, self.namespace, field_selector=self.field_selector, decode=self._seed_page
+        ):
             rv = page.resource_version or rv
         return rv
 

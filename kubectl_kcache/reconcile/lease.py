@@ -56,8 +56,7 @@ class Tenure:
     It is the write guard itself: calling it checks, and `deadline()` gives the write guard's final check
     (in C, just before the system call) the time on `write_guard.now` after which nothing may be sent."""
 
-    def __init__(self, renew_deadline: float, clock: Callable[[], float] = write_guard.now,
-                 what: str = "the lease"):
+    def __init__(self, renew_deadline: float, clock: Callable[[], float] = write_guard.now, what: str = "the lease"):
         self.renew_deadline = renew_deadline
         self.clock = clock
         self.what = what
@@ -100,7 +99,9 @@ class Tenure:
         raise LostLeadership(
             f"leader election: {self.what} not renewed within the renew deadline "
             f"({self.renew_deadline:g}s since the last renewal was sent"
-            + (f", {self.clock() - self._sent:.1f}s ago" if self._sent > -math.inf else "") + "); not writing")
+            + (f", {self.clock() - self._sent:.1f}s ago" if self._sent > -math.inf else "")
+            + "); not writing"
+        )
 
 
 class Observation:
@@ -127,9 +128,18 @@ def _record(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 class LeaderElector:
-    def __init__(self, client: Client, namespace: str, name: str, lease_duration: float = 15.0,
-                 renew_deadline: float = 10.0, retry_period: float = 2.0, identity: str | None = None,
-                 clock: Callable[[], float] = write_guard.now, errors: ReadErrors | None = None):
+    def __init__(
+        self,
+        client: Client,
+        namespace: str,
+        name: str,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        identity: str | None = None,
+        clock: Callable[[], float] = write_guard.now,
+        errors: ReadErrors | None = None,
+    ):
         if renew_deadline >= lease_duration:
             raise ValueError("renew deadline must be shorter than the lease duration")
         self.client = copy.copy(client)  # each attempt gives up after the renew deadline (client-go: the same)
@@ -146,9 +156,9 @@ class LeaderElector:
         self.guard = self.tenure  # write_guard.abort_in_flight finds requests by it
         self.writer = self.client.guarded(self.guard)  # renewals and the release: only while the proof holds
         self.observed = Observation()
-        self.state = "candidate"   # candidate | leader | lost
-        self.holder = ""           # the holder last seen
-        self.vanished = False      # the Lease was deleted while this process held it
+        self.state = "candidate"  # candidate | leader | lost
+        self.holder = ""  # the holder last seen
+        self.vanished = False  # the Lease was deleted while this process held it
         self.last_holder_duration = 0.0  # another holder's lease duration, last seen (0: none, or released)
         self._lock = threading.Lock()
 
@@ -160,9 +170,13 @@ class LeaderElector:
     def _try_acquire_or_renew(self) -> bool:
         sent_at = self.clock()  # before any request: the proof never starts later than the renewal
         now = micro_time()
-        spec_new: dict[str, Any] = {"holderIdentity": self.identity,
-                                    "leaseDurationSeconds": int(math.ceil(self.lease_duration)),
-                                    "acquireTime": now, "renewTime": now, "leaseTransitions": 0}
+        spec_new: dict[str, Any] = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": int(math.ceil(self.lease_duration)),
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": 0,
+        }
         try:
             lease = self.client.get(r.LEASES, self.name, self.namespace)
         except NotFound:
@@ -177,8 +191,14 @@ class LeaderElector:
                 self.observed.see({"deleted": True}, self.clock())
                 if not self.observed.expired(self.clock(), self.last_holder_duration):
                     return False
-            body = label_lease({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec_new})
+            body = label_lease(
+                {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": self.name, "namespace": self.namespace},
+                    "spec": spec_new,
+                }
+            )
             try:
                 self.client.create(r.LEASES, body, self.namespace)
             except Conflict:

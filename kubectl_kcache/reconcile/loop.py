@@ -57,8 +57,8 @@ from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
 
-QUIET_PERIOD = 0.3   # seconds without new events before a pass starts
-MAX_DELAY = 2.0      # a pass starts at the latest this long after the first event of a burst
+QUIET_PERIOD = 0.3  # seconds without new events before a pass starts
+MAX_DELAY = 2.0  # a pass starts at the latest this long after the first event of a burst
 RECONNECTED = "reconnected"  # what an informer reports when its watch is accepted again after a break
 LIVENESS_STALL = 120.0  # /healthz fails when the loop has made no progress for this long
 
@@ -84,7 +84,8 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
     node = snapshot.node_by_name.get(session.node_name) if session and session.node_name else None
     cm = snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
     doc = {
-        "reason": action.event_reason, "message": action.message,
+        "reason": action.event_reason,
+        "message": action.message,
         "session": session.to_dict() if session else None,
         "node": dict(node.labels) if node else None,
         "groups": sorted((g.name, sorted(g.node_selector.items())) for g in snapshot.node_groups),
@@ -115,13 +116,21 @@ class Controller:
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
         self.metrics.relists = lambda: {inf.spec.plural: inf.relists for inf in self.informers}
-        self.metrics.decode_failures = lambda: {inf.spec.plural: (inf.decode_failures, len(inf.poisoned))
-                                                for inf in self.informers}
+        self.metrics.decode_failures = lambda: {
+            inf.spec.plural: (inf.decode_failures, len(inf.poisoned)) for inf in self.informers
+        }
         self.elector: LeaderElector | None = None
         if opts.leader_elect:
-            self.elector = LeaderElector(client, opts.lease_namespace, opts.lease_name, opts.lease_duration,
-                                         opts.renew_deadline, opts.retry_period, identity=self.identity,
-                                         errors=self.errors)
+            self.elector = LeaderElector(
+                client,
+                opts.lease_namespace,
+                opts.lease_name,
+                opts.lease_duration,
+                opts.renew_deadline,
+                opts.retry_period,
+                identity=self.identity,
+                errors=self.errors,
+            )
         own = (opts.lease_namespace, opts.lease_name) if opts.leader_elect else None
         self.peers = Peers(client, own, force=opts.force)
         self.executor = Executor(client, guard=self.elector.guard if self.elector else None, peers=self.peers)
@@ -173,8 +182,10 @@ class Controller:
             reasons.append("not watching (yet)")
         for inf in self.informers:
             if not inf.synced.is_set():
-                reasons.append(f"{inf.spec.plural}: "
-                               + (self.errors.current(_reader(inf)) or "not synced yet (listing or re-watching)"))
+                reasons.append(
+                    f"{inf.spec.plural}: "
+                    + (self.errors.current(_reader(inf)) or "not synced yet (listing or re-watching)")
+                )
             for why in inf.poison_lines():  # the store lacks it: no pass plans from it
                 reasons.append(f"{inf.spec.plural}: skipped, cannot be decoded: {why}")
         if self.elector is not None:
@@ -200,7 +211,8 @@ class Controller:
         if dep is not None and dep.ready_replicas > 0 and not self.opts.force:  # seen by the informer already
             raise ControllerActive(
                 f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
-                "ready replicas): not writing. Stop it first, or pass --force to write anyway.")
+                "ready replicas): not writing. Stop it first, or pass --force to write anyway."
+            )
         self.peers.check()  # and in any namespace, under any name; another kubectl-kcache controller
         events, signatures = [], {}
         for act in p.events:
@@ -224,8 +236,7 @@ class Controller:
             self.log(f"error: {err}")
         for cause, (n, message) in sorted(result.forbidden.items()):
             verb, resource = cause.split(" ", 1)
-            self.write_errors.failed(f"write {cause}", verb, resource,
-                                     Forbidden(message, 403))
+            self.write_errors.failed(f"write {cause}", verb, resource, Forbidden(message, 403))
             with self.metrics.lock:
                 self.metrics.errors += n
         for verb, kind in result.done:
@@ -235,8 +246,12 @@ class Controller:
         if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
-            self.log("already done or changed since planned (409/404, not retried): " + ", ".join(
-                f"{n} {verb} {kind} ({reason})" for (verb, kind, reason), n in sorted(result.overtaken.items())))
+            self.log(
+                "already done or changed since planned (409/404, not retried): "
+                + ", ".join(
+                    f"{n} {verb} {kind} ({reason})" for (verb, kind, reason), n in sorted(result.overtaken.items())
+                )
+            )
         return p, result
 
     def _update_stores(self, result: Result) -> None:
@@ -269,8 +284,12 @@ class Controller:
         if self.elector is not None and self.elector.confirm_holder():
             # said once, then with backoff, and on /readyz: if it lasts, the API server's copy of the Lease is
             # stale (kubernetes/kubernetes#133827: restart kube-apiserver)
-            self.write_errors.failed(FENCE_READER, "write", "as the Lease's holder", Forbidden(
-                f"{exc}; the Lease names this replica: the API server has not seen it yet, retrying", 403))
+            self.write_errors.failed(
+                FENCE_READER,
+                "write",
+                "as the Lease's holder",
+                Forbidden(f"{exc}; the Lease names this replica: the API server has not seen it yet, retrying", 403),
+            )
             self.changed("retry")
             self._back_off(0.5)
             return
@@ -286,8 +305,10 @@ class Controller:
             return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} was deleted; stopping"
         holder = self.elector.holder if self.elector else ""
         if holder and self.elector is not None and holder != self.elector.identity:
-            return f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; " \
-                   "stopping"
+            return (
+                f"lost leadership: lease {self.opts.lease_namespace}/{self.opts.lease_name} is held by {holder}; "
+                "stopping"
+            )
         return "lost leadership: the lease was not renewed within the renew deadline; stopping"
 
     # ---- modes ------------------------------------------------------------------------------------
@@ -307,9 +328,14 @@ class Controller:
 
     def _informer(self, spec: Any) -> Informer:
         reader = f"list/watch {spec.plural}"
-        inf = Informer(ClientListerWatcher(self.client, spec), spec, stop=self.stop, on_change=self.changed,
-                       on_error=lambda verb, exc: self.errors.failed(reader, verb, spec.plural, exc),
-                       on_ok=lambda: self.errors.ok(reader))
+        inf = Informer(
+            ClientListerWatcher(self.client, spec),
+            spec,
+            stop=self.stop,
+            on_change=self.changed,
+            on_error=lambda verb, exc: self.errors.failed(reader, verb, spec.plural, exc),
+            on_ok=lambda: self.errors.ok(reader),
+        )
         return inf
 
     def _current(self) -> bool:

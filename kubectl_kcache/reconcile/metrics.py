@@ -39,22 +39,31 @@ class Metrics:
             actions = family("actions_total", "counter", "Actions applied, by verb and kind.")
             for (verb, kind), n in sorted(self.actions.items()):
                 actions.add(n, verb=verb, kind=kind)
-            overtaken = family("actions_overtaken_total", "counter", "Writes answered 409 or 404: already done by "
-                               "someone else (already-exists, already-gone) or the object changed since the plan "
-                               "(changed).")
+            overtaken = family(
+                "actions_overtaken_total",
+                "counter",
+                "Writes answered 409 or 404: already done by "
+                "someone else (already-exists, already-gone) or the object changed since the plan "
+                "(changed).",
+            )
             for (verb, kind, reason), n in sorted(self.overtaken.items()):
                 overtaken.add(n, verb=verb, kind=kind, reason=reason)
-            relists = family("relists_total", "counter", "Lists restarted (410 Gone, or after a failed list), by "
-                             "resource.")
+            relists = family(
+                "relists_total", "counter", "Lists restarted (410 Gone, or after a failed list), by resource."
+            )
             for res, n in sorted(self.relists().items()):
                 relists.add(n, resource=res)
-            read_errors = family("read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource "
-                                 "and reason.")
+            read_errors = family(
+                "read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource and reason."
+            )
             for (res, reason), n in sorted(self.read_errors.items()):
                 read_errors.add(n, resource=res, reason=reason)
             undecodable = self.decode_failures()
-            failures = family("decode_failures_total", "counter", "Objects or events skipped because they could not "
-                              "be decoded, by resource.")
+            failures = family(
+                "decode_failures_total",
+                "counter",
+                "Objects or events skipped because they could not be decoded, by resource.",
+            )
             for res, (total, _) in sorted(undecodable.items()):
                 failures.add(total, resource=res)
             now = family("undecodable_objects", "gauge", "Objects that cannot be decoded now (skipped), by resource.")

@@ -37,8 +37,13 @@ class ControllerActive(IncompleteError):
 
 
 class Peers:
-    def __init__(self, client: Client, own_lease: tuple[str, str] | None, force: bool = False,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        client: Client,
+        own_lease: tuple[str, str] | None,
+        force: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         # a short budget: a check runs inside a batch, which must stay able to stop at once when the Lease
         # is lost (a partitioned server answers nothing; a check that cannot be made stops the batch)
         self.watch_client = client
@@ -70,8 +75,15 @@ class Peers:
             stop = threading.Event()
             self.foreign = [
                 ForeignWrites(self.watch_client, stop, r.KERNEL_CACHE_NODES, clock=self.clock),
-                ForeignWrites(self.watch_client, stop, r.DAEMONSETS, c.KSERVE_NAMESPACE,
-                              field_selector=f"metadata.name={c.AGENT_DAEMONSET}", clock=self.clock)]
+                ForeignWrites(
+                    self.watch_client,
+                    stop,
+                    r.DAEMONSETS,
+                    c.KSERVE_NAMESPACE,
+                    field_selector=f"metadata.name={c.AGENT_DAEMONSET}",
+                    clock=self.clock,
+                ),
+            ]
             for watcher in self.foreign:
                 watcher.start()
         seen = [x for x in (w.last() for w in self.foreign) if x is not None]
@@ -81,18 +93,23 @@ class Peers:
             raise ControllerActive(
                 f"another controller writes what reconcile owns (field manager {manager!r} wrote {what} "
                 f"{self.clock() - at:.0f}s ago): not writing. Stop it first (KServe's controller?), or pass "
-                "--force to write anyway.")
+                "--force to write anyway."
+            )
 
     def _kserve_controller(self) -> None:
         for dep in self.client.list_all(r.DEPLOYMENTS, None).items:
             md, spec = dep.get("metadata") or {}, dep.get("spec") or {}
             containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-            why = kserve.why_controller(str(md.get("name") or ""), md.get("labels") or {},
-                                        (str(x.get("image") or "") for x in containers if isinstance(x, dict)))
+            why = kserve.why_controller(
+                str(md.get("name") or ""),
+                md.get("labels") or {},
+                (str(x.get("image") or "") for x in containers if isinstance(x, dict)),
+            )
             if why and int((dep.get("status") or {}).get("readyReplicas") or 0) > 0:
                 raise ControllerActive(
                     f"KServe's controller is active (Deployment {md.get('namespace')}/{md.get('name')} has ready "
-                    f"replicas; {why}): not writing. Stop it first, or pass --force to write anyway.")
+                    f"replicas; {why}): not writing. Stop it first, or pass --force to write anyway."
+                )
 
     def _kserve_lease(self) -> None:
         """KServe's controller with --leader-elect holds its Lease wherever it runs, even where its Deployment
@@ -104,14 +121,16 @@ class Peers:
                 if spec.get("holderIdentity") and self._held_now(ref, spec):
                     raise ControllerActive(
                         f"KServe's controller is active (it holds Lease {ref[0]}/{ref[1]}: {spec['holderIdentity']})"
-                        ": not writing. Stop it first, or pass --force to write anyway.")
+                        ": not writing. Stop it first, or pass --force to write anyway."
+                    )
 
     def _held_now(self, ref: tuple[str, str], spec: dict[str, Any]) -> bool:
         """A Lease is held while its record changes within its duration, by our own clock (a candidate's
         rule: no timestamps of another machine are compared); one first seen counts as just renewed."""
         now = self.clock()
-        record = json.dumps({k: spec.get(k) for k in ("holderIdentity", "renewTime", "leaseTransitions")},
-                            sort_keys=True, default=str)
+        record = json.dumps(
+            {k: spec.get(k) for k in ("holderIdentity", "renewTime", "leaseTransitions")}, sort_keys=True, default=str
+        )
         seen = self._seen.get(ref)
         if seen is None or seen[0] != record:
             self._seen[ref] = seen = (record, now)
@@ -145,7 +164,8 @@ class Peers:
                 raise ControllerActive(
                     f"another kubectl-kcache controller holds Lease {ref[0]}/{ref[1]} ({spec['holderIdentity']}): "
                     "not writing. Run one controller (the same --leader-elect-name and namespace for every "
-                    "replica).")
+                    "replica)."
+                )
 
 
 def label_lease(body: dict[str, Any]) -> dict[str, Any]:

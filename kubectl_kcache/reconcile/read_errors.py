@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ..errors import ApiError, Forbidden, Gone, NotFound, Unreachable
 
-FIRST_REPEAT = 30.0   # seconds before a cause that persists is logged again
-MAX_REPEAT = 600.0    # the interval doubles up to this
+FIRST_REPEAT = 30.0  # seconds before a cause that persists is logged again
+MAX_REPEAT = 600.0  # the interval doubles up to this
 
 
 def reason_of(exc: BaseException) -> str:
@@ -57,8 +57,13 @@ class _Failing:
 
 
 class ReadErrors:
-    def __init__(self, log: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
-                 first_repeat: float = FIRST_REPEAT, max_repeat: float = MAX_REPEAT):
+    def __init__(
+        self,
+        log: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        first_repeat: float = FIRST_REPEAT,
+        max_repeat: float = MAX_REPEAT,
+    ):
         self.log = log
         self.clock = clock
         self.first_repeat = first_repeat
@@ -90,8 +95,9 @@ class ReadErrors:
         with self._lock:
             state = self._failing.pop(reader, None)
         if state is not None:
-            self.log(f"{reader}: working again after {state.count} failed attempt(s) in "
-                     f"{self.clock() - state.since:.0f}s")
+            self.log(
+                f"{reader}: working again after {state.count} failed attempt(s) in {self.clock() - state.since:.0f}s"
+            )
 
     def current(self, reader: str) -> str:
         """What is wrong with `reader` now ("" when its last attempt worked)."""

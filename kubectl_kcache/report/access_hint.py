@@ -51,8 +51,10 @@ def access_hint(refused: list[Refused], impersonated: bool) -> str:
     if not user:  # the refusal does not say whom it refused (a file's record of reads without the message)
         return ""
     if user == ANONYMOUS:  # no credentials reached the server: a role for everyone is not the answer
-        return (f"the API server took the requests as {ANONYMOUS}: no credentials it accepts were sent (check the "
-                "kubeconfig's user, or give --token, or --client-certificate and --client-key)")
+        return (
+            f"the API server took the requests as {ANONYMOUS}: no credentials it accepts were sent (check the "
+            "kubeconfig's user, or give --token, or --client-certificate and --client-key)"
+        )
     unique = _unique(refused)
     first = unique[0]
     scope = ["-n", first.namespace] if first.namespace else []
@@ -85,5 +87,13 @@ def _unique(refused: list[Refused]) -> list[Refused]:
 
 def from_reads(reads: Iterable[object]) -> list[Refused]:
     """The forbidden reads of a snapshot (reads.Read records)."""
-    return [Refused(getattr(r, "verb", "list"), getattr(r, "resource", ""), getattr(r, "namespace", None),
-                    getattr(r, "message", "")) for r in reads if getattr(r, "status", "") == "forbidden"]
+    return [
+        Refused(
+            getattr(r, "verb", "list"),
+            getattr(r, "resource", ""),
+            getattr(r, "namespace", None),
+            getattr(r, "message", ""),
+        )
+        for r in reads
+        if getattr(r, "status", "") == "forbidden"
+    ]

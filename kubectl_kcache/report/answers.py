@@ -70,16 +70,18 @@ def render_why_not_cached_wide(why: Any, out: TextIO, *, color: bool = False, wi
 
 
 @renderer("tree", kind=HIT_RATE, order=0, wants=("source", "width"))
-def render_hit_rate(fleet: Any, out: TextIO, *, color: bool = False, source: Any = None,
-                    width: int | None = None) -> None:
+def render_hit_rate(
+    fleet: Any, out: TextIO, *, color: bool = False, source: Any = None, width: int | None = None
+) -> None:
     from .hit_rate_table import render_hit_rate as render
 
     render(fleet, source, out, color=color, width=width)
 
 
 @renderer("wide", kind=HIT_RATE, order=1, wants=("source", "width"))
-def render_hit_rate_wide(fleet: Any, out: TextIO, *, color: bool = False, source: Any = None,
-                         width: int | None = None) -> None:
+def render_hit_rate_wide(
+    fleet: Any, out: TextIO, *, color: bool = False, source: Any = None, width: int | None = None
+) -> None:
     from .hit_rate_table import render_hit_rate as render
 
     render(fleet, source, out, color=color, width=width, wide=True)

@@ -94,8 +94,16 @@ def check_groups(report: DoctorReport) -> list[CheckGroup]:
         by_check.setdefault(finding.check, []).append(finding)
     groups = []
     for result in report.checks:
-        groups.append(CheckGroup(result.id, report.titles.get(result.id, ""), result.status, result.reason,
-                                 tuple(by_check.pop(result.id, ())), result))
+        groups.append(
+            CheckGroup(
+                result.id,
+                report.titles.get(result.id, ""),
+                result.status,
+                result.reason,
+                tuple(by_check.pop(result.id, ())),
+                result,
+            )
+        )
     for check_id, findings in by_check.items():
         status = "fail" if any(not f.suppressed for f in findings) else "pass"
         groups.append(CheckGroup(check_id, report.titles.get(check_id, ""), status, "", tuple(findings)))
@@ -121,13 +129,18 @@ def summary_line(report: DoctorReport) -> str:
     it needed (skipped) or could use (partial) makes the report incomplete: without findings the line says so
     first and never reads healthy."""
     s = report.summary()
-    counts = [plural(s[key], word) for key, word in (("errors", "error"), ("warnings", "warning"),
-                                                     ("infos", "info")) if s[key]]
+    counts = [
+        plural(s[key], word)
+        for key, word in (("errors", "error"), ("warnings", "warning"), ("infos", "info"))
+        if s[key]
+    ]
     suppressed = [f"{s['suppressed']} suppressed"] if s["suppressed"] else []
     if s["incomplete"] and not counts:
         tail = f" ({suppressed[0]})" if suppressed else ""
-        return (f"incomplete: {s['incomplete']} of {plural(s['checks'], 'check')} could not read everything they "
-                f"need; no problems found in what could be read{tail}")
+        return (
+            f"incomplete: {s['incomplete']} of {plural(s['checks'], 'check')} could not read everything they "
+            f"need; no problems found in what could be read{tail}"
+        )
     extras = [f"{s[key]} {key}" for key in ("skipped", "incomplete") if s[key]] + suppressed
     head = ", ".join(counts) if counts else "no problems found"
     tail = f" ({', '.join(extras)})" if extras else ""

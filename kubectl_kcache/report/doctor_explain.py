@@ -19,14 +19,18 @@ def find_code(text: str) -> tuple[CheckSpec, Code | None]:
     specs = {s.id: s for s in all_checks()}
     spec = specs.get(check_id)
     if spec is None:
-        raise InputError(f"explain: unknown code {text!r}: a code is check/code, e.g. kcn-missing/missing; "
-                         f"the checks: {', '.join(specs)} (see {CATALOGUE})")
+        raise InputError(
+            f"explain: unknown code {text!r}: a code is check/code, e.g. kcn-missing/missing; "
+            f"the checks: {', '.join(specs)} (see {CATALOGUE})"
+        )
     if not code_id:
         return spec, None
     code = spec.code(code_id)
     if code is None:
-        raise InputError(f"explain: unknown code {text!r}; the codes of {check_id}: "
-                         f"{', '.join(f'{check_id}/{x.id}' for x in spec.codes)}")
+        raise InputError(
+            f"explain: unknown code {text!r}; the codes of {check_id}: "
+            f"{', '.join(f'{check_id}/{x.id}' for x in spec.codes)}"
+        )
     return spec, code
 
 
@@ -42,8 +46,10 @@ def explain_text(text: str, width: int | None, *, color: bool = False) -> str:
         out.extend(lines[1:])
 
     if code:
-        out.append(f"{layout.paint(code.severity, style.get(code.severity, 'bold'), color)}"
-                   f"[{layout.paint(head, 'bold', color)}]: {code.summary}")
+        out.append(
+            f"{layout.paint(code.severity, style.get(code.severity, 'bold'), color)}"
+            f"[{layout.paint(head, 'bold', color)}]: {code.summary}"
+        )
         para(f"check {spec.id}: {spec.title}", indent=4)
     else:
         out.append(f"{layout.paint(head, 'bold', color)}: {spec.title}")
@@ -57,7 +63,7 @@ def explain_text(text: str, width: int | None, *, color: bool = False) -> str:
         bullet = block[:2] if block[:2] in ("* ", "- ") else ""
         if not bullet or not out[-1].startswith(("* ", "- ")):
             out.append("")
-        para(block[len(bullet):], indent=len(bullet), first=bullet)
+        para(block[len(bullet) :], indent=len(bullet), first=bullet)
     out.append("")
     para(f"See {CATALOGUE}#{head}; run only this with:")
     out.append(f"  kubectl kcache doctor --only {head}")

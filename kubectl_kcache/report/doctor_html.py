@@ -69,14 +69,26 @@ def e(value: Any) -> str:
 
 
 @renderer("html", order=50, wants=("status", "provenance", "run", "fleet"))
-def render_html(report: DoctorReport, out: TextIO, *, color: bool = False, status: FleetStatus | str | None = None,
-                provenance: Provenance | None = None, run: dict[str, str] | None = None,
-                fleet: FleetHitRate | str | None = None) -> None:
+def render_html(
+    report: DoctorReport,
+    out: TextIO,
+    *,
+    color: bool = False,
+    status: FleetStatus | str | None = None,
+    provenance: Provenance | None = None,
+    run: dict[str, str] | None = None,
+    fleet: FleetHitRate | str | None = None,
+) -> None:
     write_text(out, page(report, status, provenance, run, fleet))
 
 
-def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Provenance | None,
-         run: dict[str, str] | None = None, fleet: FleetHitRate | str | None = None) -> str:
+def page(
+    report: DoctorReport,
+    status: FleetStatus | str | None,
+    provenance: Provenance | None,
+    run: dict[str, str] | None = None,
+    fleet: FleetHitRate | str | None = None,
+) -> str:
     """`run`: what the page says about how it was made: `kubernetes` (the API server's version), `context`
     (the kubeconfig context), `command` (the exact command line). `fleet`: the serving pods' hit rate."""
     checks = worst_first(check_groups(report))
@@ -98,7 +110,7 @@ def page(report: DoctorReport, status: FleetStatus | str | None, provenance: Pro
         _findings(checks),
         _checks(checks),
         _suppressed(checks),
-        f'<footer>kubectl-kcache {e(__version__)} · <code>kubectl kcache doctor -o html</code></footer>',
+        f"<footer>kubectl-kcache {e(__version__)} · <code>kubectl kcache doctor -o html</code></footer>",
         "</main>",
         f"<script>{SCRIPT}</script>",
         "</body></html>",
@@ -142,23 +154,34 @@ def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
     level = "error" if s["errors"] else "warning" if s["warnings"] else "incomplete" if s["incomplete"] else "ok"
     if report.incomplete:  # no verdict on data not read: the page says so before anything else
         unread = sorted({u for c in report.checks for u in c.unread})
-        verdict = (f"incomplete: no verdict. {plural(s['incomplete'], 'check')} could not read: {'; '.join(unread)}. "
-                   f"{verdict}")
+        verdict = (
+            f"incomplete: no verdict. {plural(s['incomplete'], 'check')} could not read: {'; '.join(unread)}. {verdict}"
+        )
         level = "incomplete"
-    tiles = [(s["errors"], "error", "errors"), (s["warnings"], "warning", "warnings"), (s["infos"], "info", "infos"),
-             (s["checks"], "neutral", "checks"), (s["skipped"], "skipped", "skipped"),
-             (s["suppressed"], "neutral", "suppressed")]
-    cells = "".join(f'<div class="tile {cls}{" zero" if not n else ""}"><b>{n}</b><span>{word}</span></div>'
-                    for n, cls, word in tiles)
+    tiles = [
+        (s["errors"], "error", "errors"),
+        (s["warnings"], "warning", "warnings"),
+        (s["infos"], "info", "infos"),
+        (s["checks"], "neutral", "checks"),
+        (s["skipped"], "skipped", "skipped"),
+        (s["suppressed"], "neutral", "suppressed"),
+    ]
+    cells = "".join(
+        f'<div class="tile {cls}{" zero" if not n else ""}"><b>{n}</b><span>{word}</span></div>'
+        for n, cls, word in tiles
+    )
     failing = worst_first([c for c in checks if c.active])
-    links = "".join(f'<a class="chip {e(_worst(c))}" href="#check-{e(c.id)}">{e(c.id)} <b>{len(c.active)}</b></a>'
-                    for c in failing)
+    links = "".join(
+        f'<a class="chip {e(_worst(c))}" href="#check-{e(c.id)}">{e(c.id)} <b>{len(c.active)}</b></a>' for c in failing
+    )
     skipped = [c for c in checks if c.status == "skipped"]
     links += "".join(f'<a class="chip skipped" href="#checks">{e(c.id)} skipped</a>' for c in skipped)
     chips = f'<p class="chips">{links}</p>' if links else ""
-    return (f'<section id="summary"><p class="verdict {level}">{e(verdict)}</p>'
-            f'<div class="tiles">{cells}</div>{chips}'
-            f'<p class="muted">{report.object_count} objects read · <a href="#checks">all checks</a></p></section>')
+    return (
+        f'<section id="summary"><p class="verdict {level}">{e(verdict)}</p>'
+        f'<div class="tiles">{cells}</div>{chips}'
+        f'<p class="muted">{report.object_count} objects read · <a href="#checks">all checks</a></p></section>'
+    )
 
 
 def _worst(check: CheckGroup) -> str:
@@ -169,22 +192,28 @@ def _worst(check: CheckGroup) -> str:
 def _checks(checks: list[CheckGroup]) -> str:
     rows = []
     for c in checks:
-        found = str(len(c.active)) + (f" <span class=muted>+{len(c.suppressed)} suppressed</span>"
-                                      if c.suppressed else "")
+        found = str(len(c.active)) + (
+            f" <span class=muted>+{len(c.suppressed)} suppressed</span>" if c.suppressed else ""
+        )
         link = f'<a href="#check-{e(c.id)}">{e(c.id)}</a>' if c.active else e(c.id)
-        rows.append(f'<tr class="st-{e(c.status)}"><td><span class="badge st-{e(c.status)}">'
-                    f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td><code>{link}</code></td>"
-                    f"<td>{e(c.title)}</td><td class=num>{found}</td><td class=reason>{e(c.reason)}</td></tr>")
-    return ('<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr>'
-            "<th>status</th><th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></div></section>")
+        rows.append(
+            f'<tr class="st-{e(c.status)}"><td><span class="badge st-{e(c.status)}">'
+            f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td><code>{link}</code></td>"
+            f"<td>{e(c.title)}</td><td class=num>{found}</td><td class=reason>{e(c.reason)}</td></tr>"
+        )
+    return (
+        '<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr>'
+        "<th>status</th><th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div></section>"
+    )
 
 
 # ---- the fleet ----------------------------------------------------------------------------------------
 
 
 def _fleet(status: FleetStatus | str | None) -> str:
-    head = "<section id=\"fleet\"><h2>Fleet status</h2>"
+    head = '<section id="fleet"><h2>Fleet status</h2>'
     if status is None:
         return ""
     if isinstance(status, str):
@@ -206,13 +235,17 @@ def _groups_table(status: FleetStatus) -> str:
             f"<td class=num>{g.kernel_cache_nodes}</td>"
             f"<td class='num{' bad' if g.kernel_cache_nodes_missing else ''}'>{g.kernel_cache_nodes_missing}</td>"
             f"<td class='num {agents}'>{g.agent_ready}/{g.agent_desired}</td>"
-            f"<td class=num>{g.assigned_caches}</td></tr>")
-    return ('<h3>Node groups</h3><div class="scroll"><table class="groups"><thead><tr><th>group</th><th>selector</th>'
-            "<th>members</th><th>Ready</th><th>NotReady</th><th>cordoned</th>"
-            '<th title="KernelCacheNodes present">KCN</th><th title="member nodes without a KernelCacheNode">'
-            'KCN missing</th><th title="agent pods Running and Ready / member nodes">agents</th>'
-            '<th title="KernelCaches whose group this is">caches</th></tr></thead><tbody>' + "".join(rows)
-            + "</tbody></table></div>")
+            f"<td class=num>{g.assigned_caches}</td></tr>"
+        )
+    return (
+        '<h3>Node groups</h3><div class="scroll"><table class="groups"><thead><tr><th>group</th><th>selector</th>'
+        "<th>members</th><th>Ready</th><th>NotReady</th><th>cordoned</th>"
+        '<th title="KernelCacheNodes present">KCN</th><th title="member nodes without a KernelCacheNode">'
+        'KCN missing</th><th title="agent pods Running and Ready / member nodes">agents</th>'
+        '<th title="KernelCaches whose group this is">caches</th></tr></thead><tbody>'
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
 
 
 def _selector(selector: Mapping[str, str]) -> str:
@@ -239,8 +272,14 @@ def _heatmap(status: FleetStatus) -> str:
     group_index = {g.name: i for i, g in enumerate(columns)}
 
     def row_class(cache: str, groups: Iterable[str]) -> str:
-        return " ".join(["hrow", f"ns-{ns_index[cache.partition('/')[0]]}",
-                         *(f"g-{group_index[g]}" for g in groups if g in group_index)])
+        return " ".join(
+            [
+                "hrow",
+                f"ns-{ns_index[cache.partition('/')[0]]}",
+                *(f"g-{group_index[g]}" for g in groups if g in group_index),
+            ]
+        )
+
     legend = "".join(f'<span><i class="seg {SEGMENT_CLASSES[s]}"></i>{s}</span>' for s in SEGMENTS)
     body = []
     if len(columns) <= MATRIX_GROUPS:
@@ -248,25 +287,28 @@ def _heatmap(status: FleetStatus) -> str:
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
             tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
-            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row>{_cache_name(cache)}</th>'
-                        f"{tds}</tr>")
+            body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row>{_cache_name(cache)}</th>{tds}</tr>')
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
             for index, (g, cell) in enumerate(cells):
                 name = _cache_name(cache) if index == 0 else ""
-                body.append(f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
-
-                            f"{_heat_cell(g, cell)}</tr>")
+                body.append(
+                    f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
+                    f"{_heat_cell(g, cell)}</tr>"
+                )
         head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
-    return ("<h3>KernelCaches by group</h3>"
-            "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
-            "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "
-            "A dashed cell is not the KernelCache's own group.</p>"
-            "<p class=muted>Worst first: KernelCaches with an Error entry, then by the share of members Ready.</p>"
-            f'<p class="legend">{legend}</p><div class="heatwrap">'
-            + _filters(namespaces, [g.name for g in columns]) +
-            f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
-            + "".join(body) + "</tbody></table></div></div>")
+    return (
+        "<h3>KernelCaches by group</h3>"
+        "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
+        "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "
+        "A dashed cell is not the KernelCache's own group.</p>"
+        "<p class=muted>Worst first: KernelCaches with an Error entry, then by the share of members Ready.</p>"
+        f'<p class="legend">{legend}</p><div class="heatwrap">'
+        + _filters(namespaces, [g.name for g in columns])
+        + f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
+        + "".join(body)
+        + "</tbody></table></div></div>"
+    )
 
 
 def _badness(cells: list[tuple[GroupStatus, CacheCell]]) -> tuple[int, float]:
@@ -288,18 +330,23 @@ def _filters(namespaces: list[str], groups: list[str]) -> str:
     """Radio buttons that hide the heatmap's other rows, with CSS only (the page runs no script for it)."""
     if len(namespaces) < 2 and len(groups) < 2:
         return ""
-    buttons = ['<input type="radio" name="hf" id="hf-all" class="hf" checked>'
-               '<label class="flt" for="hf-all">all</label>']
+    buttons = [
+        '<input type="radio" name="hf" id="hf-all" class="hf" checked><label class="flt" for="hf-all">all</label>'
+    ]
     rules = []
     for prefix, word, values in (("ns", "namespace", namespaces), ("g", "group", groups)):
         if len(values) < 2 or len(values) > FILTER_LIMIT:
             continue
         for i, value in enumerate(values):
             ident = f"hf-{prefix}-{i}"
-            buttons.append(f'<input type="radio" name="hf" id="{ident}" class="hf">'
-                           f'<label class="flt" for="{ident}">{word} <b>{e(value)}</b></label>')
-            rules.append(f"#{ident}:checked~.scroll tr.hrow:not(.{prefix}-{i}){{display:none}}"
-                         f"#{ident}:checked+label{{background:var(--fg);color:#fff}}")
+            buttons.append(
+                f'<input type="radio" name="hf" id="{ident}" class="hf">'
+                f'<label class="flt" for="{ident}">{word} <b>{e(value)}</b></label>'
+            )
+            rules.append(
+                f"#{ident}:checked~.scroll tr.hrow:not(.{prefix}-{i}){{display:none}}"
+                f"#{ident}:checked+label{{background:var(--fg);color:#fff}}"
+            )
     rules.append("#hf-all:checked+label{background:var(--fg);color:#fff}")
     # the inputs are siblings of the table's box: `:checked ~ .scroll` needs no script
     return f'<style>{"".join(rules)}</style><span class="muted">filter: </span>' + "".join(buttons)
@@ -314,13 +361,19 @@ def _heat_cell(group: GroupStatus, cell: CacheCell | None) -> str:
     style = f"background:hsl({hue},62%,{88 if members else 96}%)"
     classes = "cell" + ("" if cell.assigned else " other") + (" has-error" if counts[ERROR] else "")
     detail = ", ".join(f"{counts[s]} {s}" for s in SEGMENTS if counts[s]) or "no member"
-    bar = "".join(f'<i class="seg {SEGMENT_CLASSES[s]}" style="width:{100 * counts[s] / members:.1f}%"></i>'
-                  for s in SEGMENTS if counts[s] and members)
+    bar = "".join(
+        f'<i class="seg {SEGMENT_CLASSES[s]}" style="width:{100 * counts[s] / members:.1f}%"></i>'
+        for s in SEGMENTS
+        if counts[s] and members
+    )
     numbers = [f"<b>{counts[READY]}/{members}</b> ready"]
-    numbers += [f'<span class="n {SEGMENT_CLASSES[s]}">{counts[s]} {s}</span>' for s in (PULLING, PENDING, ERROR)
-                if counts[s]]
-    return (f'<td class="{classes}" style="{style}" title="{e(group.name)}: {e(detail)}">'
-            f'{" ".join(numbers)}<div class="bar">{bar}</div></td>')
+    numbers += [
+        f'<span class="n {SEGMENT_CLASSES[s]}">{counts[s]} {s}</span>' for s in (PULLING, PENDING, ERROR) if counts[s]
+    ]
+    return (
+        f'<td class="{classes}" style="{style}" title="{e(group.name)}: {e(detail)}">'
+        f'{" ".join(numbers)}<div class="bar">{bar}</div></td>'
+    )
 
 
 def _unassigned(status: FleetStatus) -> str:
@@ -337,8 +390,11 @@ def _findings(checks: list[CheckGroup]) -> str:
     active = [c for c in checks if c.active]
     if not active:
         return '<section id="findings"><h2>Findings</h2><p class="ok-text">No findings.</p></section>'
-    return ('<section id="findings"><h2>Findings</h2>'
-            + "".join(_check_section(c, c.active, anchor=True) for c in active) + "</section>")
+    return (
+        '<section id="findings"><h2>Findings</h2>'
+        + "".join(_check_section(c, c.active, anchor=True) for c in active)
+        + "</section>"
+    )
 
 
 def _suppressed(checks: list[CheckGroup]) -> str:
@@ -347,8 +403,10 @@ def _suppressed(checks: list[CheckGroup]) -> str:
         return ""
     n = sum(len(c.suppressed) for c in checks)
     inner = "".join(_check_section(c, c.suppressed, anchor=False) for c in quiet)
-    return (f'<section id="suppressed"><details><summary><h2>Suppressed findings ({n})</h2></summary>{inner}'
-            "</details></section>")
+    return (
+        f'<section id="suppressed"><details><summary><h2>Suppressed findings ({n})</h2></summary>{inner}'
+        "</details></section>"
+    )
 
 
 def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bool) -> str:
@@ -356,8 +414,10 @@ def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bo
     count = sum(len(g.findings) for g in groups)
     ident = f' id="check-{e(check.id)}"' if anchor else ""
     title = f" <span>{e(check.title)}</span>" if check.title else ""
-    return (f'<section class="check"{ident}><h3><code>{e(check.id)}</code>{title}'
-            f'<small>{plural(count, "finding")}</small></h3>' + "".join(_finding(g) for g in groups) + "</section>")
+    return (
+        f'<section class="check"{ident}><h3><code>{e(check.id)}</code>{title}'
+        f"<small>{plural(count, 'finding')}</small></h3>" + "".join(_finding(g) for g in groups) + "</section>"
+    )
 
 
 def _finding(group: FindingGroup) -> str:
@@ -366,19 +426,22 @@ def _finding(group: FindingGroup) -> str:
     code = f'<a class="code" href="{CATALOGUE_URL}#{e(f.full_code)}"><code>{e(f.full_code)}</code></a>'
     where = f' <span class="group">group <b>{e(f.group)}</b></span>' if f.group else ""
     if group.grouped:
-        head = (f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-                f'<span class="obj">{e(group.kinds)}</span>{where}</div>')
+        head = (
+            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
+            f'<span class="obj">{e(group.kinds)}</span>{where}</div>'
+        )
         body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span></p>'
         hint = group.hint
         extra = ""
         if f.lister:
             extra += f'<p class="next">all {len(group.findings)}:</p><pre><code>{e(f.lister)}</code></pre>'
         items = "".join(_object_item(x, hint) for x in group.findings)
-        extra += (f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol>'
-                  "</details>")
+        extra += f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol></details>'
     else:
-        head = (f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-                f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>')
+        head = (
+            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
+            f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>'
+        )
         body = f'<p class="msg">{e(f.message)}</p>' + _evidence(f.evidence)
         hint = f.hint
         extra = ""
@@ -390,8 +453,9 @@ def _finding(group: FindingGroup) -> str:
 def _object_item(f: Finding, shared_hint: str) -> str:
     """One object of a grouped finding: its message, evidence and, when it has its own, its next command."""
     hint = f"<pre><code>{e(f.hint)}</code></pre>" if f.hint and f.hint != shared_hint else ""
-    return (f"<li><code>{e(object_path(f.object))}</code><p class=msg>{e(f.message)}</p>{_evidence(f.evidence)}"
-            f"{hint}</li>")
+    return (
+        f"<li><code>{e(object_path(f.object))}</code><p class=msg>{e(f.message)}</p>{_evidence(f.evidence)}{hint}</li>"
+    )
 
 
 def _evidence(evidence: Iterable[str]) -> str:
@@ -401,8 +465,10 @@ def _evidence(evidence: Iterable[str]) -> str:
 
 # ---- style and script -------------------------------------------------------------------------------------
 
-SCRIPT = ("window.addEventListener('beforeprint',function(){"
-          "document.querySelectorAll('details').forEach(function(d){d.open=true;});});")
+SCRIPT = (
+    "window.addEventListener('beforeprint',function(){"
+    "document.querySelectorAll('details').forEach(function(d){d.open=true;});});"
+)
 
 STYLE = """
 :root{--fg:#1b1f24;--muted:#5f6b7a;--line:#d9dee5;--bg:#f6f8fa;--card:#fff;--error:#c62828;--warning:#a05a00;

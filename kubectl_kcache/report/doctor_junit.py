@@ -38,18 +38,23 @@ def render_junit(report: DoctorReport, out: TextIO, *, color: bool = False) -> N
     groups = check_groups(report)
     skipped = sum(g.status in NOT_RUN for g in groups)
     failures = sum(g.failed and g.status not in NOT_RUN for g in groups)
-    counts = {"tests": str(len(groups)), "failures": str(failures), "errors": "0", "skipped": str(skipped),
-              "time": "0"}
+    counts = {"tests": str(len(groups)), "failures": str(failures), "errors": "0", "skipped": str(skipped), "time": "0"}
 
     root = ET.Element("testsuites", {"name": SUITE_NAME, **counts})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **counts})
     properties = ET.SubElement(suite, "properties")
     prov = report.provenance
-    for name, value in (("cluster", report.cluster), ("source", report.source),
-                        ("objects", str(report.object_count)), ("server", prov.get("server", "")),
-                        ("files", ", ".join(prov.get("files") or ())), ("takenAt", prov.get("takenAt", "")),
-                        ("generatedAt", prov.get("generatedAt", "")), ("tool", prov.get("tool", "")),
-                        ("namespace", (prov.get("scope") or {}).get("namespace") or "")):
+    for name, value in (
+        ("cluster", report.cluster),
+        ("source", report.source),
+        ("objects", str(report.object_count)),
+        ("server", prov.get("server", "")),
+        ("files", ", ".join(prov.get("files") or ())),
+        ("takenAt", prov.get("takenAt", "")),
+        ("generatedAt", prov.get("generatedAt", "")),
+        ("tool", prov.get("tool", "")),
+        ("namespace", (prov.get("scope") or {}).get("namespace") or ""),
+    ):
         if value or name in ("cluster", "source", "objects"):
             ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
     for group in groups:
@@ -64,8 +69,9 @@ def render_junit(report: DoctorReport, out: TextIO, *, color: bool = False) -> N
 def _testcase(suite: Element, group: CheckGroup) -> None:
     import xml.etree.ElementTree as ET
 
-    case = ET.SubElement(suite, "testcase", {"classname": CLASS_PREFIX + group.id,
-                                             "name": _clean(group.title or group.id), "time": "0"})
+    case = ET.SubElement(
+        suite, "testcase", {"classname": CLASS_PREFIX + group.id, "name": _clean(group.title or group.id), "time": "0"}
+    )
     if group.status in NOT_RUN:
         reason = group.reason or group.status
         message = reason if group.status == "skipped" else f"not applicable: {reason}"
@@ -76,8 +82,9 @@ def _testcase(suite: Element, group: CheckGroup) -> None:
             message = f"{active[0].severity}: {object_path(active[0].object)}: {active[0].message}"
         elif active:
             by_severity = Counter(f.severity for f in active)
-            detail = ", ".join(plural(n, s) for s, n in sorted(by_severity.items(),
-                                                               key=lambda kv: -SEVERITY_RANK.get(kv[0], 0)))
+            detail = ", ".join(
+                plural(n, s) for s, n in sorted(by_severity.items(), key=lambda kv: -SEVERITY_RANK.get(kv[0], 0))
+            )
             message = f"{plural(len(active), 'finding')} ({detail})"
         else:
             message = group.reason or "check failed"

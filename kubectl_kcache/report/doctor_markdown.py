@@ -61,14 +61,19 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
     title = "kubectl-kcache doctor" + (f": {report.cluster}" if report.cluster else "")
     lines = [f"# {escape_inline(title)}", ""]
     verdict = clean_line(report) if is_clean(report) else summary_line(report)
-    lines += [f"**{verdict}**", "",
-              f"Source: {escape_inline(_where(report))}, objects read: {report.object_count}", ""]
+    lines += [f"**{verdict}**", "", f"Source: {escape_inline(_where(report))}, objects read: {report.object_count}", ""]
 
     lines += ["| | Check | Title | Status | Findings | Reason |", "|---|---|---|---|---|---|"]
     for g in groups:
         found = str(len(g.active)) + (f" (+{len(g.suppressed)} suppressed)" if g.suppressed else "")
-        cells = [marks.get(g.status, "?"), code_span(g.id), escape_inline(g.title), g.status, found,
-                 escape_inline(g.reason)]
+        cells = [
+            marks.get(g.status, "?"),
+            code_span(g.id),
+            escape_inline(g.title),
+            g.status,
+            found,
+            escape_inline(g.reason),
+        ]
         lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
 
     active = [g for g in groups if g.active]
@@ -91,8 +96,12 @@ def _where(report: DoctorReport) -> str:
         return report.source
     origin = ", ".join(prov.get("files") or ()) or prov.get("server") or prov.get("cluster") or ""
     scope = (prov.get("scope") or {}).get("namespace")
-    parts = [f"{report.source} {origin}".strip(), f"read {prov['takenAt']}" if prov.get("takenAt") else "",
-             prov.get("tool", ""), f"namespace {scope}" if scope else "all namespaces"]
+    parts = [
+        f"{report.source} {origin}".strip(),
+        f"read {prov['takenAt']}" if prov.get("takenAt") else "",
+        prov.get("tool", ""),
+        f"namespace {scope}" if scope else "all namespaces",
+    ]
     return ", ".join(p for p in parts if p)
 
 

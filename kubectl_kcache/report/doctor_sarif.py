@@ -52,19 +52,24 @@ def sarif_log(report: DoctorReport) -> dict[str, Any]:
             rules.append(_rule(g, code, found, severities.get(g.id)))
     results = [_result(f, rule_index[f.full_code], report.cluster) for g in groups for f in g.findings]
     invocation: dict[str, Any] = {"executionSuccessful": True}
-    notifications = [_notification(g, rule_index[g.id]) for g in groups
-                     if g.status in NOTIFICATION_LEVELS and g.id in rule_index]
+    notifications = [
+        _notification(g, rule_index[g.id]) for g in groups if g.status in NOTIFICATION_LEVELS and g.id in rule_index
+    ]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
 
     run: dict[str, Any] = {
-        "tool": {"driver": {"name": TOOL_NAME, "version": __version__, "informationUri": INFORMATION_URI,
-                            "rules": rules}},
+        "tool": {
+            "driver": {"name": TOOL_NAME, "version": __version__, "informationUri": INFORMATION_URI, "rules": rules}
+        },
         "invocations": [invocation],
         "results": results,
-        "properties": {"cluster": report.cluster, "source": report.source,
-                       "objectCount": report.object_count,
-                       **({"provenance": report.provenance} if report.provenance else {})},
+        "properties": {
+            "cluster": report.cluster,
+            "source": report.source,
+            "objectCount": report.object_count,
+            **({"provenance": report.provenance} if report.provenance else {}),
+        },
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
@@ -93,10 +98,13 @@ def _rule(group: CheckGroup, rule_id: str, findings: list[Finding], severity: st
         severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK.get(s, 0))
     code = rule_id.partition("/")[2]
     text = group.title or group.id
-    return {"id": rule_id, "name": rule_name(rule_id.replace("/", "-")),
-            "shortDescription": {"text": f"{text} ({code})" if code else text},
-            "helpUri": f"{INFORMATION_URI}/blob/main/docs/checks.md#{quote(rule_id, safe='')}",
-            "defaultConfiguration": {"level": LEVELS.get(severity or "warning", "warning")}}
+    return {
+        "id": rule_id,
+        "name": rule_name(rule_id.replace("/", "-")),
+        "shortDescription": {"text": f"{text} ({code})" if code else text},
+        "helpUri": f"{INFORMATION_URI}/blob/main/docs/checks.md#{quote(rule_id, safe='')}",
+        "defaultConfiguration": {"level": LEVELS.get(severity or "warning", "warning")},
+    }
 
 
 def _result(finding: Finding, index: int, cluster: str) -> dict[str, Any]:
@@ -107,9 +115,12 @@ def _result(finding: Finding, index: int, cluster: str) -> dict[str, Any]:
         "ruleIndex": index,
         "level": LEVELS.get(finding.severity, "warning"),
         "message": {"text": text},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": object_uri(cluster, obj)}},
-                       "logicalLocations": [{"name": obj.name, "fullyQualifiedName": object_path(obj),
-                                             "kind": "resource"}]}],
+        "locations": [
+            {
+                "physicalLocation": {"artifactLocation": {"uri": object_uri(cluster, obj)}},
+                "logicalLocations": [{"name": obj.name, "fullyQualifiedName": object_path(obj), "kind": "resource"}],
+            }
+        ],
         "partialFingerprints": {"kcacheFinding/v1": fingerprint(finding)},
         "suppressions": [{"kind": "external"}] if finding.suppressed else [],
     }
@@ -126,5 +137,8 @@ def _result(finding: Finding, index: int, cluster: str) -> dict[str, Any]:
 def _notification(group: CheckGroup, index: int) -> dict[str, Any]:
     label = "skipped" if group.status == "skipped" else "not applicable"
     text = f"{group.id}: {label}" + (f": {group.reason}" if group.reason else "")
-    return {"level": NOTIFICATION_LEVELS[group.status], "message": {"text": text},
-            "associatedRule": {"id": group.id, "index": index}}
+    return {
+        "level": NOTIFICATION_LEVELS[group.status],
+        "message": {"text": text},
+        "associatedRule": {"id": group.id, "index": index},
+    }

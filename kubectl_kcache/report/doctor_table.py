@@ -96,8 +96,14 @@ def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show:
     if is_clean(report) and not wide:
         write_text(out, clean_line(report) + "\n")
         return
-    writer = _Writer(report, layout.terminal_width(out), color=color, wide=wide, show=show,
-                     dot=" · " if can_encode(out, "·") else " - ")
+    writer = _Writer(
+        report,
+        layout.terminal_width(out),
+        color=color,
+        wide=wide,
+        show=show,
+        dot=" · " if can_encode(out, "·") else " - ",
+    )
     write_text(out, "".join(line + "\n" for line in writer.lines()))
 
 
@@ -117,7 +123,7 @@ def split_message(message: str, shared: Sequence[str] = ()) -> tuple[str, str, s
         # `matches several node groups: h100, llm-serving. Captures...`: a short list stays in the headline
         if message[i] == ":" and n + 1 < len(cuts) and cuts[n + 1] - i <= 40:
             i = cuts[n + 1]
-        return message[:i], message[i], message[i + 2:].strip()
+        return message[:i], message[i], message[i + 2 :].strip()
     return message.rstrip(".:; "), "", ""
 
 
@@ -130,7 +136,7 @@ def _clause_ends(message: str) -> list[int]:
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in ":.;" and message[i + 1:i + 2] == " ":
+        elif depth == 0 and ch in ":.;" and message[i + 1 : i + 2] == " ":
             out.append(i)
             if len(out) > 3:
                 break
@@ -145,8 +151,9 @@ class _Entry:
 
 
 class _Writer:
-    def __init__(self, report: DoctorReport, width: int | None, *, color: bool, wide: bool, show: str,
-                 dot: str = " · "):
+    def __init__(
+        self, report: DoctorReport, width: int | None, *, color: bool, wide: bool, show: str, dot: str = " · "
+    ):
         self.report = report
         self.dot = dot
         self.width = width
@@ -209,13 +216,18 @@ class _Writer:
         s = self.report.summary()
         style = "bold red" if s["errors"] else "bold yellow" if s["warnings"] or s["incomplete"] else "bold green"
         text = clean_line(self.report) if is_clean(self.report) else summary_line(self.report)
-        return "\n".join(self.paint(line, "bold green" if is_clean(self.report) else style)
-                         for line in layout.wrap(text, self.width, indent=4))
+        return "\n".join(
+            self.paint(line, "bold green" if is_clean(self.report) else style)
+            for line in layout.wrap(text, self.width, indent=4)
+        )
 
     def _hidden(self) -> str:
         active = [f for f in self.report.findings if not f.suppressed]
-        counts = [plural(n, word) for word in ("warning", "info")
-                  if (n := sum(f.severity == word for f in active if SEVERITY_RANK.get(f.severity, 0) < self.show))]
+        counts = [
+            plural(n, word)
+            for word in ("warning", "info")
+            if (n := sum(f.severity == word for f in active if SEVERITY_RANK.get(f.severity, 0) < self.show))
+        ]
         return ", ".join(counts)
 
     def _entries(self) -> list[_Entry]:
@@ -229,8 +241,7 @@ class _Writer:
             for i, group in enumerate(groups):
                 severity = group.severity
                 rank = 0 if group.first.suppressed else SEVERITY_RANK.get(severity, 0)  # wide: suppressed last
-                entries.append((-rank, order[check.id], i,
-                                _Entry(severity, check.id, group)))
+                entries.append((-rank, order[check.id], i, _Entry(severity, check.id, group)))
         entries.sort(key=lambda e: e[:3])
         return [e[3] for e in entries]
 
@@ -247,7 +258,7 @@ class _Writer:
                 items = [f"{escape(check)} {n}" for check, n in counts.items()]
                 lines = layout.wrap_items(items, self.width, len(label), len(label))
                 lines[0] = label + lines[0]
-                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word):]
+                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word) :]
                 out += lines
         return out
 
@@ -259,20 +270,22 @@ class _Writer:
             return [self.paint(head, "bold")]
         title = escape(check.title)
         lines = layout.wrap(f"{head}{self.dot}{title}", self.width, indent=4)
-        lines[0] = self.paint(head, "bold") + lines[0][len(head):]
+        lines[0] = self.paint(head, "bold") + lines[0][len(head) :]
         return lines
 
     @staticmethod
     def _tally(findings: Sequence[Finding]) -> str:
-        counts = [plural(n, word) for word in ("error", "warning", "info")
-                  if (n := sum(f.severity == word for f in findings))]
+        counts = [
+            plural(n, word) for word in ("error", "warning", "info") if (n := sum(f.severity == word for f in findings))
+        ]
         return ", ".join(counts) or "no active finding"
 
     def _finding(self, group: FindingGroup) -> list[str]:
         finding = group.first
         code = escape(finding.full_code)
-        label = self.paint(SEVERITY_WORDS.get(group.severity, escape(group.severity)),
-                           SEVERITY_STYLES.get(group.severity, "bold"))
+        label = self.paint(
+            SEVERITY_WORDS.get(group.severity, escape(group.severity)), SEVERITY_STYLES.get(group.severity, "bold")
+        )
         head_prefix = f"{label}{self.paint(f'[{code}]', 'bold')}: "
         prefix_len = len(SEVERITY_WORDS.get(group.severity, group.severity)) + len(code) + 4
         shared = () if self.wide else finding.shared
@@ -308,8 +321,11 @@ class _Writer:
             named = self._names_object(headline, finding, group) and not self.wide
             if group.grouped:  # the cause, then which objects: `... (500 Nodes: a, b, c and 497 more)`
                 headline, where = f"{headline} ({where})", ""
-            return [self._one_line(head_prefix, headline + (sep or ":" if rest else ""), "" if named else where,
-                                   rest, evidence, hints)]
+            return [
+                self._one_line(
+                    head_prefix, headline + (sep or ":" if rest else ""), "" if named else where, rest, evidence, hints
+                )
+            ]
         out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
         if self.wide or not self._names_object(headline, finding, group):
             out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ")
@@ -328,8 +344,9 @@ class _Writer:
         obj = finding.object
         return escape(obj.name) in headline and (not obj.namespace or escape(obj.namespace) in headline)
 
-    def _one_line(self, head_prefix: str, headline: str, where: str, rest: str, evidence: list[str],
-                  hints: list[str]) -> str:
+    def _one_line(
+        self, head_prefix: str, headline: str, where: str, rest: str, evidence: list[str], hints: list[str]
+    ) -> str:
         parts = [f"{head_prefix}{where + ': ' if where else ''}{headline}"]
         if rest:
             parts.append(rest)
@@ -379,8 +396,12 @@ class _Writer:
                 continue
             elif self.wide and check.reason:
                 status = words.get(check.status, check.status)
-                out += self._wrapped(f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
-                                     len(status) + 1, indent=4, first=f"{status} ")
+                out += self._wrapped(
+                    f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
+                    len(status) + 1,
+                    indent=4,
+                    first=f"{status} ",
+                )
             else:
                 said.discard(check.id)
         for status, word in words.items():
@@ -392,4 +413,3 @@ class _Writer:
                 else:
                     out += self._wrapped(text, len(word) + 2, indent=4, first=f"{word}: ")
         return [""] + out if out else out
-

@@ -31,13 +31,17 @@ def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
         name = _e(r.isvc) + (f" <small>revision {_e(r.revision)}</small>" if r.revision else "")
         gate = f"{_e(r.gate)} ({r.gate_count})" if r.gate else ""
         nxt = f"<code>{_e(r.next_command)}</code>" if r.next_command else ""
-        rows.append(f"<tr><td>{_e(r.namespace)}</td><th scope=row>{name}</th><td class=num>{r.pods}</td>"
-                    f"<td class=num>{r.cached}</td><td class='num{' warn' if r.cold else ''}'>{r.cold}</td>"
-                    f"<td class='num{' warn' if r.now else ''}'>{r.now}</td>"
-                    f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td>{gate}</td><td>{nxt}</td></tr>")
-    table = ('<div class="scroll"><table class="serving"><thead><tr><th>namespace</th><th>InferenceService</th>'
-             '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
-             '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
-             'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
-             '<th>top blocking gate</th><th>next</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")
+        rows.append(
+            f"<tr><td>{_e(r.namespace)}</td><th scope=row>{name}</th><td class=num>{r.pods}</td>"
+            f"<td class=num>{r.cached}</td><td class='num{' warn' if r.cold else ''}'>{r.cold}</td>"
+            f"<td class='num{' warn' if r.now else ''}'>{r.now}</td>"
+            f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td>{gate}</td><td>{nxt}</td></tr>"
+        )
+    table = (
+        '<div class="scroll"><table class="serving"><thead><tr><th>namespace</th><th>InferenceService</th>'
+        '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
+        '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
+        'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
+        "<th>top blocking gate</th><th>next</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
     return head + intro + table + "</section>"

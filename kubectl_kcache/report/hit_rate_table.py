@@ -46,8 +46,10 @@ def summary_sentence(fleet: FleetHitRate) -> str:
     if not t.pods:
         return "no serving pods (pods with the label serving.kserve.io/inferenceservice) in scope"
     share = f" ({100 * t.cached // t.pods}%)"
-    text = (f"{plural(t.pods, 'serving pod')} in {plural(isvcs, 'InferenceService')}: {t.cached} cached at "
-            f"admission{share}, {t.cold} cold")
+    text = (
+        f"{plural(t.pods, 'serving pod')} in {plural(isvcs, 'InferenceService')}: {t.cached} cached at "
+        f"admission{share}, {t.cold} cold"
+    )
     extra = []
     if t.now:
         extra.append(f"{t.now} would be cached now (recreate {'it' if t.now == 1 else 'them'})")
@@ -82,8 +84,9 @@ def _widths(titles: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[int]:
     return [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
 
 
-def _fitted(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool,
-            width: int | None) -> list[str]:
+def _fitted(
+    titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool, width: int | None
+) -> list[str]:
     """The table, or, when it is wider than `width`, its first columns that fit (at least one) with the others
     under each row: the short ones on one line wrapped at spaces (plain), the last one (the next command) whole
     on its own line."""
@@ -128,17 +131,31 @@ def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
     if revisions:
         cells.append((escape(r.revision) if r.revision else "(all)", "dim" if not r.revision else ""))
     gate = f"{r.gate} ({r.gate_count})" if r.gate else "-"
-    cells += [(str(r.pods), ""), _n(r.cached, "green"), _n(r.cold, "yellow"), _n(r.now, "yellow"),
-              _n(r.denied, "red"), (gate, ""), (escape(r.next_command) or "-", "")]
+    cells += [
+        (str(r.pods), ""),
+        _n(r.cached, "green"),
+        _n(r.cold, "yellow"),
+        _n(r.now, "yellow"),
+        _n(r.denied, "red"),
+        (gate, ""),
+        (escape(r.next_command) or "-", ""),
+    ]
     return cells
 
 
 def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
     now = p.now_cache or f"({p.outcome})"
-    return [(escape(p.namespace), ""), (escape(p.name), ""), (escape(p.isvc) or "(empty)", ""),
-            (escape(p.node) or "-", ""), ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
-            (escape(p.kernel_cache) or "-", ""), (escape(now), ""),
-            (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""), (escape(p.next_command) or "-", "")]
+    return [
+        (escape(p.namespace), ""),
+        (escape(p.name), ""),
+        (escape(p.isvc) or "(empty)", ""),
+        (escape(p.node) or "-", ""),
+        ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
+        (escape(p.kernel_cache) or "-", ""),
+        (escape(now), ""),
+        (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""),
+        (escape(p.next_command) or "-", ""),
+    ]
 
 
 def worst_first(rows: Sequence[Row]) -> list[Row]:
@@ -151,32 +168,57 @@ def worst_first(rows: Sequence[Row]) -> list[Row]:
             blocks[-1].append(r)
         else:
             blocks.append([r])
-    return [r for block in sorted(blocks, key=lambda b: (-b[0].denied, -b[0].now, -b[0].cold, -b[0].unprepared))
-            for r in block]
+    return [
+        r
+        for block in sorted(blocks, key=lambda b: (-b[0].denied, -b[0].now, -b[0].cold, -b[0].unprepared))
+        for r in block
+    ]
 
 
-def hit_rate_text(fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None,
-                  wide: bool = False) -> str:
+def hit_rate_text(
+    fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None, wide: bool = False
+) -> str:
     out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
     out += [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     if not fleet.rows:
         return "".join(out)
     revisions = any(r.revision for r in fleet.rows)
-    titles = ["NAMESPACE", "INFERENCESERVICE", *(["REVISION"] if revisions else []), "PODS", "CACHED", "COLD",
-              "NOW", "DENIED", "TOP GATE", "NEXT"]
+    titles = [
+        "NAMESPACE",
+        "INFERENCESERVICE",
+        *(["REVISION"] if revisions else []),
+        "PODS",
+        "CACHED",
+        "COLD",
+        "NOW",
+        "DENIED",
+        "TOP GATE",
+        "NEXT",
+    ]
     first_number = 3 if revisions else 2
     out.append("\n")
-    out += _fitted(titles, set(range(first_number, first_number + 5)),
-                   [_row_cells(r, revisions) for r in worst_first(fleet.rows)], color, width)
+    out += _fitted(
+        titles,
+        set(range(first_number, first_number + 5)),
+        [_row_cells(r, revisions) for r in worst_first(fleet.rows)],
+        color,
+        width,
+    )
     if wide:
         out.append("\n")
-        out += _fitted(["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY",
-                        "NEXT"], set(), [_pod_cells(p) for p in fleet.pods], color, width)
+        out += _fitted(
+            ["NAMESPACE", "POD", "INFERENCESERVICE", "NODE", "CACHED", "KERNELCACHE", "NOW", "BLOCKED BY", "NEXT"],
+            set(),
+            [_pod_cells(p) for p in fleet.pods],
+            color,
+            width,
+        )
     return "".join(out)
 
 
-def render_hit_rate(fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None,
-                    wide: bool = False) -> None:
+def render_hit_rate(
+    fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None, wide: bool = False
+) -> None:
     write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
 
 
@@ -186,14 +228,34 @@ def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int |
     if fleet is None:
         return []
     if isinstance(fleet, str):
-        return ["\n"] + [_style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}",
-                                                                          width)]
+        return ["\n"] + [
+            _style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
+        ]
     out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     rows = [r for r in fleet.rows if not r.revision]
     if not rows:
         return out
-    cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), (str(r.pods), ""), _n(r.cached, "green"),
-              _n(r.cold, "yellow"), _n(r.now, "yellow"), _n(r.denied, "red"),
-              (f"{100 * r.cached // r.pods}%" if r.pods else "-", "")] for r in rows]
-    return out + ["\n"] + _fitted(["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED",
-                                    "HIT RATE"], {2, 3, 4, 5, 6, 7}, cells, color, width)
+    cells = [
+        [
+            (escape(r.namespace), ""),
+            (escape(r.isvc) or "(empty)", ""),
+            (str(r.pods), ""),
+            _n(r.cached, "green"),
+            _n(r.cold, "yellow"),
+            _n(r.now, "yellow"),
+            _n(r.denied, "red"),
+            (f"{100 * r.cached // r.pods}%" if r.pods else "-", ""),
+        ]
+        for r in rows
+    ]
+    return (
+        out
+        + ["\n"]
+        + _fitted(
+            ["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED", "HIT RATE"],
+            {2, 3, 4, 5, 6, 7},
+            cells,
+            color,
+            width,
+        )
+    )

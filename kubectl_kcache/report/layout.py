@@ -19,8 +19,20 @@ from ..text import escape
 MIN_WIDTH = 40  # narrower than this, wrapping helps nobody: lay out as if there were no limit
 MAX_FREE_TEXT = 400  # characters of one free-text field shown in human output
 
-STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35",
-          "cyan": "36", "bold red": "1;31", "bold yellow": "1;33", "bold cyan": "1;36", "bold green": "1;32"}
+STYLES = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+    "bold red": "1;31",
+    "bold yellow": "1;33",
+    "bold cyan": "1;36",
+    "bold green": "1;32",
+}
 
 
 def _columns_env() -> int | None:
@@ -86,8 +98,8 @@ def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None
         return text
     head = text[:limit]
     space = head.rfind(" ")
-    if space > 0 or text[limit:limit + 1] == " ":  # never inside a name; only a blob with no space is cut
-        head = head[:space] if text[limit:limit + 1] != " " else head
+    if space > 0 or text[limit : limit + 1] == " ":  # never inside a name; only a blob with no space is cut
+        head = head[:space] if text[limit : limit + 1] != " " else head
     return f"{head.rstrip()} ... ({total} characters)"
 
 
@@ -120,8 +132,9 @@ def wrap(text: str, width: int | None, first_indent: int = 0, indent: int = 0) -
     return lines
 
 
-def wrap_items(items: list[str], width: int | None, first_indent: int = 0, indent: int = 0,
-               sep: str = ", ") -> list[str]:
+def wrap_items(
+    items: list[str], width: int | None, first_indent: int = 0, indent: int = 0, sep: str = ", "
+) -> list[str]:
     """`items` joined by `sep` and wrapped as `wrap` does, never breaking inside an item (`agent 3`)."""
     glued = [item.replace(" ", "\x00") for item in items]
     return [line.replace("\x00", " ") for line in wrap(sep.join(glued), width, first_indent, indent)]

@@ -19,7 +19,6 @@ VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1
 REASON_INDENT = "    "
 
 
-
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color and code and text else text
 

@@ -21,8 +21,7 @@ SEGMENTS = (READY, PULLING, PENDING, ERROR, NO_ENTRY)
 def cell_counts(cell: CacheCell, members: int) -> dict[str, int]:
     """A cell's counts by segment; `no entry` is the members without an entry for the cache."""
     c = cell.counts
-    return {READY: c.ready, PULLING: c.pulling, PENDING: c.pending, ERROR: c.error,
-            NO_ENTRY: max(members - c.total, 0)}
+    return {READY: c.ready, PULLING: c.pulling, PENDING: c.pending, ERROR: c.error, NO_ENTRY: max(members - c.total, 0)}
 
 
 def bar_widths(counts: Mapping[str, int], width: int) -> dict[str, int]:
@@ -95,8 +94,12 @@ def parse_selector(text: str) -> list[tuple[str, str, str]]:
 
 def selector_selects(requirements: list[tuple[str, str, str]], labels: Mapping[str, str]) -> bool:
     for key, op, value in requirements:
-        if (op == "=" and labels.get(key) != value) or (op == "!=" and labels.get(key) == value) \
-                or (op == "exists" and key not in labels) or (op == "!" and key in labels):
+        if (
+            (op == "=" and labels.get(key) != value)
+            or (op == "!=" and labels.get(key) == value)
+            or (op == "exists" and key not in labels)
+            or (op == "!" and key in labels)
+        ):
             return False
     return True
 
@@ -108,8 +111,9 @@ def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | N
     groups = tuple(g for g in status.groups if group is None or g.name == group)
     if caches is not None:
         groups = tuple(replace(g, caches=tuple(cell for cell in g.caches if cell.cache in caches)) for g in groups)
-    unassigned = tuple(u for u in status.unassigned if (caches is None or u.cache in caches)
-                       and (group is None or u.group == group))
+    unassigned = tuple(
+        u for u in status.unassigned if (caches is None or u.cache in caches) and (group is None or u.group == group)
+    )
     shown = {cell.cache for g in groups for cell in g.caches} | {u.cache for u in unassigned}
     kept = tuple(k for k in status.caches if (caches is None or k in caches) and (group is None or k in shown))
     return replace(status, groups=groups, unassigned=unassigned, caches=kept)

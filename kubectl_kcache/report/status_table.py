@@ -57,8 +57,10 @@ HEAT_MIN_WIDTH = 100  # narrower terminals get the counts only: the numbers say 
 GAP = "  "
 SEGMENT_STYLES = {READY: "green", PULLING: "blue", PENDING: "yellow", ERROR: "red", NO_ENTRY: "bright_black"}
 NOT_OWN_MARK = "*"
-FOOTNOTE = (f"{NOT_OWN_MARK} not the KernelCache's group: entries on members that are also in its group, or that "
-            "the agent has not dropped yet")
+FOOTNOTE = (
+    f"{NOT_OWN_MARK} not the KernelCache's group: entries on members that are also in its group, or that "
+    "the agent has not dropped yet"
+)
 _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "bright_black": "90"}
 
 Span = tuple[str, str]  # (text, style)
@@ -92,8 +94,9 @@ def for_stream(text: str, out: TextIO) -> str:
     return text if can_encode(out, "·█") else text.replace(" · ", " - ")
 
 
-def status_text(report: StatusReport, *, color: bool, width: int | None, header: str = "",
-                view: View | None = None) -> str:
+def status_text(
+    report: StatusReport, *, color: bool, width: int | None, header: str = "", view: View | None = None
+) -> str:
     """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output)."""
     return "".join(_Screen(report, color=color, width=width, view=view or View()).lines(header))
 
@@ -146,8 +149,10 @@ class _Table:
         self.rows.append(row)
 
     def render(self, color: bool, width: int | None, headers: bool = True) -> list[str]:
-        widths = [max([len(c.title), c.min_width] + [sum(len(t) for t, _ in row[i]) for row in self.rows])
-                  for i, c in enumerate(self.columns)]
+        widths = [
+            max([len(c.title), c.min_width] + [sum(len(t) for t, _ in row[i]) for row in self.rows])
+            for i, c in enumerate(self.columns)
+        ]
         if width is not None and self._fit(widths, width):
             for i, c in enumerate(self.columns):  # as wide as the longest cell that still fits in it
                 if c.fold:
@@ -224,9 +229,17 @@ class _Screen:
         columns = [Column("GROUP", fold=True)]
         if self.view.wide:
             columns.append(Column("SELECTOR", fold=True))
-        columns += [Column("MEMBERS", right=True), Column("READY", right=True), Column("NOTREADY", right=True),
-                    Column("CORDONED", right=True), Column("KCN", right=True), Column("MISSING", right=True),
-                    Column("AGENTS", right=True), Column("CACHES", right=True), Column("PODS", right=True)]
+        columns += [
+            Column("MEMBERS", right=True),
+            Column("READY", right=True),
+            Column("NOTREADY", right=True),
+            Column("CORDONED", right=True),
+            Column("KCN", right=True),
+            Column("MISSING", right=True),
+            Column("AGENTS", right=True),
+            Column("CACHES", right=True),
+            Column("PODS", right=True),
+        ]
         table = _Table(columns)
         groups = sorted(self.status.groups, key=lambda g: (not group_problem(g), g.name))  # problems first
         for g in groups:
@@ -235,11 +248,17 @@ class _Screen:
             row: list[Any] = [(escape(g.name), "bold")]
             if self.view.wide:
                 row.append((escape(selector_text(g.selector)), "dim" if g.selector else "red"))
-            row += [(str(g.members), "" if g.members else "yellow"), str(g.ready), _count(g.not_ready, "yellow"),
-                    _count(g.cordoned, "yellow"), str(g.kernel_cache_nodes),
-                    _count(g.kernel_cache_nodes_missing, "red"),
-                    (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
-                    str(g.assigned_caches), str(g.pods_using)]
+            row += [
+                (str(g.members), "" if g.members else "yellow"),
+                str(g.ready),
+                _count(g.not_ready, "yellow"),
+                _count(g.cordoned, "yellow"),
+                str(g.kernel_cache_nodes),
+                _count(g.kernel_cache_nodes_missing, "red"),
+                (f"{g.agent_ready}/{g.agent_desired}", "red" if g.agent_ready < g.agent_desired else ""),
+                str(g.assigned_caches),
+                str(g.pods_using),
+            ]
             table.add(*row)
         if not table.rows:
             return [self._text("no node group with a problem")]
@@ -256,9 +275,14 @@ class _Screen:
         heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
         if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
-        columns += [Column(READY.upper(), right=True), Column(PENDING.upper(), right=True),
-                    Column(PULLING.upper(), right=True), Column(ERROR.upper(), right=True),
-                    Column(NO_ENTRY.upper(), right=True), Column("PODS", right=True)]
+        columns += [
+            Column(READY.upper(), right=True),
+            Column(PENDING.upper(), right=True),
+            Column(PULLING.upper(), right=True),
+            Column(ERROR.upper(), right=True),
+            Column(NO_ENTRY.upper(), right=True),
+            Column("PODS", right=True),
+        ]
         table = _Table(columns)
         marked = False
         ordered = []
@@ -273,16 +297,21 @@ class _Screen:
             for index, (group, cell) in enumerate(cells):
                 counts = cell_counts(cell, group.members)
                 marked = marked or not cell.assigned
-                row: list[Any] = [escape(cache) if index == 0 else "",
-                                  (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK),
-                                   "" if cell.assigned else "dim"),
-                                  str(group.members)]
+                row: list[Any] = [
+                    escape(cache) if index == 0 else "",
+                    (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK), "" if cell.assigned else "dim"),
+                    str(group.members),
+                ]
                 if heat:
                     row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
-                row += [_count(counts[READY], "green"), _count(counts[PENDING], "yellow"),
-                        _count(counts[PULLING], "blue"), _count(counts[ERROR], "red"),
-                        _count(counts[NO_ENTRY], "bright_black"),
-                        str(self.status.pods_using.get(cache, 0)) if index == 0 else ""]
+                row += [
+                    _count(counts[READY], "green"),
+                    _count(counts[PENDING], "yellow"),
+                    _count(counts[PULLING], "blue"),
+                    _count(counts[ERROR], "red"),
+                    _count(counts[NO_ENTRY], "bright_black"),
+                    str(self.status.pods_using.get(cache, 0)) if index == 0 else "",
+                ]
                 table.add(*row)
         if not table.rows:
             return [self._text("no KernelCache with a problem")]

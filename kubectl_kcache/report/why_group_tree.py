@@ -34,8 +34,18 @@ def render(why: WhyGroup, out: TextIO, *, color: bool, width: int | None, wide: 
     page.blank()
     page.tree(_outcome(page, why))
     if not why.decision.ok and why.capture is not None and why.basis == BASIS_CAPTURE:
-        page.command("KServe's event:", command("kubectl", "get", "events", "-n", why.capture.namespace,
-                                                "--field-selector", f"involvedObject.name={why.capture.name}"))
+        page.command(
+            "KServe's event:",
+            command(
+                "kubectl",
+                "get",
+                "events",
+                "-n",
+                why.capture.namespace,
+                "--field-selector",
+                f"involvedObject.name={why.capture.name}",
+            ),
+        )
     page.blank()
     page.tree(_node(page, why))
     page.tree(_groups(page, why))
@@ -65,8 +75,10 @@ def render(why: WhyGroup, out: TextIO, *, color: bool, width: int | None, wide: 
 def _headline(page: Page, why: WhyGroup) -> None:
     g = page.g
     d = why.decision
-    parts: list[str | tuple[str, str]] = [("why-group ", "bold"),
-                                          f"{why.namespace}/{why.pod_name or '(no pod)'} {g['to']} "]
+    parts: list[str | tuple[str, str]] = [
+        ("why-group ", "bold"),
+        f"{why.namespace}/{why.pod_name or '(no pod)'} {g['to']} ",
+    ]
     if d.ok:
         parts += [(str(d.group), f"bold {STYLE_OK}"), f" (source {d.source})"]
     else:
@@ -81,20 +93,30 @@ def _outcome(page: Page, why: WhyGroup) -> Node:
     d = why.decision
     what_if = " (what-if)" if why.basis == BASIS_WHAT_IF else ""
     if d.ok:
-        root = Node(spans(("Outcome ", "bold"), (f"{g['ok']} {d.group}", f"bold {STYLE_OK}"),
-                          f" (source {d.source}){what_if}"))
+        root = Node(
+            spans(("Outcome ", "bold"), (f"{g['ok']} {d.group}", f"bold {STYLE_OK}"), f" (source {d.source}){what_if}")
+        )
         if d.message:
             root.add((d.message, STYLE_DIM))
     else:
-        root = Node(spans(("Outcome ", "bold"), (f"{g['no']} no group selected", f"bold {STYLE_BAD}"), what_if,
-                          ": KServe creates no KernelCache and emits" if why.kernel_cache is None
-                          else ": KServe would emit"))
+        root = Node(
+            spans(
+                ("Outcome ", "bold"),
+                (f"{g['no']} no group selected", f"bold {STYLE_BAD}"),
+                what_if,
+                ": KServe creates no KernelCache and emits" if why.kernel_cache is None else ": KServe would emit",
+            )
+        )
         root.add((why.event or "", STYLE_BAD))
     steps = [s for s in why.steps if s.outcome != WARNING]
     if steps and steps[-1].detail != d.message:
         last = steps[-1]
-        root.add(("decided at step ", STYLE_DIM), (f"{len(steps)}. {last.step}", "bold"), f" {last.outcome}",
-                 f": {last.detail}" if last.detail else "")
+        root.add(
+            ("decided at step ", STYLE_DIM),
+            (f"{len(steps)}. {last.step}", "bold"),
+            f" {last.outcome}",
+            f": {last.detail}" if last.detail else "",
+        )
     return root
 
 
@@ -103,8 +125,14 @@ def _node(page: Page, why: WhyGroup) -> Node:
     if not why.node:
         return Node(spans(("Node ", "bold"), ("(not recorded: the producer is not scheduled yet)", STYLE_DIM)))
     if not why.node_found:
-        return Node(spans(("Node ", "bold"), f"{why.node} ", (f"{g['no']} not found", STYLE_BAD),
-                          " (KServe skips matching and uses the default)"))
+        return Node(
+            spans(
+                ("Node ", "bold"),
+                f"{why.node} ",
+                (f"{g['no']} not found", STYLE_BAD),
+                " (KServe skips matching and uses the default)",
+            )
+        )
     root = Node(spans(("Node ", "bold"), why.node))
     if not why.node_labels:
         root.add(("no label any group selects on", STYLE_DIM))
@@ -149,8 +177,13 @@ def _requested(page: Page, why: WhyGroup) -> Node:
     root = Node(spans(*parts))
     for d in why.pod_drift:
         if d.field == "requestedNodeGroup":
-            root.add((f"pod annotation now: {_quoted(d.now)} (the session recorded {_quoted(d.recorded)}"
-                      " when the pod claimed the capture; KServe never updates it)", STYLE_WARN))
+            root.add(
+                (
+                    f"pod annotation now: {_quoted(d.now)} (the session recorded {_quoted(d.recorded)}"
+                    " when the pod claimed the capture; KServe never updates it)",
+                    STYLE_WARN,
+                )
+            )
     return root
 
 
@@ -168,8 +201,13 @@ def _kernel_cache(page: Page, why: WhyGroup) -> Node | None:
     kc = why.kernel_cache
     if kc is None:
         return Node(spans(("KernelCache ", "bold"), ("none created yet", STYLE_DIM))) if why.capture else None
-    root = Node(spans(("KernelCache ", "bold"), f"{kc.namespace}/{kc.name}: ",
-                      f"group {_quoted(kc.node_group or '')}, source {kc.selection_source or '(no annotation)'}"))
+    root = Node(
+        spans(
+            ("KernelCache ", "bold"),
+            f"{kc.namespace}/{kc.name}: ",
+            f"group {_quoted(kc.node_group or '')}, source {kc.selection_source or '(no annotation)'}",
+        )
+    )
     if not kc.group_exists:
         root.label += spans(" ", (f"{page.g['no']} group no longer exists", STYLE_BAD))
     return root
@@ -179,8 +217,11 @@ def _drift(page: Page, why: WhyGroup) -> None:
     """Drift lines; a command a line ends with is printed on its own, whole."""
     if not why.drift:
         return
-    root = Node(spans((f"{page.g['warn']} Drift", f"bold {STYLE_WARN}"),
-                      " (recorded differs from what KServe would decide now)"))
+    root = Node(
+        spans(
+            (f"{page.g['warn']} Drift", f"bold {STYLE_WARN}"), " (recorded differs from what KServe would decide now)"
+        )
+    )
     commands = list(why.next_commands)
     for line in why.drift:
         text, sep, cmd = line.rpartition(": kubectl ")
@@ -198,28 +239,41 @@ def _pod_and_session(page: Page, why: WhyGroup) -> list[Node]:
     g = page.g
     out = []
     if why.pod is not None:
-        out.append(Node(spans(("Pod ", "bold"), f"{why.namespace}/{why.pod.name}",
-                              f" on node {why.pod.node_name}" if why.pod.node_name else " (not scheduled)")))
+        out.append(
+            Node(
+                spans(
+                    ("Pod ", "bold"),
+                    f"{why.namespace}/{why.pod.name}",
+                    f" on node {why.pod.node_name}" if why.pod.node_name else " (not scheduled)",
+                )
+            )
+        )
     elif why.pod_name:
         out.append(Node(spans(("Pod ", "bold"), f"{why.namespace}/{why.pod_name} ", (f"{g['no']} gone", STYLE_WARN))))
-    basis = {BASIS_CAPTURE: "the session recorded on the capture", BASIS_POD: "predicted from the pod",
-             BASIS_WHAT_IF: "what-if"}.get(why.basis, why.basis)
+    basis = {
+        BASIS_CAPTURE: "the session recorded on the capture",
+        BASIS_POD: "predicted from the pod",
+        BASIS_WHAT_IF: "what-if",
+    }.get(why.basis, why.basis)
     if why.capture is None:
         branch = Node(spans(("Capture ", "bold"), ("none found", STYLE_DIM), f"  (basis: {basis})"))
     else:
-        branch = Node(spans(("Capture ", "bold"), f"{why.capture.namespace}/{why.capture.name}",
-                            f"  (basis: {basis})"))
+        branch = Node(spans(("Capture ", "bold"), f"{why.capture.namespace}/{why.capture.name}", f"  (basis: {basis})"))
         s = why.capture.active_session
         if s is None:
             branch.add(("activeSession: (none yet)", STYLE_DIM))
         else:
-            branch.add(f"activeSession: id {s.id or '(none)'}, pod {s.pod_name or '(none)'}, "
-                       f"node {s.node_name or '(not recorded)'}, "
-                       f"requestedNodeGroup {_quoted(s.requested_node_group)}")
+            branch.add(
+                f"activeSession: id {s.id or '(none)'}, pod {s.pod_name or '(none)'}, "
+                f"node {s.node_name or '(not recorded)'}, "
+                f"requestedNodeGroup {_quoted(s.requested_node_group)}"
+            )
     if why.basis != BASIS_CAPTURE and why.session is not None:
         s = why.session
-        branch.add(("decided from: ", "bold"), f"node {s.node_name or '(none)'}, "
-                   f"requestedNodeGroup {_quoted(s.requested_node_group)}")
+        branch.add(
+            ("decided from: ", "bold"),
+            f"node {s.node_name or '(none)'}, requestedNodeGroup {_quoted(s.requested_node_group)}",
+        )
     out.append(branch)
     return out
 

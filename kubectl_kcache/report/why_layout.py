@@ -20,10 +20,30 @@ Part = str | Span
 
 _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "cyan": "36"}
 
-UNICODE = {"ok": "✓", "no": "✗", "warn": "⚠", "unknown": "?", "to": "→", "back": "←",
-           "branch": "├── ", "last": "└── ", "pipe": "│   ", "space": "    "}
-ASCII = {"ok": "+", "no": "x", "warn": "!", "unknown": "?", "to": "->", "back": "<-",
-         "branch": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
+UNICODE = {
+    "ok": "✓",
+    "no": "✗",
+    "warn": "⚠",
+    "unknown": "?",
+    "to": "→",
+    "back": "←",
+    "branch": "├── ",
+    "last": "└── ",
+    "pipe": "│   ",
+    "space": "    ",
+}
+ASCII = {
+    "ok": "+",
+    "no": "x",
+    "warn": "!",
+    "unknown": "?",
+    "to": "->",
+    "back": "<-",
+    "branch": "|-- ",
+    "last": "`-- ",
+    "pipe": "|   ",
+    "space": "    ",
+}
 
 
 def glyphs_for(out: TextIO) -> dict[str, str]:

@@ -75,8 +75,10 @@ def _gate_story(why: WhyNotCached) -> str:
         return f"Today KServe's webhook would mount {adm.cached_kernel_cache} ({adm.match} match)."
     cand = furthest_candidate(adm)
     if cand is not None and cand.rejected_by:
-        return (f"Today admission gives {_effect(why)}: the closest KernelCache, {cand.key}, fails the "
-                f"{cand.rejected_by} check: {cand.detail}.")
+        return (
+            f"Today admission gives {_effect(why)}: the closest KernelCache, {cand.key}, fails the "
+            f"{cand.rejected_by} check: {cand.detail}."
+        )
     gate = adm.blocked_by
     detail = f": {gate.detail}" if gate is not None and gate.detail else ""
     return f"Today admission gives {_effect(why)}: it stops at the {why.now_blocked_by} gate{detail}."
@@ -133,11 +135,13 @@ def _today(page: Page, why: WhyNotCached) -> Node:
     g = page.g
     adm = why.admission
     if adm.outcome == a.CACHED:
-        root = Node(spans(("Today ", "bold"), (f"{g['ok']} {adm.cached_kernel_cache}", STYLE_OK),
-                          f" ({adm.match} match)"))
+        root = Node(
+            spans(("Today ", "bold"), (f"{g['ok']} {adm.cached_kernel_cache}", STYLE_OK), f" ({adm.match} match)")
+        )
     else:
-        root = Node(spans(("Today ", "bold"), (f"{g['no']} {_effect(why)}", STYLE_BAD),
-                          f": blocked by {why.now_blocked_by}"))
+        root = Node(
+            spans(("Today ", "bold"), (f"{g['no']} {_effect(why)}", STYLE_BAD), f": blocked by {why.now_blocked_by}")
+        )
         gate = adm.blocked_by
         if gate is not None:
             root.children.append(Node(_gate_label(page, gate, True)))
@@ -154,8 +158,11 @@ def _candidate(page: Page, why: WhyNotCached, cand: a.Candidate) -> Node:
     g = page.g
     adm = why.admission
     if adm.winner is not None and cand.key == adm.winner.key:
-        node = Node(spans((f"{g['ok']} {cand.key}", STYLE_OK), f"  {cand.detail}",
-                          (f"  {g['back']} selected", f"bold {STYLE_OK}")))
+        node = Node(
+            spans(
+                (f"{g['ok']} {cand.key}", STYLE_OK), f"  {cand.detail}", (f"  {g['back']} selected", f"bold {STYLE_OK}")
+            )
+        )
     elif cand.rejected_by:
         node = Node(spans((f"{g['no']} {cand.key}", STYLE_BAD), (f"  {cand.rejected_by}", "bold"), f": {cand.detail}"))
     else:
@@ -164,9 +171,11 @@ def _candidate(page: Page, why: WhyNotCached, cand: a.Candidate) -> Node:
         node.add((line, STYLE_WARN))
     for e in cand.entries:
         stale = cand.kernel_cache is not None and not a.entry_matches_cache(e.entry, cand.kernel_cache)
-        node.add(f"{e.node}: {e.entry.state or '(no state)'}",
-                 (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM),
-                 ("  (image or footprints differ from the KernelCache's)" if stale else "", STYLE_WARN))
+        node.add(
+            f"{e.node}: {e.entry.state or '(no state)'}",
+            (f"  lastUpdate {e.entry.last_update}" if e.entry.last_update else "", STYLE_DIM),
+            ("  (image or footprints differ from the KernelCache's)" if stale else "", STYLE_WARN),
+        )
     return node
 
 
@@ -189,18 +198,28 @@ def _pod(page: Page, why: WhyNotCached) -> None:
     where = f" on node {why.node}" if why.node else " (not scheduled)"
     when = f", created {why.created}" if why.created else ""
     label = "Manifest pod " if why.basis == BASIS_MANIFEST else "Pod "
-    page.line((label, "bold"), f"{why.namespace}/{why.pod_name}", where, when,
-              f" (InferenceService {why.isvc})" if why.isvc else "")
+    page.line(
+        (label, "bold"),
+        f"{why.namespace}/{why.pod_name}",
+        where,
+        when,
+        f" (InferenceService {why.isvc})" if why.isvc else "",
+    )
     if why.basis == BASIS_MANIFEST:
         return
     if why.cached:
-        page.line(("At creation ", "bold"), (f"{g['ok']} got {why.recorded_cache or 'a cache'}", STYLE_OK),
-                  f" (annotation {c.ANNOTATION_USAGE}, init container {c.LINKER_CONTAINER}, volume "
-                  f"{c.SOURCE_VOLUME})")
+        page.line(
+            ("At creation ", "bold"),
+            (f"{g['ok']} got {why.recorded_cache or 'a cache'}", STYLE_OK),
+            f" (annotation {c.ANNOTATION_USAGE}, init container {c.LINKER_CONTAINER}, volume {c.SOURCE_VOLUME})",
+        )
     else:
-        page.line(("At creation ", "bold"), (f"{g['no']} no cache", STYLE_BAD),
-                  f": no {c.ANNOTATION_USAGE} annotation, no {c.LINKER_CONTAINER} init container (a miss leaves "
-                  "no other record)")
+        page.line(
+            ("At creation ", "bold"),
+            (f"{g['no']} no cache", STYLE_BAD),
+            f": no {c.ANNOTATION_USAGE} annotation, no {c.LINKER_CONTAINER} init container (a miss leaves "
+            "no other record)",
+        )
 
 
 USAGE_SHOWN = 5  # pods named on the Used by line; the rest are counted
@@ -214,17 +233,26 @@ def _usage(page: Page, why: WhyNotCached) -> None:
         return
     pods = u["pods"]
     if not pods:
-        page.line(("Used by ", "bold"), f"no pod: status.usage of KernelCache {u['kernelCache']} lists none (KServe "
-                  "counts running, scheduled pods of its namespace carrying its usage annotation)")
+        page.line(
+            ("Used by ", "bold"),
+            f"no pod: status.usage of KernelCache {u['kernelCache']} lists none (KServe "
+            "counts running, scheduled pods of its namespace carrying its usage annotation)",
+        )
         return
     named = ", ".join(f"{p['name']} on {p['node'] or '(no node)'}" for p in pods[:USAGE_SHOWN])
     more = f" and {len(pods) - USAGE_SHOWN} more" if len(pods) > USAGE_SHOWN else ""
-    page.line(("Used by ", "bold"), f"{len(pods)} pod{'s' if len(pods) != 1 else ''} of KernelCache "
-              f"{u['kernelCache']} (status.usage): {named}{more}")
+    page.line(
+        ("Used by ", "bold"),
+        f"{len(pods)} pod{'s' if len(pods) != 1 else ''} of KernelCache "
+        f"{u['kernelCache']} (status.usage): {named}{more}",
+    )
     counts = u["totalPodsUsingByNode"]
     if counts:
-        page.line(("Nodes ", "bold"), "pods using any cache (KernelCacheNode totalPodsUsing): "
-                  + ", ".join(f"{node} {n}" for node, n in counts.items()))
+        page.line(
+            ("Nodes ", "bold"),
+            "pods using any cache (KernelCacheNode totalPodsUsing): "
+            + ", ".join(f"{node} {n}" for node, n in counts.items()),
+        )
 
 
 def _hidden(why: WhyNotCached) -> str:
@@ -288,7 +316,9 @@ def _injection(why: WhyNotCached) -> Node | None:
     for m in inj.mounts:
         root.add(f"mount {m.name} at {m.path} in {m.container}{' (read-only)' if m.read_only else ''}")
     linker = "init container" if inj.linker_added else "existing init container"
-    root.add(f"{linker} {c.LINKER_CONTAINER} ({inj.linker_image}): links {' -> '.join(inj.linker_args[:2])}"
-             + (f" (+{len(inj.linker_args) // 2 - 1} more)" if len(inj.linker_args) > 2 else ""))
+    root.add(
+        f"{linker} {c.LINKER_CONTAINER} ({inj.linker_image}): links {' -> '.join(inj.linker_args[:2])}"
+        + (f" (+{len(inj.linker_args) // 2 - 1} more)" if len(inj.linker_args) > 2 else "")
+    )
     root.add(f"annotation {inj.annotation[0]}={inj.annotation[1]}")
     return root

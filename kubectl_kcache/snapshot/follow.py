@@ -32,21 +32,35 @@ MAX_DELAY = 1.0  # the screen is redrawn at the latest this long after the first
 class LiveSnapshot:
     """A snapshot kept current by watches. `start()`, then `wait()` and `snapshot()` in a loop."""
 
-    def __init__(self, client: Any, initial: snap.ClusterSnapshot, lists: Iterable[ListMade],
-                 clock: Callable[[], float] = time.monotonic,
-                 lister_watcher: Callable[[ListMade], ListerWatcher] | None = None):
+    def __init__(
+        self,
+        client: Any,
+        initial: snap.ClusterSnapshot,
+        lists: Iterable[ListMade],
+        clock: Callable[[], float] = time.monotonic,
+        lister_watcher: Callable[[ListMade], ListerWatcher] | None = None,
+    ):
         self.meta = initial.meta
         self.reads = initial.reads
         self.stop_event = threading.Event()
         self.coalescer = Coalescer(QUIET_PERIOD, MAX_DELAY, clock)
-        by_key = {(field, obj.metadata.namespace or "", obj.metadata.name): obj
-                  for field in kinds.FIELDS for obj in getattr(initial, field)}
+        by_key = {
+            (field, obj.metadata.namespace or "", obj.metadata.name): obj
+            for field in kinds.FIELDS
+            for obj in getattr(initial, field)
+        }
         make = lister_watcher or (lambda listed: ClientListerWatcher(client, listed.spec))
         self.informers = [
-            Informer(make(listed), listed.spec, stop=self.stop_event, on_change=self._changed,
-                     forbidden_is_fatal=True,
-                     initial=([by_key[k] for k in listed.keys if k in by_key], listed.resource_version))
-            for listed in lists]
+            Informer(
+                make(listed),
+                listed.spec,
+                stop=self.stop_event,
+                on_change=self._changed,
+                forbidden_is_fatal=True,
+                initial=([by_key[k] for k in listed.keys if k in by_key], listed.resource_version),
+            )
+            for listed in lists
+        ]
 
     @property
     def relists(self) -> int:

@@ -54,8 +54,9 @@ class ListerWatcher(Protocol):
 
     def list(self, decode: Callable[[bytes], Page[Any]]) -> tuple[list[Any], str]: ...
 
-    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
-              opened: Callable[[], None]) -> Iterable[Any]: ...
+    def watch(
+        self, resource_version: str, decode: Callable[[bytes], Any], opened: Callable[[], None]
+    ) -> Iterable[Any]: ...
 
 
 class ClientListerWatcher:
@@ -66,16 +67,23 @@ class ClientListerWatcher:
 
     def list(self, decode: Callable[[bytes], Page[Any]]) -> tuple[list[Any], str]:
         s = self.spec
-        got = self.client.list_all(s.resource, s.namespace, label_selector=s.label_selector,
-                                   field_selector=s.field_selector, decode=decode)
+        got = self.client.list_all(
+            s.resource, s.namespace, label_selector=s.label_selector, field_selector=s.field_selector, decode=decode
+        )
         return list(got.items), got.resource_version
 
-    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
-              opened: Callable[[], None]) -> Iterable[Any]:
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any], opened: Callable[[], None]) -> Iterable[Any]:
         s = self.spec
-        events = self.client.watch(s.resource, resource_version, s.namespace, timeout_seconds=WATCH_TIMEOUT,
-                                   label_selector=s.label_selector, field_selector=s.field_selector, decode=decode,
-                                   opened=opened)
+        events = self.client.watch(
+            s.resource,
+            resource_version,
+            s.namespace,
+            timeout_seconds=WATCH_TIMEOUT,
+            label_selector=s.label_selector,
+            field_selector=s.field_selector,
+            decode=decode,
+            opened=opened,
+        )
         return cast(Iterable[Any], events)
 
 
@@ -110,13 +118,19 @@ def key_of(obj: Any) -> Key:
 class Informer(threading.Thread):
     """One list's store, kept current; `start()` runs it in a daemon thread until `stop` is set."""
 
-    def __init__(self, lw: ListerWatcher, spec: ListSpec, *, stop: threading.Event,
-                 on_change: Callable[[str], None] = lambda _what: None,
-                 on_error: Callable[[str, BaseException], None] = lambda _verb, _exc: None,
-                 on_ok: Callable[[], None] = lambda: None,
-                 forbidden_is_fatal: bool = False,
-                 initial: tuple[Iterable[Any], str] | None = None,
-                 delays: Callable[[], Iterator[float]] = _backoff):
+    def __init__(
+        self,
+        lw: ListerWatcher,
+        spec: ListSpec,
+        *,
+        stop: threading.Event,
+        on_change: Callable[[str], None] = lambda _what: None,
+        on_error: Callable[[str, BaseException], None] = lambda _verb, _exc: None,
+        on_ok: Callable[[], None] = lambda: None,
+        forbidden_is_fatal: bool = False,
+        initial: tuple[Iterable[Any], str] | None = None,
+        delays: Callable[[], Iterator[float]] = _backoff,
+    ):
         super().__init__(daemon=True, name=f"informer-{spec.plural}")
         self.lw, self.spec, self.stop_event = lw, spec, stop
         self.kind = kinds.for_resource(spec.resource)
@@ -187,8 +201,9 @@ class Informer(threading.Thread):
                 items.append(self.kind.decode_json(raw))
             except msgspec.ValidationError as exc:
                 head = d.decode_json(raw, d.Head)
-                error = d.object_error(exc, origin=f"list {self.spec.plural}", what=head.describe(self.kind.kind),
-                                       base=f"$.items[{index}]")
+                error = d.object_error(
+                    exc, origin=f"list {self.spec.plural}", what=head.describe(self.kind.kind), base=f"$.items[{index}]"
+                )
                 self._list_poison[_key_of(head)[0]] = str(error)
         meta = page.metadata or d.ListMeta()
         return Page(items, meta.resource_version or "", meta.continue_ or "")
@@ -341,8 +356,9 @@ class Coalescer:
         with self.lock:
             return self.dirty.is_set() and (now - self.last >= self.quiet or now - self.first >= self.max_delay)
 
-    def wait(self, stopped: Callable[[], bool], deadline: float | None = None,
-             beat: Callable[[], None] = lambda: None) -> bool:
+    def wait(
+        self, stopped: Callable[[], bool], deadline: float | None = None, beat: Callable[[], None] = lambda: None
+    ) -> bool:
         """Block until a burst has settled (True, and the burst is consumed), or `deadline` (by `clock`)
         passed or `stopped()` (False)."""
         while not stopped():

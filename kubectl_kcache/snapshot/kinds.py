@@ -41,8 +41,9 @@ class ListSpec:
     def describe(self) -> str:
         """`pods in kserve (labelSelector app=x)`: the list in words."""
         where = f" in {self.namespace}" if self.namespace else ""
-        sel = ", ".join(f"{k} {v}" for k, v in (("labelSelector", self.label_selector),
-                                                  ("fieldSelector", self.field_selector)) if v)
+        sel = ", ".join(
+            f"{k} {v}" for k, v in (("labelSelector", self.label_selector), ("fieldSelector", self.field_selector)) if v
+        )
         return f"{self.plural}{where}" + (f" ({sel})" if sel else "")
 
 
@@ -50,7 +51,7 @@ class ListSpec:
 class Kind:
     resource: Resource
     type: type[Any]
-    field: str   # the ClusterSnapshot field
+    field: str  # the ClusterSnapshot field
 
     @property
     def kind(self) -> str:

@@ -127,8 +127,9 @@ class Collector:
                     items.append(kind.decode_json(item))
                 except d.msgspec.ValidationError as exc:
                     what = d.decode_json(item, d.Head).describe(kind.kind)
-                    raise d.object_error(exc, origin=f"list {kind.plural}", what=f"{what} (item {index})",
-                                               base=f"$.items[{index}]") from None
+                    raise d.object_error(
+                        exc, origin=f"list {kind.plural}", what=f"{what} (item {index})", base=f"$.items[{index}]"
+                    ) from None
             return Page(items, meta.resource_version or "", meta.continue_ or "")
 
         return decode
@@ -136,8 +137,13 @@ class Collector:
     def _list(self, spec: ListSpec) -> ListResult | Forbidden | NotFound:
         kind = kinds.for_resource(spec.resource)
         try:
-            return self.client.list_all(spec.resource, spec.namespace, label_selector=spec.label_selector,
-                                        field_selector=spec.field_selector, decode=self._decoder(kind))
+            return self.client.list_all(
+                spec.resource,
+                spec.namespace,
+                label_selector=spec.label_selector,
+                field_selector=spec.field_selector,
+                decode=self._decoder(kind),
+            )
         except (Forbidden, NotFound) as exc:
             return exc
 
@@ -177,9 +183,13 @@ class Collector:
             results = list(pool.map(self._list, specs))
         return [self._record(spec, got, keep) for spec, got in zip(specs, results, strict=True)]
 
-    def read_pipelined(self, first: list[ListSpec], config: ListSpec,
-                       then_of: Callable[[list[Any]], list[ListSpec]],
-                       on_list: Callable[[frozenset[ListSpec]], None] | None = None) -> None:
+    def read_pipelined(
+        self,
+        first: list[ListSpec],
+        config: ListSpec,
+        then_of: Callable[[list[Any]], list[ListSpec]],
+        on_list: Callable[[frozenset[ListSpec]], None] | None = None,
+    ) -> None:
         """The lists of `first`, PARALLEL at a time, and those `then_of` names from the items of `config` (one
         of `first`) as soon as that list is done, not after every list of `first`; recorded in the order
         given (first, then the others), whatever order they arrive in. `on_list` is told after each one."""
@@ -223,8 +233,12 @@ def taken_at() -> str:
 
 
 def collect(
-    client: Client, scope: Scope = Scope(), progress: Callable[[str], None] | None = None, sink: Sink | None = None,
-    lists: list[ListMade] | None = None, on_list: OnList | None = None,
+    client: Client,
+    scope: Scope = Scope(),
+    progress: Callable[[str], None] | None = None,
+    sink: Sink | None = None,
+    lists: list[ListMade] | None = None,
+    on_list: OnList | None = None,
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
@@ -238,8 +252,14 @@ def collect(
         return _collect(client, scope, progress, sink, lists, on_list)
 
 
-def _collect(client: Client, scope: Scope, progress: Callable[[str], None] | None, sink: Sink | None,
-             lists: list[ListMade] | None, on_list: OnList | None = None) -> snap.ClusterSnapshot:
+def _collect(
+    client: Client,
+    scope: Scope,
+    progress: Callable[[str], None] | None,
+    sink: Sink | None,
+    lists: list[ListMade] | None,
+    on_list: OnList | None = None,
+) -> snap.ClusterSnapshot:
     col = Collector(client, progress, sink=sink)
     keep = sink is None
     ns = scope.namespace
@@ -249,19 +269,32 @@ def _collect(client: Client, scope: Scope, progress: Callable[[str], None] | Non
         """The lists that wait for the configuration (the job namespace's)."""
         config = read_config(cms[0] if cms else None).config
         job_ns = config.job_namespace if config else None
-        return [plan.resolve(spec, ns, job_ns) for part, spec in plan.DOCTOR_THEN if scope.wants(part)
-                and (spec.namespace != plan.JOB_NAMESPACE or job_ns)]
+        return [
+            plan.resolve(spec, ns, job_ns)
+            for part, spec in plan.DOCTOR_THEN
+            if scope.wants(part) and (spec.namespace != plan.JOB_NAMESPACE or job_ns)
+        ]
 
     def meta(server_version: str = "") -> snap.SnapshotMeta:
-        return snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, taken_at=taken_at(),
-                                 server_version=server_version, source="live", server=client.server, namespace=ns)
+        return snap.SnapshotMeta(
+            cluster=client.resolved.cluster_name or client.server,
+            taken_at=taken_at(),
+            server_version=server_version,
+            source="live",
+            server=client.server,
+            namespace=ns,
+        )
 
     if sink is not None:  # dump: one list at a time, items in order
         got = col.read_many(first, keep=keep)
         col.read_many(then_of(got[first.index(plan.CONFIGMAP)]), keep=keep)
     else:  # the snapshots of the lists done so far: what the early checks read (the version is asked once, below)
-        col.read_pipelined(first, plan.CONFIGMAP, then_of, on_list=None if on_list is None else (
-            lambda done: on_list(done, lambda: col.snapshot_of(done, meta()))))
+        col.read_pipelined(
+            first,
+            plan.CONFIGMAP,
+            then_of,
+            on_list=None if on_list is None else (lambda done: on_list(done, lambda: col.snapshot_of(done, meta()))),
+        )
     final = meta(client.server_version())
     if lists is not None:
         lists.extend(col.lists)
@@ -289,8 +322,9 @@ def collect_for_why_group(
     for spec in plan.why_group(namespace, pod, sorted(n for n in nodes if n)):
         if spec not in made:
             col.read(spec)
-    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
-                             server=client.server, taken_at=taken_at())
+    meta = snap.SnapshotMeta(
+        cluster=client.resolved.cluster_name or client.server, source="live", server=client.server, taken_at=taken_at()
+    )
     return col.snapshot(meta)
 
 
@@ -302,8 +336,9 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     pods = col.read(plan.pod(namespace, pod)) if pod else []
     nodes = sorted({p.node_name for p in pods if p.node_name})
     col.read_many(list(plan.why_not_cached(namespace, None, nodes)))  # together: the KernelCacheNodes are the slow one
-    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
-                             server=client.server, taken_at=taken_at())
+    meta = snap.SnapshotMeta(
+        cluster=client.resolved.cluster_name or client.server, source="live", server=client.server, taken_at=taken_at()
+    )
     return col.snapshot(meta)
 
 
@@ -313,8 +348,14 @@ def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
     col = Collector(client)
     for spec in plan.RECONCILE:
         col.read(spec)
-    return col.snapshot(snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
-                                          server=client.server, taken_at=taken_at()))
+    return col.snapshot(
+        snap.SnapshotMeta(
+            cluster=client.resolved.cluster_name or client.server,
+            source="live",
+            server=client.server,
+            taken_at=taken_at(),
+        )
+    )
 
 
 FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; more: one list of all nodes
@@ -326,17 +367,24 @@ def collect_for_fleet(client: Client, namespace: str | None, selector: str = "")
     nodes the pods run on."""
     col = Collector(client)
     labels = ",".join(x for x in (c.LABEL_ISVC, selector) if x)
-    specs = [ListSpec(r.PODS, namespace, label_selector=labels), plan.KERNEL_CACHE_NODES,
-             plan.KERNEL_CACHES.in_namespace(namespace), plan.CONFIGMAP, plan.WEBHOOK,
-             plan.namespace(namespace) if namespace else plan.NAMESPACES, plan.NODE_GROUPS]
+    specs = [
+        ListSpec(r.PODS, namespace, label_selector=labels),
+        plan.KERNEL_CACHE_NODES,
+        plan.KERNEL_CACHES.in_namespace(namespace),
+        plan.CONFIGMAP,
+        plan.WEBHOOK,
+        plan.namespace(namespace) if namespace else plan.NAMESPACES,
+        plan.NODE_GROUPS,
+    ]
     pods = col.read_many(specs)[0]
     nodes = sorted({p.node_name for p in pods if p.node_name})
     if len(nodes) > FLEET_NODE_GETS:
         col.read(plan.NODES)
     else:
         col.read_many([plan.node(name) for name in nodes])
-    meta = snap.SnapshotMeta(cluster=client.resolved.cluster_name or client.server, source="live",
-                             server=client.server, taken_at=taken_at())
+    meta = snap.SnapshotMeta(
+        cluster=client.resolved.cluster_name or client.server, source="live", server=client.server, taken_at=taken_at()
+    )
     return col.snapshot(meta)
 
 
@@ -348,6 +396,7 @@ def names_for_completion(client: Client, what: str, namespace: str) -> list[str]
         res, ns, selector = r.PODS, namespace, c.LABEL_ISVC
     else:
         res, ns, selector = r.CAPTURES, namespace, ""
-    items, _ = client.list_all(res, ns, label_selector=selector,
-                               convert=lambda o: (o.get("metadata") or {}).get("name", ""))
+    items, _ = client.list_all(
+        res, ns, label_selector=selector, convert=lambda o: (o.get("metadata") or {}).get("name", "")
+    )
     return [n for n in items if n]

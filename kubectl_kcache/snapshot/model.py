@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-
 @dataclass(frozen=True)
 class SnapshotMeta:
     cluster: str = ""
@@ -45,8 +44,9 @@ class SnapshotMeta:
 def provenance(meta: SnapshotMeta, namespace: str | None = None) -> Provenance:
     """Where an answer made from a snapshot with this meta came from (`source` in every machine format)."""
     if meta.source == FILE:
-        return Provenance.from_files(meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server,
-                                     clock=meta.clock)
+        return Provenance.from_files(
+            meta.files, meta.cluster, meta.taken_at, namespace, server=meta.server, clock=meta.clock
+        )
     return Provenance.live(meta.server, meta.cluster, meta.taken_at, namespace)
 
 
@@ -137,16 +137,23 @@ class ClusterSnapshot:
 # ---- building from objects ----------------------------------------------------------------------
 
 
-def assemble(parsed: Iterable[tuple[str, Any]], *, meta: SnapshotMeta = SnapshotMeta(), reads: Iterable[Read] = (),
-             reads_assumed: bool = False, warnings: Iterable[str] = ()) -> ClusterSnapshot:
+def assemble(
+    parsed: Iterable[tuple[str, Any]],
+    *,
+    meta: SnapshotMeta = SnapshotMeta(),
+    reads: Iterable[Read] = (),
+    reads_assumed: bool = False,
+    warnings: Iterable[str] = (),
+) -> ClusterSnapshot:
     """A snapshot from typed objects given as (snapshot field, object): per field, the last object of a
     namespace/name wins, sorted by it."""
     fields: dict[str, dict[tuple[str, str], Any]] = {f: {} for f in kinds.FIELDS}
     for name, obj in parsed:
         fields[name][(obj.metadata.namespace or "", obj.metadata.name)] = obj
     values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
-    return ClusterSnapshot(meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, warnings=tuple(warnings),
-                           **values)
+    return ClusterSnapshot(
+        meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, warnings=tuple(warnings), **values
+    )
 
 
 def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:

@@ -36,18 +36,23 @@ AGENT_PODS = ListSpec(r.PODS, c.KSERVE_NAMESPACE, label_selector="=".join(c.AGEN
 CONTROLLER = ListSpec(r.DEPLOYMENTS, c.KSERVE_NAMESPACE, field_selector=by_name(c.CONTROLLER_DEPLOYMENT))
 WEBHOOK = ListSpec(r.MUTATING_WEBHOOKS, field_selector=by_name(c.WEBHOOK_CONFIGURATION))
 CAPTURE_WEBHOOK = ListSpec(r.VALIDATING_WEBHOOKS, field_selector=by_name(c.CAPTURE_WEBHOOK_CONFIGURATION))
-WEBHOOK_ENDPOINTS = ListSpec(r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE,
-                             label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}")
-CRDS = tuple(ListSpec(r.CRDS, field_selector=by_name(c.CRD_NAMES[kind]))
-             for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE))
+WEBHOOK_ENDPOINTS = ListSpec(
+    r.ENDPOINT_SLICES, c.KSERVE_NAMESPACE, label_selector=f"kubernetes.io/service-name={c.WEBHOOK_SERVICE}"
+)
+CRDS = tuple(
+    ListSpec(r.CRDS, field_selector=by_name(c.CRD_NAMES[kind]))
+    for kind in (c.KIND_NODE_GROUP, c.KIND_NODE, c.KIND_CACHE, c.KIND_CAPTURE)
+)
 # all of them: the job namespace, and the labels the pod webhook's namespaceSelector reads
 NAMESPACES = ListSpec(r.NAMESPACES)
 PREPARATION_JOBS = ListSpec(r.JOBS, JOB_NAMESPACE, label_selector=c.LABEL_JOB_CACHE_NAME)
 PREPARATION_PODS = ListSpec(r.PODS, JOB_NAMESPACE, label_selector=c.LABEL_JOB_CACHE_NAME)
-PREFETCHER_SERVICE_ACCOUNTS = tuple(ListSpec(r.SERVICE_ACCOUNTS, JOB_NAMESPACE, field_selector=by_name(sa))
-                                    for sa in c.PREFETCHER_SERVICE_ACCOUNTS)
-PREFETCHER_ROLE_BINDINGS = tuple(ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(rb))
-                                 for rb in c.PREFETCHER_ROLE_BINDINGS)
+PREFETCHER_SERVICE_ACCOUNTS = tuple(
+    ListSpec(r.SERVICE_ACCOUNTS, JOB_NAMESPACE, field_selector=by_name(sa)) for sa in c.PREFETCHER_SERVICE_ACCOUNTS
+)
+PREFETCHER_ROLE_BINDINGS = tuple(
+    ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(rb)) for rb in c.PREFETCHER_ROLE_BINDINGS
+)
 # the captures' identities in their namespaces (by KServe's managed labels; the token requester by name, so
 # that one KServe does not manage is seen); Secrets by metadata only (`resources.SECRETS`)
 TOKEN_REQUESTER_BINDINGS = ListSpec(r.ROLE_BINDINGS, SCOPE, field_selector=by_name(c.TOKEN_REQUESTER))
@@ -58,8 +63,16 @@ REPORTER_SECRETS = ListSpec(r.SECRETS, SCOPE, label_selector=f"{c.REPORTER_LABEL
 PUSHER_SERVICE_ACCOUNTS = ListSpec(r.SERVICE_ACCOUNTS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
 PUSHER_ROLE_BINDINGS = ListSpec(r.ROLE_BINDINGS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
 REGISTRY_SECRETS = ListSpec(r.SECRETS, SCOPE, label_selector=f"{c.REGISTRY_LABEL}=true")
-CAPTURE_IDENTITIES = (TOKEN_REQUESTER_BINDINGS, REPORTER_SERVICE_ACCOUNTS, REPORTER_ROLES, REPORTER_ROLE_BINDINGS,
-                      REPORTER_SECRETS, PUSHER_SERVICE_ACCOUNTS, PUSHER_ROLE_BINDINGS, REGISTRY_SECRETS)
+CAPTURE_IDENTITIES = (
+    TOKEN_REQUESTER_BINDINGS,
+    REPORTER_SERVICE_ACCOUNTS,
+    REPORTER_ROLES,
+    REPORTER_ROLE_BINDINGS,
+    REPORTER_SECRETS,
+    PUSHER_SERVICE_ACCOUNTS,
+    PUSHER_ROLE_BINDINGS,
+    REGISTRY_SECRETS,
+)
 # InferenceService pods (by label): producers for captures and why-group, consumers for why-not-cached
 ISVC_PODS = ListSpec(r.PODS, SCOPE, label_selector=c.LABEL_ISVC)
 # their ReplicaSets: the pod templates the pod webhook will see (capture-sidecar)
@@ -91,16 +104,30 @@ def namespace(name: str) -> ListSpec:
 # doctor and dump, in the order they are made: the first lists (the ConfigMap among them names the job
 # namespace), then those that need it. Each list has the part of `collect.Scope` it belongs to.
 DOCTOR_FIRST: tuple[tuple[str, ListSpec], ...] = (
-    ("nodes", NODES), ("core", NODE_GROUPS), ("core", KERNEL_CACHE_NODES), ("core", KERNEL_CACHES),
-    ("captures", CAPTURES), ("core", CONFIGMAP), ("install", AGENT_DAEMONSET), ("agent_pods", AGENT_PODS),
-    ("install", CONTROLLER), ("install", WEBHOOK), ("install", CAPTURE_WEBHOOK), ("install", WEBHOOK_ENDPOINTS),
+    ("nodes", NODES),
+    ("core", NODE_GROUPS),
+    ("core", KERNEL_CACHE_NODES),
+    ("core", KERNEL_CACHES),
+    ("captures", CAPTURES),
+    ("core", CONFIGMAP),
+    ("install", AGENT_DAEMONSET),
+    ("agent_pods", AGENT_PODS),
+    ("install", CONTROLLER),
+    ("install", WEBHOOK),
+    ("install", CAPTURE_WEBHOOK),
+    ("install", WEBHOOK_ENDPOINTS),
     *(("install", crd) for crd in CRDS),
 )
 DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
-    ("namespaces", NAMESPACES), ("preparation", PREPARATION_JOBS), ("preparation", PREPARATION_PODS),
+    ("namespaces", NAMESPACES),
+    ("preparation", PREPARATION_JOBS),
+    ("preparation", PREPARATION_PODS),
     *(("preparation", sa) for sa in PREFETCHER_SERVICE_ACCOUNTS),
     *(("preparation", rb) for rb in PREFETCHER_ROLE_BINDINGS),
-    ("producers", ISVC_PODS), ("producers", ISVC_REPLICASETS), ("events", CAPTURE_WARNINGS), ("events", FAILED_CREATES),
+    ("producers", ISVC_PODS),
+    ("producers", ISVC_REPLICASETS),
+    ("events", CAPTURE_WARNINGS),
+    ("events", FAILED_CREATES),
     *(("captures", spec) for spec in CAPTURE_IDENTITIES),
 )
 DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
@@ -108,8 +135,16 @@ DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
 STATUS = (NODES, NODE_GROUPS, KERNEL_CACHE_NODES, KERNEL_CACHES, CONFIGMAP, AGENT_PODS)
 # reconcile: what its informers watch, and what --dry-run and --once list; a plan is made only when every
 # one of them was read completely
-RECONCILE = (NODES, NODE_GROUPS, KERNEL_CACHE_NODES, KERNEL_CACHES.in_namespace(None),
-             CAPTURES.in_namespace(None), CONFIGMAP, AGENT_DAEMONSET, CONTROLLER)
+RECONCILE = (
+    NODES,
+    NODE_GROUPS,
+    KERNEL_CACHE_NODES,
+    KERNEL_CACHES.in_namespace(None),
+    CAPTURES.in_namespace(None),
+    CONFIGMAP,
+    AGENT_DAEMONSET,
+    CONTROLLER,
+)
 
 # what a plan depends on: all of the above but KServe's controller (only a write is refused while it runs)
 RECONCILE_PLAN = tuple(spec for spec in RECONCILE if spec != CONTROLLER)
@@ -118,16 +153,31 @@ RECONCILE_PLAN = tuple(spec for spec in RECONCILE if spec != CONTROLLER)
 def why_group(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
     """What why-group reads: the namespace's captures (first: they may name the pod), the pod, the
     namespace's KernelCaches, the groups, the ConfigMap, and the nodes the decision looks at."""
-    return (CAPTURES.in_namespace(ns), *((pod(ns, pod_name),) if pod_name else ()), KERNEL_CACHES.in_namespace(ns),
-            NODE_GROUPS, CONFIGMAP, *(node(n) for n in nodes))
+    return (
+        CAPTURES.in_namespace(ns),
+        *((pod(ns, pod_name),) if pod_name else ()),
+        KERNEL_CACHES.in_namespace(ns),
+        NODE_GROUPS,
+        CONFIGMAP,
+        *(node(n) for n in nodes),
+    )
 
 
 def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
     """What why-not-cached reads: the pod, every KernelCacheNode (KServe lists them all), the namespace's
     KernelCaches and captures (the sidecar step skips a revision whose capture is terminal), the ConfigMap, the
     pod webhook's configuration, the namespace, the groups, the pod's node."""
-    return (*((pod(ns, pod_name),) if pod_name else ()), KERNEL_CACHE_NODES, KERNEL_CACHES.in_namespace(ns),
-            CAPTURES.in_namespace(ns), CONFIGMAP, WEBHOOK, namespace(ns), NODE_GROUPS, *(node(n) for n in nodes))
+    return (
+        *((pod(ns, pod_name),) if pod_name else ()),
+        KERNEL_CACHE_NODES,
+        KERNEL_CACHES.in_namespace(ns),
+        CAPTURES.in_namespace(ns),
+        CONFIGMAP,
+        WEBHOOK,
+        namespace(ns),
+        NODE_GROUPS,
+        *(node(n) for n in nodes),
+    )
 
 
 def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None = None) -> ListSpec:
@@ -144,7 +194,9 @@ def every_list() -> tuple[ListSpec, ...]:
     read-only ClusterRole grants exactly these resources."""
     from ..kube import resources as res
 
-    dynamic = (ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
-               ListSpec(res.NODES, field_selector="metadata.name=<node>"),
-               ListSpec(res.NAMESPACES, field_selector="metadata.name=<namespace>"))
+    dynamic = (
+        ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
+        ListSpec(res.NODES, field_selector="metadata.name=<node>"),
+        ListSpec(res.NAMESPACES, field_selector="metadata.name=<namespace>"),
+    )
     return tuple(dict.fromkeys(DOCTOR + STATUS + RECONCILE + dynamic))

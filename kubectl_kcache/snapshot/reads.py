@@ -25,6 +25,8 @@ NOT_IN_INPUT = "not-in-input"  # from files that hold no object of the kind: not
 NOT_READ = "not-read"  # no read covers the list (a live command that did not make it)
 # which of several covering reads speaks for a list when none was ok: the worst first
 _RANK = {FORBIDDEN: 0, FAILED: 1, ABSENT: 3, NOT_IN_INPUT: 4, NOT_READ: 5}
+
+
 @dataclass(frozen=True)
 class Read:
     """One list that was made, with its full spec, and what happened: ok, forbidden (403), absent (404:
@@ -76,8 +78,15 @@ class Read:
 
     @classmethod
     def of(cls, spec: kinds.ListSpec, status: str, count: int = 0, message: str = "") -> Read:
-        return cls(spec.plural, spec.namespace, status, count, message=message, label_selector=spec.label_selector,
-                   field_selector=spec.field_selector)
+        return cls(
+            spec.plural,
+            spec.namespace,
+            status,
+            count,
+            message=message,
+            label_selector=spec.label_selector,
+            field_selector=spec.field_selector,
+        )
 
 
 def _terms(selector: str) -> frozenset[str]:
@@ -98,10 +107,12 @@ def covers(read: Read, spec: kinds.ListSpec) -> bool:
     """Whether `read` returned (or would have returned) every object `spec` lists: the same resource, all
     namespaces or the same one, and selectors that ask for no more than the spec's (each requirement of
     the read's selector is one of the spec's)."""
-    return (read.resource == spec.plural
-            and (read.namespace is None or read.namespace == spec.namespace)
-            and _terms(read.label_selector) <= _terms(spec.label_selector)
-            and _terms(read.field_selector) <= _terms(spec.field_selector))
+    return (
+        read.resource == spec.plural
+        and (read.namespace is None or read.namespace == spec.namespace)
+        and _terms(read.label_selector) <= _terms(spec.label_selector)
+        and _terms(read.field_selector) <= _terms(spec.field_selector)
+    )
 
 
 def covering(snapshot: ClusterSnapshot, spec: kinds.ListSpec) -> Read:
@@ -117,8 +128,11 @@ def covering(snapshot: ClusterSnapshot, spec: kinds.ListSpec) -> Read:
         return min(found, key=lambda r: _RANK.get(r.status, 2))
     if snapshot.reads_assumed:
         return Read.of(spec, OK)
-    return Read.of(spec, NOT_IN_INPUT if snapshot.meta.source == FILE else NOT_READ,
-                   message="not in the input" if snapshot.meta.source == FILE else "not read")
+    return Read.of(
+        spec,
+        NOT_IN_INPUT if snapshot.meta.source == FILE else NOT_READ,
+        message="not in the input" if snapshot.meta.source == FILE else "not read",
+    )
 
 
 @dataclass(frozen=True)
@@ -175,8 +189,9 @@ class NotInInput(InputError):
         self.unread = unread
 
 
-def require(snapshot: ClusterSnapshot, command: str, specs: Iterable[kinds.ListSpec],
-            absent_is_none: bool = False) -> None:
+def require(
+    snapshot: ClusterSnapshot, command: str, specs: Iterable[kinds.ListSpec], absent_is_none: bool = False
+) -> None:
     """No answer on data that was not read: raise naming every list of `specs` that is not usable, exit 3
     (`Unreadable`) when the cluster could not be read, exit 2 (`NotInInput`) when only input files lack them."""
     unread: list[Unread] = []

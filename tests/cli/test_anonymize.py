@@ -31,8 +31,9 @@ def dumps(tmp_path_factory: pytest.TempPathFactory):
 
 
 def answer(*args: str) -> tuple[int, dict | None, str]:
-    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", *args, "-o", "json"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args, "-o", "json"], capture_output=True, text=True, timeout=120
+    )
     doc = json.loads(proc.stdout) if proc.stdout.strip() else None
     if doc:
         doc.pop("source", None)
@@ -50,8 +51,11 @@ def same_answer(anon: Anonymizer, original: list[str], anonymized: list[str], co
 
 
 def isvc_pods(doc: dict) -> list[tuple[str, str]]:
-    return [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in doc["items"] if i["kind"] == "Pod"
-            and "serving.kserve.io/inferenceservice" in (i["metadata"].get("labels") or {})]
+    return [
+        (i["metadata"]["namespace"], i["metadata"]["name"])
+        for i in doc["items"]
+        if i["kind"] == "Pod" and "serving.kserve.io/inferenceservice" in (i["metadata"].get("labels") or {})
+    ]
 
 
 def test_doctor_and_status_answer_the_same(dumps):
@@ -67,12 +71,17 @@ def test_why_not_cached_and_why_group_answer_the_same_for_every_pod_and_capture(
     for ns, pod in pods:
         for command in ("why-not-cached", "why-group"):
             same_answer(anon, [command, pod, "-n", ns], [command, anon.replace(pod), "-n", anon.replace(ns)], copy)
-    captures = [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in doc["items"]
-                if i["kind"] == "KernelCacheCapture"]
+    captures = [
+        (i["metadata"]["namespace"], i["metadata"]["name"]) for i in doc["items"] if i["kind"] == "KernelCacheCapture"
+    ]
     assert captures
     for ns, capture in captures:
-        same_answer(anon, ["why-group", "--capture", capture, "-n", ns],
-                    ["why-group", "--capture", anon.replace(capture), "-n", anon.replace(ns)], copy)
+        same_answer(
+            anon,
+            ["why-group", "--capture", capture, "-n", ns],
+            ["why-group", "--capture", anon.replace(capture), "-n", anon.replace(ns)],
+            copy,
+        )
 
 
 def test_no_name_is_left_and_each_has_one_token(dumps):
@@ -93,9 +102,11 @@ def test_no_name_is_left_and_each_has_one_token(dumps):
     assert scheduled <= tokens, "pods name the nodes by their tokens"
     kcns = {i["metadata"]["name"] for i in anonymized["items"] if i["kind"] == "KernelCacheNode"}
     nodes_with_kcn = {i["metadata"]["name"] for i in doc["items"] if i["kind"] == "Node"} & {
-        i["metadata"]["name"] for i in doc["items"] if i["kind"] == "KernelCacheNode"}
-    assert nodes_with_kcn and {anon.replace(n) for n in nodes_with_kcn} <= kcns & set(by_name), \
+        i["metadata"]["name"] for i in doc["items"] if i["kind"] == "KernelCacheNode"
+    }
+    assert nodes_with_kcn and {anon.replace(n) for n in nodes_with_kcn} <= kcns & set(by_name), (
         "a KernelCacheNode keeps its node's name"
+    )
 
 
 def test_label_keys_and_kserve_names_are_kept(dumps):
@@ -119,12 +130,21 @@ def test_a_captures_reporter_and_pusher_names_are_derived_again():
 
     cap = "qwen-kcc-669889f77f"
     items = [
-        {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheCapture",
-         "metadata": {"name": cap, "namespace": "team-x"}, "spec": {"sourceRef": {"kind": "InferenceService",
-                                                                                  "name": "qwen"}}},
-        {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": "qwen-predictor-669889f77f-abcde", "namespace": "team-x",
-                      "labels": {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f"}}},
+        {
+            "apiVersion": "serving.kserve.io/v1alpha1",
+            "kind": "KernelCacheCapture",
+            "metadata": {"name": cap, "namespace": "team-x"},
+            "spec": {"sourceRef": {"kind": "InferenceService", "name": "qwen"}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "qwen-predictor-669889f77f-abcde",
+                "namespace": "team-x",
+                "labels": {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f"},
+            },
+        },
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": reporter_name(cap), "namespace": "team-x"}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": pusher_name(cap), "namespace": "team-x"}},
     ]

@@ -27,8 +27,12 @@ def env() -> dict[str, str]:
     """kubectl-kcache of this environment first on PATH, no kubeconfig (offline)."""
     bin_dir = str(Path(sys.executable).parent)
     assert (Path(bin_dir) / "kubectl-kcache").exists(), "kubectl-kcache is not installed beside this python"
-    return {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
-            "KUBECONFIG": "/nonexistent", "HOME": os.environ.get("HOME", "/root")}
+    return {
+        **os.environ,
+        "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
+        "KUBECONFIG": "/nonexistent",
+        "HOME": os.environ.get("HOME", "/root"),
+    }
 
 
 def script(shell: str, capsys) -> str:
@@ -56,12 +60,18 @@ def bash_complete(capsys, line: str, *, old_kubectl: bool = False) -> list[str]:
     """The candidates bash offers for `line` (the cursor at its end)."""
     words = shlex.split(line) + ([""] if line.endswith(" ") else [])
     prog = "__kubectl_kcache_kubectl" if words[0] == "kubectl" else "__kubectl_kcache"
-    body = (KUBECTL_OF_OLD if old_kubectl else "") + script("bash", capsys) + (
-        f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
-        f"COMP_LINE={shlex.quote(line)}; COMP_POINT={len(line)}; {prog} {words[0]} {shlex.quote(words[-1])}; "
-        'printf "%s\\n" "${COMPREPLY[@]}"')
-    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", body], capture_output=True, text=True,
-                          cwd=ROOT, env=env(), timeout=60)
+    body = (
+        (KUBECTL_OF_OLD if old_kubectl else "")
+        + script("bash", capsys)
+        + (
+            f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+            f"COMP_LINE={shlex.quote(line)}; COMP_POINT={len(line)}; {prog} {words[0]} {shlex.quote(words[-1])}; "
+            'printf "%s\\n" "${COMPREPLY[@]}"'
+        )
+    )
+    proc = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", body], capture_output=True, text=True, cwd=ROOT, env=env(), timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return [w for w in proc.stdout.splitlines() if w]
 
@@ -82,7 +92,10 @@ def test_bash_flags_long_and_short(capsys):
 def test_bash_check_ids(capsys):
     assert bash_complete(capsys, "kubectl-kcache doctor --only group-t") == ["group-taints"]
     assert sorted(bash_complete(capsys, "kubectl-kcache doctor --skip crds,con")) == [
-        "crds,config", "crds,consumer-pull", "crds,control-plane"]
+        "crds,config",
+        "crds,consumer-pull",
+        "crds,control-plane",
+    ]
 
 
 def test_bash_pods_and_captures_offline_from_the_file(capsys):
@@ -103,20 +116,36 @@ def test_bash_through_a_kubectl_that_does_not_complete_plugins(capsys):
 
 # ---- zsh, typed in a terminal -------------------------------------------------------------------------
 
+
 class Terminal:
     """zsh in a tmux window of 200 columns: type, press Tab, read the screen."""
 
     def __init__(self, rc: str) -> None:
         self.name = f"kcache-{uuid.uuid4().hex[:8]}"
         self.rc = rc
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "50",
-                        f"cd {shlex.quote(str(ROOT))} && ZDOTDIR={shlex.quote(rc)} exec zsh -i"],
-                       check=True, env=env(), timeout=30)
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                f"cd {shlex.quote(str(ROOT))} && ZDOTDIR={shlex.quote(rc)} exec zsh -i",
+            ],
+            check=True,
+            env=env(),
+            timeout=30,
+        )
         self.wait_for("READY>")
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True,
-                              check=True, timeout=30).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True, timeout=30
+        ).stdout
 
     def wait_for(self, text: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
@@ -148,14 +177,20 @@ def zsh(tmp_path_factory: pytest.TempPathFactory):
     for tool in ("zsh", "tmux"):
         assert shutil.which(tool), f"{tool} is not installed (run-tests installs it: apt-get install -y {tool})"
     rc = tmp_path_factory.mktemp("zdotdir")
-    completion = subprocess.run([sys.executable, "-m", "kubectl_kcache", "completion", "zsh"], capture_output=True,
-                                text=True, check=True, env=env()).stdout
+    completion = subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", "completion", "zsh"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env(),
+    ).stdout
     (rc / "kcache.zsh").write_text(completion)
     (rc / ".zshrc").write_text(
         "autoload -U compinit && compinit -u\n"
         "_kubectl() { compadd kubectl-own-candidate }\ncompdef _kubectl kubectl\n"  # a kubectl of before 1.26
         f"source {shlex.quote(str(rc / 'kcache.zsh'))}\n"
-        "PS1='READY> '\n")
+        "PS1='READY> '\n"
+    )
     term = Terminal(str(rc))
     yield term
     term.close()
@@ -173,8 +208,7 @@ def test_zsh_check_ids(zsh):
 
 
 def test_zsh_pods_offline_from_the_file(zsh):
-    zsh.tab(f"kubectl-kcache why-not-cached -f {BROKEN} -n team-llm llama-3-1-8",
-            f"-n team-llm {POD}")
+    zsh.tab(f"kubectl-kcache why-not-cached -f {BROKEN} -n team-llm llama-3-1-8", f"-n team-llm {POD}")
 
 
 def test_zsh_through_a_kubectl_that_does_not_complete_plugins(zsh):

@@ -18,20 +18,22 @@ def test_the_docs_have_console_examples():
 def test_console_example_is_what_the_command_prints(block, tmp_path):
     outputs = dc.run_block(block, dc.workdir_for(tmp_path))
     for step, actual in zip(block.steps, outputs, strict=True):
-        assert dc.matches(step.expected, actual), (
-            f"{block.id}: `{step.command}` printed:\n" + "\n".join(actual))
+        assert dc.matches(step.expected, actual), f"{block.id}: `{step.command}` printed:\n" + "\n".join(actual)
 
 
-@pytest.mark.parametrize(("expected", "actual", "ok"), [
-    (["a", "b"], ["a", "b"], True),
-    (["a", "b"], ["a", "b", "c"], False),
-    (["a", "...", "d"], ["a", "b", "c", "d"], True),
-    (["a", "...", "d"], ["a", "d"], True),
-    (["...", "c"], ["a", "b", "c"], True),
-    (["a", "..."], ["a", "b"], True),
-    (["a", "...", "x"], ["a", "b", "c"], False),
-    (["a", "...", "c", "...", "e"], ["a", "b", "c", "d", "e"], True),
-    (["a", "...", "c", "...", "e"], ["a", "e", "c"], False),
-])
+@pytest.mark.parametrize(
+    ("expected", "actual", "ok"),
+    [
+        (["a", "b"], ["a", "b"], True),
+        (["a", "b"], ["a", "b", "c"], False),
+        (["a", "...", "d"], ["a", "b", "c", "d"], True),
+        (["a", "...", "d"], ["a", "d"], True),
+        (["...", "c"], ["a", "b", "c"], True),
+        (["a", "..."], ["a", "b"], True),
+        (["a", "...", "x"], ["a", "b", "c"], False),
+        (["a", "...", "c", "...", "e"], ["a", "b", "c", "d", "e"], True),
+        (["a", "...", "c", "...", "e"], ["a", "e", "c"], False),
+    ],
+)
 def test_excerpt_matching(expected, actual, ok):
     assert dc.matches(expected, actual) is ok

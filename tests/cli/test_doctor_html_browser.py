@@ -37,10 +37,25 @@ def browse(tmp_path: Path, page: Path, *mode: str) -> subprocess.CompletedProces
     """One headless Chromium run with a new, empty profile and nothing that talks to the network."""
     profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
     profile.mkdir()
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", f"--user-data-dir={profile}",
-           "--enable-logging=stderr", "--v=0", *mode, page.as_uri()]
+    cmd = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *mode,
+        page.as_uri(),
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -71,8 +86,7 @@ def report(tmp_path_factory) -> tuple[Path, dict]:
     assert page.returncode == 1, page.stderr  # findings
     path = out / "report.html"
     path.write_text(page.stdout, encoding="utf-8")
-    doc = json.loads(subprocess.run([*run, "-o", "json"], capture_output=True, text=True, cwd=ROOT,
-                                    timeout=120).stdout)
+    doc = json.loads(subprocess.run([*run, "-o", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout)
     return path, doc
 
 
@@ -93,7 +107,7 @@ def test_rendered_dom_has_every_finding_and_the_console_is_clean(report, tmp_pat
     assert 'class="heat"' in dom and "llm-serving" in text
     # how the page was made, and errors first with codes linked to the catalogue
     assert "v1.36.3" in text and "kubectl kcache doctor --from-file examples/broken-cluster.yaml -o html" in text
-    findings = dom[dom.index('id="findings"'):]
+    findings = dom[dom.index('id="findings"') :]
     assert findings.index('class="sev error"') < findings.index('class="sev warning"')
     assert 'href="https://github.com/kserve/kubectl-kcache/blob/main/docs/checks.md#kcn-missing/missing"' in dom
     assert console(run.stderr) == [], console(run.stderr)
@@ -114,7 +128,8 @@ def test_screenshot(report, tmp_path):
 
     if os.environ.get("KCACHE_UPDATE_SCREENSHOT"):
         if shutil.which("pngquant"):
-            subprocess.run(["pngquant", "--force", "--quality=60-85", "--output", str(DOCS_SHOT), str(shot)],
-                           check=True)
+            subprocess.run(
+                ["pngquant", "--force", "--quality=60-85", "--output", str(DOCS_SHOT), str(shot)], check=True
+            )
         else:
             shutil.copyfile(shot, DOCS_SHOT)

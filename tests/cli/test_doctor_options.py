@@ -19,8 +19,15 @@ HEADLINE = re.compile(r"^(error|warning|info)\[([a-z0-9-]+)/([a-z0-9-]+)\]: ", r
 
 def kcache(*args: str, columns: str = "100") -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": columns, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def shown(text: str) -> list[tuple[str, str]]:
@@ -55,8 +62,11 @@ def test_only_and_skip_take_check_slash_code():
     assert [code for _, code in shown(only.stdout)] == ["nodes/cordoned", "agent/rollout"]  # in check order
     doc = json.loads(kcache("doctor", "-f", BROKEN, "--only", "agent/rollout", "-o", "json").stdout)
     assert [c["id"] for c in doc["checks"]] == ["agent"] and {f["code"] for f in doc["findings"]} == {"rollout"}
-    skip = json.loads(kcache("doctor", "-f", BROKEN, "--only", "agent", "--skip", "agent/pod-failed,agent/no-pod",
-                             "-o", "json").stdout)
+    skip = json.loads(
+        kcache(
+            "doctor", "-f", BROKEN, "--only", "agent", "--skip", "agent/pod-failed,agent/no-pod", "-o", "json"
+        ).stdout
+    )
     assert {f["code"] for f in skip["findings"]} == {"placement-stale", "rollout"}
     whole = json.loads(kcache("doctor", "-f", BROKEN, "--only", "agent,agent/rollout", "-o", "json").stdout)
     assert len({f["code"] for f in whole["findings"]}) == 4, "a bare check id keeps all of its codes"
@@ -65,9 +75,11 @@ def test_only_and_skip_take_check_slash_code():
 def test_an_unknown_code_is_a_usage_error_naming_the_valid_ones():
     proc = kcache("doctor", "-f", BROKEN, "--only", "agent/bogus")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == ("error: --only: unknown finding code 'agent/bogus'; the codes of agent: "
-                                   "agent/missing, agent/placement-stale, agent/rollout, agent/no-pod, "
-                                   "agent/pod-failed")
+    assert proc.stderr.strip() == (
+        "error: --only: unknown finding code 'agent/bogus'; the codes of agent: "
+        "agent/missing, agent/placement-stale, agent/rollout, agent/no-pod, "
+        "agent/pod-failed"
+    )
     proc = kcache("doctor", "-f", BROKEN, "--skip", "nope/x")
     assert proc.returncode == 2 and "--skip: unknown check id 'nope/x'" in proc.stderr
 
@@ -93,10 +105,10 @@ def test_explain_a_check_lists_its_codes():
 
 
 def test_explain_an_unknown_code_exits_2_with_one_clear_line():
-    for code, expected in (("kcn-missing/nope", "explain: unknown code 'kcn-missing/nope'; the codes of kcn-missing: "
-                                                "kcn-missing/missing"),
-                           ("frobnicate", "explain: unknown code 'frobnicate': a code is check/code, e.g. "
-                                          "kcn-missing/missing")):
+    for code, expected in (
+        ("kcn-missing/nope", "explain: unknown code 'kcn-missing/nope'; the codes of kcn-missing: kcn-missing/missing"),
+        ("frobnicate", "explain: unknown code 'frobnicate': a code is check/code, e.g. kcn-missing/missing"),
+    ):
         proc = kcache("explain", code)
         assert proc.returncode == 2 and proc.stdout == ""
         assert len(proc.stderr.strip().splitlines()) == 1 and expected in proc.stderr, proc.stderr

@@ -44,8 +44,15 @@ def in_pty(args: list[str], columns: int, rows: int = 50, cwd: Path = ROOT) -> t
     controlling terminal); the output as the terminal received it, without the pty's \\r."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", *args], stdin=slave, stdout=slave, stderr=slave,
-                            cwd=cwd, env=_env(), start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env=_env(),
+        start_new_session=True,
+    )
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + 300
@@ -73,8 +80,16 @@ def in_pty(args: list[str], columns: int, rows: int = 50, cwd: Path = ROOT) -> t
 
 def piped(args: list[str]) -> tuple[int, str]:
     """Run with stdout a pipe and no terminal anywhere (a new session, stdin from /dev/null, no $COLUMNS)."""
-    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, cwd=ROOT, env=_env(), start_new_session=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_env(),
+        start_new_session=True,
+        timeout=300,
+    )
     return proc.returncode, proc.stdout
 
 
@@ -82,26 +97,40 @@ def piped(args: list[str]) -> tuple[int, str]:
 def fleet(tmp_path_factory) -> str:
     """2,000 member nodes in 4 groups, with problems of every shape: a taint on every node of one group (one
     cause, many objects), NotReady and cordoned nodes, missing and orphaned KernelCacheNodes, Error entries."""
+
     def name(i: int) -> str:
         return f"ip-10-{i // 250}-{i % 250}-{i % 7}.us-west-2.compute.internal"
 
-    groups = [b.group(f"pool-{p}", {"kserve.example.com/kernel-cache": "enabled", "example.com/pool": p})
-              for p in "abcd"]
+    groups = [
+        b.group(f"pool-{p}", {"kserve.example.com/kernel-cache": "enabled", "example.com/pool": p}) for p in "abcd"
+    ]
     nodes = []
     for i in range(2000):
         pool = "abcd"[i % 4]
         taints = [b.taint("dedicated", "training")] if pool == "d" else None
-        nodes.append(b.node(name(i), {"kserve.example.com/kernel-cache": "enabled", "example.com/pool": pool},
-                            taints=taints, ready=not (i % 4 == 0 and i < 28), unschedulable=i in (1, 5, 9)))
+        nodes.append(
+            b.node(
+                name(i),
+                {"kserve.example.com/kernel-cache": "enabled", "example.com/pool": pool},
+                taints=taints,
+                ready=not (i % 4 == 0 and i < 28),
+                unschedulable=i in (1, 5, 9),
+            )
+        )
     kc = b.kernel_cache("llama-3-1-70b-instruct-kcc-84b9f6cd57-008ead7571de3f5b9fb55dd7", "team-llm", "pool-b")
-    message = ("Back-off pulling image \"harbor.ml.example.com/team-llm/kernel-cache@sha256:" + "a" * 64 + "\": "
-               + "failed to resolve reference: unexpected status 401 Unauthorized " * 8)
+    message = (
+        'Back-off pulling image "harbor.ml.example.com/team-llm/kernel-cache@sha256:'
+        + "a" * 64
+        + '": '
+        + "failed to resolve reference: unexpected status 401 Unauthorized " * 8
+    )
     kcns = []
     for i in range(2000):
         if i in (2, 6, 10, 14, 18):
             continue  # member nodes without a KernelCacheNode
-        entries = {"e": b.entry("team-llm", kc["metadata"]["name"], "Error", message=message)} if i in (3, 7, 11) \
-            else None
+        entries = (
+            {"e": b.entry("team-llm", kc["metadata"]["name"], "Error", message=message)} if i in (3, 7, 11) else None
+        )
         kcns.append(b.kcn(name(i), entries))
     kcns += [b.kcn(f"ip-10-9-9-{i}.us-west-2.compute.internal") for i in range(4)]  # orphaned
     items = [b.config_map({"enabled": True}), *groups, *nodes, *kcns, kc]
@@ -163,8 +192,13 @@ def finding_blocks(lines: list[str]) -> list[list[str]]:
 def check_terminal_output(text: str, columns: int, doc: dict) -> list[list[str]]:
     lines = ANSI.sub("", text).splitlines()
     # wider than the terminal: a next command, or one word too long for any line (never cut: the terminal folds it)
-    too_wide = [line for line in lines if len(line) > columns and not line.startswith(HELP)
-                and not (len(line.split()) == 1 and not line.startswith(" "))]
+    too_wide = [
+        line
+        for line in lines
+        if len(line) > columns
+        and not line.startswith(HELP)
+        and not (len(line.split()) == 1 and not line.startswith(" "))
+    ]
     assert not too_wide, too_wide
     assert not cut_identifiers(lines, identifiers(doc))
     words = {w for f in doc["findings"] for text in (f["message"], *f.get("evidence", ())) for w in text.split()}
@@ -182,8 +216,14 @@ def check_terminal_output(text: str, columns: int, doc: dict) -> list[list[str]]
 
 
 def json_doc(path: str) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "doctor", "-f", path, "-o", "json"],
-                          capture_output=True, text=True, cwd=ROOT, env=_env(), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", "doctor", "-f", path, "-o", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_env(),
+        timeout=300,
+    )
     return json.loads(proc.stdout)
 
 
@@ -240,8 +280,12 @@ def test_doctor_piped_with_no_terminal_is_one_finding_per_line(which, fleet, doc
         assert len(heads) == len(doc["findings"])
         for f in doc["findings"]:
             assert any(f["object"]["name"] in line and f["hint"].splitlines()[0] in line for line in heads), f
-        for needle in ("NVIDIA-H200", "kserve.example.com/kernel-cache=enabled,nvidia.com/gpu.product=NVIDIA-H200",
-                       "dedicated=training:NoSchedule", "ip-10-0-1-19.ec2.internal"):
+        for needle in (
+            "NVIDIA-H200",
+            "kserve.example.com/kernel-cache=enabled,nvidia.com/gpu.product=NVIDIA-H200",
+            "dedicated=training:NoSchedule",
+            "ip-10-0-1-19.ec2.internal",
+        ):
             assert any(needle in line for line in heads), needle
 
 
@@ -258,9 +302,16 @@ def test_piped_output_follows_the_controlling_terminal():
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
     try:
-        proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "doctor", "-f", BROKEN, "--fail-on", "never"],
-                              stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=_env(),
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", "doctor", "-f", BROKEN, "--fail-on", "never"],
+            stdin=slave,
+            stderr=slave,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=_env(),
+            timeout=120,
+        )
     finally:
         os.close(slave)
         os.close(master)

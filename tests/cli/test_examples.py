@@ -29,11 +29,27 @@ NEW_NODE = "ip-10-0-2-24.ec2.internal"
 GONE_NODE = "ip-10-0-1-19.ec2.internal"
 # The resources snapshot/live.py lists, by the name its reads record.
 LIVE_READS = {
-    "nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures", "configmaps",
-    "daemonsets", "pods", "deployments", "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
-    "endpointslices", "replicasets",
-    "customresourcedefinitions", "namespaces", "jobs", "serviceaccounts", "rolebindings", "events",
-    "roles", "secrets",  # the captures' identities (Secrets by metadata only)
+    "nodes",
+    "kernelcachenodegroups",
+    "kernelcachenodes",
+    "kernelcaches",
+    "kernelcachecaptures",
+    "configmaps",
+    "daemonsets",
+    "pods",
+    "deployments",
+    "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations",
+    "endpointslices",
+    "replicasets",
+    "customresourcedefinitions",
+    "namespaces",
+    "jobs",
+    "serviceaccounts",
+    "rolebindings",
+    "events",
+    "roles",
+    "secrets",  # the captures' identities (Secrets by metadata only)
 }
 
 
@@ -51,6 +67,7 @@ def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]
 
 
 # ---- the files ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", [HEALTHY, BROKEN])
 def test_example_is_a_complete_dump(path: str) -> None:
@@ -82,11 +99,13 @@ def _generator():
 def test_example_is_what_the_generator_writes(name: str) -> None:
     gen = _generator()
     assert gen.render(name) == (EXAMPLES / name).read_text(encoding="utf-8"), (
-        f"examples/{name} is out of date: run `python examples/make_examples.py`")
+        f"examples/{name} is out of date: run `python examples/make_examples.py`"
+    )
     assert gen.render(name) == gen.render(name)  # deterministic
 
 
 # ---- doctor -------------------------------------------------------------------------------------------
+
 
 def test_doctor_on_healthy_example_finds_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = cli_json(capsys, "doctor", "--from-file", HEALTHY)
@@ -112,10 +131,13 @@ EXPECTED_BROKEN = {
     "kcn-missing": {("error", f"Node/{NEW_NODE}")},
     "kcn-orphaned": {("warning", f"KernelCacheNode/{GONE_NODE}")},
     "agent": {("error", "DaemonSet/kserve/kserve-kernelcachenode-agent"), ("error", f"Node/{NEW_NODE}")},
-    "registry-pull": {("error", "Job/kserve-kernelcache-jobs/"
-                                "kc-llama-3-1-70b-instruct-k-ip-10-0-1-14-ec2-i-86e99cc7c8878f0f")},
-    "cache-status": {("error", "KernelCacheNode/ip-10-0-1-11.ec2.internal"),
-                     ("warning", "KernelCacheNode/ip-10-0-1-12.ec2.internal")},
+    "registry-pull": {
+        ("error", "Job/kserve-kernelcache-jobs/kc-llama-3-1-70b-instruct-k-ip-10-0-1-14-ec2-i-86e99cc7c8878f0f")
+    },
+    "cache-status": {
+        ("error", "KernelCacheNode/ip-10-0-1-11.ec2.internal"),
+        ("warning", "KernelCacheNode/ip-10-0-1-12.ec2.internal"),
+    },
     "capture": {("error", f"KernelCacheCapture/team-llm/{AMBIGUOUS_CAPTURE}")},
 }
 
@@ -161,6 +183,7 @@ def test_doctor_fail_on_never_exits_zero_on_broken_example(capsys: pytest.Captur
 
 # ---- reconcile ----------------------------------------------------------------------------------------
 
+
 def test_reconcile_plan_on_broken_example(capsys: pytest.CaptureFixture[str]) -> None:
     code, plan = cli_json(capsys, "reconcile", "--dry-run", "--from-file", BROKEN)
     assert code == 1  # writes planned, as `kubectl diff` says there are differences
@@ -170,19 +193,28 @@ def test_reconcile_plan_on_broken_example(capsys: pytest.CaptureFixture[str]) ->
     assert patch["body"]["spec"]["template"]["spec"]["tolerations"][0]["key"] == "dedicated"
     assert [line[:2] for line in patch["diff"]] == ["- ", "+ "] and "tolerations" in patch["diff"][1]
     create = by_key[("create", "KernelCacheNode", NEW_NODE)]
-    assert create["body"] == {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheNode",
-                              "metadata": {"name": NEW_NODE}}
+    assert create["body"] == {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "KernelCacheNode",
+        "metadata": {"name": NEW_NODE},
+    }
     assert "body" not in by_key[("delete", "KernelCacheNode", GONE_NODE)]
     assert ("create", "KernelCacheNode", NEW_NODE) in actions
     assert ("delete", "KernelCacheNode", GONE_NODE) in actions
     assert ("patch", "DaemonSet", "kserve-kernelcachenode-agent") in actions
     events = [a for a in plan["actions"] if a["verb"] == "event"]
-    assert events == [{
-        "verb": "event", "kind": "Event", "namespace": "team-llm", "name": AMBIGUOUS_CAPTURE,
-        "reason": events[0]["reason"], "eventReason": "AmbiguousNodeGroup",
-        "message": f"producer node {AMBIGUOUS_NODE} matches multiple node groups: h100, llm-serving; "
-                   "set serving.kserve.io/kernelcache-nodegroup",
-    }]
+    assert events == [
+        {
+            "verb": "event",
+            "kind": "Event",
+            "namespace": "team-llm",
+            "name": AMBIGUOUS_CAPTURE,
+            "reason": events[0]["reason"],
+            "eventReason": "AmbiguousNodeGroup",
+            "message": f"producer node {AMBIGUOUS_NODE} matches multiple node groups: h100, llm-serving; "
+            "set serving.kserve.io/kernelcache-nodegroup",
+        }
+    ]
 
 
 def test_reconcile_plan_on_healthy_example_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,6 +226,7 @@ def test_reconcile_plan_on_healthy_example_is_empty(capsys: pytest.CaptureFixtur
 
 
 # ---- why-group ----------------------------------------------------------------------------------------
+
 
 def test_why_group_on_ambiguous_producer(capsys: pytest.CaptureFixture[str]) -> None:
     code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--from-file", BROKEN)
@@ -214,8 +247,7 @@ def test_why_group_finds_the_namespace_offline(capsys: pytest.CaptureFixture[str
 
 
 def test_why_group_what_if_the_pod_requested_a_group(capsys: pytest.CaptureFixture[str]) -> None:
-    code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--group", "h100",
-                         "--from-file", BROKEN)
+    code, why = cli_json(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "--group", "h100", "--from-file", BROKEN)
     assert code == 0
     assert why["basis"] == "what-if"
     assert (why["result"]["group"], why["result"]["source"], why["result"]["reason"]) == ("h100", "annotation", None)
@@ -248,7 +280,10 @@ def test_why_not_cached_on_the_broken_examples_miss(capsys: pytest.CaptureFixtur
     assert doc["next"] == f"kubectl -n team-llm delete pod {MISTRAL_MISS}"
     stale = next(c for c in doc["candidates"] if c["kernelCache"] == "team-llm/mistral-7b-instruct-v0-3")
     assert [n["name"] for n in stale["nodes"]] == [
-        "ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-19.ec2.internal"]
+        "ip-10-0-1-11.ec2.internal",
+        "ip-10-0-1-12.ec2.internal",
+        "ip-10-0-1-19.ec2.internal",
+    ]
 
 
 def test_why_cached_on_the_healthy_examples_hit(capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,10 +309,15 @@ def test_reconcile_plan_table_shows_the_daemonset_diff(capsys: pytest.CaptureFix
     assert lines[at + 1].startswith("    - tolerations: ") and lines[at + 2].startswith("    + tolerations: ")
 
 
-@pytest.mark.parametrize("argv", [
-    ["doctor", "-o", "json"], ["doctor", "-o", "yaml"], ["reconcile", "--dry-run", "-o", "json"],
-    ["why-group", AMBIGUOUS_POD, "-n", "team-llm", "-o", "json"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["doctor", "-o", "json"],
+        ["doctor", "-o", "yaml"],
+        ["reconcile", "--dry-run", "-o", "json"],
+        ["why-group", AMBIGUOUS_POD, "-n", "team-llm", "-o", "json"],
+    ],
+)
 def test_every_machine_format_says_where_it_came_from(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     """Issue 14: the input files (or server), when it was read and made, the tool's version and the scope."""
     import yaml
@@ -312,7 +352,7 @@ def test_namespace_scopes_files_as_it_scopes_live_reads(capsys: pytest.CaptureFi
     code, everything = cli_json(capsys, "doctor", "--from-file", BROKEN)
     code, scoped = cli_json(capsys, "doctor", "--from-file", BROKEN, "-n", "team-chat")
     namespaced = {"KernelCache", "KernelCacheCapture"}
-    assert {f["object"]["namespace"] for f in everything["findings"] if f["object"]["kind"] in namespaced} > \
-        {"team-chat"}
-    assert {f["object"]["namespace"] for f in scoped["findings"] if f["object"]["kind"] in namespaced} == \
-        {"team-chat"}
+    assert {f["object"]["namespace"] for f in everything["findings"] if f["object"]["kind"] in namespaced} > {
+        "team-chat"
+    }
+    assert {f["object"]["namespace"] for f in scoped["findings"] if f["object"]["kind"] in namespaced} == {"team-chat"}

@@ -29,8 +29,9 @@ FAKE_KUBECTL = """#!/bin/bash
 """
 FAKE_DATE = "#!/bin/bash\necho 1700000000\n"
 
-HOSTILE = st.text(alphabet=st.sampled_from(list("'\"$();|&<>\n\t `\\*?!#~{}[]=,-ab\x1b\u202e")), min_size=1,
-                  max_size=24)
+HOSTILE = st.text(
+    alphabet=st.sampled_from(list("'\"$();|&<>\n\t `\\*?!#~{}[]=,-ab\x1b\u202e")), min_size=1, max_size=24
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,13 @@ def run_hint(hint: str, fake_bin: Path, tmp: Path) -> list[list[str]]:
     work.mkdir(exist_ok=True)
     log = tmp / "argv.log"
     log.write_bytes(b"")
-    proc = subprocess.run(["/bin/bash", "-c", hint], cwd=work, capture_output=True, timeout=10,
-                          env={"PATH": str(fake_bin), "ARGV_LOG": str(log), "LC_ALL": "C.UTF-8"})
+    proc = subprocess.run(
+        ["/bin/bash", "-c", hint],
+        cwd=work,
+        capture_output=True,
+        timeout=10,
+        env={"PATH": str(fake_bin), "ARGV_LOG": str(log), "LC_ALL": "C.UTF-8"},
+    )
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", (hint, proc)
     assert list(work.iterdir()) == [], (hint, list(work.iterdir()))  # no redirection wrote a file
     words = log.read_bytes().split(b"\0")[:-1]
@@ -72,18 +78,34 @@ def cluster(value: str) -> list[dict[str, Any]]:
     odd = b.group("odd", {value: value})
     near = b.group("near", {"role": "gpu", "zone": "a"})
     kc = b.consumer_cache("qwen", group_name="odd")
-    producer = b.pod(POD, NS, node_name="gpu-node",
-                     labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "669889f77f"},
-                     annotations={ANN: value})
+    producer = b.pod(
+        POD,
+        NS,
+        node_name="gpu-node",
+        labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "669889f77f"},
+        annotations={ANN: value},
+    )
     capture = b.capture(CAPTURE, NS, status=b.capture_status(pod=POD, node_name="gpu-node", requested="gpu"))
     consumer = b.consumer("serving", node="cpu-1", cache=kc)
     namespace = b.namespace(NS)
     namespace["metadata"]["labels"] = {"kubernetes.io/metadata.name": NS}
-    return [b.config_map({"enabled": True, "defaultNodeGroup": value, "defaultMountType": "oci"}),
-            b.node("gpu-node", {"role": "gpu"}), b.node("cpu-1", {"role": "cpu"}), gpu, odd, near, kc,
-            b.kcn("gpu-node", {f"{NS}/qwen": b.cache_entry(kc, state="Error", message=value)}),
-            producer, capture, consumer, namespace, b.webhook_configuration(), b.agent_daemonset(),
-            b.controller_deployment()]
+    return [
+        b.config_map({"enabled": True, "defaultNodeGroup": value, "defaultMountType": "oci"}),
+        b.node("gpu-node", {"role": "gpu"}),
+        b.node("cpu-1", {"role": "cpu"}),
+        gpu,
+        odd,
+        near,
+        kc,
+        b.kcn("gpu-node", {f"{NS}/qwen": b.cache_entry(kc, state="Error", message=value)}),
+        producer,
+        capture,
+        consumer,
+        namespace,
+        b.webhook_configuration(),
+        b.agent_daemonset(),
+        b.controller_deployment(),
+    ]
 
 
 def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
@@ -119,8 +141,9 @@ def test_every_hint_runs_kubectl_with_exactly_its_arguments(capsys, tmp_path, fa
     assert odd
     if apivalidation.qualified_name_errors(value) or apivalidation.label_value_errors(value):
         for finding in odd:  # a selector no node can carry: the group is shown, never a -l or a label command
-            assert run_hint(finding["hint"], fake_bin, tmp_path) == [["get", "kernelcachenodegroup", "odd", "-o",
-                                                                      "yaml"]], finding
+            assert run_hint(finding["hint"], fake_bin, tmp_path) == [
+                ["get", "kernelcachenodegroup", "odd", "-o", "yaml"]
+            ], finding
     near = [x for x in report["findings"] if x["check"] == "group-selector" and x.get("group") == "near"]
     assert [run_hint(x["hint"], fake_bin, tmp_path) for x in near] == [[["label", "node", "gpu-node", "zone=a"]]]
 

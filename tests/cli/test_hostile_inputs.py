@@ -51,8 +51,9 @@ def one_error(err: str) -> str:
 def shell(script: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     """A shell line with KCACHE standing for the command (its output checked for control characters)."""
     command = f"{sys.executable} -m kubectl_kcache"
-    proc = subprocess.run(["bash", "-c", script.replace("KCACHE", command)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        ["bash", "-c", script.replace("KCACHE", command)], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
     clean(proc.stdout)
     clean(proc.stderr)
     return proc
@@ -103,7 +104,7 @@ def test_from_stdin_works():
 
 
 def test_output_into_a_closed_pipe_ends_quietly():
-    proc = shell(f"KCACHE doctor -o json --from-file {HEALTHY} | head -c 10; echo \" ${{PIPESTATUS[0]}}\"")
+    proc = shell(f'KCACHE doctor -o json --from-file {HEALTHY} | head -c 10; echo " ${{PIPESTATUS[0]}}"')
     assert proc.stderr == ""
     status = int(proc.stdout.split()[-1])
     assert status in (0, 141)  # ends as kubectl does: quietly, or by SIGPIPE
@@ -190,12 +191,16 @@ def test_raw_list_items_take_kind_and_api_version_from_the_list(capsys, tmp_path
     """`kubectl get --raw /api/v1/nodes`: a NodeList whose items carry neither kind nor apiVersion."""
     items = [{k: v for k, v in b.node(f"gpu-{i}").items() if k not in ("kind", "apiVersion")} for i in range(3)]
     raw = {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
-    groups = {"kind": "KernelCacheNodeGroupList", "apiVersion": "serving.kserve.io/v1alpha1",
-              "items": [{"metadata": {"name": "g"}, "spec": {"nodeSelector": {"kubernetes.io/hostname": "gpu-1"}}}]}
+    groups = {
+        "kind": "KernelCacheNodeGroupList",
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "items": [{"metadata": {"name": "g"}, "spec": {"nodeSelector": {"kubernetes.io/hostname": "gpu-1"}}}],
+    }
     from kubectl_kcache.snapshot.files.from_files import load_files
 
-    snap = load_files([write(tmp_path / "nodes.json", json.dumps(raw)), write(tmp_path / "groups.json",
-                                                                              json.dumps(groups))])
+    snap = load_files(
+        [write(tmp_path / "nodes.json", json.dumps(raw)), write(tmp_path / "groups.json", json.dumps(groups))]
+    )
     assert [n.name for n in snap.nodes] == ["gpu-0", "gpu-1", "gpu-2"]
     assert [g.name for g in snap.node_groups] == ["g"]
     from kubectl_kcache.snapshot import plan as readplan
@@ -204,14 +209,21 @@ def test_raw_list_items_take_kind_and_api_version_from_the_list(capsys, tmp_path
     assert covering(snap, readplan.NODES).count == 3
 
 
-@pytest.mark.parametrize(("obj", "words"), [
-    ({"apiVersion": "v1", "metadata": {"name": "x"}}, "$: an object without kind"),
-    ({"kind": "Node", "metadata": {"name": "x"}}, "$: Node without apiVersion"),
-    ({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {"name": "x"}}]},
-     "$.items[0]: an object without kind"),
-    ({"kind": "List", "apiVersion": "v1", "items": [{"kind": "Node", "metadata": {"name": "x"}}]},
-     "$.items[0]: Node without apiVersion"),
-])
+@pytest.mark.parametrize(
+    ("obj", "words"),
+    [
+        ({"apiVersion": "v1", "metadata": {"name": "x"}}, "$: an object without kind"),
+        ({"kind": "Node", "metadata": {"name": "x"}}, "$: Node without apiVersion"),
+        (
+            {"kind": "List", "apiVersion": "v1", "items": [{"metadata": {"name": "x"}}]},
+            "$.items[0]: an object without kind",
+        ),
+        (
+            {"kind": "List", "apiVersion": "v1", "items": [{"kind": "Node", "metadata": {"name": "x"}}]},
+            "$.items[0]: Node without apiVersion",
+        ),
+    ],
+)
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 def test_objects_without_kind_or_api_version_are_refused_alike(capsys, tmp_path, obj, words, fmt):
     path = write(tmp_path / f"obj.{fmt}", json.dumps(obj) if fmt == "json" else obj)
@@ -222,7 +234,7 @@ def test_objects_without_kind_or_api_version_are_refused_alike(capsys, tmp_path,
     assert "every object needs kind and apiVersion" in line
 
 
-@pytest.mark.parametrize("content", ["", "\n\n", "---\n---\n", "[]", "{\"kind\": \"List\", \"items\": []}"])
+@pytest.mark.parametrize("content", ["", "\n\n", "---\n---\n", "[]", '{"kind": "List", "items": []}'])
 def test_empty_input(capsys, tmp_path, content):
     path = write(tmp_path / "empty.yaml", content)
     code, _, err = cli(capsys, "doctor", "--from-file", path)
@@ -237,8 +249,9 @@ def test_bad_field_names_file_object_and_path(capsys, tmp_path):
     path = write(tmp_path / "nodes.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [*others, node]}))
     code, _, err = cli(capsys, "doctor", "--from-file", path)
     assert code == EXIT_USAGE
-    assert one_error(err) == (f"error: {path}: Node gpu-7: $.items[3].spec.taints[0].effect: expected a string, "
-                              "got an object")
+    assert one_error(err) == (
+        f"error: {path}: Node gpu-7: $.items[3].spec.taints[0].effect: expected a string, got an object"
+    )
 
 
 def test_bad_field_in_yaml_names_the_path_too(capsys, tmp_path):
@@ -246,8 +259,10 @@ def test_bad_field_in_yaml_names_the_path_too(capsys, tmp_path):
     path = write(tmp_path / "g.yaml", {"apiVersion": "v1", "kind": "List", "items": [group]})
     code, _, err = cli(capsys, "doctor", "--from-file", path)
     assert code == EXIT_USAGE
-    assert one_error(err) == (f"error: {path}: KernelCacheNodeGroup gpu: $.items[0].spec.tolerations[0]."
-                              "tolerationSeconds: expected an integer, got a string")
+    assert one_error(err) == (
+        f"error: {path}: KernelCacheNodeGroup gpu: $.items[0].spec.tolerations[0]."
+        "tolerationSeconds: expected an integer, got a string"
+    )
 
 
 def test_names_kubernetes_would_refuse_are_refused_and_escaped(capsys, tmp_path):
@@ -255,19 +270,24 @@ def test_names_kubernetes_would_refuse_are_refused_and_escaped(capsys, tmp_path)
     path = write(tmp_path / "n.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [node]}))
     code, _, err = cli(capsys, "doctor", "--from-file", path)  # cli() asserts no control characters
     assert code == EXIT_USAGE
-    assert one_error(err) == (f'error: {path}: Node "gpu-\\x1b[31mred\\a": Kubernetes would refuse this object: '
-                              'metadata.name: Invalid value: "gpu-\\x1b[31mred\\a": a lowercase RFC 1123 '
-                              "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-                              "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') "
-                              "(and 1 more)")
+    assert one_error(err) == (
+        f'error: {path}: Node "gpu-\\x1b[31mred\\a": Kubernetes would refuse this object: '
+        'metadata.name: Invalid value: "gpu-\\x1b[31mred\\a": a lowercase RFC 1123 '
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') "
+        "(and 1 more)"
+    )
 
 
-@pytest.mark.parametrize("labels, shown", [
-    ({"role": "gpu\u202e"}, '"gpu\\u202e": a valid label must be an empty string'),
-    ({"evil;rm -rf x": "x"}, '"evil;rm -rf x": name part must consist of'),
-    ({"a/b/c": "x"}, '"a/b/c": a valid label key must consist of'),
-])
+@pytest.mark.parametrize(
+    "labels, shown",
+    [
+        ({"role": "gpu\u202e"}, '"gpu\\u202e": a valid label must be an empty string'),
+        ({"evil;rm -rf x": "x"}, '"evil;rm -rf x": name part must consist of'),
+        ({"a/b/c": "x"}, '"a/b/c": a valid label key must consist of'),
+    ],
+)
 def test_labels_kubernetes_would_refuse_are_refused(capsys, tmp_path, labels, shown):
     path = write(tmp_path / "n.yaml", b.node("n1", labels))
     code, _, err = cli(capsys, "doctor", "--from-file", path)
@@ -278,8 +298,9 @@ def test_labels_kubernetes_would_refuse_are_refused(capsys, tmp_path, labels, sh
 @pytest.mark.parametrize("fmt", ["table", "wide", "markdown", "json", "yaml", "sarif", "junit"])
 def test_control_characters_in_free_text_never_reach_the_terminal(capsys, tmp_path, fmt):
     """Status messages are free text in Kubernetes: they arrive as data and are printed escaped."""
-    kc = b.kernel_cache("hostile-kc", state="Error", reason="VerificationFailed",
-                        message="digest \x1b[2Jmismatch\u202e\x07 see \x9b31m")
+    kc = b.kernel_cache(
+        "hostile-kc", state="Error", reason="VerificationFailed", message="digest \x1b[2Jmismatch\u202e\x07 see \x9b31m"
+    )
     path = write(tmp_path / "kc.yaml", kc)
     code, out, _ = cli(capsys, "doctor", "--from-file", HEALTHY, "--from-file", path, "-o", fmt)
     assert code == 1  # cli() asserted no control characters
@@ -315,8 +336,10 @@ def test_folder_without_pods_jobs_or_webhooks(capsys, tmp_path):
     code, report, _ = doctor_json(capsys, str(folder))
     s = statuses(report)
     # the DaemonSet's placement is checked; its pods per node are said not to be
-    assert s["agent"] == ("pass", "partial: not in the input: list pods in kserve (agent pods per member node not "
-                                  "checked)")
+    assert s["agent"] == (
+        "pass",
+        "partial: not in the input: list pods in kserve (agent pods per member node not checked)",
+    )
     assert s["control-plane"][1].startswith("not in the input: list mutatingwebhookconfigurations")
     assert s["registry-pull"][1].startswith("not in the input: list jobs")
     assert s["group-selector"][0] == "pass"
@@ -334,8 +357,10 @@ def test_dumps_of_two_clusters_are_refused(capsys, tmp_path):
     c = write(tmp_path / "c.yaml", dump({"cluster": "staging", "server": "https://staging:6443"}, [b.node("n1")]))
     code, _, err = cli(capsys, "doctor", "--from-file", a, "--from-file", c)
     assert code == EXIT_USAGE
-    assert one_error(err) == (f"error: the dumps come from different clusters ({a}: https://prod:6443; {c}: "
-                              "https://staging:6443): load one cluster at a time")
+    assert one_error(err) == (
+        f"error: the dumps come from different clusters ({a}: https://prod:6443; {c}: "
+        "https://staging:6443): load one cluster at a time"
+    )
 
 
 def test_same_name_with_different_uids_is_warned_about(capsys, tmp_path):
@@ -344,5 +369,7 @@ def test_same_name_with_different_uids_is_warned_about(capsys, tmp_path):
     a, c = write(tmp_path / "a.yaml", one), write(tmp_path / "c.yaml", two)
     code, out, err = cli(capsys, "doctor", "-o", "json", "--from-file", a, "--from-file", c)
     assert code in (0, 1)
-    assert err == (f"warning: Node gpu-1 has uid uid-b in {c} but uid-a in {a}: the input may mix two clusters "
-                   "(or an object was recreated); the later file wins\n")
+    assert err == (
+        f"warning: Node gpu-1 has uid uid-b in {c} but uid-a in {a}: the input may mix two clusters "
+        "(or an object was recreated); the later file wins\n"
+    )

@@ -41,8 +41,9 @@ def one_error(err: str) -> str:
 
 def shell(script: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     command = f"{sys.executable} -m kubectl_kcache"
-    return subprocess.run(["bash", "-c", script.replace("KCACHE", command)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        ["bash", "-c", script.replace("KCACHE", command)], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def write(path: Path, items: list[dict[str, Any]] | str) -> str:
@@ -70,10 +71,13 @@ def test_exit_code_is_the_same_with_stderr_closed(tmp_path):
 # ---- 4: nothing the plugin reads ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content", [
-    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}},
-    {"apiVersion": "v1", "kind": "NodeList", "items": None},
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}},
+        {"apiVersion": "v1", "kind": "NodeList", "items": None},
+    ],
+)
 @pytest.mark.parametrize("command", ["doctor", "status", "reconcile"])
 def test_input_without_any_kind_the_plugin_reads_is_refused(capsys, tmp_path, content, command):
     path = tmp_path / "other.json"
@@ -81,8 +85,10 @@ def test_input_without_any_kind_the_plugin_reads_is_refused(capsys, tmp_path, co
     argv = [command, "-f", str(path)] + (["--dry-run"] if command == "reconcile" else [])
     code, out, err = cli(capsys, *argv)
     assert code == EXIT_USAGE and out == ""
-    assert one_error(err) == (f"error: no objects of the kinds kubectl-kcache reads in {path} (found: "
-                              f"{content['kind']}; see `kubectl kcache dump` for what it reads)")
+    assert one_error(err) == (
+        f"error: no objects of the kinds kubectl-kcache reads in {path} (found: "
+        f"{content['kind']}; see `kubectl kcache dump` for what it reads)"
+    )
 
 
 # ---- 11: YAML aliases ----------------------------------------------------------------------------------------
@@ -112,8 +118,10 @@ def test_a_yaml_alias_bomb_is_refused_at_once(capsys, tmp_path, command):
     code, out, err = cli(capsys, *command, "-f", path)
     assert time.monotonic() - started < 5
     assert code == EXIT_USAGE and out == ""
-    assert one_error(err) == (f'error: {path}: YAML aliases (the first at line 9, column 16: *"a") expand to more '
-                              "than 100,000 values: write the objects out in full, as kubectl does")
+    assert one_error(err) == (
+        f'error: {path}: YAML aliases (the first at line 9, column 16: *"a") expand to more '
+        "than 100,000 values: write the objects out in full, as kubectl does"
+    )
 
 
 def test_a_file_of_aliased_taints_is_refused_quickly(capsys, tmp_path):
@@ -124,7 +132,7 @@ def test_a_file_of_aliased_taints_is_refused_quickly(capsys, tmp_path):
     started = time.monotonic()
     code, _, err = cli(capsys, "doctor", "-f", path)
     assert time.monotonic() - started < 15
-    assert code == EXIT_USAGE and "YAML aliases (the first at line 7, column 5: *\"t\")" in one_error(err)
+    assert code == EXIT_USAGE and 'YAML aliases (the first at line 7, column 5: *"t")' in one_error(err)
 
 
 def test_a_self_referencing_alias_is_refused(capsys, tmp_path):
@@ -159,15 +167,18 @@ def test_the_examples_hold_no_alias():
 # ---- 12: endless and binary input ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("script, shown", [
-    ("KCACHE doctor -f /dev/zero", "/dev/zero"),
-    ("KCACHE doctor -f /dev/stdin < /dev/zero", "/dev/stdin"),
-    ("KCACHE doctor -f /dev/urandom", "/dev/urandom"),
-    ("KCACHE doctor -f - < /dev/zero", "standard input"),
-    ("cat /dev/zero | KCACHE status -f -", "standard input"),
-    (f"KCACHE doctor -f {HEALTHY} --config /dev/zero", "cannot read suppressions: /dev/zero"),
-    ("KCACHE why-not-cached --manifest /dev/zero -f " + HEALTHY, "/dev/zero"),
-])
+@pytest.mark.parametrize(
+    "script, shown",
+    [
+        ("KCACHE doctor -f /dev/zero", "/dev/zero"),
+        ("KCACHE doctor -f /dev/stdin < /dev/zero", "/dev/stdin"),
+        ("KCACHE doctor -f /dev/urandom", "/dev/urandom"),
+        ("KCACHE doctor -f - < /dev/zero", "standard input"),
+        ("cat /dev/zero | KCACHE status -f -", "standard input"),
+        (f"KCACHE doctor -f {HEALTHY} --config /dev/zero", "cannot read suppressions: /dev/zero"),
+        ("KCACHE why-not-cached --manifest /dev/zero -f " + HEALTHY, "/dev/zero"),
+    ],
+)
 def test_endless_devices_end_quickly_in_one_line(script, shown):
     started = time.monotonic()
     proc = shell(script, timeout=20)
@@ -216,8 +227,11 @@ def test_an_empty_path_is_named_as_such(capsys, flag):
 
 
 def test_two_appended_kubectl_outputs_and_json_lines_are_read_in_turn(capsys, tmp_path):
-    groups = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheNodeGroupList",
-              "items": [b.group("gpu", {"role": "gpu"})]}
+    groups = {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "KernelCacheNodeGroupList",
+        "items": [b.group("gpu", {"role": "gpu"})],
+    }
     nodes = {"apiVersion": "v1", "kind": "NodeList", "items": [b.node("n1", {"role": "gpu"}), b.node("n2")]}
     appended = tmp_path / "appended.json"
     appended.write_text(json.dumps(groups, indent=4) + "\n" + json.dumps(nodes, indent=4) + "\n")  # `>>`
@@ -258,19 +272,24 @@ def test_macos_metadata_files_are_skipped_with_a_warning(capsys, tmp_path):
     (folder / "__MACOSX" / "._cluster.yaml").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
     code, out, err = cli(capsys, "doctor", "-f", str(folder))
     assert code == EXIT_OK, err
-    assert err == (f"warning: skipped 2 macOS metadata files (._* and __MACOSX/, written when an archive is made or "
-                   f"opened on macOS): {folder}/._cluster.yaml, {folder}/__MACOSX/._cluster.yaml\n")
+    assert err == (
+        f"warning: skipped 2 macOS metadata files (._* and __MACOSX/, written when an archive is made or "
+        f"opened on macOS): {folder}/._cluster.yaml, {folder}/__MACOSX/._cluster.yaml\n"
+    )
     assert "no problems found" in out
 
 
 # ---- small things --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("doc, words", [
-    ({"kind": "KcacheSnapshot", "version": True, "items": []}, "snapshot version true is not supported"),
-    ({"kind": "KcacheSnapshot", "items": []}, "snapshot version missing is not supported"),
-    ({"kind": "KcacheSnapshot", "version": "1", "items": []}, 'snapshot version "1" is not supported'),
-])
+@pytest.mark.parametrize(
+    "doc, words",
+    [
+        ({"kind": "KcacheSnapshot", "version": True, "items": []}, "snapshot version true is not supported"),
+        ({"kind": "KcacheSnapshot", "items": []}, "snapshot version missing is not supported"),
+        ({"kind": "KcacheSnapshot", "version": "1", "items": []}, 'snapshot version "1" is not supported'),
+    ],
+)
 def test_snapshot_versions_are_named_in_json_words(capsys, tmp_path, doc, words):
     for fmt in ("json", "yaml"):
         path = tmp_path / f"s.{fmt}"
@@ -305,8 +324,9 @@ def test_a_failed_jobs_ttl_past_year_9999_is_said_in_words(capsys, tmp_path, job
         config = {"enabled": True, "defaultNodeGroup": "gpu", "jobTTLSecondsAfterFinished": config_ttl}
         docs.append(b.config_map(config))
     path = write(tmp_path / "job.yaml", docs)
-    code, out, err = cli(capsys, "doctor", "-f", str(CHECKS / "base"), "-f", path, "--only", "registry-pull",
-                         "-o", "json")
+    code, out, err = cli(
+        capsys, "doctor", "-f", str(CHECKS / "base"), "-f", path, "--only", "registry-pull", "-o", "json"
+    )
     assert code == 1, err
     [job] = [f for f in json.loads(out)["findings"] if f["object"]["kind"] == "Job"]
     assert f"(ttlSecondsAfterFinished {job_ttl or config_ttl}s, due after the year 9999)" in job["message"]
@@ -321,9 +341,14 @@ def pushing_capture(since: str, pod_created: str) -> list[dict[str, Any]]:
     capture = b.capture("model-kcc-669889f77f", status=status)
     pod = b.pod("model-pod", node_name="n1", labels={"serving.kserve.io/inferenceservice": "model"})
     pod["metadata"]["creationTimestamp"] = pod_created
-    return [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.node("n1", {"role": "gpu"}),
-            b.group("gpu", {"role": "gpu"}), capture, pod,
-            {"apiVersion": b.KSERVE, "kind": "KernelCacheList", "items": []}]
+    return [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+        b.node("n1", {"role": "gpu"}),
+        b.group("gpu", {"role": "gpu"}),
+        capture,
+        pod,
+        {"apiVersion": b.KSERVE, "kind": "KernelCacheList", "items": []},
+    ]
 
 
 def test_a_plain_export_is_judged_at_its_newest_time_not_today(capsys, tmp_path):
@@ -333,10 +358,14 @@ def test_a_plain_export_is_judged_at_its_newest_time_not_today(capsys, tmp_path)
     code, out, err = cli(capsys, "doctor", "-f", path, "--only", "capture", "-o", "json")
     report = json.loads(out)
     assert [c["status"] for c in report["checks"]] == ["pass"], report["checks"]
-    assert report["source"]["judgedAt"] == {"time": "2026-06-18T09:05:00Z",
-                                            "from": "the newest time in the input (it has no takenAt)"}
-    assert ("note: the input does not say when it was read (no takenAt): checks that judge time take its newest "
-            "time, 2026-06-18T09:05:00Z, as now") in err
+    assert report["source"]["judgedAt"] == {
+        "time": "2026-06-18T09:05:00Z",
+        "from": "the newest time in the input (it has no takenAt)",
+    }
+    assert (
+        "note: the input does not say when it was read (no takenAt): checks that judge time take its newest "
+        "time, 2026-06-18T09:05:00Z, as now"
+    ) in err
 
 
 def test_a_plain_export_two_hours_into_pushing_is_stuck(capsys, tmp_path):
@@ -350,8 +379,12 @@ def test_a_dump_with_takenat_is_judged_at_takenat_and_says_nothing_more(capsys, 
     from kubectl_kcache.snapshot import kinds
 
     reads = [{"resource": plural, "namespace": None, "status": "ok", "count": 0} for plural in kinds.PLURALS]
-    doc = {"kind": "KcacheSnapshot", "version": 1, "items": [x for x in items if not x["kind"].endswith("List")],
-           "meta": {"takenAt": "2026-06-18T12:00:00Z", "reads": reads}}
+    doc = {
+        "kind": "KcacheSnapshot",
+        "version": 1,
+        "items": [x for x in items if not x["kind"].endswith("List")],
+        "meta": {"takenAt": "2026-06-18T12:00:00Z", "reads": reads},
+    }
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(doc))
     code, out, err = cli(capsys, "doctor", "-f", str(path), "--only", "capture", "-o", "json")
@@ -373,16 +406,24 @@ def test_only_of_nothing_and_skip_of_everything_are_usage_errors(capsys):
     assert one_error(err) == "error: --skip names every check: nothing would run (a report of no check is no answer)"
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["doctor", "-f", HEALTHY, "--request-timeout", "1x"], "invalid value for --request-timeout: invalid duration"),
-    (["doctor", "-f", HEALTHY, "--request-timeout", "-5"], "invalid value for --request-timeout: invalid duration"),
-    (["status", "-f", HEALTHY, "--as-group", "admins"], "invalid value for --as-group: requires --as"),
-    (["reconcile", "--dry-run", "-f", HEALTHY, "--lease-duration", "nan"], "nan is not a positive number of seconds"),
-    (["reconcile", "--dry-run", "-f", HEALTHY, "--resync-period", "-1"], "-1 is not a positive number of seconds"),
-    (["reconcile", "--dry-run", "-f", HEALTHY, "--health-port", "99999"], "99999 is not in the range 0<=x<=65535"),
-    (["doctor", "-f", HEALTHY, "-n", "Team_A"],
-     'invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 label must consist of'),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["doctor", "-f", HEALTHY, "--request-timeout", "1x"], "invalid value for --request-timeout: invalid duration"),
+        (["doctor", "-f", HEALTHY, "--request-timeout", "-5"], "invalid value for --request-timeout: invalid duration"),
+        (["status", "-f", HEALTHY, "--as-group", "admins"], "invalid value for --as-group: requires --as"),
+        (
+            ["reconcile", "--dry-run", "-f", HEALTHY, "--lease-duration", "nan"],
+            "nan is not a positive number of seconds",
+        ),
+        (["reconcile", "--dry-run", "-f", HEALTHY, "--resync-period", "-1"], "-1 is not a positive number of seconds"),
+        (["reconcile", "--dry-run", "-f", HEALTHY, "--health-port", "99999"], "99999 is not in the range 0<=x<=65535"),
+        (
+            ["doctor", "-f", HEALTHY, "-n", "Team_A"],
+            'invalid value for -n: invalid namespace "Team_A": a lowercase RFC 1123 label must consist of',
+        ),
+    ],
+)
 def test_bad_flags_are_usage_errors_offline_too(capsys, argv, words):
     code, out, err = cli(capsys, *argv)
     assert code == EXIT_USAGE and out == ""
@@ -415,16 +456,21 @@ def test_unknown_ids_in_a_suppression_annotation_are_warned_about(capsys, tmp_pa
     path = write(tmp_path / "x.yaml", [node, b.group("gpu", {"role": "gpu"})])
     code, _, err = cli(capsys, "doctor", "-f", path, "--fail-on", "never")
     assert code == EXIT_OK
-    assert ("warning: Node n1: annotation kcache.kserve.io/suppress names agent/no-such-code, nodez, which no check "
-            "has (it suppresses nothing for them; give check ids or check/code)\n") in err
+    assert (
+        "warning: Node n1: annotation kcache.kserve.io/suppress names agent/no-such-code, nodez, which no check "
+        "has (it suppresses nothing for them; give check ids or check/code)\n"
+    ) in err
     _, _, err = cli(capsys, "doctor", "-f", path, "--no-suppressions", "--fail-on", "never")
     assert "kcache.kserve.io/suppress" not in err
 
 
 def test_a_dump_meta_of_the_wrong_type_is_said_in_json_words(capsys, tmp_path):
     path = tmp_path / "d.json"
-    path.write_text(json.dumps({"kind": "KcacheSnapshot", "version": 1, "items": [b.node("n1")],
-                                "meta": {"cluster": {"name": "x"}}}))
+    path.write_text(
+        json.dumps(
+            {"kind": "KcacheSnapshot", "version": 1, "items": [b.node("n1")], "meta": {"cluster": {"name": "x"}}}
+        )
+    )
     code, _, err = cli(capsys, "doctor", "-f", str(path))
     assert code == EXIT_USAGE
     assert one_error(err) == f"error: {path}: snapshot meta.cluster must be a string, found an object"
@@ -438,8 +484,9 @@ def test_a_missing_config_file_is_said_without_errno(capsys, tmp_path):
 
 def test_a_selector_key_holding_equals_and_comma_is_not_shown_as_two_labels(capsys, tmp_path):
     items = [b.node("n1", {"role": "gpu"}), b.group("odd", {"a=b,c": "d"})]
-    code, out, _ = cli(capsys, "doctor", "-f", write(tmp_path / "x.yaml", items), "--only", "group-selector",
-                       "-o", "json")
+    code, out, _ = cli(
+        capsys, "doctor", "-f", write(tmp_path / "x.yaml", items), "--only", "group-selector", "-o", "json"
+    )
     [finding] = json.loads(out)["findings"]
     assert 'nodeSelector "a=b,c"=d' in finding["message"], finding
     assert finding["hint"] == "kubectl get kernelcachenodegroup odd -o yaml"

@@ -49,8 +49,9 @@ def managed_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert where.returncode == 0, where.stderr
     assert where.stdout.split() == [str(prefix), str(lib)], where.stdout
-    ensurepip = subprocess.run([str(python), "-m", "ensurepip", "--default-pip"], capture_output=True, text=True,
-                               env=env, timeout=300)
+    ensurepip = subprocess.run(
+        [str(python), "-m", "ensurepip", "--default-pip"], capture_output=True, text=True, env=env, timeout=300
+    )
     assert ensurepip.returncode == 0, ensurepip.stderr
     (lib / "EXTERNALLY-MANAGED").write_text(MARKER)
     return prefix / "bin"
@@ -70,14 +71,24 @@ def checkout(dest: Path) -> Path:
 def user_env(bin_dir: Path, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CI"))}
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and not Path(p, "python3").exists()]
-    return {**env, "PATH": os.pathsep.join([str(bin_dir), *path, "/usr/bin", "/bin"]), "HOME": str(home),
-            "NO_COLOR": "1"}
+    return {
+        **env,
+        "PATH": os.pathsep.join([str(bin_dir), *path, "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "NO_COLOR": "1",
+    }
 
 
 def test_pip_install_into_this_python_is_refused(managed_python: Path, tmp_path: Path) -> None:
     """What the README said before: the test's Python refuses it as Debian's does (so the tests below mean it)."""
-    proc = subprocess.run(["python3", "-m", "pip", "install", "."], cwd=checkout(tmp_path / "repo"),
-                          env=user_env(managed_python, tmp_path), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["python3", "-m", "pip", "install", "."],
+        cwd=checkout(tmp_path / "repo"),
+        env=user_env(managed_python, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "externally-managed-environment" in proc.stderr, proc.stderr
 
@@ -85,15 +96,32 @@ def test_pip_install_into_this_python_is_refused(managed_python: Path, tmp_path:
 def test_readme_first_command_installs_and_runs_the_doctor(managed_python: Path, tmp_path: Path) -> None:
     first = readme_commands()[0]
     repo = checkout(tmp_path / "repo")
-    proc = subprocess.run(["bash", "-c", first], cwd=repo, env=user_env(managed_python, tmp_path),
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", "-c", first],
+        cwd=repo,
+        env=user_env(managed_python, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert re.search(r"^\d+ errors, \d+ warnings, .* in \d+ checks$", proc.stdout, re.MULTILINE), proc.stdout[-2000:]
     assert (repo / ".venv" / "bin" / "kubectl-kcache").is_file()
     assert not list((managed_python.parent / "lib").glob("python3*/site-packages/kubectl_kcache*"))
-    again = subprocess.run([str(repo / ".venv" / "bin" / "kubectl-kcache"), "doctor", "--from-file",
-                            "examples/broken-cluster.yaml", "-o", "json"], cwd=repo, capture_output=True,
-                           text=True, timeout=120)
+    again = subprocess.run(
+        [
+            str(repo / ".venv" / "bin" / "kubectl-kcache"),
+            "doctor",
+            "--from-file",
+            "examples/broken-cluster.yaml",
+            "-o",
+            "json",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 1 and '"errors"' in again.stdout, again.stderr
 
 
@@ -101,8 +129,14 @@ def test_readme_second_command_installs_into_a_venv_of_the_checkout(managed_pyth
     second = readme_commands()[1]
     assert second == "./run-tests"
     repo = checkout(tmp_path / "repo")
-    proc = subprocess.run([second, "--install-only"], cwd=repo, env=user_env(managed_python, tmp_path),
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [second, "--install-only"],
+        cwd=repo,
+        env=user_env(managed_python, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "making a virtual environment in .venv/" in proc.stderr
     venv = repo / ".venv" / "bin"

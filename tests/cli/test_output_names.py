@@ -42,8 +42,10 @@ def test_reconcile_dry_run_names_the_objects_it_would_write(capsys):
     _, doc = cli(capsys, "reconcile", "--dry-run", "-f", BROKEN, "-o", "json")
     written = [a for a in json.loads(doc)["actions"] if a["verb"] != "event"]
     assert code == 1
-    assert out.splitlines() == [f"{a['kind'].lower()}.{'apps' if a['kind'] == 'DaemonSet' else 'serving.kserve.io'}"
-                                f"/{a['name']}" for a in written]
+    assert out.splitlines() == [
+        f"{a['kind'].lower()}.{'apps' if a['kind'] == 'DaemonSet' else 'serving.kserve.io'}/{a['name']}"
+        for a in written
+    ]
 
 
 def test_reconcile_dry_run_with_nothing_to_do_names_nothing(capsys):

@@ -48,8 +48,15 @@ def in_pty(args: list[str], columns: int, *, env: dict[str, str] | None = None) 
     """Run the plugin with its stdout on a pseudo-terminal of `columns` columns; (exit code, what it showed)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", *args], stdout=slave, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, cwd=ROOT, env=env or _env(), start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env or _env(),
+        start_new_session=True,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -67,13 +74,21 @@ def in_pty(args: list[str], columns: int, *, env: dict[str, str] | None = None) 
     return code, b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-def piped(args: list[str], *, columns: int | None = None, env: dict[str, str] | None = None) \
-        -> subprocess.CompletedProcess[str]:
+def piped(
+    args: list[str], *, columns: int | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """stdout a pipe; with `columns`, the controlling terminal is a pty of that size (`... | less`), else
     there is no terminal at all (cron, CI)."""
     if columns is None:
-        return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                              cwd=ROOT, env=env or _env(), start_new_session=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env or _env(),
+            start_new_session=True,
+            timeout=120,
+        )
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
 
@@ -81,9 +96,17 @@ def piped(args: list[str], *, columns: int | None = None, env: dict[str, str] | 
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
 
     try:
-        return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                              cwd=ROOT, env=env or _env(), start_new_session=True, preexec_fn=controlling_terminal,
-                              pass_fds=(slave,), timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env or _env(),
+            start_new_session=True,
+            preexec_fn=controlling_terminal,
+            pass_fds=(slave,),
+            timeout=120,
+        )
     finally:
         os.close(slave)
         os.close(master)
@@ -163,12 +186,24 @@ def _printed_commands(text: str) -> set[str]:
 
 
 def test_why_exit_codes_agree_on_a_negative_verdict():
-    assert piped(["why-group", "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp", "-n", "team-llm", "-f",
-                  BROKEN]).returncode == 1  # no group
-    assert piped(["why-group", "--capture", "qwen2-5-vl-7b-instruct-kcc-6f9d8c7b45", "-n", "team-vision", "-f",
-                  BROKEN]).returncode == 0
-    assert piped(["why-not-cached", "llama-3-1-70b-instruct-predictor-84b9f6cd57-xvmk9", "-n", "team-llm", "-f",
-                  BROKEN]).returncode == 1  # not cached
+    assert (
+        piped(
+            ["why-group", "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp", "-n", "team-llm", "-f", BROKEN]
+        ).returncode
+        == 1
+    )  # no group
+    assert (
+        piped(
+            ["why-group", "--capture", "qwen2-5-vl-7b-instruct-kcc-6f9d8c7b45", "-n", "team-vision", "-f", BROKEN]
+        ).returncode
+        == 0
+    )
+    assert (
+        piped(
+            ["why-not-cached", "llama-3-1-70b-instruct-predictor-84b9f6cd57-xvmk9", "-n", "team-llm", "-f", BROKEN]
+        ).returncode
+        == 1
+    )  # not cached
 
 
 def test_ambiguous_node_group_gets_a_next_command_that_parses():
@@ -176,8 +211,9 @@ def test_ambiguous_node_group_gets_a_next_command_that_parses():
     assert doc["result"]["reason"] == "AmbiguousNodeGroup"
     assert doc["next"].startswith("kubectl -n team-llm patch inferenceservice --type=merge -p ")
     assert subprocess.run(["bash", "-n", "-c", doc["next"]]).returncode == 0
-    words = subprocess.run(["bash", "-c", f"printf '%s\\n' {doc['next'].removeprefix('kubectl ')}"],
-                           capture_output=True, text=True).stdout.splitlines()
+    words = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {doc['next'].removeprefix('kubectl ')}"], capture_output=True, text=True
+    ).stdout.splitlines()
     body = json.loads(words[words.index("-p") + 1])
     assert body == {"spec": {"predictor": {"annotations": {"serving.kserve.io/kernelcache-nodegroup": "h100"}}}}
     assert words[-2:] == ["--", "llama-3-1-8b-instruct"]
@@ -202,8 +238,13 @@ def fleet(tmp_path_factory) -> str:
     items += [b.group(f"pool-{g:02d}", {"pool": f"pool-{g:02d}"}) for g in range(20)]
     caches = []
     for j in range(400):
-        kc = b.kernel_cache(f"model-{j:03d}-kcc-{j * 7919 % 100000:05d}-{b.digest(str(j))[7:31]}", ns=f"team-{j % 8}",
-                            group_name=f"pool-{j % 20:02d}", seed=f"s{j}", state="Ready")
+        kc = b.kernel_cache(
+            f"model-{j:03d}-kcc-{j * 7919 % 100000:05d}-{b.digest(str(j))[7:31]}",
+            ns=f"team-{j % 8}",
+            group_name=f"pool-{j % 20:02d}",
+            seed=f"s{j}",
+            state="Ready",
+        )
         kc["metadata"]["labels"] = {"app": "llm" if j % 2 else "vision", "tier": f"t{j % 3}"}
         caches.append(kc)
     items += caches
@@ -214,13 +255,25 @@ def fleet(tmp_path_factory) -> str:
         if i % 301 == 0:
             continue  # no KernelCacheNode
         mine = [kc for j, kc in enumerate(caches) if j % 20 == i % 20][:6]
-        entries = {f"e{k}": b.entry(kc["metadata"]["namespace"], kc["metadata"]["name"],
-                                    states[(i + k) % len(states)], seed=f"s{caches.index(kc)}")
-                   for k, kc in enumerate(mine)}
+        entries = {
+            f"e{k}": b.entry(
+                kc["metadata"]["namespace"],
+                kc["metadata"]["name"],
+                states[(i + k) % len(states)],
+                seed=f"s{caches.index(kc)}",
+            )
+            for k, kc in enumerate(mine)
+        }
         items.append(b.kcn(name, entries))
         if i % 13:
-            items.append(b.pod(f"kserve-kernelcachenode-agent-{i:05d}", ns="kserve", node_name=name,
-                               labels={"control-plane": "kserve-kernelcachenode-agent"}))
+            items.append(
+                b.pod(
+                    f"kserve-kernelcachenode-agent-{i:05d}",
+                    ns="kserve",
+                    node_name=name,
+                    labels={"control-plane": "kserve-kernelcachenode-agent"},
+                )
+            )
     path = tmp_path_factory.mktemp("fleet") / "fleet.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     return str(path)
@@ -239,8 +292,18 @@ def test_status_fits_every_terminal_and_pipes_one_line_per_row(source, request):
         assert code == 0
         lines = assert_readable(text, columns, {"names": names}, set())
         header = next(line for line in lines if line.startswith("GROUP"))
-        assert header.split() == ["GROUP", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS",
-                                  "CACHES", "PODS"]  # never split
+        assert header.split() == [
+            "GROUP",
+            "MEMBERS",
+            "READY",
+            "NOTREADY",
+            "CORDONED",
+            "KCN",
+            "MISSING",
+            "AGENTS",
+            "CACHES",
+            "PODS",
+        ]  # never split
         kc_header = next((line for line in lines if line.startswith("KERNELCACHE")), None)
         if kc_header is not None:
             assert "NO ENTRY" in kc_header
@@ -257,7 +320,7 @@ def test_status_at_80_columns_on_the_fleet_folds_names_whole(fleet):
     assert all(len(line) <= 80 for line in lines)
     first = next(i for i, line in enumerate(lines) if line.startswith("KERNELCACHE"))
     # problems first: a row with an Error entry before any all-Ready row
-    rows = [line.split() for line in lines[first + 1:] if line.startswith(" ") and line.split()[-5:]]
+    rows = [line.split() for line in lines[first + 1 :] if line.startswith(" ") and line.split()[-5:]]
     errors = [int(r[-2]) if len(r) >= 7 else 0 for r in rows]
     assert errors[0] > 0
 
@@ -268,8 +331,7 @@ def test_status_filters(fleet):
     assert doc["totals"]["members"] == 100 and doc["totals"]["groups"] == 1
     labelled = json.loads(piped(["status", "-f", fleet, "-o", "json", "-l", "app=llm,tier!=t0"]).stdout)
     kept = {k for g in labelled["groups"] for k in g["caches"]}
-    assert kept and all(int(k.split("model-")[1][:3]) % 2 == 1 and int(k.split("model-")[1][:3]) % 3 != 0
-                        for k in kept)
+    assert kept and all(int(k.split("model-")[1][:3]) % 2 == 1 and int(k.split("model-")[1][:3]) % 3 != 0 for k in kept)
     problems = piped(["status", "-f", fleet, "--problems", "--no-headers"]).stdout.splitlines()
     assert problems and not any(line.startswith(("GROUP", "KERNELCACHE", "cluster")) for line in problems)
     unknown = piped(["status", "-f", fleet, "--group", "nope"])
@@ -309,8 +371,18 @@ def test_reconcile_plan_fits_the_terminal(path):
 def test_color_always_for_a_pager():
     proc = piped(["status", "-f", BROKEN, "--color=always"])
     assert "\x1b[" in proc.stdout
-    proc = piped(["why-group", "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp", "-n", "team-llm", "-f", BROKEN,
-                  "--color", "always"])
+    proc = piped(
+        [
+            "why-group",
+            "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp",
+            "-n",
+            "team-llm",
+            "-f",
+            BROKEN,
+            "--color",
+            "always",
+        ]
+    )
     assert "\x1b[" in proc.stdout
 
 
@@ -322,13 +394,26 @@ HOSTILE = "x\x1b]0;owned\x07\x1b[2J\u202eevil"
 @pytest.fixture
 def hostile(tmp_path) -> str:
     node = "gpu-1"
-    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"role": "gpu"}),
-             b.node(node, {"role": "gpu"}), b.kcn(node)]
+    items = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+        b.group("gpu", {"role": "gpu"}),
+        b.node(node, {"role": "gpu"}),
+        b.kcn(node),
+    ]
     capture = b.capture("model-kcc-669889f77f", ns="team")
-    capture["status"] = {"activeSession": {"id": HOSTILE, "podName": "pod-1" + HOSTILE, "nodeName": HOSTILE,
-                                           "requestedNodeGroup": HOSTILE}}  # free text: not validated
-    items += [capture, {"apiVersion": "v1", "kind": "PodList", "items": []},
-              {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheList", "items": []}]
+    capture["status"] = {
+        "activeSession": {
+            "id": HOSTILE,
+            "podName": "pod-1" + HOSTILE,
+            "nodeName": HOSTILE,
+            "requestedNodeGroup": HOSTILE,
+        }
+    }  # free text: not validated
+    items += [
+        capture,
+        {"apiVersion": "v1", "kind": "PodList", "items": []},
+        {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheList", "items": []},
+    ]
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     return str(path)
@@ -399,9 +484,17 @@ def test_a_file_is_never_wrapped_even_from_a_terminal(tmp_path):
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
 
     with out.open("w") as f:
-        subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], stdout=f, stderr=subprocess.PIPE, cwd=ROOT,
-                       env=_env(), start_new_session=True, preexec_fn=controlling_terminal, pass_fds=(slave,),
-                       timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", *args],
+            stdout=f,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=_env(),
+            start_new_session=True,
+            preexec_fn=controlling_terminal,
+            pass_fds=(slave,),
+            timeout=120,
+        )
     os.close(slave)
     os.close(master)
     assert out.read_text() == piped(args).stdout

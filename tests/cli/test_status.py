@@ -23,19 +23,50 @@ def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -
 # (ip-10-0-1-11) also in llm-serving, one with a crash-looping agent; l40s has a NotReady node, a cordoned
 # one and a new node (ip-10-0-2-24) without KernelCacheNode or agent; h200 matches no node.
 BROKEN_GROUPS = [
-    {"name": "h100", "selector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, "members": 4, "notReady": 0,
-     "cordoned": 0, "kernelCacheNodes": 4, "agentReady": 3, "podsUsing": 0,
-     "caches": {LLAMA_70B: counts(pulling=1, error=2), MISTRAL: counts(ready=2)}},
-    {"name": "h200", "selector": {"kserve.example.com/kernel-cache": "enabled",
-                                  "nvidia.com/gpu.product": "NVIDIA-H200"},
-     "members": 0, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 0, "agentReady": 0, "podsUsing": 0,
-     "caches": {}},
-    {"name": "l40s", "selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}, "members": 4, "notReady": 1,
-     "cordoned": 1, "kernelCacheNodes": 3, "agentReady": 2, "podsUsing": 0,
-     "caches": {QWEN_VL: counts(ready=2, pulling=1)}},
-    {"name": "llm-serving", "selector": {"workload.example.com/pool": "llm-serving"}, "members": 1, "notReady": 0,
-     "cordoned": 0, "kernelCacheNodes": 1, "agentReady": 1, "podsUsing": 0,
-     "caches": {LLAMA_70B: counts(error=1), MISTRAL: counts(ready=1)}},
+    {
+        "name": "h100",
+        "selector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "members": 4,
+        "notReady": 0,
+        "cordoned": 0,
+        "kernelCacheNodes": 4,
+        "agentReady": 3,
+        "podsUsing": 0,
+        "caches": {LLAMA_70B: counts(pulling=1, error=2), MISTRAL: counts(ready=2)},
+    },
+    {
+        "name": "h200",
+        "selector": {"kserve.example.com/kernel-cache": "enabled", "nvidia.com/gpu.product": "NVIDIA-H200"},
+        "members": 0,
+        "notReady": 0,
+        "cordoned": 0,
+        "kernelCacheNodes": 0,
+        "agentReady": 0,
+        "podsUsing": 0,
+        "caches": {},
+    },
+    {
+        "name": "l40s",
+        "selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+        "members": 4,
+        "notReady": 1,
+        "cordoned": 1,
+        "kernelCacheNodes": 3,
+        "agentReady": 2,
+        "podsUsing": 0,
+        "caches": {QWEN_VL: counts(ready=2, pulling=1)},
+    },
+    {
+        "name": "llm-serving",
+        "selector": {"workload.example.com/pool": "llm-serving"},
+        "members": 1,
+        "notReady": 0,
+        "cordoned": 0,
+        "kernelCacheNodes": 1,
+        "agentReady": 1,
+        "podsUsing": 0,
+        "caches": {LLAMA_70B: counts(error=1), MISTRAL: counts(ready=1)},
+    },
 ]
 
 
@@ -76,7 +107,11 @@ def test_status_scope_with_namespace(capsys):
     doc = json.loads(out)
     assert doc["source"]["scope"] == {"namespace": "team-vision"}
     assert {g["name"]: list(g["caches"]) for g in doc["groups"]} == {
-        "h100": [], "h200": [], "l40s": [QWEN_VL], "llm-serving": []}
+        "h100": [],
+        "h200": [],
+        "l40s": [QWEN_VL],
+        "llm-serving": [],
+    }
 
 
 def test_status_table_on_broken_example(capsys):
@@ -99,7 +134,9 @@ def test_status_shows_the_pods_using_each_cache_and_group(capsys):
     header = next(line for line in lines if line.startswith("GROUP")).split()
     assert header[-1] == "PODS"
     assert {line.split()[0]: line.split()[-1] for line in lines if line.startswith(("h100 ", "l40s "))} == {
-        "h100": "1", "l40s": "1"}
+        "h100": "1",
+        "l40s": "1",
+    }
     doc = json.loads(cli(capsys, "status", "--from-file", HEALTHY, "-o", "json")[1])
     assert sorted(doc["podsUsing"].values()) == [0, 1, 1] and doc["totals"]["podsUsing"] == 2
 
@@ -122,10 +159,14 @@ def test_status_watch_needs_a_live_cluster(capsys):
 
 def test_status_from_files_without_a_needed_kind_is_bad_input(capsys, tmp_path):
     only_groups = tmp_path / "groups.yaml"
-    only_groups.write_text("apiVersion: serving.kserve.io/v1alpha1\nkind: KernelCacheNodeGroup\n"
-                           "metadata: {name: gpu}\nspec: {nodeSelector: {pool: gpu}}\n")
+    only_groups.write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: KernelCacheNodeGroup\n"
+        "metadata: {name: gpu}\nspec: {nodeSelector: {pool: gpu}}\n"
+    )
     code, out, err = cli(capsys, "status", "--from-file", str(only_groups))
     assert code == 2 and out == ""  # the input lacks them: exit 2 (a forbidden read live is exit 3)
-    assert err == ("error: status cannot answer: nodes are not in the input files; kernelcachenodes are not in the "
-                   "input files; kernelcaches are not in the input files; pods in namespace kserve are not in the "
-                   "input files (add them to the files, or read the cluster live)\n")
+    assert err == (
+        "error: status cannot answer: nodes are not in the input files; kernelcachenodes are not in the "
+        "input files; kernelcaches are not in the input files; pods in namespace kserve are not in the "
+        "input files (add them to the files, or read the cluster live)\n"
+    )

@@ -52,10 +52,12 @@ def plain_list(doc: dict[str, Any], without: str) -> dict[str, Any]:
 
 # ---- issue 22 item 1: no plan from unread data ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("resource", ["nodes", "kernelcachenodegroups", "kernelcaches", "kernelcachenodes"])
 def test_reconcile_dry_run_plans_nothing_from_a_forbidden_list(capsys, tmp_path, resource):
-    code, out, err = cli(capsys, "reconcile", "--dry-run", "-f", write(tmp_path, with_status(dump(), resource,
-                                                                                               "forbidden")))
+    code, out, err = cli(
+        capsys, "reconcile", "--dry-run", "-f", write(tmp_path, with_status(dump(), resource, "forbidden"))
+    )
     assert code == 3
     assert out == ""
     assert f"error: reconcile cannot answer: cannot list {resource} (forbidden)" in err
@@ -69,25 +71,32 @@ def test_reconcile_dry_run_on_a_plain_list_without_nodes_is_exit_2(capsys, tmp_p
 
 def test_reconcile_dry_run_on_a_failed_read_is_exit_3(capsys, tmp_path):
     """Issue 22 item 6: a read recorded `failed` is not read."""
-    code, _, err = cli(capsys, "reconcile", "--dry-run", "-f",
-                       write(tmp_path, with_status(dump(), "kernelcachecaptures", "failed")))
+    code, _, err = cli(
+        capsys, "reconcile", "--dry-run", "-f", write(tmp_path, with_status(dump(), "kernelcachecaptures", "failed"))
+    )
     assert code == 3 and "cannot list kernelcachecaptures (failed)" in err
 
 
 # ---- issue 22 item 2: a dump taken with -n ---------------------------------------------------------------------
 
+
 def namespaced_dump(namespace: str) -> dict[str, Any]:
     doc = dump()
-    doc["meta"]["scope"] = {"namespace": namespace, "parts": ["nodes", "install", "preparation", "producers",
-                                                               "events"]}
+    doc["meta"]["scope"] = {"namespace": namespace, "parts": ["nodes", "install", "preparation", "producers", "events"]}
     scoped = {"kernelcaches", "kernelcachecaptures", "events", "rolebindings"}
     for read in doc["meta"]["reads"]:
         if read["resource"] in scoped or (read["resource"] == "pods" and read["namespace"] is None):
             read["namespace"] = namespace
     namespaced = {"KernelCache", "KernelCacheCapture", "Event", "RoleBinding"}
-    doc["items"] = [x for x in doc["items"] if not (x["kind"] in namespaced or (
-        x["kind"] == "Pod" and "serving.kserve.io/inferenceservice" in (x["metadata"].get("labels") or {})))
-        or x["metadata"].get("namespace") == namespace]
+    doc["items"] = [
+        x
+        for x in doc["items"]
+        if not (
+            x["kind"] in namespaced
+            or (x["kind"] == "Pod" and "serving.kserve.io/inferenceservice" in (x["metadata"].get("labels") or {}))
+        )
+        or x["metadata"].get("namespace") == namespace
+    ]
     return doc
 
 
@@ -113,16 +122,31 @@ def test_a_dump_taken_with_n_does_not_answer_for_another_namespace(capsys, tmp_p
 
 # ---- issue 27 items 2 and 3 -------------------------------------------------------------------------------------
 
+
 def test_why_group_with_configmaps_forbidden_names_the_read(capsys, tmp_path):
-    code, out, err = cli(capsys, "why-group", AMBIGUOUS_POD, "-n", "team-llm", "-f",
-                         write(tmp_path, with_status(dump(), "configmaps", "forbidden")))
+    code, out, err = cli(
+        capsys,
+        "why-group",
+        AMBIGUOUS_POD,
+        "-n",
+        "team-llm",
+        "-f",
+        write(tmp_path, with_status(dump(), "configmaps", "forbidden")),
+    )
     assert code == 3 and out == ""
     assert err == "error: why-group cannot answer: cannot list configmaps in namespace kserve (forbidden)\n"
 
 
 def test_why_not_cached_with_the_webhook_configuration_forbidden_is_exit_3(capsys, tmp_path):
-    code, out, err = cli(capsys, "why-not-cached", MISTRAL_MISS, "-n", "team-llm", "-f",
-                         write(tmp_path, with_status(dump(), "mutatingwebhookconfigurations", "forbidden")))
+    code, out, err = cli(
+        capsys,
+        "why-not-cached",
+        MISTRAL_MISS,
+        "-n",
+        "team-llm",
+        "-f",
+        write(tmp_path, with_status(dump(), "mutatingwebhookconfigurations", "forbidden")),
+    )
     assert code == 3 and out == ""
     assert "why-not-cached cannot answer: cannot list mutatingwebhookconfigurations (forbidden)" in err
 

@@ -66,23 +66,40 @@ def test_manifest_pod_from_stdin(capsys, snapshot, monkeypatch):
 
 
 def test_manifest_inference_service_with_runtime(capsys, snapshot, tmp_path):
-    runtime = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "ServingRuntime",
-               "metadata": {"name": "vllm", "namespace": "team-a"},
-               "spec": {"annotations": {"serving.kserve.io/kernelcache-supported": "true"},
-                        "containers": [{"name": "kserve-container", "image": b.VLLM_DIGEST}]}}
-    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-            "metadata": {"name": "qwen", "namespace": "team-a"},
-            "spec": {"predictor": {"model": {"runtime": "vllm", "modelFormat": {"name": "huggingface"},
-                                             "storageUri": b.MODEL_URI}}}}
+    runtime = {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "ServingRuntime",
+        "metadata": {"name": "vllm", "namespace": "team-a"},
+        "spec": {
+            "annotations": {"serving.kserve.io/kernelcache-supported": "true"},
+            "containers": [{"name": "kserve-container", "image": b.VLLM_DIGEST}],
+        },
+    }
+    isvc = {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {"name": "qwen", "namespace": "team-a"},
+        "spec": {
+            "predictor": {
+                "model": {"runtime": "vllm", "modelFormat": {"name": "huggingface"}, "storageUri": b.MODEL_URI}
+            }
+        },
+    }
     manifest = tmp_path / "isvc.yaml"
     manifest.write_text(yaml.safe_dump_all([isvc, runtime]))
     # the runtime has no readinessProbe: the cache matches, then the capture sidecar step denies the pod
     code, out, _ = cli(capsys, "why-not-cached", "--manifest", str(manifest), "-f", snapshot, "-o", "json")
     doc = json.loads(out)
     assert code == 1 and doc["result"]["now"] == {
-        "kernelCache": None, "match": None, "blockedBy": "readiness-probe", "outcome": "rejected",
+        "kernelCache": None,
+        "match": None,
+        "blockedBy": "readiness-probe",
+        "outcome": "rejected",
         "denial": 'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: container '
-                  '"kserve-container" requires an HTTP readinessProbe for MCV capture', "certain": True, "inferred": []}
+        '"kserve-container" requires an HTTP readinessProbe for MCV capture',
+        "certain": True,
+        "inferred": [],
+    }
     gates = {g["id"]: g for g in doc["gates"]}
     assert gates["injection"]["passed"] is True
     assert "a new revision of the manifest has no capture yet" in gates["sidecar"]["detail"]
@@ -93,8 +110,9 @@ def test_manifest_inference_service_with_runtime(capsys, snapshot, tmp_path):
     doc = json.loads(out)
     # with a probe, the next check: the snapshot's config has no registry.endpoint and no capture gives a target
     assert code == 1 and doc["result"]["now"]["blockedBy"] == "capture-target"
-    assert doc["result"]["now"]["denial"].endswith("kernelcache.registry.endpoint is required when no "
-                                                   "KernelCacheCapture target is configured")
+    assert doc["result"]["now"]["denial"].endswith(
+        "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured"
+    )
 
 
 def test_manifest_that_would_miss_exits_1(capsys, snapshot, tmp_path):
@@ -104,23 +122,32 @@ def test_manifest_that_would_miss_exits_1(capsys, snapshot, tmp_path):
     assert code == 1 and json.loads(out)["result"]["now"]["blockedBy"] == "runtime-image"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["why-not-cached", "hit", "--manifest", "x.yaml", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
-    (["why-not-cached", "nope", "-n", "team-a", "-f", "SNAP"], 'pod "nope" not found in namespace "team-a"'),
-    (["why-not-cached", "--manifest", "/nonexistent.yaml", "-f", "SNAP"], "/nonexistent.yaml: no such file"),
-    (["why-not-cached", "--manifest", "-", "-f", "-"], "--manifest - and --from-file - cannot both read stdin"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["why-not-cached", "hit", "--manifest", "x.yaml", "-f", "SNAP"], "give a POD or --manifest FILE (not both)"),
+        (["why-not-cached", "nope", "-n", "team-a", "-f", "SNAP"], 'pod "nope" not found in namespace "team-a"'),
+        (["why-not-cached", "--manifest", "/nonexistent.yaml", "-f", "SNAP"], "/nonexistent.yaml: no such file"),
+        (["why-not-cached", "--manifest", "-", "-f", "-"], "--manifest - and --from-file - cannot both read stdin"),
+    ],
+)
 def test_bad_input_exits_2(capsys, snapshot, args, message):
     code, _, err = cli(capsys, *[snapshot if a == "SNAP" else a for a in args])
     assert code == 2 and message in err
 
 
 def test_dump_with_a_forbidden_read_exits_3(capsys, tmp_path):
-    reads = [{"resource": r, "namespace": None, "status": "ok", "count": 1}
-             for r in ("pods", "kernelcaches", "configmaps", "mutatingwebhookconfigurations", "namespaces")]
+    reads = [
+        {"resource": r, "namespace": None, "status": "ok", "count": 1}
+        for r in ("pods", "kernelcaches", "configmaps", "mutatingwebhookconfigurations", "namespaces")
+    ]
     reads.append({"resource": "kernelcachenodes", "namespace": None, "status": "forbidden", "count": 0})
-    doc = {"kind": "KcacheSnapshot", "version": 1, "meta": {"reads": reads},
-           "items": cluster([b.consumer("miss", created=EARLY)])}
+    doc = {
+        "kind": "KcacheSnapshot",
+        "version": 1,
+        "meta": {"reads": reads},
+        "items": cluster([b.consumer("miss", created=EARLY)]),
+    }
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(doc))
     code, _, err = cli(capsys, "why-not-cached", "miss", "-n", "team-a", "-f", str(path))

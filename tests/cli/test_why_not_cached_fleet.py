@@ -22,10 +22,22 @@ def test_the_broken_example_per_inferenceservice(capsys):
     code, out, err = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN)
     assert code == 1 and err == ""
     lines = out.splitlines()
-    assert lines[1] == ("4 serving pods in 4 InferenceServices: 0 cached at admission (0%), 4 cold: 2 would be "
-                        "cached now (recreate them); 4 pod templates decided")
-    assert lines[3].split() == ["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED", "TOP",
-                                "GATE", "NEXT"]
+    assert lines[1] == (
+        "4 serving pods in 4 InferenceServices: 0 cached at admission (0%), 4 cold: 2 would be "
+        "cached now (recreate them); 4 pod templates decided"
+    )
+    assert lines[3].split() == [
+        "NAMESPACE",
+        "INFERENCESERVICE",
+        "PODS",
+        "CACHED",
+        "COLD",
+        "NOW",
+        "DENIED",
+        "TOP",
+        "GATE",
+        "NEXT",
+    ]
     row = next(x for x in lines if x.split()[1:2] == ["mistral-7b-instruct-v0-3"])
     assert row.split()[:7] == ["team-llm", "mistral-7b-instruct-v0-3", "1", "0", "1", "1", "0"]
     assert row.endswith("kubectl -n team-llm rollout restart deployment mistral-7b-instruct-v0-3-predictor")
@@ -40,16 +52,19 @@ def test_json_and_yaml_with_every_pod_and_the_scope(capsys):
     assert code == 1 and list(doc)[:3] == ["kind", "version", "source"]
     assert doc["kind"] == "WhyNotCachedFleet" and doc["scope"]["namespace"] == "team-llm"
     assert {p["namespace"] for p in doc["pods"]} == {"team-llm"} and doc["summary"]["pods"] == 3
-    code, out, _ = cli(capsys, "why-not-cached", "-A", "--isvc", "qwen2-5-vl-7b-instruct", "--from-file", BROKEN,
-                       "-o", "yaml")
+    code, out, _ = cli(
+        capsys, "why-not-cached", "-A", "--isvc", "qwen2-5-vl-7b-instruct", "--from-file", BROKEN, "-o", "yaml"
+    )
     doc = yaml.safe_load(out)
     assert [p["inferenceService"] for p in doc["pods"]] == ["qwen2-5-vl-7b-instruct"]
 
 
 def test_every_pod_cached_exits_0(capsys, tmp_path):
     kc = b.consumer_cache("qwen", ready_at=EARLY)
-    pods = [b.consumer("hit-1", node="gpu-1", created=CREATED, cache=kc),
-            b.consumer("hit-2", node="gpu-1", created=CREATED, cache=kc, isvc="other")]
+    pods = [
+        b.consumer("hit-1", node="gpu-1", created=CREATED, cache=kc),
+        b.consumer("hit-2", node="gpu-1", created=CREATED, cache=kc, isvc="other"),
+    ]
     snap = write(tmp_path / "snap.json", cluster(pods, kc=kc))
     code, out, _ = cli(capsys, "why-not-cached", "--from-file", snap)
     assert code == 0 and "\x1b" not in out
@@ -65,6 +80,7 @@ def test_flags_that_need_or_exclude_a_pod(capsys):
 
 # ---- on a terminal ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
 def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide):
     from .test_readable_output import ANSI, WIDTHS, _env, assert_readable, in_pty, piped
@@ -73,8 +89,10 @@ def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide
     doc = json.loads(piped([*args[:4], "-o", "json"]).stdout)
     nexts = {r["next"] for r in doc["inferenceServices"] if r["next"]}
     nexts |= {p["next"] for p in doc["pods"] if p["next"]} if wide else set()
-    names = {"names": [r["inferenceService"] for r in doc["inferenceServices"]]
-             + ([p["name"] for p in doc["pods"]] + [p["node"] for p in doc["pods"]] if wide else [])}
+    names = {
+        "names": [r["inferenceService"] for r in doc["inferenceServices"]]
+        + ([p["name"] for p in doc["pods"]] + [p["node"] for p in doc["pods"]] if wide else [])
+    }
     longer = {f"next: {n}" for n in nexts}  # a line longer than the terminal: only a command, whole
     for columns in WIDTHS:
         code, text = in_pty(args, columns)

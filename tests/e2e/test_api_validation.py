@@ -53,11 +53,11 @@ def test_the_loader_refuses_what_the_api_server_refuses_in_its_words(cluster, ki
     proc = cluster.kubectl("create", "-f", "-", "-o", "name", "-v=9", input=json.dumps(obj), check=False)
     assert proc.returncode != 0
     body = next(line for line in proc.stderr.splitlines() if '"kind":"Status"' in line)
-    status = json.loads(body[body.index("{"):])
+    status = json.loads(body[body.index("{") :])
     if namespace and status["reason"] == "NotFound":  # the namespace is checked by the path before the object
         assert metadata_errors(kind, name, namespace, labels)
         return
-    server = sorted(f'{c["field"]}: {c["message"]}' for c in status["details"]["causes"])
+    server = sorted(f"{c['field']}: {c['message']}" for c in status["details"]["causes"])
     if kind == "Namespace":  # the server labels every namespace with its name before validating
         labels = {**labels, "kubernetes.io/metadata.name": name}
     ours = sorted(metadata_errors(kind, name, namespace, labels))

@@ -31,47 +31,101 @@ SECRET_VALUE = "do-not-print-me"
 
 def owned_by(obj: dict, owner: dict) -> dict:
     md = owner["metadata"]
-    obj["metadata"]["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
-                                           "name": md["name"], "uid": md["uid"], "controller": True}]
+    obj["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": md["name"],
+            "uid": md["uid"],
+            "controller": True,
+        }
+    ]
     obj["metadata"].setdefault("labels", {})[OWNED_LABEL] = "true"
     return obj
 
 
 def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
     healthy_install(cluster)
-    cluster.apply([b.capture(CAP, NS, isvc="qwen"),
-                   b.pod(POD, NS, labels={c.LABEL_ISVC: "qwen", c.LABEL_POD_TEMPLATE_HASH: "669889f77f"},
-                         annotations={c.ANNOTATION_REPORTER_SECRET: reporter_name(CAP)})])
+    cluster.apply(
+        [
+            b.capture(CAP, NS, isvc="qwen"),
+            b.pod(
+                POD,
+                NS,
+                labels={c.LABEL_ISVC: "qwen", c.LABEL_POD_TEMPLATE_HASH: "669889f77f"},
+                annotations={c.ANNOTATION_REPORTER_SECRET: reporter_name(CAP)},
+            ),
+        ]
+    )
     cap = cluster.get("kernelcachecapture", CAP, NS)
     cluster.set_status("kernelcachecapture", CAP, b.capture_status(pod=POD, phase="Pushing"), NS)
     name = reporter_name(CAP)
     rbac = "rbac.authorization.k8s.io/v1"
-    cluster.apply([
-        {"apiVersion": rbac, "kind": "RoleBinding",
-         "metadata": {"name": c.TOKEN_REQUESTER, "namespace": NS, "labels": {c.TOKEN_REQUESTER_LABEL: "true"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": c.TOKEN_REQUESTER},
-         "subjects": [{"kind": "ServiceAccount", "name": "kserve-localmodel-controller-manager",
-                       "namespace": "kserve"}]},
-        owned_by({"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
-                  "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}}}, cap),
-        owned_by({"apiVersion": rbac, "kind": "Role", "rules": [],
-                  "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}}}, cap),
-        owned_by({"apiVersion": rbac, "kind": "RoleBinding",
-                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-                  "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NS}],
-                  "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}}}, cap),
-        # another capture's reporter Secret, with a value: listed (its label), but only by metadata
-        {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "stringData": {"access.json": SECRET_VALUE},
-         "metadata": {"name": reporter_name("other-kcc-1"), "namespace": NS,
-                      "labels": {c.REPORTER_LABEL: "true", OWNED_LABEL: "true"}}},
-    ])
+    cluster.apply(
+        [
+            {
+                "apiVersion": rbac,
+                "kind": "RoleBinding",
+                "metadata": {"name": c.TOKEN_REQUESTER, "namespace": NS, "labels": {c.TOKEN_REQUESTER_LABEL: "true"}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": c.TOKEN_REQUESTER},
+                "subjects": [
+                    {"kind": "ServiceAccount", "name": "kserve-localmodel-controller-manager", "namespace": "kserve"}
+                ],
+            },
+            owned_by(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "automountServiceAccountToken": False,
+                    "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}},
+                },
+                cap,
+            ),
+            owned_by(
+                {
+                    "apiVersion": rbac,
+                    "kind": "Role",
+                    "rules": [],
+                    "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}},
+                },
+                cap,
+            ),
+            owned_by(
+                {
+                    "apiVersion": rbac,
+                    "kind": "RoleBinding",
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                    "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NS}],
+                    "metadata": {"name": name, "namespace": NS, "labels": {c.REPORTER_LABEL: "true"}},
+                },
+                cap,
+            ),
+            # another capture's reporter Secret, with a value: listed (its label), but only by metadata
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "Opaque",
+                "stringData": {"access.json": SECRET_VALUE},
+                "metadata": {
+                    "name": reporter_name("other-kcc-1"),
+                    "namespace": NS,
+                    "labels": {c.REPORTER_LABEL: "true", OWNED_LABEL: "true"},
+                },
+            },
+        ]
+    )
     code, doc = doctor(cluster, tmp_path, "--only", "capture-identity")
     assert code == 0  # a warning: doctor fails on errors by default
     [f] = findings(doc, "capture-identity")
     assert (f["code"], f["severity"], f["object"]) == (
-        "missing", "warning", {"kind": "KernelCacheCapture", "name": CAP, "namespace": NS})
-    assert f["message"].startswith(f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, "
-                                   "the reporter's token, mounted into the mcv sidecar, is missing")
+        "missing",
+        "warning",
+        {"kind": "KernelCacheCapture", "name": CAP, "namespace": NS},
+    )
+    assert f["message"].startswith(
+        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, "
+        "the reporter's token, mounted into the mcv sidecar, is missing"
+    )
     # no value anywhere: not in the answer, not in the dump
     dump = (tmp_path / "snap.yaml").read_text()
     encoded = base64.b64encode(SECRET_VALUE.encode()).decode()
@@ -90,17 +144,34 @@ def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
     assert [(x["kind"], x["metadata"]["name"]) for x in page.items] == [("Secret", reporter_name("other-kcc-1"))]
     # a watch of them (the monitor's) asks for metadata too: the event of a new Secret carries no value
     listed = listing.list_all(client, r.SECRETS, NS, label_selector=f"{c.REPORTER_LABEL}=true")
-    cluster.apply({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "stringData": {"access.json": SECRET_VALUE},
-                   "metadata": {"name": "kernel-cache-reporter-late", "namespace": NS,
-                                "labels": {c.REPORTER_LABEL: "true", OWNED_LABEL: "true"}}})
+    cluster.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "stringData": {"access.json": SECRET_VALUE},
+            "metadata": {
+                "name": "kernel-cache-reporter-late",
+                "namespace": NS,
+                "labels": {c.REPORTER_LABEL: "true", OWNED_LABEL: "true"},
+            },
+        }
+    )
     lines: list[bytes] = []
 
     def keep_line(line: bytes) -> dict:
         lines.append(line)
         return watching.dict_event(r.SECRETS)(line)
 
-    events = watching.watch(client, r.SECRETS, listed.resource_version, NS, timeout_seconds=2,
-                            label_selector=f"{c.REPORTER_LABEL}=true", decode=keep_line)
+    events = watching.watch(
+        client,
+        r.SECRETS,
+        listed.resource_version,
+        NS,
+        timeout_seconds=2,
+        label_selector=f"{c.REPORTER_LABEL}=true",
+        decode=keep_line,
+    )
     added = next(e for e in events if e["type"] == "ADDED")
     assert added["object"]["metadata"]["name"] == "kernel-cache-reporter-late"
     assert b"PartialObjectMetadata" in lines[0] and encoded.encode() not in lines[0] and b'"data"' not in lines[0]
@@ -114,18 +185,32 @@ def test_a_capture_signed_before_cert_mode_is_signed_again_and_fails(cluster, tm
     next pass, and without spec.signing.profileRef (KServe sets it only on captures it creates in cert mode)
     that fails with SigningProfileNotFound; live and from a dump alike."""
     healthy_install(cluster)
-    cert = {"mode": "cert", "cert": {"signingProfileRef": "kernelcache-signer",
-                                     "trustBundle": "kserve/kernelcache-root-ca",
-                                     "subjectRegexp": "spiffe://kserve/kernelcache-signer"}}
+    cert = {
+        "mode": "cert",
+        "cert": {
+            "signingProfileRef": "kernelcache-signer",
+            "trustBundle": "kserve/kernelcache-root-ca",
+            "subjectRegexp": "spiffe://kserve/kernelcache-signer",
+        },
+    }
     cluster.apply(b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": cert}))
     cluster.apply(b.capture(CAP, NS, isvc="qwen"))
     gen = cluster.get("kernelcachecapture", CAP, NS)["metadata"]["generation"]
-    cluster.set_status("kernelcachecapture", CAP, b.capture_status(generation=gen, signing={
-        "mode": "none", "state": "Skipped", "signed": False, "reason": "SigningNotConfigured"}), NS)
+    cluster.set_status(
+        "kernelcachecapture",
+        CAP,
+        b.capture_status(
+            generation=gen,
+            signing={"mode": "none", "state": "Skipped", "signed": False, "reason": "SigningNotConfigured"},
+        ),
+        NS,
+    )
     code, doc = doctor(cluster, tmp_path, "--only", "capture")
     assert code == 1
     [f] = [x for x in findings(doc, "capture") if x["code"] == "signing-mode-changed"]
     assert f["severity"] == "error"
-    assert f["message"].startswith(f"capture {NS}/{CAP} was signed under mode none (state Skipped), "
-                                   "artifactSecurity.mode is now cert: KServe signs it again under mode cert")
+    assert f["message"].startswith(
+        f"capture {NS}/{CAP} was signed under mode none (state Skipped), "
+        "artifactSecurity.mode is now cert: KServe signs it again under mode cert"
+    )
     assert "SigningProfileNotFound: spec.signing.profileRef.name is required for cert signing" in f["message"]

@@ -12,13 +12,15 @@ from tests import builders as b
 
 pytestmark = pytest.mark.e2e
 
-COMPLETE = ("import sys; from kubectl_kcache.__main__ import complete; "
-            "sys.argv[0] = 'kubectl_complete-kcache'; complete()")
+COMPLETE = (
+    "import sys; from kubectl_kcache.__main__ import complete; sys.argv[0] = 'kubectl_complete-kcache'; complete()"
+)
 
 
 def complete(cluster, *words: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", COMPLETE, *words], capture_output=True, text=True,
-                          env=cluster.env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", COMPLETE, *words], capture_output=True, text=True, env=cluster.env, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 

@@ -21,8 +21,9 @@ GPU_TAINT = b.taint("nvidia.com/gpu", "present")
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
+    )
 
 
 def doctor(cluster, tmp_path, *args: str) -> tuple[int, dict]:
@@ -47,8 +48,11 @@ def findings(doc: dict, check: str) -> list[dict]:
 
 def prefetcher_sa(managed: bool = True, automount: bool | None = False) -> dict:
     """kernel-cache-prefetcher-sa as KServe ensures it for every auth type (managed label, no automount)."""
-    sa: dict = {"apiVersion": "v1", "kind": "ServiceAccount",
-                "metadata": {"name": "kernel-cache-prefetcher-sa", "namespace": "kserve-kernelcache-jobs"}}
+    sa: dict = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "kernel-cache-prefetcher-sa", "namespace": "kserve-kernelcache-jobs"},
+    }
     if managed:
         sa["metadata"]["labels"] = {"internal.serving.kserve.io/kernelcache-prefetcher": "true"}
     if automount is not None:
@@ -61,17 +65,25 @@ def healthy_install(cluster, *, extra=(), groups=None, nodes=None, ds=None, cont
     nodes = nodes if nodes is not None else [b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])]
     if not any(x.get("kind") == "ServiceAccount" for x in extra):
         extra = (prefetcher_sa(), *extra)
-    objs = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), *groups, *nodes,
-            *(b.kcn(n["metadata"]["name"]) for n in nodes if n["metadata"]["labels"].get("pool") == "gpu"),
-            ds or b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"pool": "gpu"})]), *extra]
+    objs = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+        *groups,
+        *nodes,
+        *(b.kcn(n["metadata"]["name"]) for n in nodes if n["metadata"]["labels"].get("pool") == "gpu"),
+        ds or b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"pool": "gpu"})]),
+        *extra,
+    ]
     cluster.apply(objs)
     if controller:
         cluster.apply(b.controller_deployment(ready=None))
 
 
 def test_missing_label_near_miss(cluster, tmp_path):
-    healthy_install(cluster, groups=[b.group("gpu", {"pool": "gpu", "gpu": "h100"}, [GPU_TOL])],
-                    nodes=[b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])])
+    healthy_install(
+        cluster,
+        groups=[b.group("gpu", {"pool": "gpu", "gpu": "h100"}, [GPU_TOL])],
+        nodes=[b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT])],
+    )
     code, doc = doctor(cluster, tmp_path, "--only", "group-selector")
     found = findings(doc, "group-selector")
     assert code == 1 or found[0]["severity"] == "warning"
@@ -80,8 +92,9 @@ def test_missing_label_near_miss(cluster, tmp_path):
 
 
 def test_untolerated_taint_on_member_node(cluster, tmp_path):
-    healthy_install(cluster, groups=[b.group("gpu", {"pool": "gpu"})],
-                    ds=b.agent_daemonset(terms=[b.term({"pool": "gpu"})]))
+    healthy_install(
+        cluster, groups=[b.group("gpu", {"pool": "gpu"})], ds=b.agent_daemonset(terms=[b.term({"pool": "gpu"})])
+    )
     code, doc = doctor(cluster, tmp_path, "--only", "group-taints")
     assert code == 1
     found = findings(doc, "group-taints")
@@ -93,21 +106,30 @@ def test_stale_agent_placement(cluster, tmp_path):
     healthy_install(cluster, ds=b.agent_daemonset(terms=[b.term({"pool": "old"})], node_selector={"x": "y"}))
     code, doc = doctor(cluster, tmp_path, "--only", "agent")
     assert code == 1
-    assert any(f["hint"].startswith("kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at=")
-               and "kubectl kcache reconcile --once" in f["message"] for f in findings(doc, "agent"))
+    assert any(
+        f["hint"].startswith("kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at=")
+        and "kubectl kcache reconcile --once" in f["message"]
+        for f in findings(doc, "agent")
+    )
 
 
 @pytest.mark.simulate
 def test_member_node_without_an_agent_pod(cluster, tmp_path):
-    nodes = [b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True),
-             b.node("gpu-2", {"pool": "gpu"}, taints=[GPU_TAINT, b.taint("dedicated", "infer")], ready=None,
-                    simulated=True)]
+    nodes = [
+        b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True),
+        b.node("gpu-2", {"pool": "gpu"}, taints=[GPU_TAINT, b.taint("dedicated", "infer")], ready=None, simulated=True),
+    ]
     healthy_install(cluster, nodes=nodes)
 
     def agent_pods() -> int:
-        return len([p for p in cluster.get("pods", namespace="kserve")["items"]
-                    if p["metadata"]["labels"].get("control-plane") == "kserve-kernelcachenode-agent"
-                    and p["status"].get("phase") == "Running"])
+        return len(
+            [
+                p
+                for p in cluster.get("pods", namespace="kserve")["items"]
+                if p["metadata"]["labels"].get("control-plane") == "kserve-kernelcachenode-agent"
+                and p["status"].get("phase") == "Running"
+            ]
+        )
 
     cluster.wait_for("the agent pod on gpu-1", lambda: agent_pods() == 1)
     code, doc = doctor(cluster, tmp_path, "--only", "agent")
@@ -130,26 +152,54 @@ def test_missing_and_orphaned_kernel_cache_nodes(cluster, tmp_path):
 def test_preparation_pod_in_image_pull_backoff(cluster, tmp_path):
     node = b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True)
     healthy_install(cluster, nodes=[node])
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "kc-model-gpu-1-0123456789abcdef", "namespace": "kserve-kernelcache-jobs",
-                        "labels": {"serving.kserve.io/kernel-cache-name": "model",
-                                   "serving.kserve.io/kernel-cache-namespace": "team-a",
-                                   "serving.kserve.io/kernel-cache-node": "gpu-1"}},
-           "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 600, "template": {
-               "metadata": {"labels": {"serving.kserve.io/kernel-cache-name": "model",
-                                       "serving.kserve.io/kernel-cache-namespace": "team-a",
-                                       "serving.kserve.io/kernel-cache-node": "gpu-1",
-                                       FAIL_LABEL: "ImagePullBackOff"}},
-               "spec": {"restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": "gpu-1"},
-                        "tolerations": [GPU_TOL],
-                        "containers": [{"name": "kernel-cache-prefetch", "image": "ubi-minimal",
-                                        "command": ["/bin/sh", "-c", "test -d /mnt/kernel-cache"]}]}}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "kc-model-gpu-1-0123456789abcdef",
+            "namespace": "kserve-kernelcache-jobs",
+            "labels": {
+                "serving.kserve.io/kernel-cache-name": "model",
+                "serving.kserve.io/kernel-cache-namespace": "team-a",
+                "serving.kserve.io/kernel-cache-node": "gpu-1",
+            },
+        },
+        "spec": {
+            "backoffLimit": 0,
+            "ttlSecondsAfterFinished": 600,
+            "template": {
+                "metadata": {
+                    "labels": {
+                        "serving.kserve.io/kernel-cache-name": "model",
+                        "serving.kserve.io/kernel-cache-namespace": "team-a",
+                        "serving.kserve.io/kernel-cache-node": "gpu-1",
+                        FAIL_LABEL: "ImagePullBackOff",
+                    }
+                },
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"kubernetes.io/hostname": "gpu-1"},
+                    "tolerations": [GPU_TOL],
+                    "containers": [
+                        {
+                            "name": "kernel-cache-prefetch",
+                            "image": "ubi-minimal",
+                            "command": ["/bin/sh", "-c", "test -d /mnt/kernel-cache"],
+                        }
+                    ],
+                },
+            },
+        },
+    }
     cluster.apply(job)
 
     def backoff() -> bool:
         pods = cluster.get("pods", namespace="kserve-kernelcache-jobs")["items"]
-        return any(((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}).get("waiting", {})
-                   .get("reason") == "ImagePullBackOff" for p in pods)
+        return any(
+            ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}).get("waiting", {}).get("reason")
+            == "ImagePullBackOff"
+            for p in pods
+        )
 
     cluster.wait_for("the preparation pod to fail pulling", backoff)
     code, doc = doctor(cluster, tmp_path, "--only", "registry-pull")
@@ -158,13 +208,23 @@ def test_preparation_pod_in_image_pull_backoff(cluster, tmp_path):
     assert any("ImagePullBackOff" in f["message"] and "401 Unauthorized" in f["message"] for f in found)
 
 
-@pytest.mark.parametrize("sa,code,message", [
-    (prefetcher_sa(managed=False), "prefetcher-sa-unmanaged",
-     "reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not managed "
-     "by KernelCache"),
-    (prefetcher_sa(automount=None), "prefetcher-sa-automount",
-     "managed ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa must disable token automount"),
-], ids=["unmanaged", "automount"])
+@pytest.mark.parametrize(
+    "sa,code,message",
+    [
+        (
+            prefetcher_sa(managed=False),
+            "prefetcher-sa-unmanaged",
+            "reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
+            "managed by KernelCache",
+        ),
+        (
+            prefetcher_sa(automount=None),
+            "prefetcher-sa-automount",
+            "managed ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa must disable token automount",
+        ),
+    ],
+    ids=["unmanaged", "automount"],
+)
 def test_prefetcher_identity_with_auth_none(cluster, tmp_path, sa, code, message):
     """KServe ensures kernel-cache-prefetcher-sa for every registry auth type: with auth none (the default) an
     unmanaged one, or one that does not disable token automount, is every KernelCache's StorageError."""
@@ -174,36 +234,59 @@ def test_prefetcher_identity_with_auth_none(cluster, tmp_path, sa, code, message
     [finding] = findings(doc, "registry-pull")
     assert finding["code"] == code and finding["severity"] == "error"
     assert finding["message"].startswith(message)
-    assert finding["object"] == {"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa",
-                                 "namespace": "kserve-kernelcache-jobs"}
+    assert finding["object"] == {
+        "kind": "ServiceAccount",
+        "name": "kernel-cache-prefetcher-sa",
+        "namespace": "kserve-kernelcache-jobs",
+    }
 
 
 def test_kernel_cache_in_error_and_entry_with_other_image(cluster, tmp_path):
     healthy_install(cluster, extra=[b.kernel_cache("broken", "team-a"), b.kernel_cache("stale", "team-a", seed="s")])
-    cluster.set_status("kernelcache", "broken", {"state": "Error", "conditions": [{
-        "type": "Ready", "status": "False", "reason": "PreparationFailed", "message": "ErrImagePull: 401 Unauthorized",
-        "lastTransitionTime": b.NOW}]}, "team-a")
+    cluster.set_status(
+        "kernelcache",
+        "broken",
+        {
+            "state": "Error",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "PreparationFailed",
+                    "message": "ErrImagePull: 401 Unauthorized",
+                    "lastTransitionTime": b.NOW,
+                }
+            ],
+        },
+        "team-a",
+    )
     entry = b.entry("team-a", "stale", seed="s")
     entry["imageReference"] = b.image("older")
     cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {"team-a/stale": entry}})
     code, doc = doctor(cluster, tmp_path, "--only", "cache-status")
     assert code == 1
     found = findings(doc, "cache-status")
-    assert any(f["object"]["name"] == "broken" and f["severity"] == "error" and "PreparationFailed" in f["message"]
-               for f in found)
+    assert any(
+        f["object"]["name"] == "broken" and f["severity"] == "error" and "PreparationFailed" in f["message"]
+        for f in found
+    )
     assert any("stale" in f["message"] or f["object"]["name"] == "stale" for f in found)
 
 
 def test_ambiguous_capture(cluster, tmp_path):
     groups = [b.group("gpu", {"pool": "gpu"}, [GPU_TOL]), b.group("east", {"zone": "east"}, [GPU_TOL])]
     nodes = [b.node("gpu-1", {"pool": "gpu", "zone": "east"}, taints=[GPU_TAINT])]
-    healthy_install(cluster, groups=groups, nodes=nodes,
-                    ds=b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"zone": "east"}),
-                                                                       b.term({"pool": "gpu"})]))
+    healthy_install(
+        cluster,
+        groups=groups,
+        nodes=nodes,
+        ds=b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"zone": "east"}), b.term({"pool": "gpu"})]),
+    )
     cluster.apply([b.kcn("gpu-1"), b.capture("model-kcc-1", "team-a")])
     gen = cluster.get("kernelcachecapture", "model-kcc-1", "team-a")["metadata"]["generation"]
-    cluster.set_status("kernelcachecapture", "model-kcc-1", b.capture_status(node_name="gpu-1", generation=gen),
-                       "team-a")
+    cluster.set_status(
+        "kernelcachecapture", "model-kcc-1", b.capture_status(node_name="gpu-1", generation=gen), "team-a"
+    )
     code, doc = doctor(cluster, tmp_path, "--only", "capture,group-overlap")
     assert code == 1
     found = findings(doc, "capture")
@@ -226,29 +309,57 @@ def test_missing_controller_deployment_is_said_first(cluster, tmp_path):
 def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
     healthy_install(cluster)
     rules = [
-        {"apiGroups": [""], "resources": ["nodes", "pods", "configmaps", "events", "namespaces", "serviceaccounts"],
-         "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments", "replicasets"],
-         "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": [""],
+            "resources": ["nodes", "pods", "configmaps", "events", "namespaces", "serviceaccounts"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["apps"],
+            "resources": ["daemonsets", "deployments", "replicasets"],
+            "verbs": ["get", "list", "watch"],
+        },
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["serving.kserve.io"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["admissionregistration.k8s.io"],
-         "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
-         "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+            "verbs": ["get", "list", "watch"],
+        },
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
-         "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["rolebindings", "roles"],
+            "verbs": ["get", "list", "watch"],
+        },
         {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]},  # by metadata only
-        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-         "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["apiextensions.k8s.io"],
+            "resources": ["customresourcedefinitions"],
+            "verbs": ["get", "list", "watch"],
+        },
     ]
-    cluster.apply([
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}}, "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kcache-test-reader"},
-         "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}])
+    cluster.apply(
+        [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}},
+                "rules": rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "kcache-test-reader", "labels": {OWNED_LABEL: "true"}},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kcache-test-reader",
+                },
+                "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+            },
+        ]
+    )
     mark = cluster.audit_mark()
     proc = kcache(cluster, "doctor", "--context", "alice", "-o", "json")
     doc = json.loads(proc.stdout)
@@ -271,8 +382,12 @@ def test_forbidden_reads_are_skipped_with_verb_and_resource(cluster):
 
 def test_healthy_cluster_is_clean(cluster, tmp_path):
     healthy_install(cluster)
-    cluster.set_status("deployment", "kserve-localmodel-controller-manager",
-                       {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}, "kserve")
+    cluster.set_status(
+        "deployment",
+        "kserve-localmodel-controller-manager",
+        {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1},
+        "kserve",
+    )
     # the test bed runs no webhook server, so KServe's capture status webhook is not installed (its tests:
     # tests/unit/checks/test_capture_webhook.py)
     code, doc = doctor(cluster, tmp_path, "--skip", "control-plane,agent,capture-webhook")

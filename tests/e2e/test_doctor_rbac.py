@@ -25,8 +25,9 @@ USER = "alice"  # a context of the test bed's kubeconfig (a client certificate),
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
+    )
 
 
 def bind_doctor_role(cluster, user: str) -> None:
@@ -48,11 +49,15 @@ def test_a_user_bound_to_the_doctor_role_gets_no_skipped_check(cluster, tmp_path
     doc = json.loads(proc.stdout)
     assert [c["id"] for c in doc["checks"] if c["status"] == "skipped"] == []
     assert doc["summary"]["skipped"] == 0 and doc["summary"]["incomplete"] == 0
-    refused = [e for e in cluster.audit_events(mark)
-               if e["user"]["username"] == USER and e["responseStatus"]["code"] == 403]
+    refused = [
+        e for e in cluster.audit_events(mark) if e["user"]["username"] == USER and e["responseStatus"]["code"] == 403
+    ]
     assert refused == [], [e["requestURI"] for e in refused]
-    for args in (["status"], ["why-group", "--capture", "model-kcc-1", "-n", "team-a"],
-                 ["dump", "--file", str(tmp_path / "d.yaml")]):
+    for args in (
+        ["status"],
+        ["why-group", "--capture", "model-kcc-1", "-n", "team-a"],
+        ["dump", "--file", str(tmp_path / "d.yaml")],
+    ):
         other = kcache(cluster, *args, "--context", USER)
         assert other.returncode == 0, (args, other.stderr)
 
@@ -67,9 +72,11 @@ def test_a_user_without_it_is_told_who_was_refused_and_what_to_bind(cluster):
     assert line.startswith("doctor: incomplete: forbidden: list ")
     assert f'. User "{USER}" was refused ' in line
     version = __import__("kubectl_kcache").__version__
-    grant = (f"bind the read-only role: kubectl apply -f https://raw.githubusercontent.com/kserve/kubectl-kcache/"
-             f"v{version}/deploy/doctor-rbac.yaml && kubectl create clusterrolebinding kcache-doctor-{USER} "
-             f"--clusterrole=kubectl-kcache-doctor --user={USER}; ")
+    grant = (
+        f"bind the read-only role: kubectl apply -f https://raw.githubusercontent.com/kserve/kubectl-kcache/"
+        f"v{version}/deploy/doctor-rbac.yaml && kubectl create clusterrolebinding kcache-doctor-{USER} "
+        f"--clusterrole=kubectl-kcache-doctor --user={USER}; "
+    )
     assert grant in line
     can_i = line.split("; check a read: ", 1)[1]
     assert can_i.startswith("kubectl auth can-i list ")

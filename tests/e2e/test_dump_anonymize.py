@@ -23,23 +23,40 @@ POD = f"{ISVC}-predictor-7d9f8c6b5-abcde"
 def install(cluster) -> None:
     """A producer that ran on a node of no group (why-group falls back to the default), its capture, a
     group with a node and its KernelCacheNode, the agent."""
-    producer = b.pod(POD, NS, node_name="cpu-1", labels={"serving.kserve.io/inferenceservice": ISVC,
-                                                         "pod-template-hash": "7d9f8c6b5"})
+    producer = b.pod(
+        POD,
+        NS,
+        node_name="cpu-1",
+        labels={"serving.kserve.io/inferenceservice": ISVC, "pod-template-hash": "7d9f8c6b5"},
+    )
     del producer["status"]
-    cluster.apply([b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
-                   b.node("gpu-1", {"pool": "gpu"}), b.node("cpu-1", {}), b.kcn("gpu-1"),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})]), b.controller_deployment(ready=None),
-                   producer, b.capture(CAPTURE, NS, isvc=ISVC)])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("gpu-1", {"pool": "gpu"}),
+            b.node("cpu-1", {}),
+            b.kcn("gpu-1"),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+            b.controller_deployment(ready=None),
+            producer,
+            b.capture(CAPTURE, NS, isvc=ISVC),
+        ]
+    )
     status = b.capture_status(pod=POD, node_name="cpu-1")
     status["conditions"][0]["observedGeneration"] = cluster.get("kernelcachecapture", CAPTURE, NS)["metadata"][
-        "generation"]
+        "generation"
+    ]
     cluster.set_status("kernelcachecapture", CAPTURE, status, NS)
+
+
 CUT_HASH = re.compile(r"sha256:[0-9a-f]{12}\.\.\.")
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
+    )
 
 
 def test_an_anonymized_dump_gives_the_same_answers(cluster, tmp_path):
@@ -52,12 +69,16 @@ def test_an_anonymized_dump_gives_the_same_answers(cluster, tmp_path):
     for name in (NS, ISVC, "gpu-1", "cpu-1", cluster.server):
         assert name not in text, name
     anon = Anonymizer(json.loads(plain.read_text())["items"])
-    for args, anon_args in ((["doctor"], ["doctor"]), (["status"], ["status"]),
-                            (["why-group", POD, "-n", NS], ["why-group", anon.replace(POD), "-n", anon.replace(NS)]),
-                            (["why-group", "--capture", CAPTURE, "-n", NS],
-                             ["why-group", "--capture", anon.replace(CAPTURE), "-n", anon.replace(NS)]),
-                            (["why-not-cached", POD, "-n", NS],
-                             ["why-not-cached", anon.replace(POD), "-n", anon.replace(NS)])):
+    for args, anon_args in (
+        (["doctor"], ["doctor"]),
+        (["status"], ["status"]),
+        (["why-group", POD, "-n", NS], ["why-group", anon.replace(POD), "-n", anon.replace(NS)]),
+        (
+            ["why-group", "--capture", CAPTURE, "-n", NS],
+            ["why-group", "--capture", anon.replace(CAPTURE), "-n", anon.replace(NS)],
+        ),
+        (["why-not-cached", POD, "-n", NS], ["why-not-cached", anon.replace(POD), "-n", anon.replace(NS)]),
+    ):
         one = kcache(cluster, *args, "-o", "json", "--from-file", str(plain))
         two = kcache(cluster, *anon_args, "-o", "json", "--from-file", str(anonymized))
         assert one.returncode == two.returncode, (args, one.stderr, two.stderr)

@@ -55,23 +55,58 @@ POLICY = "kubectl-kcache-reconcile-fence"
 # ---- helpers -----------------------------------------------------------------------------------------
 def pod_token(cluster, pod: str) -> str:
     """A pod of the controller's ServiceAccount and a token bound to it, as the kubelet projects one."""
-    cluster.kubectl("create", "-n", "kserve", "-f", "-", input=json.dumps({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod, "namespace": "kserve"},
-        "spec": {"serviceAccountName": SA, "schedulerName": "kcache-e2e-none",
-                 "containers": [{"name": "reconcile", "image": "kubectl-kcache:e2e"}]}}))
+    cluster.kubectl(
+        "create",
+        "-n",
+        "kserve",
+        "-f",
+        "-",
+        input=json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": pod, "namespace": "kserve"},
+                "spec": {
+                    "serviceAccountName": SA,
+                    "schedulerName": "kcache-e2e-none",
+                    "containers": [{"name": "reconcile", "image": "kubectl-kcache:e2e"}],
+                },
+            }
+        ),
+    )
     uid = cluster.get("pod", pod, "kserve")["metadata"]["uid"]
-    return cluster.kubectl("create", "token", SA, "-n", "kserve", "--duration", "1h", "--bound-object-kind", "Pod",
-                           "--bound-object-name", pod, "--bound-object-uid", uid).stdout.strip()
+    return cluster.kubectl(
+        "create",
+        "token",
+        SA,
+        "-n",
+        "kserve",
+        "--duration",
+        "1h",
+        "--bound-object-kind",
+        "Pod",
+        "--bound-object-name",
+        pod,
+        "--bound-object-uid",
+        uid,
+    ).stdout.strip()
 
 
 def token_kubeconfig(cluster, tmp_path: Path, pod: str) -> Path:
     view = json.loads(cluster.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
     path = tmp_path / f"kubeconfig-{pod}"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": pod,
-        "clusters": [{"name": "testbed", "cluster": view["clusters"][0]["cluster"]}],
-        "users": [{"name": pod, "user": {"token": pod_token(cluster, pod)}}],
-        "contexts": [{"name": pod, "context": {"cluster": "testbed", "user": pod}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": pod,
+                "clusters": [{"name": "testbed", "cluster": view["clusters"][0]["cluster"]}],
+                "users": [{"name": pod, "user": {"token": pod_token(cluster, pod)}}],
+                "contexts": [{"name": pod, "context": {"cluster": "testbed", "user": pod}}],
+            }
+        )
+    )
     return path
 
 
@@ -86,12 +121,25 @@ def create_kcn(cluster, kubeconfig: Path, name: str):
 def set_holder(cluster, holder: str) -> None:
     lease = cluster.get(*LEASE, check=False)
     if lease is None:
-        cluster.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                       "metadata": {"name": LEASE[1], "namespace": LEASE[2]},
-                       "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15}})
+        cluster.apply(
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": LEASE[1], "namespace": LEASE[2]},
+                "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15},
+            }
+        )
     else:
-        cluster.kubectl("patch", "lease", LEASE[1], "-n", LEASE[2], "--type=merge",
-                        "-p", json.dumps({"spec": {"holderIdentity": holder}}))
+        cluster.kubectl(
+            "patch",
+            "lease",
+            LEASE[1],
+            "-n",
+            LEASE[2],
+            "--type=merge",
+            "-p",
+            json.dumps({"spec": {"holderIdentity": holder}}),
+        )
 
 
 @contextlib.contextmanager
@@ -104,17 +152,40 @@ def fence(cluster) -> Iterator[None]:
     try:
         yield
     finally:
-        cluster.kubectl("patch", "validatingadmissionpolicybinding", POLICY, "--type=merge",
-                        "-p", '{"spec": {"validationActions": ["Audit"]}}')
-        cluster.wait_for("the fence to stop denying", lambda: cluster.kubectl(
-            "create", "--dry-run=server", "--as", SA_USER, "-f", "-", input=json.dumps(b.kcn("probe")),
-            check=False).returncode == 0, timeout=30)
+        cluster.kubectl(
+            "patch",
+            "validatingadmissionpolicybinding",
+            POLICY,
+            "--type=merge",
+            "-p",
+            '{"spec": {"validationActions": ["Audit"]}}',
+        )
+        cluster.wait_for(
+            "the fence to stop denying",
+            lambda: (
+                cluster.kubectl(
+                    "create",
+                    "--dry-run=server",
+                    "--as",
+                    SA_USER,
+                    "-f",
+                    "-",
+                    input=json.dumps(b.kcn("probe")),
+                    check=False,
+                ).returncode
+                == 0
+            ),
+            timeout=30,
+        )
 
 
 def wait_enforced(cluster, kubeconfig: Path) -> None:
     """A new policy or binding takes a moment to reach the API server's admission chain."""
-    cluster.wait_for("the fence to refuse a pod that does not hold the Lease",
-                     lambda: refused_by_fence(probe(cluster, kubeconfig)), timeout=30)
+    cluster.wait_for(
+        "the fence to refuse a pod that does not hold the Lease",
+        lambda: refused_by_fence(probe(cluster, kubeconfig)),
+        timeout=30,
+    )
 
 
 def probe(cluster, kubeconfig: Path):
@@ -136,8 +207,10 @@ def test_the_api_server_admits_the_controllers_writes_only_from_the_pod_holding_
         assert create_kcn(cluster, pod_a, "by-a").returncode == 0
         refused = as_pod(cluster, pod_b, "delete", "kernelcachenode", "by-a")
         assert refused_by_fence(refused) and "Forbidden" in refused.stderr
-        assert "pod fence-b does not hold Lease kserve/kubectl-kcache-reconcile (holder: fence-a_17_0a1b2c3d)" \
+        assert (
+            "pod fence-b does not hold Lease kserve/kubectl-kcache-reconcile (holder: fence-a_17_0a1b2c3d)"
             in refused.stderr
+        )
         assert "by-a" in kcn_names(cluster)
 
         # a holder whose name only starts like the pod's is another pod
@@ -169,14 +242,20 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
     members = big_group(cluster)
     with fence(cluster):
         kc = {p: token_kubeconfig(cluster, tmp_path, p) for p in ("fence-a", "fence-b")}
-        old = Replica(cluster, tmp_path, "first", *LEADER_FLAGS,
-                      env={"KUBECONFIG": str(kc["fence-a"]), "POD_NAME": "fence-a"})
+        old = Replica(
+            cluster, tmp_path, "first", *LEADER_FLAGS, env={"KUBECONFIG": str(kc["fence-a"]), "POD_NAME": "fence-a"}
+        )
         new: Replica | None = None
         try:
             cluster.wait_for("fence-a to lead", lambda: old.holds(cluster), timeout=30)
             cluster.wait_for("fence-a to be ready", old.ready, timeout=30)
-            new = Replica(cluster, tmp_path, "second", *LEADER_FLAGS,
-                          env={"KUBECONFIG": str(kc["fence-b"]), "POD_NAME": "fence-b"})
+            new = Replica(
+                cluster,
+                tmp_path,
+                "second",
+                *LEADER_FLAGS,
+                env={"KUBECONFIG": str(kc["fence-b"]), "POD_NAME": "fence-b"},
+            )
             cluster.wait_for("fence-b to stand by, ready", new.ready, timeout=30)
             mark = cluster.audit_mark()
             with cpu_load():
@@ -190,9 +269,17 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
             victims = sorted(members)[:40]
             kcns = {x["metadata"]["name"]: x for x in cluster.get("kernelcachenodes")["items"]}
             uids_before = {n: x["metadata"]["uid"] for n, x in kcns.items()}
-            deletes = [a.Action(a.DELETE, "KernelCacheNode", v, "e2e: a leaked delete",
-                                uid=kcns[v]["metadata"]["uid"], resource_version=kcns[v]["metadata"]["resourceVersion"])
-                       for v in victims]
+            deletes = [
+                a.Action(
+                    a.DELETE,
+                    "KernelCacheNode",
+                    v,
+                    "e2e: a leaked delete",
+                    uid=kcns[v]["metadata"]["uid"],
+                    resource_version=kcns[v]["metadata"]["resourceVersion"],
+                )
+                for v in victims
+            ]
             with pytest.raises(Fenced, match="does not hold Lease kserve/kubectl-kcache-reconcile"):
                 Executor(leaked, guard=None).apply(deletes)
 
@@ -200,13 +287,19 @@ def test_a_frozen_leader_resumed_after_takeover_gets_no_write_admitted(cluster, 
             old.proc.wait(30)
             assert old.proc.returncode == 3 and "lost leadership" in old.log() and "Traceback" not in old.log()
             time.sleep(2)
-            writes = [e for e in cluster.audit_events(mark) if old.mine(e) and e["verb"] in MUTATING
-                      and e["objectRef"]["resource"] != "leases"]
+            writes = [
+                e
+                for e in cluster.audit_events(mark)
+                if old.mine(e) and e["verb"] in MUTATING and e["objectRef"]["resource"] != "leases"
+            ]
             after = [e for e in writes if received(e) >= acquired]
             assert after, "the leaked writes reached the API server"
             # counted as made unless the fence refused it (403), whatever else it said: a 504 can be committed
-            admitted = [(e["verb"], e["objectRef"].get("name"), e["responseStatus"]["code"]) for e in after
-                        if e["responseStatus"]["code"] != 403]
+            admitted = [
+                (e["verb"], e["objectRef"].get("name"), e["responseStatus"]["code"])
+                for e in after
+                if e["responseStatus"]["code"] != 403
+            ]
             assert admitted == [], f"writes of the old leader admitted after {new.identity_prefix} took over"
             assert len(after) <= 8 + 1  # the leaked executor stopped at its first refusal (8 writers in flight)
             assert kcn_names(cluster) == members and new.holds(cluster) and new.ready()
@@ -232,8 +325,12 @@ def test_a_lease_deleted_under_its_leader_stops_it_at_once_and_no_one_takes_it_e
         duration = int(cluster.get(*LEASE)["spec"]["leaseDurationSeconds"])
         tail = AuditTail(cluster)
         cluster.kubectl("delete", "kernelcachenodegroup", "gpu", "--wait=false")
-        cluster.wait_for("the leader to start deleting", lambda: any(
-            old.mine(e) and e["verb"] == "delete" for e in tail.new()), timeout=30, interval=0.01)
+        cluster.wait_for(
+            "the leader to start deleting",
+            lambda: any(old.mine(e) and e["verb"] == "delete" for e in tail.new()),
+            timeout=30,
+            interval=0.01,
+        )
         cluster.kubectl("delete", "lease", LEASE[1], "-n", LEASE[2])
         deleted_at = dt.datetime.now(dt.timezone.utc)
         old.proc.wait(30)
@@ -242,8 +339,11 @@ def test_a_lease_deleted_under_its_leader_stops_it_at_once_and_no_one_takes_it_e
         cluster.wait_for("the other replica to take the lease", lambda: new.holds(cluster), timeout=40)
         cluster.wait_for("the new leader to converge", lambda: kcn_names(cluster) == members, timeout=90, interval=1)
         events = cluster.audit_events(0)
-        created = min(received(e) for e in events if new.mine(e) and e["verb"] == "create"
-                      and e["objectRef"]["resource"] == "leases")
+        created = min(
+            received(e)
+            for e in events
+            if new.mine(e) and e["verb"] == "create" and e["objectRef"]["resource"] == "leases"
+        )
         last_old = max(received(e) for e in events if old.mine(e) and e["verb"] in MUTATING)
         assert last_old < created, "the old leader wrote after another replica held the Lease"
         assert (created - deleted_at).total_seconds() >= duration - 1  # waited out the old holder's duration
@@ -266,14 +366,21 @@ def _forbid_creating_kcns(cluster) -> None:
 def test_a_write_rbac_refuses_is_said_once_and_makes_the_controller_not_ready(cluster, tmp_path):
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
     _forbid_creating_kcns(cluster)
-    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})])])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+        ]
+    )
     cluster.create([b.node(f"gpu-{i:03d}", {"pool": "gpu"}, ready=None) for i in range(200)])
     ctl = Replica(cluster, tmp_path, "forbidden", "--as", SA_USER, "--resync-period", "1")
     try:
+
         def refused() -> Any:
             code, body = ctl.http("/readyz")
             return code == 503 and "cannot create kernelcachenodes" in body and body
+
         body = cluster.wait_for("/readyz to say it cannot write", refused, timeout=30)
         assert "forbidden" in body
         time.sleep(5)  # several passes, 200 refused creates each
@@ -287,6 +394,3 @@ def test_a_write_rbac_refuses_is_said_once_and_makes_the_controller_not_ready(cl
         assert "working again" in ctl.log()
     finally:
         ctl.stop()
-
-
-

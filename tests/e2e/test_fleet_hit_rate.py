@@ -20,8 +20,9 @@ pytestmark = pytest.mark.e2e
 FLEET_VARIANTS = {
     "hit": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-1", cache=KC[f"kc-{case}"]),
     "hit-cpu": lambda name, isvc, case: pod(name, case, isvc=isvc, node="cpu-1", cache=KC[f"kc-{case}"]),
-    "hit-no-annotation": lambda name, isvc, case: unannotated(pod(name, case, isvc=isvc, node="gpu-1",
-                                                                  cache=KC[f"kc-{case}"])),
+    "hit-no-annotation": lambda name, isvc, case: unannotated(
+        pod(name, case, isvc=isvc, node="gpu-1", cache=KC[f"kc-{case}"])
+    ),
     "cold": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-1"),
     "footprint": lambda name, isvc, case: pod(name, case, isvc=isvc, node="gpu-2", args=["--dtype", "float16"]),
     "denied": lambda name, isvc, case: pod(name, case, isvc=isvc, container_name="vllm"),
@@ -73,9 +74,11 @@ def counted(docs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int,
 
 
 def rows(doc: dict[str, Any]) -> dict[tuple[str, str], tuple[int, int, int, int, int]]:
-    return {(r["namespace"], r["inferenceService"]): (r["pods"], r["cached"], r["cold"], r["wouldBeCachedNow"],
-                                                      r["denied"])
-            for r in doc["inferenceServices"] if r["revision"] is None}
+    return {
+        (r["namespace"], r["inferenceService"]): (r["pods"], r["cached"], r["cold"], r["wouldBeCachedNow"], r["denied"])
+        for r in doc["inferenceServices"]
+        if r["revision"] is None
+    }
 
 
 def test_fleet_counts_match_a_single_answer_per_pod_live_and_from_a_dump(cluster, tmp_path):
@@ -108,8 +111,10 @@ def test_fleet_counts_match_a_single_answer_per_pod_live_and_from_a_dump(cluster
     table = kcache(cluster, "why-not-cached", "-A")
     assert table.returncode == 1 and "\x1b[" not in table.stdout
     head = table.stdout.splitlines()
-    assert head[1].startswith(f"{doc['summary']['pods']} serving pods in {doc['summary']['inferenceServices']} "
-                              f"InferenceServices: {doc['summary']['cached']} cached at admission")
+    assert head[1].startswith(
+        f"{doc['summary']['pods']} serving pods in {doc['summary']['inferenceServices']} "
+        f"InferenceServices: {doc['summary']['cached']} cached at admission"
+    )
     assert any(line.split()[:2] == [NS, "fleet-a"] for line in head)
 
 

@@ -20,8 +20,13 @@ pytestmark = pytest.mark.e2e
 
 
 def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        timeout=timeout,
+    )
 
 
 def hook(**kw: Any) -> dict[str, Any]:
@@ -35,8 +40,7 @@ CASES = {
     "failure-policy": hook(failure_policy="Sometimes"),
     "selector-operator": hook(namespace_selector={"matchExpressions": [{"key": "a", "operator": "Foo"}]}),
     "selector-values": hook(namespace_selector={"matchExpressions": [{"key": "a", "operator": "In"}]}),
-    "selector-key": hook(namespace_selector={"matchExpressions": [{"key": "--overwrite",
-                                                                   "operator": "DoesNotExist"}]}),
+    "selector-key": hook(namespace_selector={"matchExpressions": [{"key": "--overwrite", "operator": "DoesNotExist"}]}),
 }
 
 
@@ -44,11 +48,12 @@ CASES = {
 def test_the_loader_refuses_enums_and_keys_as_the_api_server_does(cluster, tmp_path: Path, case: str):
     obj = json.loads(json.dumps(CASES[case]))
     obj.pop("status", None)
-    proc = cluster.kubectl("create", "--dry-run=server", "-f", "-", "-o", "name", "-v=9", input=json.dumps(obj),
-                           check=False)
+    proc = cluster.kubectl(
+        "create", "--dry-run=server", "-f", "-", "-o", "name", "-v=9", input=json.dumps(obj), check=False
+    )
     assert proc.returncode != 0
     body = next(line for line in proc.stderr.splitlines() if '"kind":"Status"' in line)
-    causes = json.loads(body[body.index("{"):])["details"]["causes"]
+    causes = json.loads(body[body.index("{") :])["details"]["causes"]
     # the field as the server names it (a node's taints it calls metadata.taints[0]); ours is the JSON path
     server = {(c["field"].removeprefix("metadata."), c["message"]) for c in causes}
     path = tmp_path / "in.json"
@@ -67,11 +72,14 @@ def test_a_mistyped_namespace_is_warned_about_live(cluster):
     assert "No resources found" not in known.stderr
 
 
-@pytest.mark.parametrize("args, words", [
-    (["status", "--request-timeout", "1x"], "invalid duration"),
-    (["status", "--as-group", "admins"], "requires --as"),
-    (["doctor", "-n", "Tema"], 'invalid namespace "Tema"'),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["status", "--request-timeout", "1x"], "invalid duration"),
+        (["status", "--as-group", "admins"], "requires --as"),
+        (["doctor", "-n", "Tema"], 'invalid namespace "Tema"'),
+    ],
+)
 def test_bad_flags_end_before_any_request(cluster, args, words):
     mark = cluster.audit_mark()
     proc = kcache(cluster, *args)

@@ -27,9 +27,11 @@ from .cluster import Cluster
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSION_TAG = "v" + next(line.split("=", 1)[1].strip().strip('"')
-                         for line in (ROOT / "kubectl_kcache" / "__init__.py").read_text().splitlines()
-                         if line.startswith("__version__ ="))
+VERSION_TAG = "v" + next(
+    line.split("=", 1)[1].strip().strip('"')
+    for line in (ROOT / "kubectl_kcache" / "__init__.py").read_text().splitlines()
+    if line.startswith("__version__ =")
+)
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -62,8 +64,12 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[tuple[
     """The archives built from this tree and the manifest generated for them (`make dist`)."""
     out = tmp_path_factory.mktemp("dist")
     manifest = out / "plugin.yaml"
-    proc = subprocess.run([sys.executable, str(ROOT / "krew-manifest" / "build.py"), "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "krew-manifest" / "build.py"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     archives = {(o, a): out / f"kubectl-kcache-{VERSION_TAG}-{o}-{a}.tar.gz" for o, a in PLATFORMS}
     assert manifest.is_file() and all(p.is_file() for p in archives.values())
@@ -84,16 +90,20 @@ def _user(tmp_path: Path, testbed: Cluster) -> tuple[dict[str, str], Path, Path]
         "KREW_NO_UPGRADE_CHECK": "1",
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "KUBECONFIG": str(tmp_path / "no-kubeconfig"),
-        "PATH": os.pathsep.join([str(tools), str(venv / "bin"), str(testbed.bin), str(krew_root / "bin"),
-                                 "/usr/bin", "/bin"]),
+        "PATH": os.pathsep.join(
+            [str(tools), str(venv / "bin"), str(testbed.bin), str(krew_root / "bin"), "/usr/bin", "/bin"]
+        ),
     }
     return env, krew_root, venv / "bin" / "python3"
 
 
 def test_validate_krew_manifest(testbed: Cluster, release: tuple[Path, dict], tmp_path: Path) -> None:
     shutil.copy(release[0], tmp_path / "kcache.yaml")  # the validator wants <plugin name>.yaml
-    proc = _run([str(testbed.bin / "validate-krew-manifest"), "-manifest", "kcache.yaml", "-skip-install"],
-                env=dict(os.environ), cwd=tmp_path)
+    proc = _run(
+        [str(testbed.bin / "validate-krew-manifest"), "-manifest", "kcache.yaml", "-skip-install"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "structural validation OK" in proc.stderr
 
@@ -129,7 +139,8 @@ def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_
     assert version.returncode == 0, version.stderr
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert version.stdout.splitlines()[:2] == [f"kubectl-kcache {VERSION_TAG[1:]}", f"commit: {head} (clean)"] or (
-        version.stdout.splitlines()[:2] == [f"kubectl-kcache {VERSION_TAG[1:]}", f"commit: {head} (dirty)"])
+        version.stdout.splitlines()[:2] == [f"kubectl-kcache {VERSION_TAG[1:]}", f"commit: {head} (dirty)"]
+    )
 
     # the compiled dependency: msgspec's extension module for this python3, from the archive, unpacked
     probe = _run([str(python3), "-c", PROBE, str(link), "version"], env)
@@ -145,15 +156,17 @@ def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_
     doctor = _run([kubectl, "kcache", "doctor", "--from-file", str(example)], env)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "no problems found" in doctor.stdout
-    broken = _run([kubectl, "kcache", "doctor", "--from-file", str(ROOT / "examples" / "broken-cluster.yaml"),
-                   "-o", "json"], env)
+    broken = _run(
+        [kubectl, "kcache", "doctor", "--from-file", str(ROOT / "examples" / "broken-cluster.yaml"), "-o", "json"], env
+    )
     assert broken.returncode == 1, broken.stderr
     assert json.loads(broken.stdout)["summary"]["errors"] > 0
 
     # live, read-only, against the test bed (reset: what earlier tests left is not this test's subject): the
     # bundled Kubernetes client works from the zipapp
-    live = _run([kubectl, "kcache", "doctor", "-o", "json", "--fail-on", "never"],
-                {**env, "KUBECONFIG": testbed.kubeconfig})
+    live = _run(
+        [kubectl, "kcache", "doctor", "-o", "json", "--fail-on", "never"], {**env, "KUBECONFIG": testbed.kubeconfig}
+    )
     assert live.returncode == 0, live.stderr
     assert json.loads(live.stdout)["kind"] == "DoctorReport"
 
@@ -176,8 +189,9 @@ def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_
 
 
 @pytest.mark.parametrize("os_arch", [p for p in PLATFORMS if p != HERE], ids="-".join)
-def test_krew_installs_each_platform_entry_from_its_own_archive(testbed: Cluster, release: tuple[Path, dict],
-                                                               tmp_path: Path, os_arch: tuple[str, str]) -> None:
+def test_krew_installs_each_platform_entry_from_its_own_archive(
+    testbed: Cluster, release: tuple[Path, dict], tmp_path: Path, os_arch: tuple[str, str]
+) -> None:
     """krew picks the entry of KREW_OS/KREW_ARCH, refuses any other archive for it, installs its own; that
     plugin then tells this machine's python3, in one line, that it carries nothing it can load."""
     manifest, archives = release
@@ -194,15 +208,19 @@ def test_krew_installs_each_platform_entry_from_its_own_archive(testbed: Cluster
     assert (krew_root / "store" / "kcache" / VERSION_TAG / "kubectl-kcache").read_bytes() == shipped
     foreign = _run([kubectl, "kcache", "version"], env)
     assert foreign.returncode == 2, foreign.stdout + foreign.stderr
-    assert foreign.stderr.startswith(f"kubectl-kcache: this release ({os_arch[0]}/{os_arch[1]}) bundles its "
-                                     "compiled dependency (msgspec) for CPython 3.10, 3.11, 3.12, 3.13, 3.14, 3.15")
+    assert foreign.stderr.startswith(
+        f"kubectl-kcache: this release ({os_arch[0]}/{os_arch[1]}) bundles its "
+        "compiled dependency (msgspec) for CPython 3.10, 3.11, 3.12, 3.13, 3.14, 3.15"
+    )
 
 
 def test_krew_offers_nothing_for_windows(testbed: Cluster, release: tuple[Path, dict], tmp_path: Path) -> None:
     """krew only runs .exe entry points on Windows, which a Python zipapp is not (docs/install.md)."""
     manifest, archives = release
     env, krew_root, _ = _user(tmp_path, testbed)
-    proc = _run([str(testbed.bin / "kubectl"), "krew", "install", f"--manifest={manifest}",
-                 f"--archive={archives[HERE]}"], {**env, "KREW_OS": "windows", "KREW_ARCH": "amd64"})
+    proc = _run(
+        [str(testbed.bin / "kubectl"), "krew", "install", f"--manifest={manifest}", f"--archive={archives[HERE]}"],
+        {**env, "KREW_OS": "windows", "KREW_ARCH": "amd64"},
+    )
     assert proc.returncode != 0
     assert 'plugin "kcache" does not offer installation for this platform' in proc.stderr, proc.stderr

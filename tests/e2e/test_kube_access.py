@@ -165,7 +165,9 @@ def test_dump_then_from_file_equals_live(cluster, tmp_path):
     meta = doc["meta"]
     assert meta["server"] == c.server and meta["tool"].startswith("kubectl-kcache ")
     assert meta["takenAt"].endswith("Z") and meta["scope"] == {
-        "namespace": None, "parts": ["nodes", "install", "preparation", "producers", "events"]}
+        "namespace": None,
+        "parts": ["nodes", "install", "preparation", "producers", "events"],
+    }
     # items streamed as the API returned them: kind and apiVersion filled in, managedFields dropped
     assert all(item["kind"] and item["apiVersion"] for item in doc["items"])
     assert not any("managedFields" in item["metadata"] for item in doc["items"])
@@ -216,8 +218,7 @@ def test_typed_watch_after_a_typed_list(cluster):
     events: list = []
 
     def watch() -> None:
-        for event in c.watch(r.NODE_GROUPS, listed.resource_version, timeout_seconds=10,
-                             decode=kind.decode_watch_line):
+        for event in c.watch(r.NODE_GROUPS, listed.resource_version, timeout_seconds=10, decode=kind.decode_watch_line):
             if event.type != "BOOKMARK":
                 events.append(event)
             if len(events) == 2:

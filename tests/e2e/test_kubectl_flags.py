@@ -20,8 +20,9 @@ pytestmark = pytest.mark.e2e
 
 def kcache(cluster, *args: str, kubeconfig: str | None = None) -> subprocess.CompletedProcess:
     env = {**cluster.env, **({"KUBECONFIG": kubeconfig} if kubeconfig else {})}
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=env,
-                          timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=env, timeout=180
+    )
 
 
 @pytest.fixture
@@ -38,18 +39,28 @@ def flags(cluster, *extra: str) -> list[str]:
 
 def test_client_certificate_and_key_authenticate_as_the_certificate_user(cluster, no_kubeconfig):
     pki = cluster.dir / "pki"
-    admin = kcache(cluster, "status", *flags(cluster, "--client-certificate", str(pki / "admin.crt"),
-                                             "--client-key", str(pki / "admin.key")), kubeconfig=no_kubeconfig)
+    admin = kcache(
+        cluster,
+        "status",
+        *flags(cluster, "--client-certificate", str(pki / "admin.crt"), "--client-key", str(pki / "admin.key")),
+        kubeconfig=no_kubeconfig,
+    )
     assert admin.returncode == 0, admin.stderr
-    alice = kcache(cluster, "status", *flags(cluster, "--client-certificate", str(pki / "alice.crt"),
-                                             "--client-key", str(pki / "alice.key")), kubeconfig=no_kubeconfig)
+    alice = kcache(
+        cluster,
+        "status",
+        *flags(cluster, "--client-certificate", str(pki / "alice.crt"), "--client-key", str(pki / "alice.key")),
+        kubeconfig=no_kubeconfig,
+    )
     assert alice.returncode == 3 and 'User "alice" was refused' in alice.stderr, alice.stderr
     # over the kubeconfig's own user (admin): the flags win
-    over = kcache(cluster, "status", "--client-certificate", str(pki / "alice.crt"), "--client-key",
-                  str(pki / "alice.key"))
+    over = kcache(
+        cluster, "status", "--client-certificate", str(pki / "alice.crt"), "--client-key", str(pki / "alice.key")
+    )
     assert over.returncode == 3 and 'User "alice" was refused' in over.stderr, over.stderr
-    missing = kcache(cluster, "status", "--client-certificate", str(pki / "nope.crt"), "--client-key",
-                     str(pki / "alice.key"))
+    missing = kcache(
+        cluster, "status", "--client-certificate", str(pki / "nope.crt"), "--client-key", str(pki / "alice.key")
+    )
     assert missing.returncode == 2 and "client-certificate" in missing.stderr and "No such file" in missing.stderr
 
 
@@ -79,8 +90,9 @@ def test_username_and_password_are_basic_credentials(cluster, no_kubeconfig):
     over = Overrides(kubeconfig=no_kubeconfig, server=cluster.server, username="ann", password="s3cret:x")
     user = resolve(over, {}).config["users"][0]["user"]
     assert Credentials(user, {}).authorization == "Basic " + base64.b64encode(b"ann:s3cret:x").decode()
-    proc = kcache(cluster, "status", *flags(cluster, "--username", "ann", "--password", "s3cret:x"),
-                  kubeconfig=no_kubeconfig)
+    proc = kcache(
+        cluster, "status", *flags(cluster, "--username", "ann", "--password", "s3cret:x"), kubeconfig=no_kubeconfig
+    )
     assert proc.returncode == 3, proc.stderr
     assert "system:anonymous: no credentials it accepts were sent" in proc.stderr
     assert "s3cret" not in proc.stderr + proc.stdout
@@ -90,8 +102,19 @@ def test_username_and_password_are_basic_credentials(cluster, no_kubeconfig):
 
 def test_disable_compression_and_cache_dir_are_taken(cluster, tmp_path):
     cache = tmp_path / "cache"
-    proc = kcache(cluster, "doctor", "-o", "json", "--fail-on", "never", "--disable-compression", "--cache-dir",
-                  str(cache), "-v", "8")
+    proc = kcache(
+        cluster,
+        "doctor",
+        "-o",
+        "json",
+        "--fail-on",
+        "never",
+        "--disable-compression",
+        "--cache-dir",
+        str(cache),
+        "-v",
+        "8",
+    )
     assert proc.returncode in (0, 3), proc.stderr  # 3: whatever this cluster lacks, not the flags
     assert json.loads(proc.stdout)["kind"] == "DoctorReport"
     assert "gzip" not in proc.stderr.lower()

@@ -32,7 +32,7 @@ NS = "team-a"
 EARLY = "2026-11-29T08:00:00Z"
 CONFIG = {"enabled": True, "defaultNodeGroup": "gpu"}
 SETTLE = 6.0  # seconds: the watches' coalescing (at most 1 s) plus an evaluation and the event's way here
-SAMPLE = re.compile(r'^(\w+)(?:\{(.*)\})? (\S+)$')
+SAMPLE = re.compile(r"^(\w+)(?:\{(.*)\})? (\S+)$")
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
@@ -62,8 +62,16 @@ def install(cluster) -> dict[str, Any]:
     """A group of two KWOK nodes, both with a Ready entry of KernelCache qwen, one serving pod that got it, and
     the pod webhook configured with failurePolicy Ignore (no webhook server runs: new pods are created
     untouched, as when KServe's webhook is down)."""
-    cluster.apply([b.config_map(CONFIG), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
-                   b.node("gpu-2", {"pool": "gpu"}), b.kcn("gpu-1"), b.kcn("gpu-2")])
+    cluster.apply(
+        [
+            b.config_map(CONFIG),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("gpu-1", {"pool": "gpu"}),
+            b.node("gpu-2", {"pool": "gpu"}),
+            b.kcn("gpu-1"),
+            b.kcn("gpu-2"),
+        ]
+    )
     kc = b.consumer_cache("qwen", ns=NS, ready_at=EARLY)
     cluster.apply(kc)
     cluster.set_status("kernelcache", "qwen", kc["status"], NS)
@@ -84,12 +92,28 @@ def install(cluster) -> dict[str, Any]:
 def monitor(cluster, tmp_path: Path, *args: str, ready: bool = True):
     log = tmp_path / "monitor.log"
     with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "monitor", "--port", "0", "--as", SA,
-                                 "--resync-period", "30", *args], stdout=subprocess.DEVNULL, stderr=err,
-                                env=cluster.env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kubectl_kcache",
+                "monitor",
+                "--port",
+                "0",
+                "--as",
+                SA,
+                "--resync-period",
+                "30",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=cluster.env,
+        )
     try:
-        found = cluster.wait_for("the monitor's port", lambda: re.search(r"on 0\.0\.0\.0:(\d+)", log.read_text()),
-                                 timeout=30)
+        found = cluster.wait_for(
+            "the monitor's port", lambda: re.search(r"on 0\.0\.0\.0:(\d+)", log.read_text()), timeout=30
+        )
         port = int(found.group(1))
         if ready:
             cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
@@ -100,8 +124,11 @@ def monitor(cluster, tmp_path: Path, *args: str, ready: bool = True):
 
 
 def mine(cluster, mark: int) -> list[dict[str, Any]]:
-    return [e for e in cluster.audit_events(mark) if " monitor" in e.get("userAgent", "")
-            and e.get("userAgent", "").startswith("kubectl-kcache/")]
+    return [
+        e
+        for e in cluster.audit_events(mark)
+        if " monitor" in e.get("userAgent", "") and e.get("userAgent", "").startswith("kubectl-kcache/")
+    ]
 
 
 def changed_within(what: str, check, cluster) -> float:
@@ -130,28 +157,49 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         status, text = get(port, "/metrics")
         live = scraped(text)
         assert status == 200 and {a.name: unknown(a, live, possible_values()) for a in alerts()} == {
-            a.name: [] for a in alerts()}  # every alert of deploy/monitor selects what this scrape exports
+            a.name: [] for a in alerts()
+        }  # every alert of deploy/monitor selects what this scrape exports
 
         # a serving pod starts cold while a Ready cache exists (the webhook is down, failurePolicy Ignore)
         cold = b.consumer("qwen-cold", node="gpu-2", created=EARLY, status=False)
         cold["spec"]["terminationGracePeriodSeconds"] = 0
         cluster.create([cold])
-        changed_within("a cold pod that would be cached now", lambda: (
-            gauge(port, "serving_pods", state="cold", **pods), gauge(port, "serving_pods", state="now", **pods))
-            == (1, 1), cluster)
+        changed_within(
+            "a cold pod that would be cached now",
+            lambda: (
+                (gauge(port, "serving_pods", state="cold", **pods), gauge(port, "serving_pods", state="now", **pods))
+                == (1, 1)
+            ),
+            cluster,
+        )
 
         # a node loses its group label: one member left, its entry no longer counted in the group
         cluster.kubectl("label", "node", "gpu-2", "pool-")
-        changed_within("one member", lambda: gauge(port, "group_members", group="gpu") == 1
-                       and gauge(port, "cache_entries", state="Ready", **ready) == 1, cluster)
+        changed_within(
+            "one member",
+            lambda: (
+                gauge(port, "group_members", group="gpu") == 1
+                and gauge(port, "cache_entries", state="Ready", **ready) == 1
+            ),
+            cluster,
+        )
 
         # the entry goes Error on the last member: none Ready in the group; admission does not look at groups, and
         # gpu-2's KernelCacheNode still has a Ready entry, so the cold pod would still get the cache now
-        cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
-            kc, state="Error", last_update=EARLY, message="pull failed")}})
-        changed_within("an Error entry", lambda: gauge(port, "cache_entries", state="Error", **ready) == 1
-                       and gauge(port, "cache_entries", state="Ready", **ready) == 0
-                       and gauge(port, "serving_pods", state="now", **pods) == 1, cluster)
+        cluster.set_status(
+            "kernelcachenode",
+            "gpu-1",
+            {"cacheStatus": {f"{NS}/qwen": b.cache_entry(kc, state="Error", last_update=EARLY, message="pull failed")}},
+        )
+        changed_within(
+            "an Error entry",
+            lambda: (
+                gauge(port, "cache_entries", state="Error", **ready) == 1
+                and gauge(port, "cache_entries", state="Ready", **ready) == 0
+                and gauge(port, "serving_pods", state="now", **pods) == 1
+            ),
+            cluster,
+        )
         assert gauge(port, "findings", check="cache-status", code="entry-error", severity="error") == 1
         assert get(port, "/readyz")[0] == 200
     events = mine(cluster, mark)
@@ -167,24 +215,42 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
     cluster.kubectl("delete", "events", "-n", "default", "--field-selector", "source=kubectl-kcache-monitor")
     mark = cluster.audit_mark()
     with monitor(cluster, tmp_path, "--events") as (port, _log):
-        cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
-            kc, state="Error", last_update=EARLY, message="pull failed")}})
+        cluster.set_status(
+            "kernelcachenode",
+            "gpu-1",
+            {"cacheStatus": {f"{NS}/qwen": b.cache_entry(kc, state="Error", last_update=EARLY, message="pull failed")}},
+        )
         cluster.wait_for("a Warning event", lambda: gauge(port, "events_total", type="Warning"), timeout=SETTLE)
-        cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
-            kc, last_update=EARLY)}})
-        cluster.wait_for("the Normal event of its clearing", lambda: gauge(port, "events_total", type="Normal"),
-                         timeout=SETTLE)
+        cluster.set_status(
+            "kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(kc, last_update=EARLY)}}
+        )
+        cluster.wait_for(
+            "the Normal event of its clearing", lambda: gauge(port, "events_total", type="Normal"), timeout=SETTLE
+        )
         # the same finding again within the dedup window: it appears and clears, no event is sent
         for state, dropped in (("Error", 1), ("Ready", 2)):
-            cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(
-                kc, state=state, last_update=EARLY, message="pull failed" if state == "Error" else "")}})
-            cluster.wait_for(f"the repeat ({state}) dropped as a duplicate", lambda n=dropped: (gauge(
-                port, "events_dropped_total", reason="duplicate") or 0) >= n, timeout=SETTLE)
+            cluster.set_status(
+                "kernelcachenode",
+                "gpu-1",
+                {
+                    "cacheStatus": {
+                        f"{NS}/qwen": b.cache_entry(
+                            kc, state=state, last_update=EARLY, message="pull failed" if state == "Error" else ""
+                        )
+                    }
+                },
+            )
+            cluster.wait_for(
+                f"the repeat ({state}) dropped as a duplicate",
+                lambda n=dropped: (gauge(port, "events_dropped_total", reason="duplicate") or 0) >= n,
+                timeout=SETTLE,
+            )
         sent = sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_events_total")
     writes = [e for e in mine(cluster, mark) if e["verb"] not in ("get", "list", "watch")]
     assert writes and {(e["verb"], e["objectRef"]["resource"]) for e in writes} == {("create", "events")}
-    listed = json.loads(cluster.kubectl("get", "events", "-A", "--field-selector",
-                                        "source=kubectl-kcache-monitor", "-o", "json").stdout)["items"]
+    listed = json.loads(
+        cluster.kubectl("get", "events", "-A", "--field-selector", "source=kubectl-kcache-monitor", "-o", "json").stdout
+    )["items"]
     reasons = {(e["reason"], e["type"], e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in listed}
     assert ("CacheStatusEntryError", "Warning", "KernelCacheNode", "gpu-1") in reasons, reasons
     assert ("CacheStatusEntryErrorResolved", "Normal", "KernelCacheNode", "gpu-1") in reasons, reasons
@@ -197,8 +263,9 @@ def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluste
     install(cluster)
     cluster.kubectl("delete", "clusterrolebinding", "kubectl-kcache-monitor")
     with monitor(cluster, tmp_path, ready=False) as (port, log):
-        status, text = cluster.wait_for("/readyz refusing", lambda: (r := get(port, "/readyz"))[0] == 503
-                                        and "forbidden" in r[1] and r, timeout=30)
+        status, text = cluster.wait_for(
+            "/readyz refusing", lambda: (r := get(port, "/readyz"))[0] == 503 and "forbidden" in r[1] and r, timeout=30
+        )
         assert text.startswith("not ready:\n- "), text
         assert get(port, "/healthz") == (200, "ok\n")  # alive: restarting it would not help
         assert gauge(port, "ready") == 0
@@ -208,4 +275,5 @@ def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluste
         cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
         assert gauge(port, "ready") == 1
         assert gauge(port, "serving_pods", state="cached", namespace=NS, inferenceservice="qwen") == 1, get(
-            port, "/metrics")[1]
+            port, "/metrics"
+        )[1]

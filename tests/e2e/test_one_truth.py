@@ -22,29 +22,46 @@ NS = "team-a"
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
+    )
 
 
 def writes_by(cluster, mark: int) -> list[tuple[str, str, str]]:
-    return [(e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name", ""))
-            for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")
-            and e["verb"] in ("create", "update", "patch", "delete")]
+    return [
+        (e["verb"], e["objectRef"]["resource"], e["objectRef"].get("name", ""))
+        for e in cluster.audit_events(mark)
+        if e.get("userAgent", "").startswith("kubectl-kcache") and e["verb"] in ("create", "update", "patch", "delete")
+    ]
 
 
 def install(cluster, groups, nodes, extra=()) -> None:
     terms = [b.term(g["spec"]["nodeSelector"]) for g in sorted(groups, key=lambda g: g["metadata"]["name"])]
     tols = [t for g in groups for t in g["spec"].get("tolerations", [])]
-    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(terms=terms, tolerations=tols or None),
-                   *groups, *nodes, *(b.kcn(n["metadata"]["name"]) for n in nodes), *extra])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.agent_daemonset(terms=terms, tolerations=tols or None),
+            *groups,
+            *nodes,
+            *(b.kcn(n["metadata"]["name"]) for n in nodes),
+            *extra,
+        ]
+    )
 
 
-def complete_capture(cluster, name: str, node: str, seed: str = "cache", ref: str | None = None,
-                     pod: str = "model-pod") -> None:
+def complete_capture(
+    cluster, name: str, node: str, seed: str = "cache", ref: str | None = None, pod: str = "model-pod"
+) -> None:
     cluster.apply(b.capture(name, NS))
     gen = cluster.get("kernelcachecapture", name, NS)["metadata"]["generation"]
-    status = b.capture_status(seed=seed, node_name=node, generation=gen, pod=pod,
-                              kernel_cache_ref={"namespace": NS, "name": ref} if ref else None)
+    status = b.capture_status(
+        seed=seed,
+        node_name=node,
+        generation=gen,
+        pod=pod,
+        kernel_cache_ref={"namespace": NS, "name": ref} if ref else None,
+    )
     cluster.set_status("kernelcachecapture", name, status, NS)
 
 
@@ -61,8 +78,9 @@ def test_reconcile_restores_a_deleted_kernel_cache(cluster):
     cluster.kubectl("delete", "kernelcache", name, "-n", NS)
     doctor = json.loads(kcache(cluster, "doctor", "--only", "capture", "-o", "json").stdout)
     [finding] = doctor["findings"]
-    assert finding["message"].startswith(f"its KernelCache {NS}/{name} was deleted (status.kernelCacheRef still "
-                                         "names it): KServe re-creates it at once")
+    assert finding["message"].startswith(
+        f"its KernelCache {NS}/{name} was deleted (status.kernelCacheRef still names it): KServe re-creates it at once"
+    )
     mark = cluster.audit_mark()
     assert kcache(cluster, "reconcile", "--once").returncode == 0
     kc = cluster.get("kernelcache", name, NS)
@@ -74,8 +92,11 @@ def test_reconcile_restores_a_deleted_kernel_cache(cluster):
 def test_reconcile_links_an_existing_kernel_cache_without_selection_or_event(cluster):
     """The node is in two groups (selection would fail with AmbiguousNodeGroup), but the KernelCache exists:
     KServe only links."""
-    install(cluster, [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
-            [b.node("gpu-node", {"pool": "gpu", "zone": "east"})])
+    install(
+        cluster,
+        [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
+        [b.node("gpu-node", {"pool": "gpu", "zone": "east"})],
+    )
     complete_capture(cluster, "model-kcc-abc", "gpu-node")
     name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
     cluster.apply(b.kernel_cache(name, NS, "gpu-a"))
@@ -85,13 +106,17 @@ def test_reconcile_links_an_existing_kernel_cache_without_selection_or_event(clu
     assert kcache(cluster, "reconcile", "--once").returncode == 0
     assert writes_by(cluster, mark) == [("update", "kernelcachecaptures", "model-kcc-abc")]
     assert cluster.get("kernelcachecapture", "model-kcc-abc", NS)["status"]["kernelCacheRef"] == {
-        "namespace": NS, "name": name}
+        "namespace": NS,
+        "name": name,
+    }
     assert events(cluster) == []
 
 
 def test_colliding_captures_get_one_link(cluster):
-    first, second = "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4", \
-        "llama-3-8b-instruct-production-east-kcc-669889f77f"
+    first, second = (
+        "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4",
+        "llama-3-8b-instruct-production-east-kcc-669889f77f",
+    )
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     complete_capture(cluster, second, "gpu-1", pod="pod-2")
     complete_capture(cluster, first, "gpu-1", pod="pod-1")
@@ -106,18 +131,36 @@ def test_colliding_captures_get_one_link(cluster):
 
 def test_an_invalid_toleration_is_refused_with_doctors_words_and_the_api_servers_text_is_predicted(cluster):
     bad = {"key": "nvidia.com/gpu", "operator": "In", "value": "present", "effect": "NoSchedule"}
-    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(), b.group("gpu", {"pool": "gpu"}, [bad]),
-                   b.node("gpu-1", {"pool": "gpu"})])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.agent_daemonset(),
+            b.group("gpu", {"pool": "gpu"}, [bad]),
+            b.node("gpu-1", {"pool": "gpu"}),
+        ]
+    )
     doctor = json.loads(kcache(cluster, "doctor", "--only", "group-taints", "-o", "json").stdout)
     [finding] = [f for f in doctor["findings"] if f["object"]["kind"] == "KernelCacheNodeGroup"]
     words = finding["message"].split(": Kubernetes rejects")[0]
-    assert words == ('KernelCacheNodeGroup "gpu" spec.tolerations[0].operator: Unsupported value: "In": supported '
-                     'values: "Equal", "Exists"')
+    assert words == (
+        'KernelCacheNodeGroup "gpu" spec.tolerations[0].operator: Unsupported value: "In": supported '
+        'values: "Equal", "Exists"'
+    )
     predicted = finding["evidence"][0].removeprefix("the API server would answer: ")
     # the real API server rejects the patch KServe would send with exactly the predicted text
     patch = {"spec": {"template": {"spec": {"tolerations": [bad]}}}}
-    real = cluster.kubectl("patch", "daemonset", "kserve-kernelcachenode-agent", "-n", "kserve", "--type=merge",
-                           "-p", json.dumps(patch), "-v=9", check=False)  # -v=9: the server's response body
+    real = cluster.kubectl(
+        "patch",
+        "daemonset",
+        "kserve-kernelcachenode-agent",
+        "-n",
+        "kserve",
+        "--type=merge",
+        "-p",
+        json.dumps(patch),
+        "-v=9",
+        check=False,
+    )  # -v=9: the server's response body
     assert real.returncode != 0
     assert json.dumps(predicted)[1:-1] in real.stderr
     mark = cluster.audit_mark()
@@ -133,19 +176,25 @@ def test_doctor_names_the_node_pass_triggers_for_a_hand_deleted_kernel_cache_nod
     doctor = json.loads(kcache(cluster, "doctor", "--only", "kcn-missing", "-o", "json").stdout)
     [finding] = doctor["findings"]
     assert "not on KernelCacheNode or DaemonSet changes" in finding["message"]
-    assert finding["hint"] == ('kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at="$(date +%s)" '
-                               "--overwrite")
+    assert finding["hint"] == (
+        'kubectl annotate kernelcachenodegroup gpu kcache.kserve.io/touched-at="$(date +%s)" --overwrite'
+    )
     # the suggested trigger is a real command that works
     cluster.kubectl("annotate", "kernelcachenodegroup", "gpu", "kcache.kserve.io/touched-at=1", "--overwrite")
 
 
 def test_why_group_says_a_session_is_claimed_once(cluster):
     """The pod annotation added after the claim is ignored (newest capture_reconciler.go)."""
-    install(cluster, [b.group("gpu", {"pool": "gpu"}), b.group("gpu-2", {"tier": "b"})],
-            [b.node("gpu-1", {"pool": "gpu"})])
-    pod = b.pod("model-predictor-7d9f8c6b5-abcde", NS, node_name="gpu-1",
-                labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "7d9f8c6b5"},
-                annotations={"serving.kserve.io/kernelcache-nodegroup": "gpu-2"})
+    install(
+        cluster, [b.group("gpu", {"pool": "gpu"}), b.group("gpu-2", {"tier": "b"})], [b.node("gpu-1", {"pool": "gpu"})]
+    )
+    pod = b.pod(
+        "model-predictor-7d9f8c6b5-abcde",
+        NS,
+        node_name="gpu-1",
+        labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "7d9f8c6b5"},
+        annotations={"serving.kserve.io/kernelcache-nodegroup": "gpu-2"},
+    )
     del pod["status"]
     cluster.apply(pod)
     complete_capture(cluster, "model-kcc-7d9f8c6b5", "gpu-1", pod="model-predictor-7d9f8c6b5-abcde")
@@ -167,8 +216,9 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
     kc["metadata"]["finalizers"] = ["kcache.test/hold"]
     cluster.apply(kc)
     cluster.kubectl("delete", "kernelcache", name, "-n", NS, "--wait=false")
-    cluster.wait_for("the deletionTimestamp", lambda: cluster.get("kernelcache", name, NS)["metadata"].get(
-        "deletionTimestamp"))
+    cluster.wait_for(
+        "the deletionTimestamp", lambda: cluster.get("kernelcache", name, NS)["metadata"].get("deletionTimestamp")
+    )
     try:
         proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
         plan = json.loads(proc.stdout)
@@ -184,13 +234,24 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
         by_code = {f["code"]: f for f in live_doc["findings"]}
         assert set(by_code) == {"kernel-cache-terminating", "terminating"}
         assert "held by finalizer(s) kcache.test/hold" in by_code["terminating"]["message"]
-        assert "once it is gone KServe re-creates it from capture model-kcc-abc" in by_code[
-            "kernel-cache-terminating"]["message"]
+        assert (
+            "once it is gone KServe re-creates it from capture model-kcc-abc"
+            in by_code["kernel-cache-terminating"]["message"]
+        )
         group = json.loads(kcache(cluster, "why-group", "--capture", "model-kcc-abc", "-n", NS, "-o", "json").stdout)
         assert f"KernelCache {NS}/{name} is terminating" in json.dumps(group)
     finally:
-        cluster.kubectl("patch", "kernelcache", name, "-n", NS, "--type=merge", "-p",
-                        json.dumps({"metadata": {"finalizers": []}}), check=False)
+        cluster.kubectl(
+            "patch",
+            "kernelcache",
+            name,
+            "-n",
+            NS,
+            "--type=merge",
+            "-p",
+            json.dumps({"metadata": {"finalizers": []}}),
+            check=False,
+        )
     cluster.wait_for("the KernelCache gone", lambda: cluster.get("kernelcache", name, NS, check=False) is None)
     plan = json.loads(kcache(cluster, "reconcile", "--dry-run", "-o", "json").stdout)
     assert ("create", "KernelCache") in [(a["verb"], a["kind"]) for a in plan["actions"]]
@@ -199,18 +260,35 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
 def test_doctor_and_why_not_cached_agree_on_a_replicaset_the_sidecar_step_denies(cluster, tmp_path):
     """A ReplicaSet of an InferenceService whose template has no readinessProbe: doctor's capture-sidecar finds it
     (live and from a dump alike) with the denial why-not-cached --manifest gives for its template."""
-    cluster.apply([b.config_map({"enabled": True, "defaultNodeGroup": "gpu",
-                                 "registry": {"endpoint": "registry.example:5000"}}),
-                   b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"})])
-    labels = {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f",
-              "component": "predictor"}
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-          "metadata": {"name": "qwen-predictor-669889f77f", "namespace": NS, "labels": labels},
-          "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
-              "metadata": {"labels": labels, "annotations": {
-                  "serving.kserve.io/kernelcache-supported": "true",
-                  "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI}},
-              "spec": {"containers": [{"name": "kserve-container", "image": b.VLLM_DIGEST}]}}}}
+    cluster.apply(
+        [
+            b.config_map(
+                {"enabled": True, "defaultNodeGroup": "gpu", "registry": {"endpoint": "registry.example:5000"}}
+            ),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("gpu-1", {"pool": "gpu"}),
+        ]
+    )
+    labels = {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f", "component": "predictor"}
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "qwen-predictor-669889f77f", "namespace": NS, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {
+                    "labels": labels,
+                    "annotations": {
+                        "serving.kserve.io/kernelcache-supported": "true",
+                        "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI,
+                    },
+                },
+                "spec": {"containers": [{"name": "kserve-container", "image": b.VLLM_DIGEST}]},
+            },
+        },
+    }
     cluster.apply(rs)
     webhook = b.webhook_configuration()
     webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it

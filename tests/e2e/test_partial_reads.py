@@ -22,20 +22,34 @@ POD = "model-predictor-7d9f8c6b5-abcde"
 
 # (API group, resource): every resource any read command lists
 READABLE = [
-    ("", "nodes"), ("", "pods"), ("", "configmaps"), ("", "events"), ("", "namespaces"), ("", "serviceaccounts"),
-    ("apps", "daemonsets"), ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"),
-    ("serving.kserve.io", "kernelcachenodegroups"), ("serving.kserve.io", "kernelcachenodes"),
-    ("serving.kserve.io", "kernelcaches"), ("serving.kserve.io", "kernelcachecaptures"),
+    ("", "nodes"),
+    ("", "pods"),
+    ("", "configmaps"),
+    ("", "events"),
+    ("", "namespaces"),
+    ("", "serviceaccounts"),
+    ("apps", "daemonsets"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("batch", "jobs"),
+    ("serving.kserve.io", "kernelcachenodegroups"),
+    ("serving.kserve.io", "kernelcachenodes"),
+    ("serving.kserve.io", "kernelcaches"),
+    ("serving.kserve.io", "kernelcachecaptures"),
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"), ("discovery.k8s.io", "endpointslices"),
-    ("rbac.authorization.k8s.io", "rolebindings"), ("apiextensions.k8s.io", "customresourcedefinitions"),
-    ("rbac.authorization.k8s.io", "roles"), ("", "secrets"),  # the captures' identities (Secrets: metadata)
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    ("discovery.k8s.io", "endpointslices"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("", "secrets"),  # the captures' identities (Secrets: metadata)
 ]
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
+    )
 
 
 def readers(cluster, missing: list[str]) -> dict[str, str]:
@@ -45,16 +59,27 @@ def readers(cluster, missing: list[str]) -> dict[str, str]:
     for res in missing:
         user = f"lacks-{res}" if res else "reads-all"
         users[res] = user
-        rules = [{"apiGroups": [group], "resources": [r], "verbs": ["get", "list", "watch"]}
-                 for group, r in READABLE if r != res]
+        rules = [
+            {"apiGroups": [group], "resources": [r], "verbs": ["get", "list", "watch"]}
+            for group, r in READABLE
+            if r != res
+        ]
         name = f"kcache-test-{user}"
         objs += [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}}, "rules": rules},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-             "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]}]
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
+                "rules": rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}],
+            },
+        ]
     cluster.apply(objs)
     return users
 
@@ -62,16 +87,30 @@ def readers(cluster, missing: list[str]) -> dict[str, str]:
 def install(cluster) -> None:
     """A cluster where the producer ran on a node of no group, so why-group falls back to the default (it
     reads the node and the ConfigMap), with a capture, a KernelCache and the agent."""
-    producer = b.pod(POD, NS, node_name="cpu-1", labels={"serving.kserve.io/inferenceservice": "model",
-                                                         "pod-template-hash": "7d9f8c6b5"})
+    producer = b.pod(
+        POD,
+        NS,
+        node_name="cpu-1",
+        labels={"serving.kserve.io/inferenceservice": "model", "pod-template-hash": "7d9f8c6b5"},
+    )
     del producer["status"]
-    cluster.apply([b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
-                   b.node("gpu-1", {"pool": "gpu"}), b.node("cpu-1", {}), b.kcn("gpu-1"),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})]), b.controller_deployment(ready=None),
-                   producer, b.capture(CAPTURE, NS)])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("gpu-1", {"pool": "gpu"}),
+            b.node("cpu-1", {}),
+            b.kcn("gpu-1"),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+            b.controller_deployment(ready=None),
+            producer,
+            b.capture(CAPTURE, NS),
+        ]
+    )
     status = b.capture_status(pod=POD, node_name="cpu-1")
     status["conditions"][0]["observedGeneration"] = cluster.get("kernelcachecapture", CAPTURE, NS)["metadata"][
-        "generation"]
+        "generation"
+    ]
     cluster.set_status("kernelcachecapture", CAPTURE, status, NS)
 
 
@@ -84,7 +123,11 @@ def test_a_user_who_can_read_everything_gets_an_answer(cluster):
     why = kcache(cluster, "why-group", POD, "-n", NS, "--as", user, "-o", "json")
     assert why.returncode == 0, why.stderr
     assert json.loads(why.stdout)["result"] == {
-        "group": "gpu", "source": "default", "reason": None, "message": 'default KernelCacheNodeGroup "gpu" selected'}
+        "group": "gpu",
+        "source": "default",
+        "reason": None,
+        "message": 'default KernelCacheNodeGroup "gpu" selected',
+    }
 
 
 def test_doctor_without_any_one_read_is_incomplete(cluster):
@@ -94,8 +137,11 @@ def test_doctor_without_any_one_read_is_incomplete(cluster):
     for resource, user in users.items():
         proc = kcache(cluster, "doctor", "--as", user, "-o", "json")
         unread = [u for c in json.loads(proc.stdout)["checks"] for u in c.get("unread", [])] if proc.stdout else []
-        if proc.returncode != 3 or not any(u.startswith(f"forbidden: list {resource}") for u in unread) \
-                or f"list {resource}" not in proc.stderr:
+        if (
+            proc.returncode != 3
+            or not any(u.startswith(f"forbidden: list {resource}") for u in unread)
+            or f"list {resource}" not in proc.stderr
+        ):
             wrong[resource] = (proc.returncode, unread, proc.stderr)
     assert wrong == {}
 
@@ -154,8 +200,12 @@ def _same_answer_or_incomplete(cluster, command: list[str]) -> dict:
     wrong, incomplete, said = {}, [], []
     for _, resource in READABLE:
         proc = kcache(cluster, *command, "--as", users[resource], "-o", "json")
-        if proc.returncode == 3 and not proc.stdout and f"list {resource}" in proc.stderr \
-                and proc.stderr.count("\n") == 1:
+        if (
+            proc.returncode == 3
+            and not proc.stdout
+            and f"list {resource}" in proc.stderr
+            and proc.stderr.count("\n") == 1
+        ):
             incomplete.append(resource)
         elif proc.returncode == 3 or not proc.stdout:
             wrong[resource] = (proc.returncode, proc.stdout[:300], proc.stderr)
@@ -172,8 +222,14 @@ def test_status_without_any_one_read_answers_the_same_or_is_incomplete(cluster):
     install(cluster)
     cluster.apply([b.kernel_cache("model-cache", NS, group_name=None)])  # its group comes from the ConfigMap
     seen = _same_answer_or_incomplete(cluster, ["status"])
-    assert set(seen["incomplete"]) == {"nodes", "pods", "configmaps", "kernelcachenodegroups", "kernelcachenodes",
-                                       "kernelcaches"}
+    assert set(seen["incomplete"]) == {
+        "nodes",
+        "pods",
+        "configmaps",
+        "kernelcachenodegroups",
+        "kernelcachenodes",
+        "kernelcaches",
+    }
     assert seen["said"] == []
 
 
@@ -191,8 +247,15 @@ def test_reconcile_dry_run_without_any_one_read_it_depends_on_plans_nothing(clus
     """Issue 22 item 1, live: a plan is made only from complete reads of every list it depends on."""
     install(cluster)
     cluster.apply([b.node("gpu-2", {"pool": "gpu"})])  # a KernelCacheNode to create: the plan has a write
-    needed = ["nodes", "kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures",
-              "configmaps", "daemonsets"]
+    needed = [
+        "nodes",
+        "kernelcachenodegroups",
+        "kernelcachenodes",
+        "kernelcaches",
+        "kernelcachecaptures",
+        "configmaps",
+        "daemonsets",
+    ]
     users = readers(cluster, ["", *needed, "deployments"])
     full = kcache(cluster, "reconcile", "--dry-run", "--as", users[""], "-o", "json")
     assert full.returncode == 1, full.stderr
@@ -228,17 +291,36 @@ def test_a_dump_cut_short_is_said_to_be_truncated(cluster, tmp_path, output):
     install(cluster)
     cluster.create([b.node(f"extra-{i:02d}", {"pool": "cpu"}) for i in range(40)])
     root = Path(__file__).resolve().parents[2]
-    pxy = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
-                            str(cluster.state["ports"]["apiserver"]), "20000"], stdout=subprocess.PIPE, text=True,
-                           cwd=root)
+    pxy = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1", str(cluster.state["ports"]["apiserver"]), "20000"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+    )
     try:
         assert pxy.stdout is not None
         port = int(pxy.stdout.readline())
         out = tmp_path / f"cut.{output}"
         with open(out, "w") as fh:
-            proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "dump", "-o", output, "--server",
-                                   f"https://127.0.0.1:{port}", "--request-timeout", "3s"], stdout=fh,
-                                  stderr=subprocess.PIPE, text=True, env=cluster.env, timeout=120)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "kubectl_kcache",
+                    "dump",
+                    "-o",
+                    output,
+                    "--server",
+                    f"https://127.0.0.1:{port}",
+                    "--request-timeout",
+                    "3s",
+                ],
+                stdout=fh,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=cluster.env,
+                timeout=120,
+            )
     finally:
         pxy.kill()
     assert proc.returncode == 3 and "timed out after 3s" in proc.stderr, proc.stderr

@@ -22,13 +22,23 @@ GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"
 
 
 def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        timeout=timeout,
+    )
 
 
 def start(cluster, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "5", *args],
-                            env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "5", *args],
+        env=cluster.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def stop(proc: subprocess.Popen) -> tuple[int, str]:
@@ -52,8 +62,11 @@ def kcn_names(cluster) -> list[str]:
 
 def writes_by(cluster, mark: int) -> list[dict]:
     """Writes made by kubectl-kcache (the test bed's other components use the same admin user)."""
-    return [e for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")
-            and e["verb"] in ("create", "update", "patch", "delete")]
+    return [
+        e
+        for e in cluster.audit_events(mark)
+        if e.get("userAgent", "").startswith("kubectl-kcache") and e["verb"] in ("create", "update", "patch", "delete")
+    ]
 
 
 def test_dry_run_plans_and_writes_nothing(cluster):
@@ -64,20 +77,28 @@ def test_dry_run_plans_and_writes_nothing(cluster):
     plan = json.loads(proc.stdout)
     assert plan["kind"] == "ReconcilePlan"
     assert {(a["verb"], a["kind"], a["name"]) for a in plan["actions"]} == {
-        ("patch", "DaemonSet", "kserve-kernelcachenode-agent"), ("create", "KernelCacheNode", "gpu-1")}
+        ("patch", "DaemonSet", "kserve-kernelcachenode-agent"),
+        ("create", "KernelCacheNode", "gpu-1"),
+    }
     assert writes_by(cluster, mark) == []
 
 
 def test_once_converges_and_a_second_pass_writes_nothing(cluster):
-    install(cluster, [b.group("h100", {"gpu": "h100"}, [GPU_TOL]), b.group("l40s", {"gpu": "l40s"})],
-            [b.node("a", {"gpu": "h100"}), b.node("b", {"gpu": "l40s"}), b.node("cpu", {})], [b.kcn("stale")])
+    install(
+        cluster,
+        [b.group("h100", {"gpu": "h100"}, [GPU_TOL]), b.group("l40s", {"gpu": "l40s"})],
+        [b.node("a", {"gpu": "h100"}), b.node("b", {"gpu": "l40s"}), b.node("cpu", {})],
+        [b.kcn("stale")],
+    )
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 0, proc.stderr
     assert kcn_names(cluster) == ["a", "b"]
     spec = cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"]
     assert "nodeSelector" not in spec
-    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] \
-        == [b.term({"gpu": "h100"}), b.term({"gpu": "l40s"})]
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        b.term({"gpu": "h100"}),
+        b.term({"gpu": "l40s"}),
+    ]
     assert spec["tolerations"] == [GPU_TOL]
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once", "-o", "json")
@@ -95,8 +116,9 @@ def test_daemonset_already_in_kserve_shape_is_never_patched(cluster):
 
 
 def test_disabled_feature_plans_nothing(cluster):
-    cluster.apply([b.config_map({"enabled": False}), b.agent_daemonset(), b.group("g", {"a": "b"}),
-                   b.node("n", {"a": "b"})])
+    cluster.apply(
+        [b.config_map({"enabled": False}), b.agent_daemonset(), b.group("g", {"a": "b"}), b.node("n", {"a": "b"})]
+    )
     proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
     assert json.loads(proc.stdout)["actions"] == [] and "disabled" in proc.stderr
 
@@ -125,8 +147,12 @@ def test_completed_capture_becomes_a_kernel_cache(cluster):
 
 
 def test_ambiguous_capture_gets_the_warning_event_and_nothing_else(cluster):
-    install(cluster, [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
-            [b.node("gpu-node", {"pool": "gpu", "zone": "east"})], [b.kcn("gpu-node")])
+    install(
+        cluster,
+        [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
+        [b.node("gpu-node", {"pool": "gpu", "zone": "east"})],
+        [b.kcn("gpu-node")],
+    )
     cluster.apply(b.agent_daemonset(terms=[b.term({"pool": "gpu"}), b.term({"zone": "east"})]))
     _complete_capture(cluster, "model-kcc-1", "gpu-node")
     mark = cluster.audit_mark()
@@ -137,8 +163,9 @@ def test_ambiguous_capture_gets_the_warning_event_and_nothing_else(cluster):
     assert len(events) == 1
     ev = events[0]
     assert ev["type"] == "Warning" and ev["reason"] == "AmbiguousNodeGroup" and ev["action"] == "SelectNodeGroup"
-    assert ev["note"] == ("producer node gpu-node matches multiple node groups: gpu-a, gpu-b; "
-                          "set serving.kserve.io/kernelcache-nodegroup")
+    assert ev["note"] == (
+        "producer node gpu-node matches multiple node groups: gpu-a, gpu-b; set serving.kserve.io/kernelcache-nodegroup"
+    )
     assert ev["reportingController"] == "kubectl-kcache"
     assert ev["regarding"]["name"] == "model-kcc-1" and ev["regarding"]["kind"] == "KernelCacheCapture"
     assert cluster.get("kernelcaches", namespace="team-a")["items"] == []
@@ -157,8 +184,18 @@ def test_refuses_to_write_while_kserve_controller_is_active(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     # a real controller Deployment whose pod runs (on a KWOK node) and becomes Ready
     cluster.apply([b.node("control", ready=None, simulated=True), b.controller_deployment(ready=None)])
-    cluster.wait_for("the controller to be ready", lambda: (cluster.get(
-        "deployment", "kserve-localmodel-controller-manager", "kserve")["status"].get("readyReplicas") or 0) == 1)
+    cluster.wait_for(
+        "the controller to be ready",
+        lambda: (
+            (
+                cluster.get("deployment", "kserve-localmodel-controller-manager", "kserve")["status"].get(
+                    "readyReplicas"
+                )
+                or 0
+            )
+            == 1
+        ),
+    )
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 3 and "KServe's controller is active" in proc.stderr and "--force" in proc.stderr
@@ -177,13 +214,31 @@ def test_loop_follows_label_changes_within_seconds(cluster):
         cluster.kubectl("label", "node", "n1", "pool-")
         cluster.wait_for("n1's removal", lambda: kcn_names(cluster) == ["n2"], timeout=10)
         cluster.apply(b.group("other", {"zone": "x"}))
-        cluster.wait_for("the re-patched placement", lambda: len(
-            cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"]["affinity"]
-            ["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]) == 2, timeout=10)
+        cluster.wait_for(
+            "the re-patched placement",
+            lambda: (
+                len(
+                    cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"][
+                        "affinity"
+                    ]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                )
+                == 2
+            ),
+            timeout=10,
+        )
         cluster.kubectl("delete", "kernelcachenodegroup", "other")
-        cluster.wait_for("the placement without the group", lambda: len(
-            cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"]["affinity"]
-            ["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]) == 1, timeout=10)
+        cluster.wait_for(
+            "the placement without the group",
+            lambda: (
+                len(
+                    cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"][
+                        "affinity"
+                    ]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                )
+                == 1
+            ),
+            timeout=10,
+        )
     finally:
         code, err = stop(proc)
     assert code == 0, err
@@ -227,9 +282,14 @@ def test_leader_election_takes_over_from_a_paused_leader(cluster):
     try:
         time.sleep(2)
         first.send_signal(signal.SIGSTOP)
-        cluster.wait_for("the second instance to take the lease", lambda: str(second.pid) in (
-            cluster.get("lease", "kubectl-kcache-reconcile", "kserve")["spec"].get("holderIdentity") or ""),
-            timeout=30)
+        cluster.wait_for(
+            "the second instance to take the lease",
+            lambda: (
+                str(second.pid)
+                in (cluster.get("lease", "kubectl-kcache-reconcile", "kserve")["spec"].get("holderIdentity") or "")
+            ),
+            timeout=30,
+        )
         cluster.apply(b.node("n2", {"pool": "gpu"}))
         cluster.wait_for("the new leader's work", lambda: kcn_names(cluster) == ["n1", "n2"], timeout=20)
         mark = cluster.audit_mark()
@@ -256,8 +316,12 @@ def test_shipped_rbac_is_sufficient_and_no_more(cluster):
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
     sa = "system:serviceaccount:kserve:kubectl-kcache-reconcile"
     imp = ("--as", sa, "--as-group", "system:serviceaccounts", "--as-group", "system:serviceaccounts:kserve")
-    install(cluster, [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
-            [b.node("n1", {"pool": "gpu"}), b.node("n2", {"pool": "gpu", "zone": "east"})], [b.kcn("gone")])
+    install(
+        cluster,
+        [b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
+        [b.node("n1", {"pool": "gpu"}), b.node("n2", {"pool": "gpu", "zone": "east"})],
+        [b.kcn("gone")],
+    )
     _complete_capture(cluster, "model-kcc-ok", "n1")
     _complete_capture(cluster, "model-kcc-amb", "n2", seed="other")
     mark = cluster.audit_mark()
@@ -273,10 +337,16 @@ def test_shipped_rbac_is_sufficient_and_no_more(cluster):
         return cluster.kubectl(*args, check=False).stdout.strip() == "yes"
 
     assert can("create", "kernelcachenodes") and can("create", "kernelcaches", "team-a")
-    for verb, resource, ns in [("delete", "kernelcaches", "team-a"), ("update", "kernelcaches", "team-a"),
-                               ("update", "kernelcachenodes/status", None), ("delete", "kernelcachecaptures", "team-a"),
-                               ("patch", "daemonsets/other", "kserve"), ("list", "secrets", "kserve"),
-                               ("update", "kernelcachenodegroups", None), ("delete", "nodes", None)]:
+    for verb, resource, ns in [
+        ("delete", "kernelcaches", "team-a"),
+        ("update", "kernelcaches", "team-a"),
+        ("update", "kernelcachenodes/status", None),
+        ("delete", "kernelcachecaptures", "team-a"),
+        ("patch", "daemonsets/other", "kserve"),
+        ("list", "secrets", "kserve"),
+        ("update", "kernelcachenodegroups", None),
+        ("delete", "nodes", None),
+    ]:
         assert not can(verb, resource, ns), (verb, resource)
 
 
@@ -303,10 +373,12 @@ def test_metrics_endpoint(cluster):
     try:
         cluster.wait_for("work", lambda: kcn_names(cluster) == ["n1"], timeout=20)
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        created = [line for line in body.splitlines() if line.startswith("kcache_actions_total{")
-                   and 'verb="create"' in line and 'kind="KernelCacheNode"' in line]
+        created = [
+            line
+            for line in body.splitlines()
+            if line.startswith("kcache_actions_total{") and 'verb="create"' in line and 'kind="KernelCacheNode"' in line
+        ]
         assert [float(line.rsplit(" ", 1)[1]) for line in created] == [1.0]
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok\n"
     finally:
         stop(proc)
-

@@ -79,9 +79,22 @@ class Replica:
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed by stop()
         self.env = {**cluster.env, **(env or {})}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "30",
-             "--health-port", str(self.port), *args],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=self._log, cwd=ROOT)
+            [
+                sys.executable,
+                "-m",
+                "kubectl_kcache",
+                "reconcile",
+                "--resync-period",
+                "30",
+                "--health-port",
+                str(self.port),
+                *args,
+            ],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            cwd=ROOT,
+        )
 
     @property
     def identity_prefix(self) -> str:
@@ -147,8 +160,13 @@ def kcn_names(cluster) -> set[str]:
 def big_group(cluster) -> set[str]:
     """A group of MEMBERS nodes whose KernelCacheNodes already exist, and the agent already placed."""
     names = [f"gpu-{i:04d}" for i in range(MEMBERS)]
-    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})])])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+        ]
+    )
     cluster.create([b.node(n, {"pool": "gpu"}, ready=None) for n in names])
     cluster.create([b.kcn(n) for n in names])
     return set(names)
@@ -212,8 +230,12 @@ def take_over(cluster, new: Replica, members: set[str]) -> dt.datetime:
     """The group comes back; the other replica takes the Lease and recreates what was deleted."""
     cluster.apply(b.group("gpu", {"pool": "gpu"}))
     cluster.wait_for("the other replica to take the lease", lambda: new.holds(cluster), timeout=40)
-    cluster.wait_for("the new leader to recreate every KernelCacheNode", lambda: kcn_names(cluster) == members,
-                     timeout=90, interval=1)
+    cluster.wait_for(
+        "the new leader to recreate every KernelCacheNode",
+        lambda: kcn_names(cluster) == members,
+        timeout=90,
+        interval=1,
+    )
     return stamp(cluster.get(*LEASE)["spec"]["acquireTime"])
 
 
@@ -245,22 +267,32 @@ def test_a_frozen_leader_makes_no_write_after_its_lease_expired(cluster, tmp_pat
         # the in-process guard's last window (the lock hand-off around the write system call after the
         # final clock check, see docs/architecture.md): a request can leave on resume, at most one per writer
         # thread; the uids above show none took effect; the API server's fence (test_fence.py) refuses it
-        late = [(e["verb"], e["objectRef"]["resource"], e["requestReceivedTimestamp"], e["responseStatus"]["code"])
-                for e in writes if received(e) >= expiry]
+        late = [
+            (e["verb"], e["objectRef"]["resource"], e["requestReceivedTimestamp"], e["responseStatus"]["code"])
+            for e in writes
+            if received(e) >= expiry
+        ]
         assert len(late) <= WRITERS, f"writes received after the lease expired at {expiry}: {late}"
         assert all(code >= 400 for *_, code in late), f"a write admitted after the lease expired: {late}"
-        landed = [(e["verb"], e["objectRef"].get("name"), e["stageTimestamp"]) for e in writes
-                  if completed(e) >= expiry and e["responseStatus"]["code"] < 400]
+        landed = [
+            (e["verb"], e["objectRef"].get("name"), e["stageTimestamp"])
+            for e in writes
+            if completed(e) >= expiry and e["responseStatus"]["code"] < 400
+        ]
         assert landed == [], "writes that took effect after the lease expired"
         # every delete carried the preconditions of the object the plan saw: none was refused as stale (409);
         # the only other answer is the watchdog's cut (504) of one in flight when the Lease expired (above)
-        assert all(e["responseStatus"]["code"] == 200 or (e["responseStatus"]["code"] == 504 and completed(e) >= expiry)
-                   for e in deletes), sorted({e["responseStatus"]["code"] for e in deletes})
+        assert all(
+            e["responseStatus"]["code"] == 200 or (e["responseStatus"]["code"] == 504 and completed(e) >= expiry)
+            for e in deletes
+        ), sorted({e["responseStatus"]["code"] for e in deletes})
         assert kcn_names(cluster) == members and new.holds(cluster) and new.ready()
         last = max(received(e) for e in writes)
-        print(f"frozen leader: {len(deletes)} of {MEMBERS} deletes made before the freeze, the rest dropped; "
-              f"its last write was received {(expiry - last).total_seconds():.2f}s before its lease expired; "
-              f"the new leader took over {(acquired - expiry).total_seconds():.2f}s after expiry")
+        print(
+            f"frozen leader: {len(deletes)} of {MEMBERS} deletes made before the freeze, the rest dropped; "
+            f"its last write was received {(expiry - last).total_seconds():.2f}s before its lease expired; "
+            f"the new leader took over {(acquired - expiry).total_seconds():.2f}s after expiry"
+        )
     finally:
         old.stop()
         assert new.stop() == 0, new.log()
@@ -269,8 +301,12 @@ def test_a_frozen_leader_makes_no_write_after_its_lease_expired(cluster, tmp_pat
 
 # ---- 1b. a partitioned leader ------------------------------------------------------------------------
 def test_a_partitioned_leader_sends_nothing_new_and_only_in_flight_writes_arrive_late(cluster, tmp_path):
-    proxy = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
-                              str(cluster.state["ports"]["apiserver"])], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1", str(cluster.state["ports"]["apiserver"])],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     members = big_group(cluster)
     try:
         proxy_port = int(proxy.stdout.readline())
@@ -289,8 +325,9 @@ def test_a_partitioned_leader_sends_nothing_new_and_only_in_flight_writes_arrive
             healed = dt.datetime.now(dt.timezone.utc)
             proxy.send_signal(signal.SIGCONT)
             time.sleep(3)
-            cluster.wait_for("convergence after the partition healed", lambda: kcn_names(cluster) == members,
-                             timeout=60, interval=1)
+            cluster.wait_for(
+                "convergence after the partition healed", lambda: kcn_names(cluster) == members, timeout=60, interval=1
+            )
             events = cluster.audit_events(mark)
             writes = [e for e in events if old.mine(e) and e["verb"] in MUTATING]
             late = [e for e in writes if received(e) >= expiry]
@@ -302,8 +339,10 @@ def test_a_partitioned_leader_sends_nothing_new_and_only_in_flight_writes_arrive
             # stale: refused (409), or cut by the watchdog's reset before it was handled (504)
             assert all(e["responseStatus"]["code"] in (409, 504) for e in late_renewals), late_renewals
             assert new.holds(cluster) and kcn_names(cluster) == members
-            print(f"partition: {len(late)} write(s) of the old leader arrived after its lease expired "
-                  f"(bound {WRITERS + 1}): {Counter((e['verb'], e['responseStatus']['code']) for e in late)}")
+            print(
+                f"partition: {len(late)} write(s) of the old leader arrived after its lease expired "
+                f"(bound {WRITERS + 1}): {Counter((e['verb'], e['responseStatus']['code']) for e in late)}"
+            )
         finally:
             old.stop()
             assert new.stop() == 0, new.log()
@@ -318,14 +357,26 @@ AGENT = "kserve-kernelcachenode-agent"
 
 
 def test_a_stale_plan_cannot_delete_or_patch_a_newer_object_and_a_refused_write_sends_nothing(cluster):
-    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.agent_daemonset(),
-                   b.kcn("edited"), b.kcn("replaced"), b.kcn("untouched")])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.agent_daemonset(),
+            b.kcn("edited"),
+            b.kcn("replaced"),
+            b.kcn("untouched"),
+        ]
+    )
     client = Client(Overrides(kubeconfig=cluster.kubeconfig))
     client.user_agent = "kubectl-kcache/e2e-stale-plan"
     snapshot = collect_for_reconcile(client)
     writes = pin_preconditions(plan(snapshot).writes, snapshot)
-    assert {(x.verb, x.name) for x in writes} == {("patch", AGENT), ("delete", "edited"), ("delete", "replaced"),
-                                                  ("delete", "untouched")}
+    assert {(x.verb, x.name) for x in writes} == {
+        ("patch", AGENT),
+        ("delete", "edited"),
+        ("delete", "replaced"),
+        ("delete", "untouched"),
+    }
     # the cluster moves on after the plan was made
     cluster.kubectl("label", "kernelcachenode", "edited", "touched=yes")
     cluster.kubectl("delete", "kernelcachenode", "replaced")
@@ -352,11 +403,19 @@ def test_a_stale_plan_cannot_delete_or_patch_a_newer_object_and_a_refused_write_
     assert kcn_names(cluster) == {"edited", "replaced"}
     spec = cluster.get("daemonset", AGENT, "kserve")["spec"]["template"]["spec"]
     assert "affinity" not in spec  # the stale placement patch was refused
-    codes = Counter((e["verb"], e["objectRef"].get("name"), e["responseStatus"]["code"])
-                    for e in cluster.audit_events(mark) if e.get("userAgent") == client.user_agent
-                    and e["verb"] in MUTATING)
-    assert codes == Counter({("delete", "edited", 409): 1, ("delete", "replaced", 409): 1,
-                             ("delete", "untouched", 200): 1, ("patch", AGENT, 409): 1})
+    codes = Counter(
+        (e["verb"], e["objectRef"].get("name"), e["responseStatus"]["code"])
+        for e in cluster.audit_events(mark)
+        if e.get("userAgent") == client.user_agent and e["verb"] in MUTATING
+    )
+    assert codes == Counter(
+        {
+            ("delete", "edited", 409): 1,
+            ("delete", "replaced", 409): 1,
+            ("delete", "untouched", 200): 1,
+            ("patch", AGENT, 409): 1,
+        }
+    )
 
 
 # ---- 3. readiness ------------------------------------------------------------------------------------
@@ -403,8 +462,14 @@ def test_a_blind_controller_sees_access_granted_within_seconds_not_after_its_bac
     ready and writing within seconds (a refused read is probed again every 2 s; one read that recovers
     wakes the others)."""
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
-    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
-                   b.group("gpu", {"pool": "gpu"}), b.node("n1", {"pool": "gpu"})])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("n1", {"pool": "gpu"}),
+        ]
+    )
     user = "granted-late@example.com"
     blind = Replica(cluster, tmp_path, "blind", "--as", user)
     try:
@@ -412,14 +477,32 @@ def test_a_blind_controller_sees_access_granted_within_seconds_not_after_its_bac
         time.sleep(30)  # 0.5, 1, 2, 4, 8, 16, 30: jittered, most reads now wait up to half a minute
         assert "cannot list nodes" in blind.http("/readyz")[1]
         subjects = [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]
-        cluster.apply([
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": "kcache-test-granted-late"}, "subjects": subjects,
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                         "name": "kubectl-kcache-reconcile"}},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-             "metadata": {"name": "kcache-test-granted-late", "namespace": "kserve"}, "subjects": subjects,
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kubectl-kcache-reconcile"}}])
+        cluster.apply(
+            [
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "kcache-test-granted-late"},
+                    "subjects": subjects,
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": "kubectl-kcache-reconcile",
+                    },
+                },
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "RoleBinding",
+                    "metadata": {"name": "kcache-test-granted-late", "namespace": "kserve"},
+                    "subjects": subjects,
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "Role",
+                        "name": "kubectl-kcache-reconcile",
+                    },
+                },
+            ]
+        )
         granted = time.monotonic()
         cluster.wait_for("ready once access is granted", blind.ready, timeout=40, interval=0.2)
         ready_after = time.monotonic() - granted
@@ -433,8 +516,14 @@ def test_a_blind_controller_sees_access_granted_within_seconds_not_after_its_bac
 
 
 def test_a_healthy_controller_becomes_ready(cluster, tmp_path):
-    cluster.apply([b.config_map({"enabled": True}), b.agent_daemonset(), b.group("gpu", {"pool": "gpu"}),
-                   b.node("n1", {"pool": "gpu"})])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.agent_daemonset(),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("n1", {"pool": "gpu"}),
+        ]
+    )
     healthy = Replica(cluster, tmp_path, "healthy", "--leader-elect")
     try:
         cluster.wait_for("/readyz to answer 200", healthy.ready, timeout=30)
@@ -474,8 +563,13 @@ def test_the_shipped_deployment_probes_readiness_and_liveness_apart(cluster):
 # ---- 5. restarts: few 409/404 ------------------------------------------------------------------------
 def test_api_server_restarts_under_churn_give_few_409_or_404(cluster, tmp_path):
     n = 1000
-    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}),
-                   b.agent_daemonset(terms=[b.term({"pool": "gpu"})])])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.agent_daemonset(terms=[b.term({"pool": "gpu"})]),
+        ]
+    )
     cluster.create([b.node(f"n{i:04d}", {"pool": "gpu", "half": "ab"[i % 2]}, ready=None) for i in range(n)])
     ctrl = Replica(cluster, tmp_path, "ctrl", "--resync-period", "5")
     try:
@@ -497,11 +591,13 @@ def test_api_server_restarts_under_churn_give_few_409_or_404(cluster, tmp_path):
         cluster.wait_for("the new nodes to be created", lambda: _try(cluster.apply, joining, True), timeout=60)
         cluster.testbed_cmd("restart", "apiserver")  # while it creates their KernelCacheNodes
         want = {f"n{i:04d}" for i in range(1, n, 2)} | {x["metadata"]["name"] for x in joining}
-        cluster.wait_for("convergence after the restarts", lambda: kcn_names(cluster) == want, timeout=120,
-                         interval=1)
+        cluster.wait_for("convergence after the restarts", lambda: kcn_names(cluster) == want, timeout=120, interval=1)
         time.sleep(6)  # and a resync
-        writes = [e for e in cluster.audit_events(mark)
-                  if ctrl.mine(e) and e["verb"] in MUTATING and e["objectRef"]["resource"] == "kernelcachenodes"]
+        writes = [
+            e
+            for e in cluster.audit_events(mark)
+            if ctrl.mine(e) and e["verb"] in MUTATING and e["objectRef"]["resource"] == "kernelcachenodes"
+        ]
         codes = Counter((e["verb"], e["responseStatus"]["code"]) for e in writes)
         print(f"KernelCacheNode writes around two API server restarts: {dict(codes)}")
         assert codes[("create", 201)] == n // 2 and codes[("delete", 200)] == n // 2

@@ -27,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def kserve_controller(name: str, namespace: str, replicas: int) -> dict:
     """KServe's localmodel controller as its charts label it, installed under another name."""
     dep = b.controller_deployment(ready=None, replicas=replicas)
-    dep["metadata"] = {"name": name, "namespace": namespace,
-                       "labels": {"control-plane": "kserve-localmodel-controller-manager"}}
+    dep["metadata"] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {"control-plane": "kserve-localmodel-controller-manager"},
+    }
     return dep
 
 
@@ -48,8 +51,10 @@ def test_kserve_controller_under_another_name_in_another_namespace_stops_a_pass(
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
-    assert "KServe's controller is active (Deployment team-a/localmodel has ready replicas; labelled " \
+    assert (
+        "KServe's controller is active (Deployment team-a/localmodel has ready replicas; labelled "
         "control-plane=kserve-localmodel-controller-manager)" in proc.stderr
+    )
     assert writes_by(cluster, mark) == []
     assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
@@ -65,26 +70,39 @@ def test_kserve_controller_found_by_its_image_or_by_its_lease(cluster):
     dep["spec"]["template"]["metadata"] = {"labels": {"app": "cache-ctl"}}
     dep["spec"]["template"]["spec"]["containers"] = [
         {"name": "sidecar", "image": "busybox:1.36"},
-        {"name": "manager", "image": "mirror.local:5000/kserve/kserve-localmodel-controller:v0.17.0"}]
+        {"name": "manager", "image": "mirror.local:5000/kserve/kserve-localmodel-controller:v0.17.0"},
+    ]
     cluster.apply([b.node("control", ready=None, simulated=True), dep])
     cluster.wait_for("the controller to be ready", lambda: ready_replicas(cluster, "cache-ctl", "team-b") == 1)
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
-    assert "KServe's controller is active (Deployment team-b/cache-ctl has ready replicas; image " \
+    assert (
+        "KServe's controller is active (Deployment team-b/cache-ctl has ready replicas; image "
         "mirror.local:5000/kserve/kserve-localmodel-controller:v0.17.0)" in proc.stderr
+    )
     assert writes_by(cluster, mark) == []
 
     cluster.kubectl("delete", "deployment", "cache-ctl", "-n", "team-b")
-    cluster.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                   "metadata": {"name": "kserve-local-model-manager-leader-lock", "namespace": "team-b"},
-                   "spec": {"holderIdentity": "localmodel-7d9f_3b1c", "leaseDurationSeconds": 15,
-                            "renewTime": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
+    cluster.apply(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "kserve-local-model-manager-leader-lock", "namespace": "team-b"},
+            "spec": {
+                "holderIdentity": "localmodel-7d9f_3b1c",
+                "leaseDurationSeconds": 15,
+                "renewTime": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+        }
+    )
     mark = cluster.audit_mark()
     proc = kcache(cluster, "reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
-    assert "KServe's controller is active (it holds Lease team-b/kserve-local-model-manager-leader-lock: " \
+    assert (
+        "KServe's controller is active (it holds Lease team-b/kserve-local-model-manager-leader-lock: "
         "localmodel-7d9f_3b1c)" in proc.stderr
+    )
     assert writes_by(cluster, mark) == []
     assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
@@ -98,12 +116,33 @@ def test_kserve_controllers_patch_of_the_agent_daemonset_stops_a_running_control
     try:
         cluster.wait_for("the controller to converge", lambda: kcn_names(cluster) == ["gpu-1"], timeout=60)
         cluster.wait_for("the controller to be ready", ctl.ready, timeout=30)
-        cluster.kubectl("patch", "daemonset", "kserve-kernelcachenode-agent", "-n", "kserve", "--type=merge",
-                        "--field-manager=manager", "-p", json.dumps({"spec": {"template": {"spec": {
-                            "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}))
-        cluster.wait_for("reconcile to say why it stands back", lambda: "another controller writes what reconcile "
-                         "owns (field manager 'manager' wrote DaemonSet kserve-kernelcachenode-agent" in ctl.log(),
-                         timeout=30)
+        cluster.kubectl(
+            "patch",
+            "daemonset",
+            "kserve-kernelcachenode-agent",
+            "-n",
+            "kserve",
+            "--type=merge",
+            "--field-manager=manager",
+            "-p",
+            json.dumps(
+                {
+                    "spec": {
+                        "template": {
+                            "spec": {"tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+                        }
+                    }
+                }
+            ),
+        )
+        cluster.wait_for(
+            "reconcile to say why it stands back",
+            lambda: (
+                "another controller writes what reconcile "
+                "owns (field manager 'manager' wrote DaemonSet kserve-kernelcachenode-agent" in ctl.log()
+            ),
+            timeout=30,
+        )
         mark = cluster.audit_mark()
         cluster.apply([b.node("gpu-2", {"pool": "gpu"})])
         time.sleep(5)
@@ -124,14 +163,24 @@ def test_writes_by_another_field_manager_stop_the_batch(cluster, tmp_path):
         cluster.wait_for("the controller to stand ready", ctl.ready, timeout=60)
         tail = AuditTail(cluster)
         cluster.kubectl("delete", "kernelcachenodegroup", "gpu", "--wait=false")
-        cluster.wait_for("the batch of deletes to start", lambda: any(
-            ctl.mine(e) and e["verb"] == "delete" for e in tail.new()), timeout=60, interval=0.05)
+        cluster.wait_for(
+            "the batch of deletes to start",
+            lambda: any(ctl.mine(e) and e["verb"] == "delete" for e in tail.new()),
+            timeout=60,
+            interval=0.05,
+        )
         theirs = b.kcn("by-another")
         theirs["metadata"]["labels"] = {"written-by": "another-controller"}  # a create that sets a field
         cluster.kubectl("create", "--field-manager=manager", "-f", "-", input=json.dumps(theirs))
         written_at = dt.datetime.now(dt.timezone.utc)
-        cluster.wait_for("reconcile to say it stopped", lambda: "another controller writes what reconcile owns "
-                         "(field manager 'manager' wrote KernelCacheNode by-another" in ctl.log(), timeout=30)
+        cluster.wait_for(
+            "reconcile to say it stopped",
+            lambda: (
+                "another controller writes what reconcile owns "
+                "(field manager 'manager' wrote KernelCacheNode by-another" in ctl.log()
+            ),
+            timeout=30,
+        )
         time.sleep(3)
         deletes = [e for e in cluster.audit_events(0) if ctl.mine(e) and e["verb"] == "delete"]
         late = [e for e in deletes if received(e) > written_at + dt.timedelta(seconds=2)]
@@ -146,9 +195,12 @@ def test_kserve_controller_starting_mid_batch_stops_the_batch(cluster, tmp_path)
     members = big_group(cluster)
     cluster.apply([b.node("control", ready=None, simulated=True), kserve_controller("localmodel", "team-b", 0)])
     # the controller's answers trickle back (30 KB/s), so the batch of deletes outlasts the controller's start
-    pxy = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
-                            str(cluster.state["ports"]["apiserver"]), "30000"], stdout=subprocess.PIPE, text=True,
-                           cwd=ROOT)
+    pxy = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1", str(cluster.state["ports"]["apiserver"]), "30000"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert pxy.stdout is not None
     port = int(pxy.stdout.readline())
     ctl = Replica(cluster, tmp_path, "ctl", "--server", f"https://127.0.0.1:{port}")
@@ -156,14 +208,25 @@ def test_kserve_controller_starting_mid_batch_stops_the_batch(cluster, tmp_path)
         cluster.wait_for("the controller to stand ready", ctl.ready, timeout=60)
         tail = AuditTail(cluster)
         cluster.kubectl("delete", "kernelcachenodegroup", "gpu", "--wait=false")
-        cluster.wait_for("the batch of deletes to start", lambda: any(
-            ctl.mine(e) and e["verb"] == "delete" for e in tail.new()), timeout=60, interval=0.05)
+        cluster.wait_for(
+            "the batch of deletes to start",
+            lambda: any(ctl.mine(e) and e["verb"] == "delete" for e in tail.new()),
+            timeout=60,
+            interval=0.05,
+        )
         cluster.kubectl("scale", "deployment", "localmodel", "-n", "team-b", "--replicas=1")
-        cluster.wait_for("KServe's controller to be ready",
-                         lambda: ready_replicas(cluster, "localmodel", "team-b") == 1, timeout=60, interval=0.1)
+        cluster.wait_for(
+            "KServe's controller to be ready",
+            lambda: ready_replicas(cluster, "localmodel", "team-b") == 1,
+            timeout=60,
+            interval=0.1,
+        )
         ready_at = dt.datetime.now(dt.timezone.utc)
-        cluster.wait_for("reconcile to say it stopped", lambda: "KServe's controller is active (Deployment "
-                         "team-b/localmodel" in ctl.log(), timeout=30)
+        cluster.wait_for(
+            "reconcile to say it stopped",
+            lambda: "KServe's controller is active (Deployment team-b/localmodel" in ctl.log(),
+            timeout=30,
+        )
         time.sleep(3)
         deletes = [e for e in cluster.audit_events(0) if ctl.mine(e) and e["verb"] == "delete"]
         late = [e for e in deletes if received(e) > ready_at + dt.timedelta(seconds=2)]
@@ -181,13 +244,17 @@ def test_a_second_controller_with_another_lease_does_not_write(cluster, tmp_path
     try:
         cluster.wait_for("the first controller to converge", lambda: len(kcn_names(cluster)) == 5, timeout=40)
         second = Replica(cluster, tmp_path, "second", *LEADER_FLAGS, "--leader-elect-name", "another-lease")
-        cluster.wait_for("the second to hold its own Lease", lambda: holds_lease(second, cluster, "another-lease"),
-                         timeout=30)
+        cluster.wait_for(
+            "the second to hold its own Lease", lambda: holds_lease(second, cluster, "another-lease"), timeout=30
+        )
         mark = cluster.audit_mark()
         cluster.apply([b.node(f"gpu-{i}", {"pool": "gpu"}) for i in range(5, 10)])
         cluster.wait_for("the first controller to converge again", lambda: len(kcn_names(cluster)) == 10, timeout=40)
-        cluster.wait_for("the second to say why it does not write", lambda: "another kubectl-kcache controller "
-                         "holds Lease kserve/kubectl-kcache-reconcile" in second.log(), timeout=30)
+        cluster.wait_for(
+            "the second to say why it does not write",
+            lambda: "another kubectl-kcache controller holds Lease kserve/kubectl-kcache-reconcile" in second.log(),
+            timeout=30,
+        )
         theirs = [e for e in writes_by(cluster, mark) if second.mine(e) and e["objectRef"]["resource"] != "leases"]
         assert theirs == []
         # the first one goes (its Lease released): the second takes over the work
@@ -198,4 +265,3 @@ def test_a_second_controller_with_another_lease_does_not_write(cluster, tmp_path
         first.stop()
         if second is not None:
             assert second.stop() == 0, second.log()
-

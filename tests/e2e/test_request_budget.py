@@ -18,9 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def proxy(cluster, *extra: str) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1",
-                             str(cluster.state["ports"]["apiserver"]), *extra], stdout=subprocess.PIPE, text=True,
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.tcp_proxy", "127.0.0.1", str(cluster.state["ports"]["apiserver"]), *extra],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())
 
@@ -29,9 +32,23 @@ def startup(cluster) -> float:
     """What a run costs besides its requests, on this machine now: the doctor on a bundled example (the same
     imports, and more work than a failed read leaves)."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "kubectl_kcache", "doctor", "--from-file",
-                    str(ROOT / "examples" / "healthy-cluster.yaml"), "-o", "json"], capture_output=True,
-                   env=cluster.env, cwd=ROOT, timeout=60, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kubectl_kcache",
+            "doctor",
+            "--from-file",
+            str(ROOT / "examples" / "healthy-cluster.yaml"),
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        env=cluster.env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
     return time.monotonic() - started
 
 
@@ -39,9 +56,23 @@ def timed(cluster, port: int, *args: str) -> tuple[subprocess.CompletedProcess, 
     """A run against the proxy, and how long it took beyond its start-up."""
     base = startup(cluster)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", *args, "--server", f"https://127.0.0.1:{port}",
-                           "--request-timeout", "3s"], capture_output=True, text=True, env=cluster.env, cwd=ROOT,
-                          timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kubectl_kcache",
+            *args,
+            "--server",
+            f"https://127.0.0.1:{port}",
+            "--request-timeout",
+            "3s",
+        ],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        cwd=ROOT,
+        timeout=120,
+    )
     return proc, time.monotonic() - started - base
 
 

@@ -34,8 +34,13 @@ SCREEN_HEAD = "watching, Ctrl-C to stop"
 
 
 def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        timeout=timeout,
+    )
 
 
 def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -> dict[str, int]:
@@ -56,16 +61,25 @@ def build_fleet(cluster) -> None:
     node name). Entries in every state, an old agent's Extracting, an entry of a cache of the other group,
     and a KernelCache of a group that does not exist."""
     sim = {"ready": None, "simulated": True}
-    cluster.apply([
-        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
-        b.group("gpu", {"pool": "gpu"}), b.group("cpu", {"pool": "cpu"}),
-        b.node("fleet-g1", {"pool": "gpu"}, **sim), b.node("fleet-g2", {"pool": "gpu"}, unschedulable=True, **sim),
-        b.node("fleet-g3", {"pool": "gpu"}, ready=False), b.node("fleet-g4", {"pool": "gpu"}, **sim),
-        b.node("fleet-c1", {"pool": "cpu"}, **sim), b.node("fleet-x1", {"pool": "none"}, **sim),
-        *(b.kcn(n) for n in ("fleet-g1", "fleet-g2", "fleet-g3", "fleet-c1")), b.kcn("old"),
-        b.kernel_cache("llama", "team-a", group_name="gpu"), b.kernel_cache("mistral", "team-a", group_name=None),
-        b.kernel_cache("qwen", "team-b", group_name="cpu"), b.kernel_cache("lost", "team-b", group_name="nope"),
-    ])
+    cluster.apply(
+        [
+            b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+            b.group("gpu", {"pool": "gpu"}),
+            b.group("cpu", {"pool": "cpu"}),
+            b.node("fleet-g1", {"pool": "gpu"}, **sim),
+            b.node("fleet-g2", {"pool": "gpu"}, unschedulable=True, **sim),
+            b.node("fleet-g3", {"pool": "gpu"}, ready=False),
+            b.node("fleet-g4", {"pool": "gpu"}, **sim),
+            b.node("fleet-c1", {"pool": "cpu"}, **sim),
+            b.node("fleet-x1", {"pool": "none"}, **sim),
+            *(b.kcn(n) for n in ("fleet-g1", "fleet-g2", "fleet-g3", "fleet-c1")),
+            b.kcn("old"),
+            b.kernel_cache("llama", "team-a", group_name="gpu"),
+            b.kernel_cache("mistral", "team-a", group_name=None),
+            b.kernel_cache("qwen", "team-b", group_name="cpu"),
+            b.kernel_cache("lost", "team-b", group_name="nope"),
+        ]
+    )
     cluster.apply([agent("fleet-g1"), agent("fleet-g2"), agent("fleet-g4", fail="CrashLoopBackOff"), agent("fleet-c1")])
     entries = {
         "fleet-g1": {"team-a/llama": "Ready", "team-a/mistral": "Pulling", "team-b/qwen": "Ready"},
@@ -76,25 +90,49 @@ def build_fleet(cluster) -> None:
     for node, states in entries.items():
         set_entries(cluster, node, states)
     # pods using the caches, as KServe records them: on the KernelCache (status.usage) and per node (counts)
-    cluster.set_status("kernelcache", "llama", {"usage": {"totalPodsUsing": 2, "pods": [
-        {"podUID": f"uid-{i}", "podRef": {"namespace": "team-a", "name": f"llama-{i}"}, "nodeName": node,
-         "observedAt": b.NOW} for i, node in ((1, "fleet-g1"), (2, "fleet-g2"))]}}, "team-a")
+    cluster.set_status(
+        "kernelcache",
+        "llama",
+        {
+            "usage": {
+                "totalPodsUsing": 2,
+                "pods": [
+                    {
+                        "podUID": f"uid-{i}",
+                        "podRef": {"namespace": "team-a", "name": f"llama-{i}"},
+                        "nodeName": node,
+                        "observedAt": b.NOW,
+                    }
+                    for i, node in ((1, "fleet-g1"), (2, "fleet-g2"))
+                ],
+            }
+        },
+        "team-a",
+    )
     for node, using in (("fleet-g1", 1), ("fleet-g2", 1), ("fleet-c1", 3)):
-        cluster.set_status("kernelcachenode", node, {"counts": {"cachesReady": 1, "cachesPreparing": 0,
-                                                                "cachesError": 0, "totalPodsUsing": using}})
+        cluster.set_status(
+            "kernelcachenode",
+            node,
+            {"counts": {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0, "totalPodsUsing": using}},
+        )
 
     def is_ready(obj: dict[str, Any]) -> bool:
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in (obj.get("status") or {}).get(
-            "conditions", []))
+        return any(
+            c["type"] == "Ready" and c["status"] == "True" for c in (obj.get("status") or {}).get("conditions", [])
+        )
 
     def settled() -> bool:
         nodes = {n["metadata"]["name"]: n for n in cluster.get("nodes")["items"]}
         ready = all(is_ready(nodes[n]) for n in ("fleet-g1", "fleet-g2", "fleet-g4", "fleet-c1"))
         pods = {p["metadata"]["name"]: p for p in cluster.get("pods", namespace="kserve")["items"]}
-        running = all(pods.get(f"agent-{n}", {}).get("status", {}).get("phase") == "Running"
-                      and is_ready(pods[f"agent-{n}"]) for n in ("fleet-g1", "fleet-g2", "fleet-c1"))
-        crashing = any(cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
-                       for cs in pods.get("agent-fleet-g4", {}).get("status", {}).get("containerStatuses", []))
+        running = all(
+            pods.get(f"agent-{n}", {}).get("status", {}).get("phase") == "Running" and is_ready(pods[f"agent-{n}"])
+            for n in ("fleet-g1", "fleet-g2", "fleet-c1")
+        )
+        crashing = any(
+            cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+            for cs in pods.get("agent-fleet-g4", {}).get("status", {}).get("containerStatuses", [])
+        )
         return ready and running and crashing
 
     cluster.wait_for("KWOK to run the nodes and agent pods", settled, timeout=90)
@@ -109,15 +147,36 @@ def set_entries(cluster, node: str, states: dict[str, str]) -> None:
 
 
 EXPECTED_GROUPS = [
-    {"name": "cpu", "selector": {"pool": "cpu"}, "members": 1, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 1,
-     "agentReady": 1, "podsUsing": 3, "caches": {"team-b/qwen": counts(ready=1)}},
-    {"name": "gpu", "selector": {"pool": "gpu"}, "members": 4, "notReady": 1, "cordoned": 1, "kernelCacheNodes": 3,
-     "agentReady": 2, "podsUsing": 2,
-     "caches": {"team-a/llama": counts(ready=1, pending=1, error=1), "team-a/mistral": counts(pulling=2),
-                "team-b/qwen": counts(ready=1)}},
+    {
+        "name": "cpu",
+        "selector": {"pool": "cpu"},
+        "members": 1,
+        "notReady": 0,
+        "cordoned": 0,
+        "kernelCacheNodes": 1,
+        "agentReady": 1,
+        "podsUsing": 3,
+        "caches": {"team-b/qwen": counts(ready=1)},
+    },
+    {
+        "name": "gpu",
+        "selector": {"pool": "gpu"},
+        "members": 4,
+        "notReady": 1,
+        "cordoned": 1,
+        "kernelCacheNodes": 3,
+        "agentReady": 2,
+        "podsUsing": 2,
+        "caches": {
+            "team-a/llama": counts(ready=1, pending=1, error=1),
+            "team-a/mistral": counts(pulling=2),
+            "team-b/qwen": counts(ready=1),
+        },
+    },
 ]
 EXPECTED_UNASSIGNED = [
-    {"name": "team-b/lost", "group": "nope", "reason": "group 'nope' (from spec.nodeGroupRef) does not exist"}]
+    {"name": "team-b/lost", "group": "nope", "reason": "group 'nope' (from spec.nodeGroupRef) does not exist"}
+]
 
 
 @pytest.mark.simulate
@@ -142,8 +201,10 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     assert offline_doc["source"]["files"] == [str(tmp_path / "snap.json")]
 
     scoped = json.loads(kcache(cluster, "status", "-o", "json", "-n", "team-b").stdout)
-    assert [g["caches"] for g in scoped["groups"]] == [{"team-b/qwen": counts(ready=1)},
-                                                      {"team-b/qwen": counts(ready=1)}]
+    assert [g["caches"] for g in scoped["groups"]] == [
+        {"team-b/qwen": counts(ready=1)},
+        {"team-b/qwen": counts(ready=1)},
+    ]
 
     table = kcache(cluster, "status", "-o", "wide")
     assert table.returncode == 0 and "\x1b[" not in table.stdout
@@ -159,37 +220,62 @@ def test_status_reads_like_doctor_and_writes_nothing(cluster):
     done = kcache(cluster, "status", "-o", "json", "-n", "team-a")
     assert done.returncode == 0, done.stderr
     time.sleep(1)  # the audit log is written as requests complete
-    mine = [e for e in cluster.audit_events(mark)
-            if e.get("userAgent", "").startswith("kubectl-kcache") and e.get("stage") == "ResponseComplete"]
-    lists = sorted((e["objectRef"].get("resource", ""), e["objectRef"].get("namespace", "")) for e in mine
-                   if e["verb"] == "list")
-    assert lists == [("configmaps", "kserve"), ("kernelcachenodegroups", ""), ("kernelcachenodes", ""),
-                     ("kernelcaches", "team-a"), ("nodes", ""), ("pods", "kserve"), ("pods", "team-a"),
-                     ("replicasets", "team-a")]
+    mine = [
+        e
+        for e in cluster.audit_events(mark)
+        if e.get("userAgent", "").startswith("kubectl-kcache") and e.get("stage") == "ResponseComplete"
+    ]
+    lists = sorted(
+        (e["objectRef"].get("resource", ""), e["objectRef"].get("namespace", "")) for e in mine if e["verb"] == "list"
+    )
+    assert lists == [
+        ("configmaps", "kserve"),
+        ("kernelcachenodegroups", ""),
+        ("kernelcachenodes", ""),
+        ("kernelcaches", "team-a"),
+        ("nodes", ""),
+        ("pods", "kserve"),
+        ("pods", "team-a"),
+        ("replicasets", "team-a"),
+    ]
     assert {e["verb"] for e in mine} <= {"list", "get"}  # `get` is /version
 
 
 def test_status_exit_3_names_a_forbidden_read(cluster):
     user = "status-lacks-pods"
-    rules = [{"apiGroups": [g], "resources": [r], "verbs": ["get", "list", "watch"]} for g, r in (
-        ("", "nodes"), ("", "configmaps"), ("serving.kserve.io", "kernelcachenodegroups"),
-        ("serving.kserve.io", "kernelcachenodes"), ("serving.kserve.io", "kernelcaches"))]
+    rules = [
+        {"apiGroups": [g], "resources": [r], "verbs": ["get", "list", "watch"]}
+        for g, r in (
+            ("", "nodes"),
+            ("", "configmaps"),
+            ("serving.kserve.io", "kernelcachenodegroups"),
+            ("serving.kserve.io", "kernelcachenodes"),
+            ("serving.kserve.io", "kernelcaches"),
+        )
+    ]
     grant(cluster, user, rules)
     cluster.apply([b.group("gpu", {"pool": "gpu"}), b.node("g1", {"pool": "gpu"})])
     done = kcache(cluster, "status", "--as", user)
     assert done.returncode == 3
     assert done.stdout == ""
-    line, = done.stderr.splitlines()
+    (line,) = done.stderr.splitlines()
     assert line.startswith("error: status cannot answer: cannot list pods in namespace kserve (forbidden)")
     assert f'User "{user}" was refused' in line and "doctor-rbac.yaml" in line  # who, and the role to bind
 
 
 def test_status_watch_exit_3_when_list_is_allowed_but_watch_is_not(cluster):
     user = "status-lists-only"
-    rules = [{"apiGroups": [g], "resources": [r], "verbs": ["get", "list"] + (["watch"] if r != "nodes" else [])}
-             for g, r in (("", "nodes"), ("", "configmaps"), ("", "pods"),
-                          ("serving.kserve.io", "kernelcachenodegroups"), ("serving.kserve.io", "kernelcachenodes"),
-                          ("serving.kserve.io", "kernelcaches"))]
+    rules = [
+        {"apiGroups": [g], "resources": [r], "verbs": ["get", "list"] + (["watch"] if r != "nodes" else [])}
+        for g, r in (
+            ("", "nodes"),
+            ("", "configmaps"),
+            ("", "pods"),
+            ("serving.kserve.io", "kernelcachenodegroups"),
+            ("serving.kserve.io", "kernelcachenodes"),
+            ("serving.kserve.io", "kernelcaches"),
+        )
+    ]
     grant(cluster, user, rules)
     done = kcache(cluster, "status", "-w", "--as", user, timeout=60)
     assert done.returncode == 3
@@ -199,13 +285,23 @@ def test_status_watch_exit_3_when_list_is_allowed_but_watch_is_not(cluster):
 
 def grant(cluster, user: str, rules: list[dict[str, Any]]) -> None:
     name = f"kcache-test-{user}"
-    cluster.apply([
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}}, "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-         "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]}])
+    cluster.apply(
+        [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
+                "rules": rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": {OWNED_LABEL: "true"}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}],
+            },
+        ]
+    )
 
 
 # ---- status -w ------------------------------------------------------------------------------------
@@ -216,8 +312,12 @@ class Watch:
 
     def __init__(self, cluster, *args: str):
         self.cluster = cluster
-        self.proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "status", "-w", "-o", "json", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kubectl_kcache", "status", "-w", "-o", "json", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cluster.env,
+        )
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.buffer = ""
         self.docs: list[dict[str, Any]] = []
@@ -255,13 +355,24 @@ def group(doc: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_status_watch_follows_changes_from_watches(cluster):
-    cluster.apply([b.group("gpu", {"pool": "gpu"}), b.node("g1", {"pool": "gpu"}), b.node("g2", {"pool": "cpu"}),
-                   b.kcn("g1"), b.kernel_cache("llama", "team-a", group_name="gpu")])
+    cluster.apply(
+        [
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("g1", {"pool": "gpu"}),
+            b.node("g2", {"pool": "cpu"}),
+            b.kcn("g1"),
+            b.kernel_cache("llama", "team-a", group_name="gpu"),
+        ]
+    )
     mark = cluster.audit_mark()
     watch = Watch(cluster)
     # the same in YAML (issue 27 item 5): read once it has been interrupted, one document per `---`
-    in_yaml = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", "status", "-w", "-o", "yaml"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env)
+    in_yaml = subprocess.Popen(
+        [sys.executable, "-m", "kubectl_kcache", "status", "-w", "-o", "yaml"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cluster.env,
+    )
     try:
         first = watch.until("the first screen", lambda d: True)
         assert group(first, "gpu")["members"] == 1
@@ -274,13 +385,18 @@ def test_status_watch_follows_changes_from_watches(cluster):
 
         cluster.apply(b.kcn("g2"))
         set_entries(cluster, "g1", {"team-a/llama": "Pulling"})
-        watch.until("g2's KernelCacheNode and g1's entry",
-                    lambda d: group(d, "gpu")["kernelCacheNodes"] == 2
-                    and group(d, "gpu")["caches"] == {"team-a/llama": counts(pulling=1)})
+        watch.until(
+            "g2's KernelCacheNode and g1's entry",
+            lambda d: (
+                group(d, "gpu")["kernelCacheNodes"] == 2
+                and group(d, "gpu")["caches"] == {"team-a/llama": counts(pulling=1)}
+            ),
+        )
         set_entries(cluster, "g1", {"team-a/llama": "Ready"})
         set_entries(cluster, "g2", {"team-a/llama": "Error"})
-        doc = watch.until("the entries' new states", lambda d: group(d, "gpu")["caches"] == {
-            "team-a/llama": counts(ready=1, error=1)})
+        doc = watch.until(
+            "the entries' new states", lambda d: group(d, "gpu")["caches"] == {"team-a/llama": counts(ready=1, error=1)}
+        )
         assert doc["source"]["from"] == "live"
 
         # between the first screen and here: watches only, not one list
@@ -296,21 +412,29 @@ def test_status_watch_follows_changes_from_watches(cluster):
         cluster.testbed_cmd("restart", "apiserver")
         cluster.kubectl("delete", "node", "g1")
         cluster.apply(b.group("cpu", {"pool": "cpu"}))
-        doc = watch.until("the changes after the restart and the 410",
-                          lambda d: group(d, "gpu")["members"] == 1 and any(g["name"] == "cpu" for g in d["groups"]),
-                          timeout=60)
+        doc = watch.until(
+            "the changes after the restart and the 410",
+            lambda d: group(d, "gpu")["members"] == 1 and any(g["name"] == "cpu" for g in d["groups"]),
+            timeout=60,
+        )
         assert group(doc, "gpu")["caches"] == {"team-a/llama": counts(error=1)}
         # issue 27 item 5: every document carries the state of the watches; the outage is in them
         assert all("watch" in d for d in watch.docs)
-        assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in watch.docs), \
+        assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in watch.docs), (
             "no document said the watches were failing during the restart"
+        )
         watch.until("the watches current again", lambda d: d["watch"] == {"state": "current", "problems": []})
-        relists = [e for e in cluster.audit_events(listed_at)
-                   if e.get("userAgent", "").startswith("kubectl-kcache") and e["verb"] == "list"
-                   and e.get("stage") == "ResponseComplete"]
+        relists = [
+            e
+            for e in cluster.audit_events(listed_at)
+            if e.get("userAgent", "").startswith("kubectl-kcache")
+            and e["verb"] == "list"
+            and e.get("stage") == "ResponseComplete"
+        ]
         assert relists, "a 410 Gone re-lists"
-        assert {e["verb"] for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")
-                } <= {"list", "watch", "get"}
+        assert {
+            e["verb"] for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")
+        } <= {"list", "watch", "get"}
     finally:
         code, err = watch.interrupt()
         in_yaml.send_signal(signal.SIGINT)
@@ -321,8 +445,9 @@ def test_status_watch_follows_changes_from_watches(cluster):
     docs = [yaml.safe_load(d) for d in out.decode().split("---\n") if d.strip()]
     assert in_yaml.returncode == 130 and len(docs) >= 2, yaml_err
     assert all("watch" in d for d in docs)
-    assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in docs), \
+    assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in docs), (
         "no YAML document said the watches were failing during the restart"
+    )
 
 
 def _pty_spawn(cluster, *args: str) -> tuple[subprocess.Popen, int]:
@@ -334,8 +459,15 @@ def _pty_spawn(cluster, *args: str) -> tuple[subprocess.Popen, int]:
     def controlling_tty() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen([sys.executable, "-m", "kubectl_kcache", *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, start_new_session=True, preexec_fn=controlling_tty)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubectl_kcache", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
     os.close(slave)
     return proc, master
 

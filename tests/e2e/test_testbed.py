@@ -46,13 +46,28 @@ def test_status_subresource_is_separate(cluster):
     cluster.apply(b.kcn("gpu-sep", {"team-a/c": b.entry("team-a", "c")}))  # a status in a create is dropped
     assert not (cluster.get("kernelcachenode", "gpu-sep").get("status") or {}).get("cacheStatus")
     cluster.set_status("kernelcachenode", "gpu-sep", {"cacheStatus": {"team-a/c": b.entry("team-a", "c")}})
-    cluster.kubectl("patch", "kernelcachenode", "gpu-sep", "--type=merge", "-p", json.dumps(
-        {"metadata": {"labels": {"written": "object"}}, "status": {"cacheStatus": {"team-a/c": None}}}))
+    cluster.kubectl(
+        "patch",
+        "kernelcachenode",
+        "gpu-sep",
+        "--type=merge",
+        "-p",
+        json.dumps({"metadata": {"labels": {"written": "object"}}, "status": {"cacheStatus": {"team-a/c": None}}}),
+    )
     got = cluster.get("kernelcachenode", "gpu-sep")
     assert got["metadata"]["labels"] == {"written": "object"}
     assert got["status"]["cacheStatus"]["team-a/c"]["state"] == "Ready"
-    cluster.kubectl("patch", "kernelcachenode", "gpu-sep", "--subresource=status", "--type=merge", "-p", json.dumps(
-        {"metadata": {"labels": {"written": "status"}}, "status": {"cacheStatus": {"team-a/c": {"state": "Error"}}}}))
+    cluster.kubectl(
+        "patch",
+        "kernelcachenode",
+        "gpu-sep",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(
+            {"metadata": {"labels": {"written": "status"}}, "status": {"cacheStatus": {"team-a/c": {"state": "Error"}}}}
+        ),
+    )
     got = cluster.get("kernelcachenode", "gpu-sep")
     assert got["metadata"]["labels"] == {"written": "object"}
     assert got["status"]["cacheStatus"]["team-a/c"]["state"] == "Error"

@@ -17,15 +17,22 @@ NS = "team-a"
 
 
 def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True,
-                          env=cluster.env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=120
+    )
 
 
 def producer(name: str, node: str = "", group: str = "", isvc: str = "model", rev: str = "7d9f8c6b5") -> dict:
-    pod = b.pod(name, NS, node_name=node, labels={"serving.kserve.io/inferenceservice": isvc,
-                                                  "pod-template-hash": rev},
-                annotations={"serving.kserve.io/kernelcache-supported": "true",
-                             **({"serving.kserve.io/kernelcache-nodegroup": group} if group else {})})
+    pod = b.pod(
+        name,
+        NS,
+        node_name=node,
+        labels={"serving.kserve.io/inferenceservice": isvc, "pod-template-hash": rev},
+        annotations={
+            "serving.kserve.io/kernelcache-supported": "true",
+            **({"serving.kserve.io/kernelcache-nodegroup": group} if group else {}),
+        },
+    )
     del pod["status"]
     return pod
 
@@ -59,17 +66,26 @@ CAPTURE = "model-kcc-7d9f8c6b5"  # KServe's generated name for ISVC model, pod-t
 
 
 def test_predicted_from_the_pod_auto(cluster, tmp_path):
-    setup(cluster, groups=[b.group("gpu", {"pool": "gpu"}), b.group("cpu", {"pool": "cpu"})],
-          nodes=[b.node("gpu-1", {"pool": "gpu"})], pods=[producer("model-pod", "gpu-1")])
+    setup(
+        cluster,
+        groups=[b.group("gpu", {"pool": "gpu"}), b.group("cpu", {"pool": "cpu"})],
+        nodes=[b.node("gpu-1", {"pool": "gpu"})],
+        pods=[producer("model-pod", "gpu-1")],
+    )
     doc = why(cluster, tmp_path, "model-pod")
     assert doc["basis"] == "pod" and doc["capture"] is None and doc["node"] == "gpu-1"
     assert doc["result"] == {"group": "gpu", "source": "auto", "reason": None, "message": doc["result"]["message"]}
 
 
 def test_from_the_capture_session_requested_group_missing(cluster, tmp_path):
-    setup(cluster, default="gpu", groups=[b.group("gpu", {"pool": "gpu"})], nodes=[b.node("gpu-1", {"pool": "gpu"})],
-          pods=[producer("model-pod", "gpu-1", group="missing")],
-          captures=[(CAPTURE, b.capture_status(node_name="gpu-1", requested="missing"))])
+    setup(
+        cluster,
+        default="gpu",
+        groups=[b.group("gpu", {"pool": "gpu"})],
+        nodes=[b.node("gpu-1", {"pool": "gpu"})],
+        pods=[producer("model-pod", "gpu-1", group="missing")],
+        captures=[(CAPTURE, b.capture_status(node_name="gpu-1", requested="missing"))],
+    )
     doc = why(cluster, tmp_path, "model-pod")
     assert doc["basis"] == "capture" and doc["capture"]["name"] == CAPTURE
     assert doc["result"]["reason"] == "InvalidRequestedNodeGroup"
@@ -78,31 +94,56 @@ def test_from_the_capture_session_requested_group_missing(cluster, tmp_path):
 
 
 def test_ambiguous_then_what_if(cluster, tmp_path):
-    setup(cluster, groups=[b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
-          nodes=[b.node("gpu-node", {"pool": "gpu", "zone": "east"}), b.node("west", {"pool": "gpu", "zone": "west"})],
-          pods=[producer("model-pod", "gpu-node")], captures=[(CAPTURE, b.capture_status(node_name="gpu-node"))])
+    setup(
+        cluster,
+        groups=[b.group("gpu-a", {"pool": "gpu"}), b.group("gpu-b", {"zone": "east"})],
+        nodes=[b.node("gpu-node", {"pool": "gpu", "zone": "east"}), b.node("west", {"pool": "gpu", "zone": "west"})],
+        pods=[producer("model-pod", "gpu-node")],
+        captures=[(CAPTURE, b.capture_status(node_name="gpu-node"))],
+    )
     doc = why(cluster, tmp_path, "model-pod")
     assert doc["result"]["reason"] == "AmbiguousNodeGroup"
-    assert doc["result"]["message"] == ("producer node gpu-node matches multiple node groups: gpu-a, gpu-b; "
-                                        "set serving.kserve.io/kernelcache-nodegroup")
+    assert doc["result"]["message"] == (
+        "producer node gpu-node matches multiple node groups: gpu-a, gpu-b; set serving.kserve.io/kernelcache-nodegroup"
+    )
     what_if = kcache(cluster, "why-group", "model-pod", "-n", NS, "--node", "west", "-o", "json")
     assert json.loads(what_if.stdout)["basis"] == "what-if"
     assert json.loads(what_if.stdout)["result"]["group"] == "gpu-a"
     fixed = kcache(cluster, "why-group", "model-pod", "-n", NS, "--group", "gpu-b", "-o", "json")
-    assert json.loads(fixed.stdout)["result"] == {"group": "gpu-b", "source": "annotation", "reason": None,
-                                                  "message": json.loads(fixed.stdout)["result"]["message"]}
+    assert json.loads(fixed.stdout)["result"] == {
+        "group": "gpu-b",
+        "source": "annotation",
+        "reason": None,
+        "message": json.loads(fixed.stdout)["result"]["message"],
+    }
 
 
 def test_pod_gone_but_capture_present_default_and_created_cache(cluster, tmp_path):
     from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
 
     kc_name = generated_kernel_cache_name(CAPTURE, b.image("cache"))
-    setup(cluster, default="fallback", groups=[b.group("fallback", {"role": "other"})],
-          nodes=[b.node("gpu-1", {"pool": "gpu"})],
-          captures=[(CAPTURE, b.capture_status(node_name="gpu-1", pod="model-pod-gone",
-                                               kernel_cache_ref={"namespace": NS, "name": kc_name}))],
-          extra=[b.kernel_cache(kc_name, NS, group_name="old-group", annotations={
-              "internal.serving.kserve.io/kernelcache-nodegroup-selection-source": "auto"})])
+    setup(
+        cluster,
+        default="fallback",
+        groups=[b.group("fallback", {"role": "other"})],
+        nodes=[b.node("gpu-1", {"pool": "gpu"})],
+        captures=[
+            (
+                CAPTURE,
+                b.capture_status(
+                    node_name="gpu-1", pod="model-pod-gone", kernel_cache_ref={"namespace": NS, "name": kc_name}
+                ),
+            )
+        ],
+        extra=[
+            b.kernel_cache(
+                kc_name,
+                NS,
+                group_name="old-group",
+                annotations={"internal.serving.kserve.io/kernelcache-nodegroup-selection-source": "auto"},
+            )
+        ],
+    )
     doc = why(cluster, tmp_path, "model-pod-gone")
     assert doc["basis"] == "capture"
     assert doc["result"]["group"] == "fallback" and doc["result"]["source"] == "default"
@@ -111,20 +152,30 @@ def test_pod_gone_but_capture_present_default_and_created_cache(cluster, tmp_pat
 
 
 def test_producer_unscheduled(cluster, tmp_path):
-    setup(cluster, default="gpu", groups=[b.group("gpu", {"pool": "gpu"})], pods=[producer("model-pod")],
-          captures=[(CAPTURE, b.capture_status(node_name=""))])
+    setup(
+        cluster,
+        default="gpu",
+        groups=[b.group("gpu", {"pool": "gpu"})],
+        pods=[producer("model-pod")],
+        captures=[(CAPTURE, b.capture_status(node_name=""))],
+    )
     doc = why(cluster, tmp_path, "model-pod")
     assert doc["result"]["reason"] == "ProducerNodePending"
     assert doc["result"]["message"] == "producer Pod node assignment has not been observed yet"
 
 
 def test_no_match_no_default_and_tree_output(cluster, tmp_path):
-    setup(cluster, groups=[b.group("gpu", {"pool": "gpu"})], nodes=[b.node("cpu-1", {"pool": "cpu"})],
-          pods=[producer("model-pod", "cpu-1")])
+    setup(
+        cluster,
+        groups=[b.group("gpu", {"pool": "gpu"})],
+        nodes=[b.node("cpu-1", {"pool": "cpu"})],
+        pods=[producer("model-pod", "cpu-1")],
+    )
     doc = why(cluster, tmp_path, "model-pod")
     assert doc["result"]["reason"] == "NoMatchingNodeGroup"
-    assert doc["groups"] == [{"name": "gpu", "matches": False, "missingLabels": {"pool": "gpu"},
-                              "untoleratedTaints": []}]
+    assert doc["groups"] == [
+        {"name": "gpu", "matches": False, "missingLabels": {"pool": "gpu"}, "untoleratedTaints": []}
+    ]
     tree = kcache(cluster, "why-group", "model-pod", "-n", NS)
     assert tree.returncode == 1
     assert "Warning NoMatchingNodeGroup SelectNodeGroup" in tree.stdout
@@ -132,8 +183,12 @@ def test_no_match_no_default_and_tree_output(cluster, tmp_path):
 
 
 def test_reads_only_what_it_needs(cluster):
-    setup(cluster, groups=[b.group("gpu", {"pool": "gpu"})],
-          nodes=[b.node(f"n{i}", {"pool": "gpu"}) for i in range(5)], pods=[producer("model-pod", "n1")])
+    setup(
+        cluster,
+        groups=[b.group("gpu", {"pool": "gpu"})],
+        nodes=[b.node(f"n{i}", {"pool": "gpu"}) for i in range(5)],
+        pods=[producer("model-pod", "n1")],
+    )
     mark = cluster.audit_mark()
     assert kcache(cluster, "why-group", "model-pod", "-n", NS).returncode == 0
     mine = [e for e in cluster.audit_events(mark) if e.get("userAgent", "").startswith("kubectl-kcache")]

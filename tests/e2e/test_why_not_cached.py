@@ -21,17 +21,31 @@ from .cluster import OWNED_LABEL
 pytestmark = pytest.mark.e2e
 
 NS, NS_B = "team-a", "team-b"
-CONFIG = {"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": {
-    "mode": "cert", "cert": {"signingProfileRef": "kernelcache-signer", "trustBundle": "kserve/kernelcache-root-ca",
-                             "subjectRegexp": "spiffe://kserve/kernelcache-signer"}}}
+CONFIG = {
+    "enabled": True,
+    "defaultNodeGroup": "gpu",
+    "artifactSecurity": {
+        "mode": "cert",
+        "cert": {
+            "signingProfileRef": "kernelcache-signer",
+            "trustBundle": "kserve/kernelcache-root-ca",
+            "subjectRegexp": "spiffe://kserve/kernelcache-signer",
+        },
+    },
+}
 VERIFIED = {"mode": "cert", "state": "Succeeded", "verified": True, "reason": "VerificationSucceeded"}
 EARLY = "2026-11-29T08:00:00Z"
 
 
 def kcache(cluster, *args: str, context: str | None = None) -> subprocess.CompletedProcess:
     extra = ["--context", context] if context else []
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *args, *extra], capture_output=True, text=True,
-                          env=cluster.env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *args, *extra],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        timeout=120,
+    )
 
 
 def model(case: str) -> str:
@@ -39,8 +53,9 @@ def model(case: str) -> str:
 
 
 def identity(case: str, ns: str = NS, **pod: Any) -> dict[str, Any]:
-    return b.consumer_identity(ns, "qwen", pod.get("image", b.VLLM_DIGEST), model(case), pod.get("command"),
-                               pod.get("args"), pod.get("env"))
+    return b.consumer_identity(
+        ns, "qwen", pod.get("image", b.VLLM_DIGEST), model(case), pod.get("command"), pod.get("args"), pod.get("env")
+    )
 
 
 def cache(name: str, case: str, ns: str = NS, **kw: Any) -> dict[str, Any]:
@@ -86,8 +101,11 @@ PODS = [
     pod("miss-footprint", "a", args=["--dtype", "float16"]),
     pod("miss-entry-stale", "k"),
     pod("miss-verification", "l"),
-    pod("miss-container-path", "m", env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {
-        "fieldRef": {"fieldPath": "metadata.name"}}}]),
+    pod(
+        "miss-container-path",
+        "m",
+        env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    ),
     pod("miss-oci-path", "n"),
     pod("miss-wrong-namespace", "o"),
     pod("miss-no-ready-entry", "p"),
@@ -121,28 +139,55 @@ EXPECTED = {
 
 
 def _kc_status(kc: dict[str, Any], at: str = EARLY, verification: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"state": "Ready", "verification": verification or VERIFIED, "conditions": [{
-        "type": "Ready", "status": "True", "reason": "CacheReady", "message": "cache is ready on all selected nodes",
-        "lastTransitionTime": at}]}
+    return {
+        "state": "Ready",
+        "verification": verification or VERIFIED,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "CacheReady",
+                "message": "cache is ready on all selected nodes",
+                "lastTransitionTime": at,
+            }
+        ],
+    }
 
 
 def install(cluster) -> str:
     """The cluster above; returns the time the late cache became Ready (after its pod was created)."""
     cluster.kubectl("label", "namespace", NS_B, "control-plane=tenant", "--overwrite")
     cluster.kubectl("label", "namespace", NS, "control-plane-")
-    cluster.apply([b.config_map(CONFIG), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
-                   b.node("gpu-2", {"pool": "gpu"}), b.node("cpu-1", {"pool": "cpu"}),
-                   b.kcn("gpu-1"), b.kcn("gpu-2"), *KC.values(), *PODS])
+    cluster.apply(
+        [
+            b.config_map(CONFIG),
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("gpu-1", {"pool": "gpu"}),
+            b.node("gpu-2", {"pool": "gpu"}),
+            b.node("cpu-1", {"pool": "cpu"}),
+            b.kcn("gpu-1"),
+            b.kcn("gpu-2"),
+            *KC.values(),
+            *PODS,
+        ]
+    )
     created = cluster.get("pod", "miss-ready-later", NS)["metadata"]["creationTimestamp"]
     late = (dt.datetime.fromisoformat(created.replace("Z", "+00:00")) + dt.timedelta(minutes=5)).strftime(
-        "%Y-%m-%dT%H:%M:%SZ")
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
     for name, kc in KC.items():
         ns = kc["metadata"]["namespace"]
-        ver = ({"mode": "cert", "state": "Failed", "verified": False, "reason": "VerifiedDigestMismatch"}
-               if name == "kc-l" else None)
+        ver = (
+            {"mode": "cert", "state": "Failed", "verified": False, "reason": "VerifiedDigestMismatch"}
+            if name == "kc-l"
+            else None
+        )
         cluster.set_status("kernelcache", name, _kc_status(kc, late if name == "kc-d" else EARLY, ver), ns)
-    entries_1 = {f"{kc['metadata']['namespace']}/{n}": b.cache_entry(kc, last_update=late if n == "kc-d" else EARLY)
-                 for n, kc in KC.items() if n not in ("kc-b", "kc-p", "kc-k")}
+    entries_1 = {
+        f"{kc['metadata']['namespace']}/{n}": b.cache_entry(kc, last_update=late if n == "kc-d" else EARLY)
+        for n, kc in KC.items()
+        if n not in ("kc-b", "kc-p", "kc-k")
+    }
     entries_1["team-a/kc-k"] = b.cache_entry(KC["kc-k"], last_update=EARLY, imageReference=b.image("older"))
     entries_1["team-a/kc-p"] = b.cache_entry(KC["kc-p"], state="Pulling", last_update=EARLY)
     entries_1["team-a/kc-q"] = b.cache_entry(GONE, last_update=EARLY)
@@ -181,29 +226,45 @@ def test_every_case_live_and_from_a_dump(cluster, tmp_path):
         doc = explain_both(cluster, dump, name, ns)
         now = doc["result"]["now"]
         assert (doc["result"]["cached"], now["kernelCache"], now["match"], now["blockedBy"], now["outcome"]) == (
-            cached, kc, match, blocked, outcome), name
+            cached,
+            kc,
+            match,
+            blocked,
+            outcome,
+        ), name
         docs[name] = doc
     assert len(docs) >= 12
 
     hit = docs["hit-workload"]
     assert hit["result"]["kernelCache"] == "team-a/kc-a"
-    assert hit["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
-                                          "entryOnNode": "Ready", "preparedOnNode": True}
+    assert hit["result"]["placement"] == {
+        "node": "gpu-1",
+        "group": "gpu",
+        "nodeInGroup": True,
+        "entryOnNode": "Ready",
+        "preparedOnNode": True,
+    }
     cold = docs["hit-outside-group"]
     assert cold["result"]["placement"]["nodeInGroup"] is False
-    assert any(n.startswith("KServe adds no node affinity: the pod runs on node cpu-1, outside group gpu")
-               for n in cold["notes"])
+    assert any(
+        n.startswith("KServe adds no node affinity: the pod runs on node cpu-1, outside group gpu")
+        for n in cold["notes"]
+    )
     later = docs["miss-ready-later"]
-    assert any(f"its Ready entries were last updated at {late}" in n and "Recreate the pod" in n
-               for n in later["notes"])
+    assert any(
+        f"its Ready entries were last updated at {late}" in n and "Recreate the pod" in n for n in later["notes"]
+    )
     assert later["next"] == "kubectl -n team-a delete pod miss-ready-later"
     stale = next(c for c in docs["miss-entry-stale"]["candidates"] if c["kernelCache"] == "team-a/kc-k")
-    assert stale["detail"].startswith(f"entry on gpu-1 is Ready but its imageReference is "
-                                      f"@sha256:{b.image('older').split(':')[-1][:12]}..., the KernelCache says "
-                                      f"@sha256:{KC['kc-k']['spec']['artifact']['imageReference'].split(':')[-1][:12]}")
+    assert stale["detail"].startswith(
+        f"entry on gpu-1 is Ready but its imageReference is "
+        f"@sha256:{b.image('older').split(':')[-1][:12]}..., the KernelCache says "
+        f"@sha256:{KC['kc-k']['spec']['artifact']['imageReference'].split(':')[-1][:12]}"
+    )
     wrong = docs["miss-wrong-namespace"]["candidates"]
     assert [(c["kernelCache"], c["rejectedBy"]) for c in wrong if c["rejectedBy"] == "namespace"] == [
-        ("team-b/kc-o", "namespace")]
+        ("team-b/kc-o", "namespace")
+    ]
     assert docs["miss-injection"]["result"]["now"]["denial"].endswith('invalid cache containerPath "cache"')
     verification = next(c for c in docs["miss-verification"]["candidates"] if c["kernelCache"] == "team-a/kc-l")
     assert 'artifactSecurity.mode is "cert"; status.verification is mode cert, state Failed' in verification["detail"]
@@ -233,15 +294,26 @@ def test_mount_type_with_the_crd_variant_that_allows_pvc(cluster, tmp_path):
     crd = "kernelcaches.serving.kserve.io"
     path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/mountType/enum"
     cluster.kubectl("label", "namespace", NS, "control-plane-")
-    cluster.kubectl("patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path,
-                                                                           "value": ["pvc", "oci"]}]))
+    cluster.kubectl(
+        "patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path, "value": ["pvc", "oci"]}])
+    )
     try:
         cluster.wait_for("the CRD variant", lambda: "pvc" in json.dumps(cluster.get("crd", crd)["spec"]))
         kc = cache("kc-t", "t", mount_type="pvc")
-        cluster.apply([b.config_map(CONFIG), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
-                       b.kcn("gpu-1"), b.namespace(NS), pod("miss-mount-type", "t", node="gpu-1")])
-        cluster.wait_for("the KernelCache with mountType pvc", lambda: cluster.kubectl(
-            "apply", "-f", "-", input=json.dumps(kc), check=False).returncode == 0)
+        cluster.apply(
+            [
+                b.config_map(CONFIG),
+                b.group("gpu", {"pool": "gpu"}),
+                b.node("gpu-1", {"pool": "gpu"}),
+                b.kcn("gpu-1"),
+                b.namespace(NS),
+                pod("miss-mount-type", "t", node="gpu-1"),
+            ]
+        )
+        cluster.wait_for(
+            "the KernelCache with mountType pvc",
+            lambda: cluster.kubectl("apply", "-f", "-", input=json.dumps(kc), check=False).returncode == 0,
+        )
         cluster.set_status("kernelcache", "kc-t", _kc_status(kc), NS)
         cluster.set_status("kernelcachenode", "gpu-1", {"cacheStatus": {"team-a/kc-t": b.cache_entry(kc)}})
         cluster.apply(_webhook())
@@ -252,24 +324,46 @@ def test_mount_type_with_the_crd_variant_that_allows_pvc(cluster, tmp_path):
         assert doc["candidates"][0]["detail"] == 'spec.mountType is "pvc": the webhook only mounts oci caches'
     finally:
         cluster.kubectl("delete", "kernelcaches", "--all", "-A", check=False)
-        cluster.kubectl("patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path,
-                                                                               "value": ["oci"]}]))
+        cluster.kubectl(
+            "patch", "crd", crd, "--type=json", "-p", json.dumps([{"op": "replace", "path": path, "value": ["oci"]}])
+        )
 
 
 def test_read_only_user_without_a_needed_read_and_reads_made(cluster):
     install(cluster)
-    rules = [{"apiGroups": [""], "resources": ["pods", "configmaps", "namespaces", "nodes"],
-              "verbs": ["get", "list", "watch"]},
-             {"apiGroups": ["serving.kserve.io"], "resources": ["kernelcaches", "kernelcachenodegroups"],
-              "verbs": ["get", "list", "watch"]}]
-    cluster.apply([
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}}, "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "kcache-test-consumer-reader"},
-         "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}])
+    rules = [
+        {
+            "apiGroups": [""],
+            "resources": ["pods", "configmaps", "namespaces", "nodes"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["serving.kserve.io"],
+            "resources": ["kernelcaches", "kernelcachenodegroups"],
+            "verbs": ["get", "list", "watch"],
+        },
+    ]
+    cluster.apply(
+        [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}},
+                "rules": rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "kcache-test-consumer-reader", "labels": {OWNED_LABEL: "true"}},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kcache-test-consumer-reader",
+                },
+                "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+            },
+        ]
+    )
     proc = kcache(cluster, "why-not-cached", "hit-workload", "-n", NS, context="alice")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "cannot list kernelcachenodes (forbidden)" in proc.stderr and "Traceback" not in proc.stderr
@@ -293,20 +387,50 @@ PROBE = {"readinessProbe": {"httpGet": {"path": "/health", "port": 8080}}}
 REVISION = {"pod-template-hash": "669889f77f"}
 SIDECAR_CONFIG = {**CONFIG, "registry": {"endpoint": "registry.example:5000"}}
 SIDECAR_PODS = {  # pod -> (kwargs of pod(), now.blockedBy, now.outcome, denial ending)
-    "sc-cached-no-probe": ({"case": "a", "node": "gpu-1", "cache": KC["kc-a"]}, "readiness-probe", "rejected",
-                           'container "kserve-container" requires an HTTP readinessProbe for MCV capture'),
-    "sc-latest-named-port": ({"case": "a", "image": "registry.example.com/vllm/vllm-openai:latest", "container": {
-        "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}}}, "readiness-probe", "rejected",
-        'container "kserve-container" readinessProbe references unknown named port "http"'),
-    "sc-host": ({"case": "a", "container": {"readinessProbe": {"httpGet": {
-        "path": "/health", "port": 8080, "host": "10.0.0.9"}}}}, "readiness-probe", "rejected",
-        'readinessProbe host: must be localhost or a loopback address, got "10.0.0.9"'),
-    "sc-read-only": ({"case": "a", "container": {**PROBE, "volumeMounts": [
-        {"name": "models", "mountPath": "/root/.cache/vllm", "readOnly": True}]},
-        "volumes": [{"name": "models", "emptyDir": {}}]}, "capture-mounts", "rejected",
-        'capture path "/root/.cache/vllm" is read-only'),
-    "sc-opt-out": ({"case": "a", "annotations": {"serving.kserve.io/kernelcache-sidecar-injection": "false"}},
-                   "footprint", "not-cached", None),
+    "sc-cached-no-probe": (
+        {"case": "a", "node": "gpu-1", "cache": KC["kc-a"]},
+        "readiness-probe",
+        "rejected",
+        'container "kserve-container" requires an HTTP readinessProbe for MCV capture',
+    ),
+    "sc-latest-named-port": (
+        {
+            "case": "a",
+            "image": "registry.example.com/vllm/vllm-openai:latest",
+            "container": {"readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}},
+        },
+        "readiness-probe",
+        "rejected",
+        'container "kserve-container" readinessProbe references unknown named port "http"',
+    ),
+    "sc-host": (
+        {
+            "case": "a",
+            "container": {"readinessProbe": {"httpGet": {"path": "/health", "port": 8080, "host": "10.0.0.9"}}},
+        },
+        "readiness-probe",
+        "rejected",
+        'readinessProbe host: must be localhost or a loopback address, got "10.0.0.9"',
+    ),
+    "sc-read-only": (
+        {
+            "case": "a",
+            "container": {
+                **PROBE,
+                "volumeMounts": [{"name": "models", "mountPath": "/root/.cache/vllm", "readOnly": True}],
+            },
+            "volumes": [{"name": "models", "emptyDir": {}}],
+        },
+        "capture-mounts",
+        "rejected",
+        'capture path "/root/.cache/vllm" is read-only',
+    ),
+    "sc-opt-out": (
+        {"case": "a", "annotations": {"serving.kserve.io/kernelcache-sidecar-injection": "false"}},
+        "footprint",
+        "not-cached",
+        None,
+    ),
     "sc-ok": ({"case": "a", "node": "gpu-1", "cache": KC["kc-a"], "container": PROBE}, None, "cached", None),
 }
 
@@ -336,9 +460,23 @@ def test_capture_sidecar_gates_live_and_from_a_dump(cluster, tmp_path):
     cluster.apply([*pods, b.capture(f"{terminal}-kcc-669889f77f", isvc=terminal), gone])
     cluster.apply(_webhook())
     cluster.set_status("kernelcachecapture", f"{terminal}-kcc-669889f77f", {"phase": "Complete"}, NS)
-    cluster.set_status("kernelcachecapture", f"{retry}-kcc-669889f77f", {"phase": "Failed", "conditions": [{
-        "type": "Ready", "status": "False", "reason": "ProducerGone",
-        "message": "capture producer Pod no longer exists", "lastTransitionTime": EARLY}]}, NS)
+    cluster.set_status(
+        "kernelcachecapture",
+        f"{retry}-kcc-669889f77f",
+        {
+            "phase": "Failed",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "ProducerGone",
+                    "message": "capture producer Pod no longer exists",
+                    "lastTransitionTime": EARLY,
+                }
+            ],
+        },
+        NS,
+    )
     dump = str(tmp_path / "sidecar.yaml")
     assert kcache(cluster, "dump", "--file", dump).returncode == 0
     for name, (_kw, blocked, outcome, denial) in SIDECAR_PODS.items():
@@ -350,17 +488,20 @@ def test_capture_sidecar_gates_live_and_from_a_dump(cluster, tmp_path):
             assert gates["injection"]["passed"] is True, name
         assert (now["outcome"], now["blockedBy"]) == (outcome, blocked), name
         if outcome == "rejected":
-            assert now["denial"].startswith('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" '
-                                            "denied the request: ") and now["denial"].endswith(denial), name
+            assert now["denial"].startswith(
+                'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: '
+            ) and now["denial"].endswith(denial), name
             assert now["kernelCache"] is None, name
         else:
             assert now["denial"] is None, name
     opt_out = explain_both(cluster, dump, "sc-opt-out", NS)
     assert {g["id"]: g for g in opt_out["gates"]}["sidecar"]["detail"].startswith(
-        'skipped: annotation serving.kserve.io/kernelcache-sidecar-injection: "false"')
+        'skipped: annotation serving.kserve.io/kernelcache-sidecar-injection: "false"'
+    )
     skipped = explain_both(cluster, dump, terminal, NS)
     assert {g["id"]: g for g in skipped["gates"]}["sidecar"]["detail"] == (
-        f"skipped: capture {terminal}-kcc-669889f77f is Complete: a terminal capture gets no new sidecar")
+        f"skipped: capture {terminal}-kcc-669889f77f is Complete: a terminal capture gets no new sidecar"
+    )
     assert skipped["result"]["now"]["outcome"] != "rejected"
     retried = explain_both(cluster, dump, retry, NS)
     assert retried["result"]["now"]["outcome"] == "rejected"

@@ -85,8 +85,23 @@ def make_pki(pki: Path) -> None:
 
     def sign(name: str, extensions: str) -> None:
         """<name>.csr signed by the test bed's CA into <name>.crt."""
-        ossl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-             "-days", "3650", "-extfile", extensions, "-out", f"{name}.crt")
+        ossl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "3650",
+            "-extfile",
+            extensions,
+            "-out",
+            f"{name}.crt",
+        )
 
     ossl(
         "req",

@@ -8,14 +8,17 @@ import pytest
 from kubectl_kcache.apivalidation import go_quote, label_value_errors, metadata_errors, shown
 
 
-@pytest.mark.parametrize("value, quoted", [
-    ("plain", '"plain"'),
-    ('say "hi" \\ bye', '"say \\"hi\\" \\\\ bye"'),
-    ("\x1b[31m\x07\n\t\x00", '"\\x1b[31m\\a\\n\\t\\x00"'),
-    ("rtl\u202eevil\u00a0nbsp", '"rtl\\u202eevil\\u00a0nbsp"'),
-    ("café 😀", '"café 😀"'),
-    ("\U000e0001", '"\\U000e0001"'),
-])
+@pytest.mark.parametrize(
+    "value, quoted",
+    [
+        ("plain", '"plain"'),
+        ('say "hi" \\ bye', '"say \\"hi\\" \\\\ bye"'),
+        ("\x1b[31m\x07\n\t\x00", '"\\x1b[31m\\a\\n\\t\\x00"'),
+        ("rtl\u202eevil\u00a0nbsp", '"rtl\\u202eevil\\u00a0nbsp"'),
+        ("café 😀", '"café 😀"'),
+        ("\U000e0001", '"\\U000e0001"'),
+    ],
+)
 def test_go_quote(value, quoted):
     assert go_quote(value) == quoted
 

@@ -14,7 +14,8 @@ REGENERATE = "python -m kubectl_kcache.checks.catalogue > docs/checks.md"
 def test_docs_checks_md_is_current():
     assert DOCS.exists(), f"docs/checks.md is missing; generate it: {REGENERATE}"
     assert DOCS.read_text(encoding="utf-8") == render_catalogue(), (
-        f"docs/checks.md is stale (the check registry changed); regenerate it: {REGENERATE}")
+        f"docs/checks.md is stale (the check registry changed); regenerate it: {REGENERATE}"
+    )
 
 
 def test_every_check_is_documented():
@@ -43,11 +44,15 @@ def test_deploy_doctor_rbac_yaml_is_the_generated_role_and_binding():
 
     path = DOCS.parents[1] / "deploy" / "doctor-rbac.yaml"
     assert path.read_text(encoding="utf-8") == render_doctor_rbac(), (
-        "deploy/doctor-rbac.yaml is stale (the checks' reads changed); regenerate it: make catalogue")
+        "deploy/doctor-rbac.yaml is stale (the checks' reads changed); regenerate it: make catalogue"
+    )
     role, binding = [d for d in yaml.safe_load_all(path.read_text()) if d]
     assert role == yaml.safe_load("\n".join(cluster_role()))
     assert binding["kind"] == "ClusterRoleBinding" and binding["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAME}
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": ROLE_NAME,
+    }
     assert [s["kind"] for s in binding["subjects"]] == ["Group"]
     assert "```yaml\n" + "\n".join(cluster_role()) + "\n```" in render_catalogue(), "docs/checks.md shows the same role"
 

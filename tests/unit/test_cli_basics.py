@@ -50,7 +50,7 @@ def test_help(capsys, flag):
     assert run([flag]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.startswith("Diagnose and operate KServe's Kernel Cache node groups.")
-    commands = out[out.index("Commands:"):out.index("Usage:")].splitlines()[1:]
+    commands = out[out.index("Commands:") : out.index("Usage:")].splitlines()[1:]
     listed = {line.split()[0]: line for line in commands if line.startswith("  ") and line.strip()}
     for command in COMMANDS:
         assert command in listed
@@ -72,10 +72,11 @@ def test_subcommand_help(capsys, command):
     out = capsys.readouterr().out
     assert not out.startswith(("Usage", " "))  # the description first, as kubectl
     sections = [line for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
-    assert sections[:3] == (["Examples:", "Options:", "Usage:"] if command != "version" else
-                            ["Examples:", "Options:", "Usage:"])
-    assert f"\n  kubectl kcache {command} " in out[out.index("Usage:"):]
-    options = out[out.index("Options:"):out.index("Usage:")]
+    assert sections[:3] == (
+        ["Examples:", "Options:", "Usage:"] if command != "version" else ["Examples:", "Options:", "Usage:"]
+    )
+    assert f"\n  kubectl kcache {command} " in out[out.index("Usage:") :]
+    options = out[out.index("Options:") : out.index("Usage:")]
     assert "--color" in options and "--no-color" in options
     assert "--kubeconfig" not in options and "--token" not in options  # kubectl's flags: `kubectl kcache options`
 
@@ -120,8 +121,11 @@ def test_build_info_of_a_build_comes_from_its_generated_module(tmp_path, monkeyp
     info = buildinfo.BuildInfo(__version__, "a" * 40, "clean", "2026-11-30T12:00:00Z")
     (tmp_path / "kubectl_kcache").mkdir()
     (tmp_path / "kubectl_kcache" / "_build.py").write_text(buildinfo.module_text(info))
-    monkeypatch.setattr(sys.modules["kubectl_kcache"], "__path__",
-                        [*sys.modules["kubectl_kcache"].__path__, str(tmp_path / "kubectl_kcache")])
+    monkeypatch.setattr(
+        sys.modules["kubectl_kcache"],
+        "__path__",
+        [*sys.modules["kubectl_kcache"].__path__, str(tmp_path / "kubectl_kcache")],
+    )
     monkeypatch.delitem(sys.modules, "kubectl_kcache._build", raising=False)
     assert buildinfo.build_info() == info
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
@@ -139,11 +143,14 @@ def test_version_flag(capsys):
 def test_unknown_command(capsys):
     assert run(["doctr"]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert err == ('error: unknown command "doctr" for "kubectl kcache"\n\nDid you mean this?\n\tdoctor\n\n'
-                   "See 'kubectl kcache --help' for usage.\n")
+    assert err == (
+        'error: unknown command "doctr" for "kubectl kcache"\n\nDid you mean this?\n\tdoctor\n\n'
+        "See 'kubectl kcache --help' for usage.\n"
+    )
     assert run(["frobnicate"]) == EXIT_USAGE
-    assert capsys.readouterr().err == ('error: unknown command "frobnicate" for "kubectl kcache"\n'
-                                       "See 'kubectl kcache --help' for usage.\n")
+    assert capsys.readouterr().err == (
+        'error: unknown command "frobnicate" for "kubectl kcache"\nSee \'kubectl kcache --help\' for usage.\n'
+    )
 
 
 def test_unknown_flag_as_kubectl(capsys):
@@ -158,14 +165,25 @@ def test_a_usage_error_of_a_command_names_its_help(capsys):
     assert err.endswith("See 'kubectl kcache why-group --help' for usage.\n")
 
 
-@pytest.mark.parametrize("argv, mode", [
-    (["--color=always"], True), (["--color", "never"], False), (["--no-color"], False), ([], False),
-])
+@pytest.mark.parametrize(
+    "argv, mode",
+    [
+        (["--color=always"], True),
+        (["--color", "never"], False),
+        (["--no-color"], False),
+        ([], False),
+    ],
+)
 def test_color_flags_on_every_command(monkeypatch, argv, mode):
     monkeypatch.setattr(flags, "_color_mode", {"mode": "auto"})
     seen = []
-    monkeypatch.setattr("kubectl_kcache.kube.client.Client", lambda *_a, **_k: (
-        seen.append(flags.use_color()), (_ for _ in ()).throw(click.UsageError("no cluster in this test")))[1])
+    monkeypatch.setattr(
+        "kubectl_kcache.kube.client.Client",
+        lambda *_a, **_k: (
+            seen.append(flags.use_color()),
+            (_ for _ in ()).throw(click.UsageError("no cluster in this test")),
+        )[1],
+    )
     assert run(["status", *argv]) == EXIT_USAGE  # not a terminal: auto is no colour
     assert seen == [mode]
 
@@ -422,9 +440,23 @@ def test_interrupt_exits_130(capsys, monkeypatch):
 
 
 def test_complete_commands():
-    assert complete_words([""]) == sorted(["completion", "doctor", "dump", "explain", "help", "monitor", "options",
-                                           "reconcile",
-                                           "status", "version", "why-cached", "why-group", "why-not-cached"])
+    assert complete_words([""]) == sorted(
+        [
+            "completion",
+            "doctor",
+            "dump",
+            "explain",
+            "help",
+            "monitor",
+            "options",
+            "reconcile",
+            "status",
+            "version",
+            "why-cached",
+            "why-group",
+            "why-not-cached",
+        ]
+    )
     assert complete_words(["d"]) == ["doctor", "dump"]
     assert complete_words(["nope", ""]) == []
 
@@ -472,8 +504,11 @@ def test_complete_files_for_file_flags():
 
 def test_complete_check_ids_one_after_another():
     assert complete_words(["doctor", "--only", "group-"]) == ["group-selector", "group-overlap", "group-taints"]
-    assert complete_words(["doctor", "--skip", "crds,con"]) == ["crds,config", "crds,control-plane",
-                                                                "crds,consumer-pull"]
+    assert complete_words(["doctor", "--skip", "crds,con"]) == [
+        "crds,config",
+        "crds,control-plane",
+        "crds,consumer-pull",
+    ]
     assert complete_words(["doctor", "--only", "agent/r"]) == ["agent/rollout"]
     assert complete_words(["doctor", "--skip", "crds,nodes/c"]) == ["crds,nodes/cordoned"]
 
@@ -485,10 +520,12 @@ def test_complete_explain_codes():
 
 def test_complete_contexts_clusters_and_users_from_the_kubeconfig(tmp_path, monkeypatch):
     config = tmp_path / "config"
-    config.write_text("apiVersion: v1\nkind: Config\ncontexts:\n- {name: prod, context: {cluster: c1, user: u1}}\n"
-                      "- {name: staging, context: {cluster: c2, user: u1}}\nclusters:\n"
-                      "- {name: c1, cluster: {server: 'https://127.0.0.1:1'}}\n"
-                      "- {name: c2, cluster: {server: 'https://127.0.0.1:2'}}\nusers:\n- {name: u1, user: {}}\n")
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncontexts:\n- {name: prod, context: {cluster: c1, user: u1}}\n"
+        "- {name: staging, context: {cluster: c2, user: u1}}\nclusters:\n"
+        "- {name: c1, cluster: {server: 'https://127.0.0.1:1'}}\n"
+        "- {name: c2, cluster: {server: 'https://127.0.0.1:2'}}\nusers:\n- {name: u1, user: {}}\n"
+    )
     monkeypatch.setenv("KUBECONFIG", str(config))
     assert complete_words(["doctor", "--context", ""]) == ["prod", "staging"]
     assert complete_words(["doctor", "--context", "st"]) == ["staging"]
@@ -500,10 +537,12 @@ def test_live_completion_gives_nothing_quickly_when_the_cluster_is_unreachable(t
     import time
 
     config = tmp_path / "config"
-    config.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n"
-                      "- {name: x, context: {cluster: c, user: u}}\n"
-                      "clusters:\n- {name: c, cluster: {server: 'https://127.0.0.1:1'}}\n"
-                      "users:\n- {name: u, user: {}}\n")
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n"
+        "- {name: x, context: {cluster: c, user: u}}\n"
+        "clusters:\n- {name: c, cluster: {server: 'https://127.0.0.1:1'}}\n"
+        "users:\n- {name: u, user: {}}\n"
+    )
     monkeypatch.setenv("KUBECONFIG", str(config))
     start = time.monotonic()
     assert complete_words(["why-group", ""]) == []
@@ -513,8 +552,9 @@ def test_live_completion_gives_nothing_quickly_when_the_cluster_is_unreachable(t
 
 def test_unknown_shorthand_flag_as_kubectl(capsys):
     assert run(["status", "-x"]) == EXIT_USAGE
-    assert capsys.readouterr().err == ("error: unknown shorthand flag: 'x' in -x\n"
-                                       "See 'kubectl kcache status --help' for usage.\n")
+    assert capsys.readouterr().err == (
+        "error: unknown shorthand flag: 'x' in -x\nSee 'kubectl kcache status --help' for usage.\n"
+    )
 
 
 def test_help_is_fast():
@@ -526,8 +566,9 @@ def test_help_is_fast():
     best = 1.0
     for _ in range(5):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-m", "kubectl_kcache", "--help"], cwd=ROOT, env=env, capture_output=True,
-                       check=True)
+        subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", "--help"], cwd=ROOT, env=env, capture_output=True, check=True
+        )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         best = min(best, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     assert best < 0.15, f"--help took {best:.3f} s of CPU"
@@ -535,8 +576,9 @@ def test_help_is_fast():
 
 def test_a_flag_without_its_value_as_kubectl(capsys):
     assert run(["why-group", "-o"]) == EXIT_USAGE
-    assert capsys.readouterr().err == ("error: flag needs an argument: -o\n"
-                                       "See 'kubectl kcache why-group --help' for usage.\n")
+    assert capsys.readouterr().err == (
+        "error: flag needs an argument: -o\nSee 'kubectl kcache why-group --help' for usage.\n"
+    )
 
 
 def test_every_example_in_help_parses():

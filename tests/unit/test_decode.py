@@ -47,8 +47,9 @@ def test_a_bad_item_in_a_page_names_the_object_and_the_path():
     bad["spec"]["taints"][0]["effect"] = ["NoSchedule"]
     with pytest.raises(InputError) as exc:
         NODES.decode_page(page([b.node("a"), b.node("b"), b.node("c"), bad]))
-    assert str(exc.value) == ("list nodes: Node gpu-7 (item 3): $.items[3].spec.taints[0].effect: expected a string, "
-                              "got a list")
+    assert str(exc.value) == (
+        "list nodes: Node gpu-7 (item 3): $.items[3].spec.taints[0].effect: expected a string, got a list"
+    )
 
 
 def test_the_same_object_from_a_page_a_file_and_plain_data_is_equal():
@@ -96,12 +97,18 @@ def test_head_describes_an_item_without_decoding_it():
 def test_raw_item_for_a_dump():
     """kind and apiVersion first (filled in when the list's items lack them), managedFields dropped, the
     rest copied unchanged."""
-    node = {"metadata": {"name": "n", "managedFields": [{"manager": "kubelet"}], "labels": {"a": "b"}},
-            "status": {"images": [{"names": ["x"], "sizeBytes": 1}]}}
+    node = {
+        "metadata": {"name": "n", "managedFields": [{"manager": "kubelet"}], "labels": {"a": "b"}},
+        "status": {"images": [{"names": ["x"], "sizeBytes": 1}]},
+    }
     out = json.loads(raw_item(msgspec.Raw(json.dumps(node).encode()), r.NODES))
     assert list(out) == ["apiVersion", "kind", "metadata", "status"]
-    assert out == {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"a": "b"}},
-                   "status": node["status"]}
+    assert out == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n", "labels": {"a": "b"}},
+        "status": node["status"],
+    }
     secret = {"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "s"}, "data": {"k": "djE="}}
     assert "data" not in json.loads(raw_item(msgspec.Raw(json.dumps(secret).encode()), r.CONFIGMAPS))
 
@@ -110,10 +117,14 @@ def test_raw_item_for_a_dump():
 
 
 def test_null_means_absent_at_every_level():
-    obj = {"metadata": {"name": "n", "labels": None, "namespace": None, "ownerReferences": None},
-           "spec": {"taints": [{"key": "k", "value": None, "effect": "NoSchedule", "timeAdded": None}],
-                    "unschedulable": None},
-           "status": {"conditions": [{"type": "Ready", "status": "True", "reason": None}], "nodeInfo": None}}
+    obj = {
+        "metadata": {"name": "n", "labels": None, "namespace": None, "ownerReferences": None},
+        "spec": {
+            "taints": [{"key": "k", "value": None, "effect": "NoSchedule", "timeAdded": None}],
+            "unschedulable": None,
+        },
+        "status": {"conditions": [{"type": "Ready", "status": "True", "reason": None}], "nodeInfo": None},
+    }
     n = NODES.decode_json(json.dumps(obj).encode())
     assert n.labels == {} and n.meta.namespace is None and n.meta.owners == ()
     assert n.taints == (o.Taint("k", "NoSchedule", ""),) and n.unschedulable is False
@@ -122,7 +133,8 @@ def test_null_means_absent_at_every_level():
 
 def test_int_or_string_and_boolean_strings():
     g = kinds.lookup("serving.kserve.io/v1alpha1", "KernelCacheNodeGroup").convert(
-        b.group("g", {"a": "b"}, [{"key": "k", "operator": "Exists", "tolerationSeconds": "300"}]))
+        b.group("g", {"a": "b"}, [{"key": "k", "operator": "Exists", "tolerationSeconds": "300"}])
+    )
     assert g.tolerations[0].toleration_seconds == 300
     node = b.node("n")
     node["spec"]["unschedulable"] = "true"
@@ -131,8 +143,12 @@ def test_int_or_string_and_boolean_strings():
 
 def test_numbers_in_string_maps_are_their_text():
     node = b.node("n", {"gpu.count": 8, "ratio": 1.5, "big": 1e20})  # YAML without quotes
-    assert NODES.convert(node).labels | {} == {"kubernetes.io/hostname": "n", "gpu.count": "8", "ratio": "1.5",
-                                              "big": "1e+20"}
+    assert NODES.convert(node).labels | {} == {
+        "kubernetes.io/hostname": "n",
+        "gpu.count": "8",
+        "ratio": "1.5",
+        "big": "1e+20",
+    }
     node = b.node("n", {"flag": True})
     with pytest.raises(msgspec.ValidationError, match="got `bool`"):
         NODES.convert(node)
@@ -152,8 +168,11 @@ def test_unknown_fields_are_skipped_and_never_built():
 
 
 def test_every_snapshot_field_has_a_kind_and_every_kind_a_field():
-    snapshot_fields = {f.name for f in dataclasses.fields(ClusterSnapshot)
-                       if f.name not in ("meta", "reads", "reads_assumed", "warnings")}
+    snapshot_fields = {
+        f.name
+        for f in dataclasses.fields(ClusterSnapshot)
+        if f.name not in ("meta", "reads", "reads_assumed", "warnings")
+    }
     assert snapshot_fields == set(kinds.FIELDS)
     for k in kinds.KINDS:
         assert issubclass(k.type, o._Object)

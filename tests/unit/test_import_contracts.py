@@ -13,9 +13,14 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LINT), "--config", str(tree / ".importlinter"), "--no-cache"], cwd=tree,
-                          env={"PYTHONPATH": str(tree), "PATH": str(LINT.parent)}, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [str(LINT), "--config", str(tree / ".importlinter"), "--no-cache"],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": str(LINT.parent)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_contracts_hold_on_the_tree():
@@ -25,25 +30,24 @@ def test_the_contracts_hold_on_the_tree():
 
 
 def test_a_check_that_imports_kube_breaks_the_contracts(tmp_path):
-    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
     check = tmp_path / "kubectl_kcache" / "checks" / "nodes.py"
     check.write_text(check.read_text() + "\nfrom ..kube import transport  # noqa: E402,F401\n")
     result = lint(tmp_path)
     assert result.returncode != 0
-    broken = result.stdout[result.stdout.index("Broken contracts"):]
+    broken = result.stdout[result.stdout.index("Broken contracts") :]
     assert "Answers are made from a snapshot" in broken
     assert "kubectl_kcache.checks.nodes -> kubectl_kcache.kube.transport" in broken
 
 
 def test_following_watches_may_not_use_the_live_lister(tmp_path):
-    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
     follow = tmp_path / "kubectl_kcache" / "snapshot" / "follow.py"
     follow.write_text(follow.read_text() + "\nfrom .live import Collector  # noqa: E402,F401\n")
     result = lint(tmp_path)
     assert result.returncode != 0
     assert "kubectl_kcache.snapshot.follow is not allowed to import kubectl_kcache.snapshot.live" in " ".join(
-        result.stdout.split())
+        result.stdout.split()
+    )

@@ -31,8 +31,9 @@ POISON = {"unschedulable": {"not": "a boolean"}}  # the API server would not sto
 
 
 def page(items: list[dict[str, Any]], rv: str) -> bytes:
-    return json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
-                       "items": items}).encode()
+    return json.dumps(
+        {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}, "items": items}
+    ).encode()
 
 
 def event(type_: str, obj: dict[str, Any]) -> bytes:
@@ -53,8 +54,7 @@ class FakeLW:
         self.lists += 1
         return list(got.items), got.resource_version
 
-    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
-              opened: Callable[[], None]) -> Iterable[Any]:
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any], opened: Callable[[], None]) -> Iterable[Any]:
         self.watched_from.append(resource_version)
         if not self.watches:
             self.done.set()
@@ -87,12 +87,19 @@ def names(inf: Informer) -> list[str]:
 
 
 def test_list_then_watch_from_its_resource_version_with_bookmarks_and_deletes():
-    lw = FakeLW([page([node("a", "5"), node("b", "6")], "10")], [[
-        event("ADDED", node("c", "11")),
-        json.dumps({"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": "15"}}}).encode(),
-        event("DELETED", node("a", "16")),
-        event("MODIFIED", node("b", "17", unschedulable=True)),
-    ]])
+    lw = FakeLW(
+        [page([node("a", "5"), node("b", "6")], "10")],
+        [
+            [
+                event("ADDED", node("c", "11")),
+                json.dumps(
+                    {"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": "15"}}}
+                ).encode(),
+                event("DELETED", node("a", "16")),
+                event("MODIFIED", node("b", "17", unschedulable=True)),
+            ]
+        ],
+    )
     inf = run_informer(lw)
     assert names(inf) == ["b", "c"]
     assert next(o for o in inf.items() if o.metadata.name == "b").spec.unschedulable is True
@@ -101,8 +108,7 @@ def test_list_then_watch_from_its_resource_version_with_bookmarks_and_deletes():
 
 
 def test_gone_lists_again_and_replaces_the_store():
-    lw = FakeLW([page([node("a", "5")], "10"), page([node("b", "30")], "31")],
-                [[Gone("too old", status=410)], []])
+    lw = FakeLW([page([node("a", "5")], "10"), page([node("b", "30")], "31")], [[Gone("too old", status=410)], []])
     inf = run_informer(lw)
     assert names(inf) == ["b"] and inf.relists == 1 and lw.lists == 2
     assert lw.watched_from[1] == "31"
@@ -111,9 +117,10 @@ def test_gone_lists_again_and_replaces_the_store():
 def test_a_broken_watch_resumes_from_the_last_resource_version_and_says_why_meanwhile():
     errors: list[str] = []
     oks: list[bool] = []
-    lw = FakeLW([page([node("a", "5")], "10")],
-                [[event("ADDED", node("b", "12")), Unreachable("connection refused")],
-                 [event("ADDED", node("c", "13"))]])
+    lw = FakeLW(
+        [page([node("a", "5")], "10")],
+        [[event("ADDED", node("b", "12")), Unreachable("connection refused")], [event("ADDED", node("c", "13"))]],
+    )
     inf = run_informer(lw, on_error=lambda verb, exc: errors.append(f"{verb}: {exc}"), on_ok=lambda: oks.append(True))
     assert errors == ["watch: connection refused"] and oks == [True]
     assert lw.lists == 1 and lw.watched_from[:3] == ["10", "12", "13"]
@@ -141,8 +148,13 @@ def test_a_poison_object_in_the_first_list_is_skipped_counted_and_named_until_it
         seen.append(inf.poison_lines())
 
     stop = threading.Event()
-    inf = Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None),
-                   on_change=lambda what: watch_blocked() if what == "nodes" and not seen else None)
+    inf = Informer(
+        lw,
+        readplan.NODES,
+        stop=stop,
+        delays=lambda: iter(lambda: 0.01, None),
+        on_change=lambda what: watch_blocked() if what == "nodes" and not seen else None,
+    )
     inf.start()
     assert lw.done.wait(5)
     stop.set()
@@ -154,21 +166,29 @@ def test_a_poison_object_in_the_first_list_is_skipped_counted_and_named_until_it
 
 
 def test_a_poison_watch_event_drops_the_stale_object_and_moves_past_it():
-    lw = FakeLW([page([node("a", "5"), node("b", "6")], "10")], [
-        [event("MODIFIED", node("b", "11", **POISON)), event("ADDED", node("c", "12"))],
-        [],  # resumed from after the poison event, not from before it
-    ])
+    lw = FakeLW(
+        [page([node("a", "5"), node("b", "6")], "10")],
+        [
+            [event("MODIFIED", node("b", "11", **POISON)), event("ADDED", node("c", "12"))],
+            [],  # resumed from after the poison event, not from before it
+        ],
+    )
     inf = run_informer(lw)
     assert names(inf) == ["a", "c"]  # the old b is not kept as if it were current
-    assert inf.decode_failures == 1 and len(inf.poison_lines()) == 1 and "$.object.spec.unschedulable" in \
-        inf.poison_lines()[0]
+    assert (
+        inf.decode_failures == 1
+        and len(inf.poison_lines()) == 1
+        and "$.object.spec.unschedulable" in inf.poison_lines()[0]
+    )
     assert lw.watched_from[:2] == ["10", "12"] and lw.lists == 1  # never re-watched from 10, never re-listed
     assert inf.synced.is_set() and inf.problem == ""
 
 
 def test_a_poison_object_deleted_is_no_longer_named():
-    lw = FakeLW([page([node("a", "5")], "10")], [
-        [event("ADDED", node("b", "11", **POISON)), event("DELETED", node("b", "12", **POISON))]])
+    lw = FakeLW(
+        [page([node("a", "5")], "10")],
+        [[event("ADDED", node("b", "11", **POISON)), event("DELETED", node("b", "12", **POISON))]],
+    )
     inf = run_informer(lw)
     assert names(inf) == ["a"] and inf.poison_lines() == [] and inf.decode_failures == 2
 
@@ -181,10 +201,13 @@ def test_our_own_write_enters_the_store_unless_the_watch_brought_something_newer
     assert [o.metadata.resource_version for o in inf.items()] == ["12"]
 
 
-@pytest.mark.parametrize(("events", "settles_at"), [
-    ([0.0, 0.1, 0.2], 0.5),  # quiet for 0.3 s after the last change
-    ([i * 0.25 for i in range(13)], 2.0),  # a steady stream: at most 2 s after the first change
-])
+@pytest.mark.parametrize(
+    ("events", "settles_at"),
+    [
+        ([0.0, 0.1, 0.2], 0.5),  # quiet for 0.3 s after the last change
+        ([i * 0.25 for i in range(13)], 2.0),  # a steady stream: at most 2 s after the first change
+    ],
+)
 def test_the_coalescer_turns_a_burst_into_one_wake_up(events: list[float], settles_at: float):
     now = [0.0]
     co = Coalescer(0.3, 2.0, clock=lambda: now[0])
@@ -201,6 +224,7 @@ def test_the_coalescer_turns_a_burst_into_one_wake_up(events: list[float], settl
 
 
 # ---- where a poison object is said: the controller's /readyz and metrics, status -w's screen and documents ----
+
 
 def poisoned_informer(stop: threading.Event) -> tuple[Informer, FakeLW]:
     lw = FakeLW([page([node("a", "5"), node("bad", "6", **POISON)], "10")], [])
@@ -262,8 +286,7 @@ class RefusingLW:
         got = decode(page([node("n1", "5")], "5"))
         return list(got.items), got.resource_version
 
-    def watch(self, resource_version: str, decode: Callable[[bytes], Any],
-              opened: Callable[[], None]) -> Iterable[Any]:
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any], opened: Callable[[], None]) -> Iterable[Any]:
         opened()
         time.sleep(0.05)
         return iter(())
@@ -287,8 +310,9 @@ def test_an_informer_that_recovers_ends_the_others_backoff():
     two waiting out half a minute."""
     slow_a, slow_b, quick = (RefusingLW(Unreachable("connection refused")) for _ in range(3))
     stop = threading.Event()
-    informers = [Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 30.0, None))
-                 for lw in (slow_a, slow_b)]
+    informers = [
+        Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 30.0, None)) for lw in (slow_a, slow_b)
+    ]
     informers.append(Informer(quick, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.2, None)))
     for inf in informers:
         inf.start()

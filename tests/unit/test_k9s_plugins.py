@@ -20,18 +20,28 @@ PLUGINS_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["plugins"],
-    "properties": {"plugins": {"type": "object", "additionalProperties": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["shortCut", "description", "scopes", "command"],
-        "properties": {
-            "shortCut": {"type": "string"}, "override": {"type": "boolean"}, "description": {"type": "string"},
-            "confirm": {"type": "boolean"}, "dangerous": {"type": "boolean"},
-            "scopes": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "command": {"type": "string"}, "background": {"type": "boolean"},
-            "overwriteOutput": {"type": "boolean"},
-            "args": {"type": "array", "items": {"type": ["string", "number"]}},
-        }}}},
+    "properties": {
+        "plugins": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["shortCut", "description", "scopes", "command"],
+                "properties": {
+                    "shortCut": {"type": "string"},
+                    "override": {"type": "boolean"},
+                    "description": {"type": "string"},
+                    "confirm": {"type": "boolean"},
+                    "dangerous": {"type": "boolean"},
+                    "scopes": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "command": {"type": "string"},
+                    "background": {"type": "boolean"},
+                    "overwriteOutput": {"type": "boolean"},
+                    "args": {"type": "array", "items": {"type": ["string", "number"]}},
+                },
+            },
+        }
+    },
 }
 
 
@@ -46,8 +56,11 @@ def test_the_snippet_is_a_valid_k9s_plugins_file():
     doc = plugins()
     jsonschema.validate(doc, PLUGINS_SCHEMA)
     scopes = {name: p["scopes"] for name, p in doc["plugins"].items()}
-    assert scopes == {"kcache-why-not-cached": ["pods"], "kcache-doctor-node": ["nodes", "kernelcachenodegroups"],
-                      "kcache-status": ["all"]}
+    assert scopes == {
+        "kcache-why-not-cached": ["pods"],
+        "kcache-doctor-node": ["nodes", "kernelcachenodegroups"],
+        "kcache-status": ["all"],
+    }
     by_scope = {}
     for name, p in doc["plugins"].items():
         for scope in p["scopes"]:

@@ -128,8 +128,9 @@ def test_node_group_without_spec():
 
 
 def test_toleration_fields():
-    t = convert({"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 300},
-                o.Toleration)
+    t = convert(
+        {"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 300}, o.Toleration
+    )
     assert t == o.Toleration("k", "Equal", "v", "NoExecute", 300)
     assert t.to_dict() == {
         "key": "k",
@@ -553,8 +554,14 @@ def test_webhook_configuration():
     }
     w = o.WebhookConfiguration.from_dict(obj)
     first, second = w.webhooks
-    assert (first.name, first.failure_policy, first.service_namespace, first.service_name, first.path,
-            first.has_ca_bundle) == (
+    assert (
+        first.name,
+        first.failure_policy,
+        first.service_namespace,
+        first.service_name,
+        first.path,
+        first.has_ca_bundle,
+    ) == (
         "kernelcache.kserve-webhook-server.pod-mutator",
         "Fail",
         "kserve",

@@ -68,7 +68,8 @@ def snapshots(draw: Any) -> tuple[list[dict[str, Any]], list[str]]:
             node_name=draw(st.sampled_from(["", *NODE_NAMES, *NODE_NAMES, *NODE_NAMES, "gone"])),
             requested=draw(st.sampled_from(["", "", "", "", *GROUP_NAMES, "missing"])),
             phase=draw(st.sampled_from(["Complete", "Complete", "Complete", "Pushing"])),
-            signing=draw(st.sampled_from([None, None, SIGNED_CERT, FAILED_CERT])))
+            signing=draw(st.sampled_from([None, None, SIGNED_CERT, FAILED_CERT])),
+        )
         kc_name = generated_kernel_cache_name(name, b.image(seed))
         linked = draw(st.booleans())
         if linked:
@@ -110,11 +111,12 @@ def test_doctor_and_why_group_agree_on_every_capture(drawn):
             assert result["group"] is None
             assert f"{result['reason']}: {result['message']}" in blocked[0].message
         if creates:  # doctor says KServe would create it in a group: why-group selects that group
-            (_, _, group, source), = (m.groups() for m in creates)
+            ((_, _, group, source),) = (m.groups() for m in creates)
             assert (result["group"], result["source"]) == (group, source)
         ambiguous = result["reason"] == "AmbiguousNodeGroup"
-        listed = any(f"blocked capture: {NS}/{name}" in f.evidence for f in report.findings
-                     if f.check == "group-overlap")
+        listed = any(
+            f"blocked capture: {NS}/{name}" in f.evidence for f in report.findings if f.check == "group-overlap"
+        )
         assert listed == (ambiguous and bool(blocked)), (name, why, report.findings)
     label_default = [f for f in report.findings if f.check == "config" and "looks like a node label" in f.message]
     for name in captures:
@@ -129,23 +131,34 @@ def test_the_plan_creates_what_doctor_says_is_missing_and_links_what_it_says_is_
     items, _ = drawn
     snapshot = snapshot_of(items)
     report = run_doctor(snapshot)
-    missing = {(m.group(1), m.group(2), m.group(3)) for f in report.findings if f.check == "capture"
-               for m in CREATE.finditer(f.message)}
+    missing = {
+        (m.group(1), m.group(2), m.group(3))
+        for f in report.findings
+        if f.check == "capture"
+        for m in CREATE.finditer(f.message)
+    }
     actions = plan(snapshot).actions
     created = {(a.namespace, a.name, a.node_group) for a in actions if a.verb == "create" and a.kind == "KernelCache"}
     assert created == missing
     unlinked = {f.object.name for f in report.findings if f.check == "capture" and "is not linked" in f.message}
     linked = {a.name for a in actions if a.verb == "update-status"}
     assert unlinked <= linked  # plus the links that follow a creation
-    assert linked - unlinked <= {a.name for a in actions if a.verb == "update-status"
-                                 and any(c.verb == "create" and c.name == a.related for c in actions)}
+    assert linked - unlinked <= {
+        a.name
+        for a in actions
+        if a.verb == "update-status" and any(c.verb == "create" and c.name == a.related for c in actions)
+    }
     # a capture whose KernelCache is terminating is never linked, and doctor says so for exactly those
     dying = {f"{k.namespace}/{k.name}" for k in snapshot.kernel_caches if k.meta.deleting}
     assert not [a for a in actions if a.verb == "update-status" and f"{a.namespace}/{a.related}" in dying]
     said = {f.object.name for f in report.findings if f.check == "capture" and f.code == "kernel-cache-terminating"}
-    to_dying = {cap.name for cap in snapshot.captures
-                if cap.artifact is not None and capture_complete(cap)
-                and f"{NS}/{generated_kernel_cache_name(cap.name, cap.artifact.image_reference)}" in dying}
+    to_dying = {
+        cap.name
+        for cap in snapshot.captures
+        if cap.artifact is not None
+        and capture_complete(cap)
+        and f"{NS}/{generated_kernel_cache_name(cap.name, cap.artifact.image_reference)}" in dying
+    }
     assert said <= to_dying
     # signing again after a change of artifactSecurity.mode: doctor says so for exactly the captures whose
     # status.signing mode differs from the one KServe records for the configured mode
@@ -156,11 +169,18 @@ def test_the_plan_creates_what_doctor_says_is_missing_and_links_what_it_says_is_
     assert config is not None
     mode = recorded_mode(config.artifact_security.mode)
     resigned = {f.object.name for f in report.findings if f.check == "capture" and f.code == "signing-mode-changed"}
-    assert resigned == {cap.name for cap in snapshot.captures if cap.phase == "Complete" and cap.signing is not None
-                        and cap.signing.mode != mode}
+    assert resigned == {
+        cap.name
+        for cap in snapshot.captures
+        if cap.phase == "Complete" and cap.signing is not None and cap.signing.mode != mode
+    }
     events = {(a.name, a.event_reason) for a in actions if a.verb == "event"}
-    errors = {(f.object.name, r) for f in report.findings if f.check == "capture"
-              for r in re.findall(r"KServe cannot select a node group: (\w+):", f.message)}
+    errors = {
+        (f.object.name, r)
+        for f in report.findings
+        if f.check == "capture"
+        for r in re.findall(r"KServe cannot select a node group: (\w+):", f.message)
+    }
     assert events == errors
 
 
@@ -172,8 +192,9 @@ def _kinds(drawn: tuple[list[dict[str, Any]], list[str]]) -> set[str]:
     config = read_config(snapshot.configmap("kserve", "inferenceservice-config")).config
     assert config is not None
     out = set()
-    for cc in capture_caches(snapshot.captures, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name,
-                             config.default_node_group):
+    for cc in capture_caches(
+        snapshot.captures, snapshot.kc_by_key, snapshot.group_by_name, snapshot.node_by_name, config.default_node_group
+    ):
         out.add(cc.outcome.outcome)
         if cc.decision is not None:
             out.add(cc.decision.reason or f"source:{cc.decision.source}")
@@ -181,16 +202,33 @@ def _kinds(drawn: tuple[list[dict[str, Any]], list[str]]) -> set[str]:
 
     for cap in snapshot.captures:  # the signing KServe's next pass does (again), after a change of mode
         s = cap.signing
-        again = next_signing(config.artifact_security.mode, s.mode if s else None, s.state if s else None,
-                             cap.signing_profile)
+        again = next_signing(
+            config.artifact_security.mode, s.mode if s else None, s.state if s else None, cap.signing_profile
+        )
         if s is not None and again is not None and again.mode != s.mode:
             out.add("resign-fails" if again.fails else "resign")
     return out
 
 
-BRANCHES = {"create", "link", "linked", "mismatch", "shadowed", "not-eligible", "terminating", "source:annotation",
-            "source:auto", "source:default", "InvalidRequestedNodeGroup", "ProducerNodePending", "AmbiguousNodeGroup",
-            "NoMatchingNodeGroup", "InvalidDefaultNodeGroup", "resign", "resign-fails"}
+BRANCHES = {
+    "create",
+    "link",
+    "linked",
+    "mismatch",
+    "shadowed",
+    "not-eligible",
+    "terminating",
+    "source:annotation",
+    "source:auto",
+    "source:default",
+    "InvalidRequestedNodeGroup",
+    "ProducerNodePending",
+    "AmbiguousNodeGroup",
+    "NoMatchingNodeGroup",
+    "InvalidDefaultNodeGroup",
+    "resign",
+    "resign-fails",
+}
 
 
 def test_the_generator_reaches_every_outcome_and_branch():
@@ -198,8 +236,9 @@ def test_the_generator_reaches_every_outcome_and_branch():
     and each branch of KServe's selection."""
     seen: set[str] = set()
 
-    @settings(max_examples=500, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=500, derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(snapshots())
     def sample(drawn: tuple[list[dict[str, Any]], list[str]]) -> None:
         seen.update(_kinds(drawn))
@@ -210,9 +249,14 @@ def test_the_generator_reaches_every_outcome_and_branch():
 
 # ---- the pod webhook, capture sidecar step included: doctor's capture-sidecar and why-not-cached agree ------
 
-PROBES = [None, {"httpGet": {"path": "/health", "port": 8080}}, {"httpGet": {"path": "/h", "port": "http"}},
-          {"httpGet": {"path": "/h", "port": 8080, "host": "10.1.2.3"}}, {"tcpSocket": {"port": 8080}},
-          {"httpGet": {"path": "/h"}}]
+PROBES = [
+    None,
+    {"httpGet": {"path": "/health", "port": 8080}},
+    {"httpGet": {"path": "/h", "port": "http"}},
+    {"httpGet": {"path": "/h", "port": 8080, "host": "10.1.2.3"}},
+    {"tcpSocket": {"port": 8080}},
+    {"httpGet": {"path": "/h"}},
+]
 
 
 @st.composite
@@ -222,19 +266,31 @@ def sidecar_snapshots(draw: Any) -> list[dict[str, Any]]:
     and the default injection, some with a capture of their revision (terminal or not, ProducerGone), and a
     Ready KernelCache some of them match."""
     endpoint = draw(st.sampled_from(["registry.example:5000", "registry.example:5000", ""]))
-    config: dict[str, Any] = {"enabled": True, "defaultNodeGroup": "gpu",
-                              "defaultSidecarInjection": draw(st.sampled_from([True, True, True, False]))}
+    config: dict[str, Any] = {
+        "enabled": True,
+        "defaultNodeGroup": "gpu",
+        "defaultSidecarInjection": draw(st.sampled_from([True, True, True, False])),
+    }
     if endpoint:
         config["registry"] = {"endpoint": endpoint}
     kc = b.consumer_cache("qwen", ns=NS, identity=b.consumer_identity(NS, "qwen", b.VLLM_DIGEST, b.MODEL_URI))
-    items = [b.config_map(config), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), kc,
-             b.kcn("gpu-1", {f"{NS}/qwen": b.cache_entry(kc)}), b.webhook_configuration(), b.namespace(NS)]
+    items = [
+        b.config_map(config),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        kc,
+        b.kcn("gpu-1", {f"{NS}/qwen": b.cache_entry(kc)}),
+        b.webhook_configuration(),
+        b.namespace(NS),
+    ]
     for i in range(draw(st.integers(1, 4))):
         isvc = draw(st.sampled_from(["qwen", f"model-{i}"]))
         rs = f"{isvc}-predictor-{i}abc"
         revision = f"{i}abc"
-        ctr: dict[str, Any] = {"name": "kserve-container",
-                               "image": draw(st.sampled_from([b.VLLM_DIGEST, b.VLLM_DIGEST, "vllm/vllm:latest"]))}
+        ctr: dict[str, Any] = {
+            "name": "kserve-container",
+            "image": draw(st.sampled_from([b.VLLM_DIGEST, b.VLLM_DIGEST, "vllm/vllm:latest"])),
+        }
         probe = draw(st.sampled_from(PROBES))
         if probe is not None:
             ctr["readinessProbe"] = probe
@@ -246,24 +302,37 @@ def sidecar_snapshots(draw: Any) -> list[dict[str, Any]]:
             path = "/root/.cache/vllm" if mount == "ro" else "/root/.cache"
             ctr["volumeMounts"] = [{"name": "m", "mountPath": path, "readOnly": mount == "ro"}]
             volumes = [{"name": "m", "emptyDir": {}}]
-        annotations = {"serving.kserve.io/kernelcache-supported": "true",
-                       "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI}
+        annotations = {
+            "serving.kserve.io/kernelcache-supported": "true",
+            "internal.serving.kserve.io/storage-initializer-sourceuri": b.MODEL_URI,
+        }
         opt = draw(st.sampled_from([None, None, None, "false", "true"]))
         if opt is not None:
             annotations["serving.kserve.io/kernelcache-sidecar-injection"] = opt
         labels = {"serving.kserve.io/inferenceservice": isvc, "pod-template-hash": revision}
-        items.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                      "metadata": {"name": rs, "namespace": NS, "labels": labels},
-                      "spec": {"replicas": draw(st.sampled_from([1, 1, 0])), "template": {
-                          "metadata": {"labels": labels, "annotations": annotations},
-                          "spec": {"containers": [ctr], **({"volumes": volumes} if volumes else {})}}}})
+        items.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": rs, "namespace": NS, "labels": labels},
+                "spec": {
+                    "replicas": draw(st.sampled_from([1, 1, 0])),
+                    "template": {
+                        "metadata": {"labels": labels, "annotations": annotations},
+                        "spec": {"containers": [ctr], **({"volumes": volumes} if volumes else {})},
+                    },
+                },
+            }
+        )
         phase = draw(st.sampled_from([None, None, "Complete", "Capturing", "Failed-gone"]))
         if phase is not None:
             cap = b.capture(f"{isvc}-kcc-{revision}", NS, isvc=isvc)
             cap["metadata"]["labels"] = {"internal.serving.kserve.io/kernelcache-capture-generated": "true"}
-            cap["status"] = {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False",
-                                                                "reason": "ProducerGone"}]} \
-                if phase == "Failed-gone" else {"phase": phase}
+            cap["status"] = (
+                {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "ProducerGone"}]}
+                if phase == "Failed-gone"
+                else {"phase": phase}
+            )
             items.append(cap)
     return items
 
@@ -297,8 +366,9 @@ def test_the_sidecar_generator_reaches_every_gate():
 
     seen: set[str] = set()
 
-    @settings(max_examples=300, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=300, derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(sidecar_snapshots())
     def sample(items: list[dict[str, Any]]) -> None:
         snapshot = snapshot_of(items)
@@ -309,6 +379,12 @@ def test_the_sidecar_generator_reaches_every_gate():
             seen.add("skipped" if sidecar["detail"].startswith("skipped") else "runs")
 
     sample()
-    wanted = {"rejected:readiness-probe", "rejected:capture-target", "rejected:capture-mounts", "cached:None",
-              "skipped", "runs"}
+    wanted = {
+        "rejected:readiness-probe",
+        "rejected:capture-target",
+        "rejected:capture-mounts",
+        "cached:None",
+        "skipped",
+        "runs",
+    }
     assert wanted - seen == set()

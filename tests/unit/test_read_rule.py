@@ -45,6 +45,7 @@ def with_reads(snapshot: ClusterSnapshot, reads: list[Read]) -> ClusterSnapshot:
 
 # ---- what each command says ------------------------------------------------------------------------------
 
+
 def refusal(func: Any, *args: Any, **kw: Any) -> tuple[Unread, ...] | None:
     """The lists a command names when it refuses (None when it answers)."""
     try:
@@ -100,6 +101,7 @@ def depends(snapshot: ClusterSnapshot, needs: list[ListSpec], absent_is_none: bo
 
 # ---- every single-forbidden variant of both examples ---------------------------------------------------------
 
+
 def single_forbidden() -> list[tuple[str, int]]:
     return [(name, i) for name in EXAMPLE_NAMES for i in range(len(example(name).reads))]
 
@@ -121,8 +123,12 @@ def test_one_forbidden_list_is_the_only_list_any_command_names(name: str, index:
     # they agree on what is usable: each refuses exactly when a list it needs is covered only by the forbidden read
     assert (said["status"] is not None) == depends(snapshot, status_needs(snapshot), absent_is_none=True)
     assert (said["plan"] is not None) == depends(snapshot, list(readplan.RECONCILE_PLAN))
-    doctor_needs = [readplan.resolve(s, None, "kserve-kernelcache-jobs")
-                    for check in all_checks() for read in check.reads for s in read.lists]
+    doctor_needs = [
+        readplan.resolve(s, None, "kserve-kernelcache-jobs")
+        for check in all_checks()
+        for read in check.reads
+        for s in read.lists
+    ]
     assert bool(named) == depends(snapshot, doctor_needs)
     # a read no command needs is not named by any; the doctor reads everything the others do
     if not named:
@@ -133,8 +139,12 @@ def test_only_the_serving_pods_list_forbidden_leaves_the_agent_pods_usable():
     """Issue 23: doctor named the agent pods in kserve (read fine) and status counted them; now both see
     that the forbidden list is the serving pods of every namespace, and only that."""
     base = example("healthy-cluster.yaml")
-    reads = [dataclasses.replace(x, status="forbidden", count=0)
-             if (x.resource, x.namespace, x.label_selector) == ("pods", None, c.LABEL_ISVC) else x for x in base.reads]
+    reads = [
+        dataclasses.replace(x, status="forbidden", count=0)
+        if (x.resource, x.namespace, x.label_selector) == ("pods", None, c.LABEL_ISVC)
+        else x
+        for x in base.reads
+    ]
     snapshot = with_reads(base, reads)
     report = run_doctor(snapshot)
     unread = sorted({str(u) for check in report.checks for u in check.missing})
@@ -153,8 +163,10 @@ STATUSES = st.sampled_from(["ok", "ok", "ok", "forbidden", "failed", "not-in-inp
 def test_random_read_sets_every_command_names_exactly_the_unusable_lists(name: str, data: st.DataObject):
     base = example(name)
     statuses = data.draw(st.lists(STATUSES, min_size=len(base.reads), max_size=len(base.reads)))
-    reads = [dataclasses.replace(x, status=s, count=x.count if s == "ok" else 0) for x, s in zip(base.reads, statuses,
-                                                                                                  strict=True)]
+    reads = [
+        dataclasses.replace(x, status=s, count=x.count if s == "ok" else 0)
+        for x, s in zip(base.reads, statuses, strict=True)
+    ]
     snapshot = with_reads(base, reads)
     for unread in [doctor_unread(snapshot), *(v for v in commands(base, snapshot).values() if v)]:
         for u in unread:
@@ -174,8 +186,10 @@ def test_random_read_sets_every_command_names_exactly_the_unusable_lists(name: s
 def test_a_read_not_ok_is_never_taken_as_read(status: str):
     """Issue 22 item 6: `failed` (or any status but ok) is not read, for doctor, status and the plan alike."""
     base = example("broken-cluster.yaml")
-    reads = [dataclasses.replace(x, status=status, count=0, message="etcd timeout") if x.resource == "nodes" else x
-             for x in base.reads]
+    reads = [
+        dataclasses.replace(x, status=status, count=0, message="etcd timeout") if x.resource == "nodes" else x
+        for x in base.reads
+    ]
     snapshot = with_reads(base, reads)
     error = IncompleteError if status != "not-in-input" else InputError
     with pytest.raises(error, match="nodes"):
@@ -189,17 +203,24 @@ def test_a_read_not_ok_is_never_taken_as_read(status: str):
 
 # ---- the covering rule ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("read", "spec", "expected"), [
-    (Read("pods", None, "ok"), ListSpec(r.PODS, "kserve", "a=b"), True),  # all pods cover any pods
-    (Read("pods", None, "ok", label_selector="x"), ListSpec(r.PODS, "kserve", "a=b"), False),
-    (Read("pods", "kserve", "ok", label_selector="a=b"), ListSpec(r.PODS, "kserve", "a=b,c"), True),
-    (Read("pods", "kserve", "ok", label_selector="a=b"), ListSpec(r.PODS, None, "a=b"), False),
-    (Read("pods", "team", "ok"), ListSpec(r.PODS, "kserve"), False),
-    (Read("nodes", None, "ok", field_selector="metadata.name=a"), ListSpec(r.NODES, field_selector="metadata.name=b"),
-     False),
-    (Read("nodes", None, "ok"), ListSpec(r.NODES, field_selector="metadata.name=b"), True),
-    (Read("pods", None, "ok", label_selector="k in (a,b)"), ListSpec(r.PODS, None, "k in (a, b),z"), True),
-])
+
+@pytest.mark.parametrize(
+    ("read", "spec", "expected"),
+    [
+        (Read("pods", None, "ok"), ListSpec(r.PODS, "kserve", "a=b"), True),  # all pods cover any pods
+        (Read("pods", None, "ok", label_selector="x"), ListSpec(r.PODS, "kserve", "a=b"), False),
+        (Read("pods", "kserve", "ok", label_selector="a=b"), ListSpec(r.PODS, "kserve", "a=b,c"), True),
+        (Read("pods", "kserve", "ok", label_selector="a=b"), ListSpec(r.PODS, None, "a=b"), False),
+        (Read("pods", "team", "ok"), ListSpec(r.PODS, "kserve"), False),
+        (
+            Read("nodes", None, "ok", field_selector="metadata.name=a"),
+            ListSpec(r.NODES, field_selector="metadata.name=b"),
+            False,
+        ),
+        (Read("nodes", None, "ok"), ListSpec(r.NODES, field_selector="metadata.name=b"), True),
+        (Read("pods", None, "ok", label_selector="k in (a,b)"), ListSpec(r.PODS, None, "k in (a, b),z"), True),
+    ],
+)
 def test_covers_is_exact(read: Read, spec: ListSpec, expected: bool):
     assert covers(read, spec) is expected
 
@@ -216,6 +237,7 @@ def test_an_old_dump_without_selectors_covers_what_it_named():
 
 
 # ---- plain exports that lack kinds: every command refuses (exit 2) exactly when it needs one of them -----------
+
 
 @cache
 def broken_items() -> list[dict[str, Any]]:
@@ -246,7 +268,11 @@ def test_plain_exports_lacking_kinds_refuse_together(dropped: set[str]):
         for u in unread or ():
             assert u.exit_code == 2 and u.read.status == "not-in-input", str(u)  # the files lack it: exit 2
     report = run_doctor(snapshot)
-    doctor_needs = [readplan.resolve(s, None, "kserve-kernelcache-jobs")
-                    for check in all_checks() for read in check.reads for s in read.lists]
+    doctor_needs = [
+        readplan.resolve(s, None, "kserve-kernelcache-jobs")
+        for check in all_checks()
+        for read in check.reads
+        for s in read.lists
+    ]
     assert report.unreadable == ()  # nothing was refused by a cluster
     assert (report.summary()["incomplete"] > 0) == depends(snapshot, doctor_needs)

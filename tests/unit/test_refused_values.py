@@ -40,49 +40,95 @@ def with_affinity(affinity: Any) -> dict[str, Any]:
     return ds
 
 
-@pytest.mark.parametrize("obj, message", [
-    (b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "a", "operator": "Foo"}]}),
-     f'{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].operator: Invalid value: "Foo": not a valid '
-     "selector operator"),
-    (b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "a", "operator": "In"}]}),
-     f"{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].values: Required value: must be specified when "
-     "`operator` is 'In' or 'NotIn'"),
-    (b.webhook_configuration(failure_policy="Sometimes"),
-     f'{HOOK}: $.webhooks[0].failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"'),
-    (b.node("n1", taints=[b.taint("gpu", effect="NoScheduleNow")]),
-     'Node n1: $.spec.taints[0].effect: Unsupported value: "NoScheduleNow": supported values: "NoSchedule", '
-     '"PreferNoSchedule", "NoExecute"'),
-    (b.agent_daemonset(tolerations=[{"key": "a", "operator": "Exists", "tolerationSeconds": 10**30}]),
-     f"{AGENT}: $.spec.template.spec.tolerations[0].tolerationSeconds: json: cannot unmarshal number 1e+30 into "
-     "Go struct field Toleration.tolerationSeconds of type int64"),
-    (b.agent_daemonset(status={"desiredNumberScheduled": 3, "numberReady": -3}),
-     f"{AGENT}: $.status.numberReady: Invalid value: -3: must be greater than or equal to 0"),
-    (b.agent_daemonset(status={"desiredNumberScheduled": 10**20, "numberReady": 1}),
-     f"{AGENT}: $.status.desiredNumberScheduled: json: cannot unmarshal number 100000000000000000000 into Go "
-     "struct field DaemonSetStatus.desiredNumberScheduled of type int32"),
-    (with_affinity({"nodeAffinity": "x"}),
-     f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity: expected an object, got a string"),
-    (with_affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"a": 1}]}}),
-     f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
-     "expected an object, got a list"),
-    (with_affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": ["pool In gpu"]}]}}}),
-     f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-     ".nodeSelectorTerms[0].matchExpressions[0]: expected an object, got a string"),
-    (with_affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": [1, 2]}]}]}}}),
-     f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-     ".nodeSelectorTerms[0].matchExpressions[0].values[0]: expected a string, got an integer"),
-])
+@pytest.mark.parametrize(
+    "obj, message",
+    [
+        (
+            b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "a", "operator": "Foo"}]}),
+            f'{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].operator: Invalid value: "Foo": not a valid '
+            "selector operator",
+        ),
+        (
+            b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "a", "operator": "In"}]}),
+            f"{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].values: Required value: must be specified "
+            "when `operator` is 'In' or 'NotIn'",
+        ),
+        (
+            b.webhook_configuration(failure_policy="Sometimes"),
+            f'{HOOK}: $.webhooks[0].failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"',
+        ),
+        (
+            b.node("n1", taints=[b.taint("gpu", effect="NoScheduleNow")]),
+            'Node n1: $.spec.taints[0].effect: Unsupported value: "NoScheduleNow": supported values: "NoSchedule", '
+            '"PreferNoSchedule", "NoExecute"',
+        ),
+        (
+            b.agent_daemonset(tolerations=[{"key": "a", "operator": "Exists", "tolerationSeconds": 10**30}]),
+            f"{AGENT}: $.spec.template.spec.tolerations[0].tolerationSeconds: json: cannot unmarshal number 1e+30 into "
+            "Go struct field Toleration.tolerationSeconds of type int64",
+        ),
+        (
+            b.agent_daemonset(status={"desiredNumberScheduled": 3, "numberReady": -3}),
+            f"{AGENT}: $.status.numberReady: Invalid value: -3: must be greater than or equal to 0",
+        ),
+        (
+            b.agent_daemonset(status={"desiredNumberScheduled": 10**20, "numberReady": 1}),
+            f"{AGENT}: $.status.desiredNumberScheduled: json: cannot unmarshal number 100000000000000000000 into Go "
+            "struct field DaemonSetStatus.desiredNumberScheduled of type int32",
+        ),
+        (
+            with_affinity({"nodeAffinity": "x"}),
+            f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity: expected an object, got a string",
+        ),
+        (
+            with_affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"a": 1}]}}),
+            f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+            "expected an object, got a list",
+        ),
+        (
+            with_affinity(
+                {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": ["pool In gpu"]}]
+                        }
+                    }
+                }
+            ),
+            f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms[0].matchExpressions[0]: expected an object, got a string",
+        ),
+        (
+            with_affinity(
+                {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchExpressions": [{"key": "pool", "operator": "In", "values": [1, 2]}]}
+                            ]
+                        }
+                    }
+                }
+            ),
+            f"{AGENT}: $.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms[0].matchExpressions[0].values[0]: expected a string, got an integer",
+        ),
+    ],
+)
 def test_values_kubernetes_refuses_are_refused_in_its_words(tmp_path, obj, message):
     assert refused(tmp_path, obj) == [message, message]
 
 
 def test_valid_enums_and_affinity_are_read(tmp_path):
-    items = [b.webhook_configuration(failure_policy="Ignore"),
-             b.node("n1", taints=[b.taint("a", effect=e) for e in ("NoExecute", "NoSchedule", "PreferNoSchedule")]),
-             b.agent_daemonset(terms=[b.term({"pool": "gpu"})], status={"desiredNumberScheduled": 2, "numberReady": 2},
-                               tolerations=[{"key": "a", "operator": "Exists", "tolerationSeconds": 3600}])]
+    items = [
+        b.webhook_configuration(failure_policy="Ignore"),
+        b.node("n1", taints=[b.taint("a", effect=e) for e in ("NoExecute", "NoSchedule", "PreferNoSchedule")]),
+        b.agent_daemonset(
+            terms=[b.term({"pool": "gpu"})],
+            status={"desiredNumberScheduled": 2, "numberReady": 2},
+            tolerations=[{"key": "a", "operator": "Exists", "tolerationSeconds": 3600}],
+        ),
+    ]
     path = tmp_path / "ok.yaml"
     path.write_text(yaml.safe_dump_all(items))
     snap = load_files([str(path)])
@@ -109,8 +155,11 @@ def test_go_zero_time_is_never_shown_as_a_time(tmp_path):
 
 
 def test_a_selector_key_that_looks_like_a_flag_is_refused_as_the_api_server_does(tmp_path):
-    hook = b.webhook_configuration(namespace_selector={"matchExpressions": [{"key": "--overwrite",
-                                                                             "operator": "DoesNotExist"}]})
+    hook = b.webhook_configuration(
+        namespace_selector={"matchExpressions": [{"key": "--overwrite", "operator": "DoesNotExist"}]}
+    )
     [message, _] = refused(tmp_path, hook)
-    assert message.startswith(f'{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].key: Invalid value: '
-                              '"--overwrite": name part must consist of alphanumeric characters')
+    assert message.startswith(
+        f"{HOOK}: $.webhooks[0].namespaceSelector.matchExpressions[0].key: Invalid value: "
+        '"--overwrite": name part must consist of alphanumeric characters'
+    )

@@ -86,6 +86,7 @@ def _zip_main(zipapp: Path) -> ModuleType:
 
 # ---- the release files are generated for the archives built -------------------------------------------
 
+
 def test_manifest_and_checksums_are_those_of_the_archives(build: ModuleType, release, tmp_path: Path) -> None:
     manifest, sums = build.write_release_files(release, tmp_path)
     doc = yaml.safe_load(manifest.read_text())
@@ -110,17 +111,23 @@ def test_a_clean_clone_builds_the_same_release_twice_and_says_its_commit(tmp_pat
     outs = []
     for n in (1, 2):
         out = tmp_path / f"dist{n}"
-        proc = subprocess.run([sys.executable, str(clone / "krew-manifest" / "build.py"), "--out", str(out)],
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, str(clone / "krew-manifest" / "build.py"), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr
         outs.append(out)
     files = sorted(p.name for p in outs[0].iterdir() if p.is_file())
-    assert files == sorted([*(f"kubectl-kcache-v{_setup_cfg_version()}-{o}-{a}.tar.gz" for o, a in PLATFORMS),
-                            "plugin.yaml", "SHA256SUMS"])
+    assert files == sorted(
+        [*(f"kubectl-kcache-v{_setup_cfg_version()}-{o}-{a}.tar.gz" for o, a in PLATFORMS), "plugin.yaml", "SHA256SUMS"]
+    )
     for name in files:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
-    head = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%H %ct"], capture_output=True, text=True,
-                          check=True).stdout.split()
+    head = subprocess.run(
+        ["git", "-C", str(clone), "log", "-1", "--format=%H %ct"], capture_output=True, text=True, check=True
+    ).stdout.split()
     with zipfile.ZipFile(outs[0] / f"kubectl-kcache-v{_setup_cfg_version()}-linux-amd64" / "kubectl-kcache") as zf:
         generated = zf.read("kubectl_kcache/_build.py").decode()
     import datetime as dt
@@ -135,8 +142,12 @@ def test_release_refuses_a_dirty_tree_and_a_version_without_changelog(tmp_path: 
     release_py = clone / "krew-manifest" / "release.py"
 
     def release() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, str(release_py), "--out", str(tmp_path / "dist")],
-                              capture_output=True, text=True, timeout=600)
+        return subprocess.run(
+            [sys.executable, str(release_py), "--out", str(tmp_path / "dist")],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     (clone / "kubectl_kcache" / "text.py").write_text("# changed\n")
     proc = release()
@@ -144,8 +155,22 @@ def test_release_refuses_a_dirty_tree_and_a_version_without_changelog(tmp_path: 
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", "--", "."], check=True)
     changelog = clone / "CHANGELOG.md"
     changelog.write_text(changelog.read_text().replace(f"## v{_setup_cfg_version()}", "## v0.0.9"))
-    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet",
-                    "-am", "no section"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(clone),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-am",
+            "no section",
+        ],
+        check=True,
+    )
     proc = release()
     assert proc.returncode == 2, proc.stdout
     assert f"CHANGELOG.md has no `## v{_setup_cfg_version()}` section" in proc.stderr
@@ -154,8 +179,12 @@ def test_release_refuses_a_dirty_tree_and_a_version_without_changelog(tmp_path: 
 
 def test_release_writes_the_notes_of_its_version(tmp_path: Path) -> None:
     clone = _clean_clone(tmp_path)
-    proc = subprocess.run([sys.executable, str(clone / "krew-manifest" / "release.py"), "--out", str(tmp_path / "d")],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(clone / "krew-manifest" / "release.py"), "--out", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     notes = (tmp_path / "d" / "RELEASE-NOTES.md").read_text()
     assert notes.startswith(f"# kubectl-kcache v{_setup_cfg_version()}\n\n")
@@ -175,17 +204,29 @@ def test_building_twice_gives_the_same_bytes(build: ModuleType, release, tmp_pat
 
 def test_build_is_offline_once_the_cache_is_warm(build: ModuleType, release, tmp_path: Path) -> None:
     """No index, no network: every pinned artifact comes from the cache the first build filled."""
-    env = {**os.environ, "KCACHE_RELEASE_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_INDEX_URL": "",
-           "PIP_FIND_LINKS": "", "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9"}
+    env = {
+        **os.environ,
+        "KCACHE_RELEASE_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_INDEX_URL": "",
+        "PIP_FIND_LINKS": "",
+        "https_proxy": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+    }
     manifest = tmp_path / "plugin.yaml"
-    proc = subprocess.run([sys.executable, str(BUILD_PY), "--out", str(tmp_path), "--manifest", str(manifest)],
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(BUILD_PY), "--out", str(tmp_path), "--manifest", str(manifest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "downloading" not in proc.stderr
     assert manifest.read_text() == release.manifest_text
 
 
 # ---- the archives -------------------------------------------------------------------------------------
+
 
 def test_one_archive_per_platform(release) -> None:
     assert [(a.platform.os, a.platform.arch) for a in release.archives] == PLATFORMS
@@ -265,8 +306,11 @@ def test_zipapp_holds_this_tree_and_every_license(build: ModuleType, release) ->
     for archive in release.archives:
         with zipfile.ZipFile(archive.zipapp) as zf:
             names = set(zf.namelist())
-            ours = {p.relative_to(ROOT).as_posix() for p in (ROOT / "kubectl_kcache").rglob("*.py")
-                    if "__pycache__" not in p.parts}
+            ours = {
+                p.relative_to(ROOT).as_posix()
+                for p in (ROOT / "kubectl_kcache").rglob("*.py")
+                if "__pycache__" not in p.parts
+            }
             built = {"kubectl_kcache/py.typed", "kubectl_kcache/_build.py"}
             assert ours - {"kubectl_kcache/_build.py"} | built == {n for n in names if n.startswith("kubectl_kcache/")}
             for rel in sorted(ours - {"kubectl_kcache/_build.py"}):
@@ -277,6 +321,7 @@ def test_zipapp_holds_this_tree_and_every_license(build: ModuleType, release) ->
 
 
 # ---- the lock -----------------------------------------------------------------------------------------
+
 
 def _packaging():
     try:
@@ -307,9 +352,18 @@ def test_lock_is_the_closure_of_the_runtime_dependencies(build: ModuleType, rele
             meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
             lines = zf.read(meta).decode().splitlines()
         wanted += [Requirement(line.split(":", 1)[1].strip()) for line in lines if line.startswith("Requires-Dist:")]
-    envs = [{"python_version": v, "python_full_version": v + ".0", "sys_platform": s, "platform_system": ps,
-             "os_name": "posix", "extra": ""}
-            for v in PYTHONS for s, ps in (("linux", "Linux"), ("darwin", "Darwin"))]
+    envs = [
+        {
+            "python_version": v,
+            "python_full_version": v + ".0",
+            "sys_platform": s,
+            "platform_system": ps,
+            "os_name": "posix",
+            "extra": "",
+        }
+        for v in PYTHONS
+        for s, ps in (("linux", "Linux"), ("darwin", "Darwin"))
+    ]
     needed = set()
     for req in wanted:
         if req.marker is not None and not any(req.marker.evaluate(e) for e in envs):
@@ -354,21 +408,27 @@ def test_lock_refuses_what_pip_would_not_read_alike(build: ModuleType, tmp_path:
 
 # ---- choosing the wheels an archive carries ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("filename", "expected"), [
-    ("m-1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",
-     [("linux", "amd64", "glibc", "3.12")]),
-    ("m-1-cp310-cp310-musllinux_1_2_aarch64.whl", [("linux", "arm64", "musl", "3.10")]),
-    ("m-1-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.whl", [("linux", "arm64", "glibc", "3.13")]),
-    ("m-1-cp315-cp315-macosx_10_15_x86_64.whl", [("darwin", "amd64", "macos", "3.15")]),
-    ("m-1-cp311-cp311-macosx_11_0_arm64.whl", [("darwin", "arm64", "macos", "3.11")]),
-    ("m-1-cp312-cp312-win_amd64.whl", []),  # Windows is not served
-    ("m-1-cp314-cp314t-manylinux_2_17_x86_64.whl", []),  # free-threaded
-    ("m-1-cp39-cp39-manylinux_2_17_x86_64.whl", []),  # not a version the plugin runs on
-    ("m-1-cp312-abi3-manylinux_2_17_x86_64.whl", []),  # stable ABI: one version's ABI is what is selected on
-    ("m-1-pp310-pypy310_pp73-manylinux_2_17_x86_64.whl", []),
-    ("m-1-cp312-cp312-manylinux_2_31_riscv64.whl", []),
-    ("m-1-cp312-cp312-linux_x86_64.whl", []),  # not manylinux: built for one distribution
-])
+
+@pytest.mark.parametrize(
+    ("filename", "expected"),
+    [
+        (
+            "m-1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl",
+            [("linux", "amd64", "glibc", "3.12")],
+        ),
+        ("m-1-cp310-cp310-musllinux_1_2_aarch64.whl", [("linux", "arm64", "musl", "3.10")]),
+        ("m-1-cp313-cp313-manylinux2014_aarch64.manylinux_2_17_aarch64.whl", [("linux", "arm64", "glibc", "3.13")]),
+        ("m-1-cp315-cp315-macosx_10_15_x86_64.whl", [("darwin", "amd64", "macos", "3.15")]),
+        ("m-1-cp311-cp311-macosx_11_0_arm64.whl", [("darwin", "arm64", "macos", "3.11")]),
+        ("m-1-cp312-cp312-win_amd64.whl", []),  # Windows is not served
+        ("m-1-cp314-cp314t-manylinux_2_17_x86_64.whl", []),  # free-threaded
+        ("m-1-cp39-cp39-manylinux_2_17_x86_64.whl", []),  # not a version the plugin runs on
+        ("m-1-cp312-abi3-manylinux_2_17_x86_64.whl", []),  # stable ABI: one version's ABI is what is selected on
+        ("m-1-pp310-pypy310_pp73-manylinux_2_17_x86_64.whl", []),
+        ("m-1-cp312-cp312-manylinux_2_31_riscv64.whl", []),
+        ("m-1-cp312-cp312-linux_x86_64.whl", []),  # not manylinux: built for one distribution
+    ],
+)
 def test_which_archive_takes_a_compiled_wheel(build: ModuleType, filename: str, expected: list) -> None:
     got = [(p.os, p.arch, v.name, python) for p, v, python in build.serves(build.filename_tags(filename))]
     assert got == expected
@@ -385,20 +445,23 @@ TABLE = (  # as build.py writes it for linux/amd64 (a part)
 DARWIN = (("_platlib/cp312-macos", ".cpython-312-darwin.so", "arm64", "", "3.12"),)
 
 
-@pytest.mark.parametrize(("table", "suffix", "machine", "libc", "expected"), [
-    (TABLE, ".cpython-312-x86_64-linux-gnu.so", "x86_64", "glibc", "_platlib/cp312-glibc"),
-    (TABLE, ".cpython-312-x86_64-linux-musl.so", "x86_64", "musl", "_platlib/cp312-musl"),
-    (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "musl", "_platlib/cp310-musl"),  # same suffix as glibc
-    (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "glibc", "_platlib/cp310-glibc"),
-    (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "", None),  # a C library that is neither
-    (TABLE, ".cpython-311-x86_64-linux-gnu.so", "x86_64", "glibc", None),  # a version it does not have
-    (TABLE, ".cpython-312t-x86_64-linux-gnu.so", "x86_64", "glibc", None),  # free-threaded
-    (TABLE, ".pypy310-pp73-x86_64-linux-gnu.so", "x86_64", "glibc", None),
-    (TABLE, ".cpython-312-x86_64-linux-gnu.so", "AMD64", "glibc", "_platlib/cp312-glibc"),
-    (DARWIN, ".cpython-312-darwin.so", "arm64", "", "_platlib/cp312-macos"),
-    (DARWIN, ".cpython-312-darwin.so", "x86_64", "", None),  # an Intel python3 (Rosetta) on the arm64 archive
-    (DARWIN, ".cpython-312-darwin.so", "aarch64", "", "_platlib/cp312-macos"),
-])
+@pytest.mark.parametrize(
+    ("table", "suffix", "machine", "libc", "expected"),
+    [
+        (TABLE, ".cpython-312-x86_64-linux-gnu.so", "x86_64", "glibc", "_platlib/cp312-glibc"),
+        (TABLE, ".cpython-312-x86_64-linux-musl.so", "x86_64", "musl", "_platlib/cp312-musl"),
+        (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "musl", "_platlib/cp310-musl"),  # same suffix as glibc
+        (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "glibc", "_platlib/cp310-glibc"),
+        (TABLE, ".cpython-310-x86_64-linux-gnu.so", "x86_64", "", None),  # a C library that is neither
+        (TABLE, ".cpython-311-x86_64-linux-gnu.so", "x86_64", "glibc", None),  # a version it does not have
+        (TABLE, ".cpython-312t-x86_64-linux-gnu.so", "x86_64", "glibc", None),  # free-threaded
+        (TABLE, ".pypy310-pp73-x86_64-linux-gnu.so", "x86_64", "glibc", None),
+        (TABLE, ".cpython-312-x86_64-linux-gnu.so", "AMD64", "glibc", "_platlib/cp312-glibc"),
+        (DARWIN, ".cpython-312-darwin.so", "arm64", "", "_platlib/cp312-macos"),
+        (DARWIN, ".cpython-312-darwin.so", "x86_64", "", None),  # an Intel python3 (Rosetta) on the arm64 archive
+        (DARWIN, ".cpython-312-darwin.so", "aarch64", "", "_platlib/cp312-macos"),
+    ],
+)
 def test_compiled_folder_for_an_interpreter(table, suffix: str, machine: str, libc: str, expected) -> None:
     zip_main = _load("kcache_zipapp_main", ZIP_MAIN_PY)
     assert zip_main.compiled_folder(table, suffix, machine, libc) == expected
@@ -406,11 +469,14 @@ def test_compiled_folder_for_an_interpreter(table, suffix: str, machine: str, li
 
 def test_no_compiled_message_is_one_line_naming_the_versions_it_has() -> None:
     zip_main = _load("kcache_zipapp_main", ZIP_MAIN_PY)
-    msg = zip_main.no_compiled_message(TABLE, "linux/amd64", "CPython 3.11", ".cpython-311-x86_64-linux-gnu.so",
-                                       "x86_64", "glibc", "/usr/bin/python3")
+    msg = zip_main.no_compiled_message(
+        TABLE, "linux/amd64", "CPython 3.11", ".cpython-311-x86_64-linux-gnu.so", "x86_64", "glibc", "/usr/bin/python3"
+    )
     assert "\n" not in msg
-    assert msg.startswith("kubectl-kcache: this release (linux/amd64) bundles its compiled dependency (msgspec) "
-                          "for CPython 3.10, 3.12 on x86_64 with glibc or musl, not for this python3: CPython 3.11")
+    assert msg.startswith(
+        "kubectl-kcache: this release (linux/amd64) bundles its compiled dependency (msgspec) "
+        "for CPython 3.10, 3.12 on x86_64 with glibc or musl, not for this python3: CPython 3.11"
+    )
     assert ".cpython-311-x86_64-linux-gnu.so" in msg and "/usr/bin/python3" in msg
 
 
@@ -442,6 +508,7 @@ def test_built_table_lists_every_folder_with_its_suffix(release, os_arch: tuple[
 
 # ---- the manifest -------------------------------------------------------------------------------------
 
+
 def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
     version = _setup_cfg_version()
     tag = f"v{version}"
@@ -456,8 +523,15 @@ def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
     assert "\n" not in short and 0 < len(short) <= 50, short
     assert len(spec["description"].strip().splitlines()) > 1
     caveats = spec["caveats"]
-    for needed in ("python3", "3.10", "deploy/doctor-rbac.yaml", "deploy/rbac.yaml", "kubectl_complete-kcache",
-                   "kubectl kcache completion bash", "kubectl kcache --help"):
+    for needed in (
+        "python3",
+        "3.10",
+        "deploy/doctor-rbac.yaml",
+        "deploy/rbac.yaml",
+        "kubectl_complete-kcache",
+        "kubectl kcache completion bash",
+        "kubectl kcache --help",
+    ):
         assert needed in caveats, needed
     assert f"/{tag}/deploy/doctor-rbac.yaml" in caveats, "the RBAC of the release, not of whatever main is"
     from kubectl_kcache.cli import main
@@ -472,8 +546,9 @@ def test_manifest_follows_krew_rules(manifest: dict, release) -> None:
     for p in platforms:
         os_, arch = p["selector"]["matchLabels"]["os"], p["selector"]["matchLabels"]["arch"]
         assert set(p["selector"]) == {"matchLabels"} and set(p["selector"]["matchLabels"]) == {"os", "arch"}
-        assert p["uri"] == (f"https://github.com/kserve/kubectl-kcache/releases/download/{tag}/"
-                            f"kubectl-kcache-{tag}-{os_}-{arch}.tar.gz")
+        assert p["uri"] == (
+            f"https://github.com/kserve/kubectl-kcache/releases/download/{tag}/kubectl-kcache-{tag}-{os_}-{arch}.tar.gz"
+        )
         assert re.fullmatch(r"[0-9a-f]{64}", p["sha256"])
         assert p["sha256"] == release.archive(os_, arch).sha256
         assert p["bin"] == "kubectl-kcache"
@@ -487,9 +562,11 @@ def test_version_is_written_once() -> None:
 
     assert __version__ == _setup_cfg_version()
     assert re.search(r"^version = attr: kubectl_kcache.__version__$", (ROOT / "setup.cfg").read_text(), re.MULTILINE)
-    numbered = [p.relative_to(ROOT).as_posix() for p in [*ROOT.glob("*.cfg"), *ROOT.glob("*.toml"), ROOT / "setup.py",
-                                                          *(ROOT / "krew-manifest").iterdir()]
-                if p.is_file() and re.search(r"version\s*=\s*['\"]?\d+\.\d+\.\d+", p.read_text())]
+    numbered = [
+        p.relative_to(ROOT).as_posix()
+        for p in [*ROOT.glob("*.cfg"), *ROOT.glob("*.toml"), ROOT / "setup.py", *(ROOT / "krew-manifest").iterdir()]
+        if p.is_file() and re.search(r"version\s*=\s*['\"]?\d+\.\d+\.\d+", p.read_text())
+    ]
     assert numbered == [], f"a version number written outside kubectl_kcache/__init__.py: {numbered}"
 
 
@@ -540,21 +617,40 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _env(cache: Path, unpack: bool = True) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": str(cache), "KCACHE_ZIPAPP_CACHE": str(cache / "zipapp"),
-            "KCACHE_ZIPAPP_UNPACK": "1" if unpack else "0", "NO_COLOR": "1", "TMPDIR": str(cache / "tmp")}
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(cache),
+        "KCACHE_ZIPAPP_CACHE": str(cache / "zipapp"),
+        "KCACHE_ZIPAPP_UNPACK": "1" if unpack else "0",
+        "NO_COLOR": "1",
+        "TMPDIR": str(cache / "tmp"),
+    }
 
 
-def _run(python: Path, app: Path, *args: str, cache: Path, unpack: bool = True,
-         flags: tuple[str, ...] = ("-I",)) -> subprocess.CompletedProcess:
+def _run(
+    python: Path, app: Path, *args: str, cache: Path, unpack: bool = True, flags: tuple[str, ...] = ("-I",)
+) -> subprocess.CompletedProcess:
     (cache / "tmp").mkdir(exist_ok=True)
-    return subprocess.run([str(python), *flags, str(app), *args], capture_output=True, text=True,
-                          env=_env(cache, unpack), timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(python), *flags, str(app), *args],
+        capture_output=True,
+        text=True,
+        env=_env(cache, unpack),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _probe(python: Path, app: Path, *args: str, cache: Path, unpack: bool = True) -> tuple[int, Path, str]:
     (cache / "tmp").mkdir(exist_ok=True)
-    proc = subprocess.run([str(python), "-I", "-S", "-c", PROBE, str(app), *args], capture_output=True, text=True,
-                          env=_env(cache, unpack), timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(python), "-I", "-S", "-c", PROBE, str(app), *args],
+        capture_output=True,
+        text=True,
+        env=_env(cache, unpack),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("msgspec-core ")]
     assert lines, proc.stdout + proc.stderr
     _, core, decoded = lines[0].split(" ", 2)
@@ -582,8 +678,9 @@ def test_zipapp_runs_isolated_without_dependencies(release, bare_python: Path, t
 
 
 @pytest.mark.parametrize("unpack", [False, True], ids=["from-zip", "unpacked"])
-def test_zipapp_loads_the_compiled_msgspec_of_this_python(release, bare_python: Path, tmp_path: Path,
-                                                          unpack: bool) -> None:
+def test_zipapp_loads_the_compiled_msgspec_of_this_python(
+    release, bare_python: Path, tmp_path: Path, unpack: bool
+) -> None:
     """Unpacked, msgspec's extension module is loaded from the cache folder; with KCACHE_ZIPAPP_UNPACK=0 from
     a private temporary folder, removed when the process ends."""
     code, core, out = _probe(bare_python, _this_archive(release).zipapp, "version", cache=tmp_path, unpack=unpack)
@@ -610,8 +707,12 @@ def _pythons_here() -> list[Path]:
     for c in candidates:
         if not c.is_file() or "shims" in c.parts:
             continue
-        proc = subprocess.run([str(c), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [str(c), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if proc.returncode == 0:
             found.setdefault(proc.stdout.strip(), c)
     return [found[v] for v in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
@@ -625,8 +726,12 @@ def test_zipapp_picks_the_wheel_of_each_python_on_this_machine(release, tmp_path
     assert pythons, "no python3.X found"
     loaded = []
     for python in pythons:
-        version = subprocess.run([str(python), "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
+        version = subprocess.run(
+            [str(python), "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         if int(version[1:]) < 10:
             proc = _run(python, app, "version", cache=tmp_path)
             assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -639,8 +744,9 @@ def test_zipapp_picks_the_wheel_of_each_python_on_this_machine(release, tmp_path
     assert f"{sys.version_info[0]}{sys.version_info[1]}" in loaded
 
 
-def test_zipapp_without_a_wheel_for_this_python_says_which_versions_it_has(release, bare_python: Path,
-                                                                           tmp_path: Path) -> None:
+def test_zipapp_without_a_wheel_for_this_python_says_which_versions_it_has(
+    release, bare_python: Path, tmp_path: Path
+) -> None:
     """The darwin/arm64 zipapp run by this Linux python3: no wheel can be loaded here; one line, exit 2."""
     app = release.archive("darwin", "arm64").zipapp
     proc = _run(bare_python, app, "version", cache=tmp_path)
@@ -648,9 +754,11 @@ def test_zipapp_without_a_wheel_for_this_python_says_which_versions_it_has(relea
     assert proc.stdout == ""
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("kubectl-kcache: this release (darwin/arm64) bundles its compiled dependency "
-                               "(msgspec) for CPython 3.10, 3.11, 3.12, 3.13, 3.14, 3.15 on arm64, not for this "
-                               f"python3: CPython {sys.version_info[0]}.{sys.version_info[1]} on ")
+    assert lines[0].startswith(
+        "kubectl-kcache: this release (darwin/arm64) bundles its compiled dependency "
+        "(msgspec) for CPython 3.10, 3.11, 3.12, 3.13, 3.14, 3.15 on arm64, not for this "
+        f"python3: CPython {sys.version_info[0]}.{sys.version_info[1]} on "
+    )
     assert importlib.machinery.EXTENSION_SUFFIXES[0] in lines[0]
     assert not (tmp_path / "zipapp").exists(), "nothing is unpacked for a Python it cannot serve"
 

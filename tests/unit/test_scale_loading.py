@@ -28,8 +28,16 @@ for _pod in AGENTS:
     _pod["spec"]["tolerations"] = [dict(TOLERATION)]
 KCNS = [b.kcn(f"gpu-{i}", {"team-a/cache": b.entry("team-a", "cache")}) for i in range(3)]
 MODEL = b.pod("model-pod", node_name="gpu-1")
-ITEMS = [*NODES, b.group("gpu", {"role": "gpu"}, [TOLERATION]), *KCNS, b.kernel_cache("cache", state="Ready"),
-         *AGENTS, MODEL, b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.namespace("team-a")]
+ITEMS = [
+    *NODES,
+    b.group("gpu", {"role": "gpu"}, [TOLERATION]),
+    *KCNS,
+    b.kernel_cache("cache", state="Ready"),
+    *AGENTS,
+    MODEL,
+    b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+    b.namespace("team-a"),
+]
 
 
 def streamed_dump(path: Path, items: list[dict[str, Any]], kind_first: bool = False) -> str:
@@ -38,8 +46,11 @@ def streamed_dump(path: Path, items: list[dict[str, Any]], kind_first: bool = Fa
     with open(path, "wb") as fh:
         writer = DumpWriter(fh, "json")
         for obj in items:
-            head = {"kind": obj["kind"], "apiVersion": obj["apiVersion"]} if kind_first else {
-                "apiVersion": obj["apiVersion"], "kind": obj["kind"]}
+            head = (
+                {"kind": obj["kind"], "apiVersion": obj["apiVersion"]}
+                if kind_first
+                else {"apiVersion": obj["apiVersion"], "kind": obj["kind"]}
+            )
             writer.item(msgspec.json.encode({**head, **obj}))
         writer.finish({"cluster": "c", "reads": []})
     return str(path)
@@ -88,8 +99,12 @@ def test_held_back_nodes_are_decoded_only_when_named(tmp_path, layout):
         path = streamed_dump(tmp_path / "d.json", ITEMS)
     elif layout == "yaml-dump":
         path = str(tmp_path / "d.yaml")
-        Path(path).write_text(yaml.safe_dump({"kind": "KcacheSnapshot", "version": 1, "items": ITEMS,
-                                              "meta": {"cluster": "c", "reads": []}}, sort_keys=False))
+        Path(path).write_text(
+            yaml.safe_dump(
+                {"kind": "KcacheSnapshot", "version": 1, "items": ITEMS, "meta": {"cluster": "c", "reads": []}},
+                sort_keys=False,
+            )
+        )
     else:
         path = str(tmp_path / "l.yaml")
         Path(path).write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": ITEMS}))
@@ -109,8 +124,9 @@ def test_a_held_back_node_that_is_malformed_is_refused_when_named(tmp_path):
         load_files([path], Selection(frozenset({"nodes", "pods"}), later={"nodes": _pod_nodes}))
     other = [n for n in NODES if n["metadata"]["name"] != "gpu-1"]  # not named: not decoded, not refused
     path = streamed_dump(tmp_path / "e.json", [*other, bad, {**MODEL, "spec": {**MODEL["spec"], "nodeName": "gpu-0"}}])
-    assert [n.name for n in load_files([path], Selection(frozenset({"nodes", "pods"}),
-                                                                  later={"nodes": _pod_nodes})).nodes] == ["gpu-0"]
+    assert [
+        n.name for n in load_files([path], Selection(frozenset({"nodes", "pods"}), later={"nodes": _pod_nodes})).nodes
+    ] == ["gpu-0"]
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 20])

@@ -125,8 +125,14 @@ def test_dump_round_trip(tmp_path, fmt):
         writer = DumpWriter(fh, fmt)
         for obj in OBJECTS:
             writer.item(json.dumps(obj).encode())
-        writer.finish({"cluster": "prod", "server": "https://prod:6443", "takenAt": "2026-11-29T10:00:00Z",
-                       "reads": [{"resource": "nodes", "namespace": None, "status": "ok", "count": 1}]})
+        writer.finish(
+            {
+                "cluster": "prod",
+                "server": "https://prod:6443",
+                "takenAt": "2026-11-29T10:00:00Z",
+                "reads": [{"resource": "nodes", "namespace": None, "status": "ok", "count": 1}],
+            }
+        )
     again = load_files([str(path)])
     assert counts(again) == ALL_ONE
     assert again.nodes == first.nodes
@@ -516,8 +522,10 @@ def test_huge_number_as_an_annotation_is_a_string(tmp_path):
 def test_a_label_value_kubernetes_would_refuse_is_refused_in_a_short_line(tmp_path):
     path = write(tmp_path / "huge.yaml", b.node("n", {"big": "9" * 5000}))
     message = input_error([path])
-    assert message == (f'{path}: Node "n": Kubernetes would refuse this object: metadata.labels: Invalid value: '
-                       f'"{"9" * 60}"... (5000 characters): must be no more than 63 bytes')
+    assert message == (
+        f'{path}: Node "n": Kubernetes would refuse this object: metadata.labels: Invalid value: '
+        f'"{"9" * 60}"... (5000 characters): must be no more than 63 bytes'
+    )
 
 
 def test_huge_number_in_json(tmp_path):
@@ -627,8 +635,9 @@ def test_cache_status_keys_of_mixed_types(tmp_path):
     path = write(tmp_path / "kcn.yaml", text)
     # Kubernetes' keys are strings: the integer key is refused at the map's path, in words (never msgspec's
     # "at `key` in `$...`")
-    assert input_error([path]) == (f"{path}: KernelCacheNode n: $.status.cacheStatus: a key is an integer, "
-                                   "expected a string")
+    assert input_error([path]) == (
+        f"{path}: KernelCacheNode n: $.status.cacheStatus: a key is an integer, expected a string"
+    )
 
 
 def test_unquoted_timestamp_is_accepted(tmp_path):
@@ -816,8 +825,9 @@ def test_a_streamed_dump_with_a_bad_item_names_its_path(tmp_path):
         for obj in (GROUP, bad):
             writer.item(json.dumps(obj).encode())
         writer.finish({"cluster": "c", "reads": []})
-    assert input_error([str(path)]) == (f"{path}: Node gpu-1: $.items[1].spec.taints[0].effect: expected a string, "
-                                        "got an integer")
+    assert input_error([str(path)]) == (
+        f"{path}: Node gpu-1: $.items[1].spec.taints[0].effect: expected a string, got an integer"
+    )
 
 
 # ---- selective loading (why-group and why-not-cached decode only what they read) -------------------------
@@ -830,8 +840,9 @@ def test_a_selection_decodes_only_its_kinds_and_the_namespace_pods(tmp_path, fmt
 
     other_pod = b.pod("agent-x", ns="kserve", node_name="gpu-1")
     items = [*OBJECTS, other_pod]
-    path = write(tmp_path / f"in.{fmt}", dump_doc(items) if dump else {"apiVersion": "v1", "kind": "List",
-                                                                        "items": items}, fmt)
+    path = write(
+        tmp_path / f"in.{fmt}", dump_doc(items) if dump else {"apiVersion": "v1", "kind": "List", "items": items}, fmt
+    )
     full = load_files([path])
     some = load_files([path], Selection(frozenset({"nodes", "pods", "kernel_caches"}), {"pods": "team-a"}))
     assert counts(some) == {**{k: 0 for k in ALL_ONE}, "nodes": 1, "kernel_caches": 1, "pods": 1}
@@ -867,10 +878,21 @@ def test_a_selection_can_read_nodes_without_their_images(tmp_path):
 # ---- one walk for JSON and YAML ---------------------------------------------------------------------------
 
 WALKED = [
-    [{"apiVersion": "v1", "kind": "List", "items": [[NODE], {"apiVersion": "v1", "kind": "NodeList",
-                                                               "items": [{k: v for k, v in NODE.items()
-                                                                          if k not in ("kind", "apiVersion")}]}]},
-     KC],
+    [
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                [NODE],
+                {
+                    "apiVersion": "v1",
+                    "kind": "NodeList",
+                    "items": [{k: v for k, v in NODE.items() if k not in ("kind", "apiVersion")}],
+                },
+            ],
+        },
+        KC,
+    ],
     {"apiVersion": "v1", "kind": "NodeList", "items": "not a list"},
     [NODE, 3],
     {"apiVersion": "v1", "kind": "List", "items": [{"kind": "KcacheSnapshot", "version": 1, "items": []}]},
@@ -888,5 +910,8 @@ def test_json_and_yaml_input_are_walked_alike(tmp_path, content):
         except InputError as exc:
             outcomes.append(str(exc).replace(path, "FILE"))
     assert outcomes[0] == outcomes[1]
-    assert outcomes[0] == {**{f: 0 for f in outcomes[0]}, "nodes": 1, "kernel_caches": 1} if content is WALKED[0] else (
-        isinstance(outcomes[0], str) and outcomes[0].startswith("FILE: $"))
+    assert (
+        outcomes[0] == {**{f: 0 for f in outcomes[0]}, "nodes": 1, "kernel_caches": 1}
+        if content is WALKED[0]
+        else (isinstance(outcomes[0], str) and outcomes[0].startswith("FILE: $"))
+    )

@@ -48,8 +48,14 @@ class Server:
             buf += data
             if b"\r\n\r\n" in buf:
                 head, _, rest = buf.partition(b"\r\n\r\n")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 if len(rest) >= length:
                     buf = rest[length:]
                     if self.answer:

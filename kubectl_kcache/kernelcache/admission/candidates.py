@@ -60,13 +60,20 @@ from .gates import (
 
 # ---- identity --------------------------------------------------------------------------------------------
 
+
 def identity_gates(pod: Pod, namespace: str) -> tuple[list[Gate], ModelSource | None, Identity | None]:
     """model-source, runtime-container and runtime-image, and the identity when all three pass."""
     try:
         workload = workload_ref(pod.meta.labels)
     except IdentityError:
-        return ([Gate(g, None, f"needs the {c.LABEL_ISVC} label") for g in
-                 (MODEL_SOURCE, RUNTIME_CONTAINER, RUNTIME_IMAGE)], None, None)
+        return (
+            [
+                Gate(g, None, f"needs the {c.LABEL_ISVC} label")
+                for g in (MODEL_SOURCE, RUNTIME_CONTAINER, RUNTIME_IMAGE)
+            ],
+            None,
+            None,
+        )
     gates: list[Gate] = []
     model = model_source(workload.kind, pod.meta.annotations)
     if model.known:
@@ -77,9 +84,16 @@ def identity_gates(pod: Pod, namespace: str) -> tuple[list[Gate], ModelSource | 
         container = runtime_container(workload.kind, pod.spec_containers)
     except IdentityError as exc:
         names = ", ".join(x.name for x in pod.spec_containers) or "none"
-        gates.append(Gate(RUNTIME_CONTAINER, False, f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
-                                                    f"(containers: {names}): the webhook rejects the pod with HTTP "
-                                                    f"500 \"{exc}\"", message=str(exc)))
+        gates.append(
+            Gate(
+                RUNTIME_CONTAINER,
+                False,
+                f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
+                f"(containers: {names}): the webhook rejects the pod with HTTP "
+                f'500 "{exc}"',
+                message=str(exc),
+            )
+        )
         gates.append(Gate(RUNTIME_IMAGE, None, "no runtime container"))
         return gates, model, None
     gates.append(Gate(RUNTIME_CONTAINER, True, f"runtime container {container.name}"))
@@ -88,26 +102,39 @@ def identity_gates(pod: Pod, namespace: str) -> tuple[list[Gate], ModelSource | 
     try:
         ident = container_identity(namespace, workload, container, probe)
     except IdentityError as exc:
-        gates.append(Gate(RUNTIME_IMAGE, False, f"image {container.image!r}: the webhook rejects the pod with HTTP "
-                                                f"500 \"{exc}\"", effect=REJECT, message=str(exc)))
+        gates.append(
+            Gate(
+                RUNTIME_IMAGE,
+                False,
+                f'image {container.image!r}: the webhook rejects the pod with HTTP 500 "{exc}"',
+                effect=REJECT,
+                message=str(exc),
+            )
+        )
         return gates, model, None
     if ident.image_class == IMAGE_FLOATING:
-        gates.append(Gate(RUNTIME_IMAGE, False, f"image {ident.runtime_image} is floating (latest or untagged): "
-                                                "no footprint, so the webhook looks for no cache; pin a tag (a "
-                                                "Compatibility match) or a digest (also a Workload match)"))
+        gates.append(
+            Gate(
+                RUNTIME_IMAGE,
+                False,
+                f"image {ident.runtime_image} is floating (latest or untagged): "
+                "no footprint, so the webhook looks for no cache; pin a tag (a "
+                "Compatibility match) or a digest (also a Workload match)",
+            )
+        )
         return gates, model, None
     kinds = "workload and compatibility footprints" if ident.workload_footprint else "a compatibility footprint only"
-    gates.append(Gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: "
-                                           f"{kinds}"))
+    gates.append(Gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: {kinds}"))
     return gates, model, ident if model.known else None
 
 
 # ---- candidates ------------------------------------------------------------------------------------------
 
+
 def _short(ref: str) -> str:
     """An image digest reference shortened for people: @sha256:4d61ab2c..."""
     at = ref.rfind("@sha256:")
-    return f"@sha256:{ref[at + 8:at + 20]}..." if at >= 0 else ref or "(empty)"
+    return f"@sha256:{ref[at + 8 : at + 20]}..." if at >= 0 else ref or "(empty)"
 
 
 def _fp(value: str) -> str:
@@ -137,38 +164,56 @@ def index_entries(kcns: Iterable[KernelCacheNode]) -> EntryIndex:
         for e in entries:
             if e.entry.footprints.compatibility:
                 by_compat.setdefault(e.entry.footprints.compatibility, set()).add(key)
-    return EntryIndex(by_ref, ready, {ns: sorted(v) for ns, v in ready_in.items()}, refs_in,
-                      {fp: sorted(v) for fp, v in by_compat.items()})
+    return EntryIndex(
+        by_ref,
+        ready,
+        {ns: sorted(v) for ns, v in ready_in.items()},
+        refs_in,
+        {fp: sorted(v) for fp, v in by_compat.items()},
+    )
 
 
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
-    return bool(ident.workload_footprint) and bool(ident.compatibility_footprint) and any(
-        e.entry.footprints.workload == ident.workload_footprint
-        and e.entry.footprints.compatibility == ident.compatibility_footprint for e in entries)
+    return (
+        bool(ident.workload_footprint)
+        and bool(ident.compatibility_footprint)
+        and any(
+            e.entry.footprints.workload == ident.workload_footprint
+            and e.entry.footprints.compatibility == ident.compatibility_footprint
+            for e in entries
+        )
+    )
 
 
 def _compatibility_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
     return bool(ident.compatibility_footprint) and any(
-        e.entry.footprints.compatibility == ident.compatibility_footprint for e in entries)
+        e.entry.footprints.compatibility == ident.compatibility_footprint for e in entries
+    )
 
 
 _COMPATIBILITY_KEYS = ("runtimeImage", "modelURIHash")
 
 
-def _footprint_miss(ident: Identity, kc: KernelCache | None,
-                    entries: Sequence[NodeEntry]) -> tuple[str, tuple[str, ...]]:
+def _footprint_miss(
+    ident: Identity, kc: KernelCache | None, entries: Sequence[NodeEntry]
+) -> tuple[str, tuple[str, ...]]:
     """Why no entry's footprints match the pod's, with the compatibility factors that differ when the
     KernelCache records its factors (spec.artifact.identity.factors)."""
     workload_only = ident.workload_footprint and any(
-        e.entry.footprints.workload == ident.workload_footprint for e in entries)
+        e.entry.footprints.workload == ident.workload_footprint for e in entries
+    )
     first = entries[0].entry.footprints
     if workload_only:
-        detail = ("the workload footprint matches but the compatibility footprint differs on every Ready entry: a "
-                  "runtime option or environment factor changed")
+        detail = (
+            "the workload footprint matches but the compatibility footprint differs on every Ready entry: a "
+            "runtime option or environment factor changed"
+        )
     else:
-        detail = (f"no Ready entry has the pod's footprints (pod: compatibility {_fp(ident.compatibility_footprint)}"
-                  f", workload {_fp(ident.workload_footprint)}; entry on {entries[0].node}: compatibility "
-                  f"{_fp(first.compatibility)}, workload {_fp(first.workload)})")
+        detail = (
+            f"no Ready entry has the pod's footprints (pod: compatibility {_fp(ident.compatibility_footprint)}"
+            f", workload {_fp(ident.workload_footprint)}; entry on {entries[0].node}: compatibility "
+            f"{_fp(first.compatibility)}, workload {_fp(first.workload)})"
+        )
     recorded = kc.artifact.factors if kc is not None and kc.artifact is not None else {}
     evidence: list[str] = []
     if recorded:
@@ -200,8 +245,7 @@ def resolve_oci_path(oci_path: str) -> tuple[str, str]:
         return c.OCI_PATH_VLLM, ""
     if oci_path in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
         return oci_path, ""
-    return "", (f'unsupported OCI path "{oci_path}"; supported paths are "{c.OCI_PATH_VLLM}" and '
-                f'"{c.OCI_PATH_TRITON}"')
+    return "", (f'unsupported OCI path "{oci_path}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"')
 
 
 def resolve_container_path(container: Container, container_path: str, oci_path: str) -> tuple[str, str]:
@@ -209,8 +253,11 @@ def resolve_container_path(container: Container, container_path: str, oci_path: 
     kind's variable (VLLM_CACHE_ROOT, or TRITON_CACHE_DIR for io.triton.cache), else the default path."""
     if container_path:
         return container_path, ""
-    env_name, default = ((c.TRITON_CACHE_ENV, c.TRITON_DEFAULT_CACHE_PATH) if oci_path == c.OCI_PATH_TRITON
-                         else (c.VLLM_CACHE_ENV, c.VLLM_DEFAULT_CACHE_PATH))
+    env_name, default = (
+        (c.TRITON_CACHE_ENV, c.TRITON_DEFAULT_CACHE_PATH)
+        if oci_path == c.OCI_PATH_TRITON
+        else (c.VLLM_CACHE_ENV, c.VLLM_DEFAULT_CACHE_PATH)
+    )
     env = next((e for e in container.env if e.name == env_name), None)
     if env is None:
         return default, ""
@@ -252,8 +299,12 @@ def verification_allows_use(mode: str, verification: Verification | None) -> boo
     cache is skipped."""
     if mode in c.SECURITY_MODES_ALLOWING_ANY:
         return True
-    return (verification is not None and verification.mode == mode
-            and verification.state == c.VERIFICATION_SUCCEEDED and verification.verified)
+    return (
+        verification is not None
+        and verification.mode == mode
+        and verification.state == c.VERIFICATION_SUCCEEDED
+        and verification.verified
+    )
 
 
 def _verification_text(mode: str, v: Verification | None) -> str:
@@ -263,8 +314,10 @@ def _verification_text(mode: str, v: Verification | None) -> str:
     why = ": ".join(x for x in (v.reason, v.message) if x)
     text = f'artifactSecurity.mode is "{mode}"; status.verification is {got}{f" ({why})" if why else ""}'
     if mode == "disabled":
-        text += ('; the webhook compares the mode as written, and the controller records mode "none" when '
-                 'verification is disabled, so no cache is ever used: set artifactSecurity.mode to "none"')
+        text += (
+            '; the webhook compares the mode as written, and the controller records mode "none" when '
+            'verification is disabled, so no cache is ever used: set artifactSecurity.mode to "none"'
+        )
     return text
 
 
@@ -272,8 +325,14 @@ def load_candidate(cand: Candidate, inputs: Inputs, mode: str) -> tuple[str, str
     """loadKernelCacheCandidate: None when the KernelCache loads, else (gate id, why, evidence)."""
     kc = cand.kernel_cache
     if kc is None:
-        return KERNELCACHE_EXISTS, (f"KernelCacheNode entries name KernelCache {cand.key}, which does not exist "
-                                    "(deleted: the agents drop its entries on their next pass)"), ()
+        return (
+            KERNELCACHE_EXISTS,
+            (
+                f"KernelCacheNode entries name KernelCache {cand.key}, which does not exist "
+                "(deleted: the agents drop its entries on their next pass)"
+            ),
+            (),
+        )
     art = kc.artifact
     if art is None or not any(entry_matches_cache(e.entry, kc) for e in cand.entries):
         e = cand.entries[0]
@@ -281,8 +340,10 @@ def load_candidate(cand: Candidate, inputs: Inputs, mode: str) -> tuple[str, str
         evidence = []
         for ne in cand.entries:
             if art is not None and ne.entry.image_reference != spec_image:
-                evidence.append(f"entry on {ne.node} is Ready but its imageReference is "
-                                f"{_short(ne.entry.image_reference)}, the KernelCache says {_short(spec_image)}")
+                evidence.append(
+                    f"entry on {ne.node} is Ready but its imageReference is "
+                    f"{_short(ne.entry.image_reference)}, the KernelCache says {_short(spec_image)}"
+                )
             elif art is not None:
                 evidence.append(f"entry on {ne.node} is Ready but its footprints differ from the KernelCache's")
         detail = evidence[0] if evidence else f"the KernelCache has no artifact (entry on {e.node})"
@@ -301,8 +362,7 @@ def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[s
     return Candidate(ns, name, tuple(entries), kcs.get(f"{ns}/{name}"))
 
 
-def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None,
-          details: bool) -> Candidate:
+def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None, details: bool) -> Candidate:
     """A KernelCache none of whose Ready entries has the pod's footprints; without `details`, the same
     object for every decision."""
     known = index.misses.get(key) if not details else None
@@ -344,26 +404,33 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
                     if winner is None:
                         winner = cands[key]
                 else:
-                    cands[key] = replace(cand, match=pass_name, rejected_by=problem[0], detail=problem[1],
-                                         evidence=problem[2])
+                    cands[key] = replace(
+                        cand, match=pass_name, rejected_by=problem[0], detail=problem[1], evidence=problem[2]
+                    )
         for key in kserve:
             found = cands.get(key)
             if found is None or found.match is None:
                 cands[key] = _miss(key, ident, index, kcs.get(f"{key[0]}/{key[1]}"), inputs.miss_details)
             elif winner is not None and found.rejected_by is None and found.key != winner.key:
-                cands[key] = replace(found, detail=f"{found.match} match, but {winner.key} comes first "
-                                                   f"({winner.match} pass, then name order)")
+                cands[key] = replace(
+                    found,
+                    detail=f"{found.match} match, but {winner.key} comes first ({winner.match} pass, then name order)",
+                )
     else:
         for key in kserve:
-            cands[key] = replace(_candidate_base(key[0], key[1], index.ready[key], kcs), evaluated=False,
-                                 detail="not evaluated: the pod's footprints are unknown")
+            cands[key] = replace(
+                _candidate_base(key[0], key[1], index.ready[key], kcs),
+                evaluated=False,
+                detail="not evaluated: the pod's footprints are unknown",
+            )
     out = [cands[k] for k in kserve]
     out += _non_candidates(inputs, ident, index, set(kserve))
     return out, winner
 
 
-def _non_candidates(inputs: Inputs, ident: Identity | None, index: EntryIndex,
-                    seen: set[tuple[str, str]]) -> list[Candidate]:
+def _non_candidates(
+    inputs: Inputs, ident: Identity | None, index: EntryIndex, seen: set[tuple[str, str]]
+) -> list[Candidate]:
     """The pod namespace's KernelCaches with no Ready entry, and other namespaces' caches the pod matches."""
     ns = inputs.namespace
     by_ref = index.by_ref
@@ -373,11 +440,24 @@ def _non_candidates(inputs: Inputs, ident: Identity | None, index: EntryIndex,
     for key in sorted(keys - seen):
         entries = by_ref.get(key, [])
         states = ", ".join(f"{e.node} {e.entry.state or '(no state)'}" for e in entries)
-        detail = (f"no Ready entry on any node ({states})" if 0 < len(entries) <= 3 else
-                  "no Ready entry on any node" if entries else
-                  "no KernelCacheNode has an entry for it: it is prepared on no node yet")
-        out.append(Candidate(key[0], key[1], tuple(entries), inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
-                             rejected_by=ENTRY_READY, detail=detail, candidate=False))
+        detail = (
+            f"no Ready entry on any node ({states})"
+            if 0 < len(entries) <= 3
+            else "no Ready entry on any node"
+            if entries
+            else "no KernelCacheNode has an entry for it: it is prepared on no node yet"
+        )
+        out.append(
+            Candidate(
+                key[0],
+                key[1],
+                tuple(entries),
+                inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
+                rejected_by=ENTRY_READY,
+                detail=detail,
+                candidate=False,
+            )
+        )
     if ident is None:
         return out
     # a workload match needs the compatibility footprint too: the caches with a Ready entry of the pod's
@@ -385,8 +465,16 @@ def _non_candidates(inputs: Inputs, ident: Identity | None, index: EntryIndex,
     for key in (k for k in index.by_compatibility.get(ident.compatibility_footprint, ()) if k[0] != ns):
         ready = index.ready[key]
         if _compatibility_match(ident, ready) or _workload_match(ident, ready):
-            out.append(Candidate(key[0], key[1], tuple(ready), inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
-                                 rejected_by=NAMESPACE, candidate=False,
-                                 detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "
-                                        f"webhook only uses KernelCaches of the pod's namespace ({ns})"))
+            out.append(
+                Candidate(
+                    key[0],
+                    key[1],
+                    tuple(ready),
+                    inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
+                    rejected_by=NAMESPACE,
+                    candidate=False,
+                    detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "
+                    f"webhook only uses KernelCaches of the pod's namespace ({ns})",
+                )
+            )
     return out

@@ -41,6 +41,7 @@ from .sidecar_step import sidecar_gates
 
 # ---- the whole decision -------------------------------------------------------------------------------------
 
+
 def decide(inputs: Inputs) -> Admission:
     """KServe's admission of `inputs.pod` (as its controller created it: see `pre_admission`)."""
     gates, cands, ident, model, winner, injection = _cache_step(inputs)
@@ -49,8 +50,9 @@ def decide(inputs: Inputs) -> Admission:
     return Admission(tuple(_effects(gates)), tuple(cands), ident, model, winner, injection)
 
 
-def _cache_step(inputs: Inputs) -> tuple[list[Gate], list[Candidate], Identity | None, ModelSource | None,
-                                         Candidate | None, Injection | None]:
+def _cache_step(
+    inputs: Inputs,
+) -> tuple[list[Gate], list[Candidate], Identity | None, ModelSource | None, Candidate | None, Injection | None]:
     pod = inputs.pod
     gates = webhook_gates(inputs) + handler_gates(inputs)
     id_gates, model, ident = identity_gates(pod, inputs.namespace)
@@ -58,33 +60,61 @@ def _cache_step(inputs: Inputs) -> tuple[list[Gate], list[Candidate], Identity |
     cands, winner = candidates(inputs, ident)
     n_ready = sum(1 for x in cands if x.candidate)
     if not n_ready:
-        gates.append(Gate(CANDIDATES, False, f"no KernelCacheNode has a Ready entry for a KernelCache in namespace "
-                                             f"{inputs.namespace}: nothing to select"))
+        gates.append(
+            Gate(
+                CANDIDATES,
+                False,
+                f"no KernelCacheNode has a Ready entry for a KernelCache in namespace "
+                f"{inputs.namespace}: nothing to select",
+            )
+        )
     else:
-        gates.append(Gate(CANDIDATES, True, f"{n_ready} KernelCache(s) with a Ready entry in namespace "
-                                            f"{inputs.namespace}"))
+        gates.append(
+            Gate(CANDIDATES, True, f"{n_ready} KernelCache(s) with a Ready entry in namespace {inputs.namespace}")
+        )
     if ident is None:
         gates.append(Gate(SELECTION, None, "not evaluated: the pod's footprints are unknown"))
         gates.append(Gate(INJECTION, None, "nothing selected"))
         return gates, cands, None, model, None, None
     if winner is None:
-        gates.append(Gate(SELECTION, False if n_ready else None,
-                          "no candidate passes every check (see candidates)" if n_ready else "no candidate"))
+        gates.append(
+            Gate(
+                SELECTION,
+                False if n_ready else None,
+                "no candidate passes every check (see candidates)" if n_ready else "no candidate",
+            )
+        )
         gates.append(Gate(INJECTION, None, "nothing selected"))
         return gates, cands, ident, model, None, None
     gates.append(Gate(SELECTION, True, f"{winner.key} ({winner.match} match)"))
     assert winner.kernel_cache is not None
     cfg = inputs.config.config
     try:
-        injection = plan_injection(pod, winner.kernel_cache, cfg.default_mount_type if cfg else c.MOUNT_TYPE_OCI,
-                                   cfg.prefetch_image if cfg else "")
+        injection = plan_injection(
+            pod,
+            winner.kernel_cache,
+            cfg.default_mount_type if cfg else c.MOUNT_TYPE_OCI,
+            cfg.prefetch_image if cfg else "",
+        )
     except InjectionError as exc:
-        gates.append(Gate(INJECTION, False, f"mounting {winner.key} fails: the webhook rejects the pod with HTTP "
-                                            f"500 \"{exc}\" (it does not fall back to another KernelCache)",
-                          message=str(exc)))
+        gates.append(
+            Gate(
+                INJECTION,
+                False,
+                f"mounting {winner.key} fails: the webhook rejects the pod with HTTP "
+                f'500 "{exc}" (it does not fall back to another KernelCache)',
+                message=str(exc),
+            )
+        )
         return gates, cands, ident, model, winner, None
-    gates.append(Gate(INJECTION, True, f"volume {c.SOURCE_VOLUME} (image {injection.image_reference}), init "
-                                       f"container {c.LINKER_CONTAINER}, annotation {c.ANNOTATION_USAGE}={winner.key}"))
+    gates.append(
+        Gate(
+            INJECTION,
+            True,
+            f"volume {c.SOURCE_VOLUME} (image {injection.image_reference}), init "
+            f"container {c.LINKER_CONTAINER}, annotation {c.ANNOTATION_USAGE}={winner.key}",
+        )
+    )
     return gates, cands, ident, model, winner, injection
 
 
@@ -103,10 +133,20 @@ def denial_message(admission: Admission) -> str:
 
 # ---- inputs from a snapshot ----------------------------------------------------------------------------------
 
-def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webhook_known: bool,
-                    captures_known: bool, revision_known: bool = True, config: ConfigState | None = None,
-                    kernel_caches: Mapping[str, KernelCache] | None = None,
-                    entries: EntryIndex | None = None, miss_details: bool = True) -> Inputs:
+
+def snapshot_inputs(
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    pod: Pod,
+    *,
+    webhook_known: bool,
+    captures_known: bool,
+    revision_known: bool = True,
+    config: ConfigState | None = None,
+    kernel_caches: Mapping[str, KernelCache] | None = None,
+    entries: EntryIndex | None = None,
+    miss_details: bool = True,
+) -> Inputs:
     """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
     were read is the caller's to say (`webhook_known`, `captures_known`). A caller deciding for many pods
@@ -117,11 +157,11 @@ def snapshot_inputs(snapshot: ClusterSnapshot, namespace: str, pod: Pod, *, webh
     return Inputs(
         pod=pod,
         namespace=namespace,
-        config=config if config is not None else read_config(snapshot.configmap(c.KSERVE_NAMESPACE,
-                                                                                 c.CONFIGMAP_NAME)),
+        config=config if config is not None else read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)),
         kcns=snapshot.kcns,
-        kernel_caches=kernel_caches if kernel_caches is not None else {
-            k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
+        kernel_caches=kernel_caches
+        if kernel_caches is not None
+        else {k: v for k, v in snapshot.kc_by_key.items() if v.namespace == namespace},
         entries=entries,
         webhooks=snapshot.webhooks,
         webhook_known=webhook_known,

@@ -49,9 +49,24 @@ READINESS_PROBE = sc.READINESS_PROBE
 CAPTURE_TARGET = sc.CAPTURE_TARGET
 CAPTURE_MOUNTS = sc.CAPTURE_MOUNTS
 SIDECAR_GATES = sc.GATES
-POD_GATES = (WEBHOOK_INSTALLED, NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS, ISVC_LABEL, SUPPORTED,
-             CONFIG, ENABLED, SIDECAR_ANNOTATION, MODEL_SOURCE, RUNTIME_CONTAINER, RUNTIME_IMAGE, CANDIDATES,
-             SELECTION, INJECTION, *SIDECAR_GATES)
+POD_GATES = (
+    WEBHOOK_INSTALLED,
+    NAMESPACE_SELECTOR,
+    OBJECT_SELECTOR,
+    MATCH_CONDITIONS,
+    ISVC_LABEL,
+    SUPPORTED,
+    CONFIG,
+    ENABLED,
+    SIDECAR_ANNOTATION,
+    MODEL_SOURCE,
+    RUNTIME_CONTAINER,
+    RUNTIME_IMAGE,
+    CANDIDATES,
+    SELECTION,
+    INJECTION,
+    *SIDECAR_GATES,
+)
 # cache-step misses after which admission goes on to the sidecar step (which may still reject the pod)
 CACHE_MISSES = (MODEL_SOURCE, RUNTIME_IMAGE, CANDIDATES, SELECTION)
 
@@ -66,18 +81,43 @@ CACHE_CONTAINER = "cache-container"
 OCI_PATH = "oci-path"
 CONTAINER_PATH = "container-path"
 VERIFICATION = "verification"
-CANDIDATE_GATES = (NAMESPACE, ENTRY_READY, FOOTPRINT, KERNELCACHE_EXISTS, ENTRY_MATCHES_SPEC, ARTIFACT, MOUNT_TYPE,
-                   CACHE_CONTAINER, OCI_PATH, CONTAINER_PATH, VERIFICATION)
+CANDIDATE_GATES = (
+    NAMESPACE,
+    ENTRY_READY,
+    FOOTPRINT,
+    KERNELCACHE_EXISTS,
+    ENTRY_MATCHES_SPEC,
+    ARTIFACT,
+    MOUNT_TYPE,
+    CACHE_CONTAINER,
+    OCI_PATH,
+    CONTAINER_PATH,
+    VERIFICATION,
+)
 
 # effects of a failed pod gate, and the outcomes of a decision
 NOT_CALLED, SKIP, REJECT = "not-called", "skip", "reject"
 CACHED, NOT_CACHED, REJECTED = "cached", "not-cached", "rejected"
 WORKLOAD, COMPATIBILITY = "Workload", "Compatibility"
 
-_EFFECTS = {WEBHOOK_INSTALLED: NOT_CALLED, NAMESPACE_SELECTOR: NOT_CALLED, OBJECT_SELECTOR: NOT_CALLED,
-            MATCH_CONDITIONS: NOT_CALLED, ISVC_LABEL: SKIP, SUPPORTED: SKIP, CONFIG: REJECT, ENABLED: SKIP,
-            SIDECAR_ANNOTATION: REJECT, MODEL_SOURCE: SKIP, RUNTIME_CONTAINER: REJECT, RUNTIME_IMAGE: SKIP,
-            CANDIDATES: SKIP, SELECTION: SKIP, INJECTION: REJECT, **{g: REJECT for g in SIDECAR_GATES}}
+_EFFECTS = {
+    WEBHOOK_INSTALLED: NOT_CALLED,
+    NAMESPACE_SELECTOR: NOT_CALLED,
+    OBJECT_SELECTOR: NOT_CALLED,
+    MATCH_CONDITIONS: NOT_CALLED,
+    ISVC_LABEL: SKIP,
+    SUPPORTED: SKIP,
+    CONFIG: REJECT,
+    ENABLED: SKIP,
+    SIDECAR_ANNOTATION: REJECT,
+    MODEL_SOURCE: SKIP,
+    RUNTIME_CONTAINER: REJECT,
+    RUNTIME_IMAGE: SKIP,
+    CANDIDATES: SKIP,
+    SELECTION: SKIP,
+    INJECTION: REJECT,
+    **{g: REJECT for g in SIDECAR_GATES},
+}
 
 
 def entry_matches_cache(entry: CacheEntry, kc: KernelCache) -> bool:
@@ -89,6 +129,7 @@ def entry_matches_cache(entry: CacheEntry, kc: KernelCache) -> bool:
 
 
 # ---- results -------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -208,11 +249,14 @@ def inferred_paths(kc: KernelCache) -> tuple[str, ...]:
     art = kc.artifact
     if art is None:
         return ()
-    return tuple(f"cachePaths[{i}] (ociPath {c.OCI_PATH_TRITON}, no containerPath): mounted at the path from "
-                 f"{c.TRITON_CACHE_ENV}, else {c.TRITON_DEFAULT_CACHE_PATH}, which is inferred: KServe's stored code "
-                 f"does not decide it (its 2-argument form would use {c.VLLM_CACHE_ENV}, else "
-                 f"{c.VLLM_DEFAULT_CACHE_PATH})"
-                 for i, p in enumerate(art.cache_paths) if p.oci_path == c.OCI_PATH_TRITON and not p.container_path)
+    return tuple(
+        f"cachePaths[{i}] (ociPath {c.OCI_PATH_TRITON}, no containerPath): mounted at the path from "
+        f"{c.TRITON_CACHE_ENV}, else {c.TRITON_DEFAULT_CACHE_PATH}, which is inferred: KServe's stored code "
+        f"does not decide it (its 2-argument form would use {c.VLLM_CACHE_ENV}, else "
+        f"{c.VLLM_DEFAULT_CACHE_PATH})"
+        for i, p in enumerate(art.cache_paths)
+        if p.oci_path == c.OCI_PATH_TRITON and not p.container_path
+    )
 
 
 @dataclass(frozen=True)
@@ -251,4 +295,3 @@ class Inputs:
     # False for a caller that counts outcomes (the fleet): a footprint miss keeps no text, the costliest part
     # of a decision with many KernelCaches in the namespace
     miss_details: bool = True
-

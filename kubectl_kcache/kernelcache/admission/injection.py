@@ -1,5 +1,4 @@
-"""Mounting the winner: the volumes and mounts KServe's webhook adds to the pod, and the errors that reject it.
-"""
+"""Mounting the winner: the volumes and mounts KServe's webhook adds to the pod, and the errors that reject it."""
 
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ from .gates import Injection, Mount
 
 # ---- injection ---------------------------------------------------------------------------------------------
 
+
 class InjectionError(ValueError):
     """The webhook fails while mounting the winner: the pod is rejected (HTTP 500) with this message."""
 
@@ -44,11 +44,20 @@ def paths_overlap(a: str, b: str) -> bool:
 
 def validate_cache_path(container_path: str, oci_path: str) -> None:
     cleaned = posixpath.normpath(container_path) if container_path else "."
-    if (not container_path.startswith("/") or cleaned in ("/", "//") or "$" in container_path
-            or "\x00" in container_path):
+    if (
+        not container_path.startswith("/")
+        or cleaned in ("/", "//")
+        or "$" in container_path
+        or "\x00" in container_path
+    ):
         raise InjectionError(f'invalid cache containerPath "{container_path}"')
-    if (not oci_path or oci_path.startswith("/") or oci_path in (".", "..") or oci_path.startswith("../")
-            or "\x00" in oci_path):
+    if (
+        not oci_path
+        or oci_path.startswith("/")
+        or oci_path in (".", "..")
+        or oci_path.startswith("../")
+        or "\x00" in oci_path
+    ):
         raise InjectionError(f'invalid cache ociPath "{oci_path}"')
 
 
@@ -78,8 +87,9 @@ def plan_injection(pod: Pod, kc: KernelCache, default_mount_type: str, prefetch_
         raise InjectionError(f'unsupported KernelCache mount type "{mount_type}"')
     volumes = {v.name: v for v in pod.volumes}
     added: list[Volume] = []
-    source = Volume(c.SOURCE_VOLUME, "image", {"image": {"reference": art.image_reference,
-                                                         "pullPolicy": "IfNotPresent"}})
+    source = Volume(
+        c.SOURCE_VOLUME, "image", {"image": {"reference": art.image_reference, "pullPolicy": "IfNotPresent"}}
+    )
     if c.SOURCE_VOLUME in volumes and dict(volumes[c.SOURCE_VOLUME].spec) != dict(source.spec):
         raise InjectionError(f'conflicting volume "{c.SOURCE_VOLUME}"')
     if c.SOURCE_VOLUME not in volumes:
@@ -99,14 +109,27 @@ def plan_injection(pod: Pod, kc: KernelCache, default_mount_type: str, prefetch_
     usage = pod.meta.annotations.get(c.ANNOTATION_USAGE, "")
     if usage and usage != key:
         raise InjectionError(f'Pod already records KernelCache "{usage}"')
-    return Injection(kernel_cache=key, image_reference=art.image_reference, volumes=tuple(added),
-                     mounts=tuple(new_mounts), linker_args=tuple(args),
-                     linker_added=not any(x.name == c.LINKER_CONTAINER for x in pod.init_containers),
-                     linker_image=prefetch_image, annotation=(c.ANNOTATION_USAGE, key))
+    return Injection(
+        kernel_cache=key,
+        image_reference=art.image_reference,
+        volumes=tuple(added),
+        mounts=tuple(new_mounts),
+        linker_args=tuple(args),
+        linker_added=not any(x.name == c.LINKER_CONTAINER for x in pod.init_containers),
+        linker_image=prefetch_image,
+        annotation=(c.ANNOTATION_USAGE, key),
+    )
 
 
-def _target_mount(container: str, mounts: list[VolumeMount], target: str, index: int, volumes: Mapping[str, Volume],
-                  added: list[Volume], new_mounts: list[Mount]) -> VolumeMount:
+def _target_mount(
+    container: str,
+    mounts: list[VolumeMount],
+    target: str,
+    index: int,
+    volumes: Mapping[str, Volume],
+    added: list[Volume],
+    new_mounts: list[Mount],
+) -> VolumeMount:
     for m in mounts:
         if m.mount_path == target:
             if m.read_only:
@@ -164,5 +187,6 @@ def with_injection(pod: Pod, injection: Injection | None) -> Pod:
         return struct_replace(ctr, volume_mounts=(*ctr.volume_mounts, *extra.get(ctr.name, ())))
 
     volumes = [*(spec.volumes or ()), *({"name": v.name, **dict(v.spec)} for v in injection.volumes)]
-    return struct_replace(pod, spec=struct_replace(spec, containers=tuple(add(x) for x in spec.containers),
-                                                   volumes=volumes))
+    return struct_replace(
+        pod, spec=struct_replace(spec, containers=tuple(add(x) for x in spec.containers), volumes=volumes)
+    )

@@ -20,8 +20,11 @@ def load_files(paths: Iterable[str], select: Selection | None = None) -> Cluster
     none), `not-in-input` for one absent (unless a dump recorded it). `select` (a files.Selection) decodes
     only what one command reads."""
     loaded = read_all(paths, select)
-    reads = [Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message, r.label_selector, r.field_selector)
-             for _, m in loaded.metas for r in (m.reads or ())]
+    reads = [
+        Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message, r.label_selector, r.field_selector)
+        for _, m in loaded.metas
+        for r in (m.reads or ())
+    ]
     reads_assumed = bool(loaded.plain_files) or not loaded.metas
     if reads_assumed:
         recorded = {r.resource for r in reads}
@@ -33,9 +36,15 @@ def load_files(paths: Iterable[str], select: Selection | None = None) -> Cluster
                 reads.append(Read(plural, None, NOT_IN_INPUT, 0, message="not in the input"))
     meta = SnapshotMeta(source="file", files=tuple(loaded.files))
     for _, m in loaded.metas:
-        meta = SnapshotMeta(cluster=str(m.cluster or ""), taken_at=str(m.taken_at or ""),
-                            server_version=str(m.server_version or ""), source="file", server=str(m.server or ""),
-                            files=tuple(loaded.files), namespace=m.scope.namespace if m.scope else None)
+        meta = SnapshotMeta(
+            cluster=str(m.cluster or ""),
+            taken_at=str(m.taken_at or ""),
+            server_version=str(m.server_version or ""),
+            source="file",
+            server=str(m.server or ""),
+            files=tuple(loaded.files),
+            namespace=m.scope.namespace if m.scope else None,
+        )
     if not meta.taken_at and loaded.newest_time:
         meta = dataclasses.replace(meta, clock=loaded.newest_time)
     return assemble(loaded.objects, meta=meta, reads=reads, reads_assumed=reads_assumed, warnings=loaded.warnings)

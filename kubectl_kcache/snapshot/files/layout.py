@@ -42,5 +42,3 @@ class MetaDoc(msgspec.Struct, frozen=True, rename="camel"):
     server_version: Any = ""
     reads: list[ReadDoc] | None = None
     scope: ScopeDoc | None = None
-
-

@@ -41,9 +41,11 @@ def _truncated(name: str, objects: int) -> InputError:
     """A file laid out as `dump` writes it that ends before the record of its reads (`meta`, written last):
     cut short while it was written (the dump failed, or its output was closed) or copied. Its reads are
     unknown, so nothing can be said from it."""
-    return InputError(f"{name}: the dump is truncated: it ends after {objects} object{'s' if objects != 1 else ''}, "
-                      "before the record of its reads (it was cut short while written or copied); take the dump "
-                      "again")
+    return InputError(
+        f"{name}: the dump is truncated: it ends after {objects} object{'s' if objects != 1 else ''}, "
+        "before the record of its reads (it was cut short while written or copied); take the dump "
+        "again"
+    )
 
 
 @dataclass
@@ -138,8 +140,10 @@ def _namespace_of(raw: Any) -> Any:
     if _NAMESPACE is None:
         import re
 
-        _NAMESPACE = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"[^"\\]*",'
-                                rb'(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]')
+        _NAMESPACE = re.compile(
+            rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"[^"\\]*",'
+            rb'(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]'
+        )
     m = _NAMESPACE.match(raw)
     if m is not None:
         return m.group(1).decode("utf-8")
@@ -148,7 +152,6 @@ def _namespace_of(raw: Any) -> Any:
     except msgspec.ValidationError:
         return None  # decoded (and refused) in full
     return head.metadata.namespace if head.metadata is not None else None
-
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
@@ -173,8 +176,11 @@ def _newest_time(data: bytes, out: Loaded) -> None:
     now = dt.datetime.now(dt.timezone.utc)
     best: tuple[dt.datetime, str] | None = None
     clock, date = _TIMES
-    seen = {data[m.start() - 10:m.end()] for m in clock.finditer(data)
-            if m.start() >= 10 and date.fullmatch(data, m.start() - 10, m.start())}
+    seen = {
+        data[m.start() - 10 : m.end()]
+        for m in clock.finditer(data)
+        if m.start() >= 10 and date.fullmatch(data, m.start() - 10, m.start())
+    }
     for raw in seen:  # each distinct time once
         text = raw.decode()
         try:
@@ -256,12 +262,12 @@ class _Lines:
                     self.chunk, self.pos = b"", 0
                     break
                 self.chunk, self.pos = chunk, nl + 1
-                yield view[pos:nl + 1]
+                yield view[pos : nl + 1]
                 pos = nl + 1
 
     def rest(self) -> bytes:
         tail: bytes = self.fh.read()
-        return bytes(self.chunk[self.pos:]) + tail
+        return bytes(self.chunk[self.pos :]) + tail
 
 
 _ITEM_HEAD: Any = None
@@ -285,7 +291,7 @@ def _dump_head(line: Any) -> _Top | None:
     top = _HEADS.get(prefix)
     if top is None:
         text = prefix.decode("utf-8")
-        api_version, kind = text[len('{"apiVersion":"'):].split('","kind":"')
+        api_version, kind = text[len('{"apiVersion":"') :].split('","kind":"')
         top = _HEADS[prefix] = _Top(kind=kind[:-2], api_version=api_version)
     return top
 
@@ -332,7 +338,7 @@ class _Loader:
         data = read_bytes(path)
         _newest_time(data, self.out)
         start = len(data) - len(data.lstrip())
-        if data[start:start + 1] in (b"{", b"["):
+        if data[start : start + 1] in (b"{", b"["):
             try:
                 self._json(path, data)
                 return
@@ -366,16 +372,21 @@ class _Loader:
             if fh.readline() != DUMP_HEAD + b"\n":
                 return False
             name = shown_path(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
-                     len(self.held))
+            start = (
+                len(self.out.objects),
+                self.out.object_count,
+                dict(self.out.plain_counts),
+                len(self.out.warnings),
+                len(self.held),
+            )
             offset = len(DUMP_HEAD) + 1
             self.path = path
             lines = _Lines(fh)
             objects = 0
             for index, line in enumerate(lines):
                 self.offset, offset = offset, offset + len(line)
-                if line[:len(DUMP_META)] == DUMP_META:
-                    meta = bytes(line[len(DUMP_META):]).rstrip()
+                if line[: len(DUMP_META)] == DUMP_META:
+                    meta = bytes(line[len(DUMP_META) :]).rstrip()
                     rest = lines.rest().strip()
                     if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
                         raise _truncated(name, index)  # cut in the middle of the meta
@@ -408,10 +419,10 @@ class _Loader:
             else:
                 raise _truncated(name, objects)  # every line an object, and the end before the meta
         # not laid out as written by dump: forget what was read, read it whole
-        del self.out.objects[start[0]:]
+        del self.out.objects[start[0] :]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
-        del self.out.warnings[start[3]:]
-        del self.held[start[4]:]
+        del self.out.warnings[start[3] :]
+        del self.held[start[4] :]
         return False
 
     def _stream_yaml_dump(self, path: str) -> bool:
@@ -429,8 +440,13 @@ class _Loader:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
             name = shown_path(path)
-            start = (len(self.out.objects), self.out.object_count, dict(self.out.plain_counts), len(self.out.warnings),
-                     len(self.held))
+            start = (
+                len(self.out.objects),
+                self.out.object_count,
+                dict(self.out.plain_counts),
+                len(self.out.warnings),
+                len(self.held),
+            )
             import yaml
 
             loader = _yaml_loader()
@@ -494,10 +510,10 @@ class _Loader:
                 raise _truncated(name, index)  # the end before the meta
             if ok:
                 return True
-        del self.out.objects[start[0]:]
+        del self.out.objects[start[0] :]
         self.out.object_count, self.out.plain_counts = start[1], start[2]
-        del self.out.warnings[start[3]:]
-        del self.held[start[4]:]
+        del self.out.warnings[start[3] :]
+        del self.held[start[4] :]
         return False
 
     def _json(self, path: str, data: bytes) -> None:
@@ -554,12 +570,14 @@ class _Loader:
         except msgspec.ValidationError:
             raise InputError(f"{name}: {where}: {what} items must be a list") from None
 
-    def _json_value(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
-                    top: _Top | None = None) -> None:
+    def _json_value(
+        self, name: str, raw: Any, where: str, default: tuple[str, str] | None, top: _Top | None = None
+    ) -> None:
         self._walk(name, raw, where, default, _JsonView(self, name), top)
 
-    def _walk(self, name: str, root: Any, where: str, default: tuple[str, str] | None, view: _View,
-              top: Any = None) -> None:
+    def _walk(
+        self, name: str, root: Any, where: str, default: tuple[str, str] | None, view: _View, top: Any = None
+    ) -> None:
         """THE walk over plain input, JSON or YAML alike: a list's members, a `...List`'s items (their kind
         and apiVersion defaulting to the list's element), and each object to its kind's Struct."""
         stack: list[tuple[Any, str, tuple[str, str] | None, Any]] = [(root, where, default, top)]
@@ -583,12 +601,18 @@ class _Loader:
                 continue
             view.object(node, at, dflt, head)
 
-    def _json_object(self, name: str, raw: Any, where: str, default: tuple[str, str] | None,
-                     top: _Top | None = None, dump: bool = False) -> None:
+    def _json_object(
+        self,
+        name: str,
+        raw: Any,
+        where: str,
+        default: tuple[str, str] | None,
+        top: _Top | None = None,
+        dump: bool = False,
+    ) -> None:
         if top is None:
             if bytes(raw).lstrip()[:1] != b"{":
-                raise InputError(f"{name}: {where}: snapshot item is {_json_type(bytes(raw).strip())}, "
-                                 "not an object")
+                raise InputError(f"{name}: {where}: snapshot item is {_json_type(bytes(raw).strip())}, not an object")
             top = self._head(name, raw, where)
         kind = self._kind(name, where, top.kind, top.api_version, default)
         self.out.object_count += 1
@@ -637,8 +661,9 @@ class _Loader:
         if kind is not None:
             self.out.plain_counts.setdefault(kind.plural, 0)
 
-    def _kind(self, name: str, where: str, kind: Any, api_version: Any,
-              default: tuple[str, str] | None) -> kinds.Kind | None:
+    def _kind(
+        self, name: str, where: str, kind: Any, api_version: Any, default: tuple[str, str] | None
+    ) -> kinds.Kind | None:
         if kind is None and api_version is None and default is not None:
             kind, api_version = default
         elif default is not None:
@@ -658,8 +683,10 @@ class _Loader:
         errors = apivalidation.metadata_errors(kind.kind, md.name, md.namespace, md.labels, apivalidation.shown)
         if errors:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise InputError(f"{name}: {kind.kind} {apivalidation.shown(md.name)}: Kubernetes would refuse this "
-                             f"object: {errors[0]}{more}")
+            raise InputError(
+                f"{name}: {kind.kind} {apivalidation.shown(md.name)}: Kubernetes would refuse this "
+                f"object: {errors[0]}{more}"
+            )
         self.out.objects.append((kind.field, obj))
         if not dump:
             self.out.plain_counts[kind.plural] = self.out.plain_counts.get(kind.plural, 0) + 1
@@ -671,7 +698,8 @@ class _Loader:
             elif seen[0] != md.uid and seen[1] != name:
                 self.out.warnings.append(
                     f"{kind.kind} {md.key} has uid {md.uid} in {name} but {seen[0]} in {seen[1]}: the input may "
-                    "mix two clusters (or an object was recreated); the later file wins")
+                    "mix two clusters (or an object was recreated); the later file wins"
+                )
                 self.out.uids[key] = (md.uid, name)
 
     def _snapshot_head(self, name: str, version: Any, has_meta: bool) -> None:
@@ -690,8 +718,12 @@ class _Loader:
                 text = str(exc)
                 what = "meta.reads" if "reads" in text else "meta"
                 raise InputError(f"{name}: snapshot {what} is malformed: {d.describe(exc, '$.meta')}") from None
-        for key, value in (("cluster", meta.cluster), ("server", meta.server), ("takenAt", meta.taken_at),
-                           ("serverVersion", meta.server_version)):
+        for key, value in (
+            ("cluster", meta.cluster),
+            ("server", meta.server),
+            ("takenAt", meta.taken_at),
+            ("serverVersion", meta.server_version),
+        ):
             if value is not None and not isinstance(value, str):
                 raise InputError(f"{name}: snapshot meta.{key} must be a string, found {_py_type(value)}")
         self.out.metas.append((name, meta))
@@ -729,8 +761,9 @@ class _Loader:
     def _py_value(self, name: str, root: Any, where: str, default: tuple[str, str] | None, seen: set[int]) -> None:
         self._walk(name, root, where, default, _PyView(self, name, seen))
 
-    def _py_object(self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None,
-                   dump: bool = False) -> None:
+    def _py_object(
+        self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None, dump: bool = False
+    ) -> None:
         kind = self._kind(name, where, obj.get("kind"), obj.get("apiVersion"), default)
         self.out.object_count += 1
         if kind is None:
@@ -739,8 +772,11 @@ class _Loader:
             self._skipped(kind, dump)
             return
         try:
-            typed = kind.convert(obj) if self.select is None or kind.field not in self.select.types else d.convert(
-                obj, self.select.types[kind.field])
+            typed = (
+                kind.convert(obj)
+                if self.select is None or kind.field not in self.select.types
+                else d.convert(obj, self.select.types[kind.field])
+            )
         except msgspec.ValidationError as exc:
             what = f"{kind.kind} {_who(d.convert(obj, d.Head))}".strip()
             raise d.object_error(exc, origin=name, what=what, base=where) from None
@@ -848,8 +884,9 @@ def _element_kind(list_kind: str, api_version: Any) -> tuple[str, str] | None:
 
 def _once(name: str, node: Any, seen: set[int]) -> None:
     if id(node) in seen:
-        raise InputError(f"{name}: a YAML alias repeats objects (or refers to itself); aliases are not expanded "
-                         "in object lists")
+        raise InputError(
+            f"{name}: a YAML alias repeats objects (or refers to itself); aliases are not expanded in object lists"
+        )
     seen.add(id(node))
 
 
@@ -896,7 +933,7 @@ def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
         pos = _SPACE.match(data, pos).end()
         if pos >= len(data):
             break
-        if data[pos:pos + 1] not in (b"{", b"["):
+        if data[pos : pos + 1] not in (b"{", b"["):
             return None if not out else f"line {_line_col(data, pos)[0]}: expected an object or a list"
         try:
             msgspec.json.decode(view[pos:], type=msgspec.Raw)
@@ -907,7 +944,7 @@ def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
             # msgspec names the byte after the first trailing character; should it name that character
             # itself, the byte before is the value's last (`}` or `]`) or white space
             nxt = pos + int(m.group(1))
-            if data[nxt - 1:nxt] not in (b"}", b"]", b" ", b"\t", b"\r", b"\n"):
+            if data[nxt - 1 : nxt] not in (b"}", b"]", b" ", b"\t", b"\r", b"\n"):
                 nxt -= 1
             out.append((pos, nxt))
             pos = nxt
@@ -1035,9 +1072,11 @@ def _check_aliases(name: str, text: str, docs: list[Any]) -> None:
     limit = max(len(text) // 3, ALIAS_EXPANSION_FLOOR)  # written out in full, a value takes 3 characters or more
     if _expands_past(docs, limit):
         line, col, alias = found
-        raise InputError(f"{name}: YAML aliases (the first at line {line}, column {col}: "
-                         f"*{apivalidation.shown(alias, 30)}) expand to more than {limit:,} values: write the "
-                         "objects out in full, as kubectl does")
+        raise InputError(
+            f"{name}: YAML aliases (the first at line {line}, column {col}: "
+            f"*{apivalidation.shown(alias, 30)}) expand to more than {limit:,} values: write the "
+            "objects out in full, as kubectl does"
+        )
 
 
 def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
@@ -1093,8 +1132,11 @@ def read_documents(path: str) -> list[dict[str, Any]]:
         node = stack.pop()
         if isinstance(node, list):
             stack.extend(reversed(node))
-        elif isinstance(node, dict) and str(node.get("kind", "")).endswith("List") and isinstance(
-                node.get("items"), list):
+        elif (
+            isinstance(node, dict)
+            and str(node.get("kind", "")).endswith("List")
+            and isinstance(node.get("items"), list)
+        ):
             stack.extend(reversed(node["items"]))
         elif isinstance(node, dict):
             out.append(node)
@@ -1125,8 +1167,10 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         raise InputError(f"no Kubernetes objects in {', '.join(out.files)}")
     if not out.objects and not out.metas and not out.plain_counts:
         kinds_seen = ", ".join(sorted(out.other_kinds)[:5]) + (" and more" if len(out.other_kinds) > 5 else "")
-        raise InputError(f"no objects of the kinds kubectl-kcache reads in {', '.join(out.files)} (found: "
-                         f"{kinds_seen}; see `kubectl kcache dump` for what it reads)")
+        raise InputError(
+            f"no objects of the kinds kubectl-kcache reads in {', '.join(out.files)} (found: "
+            f"{kinds_seen}; see `kubectl kcache dump` for what it reads)"
+        )
     servers = {str(m.server or m.cluster): f for f, m in out.metas if m.server or m.cluster}
     if len(servers) > 1:
         listed = "; ".join(f"{f}: {s}" for s, f in servers.items())

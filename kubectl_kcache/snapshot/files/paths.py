@@ -73,13 +73,19 @@ def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
                 yield full
     if debris:
         shown = ", ".join(debris[:3]) + (f" and {len(debris) - 3} more" if len(debris) > 3 else "")
-        warnings.append(f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
-                        f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}")
+        warnings.append(
+            f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
+            f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}"
+        )
 
 
 def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+    ):
         if test(mode):
             return name
     return "not a file"
@@ -114,16 +120,19 @@ def read_bytes(path: str) -> bytes:
     except OSError as exc:
         if path == "-":
             raise InputError(f"--from-file -: cannot read standard input: {exc.strerror or exc}") from None
-        raise stat_error(path, exc) if exc.errno in (errno.ELOOP, errno.ENOENT) else InputError(
-            f"{path}: cannot read: {exc.strerror}") from None
+        raise (
+            stat_error(path, exc)
+            if exc.errno in (errno.ELOOP, errno.ENOENT)
+            else InputError(f"{path}: cannot read: {exc.strerror}")
+        ) from None
     except ValueError:  # a closed stdin
         raise InputError("--from-file -: standard input is closed") from None
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             if encoding == "utf-8":
-                return data[len(bom):]
+                return data[len(bom) :]
             try:
-                return data[len(bom):].decode(encoding).encode("utf-8")
+                return data[len(bom) :].decode(encoding).encode("utf-8")
             except UnicodeDecodeError:
                 raise InputError(f"{shown_path(path)}: not valid {encoding.upper()} text") from None
     return data
@@ -149,7 +158,8 @@ def _read_bounded(path: str, stream: Any) -> bytes:
             raise InputError(f"{shown_path(path)}: not text (it holds NUL bytes): give a YAML or JSON file")
         size += len(chunk)
         if size > MAX_STREAM_BYTES:
-            raise InputError(f"{shown_path(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
-                             "it to a file first")
+            raise InputError(
+                f"{shown_path(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
+                "it to a file first"
+            )
         chunks.append(chunk)
-

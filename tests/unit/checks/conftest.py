@@ -22,8 +22,9 @@ BASE_FILES = ("install", "nodes", "groups", "agent", "caches")
 TAKEN_AT = "2026-11-29T10:00:00Z"
 
 
-def load(check_id: str | None = None, *files: str, without: Iterable[str] = (),
-         taken_at: str = TAKEN_AT, plain: bool = False) -> ClusterSnapshot:
+def load(
+    check_id: str | None = None, *files: str, without: Iterable[str] = (), taken_at: str = TAKEN_AT, plain: bool = False
+) -> ClusterSnapshot:
     """The base cluster (less the base files in `without`) plus fixture files of `check_id`; later
     objects replace earlier ones of the same kind, namespace and name. The fixtures stand for a whole
     cluster: every read is recorded ok (a kind without objects has none), unless `plain`, where the reads
@@ -39,8 +40,9 @@ def load(check_id: str | None = None, *files: str, without: Iterable[str] = (),
 def drop(snapshot: ClusterSnapshot, kind: str, name: str, namespace: str | None = None) -> ClusterSnapshot:
     """The snapshot without one object."""
     field = next(k.field for k in kinds.KINDS if k.kind == kind)
-    kept = tuple(x for x in getattr(snapshot, field)
-                 if not (x.meta.name == name and (x.meta.namespace or None) == namespace))
+    kept = tuple(
+        x for x in getattr(snapshot, field) if not (x.meta.name == name and (x.meta.namespace or None) == namespace)
+    )
     assert len(kept) < len(getattr(snapshot, field)), f"{kind} {namespace}/{name} not in the snapshot"
     return replace(snapshot, **{field: kept})
 
@@ -68,12 +70,14 @@ def run_check(check_id: str, snapshot: ClusterSnapshot) -> tuple[CheckResult, li
 
 def one(findings: list[Finding], **match: object) -> Finding:
     """The single finding whose attributes (and object.kind/name via kind=, name=) equal `match`."""
+
     def ok(f: Finding) -> bool:
         for k, v in match.items():
             have = getattr(f.object, k) if k in ("kind", "name", "namespace") else getattr(f, k)
             if have != v:
                 return False
         return True
+
     found = [f for f in findings if ok(f)]
     assert len(found) == 1, f"expected one finding matching {match}, got {len(found)}: {findings}"
     return found[0]

@@ -11,7 +11,11 @@ def test_missing_daemonset():
     assert result.status == "fail"
     f = one(findings)
     assert (f.severity, f.object.kind, f.object.namespace, f.object.name) == (
-        "error", "DaemonSet", "kserve", "kserve-kernelcachenode-agent")
+        "error",
+        "DaemonSet",
+        "kserve",
+        "kserve-kernelcachenode-agent",
+    )
     assert "get KernelCacheNode agent DaemonSet" in f.message
     assert "before it creates or deletes any KernelCacheNode" in f.message
 
@@ -24,8 +28,10 @@ def test_stale_placement():
     assert "the pod template has a nodeSelector (KServe removes it)" in placement.message
     assert "the required node affinity differs from the node groups' selectors" in placement.message
     assert placement.hint == TOUCH_H100
-    assert ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
-            "KernelCacheNode or DaemonSet changes") in placement.message
+    assert (
+        "KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
+        "KernelCacheNode or DaemonSet changes"
+    ) in placement.message
     assert "kubectl kcache reconcile --once" in placement.message
     assert any("nvidia.com/gpu.product In NVIDIA-L40S" in e for e in placement.evidence)
     rollout = next(f for f in findings if "rollout" in f.message)
@@ -38,7 +44,11 @@ def test_crash_looping_and_image_pull_failing_pods():
     assert result.status == "fail"
     crash = one(findings, name="kserve-kernelcachenode-agent-9pq7d")
     assert (crash.severity, crash.object.kind, crash.object.namespace, crash.group) == (
-        "error", "Pod", "kserve", "h100")
+        "error",
+        "Pod",
+        "kserve",
+        "h100",
+    )
     assert "on gpu-2 is not running: container manager is waiting: CrashLoopBackOff: back-off 5m0s" in crash.message
     assert "last exit code 1, Error: NODE_NAME environment variable is required" in crash.message
     assert crash.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager --previous"
@@ -69,8 +79,9 @@ def test_no_pod_without_visible_cause(base):
 
 
 def test_pods_forbidden_leaves_that_part_out(base):
-    snap = with_reads(drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"),
-                      ("pods", "kserve", "forbidden"))
+    snap = with_reads(
+        drop(base, "Pod", "kserve-kernelcachenode-agent-4xk2m", "kserve"), ("pods", "kserve", "forbidden")
+    )
     result, findings = run_check("agent", snap)
     assert (result.status, findings) == ("pass", [])
     assert result.reason == "partial: forbidden: list pods in kserve (agent pods per member node not checked)"

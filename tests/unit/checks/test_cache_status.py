@@ -13,7 +13,12 @@ def test_verification_failed():
     assert result.status == "fail"
     f = one(findings)
     assert (f.severity, f.object.kind, f.object.namespace, f.object.name, f.group) == (
-        "error", "KernelCache", "team-a", KC, "h100")
+        "error",
+        "KernelCache",
+        "team-a",
+        KC,
+        "h100",
+    )
     assert "is in Error: VerificationFailed: kernel cache artifact verification failed" in f.message
     assert "verification Failed, VerifiedDigestMismatch: signed digest sha256:9f0c does not match" in f.message
     assert f.hint == f"kubectl -n team-a get kernelcache {KC} -o 'jsonpath={{.status.verification}}'"
@@ -25,8 +30,9 @@ def test_entry_in_error_names_the_node_and_the_job():
     f = one(findings)  # the KernelCache's PreparationFailed is the same fact
     assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "KernelCacheNode", "gpu-2", "h100")
     assert f"KernelCache team-a/{KC} failed to prepare on node gpu-2: ErrImagePull: 401 Unauthorized" in f.message
-    assert f.hint == ("kubectl -n kserve-kernelcache-jobs describe job "
-                      "kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262")
+    assert f.hint == (
+        "kubectl -n kserve-kernelcache-jobs describe job kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
+    )
 
 
 def test_groups_and_mount_types():
@@ -52,8 +58,9 @@ def test_entry_that_differs_from_the_cache_is_never_ready_for_admission():
     assert (f.severity, f.object.kind, f.object.name) == ("warning", "KernelCacheNode", "gpu-1")
     assert "never ready for admission" in f.message
     assert "imageReference registry.example.com:5000/team-a/kernel-cache-qwen@sha256:cba06b" in f.message
-    assert f.hint == ("kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent "
-                      "--field-selector spec.nodeName=gpu-1")
+    assert f.hint == (
+        "kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector spec.nodeName=gpu-1"
+    )
 
 
 def test_default_group_is_not_trimmed_for_caches():

@@ -29,22 +29,32 @@ def test_missing_is_a_warning(base):
 def test_no_ready_endpoints_fail_every_capture_status_update(base):
     f = one(run_check("capture-webhook", _without_endpoints(base))[1])
     assert (f.code, f.severity, f.object.kind) == ("no-endpoints", "error", "Service")
-    assert ("has no ready endpoints: every KernelCacheCapture status update fails (failurePolicy Fail, no "
-            "selectors: the controller's own session claims") in f.message
+    assert (
+        "has no ready endpoints: every KernelCacheCapture status update fails (failurePolicy Fail, no "
+        "selectors: the controller's own session claims"
+    ) in f.message
 
 
 def test_no_ca_bundle(base):
     config = next(x for x in base.validating_webhooks if x.meta.name == NAME)
     entry = config.webhooks[0]
-    bare = o.WebhookConfiguration.from_dict({"metadata": {"name": NAME}, "webhooks": [{
-        "name": entry.name, "failurePolicy": "Fail",
-        "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve"}}}]})
+    bare = o.WebhookConfiguration.from_dict(
+        {
+            "metadata": {"name": NAME},
+            "webhooks": [
+                {
+                    "name": entry.name,
+                    "failurePolicy": "Fail",
+                    "clientConfig": {"service": {"name": "localmodel-webhook-server-service", "namespace": "kserve"}},
+                }
+            ],
+        }
+    )
     snap = replace(base, validating_webhooks=(bare,))
     f = one(run_check("capture-webhook", snap)[1])
     assert (f.code, f.severity) == ("no-ca", "error")
 
 
 def test_forbidden_read_skips(base):
-    result, _ = run_check("capture-webhook", with_reads(base, ("validatingwebhookconfigurations", None,
-                                                               "forbidden")))
+    result, _ = run_check("capture-webhook", with_reads(base, ("validatingwebhookconfigurations", None, "forbidden")))
     assert result.status == "skipped"

@@ -82,6 +82,7 @@ def test_job_namespace_not_judged_without_namespaces_in_plain_files():
     _, findings = run_check("config", snap)
     assert one(findings).hint == "kubectl create namespace kernel-cache-jobs"
     from dataclasses import replace
+
     result, findings = run_check("config", replace(snap, namespaces=()))
     assert (result.status, findings) == ("pass", [])
 

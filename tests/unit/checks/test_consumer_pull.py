@@ -13,11 +13,15 @@ def test_pull_failures_and_linker_errors():
     assert set(by_pod) == {"qwen-predictor-669889f77f-aaaaa", "qwen-predictor-669889f77f-ccccc"}
     pull = by_pod["qwen-predictor-669889f77f-aaaaa"]
     assert pull.severity == "error"
-    assert pull.message.startswith("pod team-a/qwen-predictor-669889f77f-aaaaa cannot pull the KernelCache artifact "
-                                   "registry.example.com:5000/team-a/kernel-cache-qwen@sha256:2e1901c1")
+    assert pull.message.startswith(
+        "pod team-a/qwen-predictor-669889f77f-aaaaa cannot pull the KernelCache artifact "
+        "registry.example.com:5000/team-a/kernel-cache-qwen@sha256:2e1901c1"
+    )
     assert "container kernel-cache-linker is waiting: ImagePullBackOff: Back-off pulling image" in pull.message
-    assert "The webhook adds no pull credentials: the node's and the pod's own must reach the registry (no " \
-           "imagePullSecrets)." in pull.message
+    assert (
+        "The webhook adds no pull credentials: the node's and the pod's own must reach the registry (no "
+        "imagePullSecrets)." in pull.message
+    )
     assert pull.hint == "kubectl -n team-a describe pod qwen-predictor-669889f77f-aaaaa"
     linker = by_pod["qwen-predictor-669889f77f-ccccc"]
     assert "the artifact does not contain the KernelCache's ociPath" in linker.message

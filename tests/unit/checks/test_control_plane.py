@@ -15,7 +15,10 @@ def test_controller_not_ready_blocks_pods_and_comes_first():
     f = one(findings)  # the Service finding is folded into the Deployment's evidence
     assert f.severity == "error"
     assert (f.object.kind, f.object.namespace, f.object.name) == (
-        "Deployment", "kserve", "kserve-localmodel-controller-manager")
+        "Deployment",
+        "kserve",
+        "kserve-localmodel-controller-manager",
+    )
     assert "is not ready (0/1 replicas ready)" in f.message
     assert "pods of InferenceServices with the kernel cache annotation" in f.message
     assert "failurePolicy is Fail" in f.message
@@ -38,8 +41,9 @@ def test_webhook_service_without_ready_endpoints():
     f = one(findings)
     assert (f.object.kind, f.object.name) == ("Service", "localmodel-webhook-server-service")
     assert "has no ready endpoints" in f.message
-    assert f.hint == ("kubectl -n kserve get endpointslices "
-                      "-l kubernetes.io/service-name=localmodel-webhook-server-service")
+    assert f.hint == (
+        "kubectl -n kserve get endpointslices -l kubernetes.io/service-name=localmodel-webhook-server-service"
+    )
 
 
 def test_endpoints_not_judged_when_forbidden():
@@ -69,15 +73,20 @@ def test_recent_webhook_denials_are_errors_with_the_message():
     f = one(findings)  # the 3-hour-old denial and the quota failure are not reported
     assert (f.object.kind, f.object.namespace, f.object.name) == ("ReplicaSet", "team-a", "qwen-predictor-669889f77f")
     assert f.severity == "error"
-    assert ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: '
-            "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured") in f.message
+    assert (
+        'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: '
+        "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured"
+    ) in f.message
     assert "(14x, last at 2026-11-29T09:50:00Z)" in f.message
     assert f.hint == "kubectl -n team-a describe replicaset qwen-predictor-669889f77f"
 
 
 def test_not_applicable_when_disabled_and_no_webhook(base):
-    snap = drop(load("control-plane", "disabled-no-webhook.yaml"), "MutatingWebhookConfiguration",
-                "kernelcache.serving.kserve.io")
+    snap = drop(
+        load("control-plane", "disabled-no-webhook.yaml"),
+        "MutatingWebhookConfiguration",
+        "kernelcache.serving.kserve.io",
+    )
     result, findings = run_check("control-plane", snap)
     assert result.status == "not-applicable"
     assert findings == []

@@ -42,9 +42,14 @@ def test_inferred_from_kind_reads_when_crds_are_forbidden(base):
 
 
 def test_skipped_when_nothing_can_be_read(base):
-    snap = with_reads(base, ("customresourcedefinitions", None, "forbidden"),
-                      *((p, None, "forbidden") for p in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches",
-                                                          "kernelcachecaptures")))
+    snap = with_reads(
+        base,
+        ("customresourcedefinitions", None, "forbidden"),
+        *(
+            (p, None, "forbidden")
+            for p in ("kernelcachenodegroups", "kernelcachenodes", "kernelcaches", "kernelcachecaptures")
+        ),
+    )
     result, findings = run_check("crds", snap)
     assert result.status == "skipped"
     assert "forbidden: list customresourcedefinitions" in result.reason

@@ -17,8 +17,9 @@ from kubectl_kcache.snapshot.model import ClusterSnapshot
 
 from .conftest import HERE, load
 
-FIXTURES = sorted((p.parent.name, p.name) for p in HERE.glob("*/*.yaml")
-                  if p.parent.name != "base" and p.name != "suppressions.yaml")  # rules, not objects
+FIXTURES = sorted(
+    (p.parent.name, p.name) for p in HERE.glob("*/*.yaml") if p.parent.name != "base" and p.name != "suppressions.yaml"
+)  # rules, not objects
 # the lists that arrive last on a large cluster, one at a time; and the job namespace's, which wait for the config
 LAST = ("nodes", "kernelcachenodes", "pods", "kernelcaches", "kernelcachecaptures", "events", "jobs")
 

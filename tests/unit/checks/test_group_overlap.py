@@ -28,5 +28,6 @@ def test_error_when_a_complete_capture_is_blocked_by_it():
 
 def test_not_applicable_with_one_group():
     from .conftest import drop
+
     result, _ = run_check("group-overlap", drop(load(), "KernelCacheNodeGroup", "l40s"))
     assert result.status == "not-applicable"

@@ -21,8 +21,10 @@ def test_group_without_members_lists_near_misses():
     assert result.status == "fail"
     f = one(findings)
     assert (f.severity, f.object.name, f.group) == ("warning", "h100-east", "h100-east")
-    assert "matches no node (nodeSelector nvidia.com/gpu.product=NVIDIA-H100,topology.kubernetes.io/zone=us-east-1a)" \
+    assert (
+        "matches no node (nodeSelector nvidia.com/gpu.product=NVIDIA-H100,topology.kubernetes.io/zone=us-east-1a)"
         in f.message
+    )
     assert "Pending/NoMatchingNodes" in f.message
     assert "gpu-1 lacks topology.kubernetes.io/zone=us-east-1a" in f.message
     assert "gpu-3 has nvidia.com/gpu.product=NVIDIA-H100-NVL (wants NVIDIA-H100)" in f.message
@@ -32,7 +34,8 @@ def test_group_without_members_lists_near_misses():
 def test_single_label_group_shows_nodes_with_other_values(tmp_path):
     (tmp_path / "a100.yaml").write_text(
         "apiVersion: serving.kserve.io/v1alpha1\nkind: KernelCacheNodeGroup\nmetadata: {name: a100}\n"
-        "spec: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100}}\n")
+        "spec: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100}}\n"
+    )
     _, findings = run_check("group-selector", load(None, str(tmp_path / "a100.yaml")))
     f = one(findings)
     assert "gpu-1 has nvidia.com/gpu.product=NVIDIA-H100 (wants NVIDIA-A100)" in f.message
@@ -54,15 +57,31 @@ def test_empty_selector_referenced_by_a_kernel_cache_freezes_every_agent(tmp_pat
 
     from .conftest import BASE, BASE_FILES, HERE, with_reads
 
-    kc = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCache",
-          "metadata": {"name": "frozen", "namespace": "team-a"},
-          "spec": {"nodeGroupRef": {"name": "broken"}, "mountType": "oci", "artifact": {
-              "imageReference": "r.example/c@sha256:" + "a" * 64, "cachePaths": [{"containerPath": "/c"}],
-              "identity": {"footprints": {}}}}}
+    kc = {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "KernelCache",
+        "metadata": {"name": "frozen", "namespace": "team-a"},
+        "spec": {
+            "nodeGroupRef": {"name": "broken"},
+            "mountType": "oci",
+            "artifact": {
+                "imageReference": "r.example/c@sha256:" + "a" * 64,
+                "cachePaths": [{"containerPath": "/c"}],
+                "identity": {"footprints": {}},
+            },
+        },
+    }
     extra = tmp_path / "kc.yaml"
     extra.write_text(yaml.safe_dump(kc))
-    snap = with_reads(load_files([*(str(BASE / f"{x}.yaml") for x in BASE_FILES),
-                                  str(HERE / "group-selector" / "empty-selector.yaml"), str(extra)]))
+    snap = with_reads(
+        load_files(
+            [
+                *(str(BASE / f"{x}.yaml") for x in BASE_FILES),
+                str(HERE / "group-selector" / "empty-selector.yaml"),
+                str(extra),
+            ]
+        )
+    )
     _, findings = run_check("group-selector", snap)
     f = next(x for x in findings if x.code == "empty-selector")
     assert "KernelCaches reference it (team-a/frozen), so every Ready node's agent fails its status pass" in f.message

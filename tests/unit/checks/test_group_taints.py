@@ -1,8 +1,10 @@
 from .conftest import load, one, run_check
 
-L40S_HINT = ("kubectl patch kernelcachenodegroup l40s --type=json -p "
-             """'[{"op":"add","path":"/spec/tolerations/-","value":"""
-             """{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}}]'""")
+L40S_HINT = (
+    "kubectl patch kernelcachenodegroup l40s --type=json -p "
+    """'[{"op":"add","path":"/spec/tolerations/-","value":"""
+    """{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}}]'"""
+)
 
 
 def test_tolerated_taints_pass(base):
@@ -62,11 +64,15 @@ def test_a_toleration_kubernetes_rejects_is_an_error_naming_group_and_field():
     assert result.status == "fail"
     f = next(x for x in findings if x.object.kind == "KernelCacheNodeGroup")
     assert (f.severity, f.object.name, f.group) == ("error", "h100", "h100")
-    assert f.message.startswith('KernelCacheNodeGroup "h100" spec.tolerations[0].operator: Unsupported value: "In": '
-                                'supported values: "Equal", "Exists": Kubernetes rejects this toleration')
-    assert f.evidence == ('the API server would answer: DaemonSet.apps "kserve-kernelcachenode-agent" is invalid: '
-                          'spec.template.spec.tolerations[0].operator: Unsupported value: "In": supported values: '
-                          '"Equal", "Exists"',)
+    assert f.message.startswith(
+        'KernelCacheNodeGroup "h100" spec.tolerations[0].operator: Unsupported value: "In": '
+        'supported values: "Equal", "Exists": Kubernetes rejects this toleration'
+    )
+    assert f.evidence == (
+        'the API server would answer: DaemonSet.apps "kserve-kernelcachenode-agent" is invalid: '
+        'spec.template.spec.tolerations[0].operator: Unsupported value: "In": supported values: '
+        '"Equal", "Exists"',
+    )
     assert f.hint == "kubectl edit kernelcachenodegroup h100"
 
 

@@ -13,8 +13,10 @@ def test_member_without_kcn_is_an_error(base):
     assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "Node", "gpu-2", "h100")
     assert "has no KernelCacheNode" in f.message
     assert f.hint == TOUCH_H100
-    assert ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
-            "KernelCacheNode or DaemonSet changes") in f.message
+    assert (
+        "KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
+        "KernelCacheNode or DaemonSet changes"
+    ) in f.message
     assert "kubectl kcache reconcile --once" in f.message
     assert f.evidence == ()
 

@@ -14,8 +14,10 @@ def test_orphans_are_warnings():
     assert "Node gpu-9 no longer exists" in gone.message
     assert "1 Ready entry the pod webhook may count" in gone.message
     assert gone.hint == TOUCH_H100
-    assert ("KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
-            "KernelCacheNode or DaemonSet changes") in gone.message
+    assert (
+        "KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
+        "KernelCacheNode or DaemonSet changes"
+    ) in gone.message
     assert "kubectl kcache reconcile --once" in gone.message
     cpu = one(findings, name="cpu-1")
     assert "Node cpu-1 matches no KernelCacheNodeGroup" in cpu.message

@@ -14,8 +14,10 @@ def test_artifact_cut_off_the_nodes_image_list():
     assert [f.object.name for f in findings] == ["gpu-1", "gpu-2"]
     f = one(findings, name="gpu-1")
     assert f.severity == "warning"
-    assert ("Node gpu-1 lists 50 images in status.images, the kubelet's limit (nodeStatusMaxImages, 50 by default, "
-            "largest first; the smallest listed is 11.0 GB)") in f.message
+    assert (
+        "Node gpu-1 lists 50 images in status.images, the kubelet's limit (nodeStatusMaxImages, 50 by default, "
+        "largest first; the smallest listed is 11.0 GB)"
+    ) in f.message
     assert f"the kernel cache artifacts of {KC} (Pending) are not listed" in f.message
     assert "Raise nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)" in f.message
     assert f.hint == "kubectl get --raw /api/v1/nodes/gpu-1/proxy/configz"

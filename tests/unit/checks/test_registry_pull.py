@@ -31,22 +31,29 @@ def test_unmanaged_prefetcher_service_account_and_old_role_binding():
     assert result.status == "fail"
     sa = one(findings, kind="ServiceAccount")
     assert sa.severity == "error"
-    assert ("reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
-            "managed by KernelCache") in sa.message
+    assert (
+        "reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
+        "managed by KernelCache"
+    ) in sa.message
     assert sa.hint.startswith("kubectl -n kserve-kernelcache-jobs delete serviceaccount kernel-cache-prefetcher-sa")
     rb = one(findings, kind="RoleBinding")
     assert (rb.severity, rb.object.namespace) == ("warning", "team-a")
-    assert ("binds ClusterRole/registry-puller-v1, not registry.auth.pullRoleRef ClusterRole/registry-puller"
-            in rb.message)
+    assert (
+        "binds ClusterRole/registry-puller-v1, not registry.auth.pullRoleRef ClusterRole/registry-puller" in rb.message
+    )
 
 
 def test_managed_service_account_must_disable_automount():
     _, findings = run_check("registry-pull", load("registry-pull", "sa-token.yaml", "sa-automount.yaml"))
     f = one(findings)
-    assert ("managed ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa must disable token automount"
-            in f.message)
-    assert f.hint == ("kubectl -n kserve-kernelcache-jobs patch serviceaccount kernel-cache-prefetcher-sa -p "
-                      "'{\"automountServiceAccountToken\":false}'")
+    assert (
+        "managed ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa must disable token automount"
+        in f.message
+    )
+    assert f.hint == (
+        "kubectl -n kserve-kernelcache-jobs patch serviceaccount kernel-cache-prefetcher-sa -p "
+        "'{\"automountServiceAccountToken\":false}'"
+    )
 
 
 def test_malformed_endpoint():
@@ -72,8 +79,10 @@ def test_prefetcher_identity_is_checked_with_auth_none():
     assert result.status == "fail"
     sa = one(findings, kind="ServiceAccount")
     assert sa.code == "prefetcher-sa-unmanaged"
-    assert ("reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
-            "managed by KernelCache") in sa.message
+    assert (
+        "reserved ServiceAccount kserve-kernelcache-jobs/kernel-cache-prefetcher-sa already exists and is not "
+        "managed by KernelCache"
+    ) in sa.message
     assert [f for f in findings if f.object.kind == "RoleBinding"] == []
 
 
@@ -89,11 +98,13 @@ def test_preparation_pod_failures_as_the_agent_reads_them():
     _, findings = run_check("registry-pull", load("registry-pull", "evicted.yaml"))
     evicted = one(findings, name="kc-qwen-gpu-1-evicted")
     assert evicted.code == "pod-failed"
-    assert evicted.message == ("preparation pod on node gpu-1 failed (it was evicted): for KernelCache team-a/qwen; "
-                               "The node was low on resource: ephemeral-storage.; the node's agent marks its entry "
-                               "Error with \"The node was low on resource: ephemeral-storage.\"")
+    assert evicted.message == (
+        "preparation pod on node gpu-1 failed (it was evicted): for KernelCache team-a/qwen; "
+        "The node was low on resource: ephemeral-storage.; the node's agent marks its entry "
+        'Error with "The node was low on resource: ephemeral-storage."'
+    )
     exited = one(findings, name="kc-qwen-gpu-2-exited")
     assert exited.code == "pod-exited" and "exited with code 1 (phase Running)" in exited.message
-    assert "marks its entry Error with \"Error\"" in exited.message
+    assert 'marks its entry Error with "Error"' in exited.message
     failed = one(findings, name="kc-qwen-gpu-3-failed")
     assert failed.code == "pod-failed" and failed.message.endswith('with "preparation Pod failed"')

@@ -12,8 +12,13 @@ from kubectl_kcache.snapshot.model import SnapshotMeta, build
 
 from .conftest import HERE, TAKEN_AT
 
-ITEMS = [doc for path in sorted(Path(HERE).rglob("*.yaml")) if path.parent.name != "runner"
-         for doc in yaml.safe_load_all(path.read_text()) if doc]
+ITEMS = [
+    doc
+    for path in sorted(Path(HERE).rglob("*.yaml"))
+    if path.parent.name != "runner"
+    for doc in yaml.safe_load_all(path.read_text())
+    if doc
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

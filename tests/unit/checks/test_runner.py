@@ -11,10 +11,28 @@ from kubectl_kcache.snapshot.files.from_files import load_files
 
 from .conftest import BASE, BASE_FILES, HERE, doctor, load, one, with_reads
 
-IDS = ["crds", "config", "control-plane", "webhook", "capture-webhook", "group-selector", "group-overlap",
-       "group-taints", "nodes",
-       "kcn-missing", "kcn-orphaned", "agent", "registry-pull", "cache-status", "verification", "node-images",
-       "capture", "capture-identity", "consumer-pull", "capture-sidecar"]
+IDS = [
+    "crds",
+    "config",
+    "control-plane",
+    "webhook",
+    "capture-webhook",
+    "group-selector",
+    "group-overlap",
+    "group-taints",
+    "nodes",
+    "kcn-missing",
+    "kcn-orphaned",
+    "agent",
+    "registry-pull",
+    "cache-status",
+    "verification",
+    "node-images",
+    "capture",
+    "capture-identity",
+    "consumer-pull",
+    "capture-sidecar",
+]
 FEATURE_CHECKS = IDS[3:]
 
 
@@ -31,29 +49,57 @@ def test_report_order_and_ids(base):
     assert status(report)["consumer-pull"] == ("not-applicable", "no serving pod has a KernelCache mounted")
     # its one capture is Complete: KServe keeps no identities for it
     assert status(report)["capture-identity"] == ("not-applicable", "no capture in progress with its producer pod")
-    assert report.summary() == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0,
-                                "suppressed": 0, "checks": 20}
+    assert report.summary() == {
+        "errors": 0,
+        "warnings": 0,
+        "infos": 0,
+        "skipped": 0,
+        "incomplete": 0,
+        "suppressed": 0,
+        "checks": 20,
+    }
     assert report.titles["agent"].startswith("agent DaemonSet")
 
 
 def test_dump_with_forbidden_and_absent_reads(base, tmp_path):
     """A `kubectl kcache dump` taken with a narrow Role: KernelCacheNodes forbidden, captures not served."""
-    reads = [{"resource": r, "namespace": ns, "status": "ok", "count": 1} for r, ns in (
-        ("nodes", None), ("kernelcachenodegroups", None), ("kernelcaches", None), ("configmaps", "kserve"),
-        ("daemonsets", "kserve"), ("pods", "kserve"), ("deployments", "kserve"),
-        ("mutatingwebhookconfigurations", None),
-        ("endpointslices", "kserve"), ("customresourcedefinitions", None), ("namespaces", None),
-        ("jobs", "kserve-kernelcache-jobs"), ("pods", "kserve-kernelcache-jobs"), ("events", None))]
-    reads += [{"resource": "kernelcachenodes", "namespace": None, "status": "forbidden", "count": 0},
-              {"resource": "kernelcachecaptures", "namespace": None, "status": "absent", "count": 0},
-              {"resource": "serviceaccounts", "namespace": "kserve-kernelcache-jobs", "status": "forbidden",
-               "count": 0}]
-    items = [x for name in BASE_FILES for doc in yaml.safe_load_all((BASE / f"{name}.yaml").read_text())
-             for x in (doc.get("items", [doc]) if doc else [])
-             if x["kind"] not in ("KernelCacheNode", "KernelCacheCapture")]
-    doc = {"kind": "KcacheSnapshot", "version": 1,
-           "meta": {"cluster": "gpu-prod", "takenAt": "2026-11-29T10:00:00Z", "serverVersion": "v1.35.2",
-                    "reads": reads}, "items": items}
+    reads = [
+        {"resource": r, "namespace": ns, "status": "ok", "count": 1}
+        for r, ns in (
+            ("nodes", None),
+            ("kernelcachenodegroups", None),
+            ("kernelcaches", None),
+            ("configmaps", "kserve"),
+            ("daemonsets", "kserve"),
+            ("pods", "kserve"),
+            ("deployments", "kserve"),
+            ("mutatingwebhookconfigurations", None),
+            ("endpointslices", "kserve"),
+            ("customresourcedefinitions", None),
+            ("namespaces", None),
+            ("jobs", "kserve-kernelcache-jobs"),
+            ("pods", "kserve-kernelcache-jobs"),
+            ("events", None),
+        )
+    ]
+    reads += [
+        {"resource": "kernelcachenodes", "namespace": None, "status": "forbidden", "count": 0},
+        {"resource": "kernelcachecaptures", "namespace": None, "status": "absent", "count": 0},
+        {"resource": "serviceaccounts", "namespace": "kserve-kernelcache-jobs", "status": "forbidden", "count": 0},
+    ]
+    items = [
+        x
+        for name in BASE_FILES
+        for doc in yaml.safe_load_all((BASE / f"{name}.yaml").read_text())
+        for x in (doc.get("items", [doc]) if doc else [])
+        if x["kind"] not in ("KernelCacheNode", "KernelCacheCapture")
+    ]
+    doc = {
+        "kind": "KcacheSnapshot",
+        "version": 1,
+        "meta": {"cluster": "gpu-prod", "takenAt": "2026-11-29T10:00:00Z", "serverVersion": "v1.35.2", "reads": reads},
+        "items": items,
+    }
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(doc))
     report = run_doctor(load_files([str(path)]))
@@ -79,8 +125,10 @@ def test_disabled_feature_is_said_once():
     report = run_doctor(load("config", "disabled.yaml"))
     s = status(report)
     for cid in FEATURE_CHECKS:
-        assert s[cid] == ("not-applicable",
-                          "the kernel cache feature is disabled (kernelcache.enabled is false; see check config)")
+        assert s[cid] == (
+            "not-applicable",
+            "the kernel cache feature is disabled (kernelcache.enabled is false; see check config)",
+        )
     assert [f.check for f in report.findings] == ["config"]
     assert "disabled" in report.findings[0].message
 
@@ -130,8 +178,9 @@ def test_suppression_by_file():
     taints = [f for f in report.findings if f.check == "group-taints"]
     assert {f.object.name: f.suppressed for f in taints} == {"gpu-2": True, "l40s-1": False}
     gpu2 = next(f for f in taints if f.object.name == "gpu-2")
-    assert gpu2.suppressed_by == ("suppressed by file: gpu nodes are dedicated to inference; preparation runs on the "
-                                  "l40s group")
+    assert gpu2.suppressed_by == (
+        "suppressed by file: gpu nodes are dedicated to inference; preparation runs on the l40s group"
+    )
     assert gpu2.to_dict()["suppressed"] is True
     old_kubelet = one([f for f in report.findings if f.check == "nodes"], name="l40s-1")
     assert old_kubelet.suppressed
@@ -146,22 +195,29 @@ def test_suppression_by_annotation_and_no_suppressions():
     assert {f.check for f in report.findings} == {"group-taints", "nodes"}
     assert status(report)["group-taints"] == ("pass", "1 finding suppressed")
     assert report.worst() is None
-    loud = run_doctor(snap, only=["group-taints", "nodes"], use_suppressions=False,
-                      suppressions=load_suppressions(str(HERE / "runner" / "suppressions.yaml")))
+    loud = run_doctor(
+        snap,
+        only=["group-taints", "nodes"],
+        use_suppressions=False,
+        suppressions=load_suppressions(str(HERE / "runner" / "suppressions.yaml")),
+    )
     assert not any(f.suppressed for f in loud.findings)
     assert status(loud)["group-taints"][0] == "fail"
 
 
-@pytest.mark.parametrize("text, error", [
-    ("suppress: {check: nodes}", "'suppress' must be a list"),
-    ("suppress:\n  - object: {kind: Node}", "'check' is required"),
-    ("suppress:\n  - check: taints", "unknown check 'taints'; valid ids: crds, config"),
-    ("suppress:\n  - check: nodes\n    objects: {}", "unknown key 'objects'"),
-    ("suppress:\n  - check: nodes\n    object: {name: [a]}", "object.name must be a string"),
-    ("supress: []", "unknown key 'supress'"),
-    ("suppress: [\n", "not valid YAML or JSON (line"),
-    ("- check: nodes", "expected an object with a 'suppress' list"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("suppress: {check: nodes}", "'suppress' must be a list"),
+        ("suppress:\n  - object: {kind: Node}", "'check' is required"),
+        ("suppress:\n  - check: taints", "unknown check 'taints'; valid ids: crds, config"),
+        ("suppress:\n  - check: nodes\n    objects: {}", "unknown key 'objects'"),
+        ("suppress:\n  - check: nodes\n    object: {name: [a]}", "object.name must be a string"),
+        ("supress: []", "unknown key 'supress'"),
+        ("suppress: [\n", "not valid YAML or JSON (line"),
+        ("- check: nodes", "expected an object with a 'suppress' list"),
+    ],
+)
 def test_malformed_suppressions(tmp_path, text, error):
     path = tmp_path / "kcache.yaml"
     path.write_text(text)
@@ -173,8 +229,11 @@ def test_malformed_suppressions(tmp_path, text, error):
 
 def test_suppressions_as_json(tmp_path):
     path = tmp_path / "kcache.json"
-    path.write_text(json.dumps({"suppress": [{"check": "nodes", "object": {"kind": "Node", "name": "gpu-?"},
-                                              "reason": "maintenance"}]}))
+    path.write_text(
+        json.dumps(
+            {"suppress": [{"check": "nodes", "object": {"kind": "Node", "name": "gpu-?"}, "reason": "maintenance"}]}
+        )
+    )
     (rule,) = load_suppressions(str(path))
     assert (rule.check, rule.kind, rule.name, rule.reason) == ("nodes", "Node", "gpu-?", "maintenance")
 
@@ -189,16 +248,21 @@ def _soft_and_hard_taints():
     from kubectl_kcache.snapshot.model import build
     from tests import builders as b
 
-    node = b.node("gpu-1", {"nvidia.com/gpu.product": "NVIDIA-H100"},
-                  taints=[b.taint("spot", "true", "PreferNoSchedule"), b.taint("maint", "x", "NoSchedule")])
+    node = b.node(
+        "gpu-1",
+        {"nvidia.com/gpu.product": "NVIDIA-H100"},
+        taints=[b.taint("spot", "true", "PreferNoSchedule"), b.taint("maint", "x", "NoSchedule")],
+    )
     items = [b.config_map({"enabled": True}), b.group("h100", {"nvidia.com/gpu.product": "NVIDIA-H100"}), node]
     return build(items, reads_assumed=True)
 
 
 def test_a_code_hides_one_kind_of_finding_and_not_another_on_the_same_object(tmp_path):
     path = tmp_path / "kcache.yaml"
-    path.write_text("suppress:\n  - check: group-taints\n    code: prefer-no-schedule\n"
-                    "    object: {kind: Node, name: gpu-1}\n    reason: spot nodes on purpose\n")
+    path.write_text(
+        "suppress:\n  - check: group-taints\n    code: prefer-no-schedule\n"
+        "    object: {kind: Node, name: gpu-1}\n    reason: spot nodes on purpose\n"
+    )
     report = run_doctor(_soft_and_hard_taints(), only=["group-taints"], suppressions=load_suppressions(str(path)))
     by_code = {f.code: f.suppressed for f in report.findings}
     assert by_code == {"prefer-no-schedule": True, "blocks-jobs": False}

@@ -14,7 +14,7 @@ def test_disabled_mode_blocks_every_cache():
     f = one(findings)
     assert (f.severity, f.object.kind, f.object.name) == ("error", "ConfigMap", "inferenceservice-config")
     assert 'kernelcache.artifactSecurity.mode is "disabled"' in f.message
-    assert "so it skips every KernelCache (1 now): no pod gets a cache. Set mode \"none\"" in f.message
+    assert 'so it skips every KernelCache (1 now): no pod gets a cache. Set mode "none"' in f.message
     assert f.hint == "kubectl -n kserve edit configmap inferenceservice-config"
 
 
@@ -22,9 +22,11 @@ def test_cert_mode_names_each_blocked_cache():
     _, findings = run_check("verification", load("verification", "cert.yaml"))
     assert sorted(f.object.name for f in findings) == ["gemma-pending", KC]
     old = one(findings, name=KC)
-    assert old.message == (f'KernelCache team-a/{KC} was verified under mode "none", not "cert" (verification was '
-                           'turned on after it was made): with artifactSecurity.mode "cert" the pod webhook skips '
-                           "it, so no pod gets it until KServe's controller verifies it")
+    assert old.message == (
+        f'KernelCache team-a/{KC} was verified under mode "none", not "cert" (verification was '
+        'turned on after it was made): with artifactSecurity.mode "cert" the pod webhook skips '
+        "it, so no pod gets it until KServe's controller verifies it"
+    )
     assert old.hint == f"kubectl -n team-a get kernelcache {KC} -o 'jsonpath={{.status.verification}}'"
     assert old.group == "h100"
     pending = one(findings, name="gemma-pending")

@@ -14,7 +14,8 @@ def test_namespace_excluded_by_the_namespace_selector():
     assert f.message == (
         "namespace team-a does not match the pod webhook's namespaceSelector !control-plane: its pods are never "
         "sent to the webhook, so they are never cached or captured (KernelCache "
-        "qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df, pod qwen-predictor-669889f77f-x7k2p)")
+        "qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df, pod qwen-predictor-669889f77f-x7k2p)"
+    )
     assert f.hint == "kubectl label namespace team-a control-plane-"
     assert f.evidence == ("label control-plane=tenant",)
 
@@ -34,17 +35,20 @@ def test_misconfigured_webhook():
     sidecar = next(f for f in findings if "names serving.kserve.io/kernelcache-sidecar-injection" in f.message)
     assert sidecar.severity == "warning"
     pod = one(findings, kind="Pod")
-    assert pod.message == ("pod team-a/qwen-predictor-669889f77f-x7k2p opts in to the kernel cache but its labels do "
-                           "not match the webhook's objectSelector kernel-cache=enabled: it is never sent to the "
-                           "webhook")
+    assert pod.message == (
+        "pod team-a/qwen-predictor-669889f77f-x7k2p opts in to the kernel cache but its labels do "
+        "not match the webhook's objectSelector kernel-cache=enabled: it is never sent to the "
+        "webhook"
+    )
     assert pod.hint == "kubectl get mutatingwebhookconfiguration kernelcache.serving.kserve.io -o yaml"
 
 
 def test_match_condition_that_excludes_serving_pods():
     _, findings = run_check("webhook", load("webhook", "match-condition.yaml"))
     f = one(findings)
-    assert f.message.startswith("pod team-a/qwen-predictor-669889f77f-x7k2p opts in to the kernel cache but "
-                                "matchCondition gpu-workloads")
+    assert f.message.startswith(
+        "pod team-a/qwen-predictor-669889f77f-x7k2p opts in to the kernel cache but matchCondition gpu-workloads"
+    )
 
 
 def test_not_applicable_without_the_webhook(base):

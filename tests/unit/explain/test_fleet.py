@@ -27,15 +27,18 @@ def owned(pod: dict[str, Any], rs: str, hash_: str) -> dict[str, Any]:
     ServiceAccount admission adds under a random name before webhooks are called."""
     token = f"kube-api-access-{abs(hash(pod['metadata']['name'])) % 10**5:05d}"
     spec = pod["spec"]
-    spec.setdefault("volumes", []).append({"name": token, "projected": {"sources": [{"serviceAccountToken": {
-        "path": "token"}}]}})
+    spec.setdefault("volumes", []).append(
+        {"name": token, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}
+    )
     spec["containers"][0].setdefault("volumeMounts", []).append(
-        {"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True})
+        {"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}
+    )
     pod["metadata"]["labels"]["pod-template-hash"] = hash_
     # the capture sidecar step is not what these tests count (tests/unit/kernelcache/test_sidecar.py)
     pod["metadata"].setdefault("annotations", {})["serving.kserve.io/kernelcache-sidecar-injection"] = "false"
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                                           "uid": f"uid-{rs}", "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": f"uid-{rs}", "controller": True}
+    ]
     return pod
 
 
@@ -66,13 +69,16 @@ def crowded() -> list[dict[str, Any]]:
     """More KernelCaches with Ready entries for the decisions to go through: one whose footprints no pod has,
     one matching the float16 pods, the standard consumer's twin under a later name (a second match, lost on
     name order), and a twin in another namespace (named, never used)."""
-    fp16 = b.consumer_cache("qwen-fp16", identity=b.consumer_identity(NS, isvc="fp16", args=["--dtype", "float16"]),
-                            ready_at=EARLY)
+    fp16 = b.consumer_cache(
+        "qwen-fp16", identity=b.consumer_identity(NS, isvc="fp16", args=["--dtype", "float16"]), ready_at=EARLY
+    )
     other = b.consumer_cache("unrelated", identity={"footprints": b.footprints("unrelated")}, ready_at=EARLY)
     twin = b.consumer_cache("qwen-twin", ready_at=EARLY)
     away = b.consumer_cache("qwen", ns="team-b", ready_at=EARLY)
-    entries = {f"{k['metadata']['namespace']}/{k['metadata']['name']}": b.cache_entry(k, last_update=EARLY)
-               for k in (fp16, other, twin, away)}
+    entries = {
+        f"{k['metadata']['namespace']}/{k['metadata']['name']}": b.cache_entry(k, last_update=EARLY)
+        for k in (fp16, other, twin, away)
+    }
     return [fp16, other, twin, away, b.namespace("team-b"), b.kcn("cpu-1", entries)]
 
 
@@ -101,8 +107,13 @@ def test_fleet_counts_are_the_single_answers_counted(kinds, more_caches):
     got = {r.isvc: (r.pods, r.cached, r.cold, r.now, r.denied) for r in fleet.rows if not r.revision}
     assert got == single_counts(snap, pods)
     # a hit and a miss of the same template were the same pod before the webhook: one decision
-    same = {"hit": "cold-now", "hit-cpu": "cold-now", "hit-no-annotation": "cold-now", "hit-unknown-node": "cold-now",
-            "cold-before-ready": "cold-now"}
+    same = {
+        "hit": "cold-now",
+        "hit-cpu": "cold-now",
+        "hit-no-annotation": "cold-now",
+        "hit-unknown-node": "cold-now",
+        "cold-before-ready": "cold-now",
+    }
     assert fleet.decisions == len({same.get(k, k) for k in kinds})
     for result in fleet.pods:  # each pod's row carries the single answer's verdict, placement and next command
         single = explain(snap, NS, result.name)
@@ -114,8 +125,10 @@ def test_fleet_counts_are_the_single_answers_counted(kinds, more_caches):
 
 
 def test_pods_of_one_replicaset_share_one_decision_and_a_rollout_restart_helps():
-    pods = [owned(b.consumer(f"qwen-predictor-5f6d-{i}", node="gpu-1", created=CREATED), "qwen-predictor-5f6d", "5f6d")
-            for i in range(20)]
+    pods = [
+        owned(b.consumer(f"qwen-predictor-5f6d-{i}", node="gpu-1", created=CREATED), "qwen-predictor-5f6d", "5f6d")
+        for i in range(20)
+    ]
     fleet = hit_rate(build(cluster(pods, kc=KC), reads_assumed=True))
     assert fleet.decisions == 1
     (row,) = fleet.rows
@@ -124,17 +137,33 @@ def test_pods_of_one_replicaset_share_one_decision_and_a_rollout_restart_helps()
 
 
 def test_revisions_that_differ_get_their_own_rows():
-    old = [owned(b.consumer(f"qwen-predictor-aaa-{i}", node="gpu-1", created=CREATED, cache=KC),
-                 "qwen-predictor-aaa", "aaa") for i in range(2)]
-    new = [owned(b.consumer(f"qwen-predictor-bbb-{i}", node="gpu-1", created=CREATED, args=["--dtype", "float16"]),
-                 "qwen-predictor-bbb", "bbb") for i in range(3)]
+    old = [
+        owned(
+            b.consumer(f"qwen-predictor-aaa-{i}", node="gpu-1", created=CREATED, cache=KC), "qwen-predictor-aaa", "aaa"
+        )
+        for i in range(2)
+    ]
+    new = [
+        owned(
+            b.consumer(f"qwen-predictor-bbb-{i}", node="gpu-1", created=CREATED, args=["--dtype", "float16"]),
+            "qwen-predictor-bbb",
+            "bbb",
+        )
+        for i in range(3)
+    ]
     fleet = hit_rate(build(cluster(old + new, kc=KC), reads_assumed=True))
     assert [(r.revision, r.pods, r.cached, r.cold, r.gate, r.gate_count) for r in fleet.rows] == [
-        ("", 5, 2, 3, "footprint", 3), ("qwen-predictor-aaa", 2, 2, 0, "", 0),
-        ("qwen-predictor-bbb", 3, 0, 3, "footprint", 3)]
+        ("", 5, 2, 3, "footprint", 3),
+        ("qwen-predictor-aaa", 2, 2, 0, "", 0),
+        ("qwen-predictor-bbb", 3, 0, 3, "footprint", 3),
+    ]
     assert fleet.rows[0].next_command.startswith("kubectl -n team-a get kernelcache qwen -o ")
-    same = [owned(b.consumer(f"qwen-predictor-ccc-{i}", node="gpu-1", created=CREATED, cache=KC),
-                  "qwen-predictor-ccc", "ccc") for i in range(2)]
+    same = [
+        owned(
+            b.consumer(f"qwen-predictor-ccc-{i}", node="gpu-1", created=CREATED, cache=KC), "qwen-predictor-ccc", "ccc"
+        )
+        for i in range(2)
+    ]
     fleet = hit_rate(build(cluster(old + same, kc=KC), reads_assumed=True))
     assert [r.revision for r in fleet.rows] == [""]  # the revisions agree: one row
 
@@ -166,8 +195,16 @@ def test_the_document_and_an_empty_scope():
     snap = build(cluster([VARIANTS["hit"]("a"), VARIANTS["hit-cpu"]("b")], kc=KC), reads_assumed=True)
     doc = hit_rate(snap).to_dict()
     assert list(doc) == ["kind", "version", "scope", "summary", "inferenceServices", "pods"]
-    assert doc["summary"] == {"pods": 2, "cached": 2, "cold": 0, "wouldBeCachedNow": 0, "denied": 0, "unprepared": 1,
-                              "inferenceServices": 1, "decisions": 1}
+    assert doc["summary"] == {
+        "pods": 2,
+        "cached": 2,
+        "cold": 0,
+        "wouldBeCachedNow": 0,
+        "denied": 0,
+        "unprepared": 1,
+        "inferenceServices": 1,
+        "decisions": 1,
+    }
     b_pod = next(p for p in doc["pods"] if p["name"] == "b")
     assert b_pod["placement"]["preparedOnNode"] is False and b_pod["cached"] is True
     assert b_pod["kernelCache"] == "team-a/qwen"
@@ -176,8 +213,14 @@ def test_the_document_and_an_empty_scope():
 
 
 def test_no_answer_on_reads_not_made():
-    snap = build(cluster([VARIANTS["hit"]("a")], kc=KC),
-                 reads=[Read("kernelcachenodes", None, "forbidden", 0), Read("pods", None, "ok", 1),
-                        Read("kernelcaches", None, "ok", 1), Read("configmaps", "kserve", "ok", 1)])
+    snap = build(
+        cluster([VARIANTS["hit"]("a")], kc=KC),
+        reads=[
+            Read("kernelcachenodes", None, "forbidden", 0),
+            Read("pods", None, "ok", 1),
+            Read("kernelcaches", None, "ok", 1),
+            Read("configmaps", "kserve", "ok", 1),
+        ],
+    )
     with pytest.raises(IncompleteError, match="cannot list kernelcachenodes \\(forbidden\\)"):
         hit_rate(snap)

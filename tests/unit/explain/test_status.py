@@ -27,24 +27,53 @@ def zero(**counts: int) -> dict[str, int]:
 
 
 FLEET_GROUPS = [
-    {"name": "a", "selector": {"pool": "a"}, "members": 4, "notReady": 1, "cordoned": 1, "kernelCacheNodes": 4,
-     "agentReady": 2, "podsUsing": 0,
-     "caches": {"other/c9": zero(Error=1),
-                "team/c1": zero(Ready=1, Pending=1, Pulling=1),
-                "team/c2": zero(Pending=1, Pulling=1),
-                "team/c3": zero(Ready=1)}},
-    {"name": "ab", "selector": {"shared": "yes"}, "members": 1, "notReady": 0, "cordoned": 0, "kernelCacheNodes": 1,
-     "agentReady": 0, "podsUsing": 0,
-     "caches": {"team/c1": zero(Pulling=1), "team/c3": zero(Ready=1)}},
-    {"name": "b", "selector": {"gpu": "l40s", "pool": "b"}, "members": 2, "notReady": 1, "cordoned": 0,
-     "kernelCacheNodes": 1, "agentReady": 1, "podsUsing": 0,
-     "caches": {"team/c4": zero(Error=1), "team/c5": zero(Pending=1)}},
+    {
+        "name": "a",
+        "selector": {"pool": "a"},
+        "members": 4,
+        "notReady": 1,
+        "cordoned": 1,
+        "kernelCacheNodes": 4,
+        "agentReady": 2,
+        "podsUsing": 0,
+        "caches": {
+            "other/c9": zero(Error=1),
+            "team/c1": zero(Ready=1, Pending=1, Pulling=1),
+            "team/c2": zero(Pending=1, Pulling=1),
+            "team/c3": zero(Ready=1),
+        },
+    },
+    {
+        "name": "ab",
+        "selector": {"shared": "yes"},
+        "members": 1,
+        "notReady": 0,
+        "cordoned": 0,
+        "kernelCacheNodes": 1,
+        "agentReady": 0,
+        "podsUsing": 0,
+        "caches": {"team/c1": zero(Pulling=1), "team/c3": zero(Ready=1)},
+    },
+    {
+        "name": "b",
+        "selector": {"gpu": "l40s", "pool": "b"},
+        "members": 2,
+        "notReady": 1,
+        "cordoned": 0,
+        "kernelCacheNodes": 1,
+        "agentReady": 1,
+        "podsUsing": 0,
+        "caches": {"team/c4": zero(Error=1), "team/c5": zero(Pending=1)},
+    },
 ]
 FLEET_UNASSIGNED = [
     {"name": "team/c6", "group": "missing", "reason": "group 'missing' (from spec.nodeGroupRef) does not exist"},
-    {"name": "team/c7", "group": " a",
-     "reason": "group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding white space, which "
-               "KServe does not trim here)"},
+    {
+        "name": "team/c7",
+        "group": " a",
+        "reason": "group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding white space, which "
+        "KServe does not trim here)",
+    },
 ]
 
 
@@ -63,13 +92,19 @@ def as_dump(snapshot: ClusterSnapshot, *reads: Read) -> ClusterSnapshot:
 # ---- the KServe rules -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("state", "phase"), [
-    ("Ready", "Ready"), ("Error", "Error"), ("Pulling", "Pulling"), ("Pending", "Pending"),
-    ("Extracting", "Pulling"),  # legacy (PVC design): unpacking after the pull, preparation in progress
-    ("", "Pending"),  # the agent's first state for a new entry
-    ("Rehydrating", "Pending"),  # a state this version does not know
-    ("ready", "Pending"),  # states are case-sensitive, as in KServe's Go
-])
+@pytest.mark.parametrize(
+    ("state", "phase"),
+    [
+        ("Ready", "Ready"),
+        ("Error", "Error"),
+        ("Pulling", "Pulling"),
+        ("Pending", "Pending"),
+        ("Extracting", "Pulling"),  # legacy (PVC design): unpacking after the pull, preparation in progress
+        ("", "Pending"),  # the agent's first state for a new entry
+        ("Rehydrating", "Pending"),  # a state this version does not know
+        ("ready", "Pending"),  # states are case-sensitive, as in KServe's Go
+    ],
+)
 def test_entry_phase(state, phase):
     assert entry_phase(state) == phase
     assert phase in PHASES
@@ -90,9 +125,20 @@ def test_fleet_counts_are_exact(fleet):
     status = fleet_status(fleet)
     doc = status.to_dict()
     assert doc.pop("totals") == {
-        "groups": 3, "members": 7, "notReady": 2, "cordoned": 1, "kernelCacheNodesMissing": 1,
-        "agentsNotReady": 4, "kernelCaches": 8, "unassignedCaches": 2, "entriesReady": 2, "entriesPending": 3,
-        "entriesPulling": 2, "entriesError": 2, "podsUsing": 0}
+        "groups": 3,
+        "members": 7,
+        "notReady": 2,
+        "cordoned": 1,
+        "kernelCacheNodesMissing": 1,
+        "agentsNotReady": 4,
+        "kernelCaches": 8,
+        "unassignedCaches": 2,
+        "entriesReady": 2,
+        "entriesPending": 3,
+        "entriesPulling": 2,
+        "entriesError": 2,
+        "podsUsing": 0,
+    }
     assert doc.pop("podsUsing") == dict.fromkeys(status.caches, 0)
     assert doc == {"groups": FLEET_GROUPS, "unassignedCaches": FLEET_UNASSIGNED}
     assert status.caches == ("other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5", "team/c6", "team/c7")
@@ -103,7 +149,11 @@ def test_derived_numbers_of_a_group(fleet):
     assert a is not None
     assert (a.ready, a.kernel_cache_nodes_missing, a.agent_desired, a.assigned_caches) == (3, 0, 4, 3)
     assert [(c.cache, c.assigned) for c in a.caches] == [
-        ("other/c9", True), ("team/c1", True), ("team/c2", True), ("team/c3", False)]
+        ("other/c9", True),
+        ("team/c1", True),
+        ("team/c2", True),
+        ("team/c3", False),
+    ]
     b_group = fleet_status(fleet).group("b")
     assert b_group is not None and b_group.kernel_cache_nodes_missing == 1
 
@@ -142,31 +192,50 @@ def test_untrimmed_default_node_group_names_no_group(fleet):
     status = fleet_status(replace(fleet, configmaps=spaced.configmaps))
     c5 = next(u for u in status.unassigned if u.cache == "team/c5")
     assert c5.group == " b"
-    assert c5.reason == ("group ' b' (from defaultNodeGroup) does not exist (the name has surrounding white space, "
-                         "which KServe does not trim here)")
+    assert c5.reason == (
+        "group ' b' (from defaultNodeGroup) does not exist (the name has surrounding white space, "
+        "which KServe does not trim here)"
+    )
 
 
 def test_invalid_or_missing_configuration_gives_no_default(fleet):
     invalid = build([b.config_map("{not json")])
     status = fleet_status(replace(fleet, configmaps=invalid.configmaps))
     assert next(u for u in status.unassigned if u.cache == "team/c5").reason == (
-        "no spec.nodeGroupRef and the kernelcache configuration is invalid")
+        "no spec.nodeGroupRef and the kernelcache configuration is invalid"
+    )
     status = fleet_status(as_dump(replace(fleet, configmaps=())))
     assert next(u for u in status.unassigned if u.cache == "team/c5").reason == (
-        "no spec.nodeGroupRef and ConfigMap kserve/inferenceservice-config not found")
+        "no spec.nodeGroupRef and ConfigMap kserve/inferenceservice-config not found"
+    )
 
 
 def test_empty_cluster_has_no_groups():
     empty = as_dump(build([]))
     status = fleet_status(empty)
-    assert {k: v for k, v in status.to_dict().items() if k != "totals"} == {"groups": [], "unassignedCaches": [],
-                                                                            "podsUsing": {}}
+    assert {k: v for k, v in status.to_dict().items() if k != "totals"} == {
+        "groups": [],
+        "unassignedCaches": [],
+        "podsUsing": {},
+    }
     assert status.to_dict()["totals"]["groups"] == 0
 
 
 def test_a_group_with_an_empty_selector_has_every_node_as_member():
-    snap = as_dump(build([{"apiVersion": b.KSERVE, "kind": "KernelCacheNodeGroup", "metadata": {"name": "all"},
-                           "spec": {"nodeSelector": {}}}, b.node("n1"), b.node("n2", ready=False)]))
+    snap = as_dump(
+        build(
+            [
+                {
+                    "apiVersion": b.KSERVE,
+                    "kind": "KernelCacheNodeGroup",
+                    "metadata": {"name": "all"},
+                    "spec": {"nodeSelector": {}},
+                },
+                b.node("n1"),
+                b.node("n2", ready=False),
+            ]
+        )
+    )
     (group,) = fleet_status(snap).groups
     assert (group.members, group.not_ready, group.kernel_cache_nodes) == (2, 1, 0)
 
@@ -178,8 +247,10 @@ def test_a_forbidden_read_is_named_and_nothing_is_counted(fleet):
     snap = as_dump(fleet, Read("pods", "kserve", "forbidden"), Read("kernelcachenodes", None, "forbidden"))
     with pytest.raises(IncompleteError) as err:
         fleet_status(snap)
-    assert str(err.value) == ("status cannot answer: cannot list kernelcachenodes (forbidden); "
-                              "cannot list pods in namespace kserve (forbidden)")
+    assert str(err.value) == (
+        "status cannot answer: cannot list kernelcachenodes (forbidden); "
+        "cannot list pods in namespace kserve (forbidden)"
+    )
 
 
 def test_a_forbidden_read_of_other_pods_does_not_hide_the_agent_pods(fleet):
@@ -190,8 +261,10 @@ def test_a_forbidden_read_of_other_pods_does_not_hide_the_agent_pods(fleet):
 
 def test_kernel_caches_read_in_another_namespace_do_not_cover_the_scope(fleet):
     snap = as_dump(fleet, Read("kernelcaches", "team", "ok"))
-    with pytest.raises(InputError if snap.meta.source == "file" else IncompleteError,
-                       match="kernelcaches in namespace other (are not in the input files|were not read)"):
+    with pytest.raises(
+        InputError if snap.meta.source == "file" else IncompleteError,
+        match="kernelcaches in namespace other (are not in the input files|were not read)",
+    ):
         fleet_status(snap, "other")
     assert fleet_status(snap, "team").caches[0] == "team/c1"
 
@@ -211,13 +284,16 @@ def test_the_configuration_is_needed_only_when_a_cache_lacks_a_group_ref(fleet):
     assert fleet_status(as_dump(without_c5, forbidden_cm)).group("b") is not None
 
 
-@pytest.mark.parametrize(("kind", "message"), [
-    ("Node", "nodes are not in the input files"),
-    ("KernelCacheNodeGroup", "kernelcachenodegroups are not in the input files"),
-    ("KernelCacheNode", "kernelcachenodes are not in the input files"),
-    ("KernelCache", "kernelcaches are not in the input files"),
-    ("Pod", "pods in namespace kserve are not in the input files"),
-])
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("Node", "nodes are not in the input files"),
+        ("KernelCacheNodeGroup", "kernelcachenodegroups are not in the input files"),
+        ("KernelCacheNode", "kernelcachenodes are not in the input files"),
+        ("KernelCache", "kernelcaches are not in the input files"),
+        ("Pod", "pods in namespace kserve are not in the input files"),
+    ],
+)
 def test_from_plain_files_a_kind_absent_from_the_input_is_not_in_the_input(tmp_path, kind, message):
     docs = [d for d in FLEET.read_text().split("\n---\n") if f"\nkind: {kind}\n" not in f"\n{d}\n"]
     path = tmp_path / "partial.yaml"
@@ -230,8 +306,9 @@ def test_from_plain_files_a_kind_absent_from_the_input_is_not_in_the_input(tmp_p
 def test_from_plain_files_an_exported_empty_list_means_none(tmp_path):
     docs = [d for d in FLEET.read_text().split("\n---\n") if "\nkind: KernelCacheNode\n" not in f"\n{d}\n"]
     path = tmp_path / "no-kcns.yaml"
-    path.write_text("\n---\n".join(docs) + "\n---\napiVersion: serving.kserve.io/v1alpha1\n"
-                    "kind: KernelCacheNodeList\nitems: []\n")
+    path.write_text(
+        "\n---\n".join(docs) + "\n---\napiVersion: serving.kserve.io/v1alpha1\nkind: KernelCacheNodeList\nitems: []\n"
+    )
     groups = fleet_status(load_files([str(path)])).to_dict()["groups"]
     assert [g["kernelCacheNodes"] for g in groups] == [0, 0, 0]
 
@@ -249,12 +326,27 @@ def test_document_is_design_md_kcache_status_with_provenance(fleet):
     doc = StatusReport(fleet_status(fleet), prov).to_dict()
     assert list(doc) == ["kind", "version", "source", "groups", "unassignedCaches", "podsUsing", "totals"]
     assert (doc["kind"], doc["version"]) == ("KcacheStatus", 1)
-    assert doc["source"] == {"from": "live", "cluster": "test", "server": "https://127.0.0.1:6443",
-                             "takenAt": "2026-11-29T10:00:00Z", "generatedAt": prov.generated_at,
-                             "tool": f"kubectl-kcache {prov.tool_version}", "scope": {"namespace": None}}
+    assert doc["source"] == {
+        "from": "live",
+        "cluster": "test",
+        "server": "https://127.0.0.1:6443",
+        "takenAt": "2026-11-29T10:00:00Z",
+        "generatedAt": prov.generated_at,
+        "tool": f"kubectl-kcache {prov.tool_version}",
+        "scope": {"namespace": None},
+    }
     for group in doc["groups"]:
-        assert list(group) == ["name", "selector", "members", "notReady", "cordoned", "kernelCacheNodes",
-                               "agentReady", "podsUsing", "caches"]
+        assert list(group) == [
+            "name",
+            "selector",
+            "members",
+            "notReady",
+            "cordoned",
+            "kernelCacheNodes",
+            "agentReady",
+            "podsUsing",
+            "caches",
+        ]
         for counts in group["caches"].values():
             assert list(counts) == ["Ready", "Pending", "Pulling", "Error"]
             assert sum(counts.values()) <= group["members"]
@@ -271,19 +363,34 @@ def test_pods_using_each_cache_and_each_group_as_kserve_records_them():
     """KernelCache.status.usage (totalPodsUsing, else the list) and each member's KernelCacheNode totalPodsUsing."""
     kc = b.kernel_cache("kc", "team", "gpu")
     kc["status"] = {"state": "Ready"}
-    kc["status"]["usage"] = {"pods": [{"podUID": "u1", "podRef": {"namespace": "team", "name": "p1"},
-                                       "nodeName": "gpu-1"},
-                                      {"podUID": "u2", "podRef": {"namespace": "team", "name": "p2"},
-                                       "nodeName": "gpu-2"}], "totalPodsUsing": 2}
+    kc["status"]["usage"] = {
+        "pods": [
+            {"podUID": "u1", "podRef": {"namespace": "team", "name": "p1"}, "nodeName": "gpu-1"},
+            {"podUID": "u2", "podRef": {"namespace": "team", "name": "p2"}, "nodeName": "gpu-2"},
+        ],
+        "totalPodsUsing": 2,
+    }
     listed_only = b.kernel_cache("listed", "team", "gpu")
     listed_only["status"] = {}
     listed_only["status"]["usage"] = {"pods": [{"podUID": "u3", "podRef": {"namespace": "team", "name": "p3"}}]}
     kcns = [b.kcn("gpu-1"), b.kcn("gpu-2")]
     for kcn, using in zip(kcns, (3, 1), strict=True):
-        kcn.setdefault("status", {})["counts"] = {"cachesReady": 1, "cachesPreparing": 0, "cachesError": 0,
-                                                  "totalPodsUsing": using}
-    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
-             b.node("gpu-2", {"pool": "gpu"}), *kcns, kc, listed_only, b.kernel_cache("unused", "team", "gpu")]
+        kcn.setdefault("status", {})["counts"] = {
+            "cachesReady": 1,
+            "cachesPreparing": 0,
+            "cachesError": 0,
+            "totalPodsUsing": using,
+        }
+    items = [
+        b.config_map({"enabled": True}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        b.node("gpu-2", {"pool": "gpu"}),
+        *kcns,
+        kc,
+        listed_only,
+        b.kernel_cache("unused", "team", "gpu"),
+    ]
     status = fleet_status(as_dump(build(items)))
     doc = status.to_dict()
     assert doc["podsUsing"] == {"team/kc": 2, "team/listed": 1, "team/unused": 0}

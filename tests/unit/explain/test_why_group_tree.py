@@ -39,8 +39,10 @@ def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
     assert "Capture team/qwen-kcc-669889f77f (basis: the session recorded on the capture)" in words
     assert 'requestedNodeGroup "gpu-a"' in words
     assert f'Requested group ({ANN}): "gpu-a" ✓ exists' in words
-    assert ('pod annotation now: "gpu-b" (the session recorded "gpu-a" when the pod claimed the capture; '
-            'KServe never updates it)') in words
+    assert (
+        'pod annotation now: "gpu-b" (the session recorded "gpu-a" when the pod claimed the capture; '
+        "KServe never updates it)"
+    ) in words
     # the node: only labels some group selects on, plus a count of the others
     assert "Node gpu-node" in words and "role=gpu" in words and "zone=east" in words
     assert "(+3 other labels)" in words and "kubernetes.io/arch" not in words
@@ -50,15 +52,20 @@ def test_tree_of_a_recorded_annotation_with_drift_and_overlap():
     assert "✗ fallback missing role=other" in words
     assert 'Default (defaultNodeGroup): "fallback" ✓ exists' in words
     assert "Outcome ✓ gpu-a (source annotation)" in words
-    assert ("KernelCache team/qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991: group \"gpu-a\", source annotation"
-            in words)
+    assert 'KernelCache team/qwen-kcc-669889f77f-5fc2f4e1d106aaa8a0970991: group "gpu-a", source annotation' in words
     assert "⚠ Drift" in words and 'is now "gpu-b" but the session recorded "gpu-a"' in words
     assert "⚠ Warnings" in words and "node gpu-node is in several groups (gpu-a, gpu-b)" in words
 
 
 def test_tree_of_a_failure_shows_kserve_event_line():
-    items = (config("fallback"), gpu_node(role="gpu", zone="east"), b.group("gpu-a", {"role": "gpu"}),
-             b.group("gpu-b", {"zone": "east"}), session_capture(), producer())
+    items = (
+        config("fallback"),
+        gpu_node(role="gpu", zone="east"),
+        b.group("gpu-a", {"role": "gpu"}),
+        b.group("gpu-b", {"zone": "east"}),
+        session_capture(),
+        producer(),
+    )
     text = render_text(explain(build(list(items), reads_assumed=True), NS, POD))
     words = flat(text)
     assert text.splitlines()[0] == f"why-group {NS}/{POD} → ✗ no group: AmbiguousNodeGroup"
@@ -84,8 +91,9 @@ def test_tree_of_a_prediction_and_a_what_if():
     words = flat(render_text(explain(snapshot, NS, POD)))
     assert "Capture none found (basis: predicted from the pod)" in words
     assert "Node (not recorded: the producer is not scheduled yet)" in words
-    assert "Warning ProducerNodePending SelectNodeGroup: producer Pod node assignment has not been observed yet" \
-        in words
+    assert (
+        "Warning ProducerNodePending SelectNodeGroup: producer Pod node assignment has not been observed yet" in words
+    )
     assert "Default (defaultNodeGroup): (not set)" in words
     text = render_text(explain(snapshot, NS, POD, what_if_node="gpu-node"))
     assert text.splitlines()[0] == f"why-group {NS}/{POD} → gpu (source auto)  [what-if]"
@@ -95,8 +103,12 @@ def test_tree_of_a_prediction_and_a_what_if():
 
 
 def test_tree_shows_config_problems_and_label_defaults():
-    items = (b.config_map({"enabled": True, "defaultNodeGroup": "role=gpu"}), b.node("gpu-node", {"role": "x"}),
-             b.group("gpu", {"role": "gpu"}), session_capture())
+    items = (
+        b.config_map({"enabled": True, "defaultNodeGroup": "role=gpu"}),
+        b.node("gpu-node", {"role": "x"}),
+        b.group("gpu", {"role": "gpu"}),
+        session_capture(),
+    )
     words = flat(render_text(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert 'Default (defaultNodeGroup): "role=gpu" ✗ not found' in words
     assert 'default: defaultNodeGroup "role=gpu" looks like a node label' in words
@@ -107,7 +119,11 @@ def test_tree_shows_config_problems_and_label_defaults():
 
 def test_tree_escapes_nothing_it_should_not():
     # names with rich markup characters are printed as they are
-    items = (config(None), b.node("gpu-node", {"role": "[bold]x"}), b.group("gpu", {"role": "[bold]x"}),
-             session_capture())
+    items = (
+        config(None),
+        b.node("gpu-node", {"role": "[bold]x"}),
+        b.group("gpu", {"role": "[bold]x"}),
+        session_capture(),
+    )
     words = flat(render_text(explain(build(list(items), reads_assumed=True), NS, POD)))
     assert "role=[bold]x" in words

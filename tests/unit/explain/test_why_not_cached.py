@@ -20,10 +20,17 @@ NS = "team-a"
 EARLY, CREATED, LATER = "2026-11-29T08:00:00Z", "2026-11-29T09:00:00Z", "2026-11-29T09:30:00Z"
 
 
-def cluster(pods: list[dict[str, Any]] | None = None, *, config: dict[str, Any] | None = None,
-            kc: dict[str, Any] | None = None, entry: dict[str, Any] | None = None, extra: tuple = (),
-            webhook: dict[str, Any] | None = None, ns_labels: dict[str, str] | None = None,
-            drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+def cluster(
+    pods: list[dict[str, Any]] | None = None,
+    *,
+    config: dict[str, Any] | None = None,
+    kc: dict[str, Any] | None = None,
+    entry: dict[str, Any] | None = None,
+    extra: tuple = (),
+    webhook: dict[str, Any] | None = None,
+    ns_labels: dict[str, str] | None = None,
+    drop: tuple[str, ...] = (),
+) -> list[dict[str, Any]]:
     """A cluster with one Ready KernelCache `qwen` (group gpu, prepared on gpu-1) that the standard consumer
     matches, and its pods."""
     kc = kc if kc is not None else b.consumer_cache("qwen", ready_at=EARLY)
@@ -31,9 +38,12 @@ def cluster(pods: list[dict[str, Any]] | None = None, *, config: dict[str, Any] 
     namespace["metadata"]["labels"] = {"kubernetes.io/metadata.name": NS, **(ns_labels or {})}
     objs = {
         "config": b.config_map(config if config is not None else {"enabled": True, "defaultNodeGroup": "gpu"}),
-        "namespace": namespace, "webhook": webhook if webhook is not None else b.webhook_configuration(),
-        "group": b.group("gpu", {"pool": "gpu"}), "gpu-1": b.node("gpu-1", {"pool": "gpu"}),
-        "cpu-1": b.node("cpu-1", {"pool": "cpu"}), "kc": kc,
+        "namespace": namespace,
+        "webhook": webhook if webhook is not None else b.webhook_configuration(),
+        "group": b.group("gpu", {"pool": "gpu"}),
+        "gpu-1": b.node("gpu-1", {"pool": "gpu"}),
+        "cpu-1": b.node("cpu-1", {"pool": "cpu"}),
+        "kc": kc,
         "kcn": b.kcn("gpu-1", {f"{NS}/{kc['metadata']['name']}": entry or b.cache_entry(kc, last_update=EARLY)}),
     }
     items = [v for k, v in objs.items() if k not in drop]
@@ -58,31 +68,76 @@ def flat(w: WhyNotCached) -> str:
 
 # ---- the JSON contract -------------------------------------------------------------------------------------
 
+
 def test_document_shape_of_a_hit():
     kc = b.consumer_cache("qwen", ready_at=EARLY)
     w = why(cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc))
     doc = w.to_dict()
-    assert list(doc) == ["kind", "version", "basis", "pod", "result", "gates", "footprints", "factors", "candidates",
-                         "injection", "usage", "notes", "next", "unread"]
-    assert doc["usage"] == {"kernelCache": f"{NS}/qwen", "pods": [], "totalPods": 0, "nodes": [],
-                            "totalPodsUsingByNode": {}}
+    assert list(doc) == [
+        "kind",
+        "version",
+        "basis",
+        "pod",
+        "result",
+        "gates",
+        "footprints",
+        "factors",
+        "candidates",
+        "injection",
+        "usage",
+        "notes",
+        "next",
+        "unread",
+    ]
+    assert doc["usage"] == {
+        "kernelCache": f"{NS}/qwen",
+        "pods": [],
+        "totalPods": 0,
+        "nodes": [],
+        "totalPodsUsingByNode": {},
+    }
     assert (doc["kind"], doc["version"], doc["basis"]) == ("WhyNotCached", 1, "pod")
     assert doc["pod"] == {"namespace": NS, "name": "pod", "node": "gpu-1", "createdAt": CREATED}
     assert doc["result"]["cached"] is True and doc["result"]["kernelCache"] == f"{NS}/qwen"
-    assert doc["result"]["now"] == {"kernelCache": f"{NS}/qwen", "match": "Workload", "blockedBy": None,
-                                    "outcome": "cached", "denial": None, "certain": True, "inferred": []}
-    assert doc["result"]["placement"] == {"node": "gpu-1", "group": "gpu", "nodeInGroup": True,
-                                          "entryOnNode": "Ready", "preparedOnNode": True}
+    assert doc["result"]["now"] == {
+        "kernelCache": f"{NS}/qwen",
+        "match": "Workload",
+        "blockedBy": None,
+        "outcome": "cached",
+        "denial": None,
+        "certain": True,
+        "inferred": [],
+    }
+    assert doc["result"]["placement"] == {
+        "node": "gpu-1",
+        "group": "gpu",
+        "nodeInGroup": True,
+        "entryOnNode": "Ready",
+        "preparedOnNode": True,
+    }
     steps = ("capture-paths", "readiness-probe", "capture-target", "capture-mounts")
     assert all(g["passed"] is True for g in doc["gates"] if g["id"] not in steps)
     # the builder's pod has no pod-template-hash: the capture sidecar step is skipped, its checks not run
     assert gate(w, "sidecar")["detail"].startswith("skipped: the pod has no pod-template-hash label")
     assert all(g["passed"] is None for g in doc["gates"] if g["id"] in steps)
     assert doc["footprints"]["workload"].startswith("sha256:") and doc["footprints"]["compatibility"]
-    assert doc["candidates"] == [{"kernelCache": f"{NS}/qwen", "rejectedBy": None, "selected": True,
-                                  "match": "Workload", "detail": "Workload match",
-                                  "nodes": [{"name": "gpu-1", "state": "Ready", "lastUpdate": EARLY,
-                                             "imageReference": kc["spec"]["artifact"]["imageReference"]}]}]
+    assert doc["candidates"] == [
+        {
+            "kernelCache": f"{NS}/qwen",
+            "rejectedBy": None,
+            "selected": True,
+            "match": "Workload",
+            "detail": "Workload match",
+            "nodes": [
+                {
+                    "name": "gpu-1",
+                    "state": "Ready",
+                    "lastUpdate": EARLY,
+                    "imageReference": kc["spec"]["artifact"]["imageReference"],
+                }
+            ],
+        }
+    ]
     assert "Today KServe would choose the same KernelCache (Workload match)." in doc["notes"]
     assert doc["next"] == "kubectl -n team-a get kernelcache qwen"
     json.dumps(doc)
@@ -91,14 +146,17 @@ def test_document_shape_of_a_hit():
 
 # ---- history vs now ------------------------------------------------------------------------------------------
 
+
 def test_cache_became_ready_after_the_pod_was_created():
     kc = b.consumer_cache("qwen", ready_at=LATER)
     w = why(cluster(kc=kc, entry=b.cache_entry(kc, last_update=LATER)))
     doc = w.to_dict()
     assert doc["result"]["cached"] is False and doc["result"]["kernelCache"] is None
     assert now(w)["kernelCache"] == f"{NS}/qwen" and now(w)["blockedBy"] is None
-    assert (f"The cache became Ready after the pod was created: its Ready entries were last updated at {LATER} and "
-            f"the KernelCache became Ready at {LATER}; the pod was created at {CREATED}.") in flat(w)
+    assert (
+        f"The cache became Ready after the pod was created: its Ready entries were last updated at {LATER} and "
+        f"the KernelCache became Ready at {LATER}; the pod was created at {CREATED}."
+    ) in flat(w)
     assert "Recreate the pod" in flat(w)
     assert doc["next"] == "kubectl -n team-a delete pod pod"
     assert not w.exit_cached
@@ -115,8 +173,10 @@ def test_hit_that_today_would_not_happen():
     pod = b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)
     w = why(cluster([pod], kc=kc, config={"enabled": False}))
     assert w.cached and now(w)["blockedBy"] == "enabled" and now(w)["outcome"] == "not-cached"
-    assert ("the running pod keeps team-a/qwen, but the next pod of this workload (a rollout, restart or scale-up) "
-            "would start without it") in flat(w)
+    assert (
+        "the running pod keeps team-a/qwen, but the next pod of this workload (a rollout, restart or scale-up) "
+        "would start without it"
+    ) in flat(w)
 
 
 def test_hit_of_a_deleted_kernel_cache():
@@ -128,15 +188,25 @@ def test_hit_of_a_deleted_kernel_cache():
 
 # ---- placement -------------------------------------------------------------------------------------------------
 
+
 def test_hit_on_a_node_outside_the_group_pulled_cold():
     kc = b.consumer_cache("qwen", ready_at=EARLY)
     w = why(cluster([b.consumer("pod", node="cpu-1", created=CREATED, cache=kc)], kc=kc))
-    assert w.to_dict()["result"]["placement"] == {"node": "cpu-1", "group": "gpu", "nodeInGroup": False,
-                                                  "entryOnNode": None, "preparedOnNode": False}
-    assert ("KServe adds no node affinity: the pod runs on node cpu-1, outside group gpu (it lacks pool=gpu), where "
-            "team-a/qwen is not prepared (no entry for it exists there), so the kubelet pulled the artifact") in flat(w)
-    assert w.next_command == ("kubectl -n team-a patch inferenceservice qwen --type=merge -p "
-                              "'{\"spec\":{\"predictor\":{\"nodeSelector\":{\"pool\":\"gpu\"}}}}'")
+    assert w.to_dict()["result"]["placement"] == {
+        "node": "cpu-1",
+        "group": "gpu",
+        "nodeInGroup": False,
+        "entryOnNode": None,
+        "preparedOnNode": False,
+    }
+    assert (
+        "KServe adds no node affinity: the pod runs on node cpu-1, outside group gpu (it lacks pool=gpu), where "
+        "team-a/qwen is not prepared (no entry for it exists there), so the kubelet pulled the artifact"
+    ) in flat(w)
+    assert w.next_command == (
+        "kubectl -n team-a patch inferenceservice qwen --type=merge -p "
+        '\'{"spec":{"predictor":{"nodeSelector":{"pool":"gpu"}}}}\''
+    )
 
 
 def test_hit_in_the_group_before_the_node_was_prepared():
@@ -156,6 +226,7 @@ def test_placement_unknown_when_the_node_was_not_read():
 
 
 # ---- every gate failing once ----------------------------------------------------------------------------------
+
 
 def consumer(**kw: Any) -> list[dict[str, Any]]:
     return [b.consumer("pod", node="gpu-1", created=CREATED, **kw)]
@@ -178,57 +249,183 @@ def _other_webhook() -> dict[str, Any]:
 
 CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
     # (name, cluster(...) arguments, blockedBy, outcome, next command or a fragment of it)
-    ("webhook-installed", {"webhook": _other_webhook()}, "webhook-installed", "not-called",
-     "kubectl get mutatingwebhookconfiguration kernelcache.serving.kserve.io -o yaml"),
-    ("namespace-selector", {"ns_labels": {"control-plane": "kserve"}}, "namespace-selector", "not-called",
-     "kubectl get namespace team-a --show-labels"),
-    ("object-selector", {"webhook": b.webhook_configuration(object_selector={"matchLabels": {"kernel": "yes"}})},
-     "object-selector", "not-called", "mutatingwebhookconfiguration"),
-    ("match-conditions", {"webhook": b.webhook_configuration(match_conditions=[
-        {"name": "needs-x", "expression": "'x' in object.metadata.labels"}])}, "match-conditions", "not-called",
-     "mutatingwebhookconfiguration"),
-    ("kernelcache-supported", {"pods": consumer(supported=False)}, "kernelcache-supported", "not-cached",
-     "kubectl -n team-a patch inferenceservice qwen --type=merge -p "
-     "'{\"spec\":{\"predictor\":{\"annotations\":{\"serving.kserve.io/kernelcache-supported\":\"true\"}}}}'"),
-    ("config", {"config": {"enabled": True, "defaultMountType": "pvc"}}, "config", "rejected",
-     "kubectl kcache doctor --only config"),
-    ("enabled", {"config": {"enabled": False}}, "enabled", "not-cached",
-     "kubectl -n kserve edit configmap inferenceservice-config"),
-    ("sidecar-annotation", {"pods": consumer(annotations={"serving.kserve.io/kernelcache-sidecar-injection": "on"})},
-     "sidecar-annotation", "rejected", "kernelcache-sidecar-injection"),
-    ("model-source", {"pods": consumer(model=None)}, "model-source", "not-cached",
-     "kubectl -n team-a get inferenceservice qwen -o yaml"),
-    ("runtime-container", {"pods": consumer(container_name="vllm")}, "runtime-container", "rejected",
-     "kubectl -n team-a get pod pod -o yaml"),
-    ("runtime-image", {"pods": consumer(image="vllm/vllm-openai:latest")}, "runtime-image", "not-cached",
-     "kubectl -n team-a get pod pod -o 'jsonpath={.spec.containers[*].image}'"),
-    ("candidates", {"drop": ("kcn", "kc"), "extra": (b.kcn("gpu-1", {}), b.kernel_cache("unrelated", NS))},
-     "candidates", "not-cached", "kubectl kcache doctor --only cache-status"),
-    ("entry-ready", {"drop": ("kcn",), "extra": (b.kcn("gpu-1", {}),)}, "entry-ready", "not-cached",
-     "kubectl kcache doctor --only cache-status"),
-    ("footprint", {"pods": consumer(args=["--dtype", "float16"])}, "footprint", "not-cached",
-     "kubectl -n team-a get kernelcache qwen -o 'jsonpath={.spec.artifact.identity.factors}'"),
-    ("kernelcache-exists", {"drop": ("kc",), "extra": (b.kernel_cache("unrelated", NS),)}, "kernelcache-exists",
-     "not-cached", "kubectl get kernelcachenodes"),
-    ("entry-matches-spec", {"entry": _entry_other_image()}, "entry-matches-spec", "not-cached",
-     "kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector spec.nodeName=gpu-1"),
-    ("artifact", {"kc": _kc(cache_paths=[])}, "artifact", "not-cached",
-     "kubectl -n team-a get kernelcache qwen -o yaml"),
-    ("mount-type", {"kc": _kc(mount_type="pvc")}, "mount-type", "not-cached",
-     "kubectl -n team-a get kernelcache qwen -o yaml"),
-    ("cache-container", {"kc": _kc(cache_paths=[{"containerName": "mcv"}])}, "cache-container", "not-cached",
-     "kubectl -n team-a get kernelcache qwen -o yaml"),
-    ("oci-path", {"kc": _kc(cache_paths=[{"ociPath": "custom/cache"}])}, "oci-path", "not-cached",
-     "kubectl -n team-a get kernelcache qwen -o yaml"),
-    ("container-path", {"kc": _kc(cache_paths=[{"containerName": "kserve-container"}]), "pods": consumer(
-        env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}])},
-     "container-path", "not-cached", "kubectl -n team-a get kernelcache qwen -o yaml"),
-    ("verification", {"config": {"enabled": True, "artifactSecurity": {"mode": "disabled"}},
-                      "kc": _kc(verification={"mode": "none", "state": "Skipped"})}, "verification", "not-cached",
-     "kubectl kcache doctor --only verification"),
-    ("injection", {"kc": _kc(cache_paths=[{"containerName": "kserve-container"}]), "pods": consumer(
-        env=[{"name": "VLLM_CACHE_ROOT", "value": "$HOME/.cache/vllm"}])}, "injection", "rejected",
-     "kubectl -n team-a get pod pod -o yaml"),
+    (
+        "webhook-installed",
+        {"webhook": _other_webhook()},
+        "webhook-installed",
+        "not-called",
+        "kubectl get mutatingwebhookconfiguration kernelcache.serving.kserve.io -o yaml",
+    ),
+    (
+        "namespace-selector",
+        {"ns_labels": {"control-plane": "kserve"}},
+        "namespace-selector",
+        "not-called",
+        "kubectl get namespace team-a --show-labels",
+    ),
+    (
+        "object-selector",
+        {"webhook": b.webhook_configuration(object_selector={"matchLabels": {"kernel": "yes"}})},
+        "object-selector",
+        "not-called",
+        "mutatingwebhookconfiguration",
+    ),
+    (
+        "match-conditions",
+        {
+            "webhook": b.webhook_configuration(
+                match_conditions=[{"name": "needs-x", "expression": "'x' in object.metadata.labels"}]
+            )
+        },
+        "match-conditions",
+        "not-called",
+        "mutatingwebhookconfiguration",
+    ),
+    (
+        "kernelcache-supported",
+        {"pods": consumer(supported=False)},
+        "kernelcache-supported",
+        "not-cached",
+        "kubectl -n team-a patch inferenceservice qwen --type=merge -p "
+        '\'{"spec":{"predictor":{"annotations":{"serving.kserve.io/kernelcache-supported":"true"}}}}\'',
+    ),
+    (
+        "config",
+        {"config": {"enabled": True, "defaultMountType": "pvc"}},
+        "config",
+        "rejected",
+        "kubectl kcache doctor --only config",
+    ),
+    (
+        "enabled",
+        {"config": {"enabled": False}},
+        "enabled",
+        "not-cached",
+        "kubectl -n kserve edit configmap inferenceservice-config",
+    ),
+    (
+        "sidecar-annotation",
+        {"pods": consumer(annotations={"serving.kserve.io/kernelcache-sidecar-injection": "on"})},
+        "sidecar-annotation",
+        "rejected",
+        "kernelcache-sidecar-injection",
+    ),
+    (
+        "model-source",
+        {"pods": consumer(model=None)},
+        "model-source",
+        "not-cached",
+        "kubectl -n team-a get inferenceservice qwen -o yaml",
+    ),
+    (
+        "runtime-container",
+        {"pods": consumer(container_name="vllm")},
+        "runtime-container",
+        "rejected",
+        "kubectl -n team-a get pod pod -o yaml",
+    ),
+    (
+        "runtime-image",
+        {"pods": consumer(image="vllm/vllm-openai:latest")},
+        "runtime-image",
+        "not-cached",
+        "kubectl -n team-a get pod pod -o 'jsonpath={.spec.containers[*].image}'",
+    ),
+    (
+        "candidates",
+        {"drop": ("kcn", "kc"), "extra": (b.kcn("gpu-1", {}), b.kernel_cache("unrelated", NS))},
+        "candidates",
+        "not-cached",
+        "kubectl kcache doctor --only cache-status",
+    ),
+    (
+        "entry-ready",
+        {"drop": ("kcn",), "extra": (b.kcn("gpu-1", {}),)},
+        "entry-ready",
+        "not-cached",
+        "kubectl kcache doctor --only cache-status",
+    ),
+    (
+        "footprint",
+        {"pods": consumer(args=["--dtype", "float16"])},
+        "footprint",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o 'jsonpath={.spec.artifact.identity.factors}'",
+    ),
+    (
+        "kernelcache-exists",
+        {"drop": ("kc",), "extra": (b.kernel_cache("unrelated", NS),)},
+        "kernelcache-exists",
+        "not-cached",
+        "kubectl get kernelcachenodes",
+    ),
+    (
+        "entry-matches-spec",
+        {"entry": _entry_other_image()},
+        "entry-matches-spec",
+        "not-cached",
+        "kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector spec.nodeName=gpu-1",
+    ),
+    (
+        "artifact",
+        {"kc": _kc(cache_paths=[])},
+        "artifact",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o yaml",
+    ),
+    (
+        "mount-type",
+        {"kc": _kc(mount_type="pvc")},
+        "mount-type",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o yaml",
+    ),
+    (
+        "cache-container",
+        {"kc": _kc(cache_paths=[{"containerName": "mcv"}])},
+        "cache-container",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o yaml",
+    ),
+    (
+        "oci-path",
+        {"kc": _kc(cache_paths=[{"ociPath": "custom/cache"}])},
+        "oci-path",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o yaml",
+    ),
+    (
+        "container-path",
+        {
+            "kc": _kc(cache_paths=[{"containerName": "kserve-container"}]),
+            "pods": consumer(
+                env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]
+            ),
+        },
+        "container-path",
+        "not-cached",
+        "kubectl -n team-a get kernelcache qwen -o yaml",
+    ),
+    (
+        "verification",
+        {
+            "config": {"enabled": True, "artifactSecurity": {"mode": "disabled"}},
+            "kc": _kc(verification={"mode": "none", "state": "Skipped"}),
+        },
+        "verification",
+        "not-cached",
+        "kubectl kcache doctor --only verification",
+    ),
+    (
+        "injection",
+        {
+            "kc": _kc(cache_paths=[{"containerName": "kserve-container"}]),
+            "pods": consumer(env=[{"name": "VLLM_CACHE_ROOT", "value": "$HOME/.cache/vllm"}]),
+        },
+        "injection",
+        "rejected",
+        "kubectl -n team-a get pod pod -o yaml",
+    ),
 ]
 
 
@@ -241,11 +438,14 @@ def test_each_gate_failing(name, kwargs, blocked, outcome, next_command):
     assert now(w)["kernelCache"] is None
     assert next_command in w.next_command
     failed = [g for g in w.to_dict()["gates"] if g["passed"] is False]
-    assert failed and failed[0]["effect"] == {"not-called": "not-called", "not-cached": "skip",
-                                              "rejected": "reject"}[outcome]
+    assert (
+        failed
+        and failed[0]["effect"] == {"not-called": "not-called", "not-cached": "skip", "rejected": "reject"}[outcome]
+    )
     if outcome == "rejected":
-        assert now(w)["denial"].startswith('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" '
-                                           "denied the request: ")
+        assert now(w)["denial"].startswith(
+            'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: '
+        )
 
 
 def test_footprint_miss_names_the_differing_factor():
@@ -269,8 +469,10 @@ def test_wrong_namespace_is_named():
     assert w.next_command == "kubectl get kernelcaches -A --field-selector metadata.name=qwen"
     cands = w.to_dict()["candidates"]
     assert [(c["kernelCache"], c["rejectedBy"]) for c in cands] == [("team-b/qwen", "namespace")]
-    assert ("KernelCache team-b/qwen matches the pod but lives in namespace team-b: KServe only uses KernelCaches "
-            "of the pod's own namespace (team-a).") in w.notes
+    assert (
+        "KernelCache team-b/qwen matches the pod but lives in namespace team-b: KServe only uses KernelCaches "
+        "of the pod's own namespace (team-a)."
+    ) in w.notes
 
 
 def test_matching_cache_without_a_ready_entry_is_named():
@@ -278,8 +480,10 @@ def test_matching_cache_without_a_ready_entry_is_named():
     w = why(cluster(entry=b.cache_entry(kc, state="Pulling")))
     assert now(w)["blockedBy"] == "entry-ready"
     assert w.to_dict()["candidates"][0]["rejectedBy"] == "entry-ready"
-    assert "KernelCache team-a/qwen matches the pod but has no Ready entry yet (no Ready entry on any node (gpu-1 " \
-           "Pulling))" in flat(w)
+    assert (
+        "KernelCache team-a/qwen matches the pod but has no Ready entry yet (no Ready entry on any node (gpu-1 "
+        "Pulling))" in flat(w)
+    )
 
 
 def test_what_would_happen_if_the_blocking_gate_passed():
@@ -288,12 +492,25 @@ def test_what_would_happen_if_the_blocking_gate_passed():
 
 
 def test_webhook_not_installed_in_a_dump():
-    reads = [Read(r, None, "ok") for r in ("pods", "kernelcachenodes", "kernelcaches", "configmaps", "namespaces",
-                                            "mutatingwebhookconfigurations", "nodes", "kernelcachenodegroups")]
+    reads = [
+        Read(r, None, "ok")
+        for r in (
+            "pods",
+            "kernelcachenodes",
+            "kernelcaches",
+            "configmaps",
+            "namespaces",
+            "mutatingwebhookconfigurations",
+            "nodes",
+            "kernelcachenodegroups",
+        )
+    ]
     w = explain(build(cluster(drop=("webhook",)), reads=reads), NS, "pod")
     assert (now(w)["blockedBy"], now(w)["outcome"]) == ("webhook-installed", "not-called")
-    assert gate(w, "webhook-installed")["detail"] == ("MutatingWebhookConfiguration kernelcache.serving.kserve.io is "
-                                                      "not installed: the API server calls no kernel cache webhook")
+    assert gate(w, "webhook-installed")["detail"] == (
+        "MutatingWebhookConfiguration kernelcache.serving.kserve.io is "
+        "not installed: the API server calls no kernel cache webhook"
+    )
 
 
 def test_unknown_gates_when_webhook_and_namespace_are_not_in_the_input():
@@ -303,6 +520,7 @@ def test_unknown_gates_when_webhook_and_namespace_are_not_in_the_input():
 
 
 # ---- manifests ------------------------------------------------------------------------------------------------
+
 
 def test_manifest_basis_has_no_history():
     items = cluster([])
@@ -316,21 +534,31 @@ def test_manifest_basis_has_no_history():
 
 # ---- errors ----------------------------------------------------------------------------------------------------
 
+
 def test_pod_not_found():
     with pytest.raises(InputError, match='pod "nope" not found in namespace "team-a"'):
         why(cluster(), "nope")
 
 
 def test_forbidden_read_is_incomplete_naming_verb_and_resource():
-    snap = build(cluster(), reads=[Read("pods", None, "ok"), Read("kernelcachenodes", None, "forbidden"),
-                                   Read("kernelcaches", NS, "ok"), Read("configmaps", "kserve", "ok")])
+    snap = build(
+        cluster(),
+        reads=[
+            Read("pods", None, "ok"),
+            Read("kernelcachenodes", None, "forbidden"),
+            Read("kernelcaches", NS, "ok"),
+            Read("configmaps", "kserve", "ok"),
+        ],
+    )
     with pytest.raises(IncompleteError, match=r"cannot list kernelcachenodes \(forbidden\)"):
         explain(snap, NS, "pod")
 
 
 def test_unread_required_kind_in_a_dump_is_incomplete():
-    snap = build(cluster(), reads=[Read("pods", None, "ok"), Read("kernelcachenodes", None, "ok"),
-                                   Read("configmaps", "kserve", "ok")])
+    snap = build(
+        cluster(),
+        reads=[Read("pods", None, "ok"), Read("kernelcachenodes", None, "ok"), Read("configmaps", "kserve", "ok")],
+    )
     with pytest.raises(IncompleteError, match="kernelcaches in namespace team-a were not read"):
         explain(snap, NS, "pod")
 
@@ -344,15 +572,25 @@ def test_usage_names_the_pods_using_the_cache_and_their_nodes():
     """KernelCache.status.usage (KernelCachePodUsage: podUID, podRef, nodeName) and each KernelCacheNode's
     totalPodsUsing, for the pod's cache."""
     kc = b.consumer_cache("qwen", ready_at=EARLY)
-    kc["status"]["usage"] = {"pods": [
-        {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
-        {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"}], "totalPodsUsing": 2}
+    kc["status"]["usage"] = {
+        "pods": [
+            {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
+            {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"},
+        ],
+        "totalPodsUsing": 2,
+    }
     items = cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc)
     for item in items:
         if item.get("kind") == "KernelCacheNode":
             item["status"]["counts"] = {"totalPodsUsing": 2}
     usage = why(items).to_dict()["usage"]
-    assert usage == {"kernelCache": f"{NS}/qwen", "totalPods": 2, "nodes": ["gpu-1"],
-                     "pods": [{"namespace": NS, "name": "pod", "node": "gpu-1"},
-                              {"namespace": NS, "name": "other", "node": "gpu-1"}],
-                     "totalPodsUsingByNode": {"gpu-1": 2}}
+    assert usage == {
+        "kernelCache": f"{NS}/qwen",
+        "totalPods": 2,
+        "nodes": ["gpu-1"],
+        "pods": [
+            {"namespace": NS, "name": "pod", "node": "gpu-1"},
+            {"namespace": NS, "name": "other", "node": "gpu-1"},
+        ],
+        "totalPodsUsingByNode": {"gpu-1": 2},
+    }

@@ -33,7 +33,7 @@ def test_miss_that_would_hit_now():
     words = flat(text)
     assert f"Pod team-a/pod on node gpu-1, created {CREATED} (InferenceService qwen)" in words
     assert "At creation ✗ no cache: no internal.serving.kserve.io/kernelcache-usage annotation" in words
-    assert "✓ kernelcache-supported annotation serving.kserve.io/kernelcache-supported: \"true\"" in words
+    assert '✓ kernelcache-supported annotation serving.kserve.io/kernelcache-supported: "true"' in words
     assert "✓ team-a/qwen Workload match ← selected" in words
     assert f"gpu-1: Ready lastUpdate {LATER}" in words
     assert "The webhook adds volume kernel-cache-source: image registry.example.com/team-a/qwen@sha256:" in words
@@ -50,20 +50,24 @@ def test_blocked_candidate_and_first_failure():
     assert "✗ selection no candidate passes every check (see candidates) [no cache] ← first failure" in words
     assert ('✗ team-a/qwen mount-type: spec.mountType is "pvc": the webhook only mounts oci caches') in words
     assert "Next: kubectl -n team-a get kernelcache qwen -o yaml" in words
-    assert 'Why: Today admission gives no cache: the closest KernelCache, team-a/qwen, fails the mount-type' in words
+    assert "Why: Today admission gives no cache: the closest KernelCache, team-a/qwen, fails the mount-type" in words
 
 
 def test_rejection_shows_the_denial():
     words = flat(render(cluster(consumer(container_name="vllm"))))
     assert "Today ✗ pod rejected: blocked by runtime-container" in words
-    assert ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: runtime container '
-            "was not found") in words
+    assert (
+        'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the request: runtime container '
+        "was not found"
+    ) in words
 
 
 def test_unknown_gates_are_marked():
     words = flat(render(cluster(drop=("webhook",))))
-    assert "? webhook-installed the webhook configuration was not read (list mutatingwebhookconfigurations was " \
-           "forbidden, or it is not in the input): not checked" in words
+    assert (
+        "? webhook-installed the webhook configuration was not read (list mutatingwebhookconfigurations was "
+        "forbidden, or it is not in the input): not checked" in words
+    )
 
 
 def test_hit_outside_the_group():
@@ -85,9 +89,13 @@ def test_the_tree_says_which_pods_use_the_cache_and_on_which_nodes():
     """status.usage of the pod's KernelCache and each of those nodes' totalPodsUsing, on the Used by and Nodes
     lines (the JSON's `usage`)."""
     kc = b.consumer_cache("qwen", ready_at=EARLY)
-    kc["status"]["usage"] = {"pods": [
-        {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
-        {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"}], "totalPodsUsing": 2}
+    kc["status"]["usage"] = {
+        "pods": [
+            {"podUID": "u1", "podRef": {"namespace": NS, "name": "pod"}, "nodeName": "gpu-1"},
+            {"podUID": "u2", "podRef": {"namespace": NS, "name": "other"}, "nodeName": "gpu-1"},
+        ],
+        "totalPodsUsing": 2,
+    }
     items = cluster([b.consumer("pod", node="gpu-1", created=CREATED, cache=kc)], kc=kc)
     for item in items:
         if item.get("kind") == "KernelCacheNode":

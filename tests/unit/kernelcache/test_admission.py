@@ -20,16 +20,27 @@ NS = "team"
 IMG_D = "registry.example/vllm@sha256:" + "b" * 64
 CACHE_IMAGE = "registry.example/cache@sha256:" + "d" * 64
 MODEL = "hf://Qwen/Qwen3-0.6B"
-MODEL_ANN = {"internal.serving.kserve.io/storage-initializer-sourceuri": MODEL,
-             "serving.kserve.io/kernelcache-supported": "true"}
+MODEL_ANN = {
+    "internal.serving.kserve.io/storage-initializer-sourceuri": MODEL,
+    "serving.kserve.io/kernelcache-supported": "true",
+}
 
 
 def selection_pod(image: str = IMG_D, annotations: dict[str, str] | None = MODEL_ANN, **ctr: Any) -> o.Pod:
     """selector_test.go's selectionPod: pod `pod` in ns team, ISVC `first`, one kserve-container."""
-    return o.Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": "pod", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": "first"},
-        "annotations": dict(annotations or {})},
-        "spec": {"containers": [{"name": "kserve-container", "image": image, **ctr}]}})
+    return o.Pod.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "pod",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": "first"},
+                "annotations": dict(annotations or {}),
+            },
+            "spec": {"containers": [{"name": "kserve-container", "image": image, **ctr}]},
+        }
+    )
 
 
 def identity_of(pod: o.Pod) -> dict[str, Any]:
@@ -38,15 +49,25 @@ def identity_of(pod: o.Pod) -> dict[str, Any]:
     return {"workloadFootprint": ident.workload_footprint, "compatibilityFootprint": ident.compatibility_footprint}
 
 
-def ready_cache(name: str, footprints: dict[str, str], verification: dict | None = None,
-                **spec: Any) -> dict[str, Any]:
+def ready_cache(name: str, footprints: dict[str, str], verification: dict | None = None, **spec: Any) -> dict[str, Any]:
     """selector_test.go's readyCache: oci, the cache image, one kserve-container path, status Ready."""
-    obj = {"apiVersion": b.KSERVE, "kind": "KernelCache", "metadata": {"name": name, "namespace": NS},
-           "spec": {"mountType": "oci", "artifact": {
-               "imageReference": CACHE_IMAGE, "identity": {"footprints": footprints},
-               "cachePaths": [{"containerName": "kserve-container", "containerPath": "/cache",
-                               "ociPath": "io.vllm.cache"}]}, **spec},
-           "status": {"state": "Ready"}}
+    obj = {
+        "apiVersion": b.KSERVE,
+        "kind": "KernelCache",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "mountType": "oci",
+            "artifact": {
+                "imageReference": CACHE_IMAGE,
+                "identity": {"footprints": footprints},
+                "cachePaths": [
+                    {"containerName": "kserve-container", "containerPath": "/cache", "ociPath": "io.vllm.cache"}
+                ],
+            },
+            **spec,
+        },
+        "status": {"state": "Ready"},
+    }
     if verification is not None:
         obj["status"]["verification"] = verification
     return obj
@@ -54,25 +75,40 @@ def ready_cache(name: str, footprints: dict[str, str], verification: dict | None
 
 def node(name: str, *entries: tuple[dict[str, Any], str]) -> dict[str, Any]:
     """selector_test.go's kernelCacheNode: entries equal to their KernelCache's spec, with a state."""
-    return b.kcn(name, {f"{kc['metadata']['namespace']}/{kc['metadata']['name']}": {
-        "kernelCacheRef": {"namespace": kc["metadata"]["namespace"], "name": kc["metadata"]["name"]},
-        "imageReference": kc["spec"]["artifact"]["imageReference"],
-        "footprints": kc["spec"]["artifact"]["identity"]["footprints"], "state": state} for kc, state in entries})
+    return b.kcn(
+        name,
+        {
+            f"{kc['metadata']['namespace']}/{kc['metadata']['name']}": {
+                "kernelCacheRef": {"namespace": kc["metadata"]["namespace"], "name": kc["metadata"]["name"]},
+                "imageReference": kc["spec"]["artifact"]["imageReference"],
+                "footprints": kc["spec"]["artifact"]["identity"]["footprints"],
+                "state": state,
+            }
+            for kc, state in entries
+        },
+    )
 
 
 def config(**extra: Any) -> ConfigState:
     import json
 
-    return ConfigState(True, parse_config(json.dumps({"enabled": True, "artifactSecurity": {"mode": "none"},
-                                                      **extra})))
+    return ConfigState(True, parse_config(json.dumps({"enabled": True, "artifactSecurity": {"mode": "none"}, **extra})))
 
 
 def decide(pod: o.Pod, *objs: dict[str, Any], cfg: ConfigState | None = None, **kw: Any) -> a.Admission:
     kcns = [o.KernelCacheNode.from_dict(x) for x in objs if x["kind"] == "KernelCacheNode"]
-    kcs = {f"{k.namespace}/{k.name}": k for k in (o.KernelCache.from_dict(x) for x in objs
-                                                    if x["kind"] == "KernelCache")}
-    inputs = a.Inputs(pod=pod, namespace=NS, config=cfg or config(), kcns=kcns, kernel_caches=kcs,
-                      webhook_known=kw.pop("webhook_known", False), **kw)
+    kcs = {
+        f"{k.namespace}/{k.name}": k for k in (o.KernelCache.from_dict(x) for x in objs if x["kind"] == "KernelCache")
+    }
+    inputs = a.Inputs(
+        pod=pod,
+        namespace=NS,
+        config=cfg or config(),
+        kcns=kcns,
+        kernel_caches=kcs,
+        webhook_known=kw.pop("webhook_known", False),
+        **kw,
+    )
     return a.decide(inputs)
 
 
@@ -81,13 +117,20 @@ def other_workload(fp: dict[str, str]) -> dict[str, str]:
     hashes) with the same compatibility: TestSelectKernelCacheWorkloadMatch's `compatible`."""
     from kubectl_kcache.kernelcache.identity import build
 
-    other = build(NS, Workload("InferenceService", "other"), IMG_D, model_uri_hash(MODEL), "sha256:" + "e" * 64,
-                  "sha256:" + "f" * 64)
+    other = build(
+        NS,
+        Workload("InferenceService", "other"),
+        IMG_D,
+        model_uri_hash(MODEL),
+        "sha256:" + "e" * 64,
+        "sha256:" + "f" * 64,
+    )
     assert other.compatibility_footprint == fp["compatibilityFootprint"]
     return {"workloadFootprint": other.workload_footprint, "compatibilityFootprint": other.compatibility_footprint}
 
 
 # ---- selector_test.go ---------------------------------------------------------------------------------
+
 
 def test_select_kernel_cache_workload_match():
     """TestSelectKernelCacheWorkloadMatch: the workload pass wins over name order (`compatible` sorts first)."""
@@ -97,7 +140,9 @@ def test_select_kernel_cache_workload_match():
     adm = decide(pod, workload, compatible, node("node-a", (workload, "Ready"), (compatible, "Ready")))
     assert (adm.outcome, adm.cached_kernel_cache, adm.match) == ("cached", "team/workload", "Workload")
     assert [(c.key, c.match, c.rejected_by) for c in adm.candidates] == [
-        ("team/compatible", "Compatibility", None), ("team/workload", "Workload", None)]
+        ("team/compatible", "Compatibility", None),
+        ("team/workload", "Workload", None),
+    ]
 
 
 def test_select_kernel_cache_skips_pod_without_model_source():
@@ -125,8 +170,9 @@ def test_select_kernel_cache_requires_successful_artifact_verification():
     adm = decide(pod, failed, node("node-a", (failed, "Ready")), cfg=cert)
     assert adm.cached_kernel_cache is None
     assert adm.candidates[0].rejected_by == "verification"
-    ok = ready_cache("verified", identity_of(pod),
-                     verification={"mode": "cert", "state": "Succeeded", "verified": True})
+    ok = ready_cache(
+        "verified", identity_of(pod), verification={"mode": "cert", "state": "Succeeded", "verified": True}
+    )
     assert decide(pod, ok, node("node-a", (ok, "Ready")), cfg=cert).cached_kernel_cache == "team/verified"
 
 
@@ -136,8 +182,16 @@ def test_select_kernel_cache_requires_exact_compatibility(change):
     command = ["vllm", "--dtype", "bfloat16", "--max-model-len", "4096", "--tensor-parallel-size", "2"]
     pod = selection_pod(command=command)
     if change == "model":
-        other = replace(pod, metadata=replace(pod.meta, annotations={
-            **MODEL_ANN, "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://other/model"}))
+        other = replace(
+            pod,
+            metadata=replace(
+                pod.meta,
+                annotations={
+                    **MODEL_ANN,
+                    "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://other/model",
+                },
+            ),
+        )
     elif change == "image":
         other = selection_pod(image="registry.example/vllm@sha256:" + "c" * 64, command=command)
     else:
@@ -149,8 +203,9 @@ def test_select_kernel_cache_requires_exact_compatibility(change):
 
 
 def _fp_of_model(pod: o.Pod) -> dict[str, str]:
-    ident = container_identity(NS, Workload("InferenceService", "first"), pod.spec_containers[0],
-                               model_uri_hash("hf://other/model"))
+    ident = container_identity(
+        NS, Workload("InferenceService", "first"), pod.spec_containers[0], model_uri_hash("hf://other/model")
+    )
     return {"workloadFootprint": ident.workload_footprint, "compatibilityFootprint": ident.compatibility_footprint}
 
 
@@ -190,15 +245,27 @@ def test_workload_cache_match_type():
 
 def test_cache_can_mount_to_pod_resolves_optional_container_path():
     """TestCacheCanMountToPodResolvesOptionalContainerPath"""
-    kc = o.KernelCache.from_dict({**ready_cache("x", {}), "spec": {"artifact": {
-        "imageReference": CACHE_IMAGE, "cachePaths": [{"ociPath": "io.vllm.cache"}], "identity": {"footprints": {}}}}})
-    with_env = selection_pod(image="registry.example/vllm:v0.10",
-                             env=[{"name": "VLLM_CACHE_ROOT", "value": "/runtime/cache"}])
+    kc = o.KernelCache.from_dict(
+        {
+            **ready_cache("x", {}),
+            "spec": {
+                "artifact": {
+                    "imageReference": CACHE_IMAGE,
+                    "cachePaths": [{"ociPath": "io.vllm.cache"}],
+                    "identity": {"footprints": {}},
+                }
+            },
+        }
+    )
+    with_env = selection_pod(
+        image="registry.example/vllm:v0.10", env=[{"name": "VLLM_CACHE_ROOT", "value": "/runtime/cache"}]
+    )
     assert a.can_mount(kc, NS, with_env.spec_containers) is None
     value_from = selection_pod(env=[{"name": "VLLM_CACHE_ROOT", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}])
     assert a.can_mount(kc, NS, value_from.spec_containers) == (
-        "container-path", "cachePaths[0] (container kserve-container): VLLM_CACHE_ROOT uses valueFrom; provide "
-                          "containerPath explicitly")
+        "container-path",
+        "cachePaths[0] (container kserve-container): VLLM_CACHE_ROOT uses valueFrom; provide containerPath explicitly",
+    )
 
 
 def test_candidate_matches_kernel_cache_on_any_ready_entry():
@@ -212,7 +279,8 @@ def test_candidate_matches_kernel_cache_on_any_ready_entry():
     assert adm.candidates[0].rejected_by == "entry-matches-spec"
     assert adm.candidates[0].detail.startswith(
         "entry on node-a is Ready but its imageReference is @sha256:444444444444..., the KernelCache says "
-        "@sha256:dddddddddddd...")
+        "@sha256:dddddddddddd..."
+    )
     assert decide(pod, kc, stale, node("node-b", (kc, "Ready"))).cached_kernel_cache == "team/qwen"
 
 
@@ -230,14 +298,33 @@ def test_deleted_kernel_cache_is_skipped():
     assert adm.candidates[0].rejected_by == "kernelcache-exists"
 
 
-@pytest.mark.parametrize(("spec", "gate"), [
-    ({"mountType": "pvc"}, "mount-type"),
-    ({"artifact": {"imageReference": CACHE_IMAGE, "cachePaths": [], "identity": {"footprints": {}}}}, "artifact"),
-    ({"artifact": {"imageReference": CACHE_IMAGE, "identity": {"footprints": {}},
-                   "cachePaths": [{"containerName": "missing"}]}}, "cache-container"),
-    ({"artifact": {"imageReference": CACHE_IMAGE, "identity": {"footprints": {}},
-                   "cachePaths": [{"ociPath": "custom/cache"}]}}, "oci-path"),
-])
+@pytest.mark.parametrize(
+    ("spec", "gate"),
+    [
+        ({"mountType": "pvc"}, "mount-type"),
+        ({"artifact": {"imageReference": CACHE_IMAGE, "cachePaths": [], "identity": {"footprints": {}}}}, "artifact"),
+        (
+            {
+                "artifact": {
+                    "imageReference": CACHE_IMAGE,
+                    "identity": {"footprints": {}},
+                    "cachePaths": [{"containerName": "missing"}],
+                }
+            },
+            "cache-container",
+        ),
+        (
+            {
+                "artifact": {
+                    "imageReference": CACHE_IMAGE,
+                    "identity": {"footprints": {}},
+                    "cachePaths": [{"ociPath": "custom/cache"}],
+                }
+            },
+            "oci-path",
+        ),
+    ],
+)
 def test_cache_can_mount_to_pod_checks(spec, gate):
     pod = selection_pod()
     kc = ready_cache("qwen", identity_of(pod))
@@ -258,14 +345,19 @@ def test_other_namespace_is_never_a_candidate():
 
 # ---- the verification gate (selector.go kernelCacheVerificationAllowsUse) --------------------------------------
 
-@pytest.mark.parametrize(("mode", "verification", "allowed"), [
-    ("", None, True), ("none", None, True),
-    ("cert", None, False),
-    ("cert", o.Verification("cert", "Succeeded", verified=True), True),
-    ("cert", o.Verification("cert", "Succeeded", verified=False), False),
-    ("cert", o.Verification("none", "Succeeded", verified=True), False),
-    ("disabled", o.Verification("none", "Skipped", reason="VerificationNotConfigured"), False),
-])
+
+@pytest.mark.parametrize(
+    ("mode", "verification", "allowed"),
+    [
+        ("", None, True),
+        ("none", None, True),
+        ("cert", None, False),
+        ("cert", o.Verification("cert", "Succeeded", verified=True), True),
+        ("cert", o.Verification("cert", "Succeeded", verified=False), False),
+        ("cert", o.Verification("none", "Succeeded", verified=True), False),
+        ("disabled", o.Verification("none", "Skipped", reason="VerificationNotConfigured"), False),
+    ],
+)
 def test_verification_allows_use(mode, verification, allowed):
     assert a.verification_allows_use(mode, verification) is allowed
 
@@ -281,14 +373,16 @@ def test_disabled_mode_blocks_every_cache_and_says_why():
 
 # ---- container_test.go (3-argument ResolveContainerPath) --------------------------------------------------------
 
+
 def test_resolve_runtime_container_name():
     """TestResolveRuntimeContainerName"""
     k, m, s = o.Container("kserve-container"), o.Container("main"), o.Container("sidecar")
     assert a.resolve_container("sidecar", (k, s)) == s
     assert a.resolve_container("", (m, k)) == k and a.resolve_container("", (m, s)) == m
     assert a.resolve_container("x", (k,)) == 'cache container "x" was not found'
-    assert a.resolve_container("", (s,)) == ("containerName is required when no standard KServe runtime container "
-                                             "is present")
+    assert a.resolve_container("", (s,)) == (
+        "containerName is required when no standard KServe runtime container is present"
+    )
 
 
 def test_resolve_container_path():
@@ -302,7 +396,9 @@ def test_resolve_container_path():
     assert a.resolve_container_path(bare, "", "io.triton.cache")[0] == "/root/.triton/cache"
     empty = o.Container("c", env=(o.EnvVar("TRITON_CACHE_DIR", ""),))
     assert a.resolve_container_path(empty, "", "io.triton.cache") == (
-        "", "TRITON_CACHE_DIR is empty; provide containerPath explicitly")
+        "",
+        "TRITON_CACHE_DIR is empty; provide containerPath explicitly",
+    )
     assert a.resolve_container_path(empty, "", "io.vllm.cache") == ("/root/.cache/vllm", "")
 
 
@@ -310,36 +406,56 @@ def test_resolve_oci_path():
     """TestResolveOCIPath"""
     assert a.resolve_oci_path("") == ("io.vllm.cache", "")
     assert a.resolve_oci_path("io.triton.cache") == ("io.triton.cache", "")
-    assert a.resolve_oci_path("custom/cache") == ("", 'unsupported OCI path "custom/cache"; supported paths are '
-                                                      '"io.vllm.cache" and "io.triton.cache"')
+    assert a.resolve_oci_path("custom/cache") == (
+        "",
+        'unsupported OCI path "custom/cache"; supported paths are "io.vllm.cache" and "io.triton.cache"',
+    )
 
 
 # ---- consumer_test.go (injectKernelCacheMount with an empty config) ----------------------------------------------
 
+
 def inject(container: dict[str, Any], paths: list[dict[str, str]], mount_type: str = "oci", **pod_spec: Any):
-    pod = o.Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS},
-                           "spec": {"containers": [{"name": "kserve-container", "image": IMG_D, **container}],
-                                    **pod_spec}})
-    kc = o.KernelCache.from_dict({"apiVersion": b.KSERVE, "kind": "KernelCache",
-                                  "metadata": {"name": "kc", "namespace": NS},
-                                  "spec": {"mountType": mount_type, "artifact": {
-                                      "imageReference": CACHE_IMAGE, "cachePaths": paths,
-                                      "identity": {"footprints": {}}}}})
+    pod = o.Pod.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": NS},
+            "spec": {"containers": [{"name": "kserve-container", "image": IMG_D, **container}], **pod_spec},
+        }
+    )
+    kc = o.KernelCache.from_dict(
+        {
+            "apiVersion": b.KSERVE,
+            "kind": "KernelCache",
+            "metadata": {"name": "kc", "namespace": NS},
+            "spec": {
+                "mountType": mount_type,
+                "artifact": {"imageReference": CACHE_IMAGE, "cachePaths": paths, "identity": {"footprints": {}}},
+            },
+        }
+    )
     return a.plan_injection(pod, kc, "", "")
 
 
 ENV_ROOT = [{"name": "VLLM_CACHE_ROOT", "value": "/runtime/cache"}]
 
 
-@pytest.mark.parametrize(("env", "path", "mount_type", "target"), [
-    (ENV_ROOT, "/explicit/cache", "oci", "/explicit/cache"),  # preserves explicit path
-    (ENV_ROOT, "", "oci", "/runtime/cache"),  # uses runtime environment
-    ([], "", "", "/root/.cache/vllm"),  # uses fallback (mount type "" and an empty default: oci)
-])
+@pytest.mark.parametrize(
+    ("env", "path", "mount_type", "target"),
+    [
+        (ENV_ROOT, "/explicit/cache", "oci", "/explicit/cache"),  # preserves explicit path
+        (ENV_ROOT, "", "oci", "/runtime/cache"),  # uses runtime environment
+        ([], "", "", "/root/.cache/vllm"),  # uses fallback (mount type "" and an empty default: oci)
+    ],
+)
 def test_inject_kernel_cache_mount_resolves_optional_container_path(env, path, mount_type, target):
     """TestInjectKernelCacheMountResolvesOptionalContainerPath"""
-    inj = inject({"env": env}, [{"containerPath": path, "ociPath": "io.vllm.cache"} if path else
-                                {"ociPath": "io.vllm.cache"}], mount_type)
+    inj = inject(
+        {"env": env},
+        [{"containerPath": path, "ociPath": "io.vllm.cache"} if path else {"ociPath": "io.vllm.cache"}],
+        mount_type,
+    )
     assert a.Mount("kserve-container", "kernel-cache-runtime-0", target) in inj.mounts
     assert inj.linker_args == ("/var/run/gkm/kernel-cache/io.vllm.cache", target) and inj.linker_added
     assert [v.name for v in inj.volumes] == ["kernel-cache-source", "kernel-cache-runtime-0"]
@@ -350,23 +466,43 @@ def test_inject_kernel_cache_mount_resolves_optional_container_path(env, path, m
 def test_inject_kernel_cache_mount_rejects_unresolved_environment():
     """TestInjectKernelCacheMountRejectsUnresolvedEnvironment"""
     with pytest.raises(a.InjectionError, match="VLLM_CACHE_ROOT uses valueFrom"):
-        inject({"env": [{"name": "VLLM_CACHE_ROOT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]},
-               [{"ociPath": "io.vllm.cache"}])
+        inject(
+            {"env": [{"name": "VLLM_CACHE_ROOT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]},
+            [{"ociPath": "io.vllm.cache"}],
+        )
 
 
-@pytest.mark.parametrize(("container", "paths", "error"), [
-    ({"env": [{"name": "VLLM_CACHE_ROOT", "value": "cache"}]}, [{}], 'invalid cache containerPath "cache"'),
-    ({"env": [{"name": "VLLM_CACHE_ROOT", "value": "$HOME/.cache"}]}, [{}],
-     'invalid cache containerPath "$HOME/.cache"'),
-    ({"volumeMounts": [{"name": "m", "mountPath": "/cache", "readOnly": True}]}, [{"containerPath": "/cache"}],
-     'cache path "/cache" is read-only'),
-    ({"volumeMounts": [{"name": "m", "mountPath": "/cache/sub"}]}, [{"containerPath": "/cache"}],
-     'cache path "/cache" overlaps mount "/cache/sub"'),
-    ({"volumeMounts": [{"name": "m", "mountPath": "/var/run"}]}, [{"containerPath": "/cache"}],
-     'mount path "/var/run/gkm/kernel-cache" overlaps mount "/var/run"'),
-    ({}, [{"containerPath": "/var/run/gkm/kernel-cache/x"}],
-     'mount path "/var/run/gkm/kernel-cache/x" overlaps mount "/var/run/gkm/kernel-cache"'),
-])
+@pytest.mark.parametrize(
+    ("container", "paths", "error"),
+    [
+        ({"env": [{"name": "VLLM_CACHE_ROOT", "value": "cache"}]}, [{}], 'invalid cache containerPath "cache"'),
+        (
+            {"env": [{"name": "VLLM_CACHE_ROOT", "value": "$HOME/.cache"}]},
+            [{}],
+            'invalid cache containerPath "$HOME/.cache"',
+        ),
+        (
+            {"volumeMounts": [{"name": "m", "mountPath": "/cache", "readOnly": True}]},
+            [{"containerPath": "/cache"}],
+            'cache path "/cache" is read-only',
+        ),
+        (
+            {"volumeMounts": [{"name": "m", "mountPath": "/cache/sub"}]},
+            [{"containerPath": "/cache"}],
+            'cache path "/cache" overlaps mount "/cache/sub"',
+        ),
+        (
+            {"volumeMounts": [{"name": "m", "mountPath": "/var/run"}]},
+            [{"containerPath": "/cache"}],
+            'mount path "/var/run/gkm/kernel-cache" overlaps mount "/var/run"',
+        ),
+        (
+            {},
+            [{"containerPath": "/var/run/gkm/kernel-cache/x"}],
+            'mount path "/var/run/gkm/kernel-cache/x" overlaps mount "/var/run/gkm/kernel-cache"',
+        ),
+    ],
+)
 def test_injection_errors_reject_the_pod(container, paths, error):
     with pytest.raises(a.InjectionError) as exc:
         inject(container, paths)
@@ -374,8 +510,11 @@ def test_injection_errors_reject_the_pod(container, paths, error):
 
 
 def test_injection_reuses_a_writable_mount_at_the_exact_path():
-    inj = inject({"volumeMounts": [{"name": "mine", "mountPath": "/cache"}]}, [{"containerPath": "/cache"}],
-                 volumes=[{"name": "mine", "emptyDir": {}}])
+    inj = inject(
+        {"volumeMounts": [{"name": "mine", "mountPath": "/cache"}]},
+        [{"containerPath": "/cache"}],
+        volumes=[{"name": "mine", "emptyDir": {}}],
+    )
     assert [v.name for v in inj.volumes] == ["kernel-cache-source"]
     assert inj.linker_args == ("/var/run/gkm/kernel-cache/io.vllm.cache", "/cache")
 
@@ -397,11 +536,14 @@ def test_injection_error_rejects_without_fallback():
     second = ready_cache("b-second", identity_of(pod))
     adm = decide(pod, kc, second, node("n", (kc, "Ready"), (second, "Ready")))
     assert adm.outcome == "rejected" and adm.blocked_by.id == "injection"
-    assert a.denial_message(adm) == ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the '
-                                     'request: invalid cache containerPath "relative"')
+    assert a.denial_message(adm) == (
+        'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the '
+        'request: invalid cache containerPath "relative"'
+    )
 
 
 # ---- handler and API server gates ----------------------------------------------------------------------------
+
 
 def gates(adm: a.Admission) -> dict[str, bool | None]:
     return {g.id: g.passed for g in adm.gates}
@@ -430,7 +572,7 @@ def test_disabled_feature_and_invalid_config():
     pod = selection_pod()
     off = ConfigState(True, parse_config(json.dumps({"enabled": False})))
     assert decide(pod, cfg=off).blocked_by.id == "enabled"
-    bad = ConfigState(True, None, "kernelcache.defaultMountType must be oci, got \"pvc\"")
+    bad = ConfigState(True, None, 'kernelcache.defaultMountType must be oci, got "pvc"')
     adm = decide(pod, cfg=bad)
     assert adm.outcome == "rejected" and adm.blocked_by.id == "config"
     assert gates(adm)["enabled"] is None
@@ -491,7 +633,9 @@ def test_a_triton_cache_path_without_container_path_is_inferred_never_certain():
     adm = decide(pod, kc, node("node-a", (kc, "Ready")))
     assert adm.outcome == "cached"
     [line] = adm.inferred
-    assert line.startswith("cachePaths[0] (ociPath io.triton.cache, no containerPath): mounted at the path from "
-                           "TRITON_CACHE_DIR, else /root/.triton/cache, which is inferred")
+    assert line.startswith(
+        "cachePaths[0] (ociPath io.triton.cache, no containerPath): mounted at the path from "
+        "TRITON_CACHE_DIR, else /root/.triton/cache, which is inferred"
+    )
     explicit = ready_cache("vllm", identity_of(pod))
     assert decide(pod, explicit, node("node-a", (explicit, "Ready"))).inferred == ()

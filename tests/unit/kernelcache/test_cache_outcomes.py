@@ -51,7 +51,8 @@ def test_golden_create_from_a_completed_capture_and_a_second_with_its_own_name()
     second = capture("qwen-kernelcache-capture-second", IMAGE_D)
     assert outcomes(first, second) == {
         "qwen-kernelcache-capture": (CREATE, "qwen-kernelcache-5fc2f4e1d106aaa8a0970991"),
-        "qwen-kernelcache-capture-second": (CREATE, "qwen-kernelcache-capture-second-4edec3a96632b9c65d549669")}
+        "qwen-kernelcache-capture-second": (CREATE, "qwen-kernelcache-capture-second-4edec3a96632b9c65d549669"),
+    }
 
 
 def test_golden_different_image_is_a_mismatch():
@@ -59,12 +60,14 @@ def test_golden_different_image_is_a_mismatch():
     another image: KServe refuses to link, with its error text."""
     cap = capture("model-capture")
     other = capture("other", "registry.example.com/cache@sha256:" + "b" * 64)
-    got = cache_outcomes([cap], {f"{NS}/model-5fc2f4e1d106aaa8a0970991": cache("model-5fc2f4e1d106aaa8a0970991",
-                                                                               other)})
+    got = cache_outcomes(
+        [cap], {f"{NS}/model-5fc2f4e1d106aaa8a0970991": cache("model-5fc2f4e1d106aaa8a0970991", other)}
+    )
     x = got[(NS, "model-capture")]
     assert x.outcome == MISMATCH
-    assert x.reason == (f"KernelCache {NS}/model-5fc2f4e1d106aaa8a0970991 artifact does not match "
-                        f"KernelCacheCapture {NS}/model-capture")
+    assert x.reason == (
+        f"KernelCache {NS}/model-5fc2f4e1d106aaa8a0970991 artifact does not match KernelCacheCapture {NS}/model-capture"
+    )
 
 
 def test_a_deleted_kernel_cache_is_created_again_whatever_the_ref_says():
@@ -105,7 +108,8 @@ def test_colliding_names_link_only_the_first_capture_by_name():
 def test_a_trailing_capture_suffix_collides_too():
     assert outcomes(capture("model-a-capture"), capture("model-a")) == {
         "model-a": (CREATE, "model-a-5fc2f4e1d106aaa8a0970991"),
-        "model-a-capture": (SHADOWED, "model-a-5fc2f4e1d106aaa8a0970991")}
+        "model-a-capture": (SHADOWED, "model-a-5fc2f4e1d106aaa8a0970991"),
+    }
 
 
 def test_an_incomplete_capture_is_not_the_owner_of_its_name():

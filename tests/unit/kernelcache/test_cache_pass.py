@@ -33,25 +33,39 @@ def test_a_terminating_kernel_cache_is_not_linked():
     kc = o.KernelCache.from_dict(terminating(cache(KC_NAME, cap)))
     got = cache_outcomes([cap], {f"{NS}/{KC_NAME}": kc})[(NS, "model-capture")]
     assert got.outcome == TERMINATING
-    assert got.reason.startswith(f"KernelCache {NS}/{KC_NAME} is terminating (deletionTimestamp "
-                                 "2026-11-29T09:00:00Z), held by finalizer(s) example.com/hold: KServe's reconciler "
-                                 "returns right after reading it, so no link")
+    assert got.reason.startswith(
+        f"KernelCache {NS}/{KC_NAME} is terminating (deletionTimestamp "
+        "2026-11-29T09:00:00Z), held by finalizer(s) example.com/hold: KServe's reconciler "
+        "returns right after reading it, so no link"
+    )
     assert "the pod webhook still mounts it" in got.reason
-    assert got.reason.endswith("once it is gone KServe re-creates it from capture model-capture (node-group "
-                               "selection runs again)")
+    assert got.reason.endswith(
+        "once it is gone KServe re-creates it from capture model-capture (node-group selection runs again)"
+    )
 
 
 def test_the_planner_plans_no_link_to_a_dying_kernel_cache():
     cap_obj = b.capture("model-capture", ns=NS, status=b.capture_status())
     art = o.Capture.from_dict(cap_obj).artifact
-    kc_obj = terminating(o.KernelCache.from_dict({**b.kernel_cache(KC_NAME, NS, "gpu"),
-                                                   "spec": {**b.kernel_cache(KC_NAME, NS, "gpu")["spec"],
-                                                            "artifact": dict(art.raw)}}))
+    kc_obj = terminating(
+        o.KernelCache.from_dict(
+            {
+                **b.kernel_cache(KC_NAME, NS, "gpu"),
+                "spec": {**b.kernel_cache(KC_NAME, NS, "gpu")["spec"], "artifact": dict(art.raw)},
+            }
+        )
+    )
     from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
+
     name = generated_kernel_cache_name("model-capture", art.image_reference)
     kc_obj["metadata"]["name"] = name
-    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
-             b.node("gpu-1", {"pool": "gpu"}), cap_obj, kc_obj]
+    items = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        cap_obj,
+        kc_obj,
+    ]
     p = plan(build(items, reads_assumed=True))
     assert not [x for x in p.actions if x.kind == "KernelCacheCapture"]
     assert any(n.startswith(f"KernelCache {NS}/{name} is terminating") for n in p.notes)
@@ -67,8 +81,13 @@ def _doctor(items: list[dict[str, Any]]):
 
 
 def base(*extra: dict[str, Any], config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    return [b.config_map(config or {"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
-            b.node("gpu-1", {"pool": "gpu"}), b.namespace("kserve-kernelcache-jobs"), *extra]
+    return [
+        b.config_map(config or {"enabled": True, "defaultNodeGroup": "gpu"}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        b.namespace("kserve-kernelcache-jobs"),
+        *extra,
+    ]
 
 
 def test_cache_status_says_terminating_and_does_not_judge_the_frozen_status():
@@ -87,6 +106,7 @@ def test_cache_status_names_a_frozen_pass_after_an_artifact_mismatch():
     cap = b.capture("model-capture", ns=NS, status=b.capture_status())
     art = o.Capture.from_dict(cap).artifact
     from kubectl_kcache.kernelcache.names import generated_kernel_cache_name
+
     name = generated_kernel_cache_name("model-capture", art.image_reference)
     kc = b.kernel_cache(name, NS, "gpu", seed="other", state="Error", reason="StorageError", message="old")
     found = _doctor(base(cap, kc))
@@ -96,16 +116,34 @@ def test_cache_status_names_a_frozen_pass_after_an_artifact_mismatch():
 
 def test_cache_status_names_the_prefetch_requeue():
     kc = b.kernel_cache("kc", NS, "gpu", state="Pending", reason="NoReadyNodes", message="matching nodes are not ready")
-    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-          "metadata": {"name": "kernel-cache-prefetcher-rb", "namespace": NS,
-                       "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"}},
-          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "puller"},
-          "subjects": [{"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa",
-                        "namespace": "kserve-kernelcache-jobs"}]}
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
-        "name": "kc-kc-gpu-1-0123456789abcdef", "namespace": "kserve-kernelcache-jobs",
-        "labels": {"serving.kserve.io/kernel-cache-name": "kc", "serving.kserve.io/kernel-cache-namespace": NS,
-                   "serving.kserve.io/kernel-cache-node": "gpu-1"}}, "spec": {}, "status": {"active": 1}}
+    rb = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": "kernel-cache-prefetcher-rb",
+            "namespace": NS,
+            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "puller"},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa", "namespace": "kserve-kernelcache-jobs"}
+        ],
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "kc-kc-gpu-1-0123456789abcdef",
+            "namespace": "kserve-kernelcache-jobs",
+            "labels": {
+                "serving.kserve.io/kernel-cache-name": "kc",
+                "serving.kserve.io/kernel-cache-namespace": NS,
+                "serving.kserve.io/kernel-cache-node": "gpu-1",
+            },
+        },
+        "spec": {},
+        "status": {"active": 1},
+    }
     found = _doctor(base(kc, rb, job))
     lag = next(f for f in found if f.code == "status-lagging")
     assert lag.severity == "info" and "step 10 (prefetch-requeue)" in lag.message
@@ -119,9 +157,12 @@ def test_cache_status_names_the_prefetch_requeue():
 def test_an_empty_selector_group_stops_the_pass():
     kc = o.KernelCache.from_dict(b.kernel_cache("kc", NS, "gpu"))
     group = o.NodeGroup.from_dict({**b.group("gpu", {"pool": "gpu"}), "spec": {"nodeSelector": {}}})
-    stop = cp.pass_stop(kc, outcomes=(), config_ok=True, group=group, role_bindings=(), jobs=(),
-                        job_namespace="kserve-kernelcache-jobs")
+    stop = cp.pass_stop(
+        kc, outcomes=(), config_ok=True, group=group, role_bindings=(), jobs=(), job_namespace="kserve-kernelcache-jobs"
+    )
     assert stop is not None and (stop.step, stop.name) == (8, "node-group")
-    assert 'kernelcache node group requires a non-empty nodeSelector' in stop.text
-    assert cp.pass_stop(kc, outcomes=(), config_ok=False, group=group, role_bindings=(), jobs=(),
-                        job_namespace="x") is None  # ConfigError is written first
+    assert "kernelcache node group requires a non-empty nodeSelector" in stop.text
+    assert (
+        cp.pass_stop(kc, outcomes=(), config_ok=False, group=group, role_bindings=(), jobs=(), job_namespace="x")
+        is None
+    )  # ConfigError is written first

@@ -20,67 +20,123 @@ POD = "qwen-predictor-669889f77f-abcde"
 CAP_UID = "cap-uid"
 POD_UID = "pod-uid"
 ACCESS = "mcv-registry-qwen-abc12"
-SAT = {"type": "serviceAccountToken", "tokenTTLSeconds": 600, "pushRoleRef": {"kind": "ClusterRole", "name": "push"},
-       "pullRoleRef": {"kind": "ClusterRole", "name": "pull"}}
+SAT = {
+    "type": "serviceAccountToken",
+    "tokenTTLSeconds": 600,
+    "pushRoleRef": {"kind": "ClusterRole", "name": "push"},
+    "pullRoleRef": {"kind": "ClusterRole", "name": "pull"},
+}
 
 
 def h12(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:12]
 
 
-def owned(kind: str, name: str, label: str, owner_kind: str = "KernelCacheCapture", owner: str = CAP,
-          uid: str = CAP_UID, **extra: Any) -> dict[str, Any]:
+def owned(
+    kind: str,
+    name: str,
+    label: str,
+    owner_kind: str = "KernelCacheCapture",
+    owner: str = CAP,
+    uid: str = CAP_UID,
+    **extra: Any,
+) -> dict[str, Any]:
     api = "rbac.authorization.k8s.io/v1" if kind in ("Role", "RoleBinding") else "v1"
-    obj = {"apiVersion": api, "kind": kind,
-           "metadata": {"name": name, "namespace": NS, "labels": {label: "true"},
-                        "ownerReferences": [{"kind": owner_kind, "name": owner, "uid": uid, "controller": True}]}}
+    obj = {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "labels": {label: "true"},
+            "ownerReferences": [{"kind": owner_kind, "name": owner, "uid": uid, "controller": True}],
+        },
+    }
     obj.update(extra)
     return obj
 
 
 def token_requester(label: bool = True, role: str = c.TOKEN_REQUESTER) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": c.TOKEN_REQUESTER, "namespace": NS,
-                         "labels": {c.TOKEN_REQUESTER_LABEL: "true"} if label else {}},
-            "roleRef": {"kind": "ClusterRole", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "namespace": "kserve",
-                          "name": "kserve-localmodel-controller-manager"}]}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": c.TOKEN_REQUESTER,
+            "namespace": NS,
+            "labels": {c.TOKEN_REQUESTER_LABEL: "true"} if label else {},
+        },
+        "roleRef": {"kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "namespace": "kserve", "name": "kserve-localmodel-controller-manager"}],
+    }
 
 
 def reporter_objects() -> list[dict[str, Any]]:
     name = reporter_name(CAP)
-    return [owned("ServiceAccount", name, c.REPORTER_LABEL, automountServiceAccountToken=False),
-            owned("Role", name, c.REPORTER_LABEL),
-            owned("RoleBinding", name, c.REPORTER_LABEL, roleRef={"kind": "Role", "name": name},
-                  subjects=[{"kind": "ServiceAccount", "namespace": NS, "name": name}]),
-            owned("Secret", name, c.REPORTER_LABEL, type="Opaque")]
+    return [
+        owned("ServiceAccount", name, c.REPORTER_LABEL, automountServiceAccountToken=False),
+        owned("Role", name, c.REPORTER_LABEL),
+        owned(
+            "RoleBinding",
+            name,
+            c.REPORTER_LABEL,
+            roleRef={"kind": "Role", "name": name},
+            subjects=[{"kind": "ServiceAccount", "namespace": NS, "name": name}],
+        ),
+        owned("Secret", name, c.REPORTER_LABEL, type="Opaque"),
+    ]
 
 
 def pusher_objects() -> list[dict[str, Any]]:
     name = pusher_name(CAP)
-    return [owned("ServiceAccount", name, c.REGISTRY_LABEL, automountServiceAccountToken=False),
-            owned("RoleBinding", name, c.REGISTRY_LABEL, roleRef={"kind": "ClusterRole", "name": "push"},
-                  subjects=[{"kind": "ServiceAccount", "namespace": NS, "name": name}]),
-            owned("Secret", ACCESS, c.REGISTRY_LABEL, owner_kind="Pod", owner=POD, uid=POD_UID, type="Opaque")]
+    return [
+        owned("ServiceAccount", name, c.REGISTRY_LABEL, automountServiceAccountToken=False),
+        owned(
+            "RoleBinding",
+            name,
+            c.REGISTRY_LABEL,
+            roleRef={"kind": "ClusterRole", "name": "push"},
+            subjects=[{"kind": "ServiceAccount", "namespace": NS, "name": name}],
+        ),
+        owned("Secret", ACCESS, c.REGISTRY_LABEL, owner_kind="Pod", owner=POD, uid=POD_UID, type="Opaque"),
+    ]
 
 
-def cluster(*, phase: str = "Pushing", auth: dict[str, Any] | None = None, drop: tuple[tuple[str, str], ...] = (),
-            extra: tuple[dict[str, Any], ...] = (), annotations: dict[str, str] | None = None,
-            token: dict[str, Any] | None = None, sessions: bool = True) -> list[dict[str, Any]]:
+def cluster(
+    *,
+    phase: str = "Pushing",
+    auth: dict[str, Any] | None = None,
+    drop: tuple[tuple[str, str], ...] = (),
+    extra: tuple[dict[str, Any], ...] = (),
+    annotations: dict[str, str] | None = None,
+    token: dict[str, Any] | None = None,
+    sessions: bool = True,
+) -> list[dict[str, Any]]:
     status = b.capture_status(pod=POD, phase=phase) if sessions else {"phase": phase}
     cap = b.capture(CAP, NS, isvc="qwen", status=status)
     cap["metadata"]["uid"] = CAP_UID
-    pod = b.pod(POD, NS, labels={c.LABEL_ISVC: "qwen", c.LABEL_POD_TEMPLATE_HASH: "669889f77f"},
-                annotations=annotations if annotations is not None else {
-                    c.ANNOTATION_REPORTER_SECRET: reporter_name(CAP), c.ANNOTATION_ACCESS_SECRET: ACCESS})
+    pod = b.pod(
+        POD,
+        NS,
+        labels={c.LABEL_ISVC: "qwen", c.LABEL_POD_TEMPLATE_HASH: "669889f77f"},
+        annotations=annotations
+        if annotations is not None
+        else {c.ANNOTATION_REPORTER_SECRET: reporter_name(CAP), c.ANNOTATION_ACCESS_SECRET: ACCESS},
+    )
     pod["metadata"]["uid"] = POD_UID
     config = {"enabled": True, "defaultNodeGroup": "gpu"}
     if auth is not None:
         config["registry"] = {"endpoint": "registry.example.com:5000", "auth": auth}
     objects = [token if token is not None else token_requester(), *reporter_objects(), *pusher_objects()]
     objects = [o for o in objects if (o["kind"], o["metadata"]["name"]) not in drop]
-    return [b.config_map(config), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), cap, pod,
-            *objects, *extra]
+    return [
+        b.config_map(config),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        cap,
+        pod,
+        *objects,
+        *extra,
+    ]
 
 
 def identity(items: list[dict[str, Any]]):
@@ -123,12 +179,16 @@ def test_a_missing_reporter_secret_is_named_and_the_stuck_push_says_so():
     items = cluster(drop=(("Secret", name),))
     _, [f] = identity(items)
     assert (f.severity, f.code, f.object.kind, f.object.name) == ("warning", "missing", "KernelCacheCapture", CAP)
-    assert f.message.startswith(f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, the "
-                                "reporter's token, mounted into the mcv sidecar, is missing: its mcv sidecar cannot "
-                                "report the capture's progress, and the capture's status does not say so")
-    assert f.evidence[0].endswith(f"none of that name carries label {c.REPORTER_LABEL}=true: KServe's controller "
-                                  "has not made it, or one without the label blocks it (KServe's error then: reserved "
-                                  f"Secret {NS}/{name} already exists and is not managed by kernelcache)")
+    assert f.message.startswith(
+        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, the "
+        "reporter's token, mounted into the mcv sidecar, is missing: its mcv sidecar cannot "
+        "report the capture's progress, and the capture's status does not say so"
+    )
+    assert f.evidence[0].endswith(
+        f"none of that name carries label {c.REPORTER_LABEL}=true: KServe's controller "
+        "has not made it, or one without the label blocks it (KServe's error then: reserved "
+        f"Secret {NS}/{name} already exists and is not managed by kernelcache)"
+    )
     assert "its mcv sidecar cannot report the capture's progress" in f.message
     assert f.hint == "kubectl -n kserve logs deployment/kserve-localmodel-controller-manager"
     # capture's stuck-in-Pushing finding names the same piece rather than a list of things to look at
@@ -140,15 +200,17 @@ def test_a_missing_reporter_secret_is_named_and_the_stuck_push_says_so():
 
 def test_without_the_token_requester_binding():
     _, [f] = identity(cluster(drop=(("RoleBinding", c.TOKEN_REQUESTER),)))
-    assert (f"RoleBinding {NS}/{c.TOKEN_REQUESTER}, the controller's right to request the reporter's token, is "
-            "missing") in f.message
+    assert (
+        f"RoleBinding {NS}/{c.TOKEN_REQUESTER}, the controller's right to request the reporter's token, is missing"
+    ) in f.message
 
 
 def test_a_token_requester_binding_kserve_does_not_manage_is_a_conflict():
     _, [f] = identity(cluster(token=token_requester(label=False)))
     assert (f.severity, f.code) == ("error", "conflict")
-    assert (f"KServe's error: reserved RoleBinding {NS}/{c.TOKEN_REQUESTER} conflicts with a KernelCache-managed "
-            "identity") in f.evidence[0]
+    assert (
+        f"KServe's error: reserved RoleBinding {NS}/{c.TOKEN_REQUESTER} conflicts with a KernelCache-managed identity"
+    ) in f.evidence[0]
 
 
 def test_a_reporter_role_of_another_capture_is_a_conflict():
@@ -156,31 +218,36 @@ def test_a_reporter_role_of_another_capture_is_a_conflict():
     other = owned("Role", name, c.REPORTER_LABEL, uid="another-uid")
     _, [f] = identity(cluster(drop=(("Role", name),), extra=(other,)))
     assert (f.severity, f.code) == ("error", "conflict")
-    assert (f"Role {NS}/{name}, the reporter's right to update the capture's status, is not controlled by "
-            f"KernelCacheCapture {CAP}") in f.message
+    assert (
+        f"Role {NS}/{name}, the reporter's right to update the capture's status, is not controlled by "
+        f"KernelCacheCapture {CAP}"
+    ) in f.message
     assert f.evidence[0].endswith(f"KServe's error: reserved Role {NS}/{name} has a different owner")
 
 
 def test_the_pod_must_name_the_reporter_secret():
     _, [f] = identity(cluster(annotations={c.ANNOTATION_ACCESS_SECRET: ACCESS}))
-    assert f"Pod {NS}/{POD}, annotation {c.ANNOTATION_REPORTER_SECRET}, names (nothing), not {reporter_name(CAP)}" \
+    assert (
+        f"Pod {NS}/{POD}, annotation {c.ANNOTATION_REPORTER_SECRET}, names (nothing), not {reporter_name(CAP)}"
         in f.message
+    )
     assert f.evidence[0].endswith("KServe's error: capture Pod has no reporter access Secret reference")
 
 
 def test_service_account_token_needs_the_pusher_and_the_registry_access_secret():
     pusher = pusher_name(CAP)
     _, [f] = identity(cluster(auth=SAT, drop=(("RoleBinding", pusher), ("Secret", ACCESS))))
-    assert f.message.startswith(f"capture {NS}/{CAP} (Pushing, producer pod {POD}): RoleBinding {NS}/{pusher}, "
-                                "registry.auth.pushRoleRef bound to the pusher, is missing")
+    assert f.message.startswith(
+        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): RoleBinding {NS}/{pusher}, "
+        "registry.auth.pushRoleRef bound to the pusher, is missing"
+    )
     assert "its mcv sidecar cannot push the artifact" in f.message and "(1 more below)" in f.message
     assert [e.split(", ")[0] for e in f.evidence] == [f"RoleBinding {NS}/{pusher}", f"Secret {NS}/{ACCESS}"]
 
 
 def test_auth_none_needs_no_pusher():
     pusher = pusher_name(CAP)
-    result, findings = identity(cluster(drop=(("ServiceAccount", pusher), ("RoleBinding", pusher),
-                                              ("Secret", ACCESS))))
+    result, findings = identity(cluster(drop=(("ServiceAccount", pusher), ("RoleBinding", pusher), ("Secret", ACCESS))))
     assert (result.status, findings) == ("pass", [])
 
 
@@ -209,7 +276,10 @@ def test_an_unlabelled_object_of_the_reporters_name_is_not_kserves():
     bare = owned("ServiceAccount", name, "other")
     _, [f] = identity(cluster(drop=(("ServiceAccount", name),), extra=(bare,)))
     assert (f.severity, f.code) == ("error", "conflict")
-    assert f"ServiceAccount {NS}/{name}, the reporter's identity, is not KServe's (no label {c.REPORTER_LABEL}=true)" \
+    assert (
+        f"ServiceAccount {NS}/{name}, the reporter's identity, is not KServe's (no label {c.REPORTER_LABEL}=true)"
         in f.message
-    assert f.evidence[0].endswith(f"reserved ServiceAccount {NS}/{name} already exists and is not managed by "
-                                  "kernelcache")
+    )
+    assert f.evidence[0].endswith(
+        f"reserved ServiceAccount {NS}/{name} already exists and is not managed by kernelcache"
+    )

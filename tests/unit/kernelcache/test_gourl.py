@@ -34,30 +34,47 @@ def test_parse_and_print_as_go_does(case):
     assert model_uri_hash(case["input"]) == case["hash"]
 
 
-@pytest.mark.parametrize(("raw", "printed"), [
-    # admission.md §2.4, computed with Go's net/url
-    ("HF://Qwen/Qwen3-0.6B", "hf://Qwen/Qwen3-0.6B"),
-    ("https://user:pass@huggingface.co/org/model?rev=main", "https://huggingface.co/org/model"),
-    ("s3://bucket/models/llama?versionId=3#frag", "s3://bucket/models/llama"),
-    ("hf://org/model#", "hf://org/model"), ("hf://org/model?", "hf://org/model"), ("hf://@host/p", "hf://host/p"),
-    ("hf://Org/Model/../x", "hf://Org/Model/../x"), ("gs://b/p/", "gs://b/p/"),
-    ("hf://org/mod%2fel", "hf://org/mod%2fel"), ("hf://org/a(b)!*'", "hf://org/a(b)!*'"),
-    ("hf://org/my model", "hf://org/my%20model"), ("hf://org/a b%41", "hf://org/a%20bA"),
-    ("hf://org/a{b}|^", "hf://org/a%7Bb%7D%7C%5E"), ("hf://org/modèle", "hf://org/mod%C3%A8le"),
-    ("hf://modèle/x", "hf://mod%C3%A8le/x"), ("file:///mnt/models", "file:///mnt/models"), ("a:b/c", "a:b/c"),
-])
+@pytest.mark.parametrize(
+    ("raw", "printed"),
+    [
+        # admission.md §2.4, computed with Go's net/url
+        ("HF://Qwen/Qwen3-0.6B", "hf://Qwen/Qwen3-0.6B"),
+        ("https://user:pass@huggingface.co/org/model?rev=main", "https://huggingface.co/org/model"),
+        ("s3://bucket/models/llama?versionId=3#frag", "s3://bucket/models/llama"),
+        ("hf://org/model#", "hf://org/model"),
+        ("hf://org/model?", "hf://org/model"),
+        ("hf://@host/p", "hf://host/p"),
+        ("hf://Org/Model/../x", "hf://Org/Model/../x"),
+        ("gs://b/p/", "gs://b/p/"),
+        ("hf://org/mod%2fel", "hf://org/mod%2fel"),
+        ("hf://org/a(b)!*'", "hf://org/a(b)!*'"),
+        ("hf://org/my model", "hf://org/my%20model"),
+        ("hf://org/a b%41", "hf://org/a%20bA"),
+        ("hf://org/a{b}|^", "hf://org/a%7Bb%7D%7C%5E"),
+        ("hf://org/modèle", "hf://org/mod%C3%A8le"),
+        ("hf://modèle/x", "hf://mod%C3%A8le/x"),
+        ("file:///mnt/models", "file:///mnt/models"),
+        ("a:b/c", "a:b/c"),
+    ],
+)
 def test_admission_notes_examples(raw, printed):
     assert gourl.string_without_user_query_fragment(gourl.parse(raw)) == printed
 
 
-@pytest.mark.parametrize(("raw", "error"), [
-    ("%", 'invalid URL escape "%"'), ("hf://org/m#%zz", 'invalid URL escape "%zz"'),
-    ("hf://a\x01b", "net/url: invalid control character in URL"), (":foo", "missing protocol scheme"),
-    ("hf://[::1/x", "missing ']' in host"), ("http://host:abc/x", 'invalid port ":abc" after host'),
-    ("hf://org name/x", 'invalid character " " in host name'),
-    ("1a:b/c", "first path segment in URL cannot contain colon"),
-    ("http://h:80:90/x", 'invalid port ":80:90" after host'),  # Go 1.26: strict colons for http(s)
-])
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ("%", 'invalid URL escape "%"'),
+        ("hf://org/m#%zz", 'invalid URL escape "%zz"'),
+        ("hf://a\x01b", "net/url: invalid control character in URL"),
+        (":foo", "missing protocol scheme"),
+        ("hf://[::1/x", "missing ']' in host"),
+        ("http://host:abc/x", 'invalid port ":abc" after host'),
+        ("hf://org name/x", 'invalid character " " in host name'),
+        ("1a:b/c", "first path segment in URL cannot contain colon"),
+        ("http://h:80:90/x", 'invalid port ":80:90" after host'),  # Go 1.26: strict colons for http(s)
+    ],
+)
 def test_unparsable_model_uris(raw, error):
     with pytest.raises(gourl.URLError) as exc:
         gourl.parse(raw)

@@ -26,8 +26,9 @@ VALUES = st.sampled_from(["", "gpu", "cpu", "east", "NVIDIA-H100", "x"])
 LABELS = st.dictionaries(KEYS, VALUES, max_size=6)
 SELECTORS = st.dictionaries(KEYS, VALUES, max_size=4)  # empty ones included
 FLEETS = st.lists(LABELS, max_size=25)
-GROUPS = st.lists(st.tuples(st.sampled_from(["b", "a", "gpu", "B", "z-1", "east"]), SELECTORS), max_size=8,
-                  unique_by=lambda g: g[0])
+GROUPS = st.lists(
+    st.tuples(st.sampled_from(["b", "a", "gpu", "B", "z-1", "east"]), SELECTORS), max_size=8, unique_by=lambda g: g[0]
+)
 
 
 def _fleet(labels):
@@ -43,12 +44,15 @@ def _groups(specs):
 def test_index_membership_is_the_naive_rule(labels, specs):
     nodes, groups = _fleet(labels), _groups(specs)
     m = membership(nodes, groups)
-    naive = {n.name: sorted((g for g in groups if selector_matches(g.node_selector, n.labels)), key=lambda g: g.name)
-             for n in nodes}
+    naive = {
+        n.name: sorted((g for g in groups if selector_matches(g.node_selector, n.labels)), key=lambda g: g.name)
+        for n in nodes
+    }
     assert m.groups_of_node == {k: v for k, v in naive.items() if v}
     assert m.member_nodes == [n for n in nodes if naive[n.name]]
-    assert m.members_of_group == {g.name: [n for n in nodes if selector_matches(g.node_selector, n.labels)]
-                                  for g in groups}
+    assert m.members_of_group == {
+        g.name: [n for n in nodes if selector_matches(g.node_selector, n.labels)] for g in groups
+    }
     for n in nodes:
         assert m.groups_for(n, groups) == matching_groups(n.labels, groups)
 
@@ -72,7 +76,8 @@ def test_near_misses_from_the_index_are_those_of_every_node(labels, selector):
     assert near_misses(g, LabelIndex(nodes)) == near_misses(g, nodes)
     # what the naive rule says a near miss is: some pairs right, not all
     assert {n.name for n, _ in near_misses(g, nodes)} == {
-        n.name for n in nodes if 0 < label_mismatch(selector, n.labels).count < len(selector)}
+        n.name for n in nodes if 0 < label_mismatch(selector, n.labels).count < len(selector)
+    }
 
 
 def test_empty_selector_matches_every_node_including_unlabelled_ones():
@@ -106,7 +111,8 @@ def test_selection_with_the_membership_decides_as_without(labels, specs):
     for n in nodes:
         session = ActiveSession(id="s", pod_name="p", node_name=n.name)
         assert select_node_group(session, by_name, node_by_name, "gpu", m) == select_node_group(
-            session, by_name, node_by_name, "gpu")
+            session, by_name, node_by_name, "gpu"
+        )
 
 
 def test_membership_is_computed_once_per_snapshot():

@@ -79,8 +79,7 @@ def test_a_requested_group_outside_the_producer_node():
     nodes = {"n": node("n", {"role": "gpu"})}
     session = o.ActiveSession(id="s", pod_name="p", node_name="n", requested_node_group=" gpu ")
     outside = requested_group_outside(session, groups, nodes)
-    assert outside is not None and (outside.group, outside.node, dict(outside.wanted)) == ("gpu", "n",
-                                                                                            {"zone": "east"})
+    assert outside is not None and (outside.group, outside.node, dict(outside.wanted)) == ("gpu", "n", {"zone": "east"})
     inside = {"n": node("n", {"role": "gpu", "zone": "east"})}
     assert requested_group_outside(session, groups, inside) is None
     assert requested_group_outside(o.ActiveSession(node_name="n"), groups, nodes) is None  # nothing requested
@@ -90,8 +89,10 @@ def test_rejected_tolerations_name_the_group_and_the_union_index():
     ok = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     bad = {"key": "zzz", "operator": "Exists", "value": "v"}
     rejected = rejected_tolerations([group("b", {"x": "y"}, [bad]), group("a", {"x": "z"}, [ok])])
-    assert rejected.lines() == ['KernelCacheNodeGroup "b" spec.tolerations[0].operator: Invalid value: "v": value '
-                                "must be empty when `operator` is 'Exists'"]
+    assert rejected.lines() == [
+        'KernelCacheNodeGroup "b" spec.tolerations[0].operator: Invalid value: "v": value '
+        "must be empty when `operator` is 'Exists'"
+    ]
     # the DaemonSet's index is in the sorted union (the bad one sorts after the good one)
     assert "spec.template.spec.tolerations[1].operator" in rejected.api_text
     assert not rejected_tolerations([group("a", {"x": "z"}, [ok])])

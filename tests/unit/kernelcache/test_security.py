@@ -12,18 +12,41 @@ from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
 NS = "team"
-CERT = {"mode": "cert", "cert": {"signingProfileRef": "kernelcache-signer", "trustBundle": "kserve/kernelcache-root-ca",
-                                 "subjectRegexp": "spiffe://kserve/kernelcache-signer"}}
+CERT = {
+    "mode": "cert",
+    "cert": {
+        "signingProfileRef": "kernelcache-signer",
+        "trustBundle": "kserve/kernelcache-root-ca",
+        "subjectRegexp": "spiffe://kserve/kernelcache-signer",
+    },
+}
 
 
-@pytest.mark.parametrize("reason", ["VerifierUnavailable", "RegistryUnavailable", "VerificationError",
-                                    "VerifiedDigestMismatch", "VerificationFailed", "VerificationNotConfigured"])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "VerifierUnavailable",
+        "RegistryUnavailable",
+        "VerificationError",
+        "VerifiedDigestMismatch",
+        "VerificationFailed",
+        "VerificationNotConfigured",
+    ],
+)
 def test_every_verification_reason_has_advice(reason):
     assert sec.verification_advice(reason).startswith(f"{reason}: ")
 
 
-@pytest.mark.parametrize("reason", ["SigningProfileNotFound", "SignerUnavailable", "SigningFailed",
-                                    "InvalidArtifactReference", "SignedDigestMismatch"])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "SigningProfileNotFound",
+        "SignerUnavailable",
+        "SigningFailed",
+        "InvalidArtifactReference",
+        "SignedDigestMismatch",
+    ],
+)
 def test_every_signing_failure_reason_has_advice(reason):
     advice = sec.signing_advice(reason)
     assert advice.startswith(f"{reason}: ") and "; " in advice
@@ -40,25 +63,49 @@ def test_signing_again_after_a_mode_change():
 
 
 def test_cache_status_gives_the_advice_of_the_verification_reason():
-    kc = b.kernel_cache("kc", NS, "gpu", state="Error", reason="VerificationFailed",
-                        message="kernel cache artifact verification failed")
-    kc["status"]["verification"] = {"mode": "cert", "state": "Failed", "verified": False,
-                                    "reason": "VerifiedDigestMismatch", "message": "verifier returned digest x"}
-    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}), b.group("gpu", {"pool": "gpu"}),
-             b.node("gpu-1", {"pool": "gpu"}), kc]
-    [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["cache-status"]).findings
-           if x.code == "error-state"]
+    kc = b.kernel_cache(
+        "kc", NS, "gpu", state="Error", reason="VerificationFailed", message="kernel cache artifact verification failed"
+    )
+    kc["status"]["verification"] = {
+        "mode": "cert",
+        "state": "Failed",
+        "verified": False,
+        "reason": "VerifiedDigestMismatch",
+        "message": "verifier returned digest x",
+    }
+    items = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu"}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        kc,
+    ]
+    [f] = [
+        x
+        for x in run_doctor(build(items, reads_assumed=True), only=["cache-status"]).findings
+        if x.code == "error-state"
+    ]
     assert sec.verification_advice("VerifiedDigestMismatch") in f.evidence
 
 
 def test_capture_signing_failure_gives_the_advice_of_its_reason():
-    status = b.capture_status(signing={"mode": "cert", "state": "Failed", "signed": False,
-                                       "reason": "SigningProfileNotFound", "message": "profile kernelcache-signer"})
-    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": CERT}),
-             b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}),
-             b.capture("model-capture", NS, status=status)]
-    [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["capture"]).findings
-           if x.code == "signing-failed"]
+    status = b.capture_status(
+        signing={
+            "mode": "cert",
+            "state": "Failed",
+            "signed": False,
+            "reason": "SigningProfileNotFound",
+            "message": "profile kernelcache-signer",
+        }
+    )
+    items = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": CERT}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        b.capture("model-capture", NS, status=status),
+    ]
+    [f] = [
+        x for x in run_doctor(build(items, reads_assumed=True), only=["capture"]).findings if x.code == "signing-failed"
+    ]
     assert sec.signing_advice("SigningProfileNotFound") in f.evidence
 
 
@@ -71,8 +118,11 @@ def _signing_findings(config_security, signing, profile=""):
     if config_security is not None:
         config["artifactSecurity"] = config_security
     items = [b.config_map(config), b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), cap]
-    return [x for x in run_doctor(build(items, reads_assumed=True), only=["capture"]).findings
-            if x.code == "signing-mode-changed"]
+    return [
+        x
+        for x in run_doctor(build(items, reads_assumed=True), only=["capture"]).findings
+        if x.code == "signing-mode-changed"
+    ]
 
 
 def test_a_capture_skipped_under_none_is_signed_again_when_cert_is_turned_on():
@@ -81,11 +131,14 @@ def test_a_capture_skipped_under_none_is_signed_again_when_cert_is_turned_on():
     skipped = {"mode": "none", "state": "Skipped", "signed": False, "reason": "SigningNotConfigured"}
     [f] = _signing_findings(CERT, skipped)
     assert f.severity == "error"
-    assert f.message.startswith("capture team/model-capture was signed under mode none (state Skipped), "
-                                "artifactSecurity.mode is now cert: KServe signs it again under mode cert on its next "
-                                "pass over InferenceService model (it does not watch the ConfigMap")
-    assert ("that pass fails at once: SigningProfileNotFound: spec.signing.profileRef.name is required for cert "
-            "signing") in f.message
+    assert f.message.startswith(
+        "capture team/model-capture was signed under mode none (state Skipped), "
+        "artifactSecurity.mode is now cert: KServe signs it again under mode cert on its next "
+        "pass over InferenceService model (it does not watch the ConfigMap"
+    )
+    assert (
+        "that pass fails at once: SigningProfileNotFound: spec.signing.profileRef.name is required for cert signing"
+    ) in f.message
     [g] = _signing_findings(CERT, skipped, profile="kernelcache-signer")
     assert g.severity == "warning" and "fails" not in g.message
 
@@ -114,12 +167,19 @@ def test_failure_policy_warn_passes_validation_and_fails_later():
     assert error == "kernelcache.artifactSecurity.failurePolicy must be reject"
     items = [b.config_map({"enabled": True, "artifactSecurity": {"failurePolicy": "warn"}})]
     [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["config"]).findings if x.code == "invalid"]
-    assert ("failurePolicy warn passes KServe's artifact security validation (reject and warn are its values), then "
-            "the configuration loader rejects it: only reject works") in f.evidence
+    assert (
+        "failurePolicy warn passes KServe's artifact security validation (reject and warn are its values), then "
+        "the configuration loader rejects it: only reject works"
+    ) in f.evidence
 
 
-@pytest.mark.parametrize("recorded", ['invalid kernelcache.artifactSecurity: unknown verification mode: "weird"',
-                                      'invalid kernelcache.artifactSecurity: unknown security mode: "weird"'])
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        'invalid kernelcache.artifactSecurity: unknown verification mode: "weird"',
+        'invalid kernelcache.artifactSecurity: unknown security mode: "weird"',
+    ],
+)
 def test_both_wordings_of_the_unknown_mode_error_are_kserves_error(recorded):
     """types/config.go @8b03659c says `unknown verification mode`, @d9804a31 `unknown security mode`: the plugin
     emits the second and takes a KernelCache recording either as showing the same error."""
@@ -127,8 +187,12 @@ def test_both_wordings_of_the_unknown_mode_error_are_kserves_error(recorded):
     items = [b.config_map({"enabled": True, "artifactSecurity": {"mode": "weird"}}), kc]
     [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["config"]).findings if x.code == "invalid"]
     assert f.message.endswith("; 1 of 1 KernelCaches show it already")
-    assert ('KServe builds word this error either way: "invalid kernelcache.artifactSecurity: unknown verification '
-            'mode: \"weird\""' in f.evidence or any("unknown verification mode" in e for e in f.evidence))
+    assert (
+        'KServe builds word this error either way: "invalid kernelcache.artifactSecurity: unknown verification '
+        'mode: "weird""'
+        in f.evidence
+        or any("unknown verification mode" in e for e in f.evidence)
+    )
     assert sec.same_config_error(recorded, 'invalid kernelcache.artifactSecurity: unknown security mode: "weird"')
     assert not sec.same_config_error(recorded, 'invalid kernelcache.artifactSecurity: unknown security mode: "odd"')
 
@@ -137,12 +201,23 @@ def test_the_verification_check_gives_the_advice_of_a_skipped_cache():
     """A cache recorded as {mode none, Skipped, VerificationNotConfigured} while cert is configured: the webhook
     skips it, and the finding says what the reason means."""
     kc = b.kernel_cache("kc", NS, "gpu", state="Ready", reason="CacheReady")
-    kc["status"]["verification"] = {"mode": "none", "state": "Skipped", "verified": False,
-                                    "reason": "VerificationNotConfigured",
-                                    "message": "artifact verification is not configured"}
-    items = [b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": CERT}),
-             b.group("gpu", {"pool": "gpu"}), b.node("gpu-1", {"pool": "gpu"}), kc]
-    [f] = [x for x in run_doctor(build(items, reads_assumed=True), only=["verification"]).findings
-           if x.code == "blocks-admission"]
+    kc["status"]["verification"] = {
+        "mode": "none",
+        "state": "Skipped",
+        "verified": False,
+        "reason": "VerificationNotConfigured",
+        "message": "artifact verification is not configured",
+    }
+    items = [
+        b.config_map({"enabled": True, "defaultNodeGroup": "gpu", "artifactSecurity": CERT}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        kc,
+    ]
+    [f] = [
+        x
+        for x in run_doctor(build(items, reads_assumed=True), only=["verification"]).findings
+        if x.code == "blocks-admission"
+    ]
     assert 'was verified under mode "none", not "cert"' in f.message
     assert sec.verification_advice("VerificationNotConfigured") in f.evidence

@@ -19,37 +19,74 @@ from .test_admission import IMG_D, config, identity_of, node, ready_cache
 HEALTH = {"httpGet": {"path": "/health", "port": 8080}}
 
 
-def sidecar_pod(ns: str = "test", image: str = "registry.example/vllm:v0.10", annotations: dict[str, str] | None = None,
-                labels: dict[str, str] | None = None, volumes: list[dict[str, Any]] | None = None,
-                **ctr: Any) -> o.Pod:
+def sidecar_pod(
+    ns: str = "test",
+    image: str = "registry.example/vllm:v0.10",
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    **ctr: Any,
+) -> o.Pod:
     """sidecar_test.go's sidecarTestPod: ISVC qwen, revision 669889f77f, VLLM_CACHE_ROOT=/cache/vllm, an
     HTTP readinessProbe on 8080."""
-    container = {"name": "kserve-container", "image": image,
-                 "env": [{"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"}], "readinessProbe": HEALTH, **ctr}
-    return o.Pod.from_dict({"metadata": {
-        "name": "qwen-predictor-669889f77f-abcde", "namespace": ns,
-        "labels": labels if labels is not None else {"serving.kserve.io/inferenceservice": "qwen",
-                                                     "pod-template-hash": "669889f77f"},
-        "annotations": annotations if annotations is not None else {
-            "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
-            "serving.kserve.io/kernelcache-supported": "true"}},
-        "spec": {"containers": [{k: v for k, v in container.items() if v is not None}], "volumes": volumes or []}})
+    container = {
+        "name": "kserve-container",
+        "image": image,
+        "env": [{"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"}],
+        "readinessProbe": HEALTH,
+        **ctr,
+    }
+    return o.Pod.from_dict(
+        {
+            "metadata": {
+                "name": "qwen-predictor-669889f77f-abcde",
+                "namespace": ns,
+                "labels": labels
+                if labels is not None
+                else {"serving.kserve.io/inferenceservice": "qwen", "pod-template-hash": "669889f77f"},
+                "annotations": annotations
+                if annotations is not None
+                else {
+                    "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
+                    "serving.kserve.io/kernelcache-supported": "true",
+                },
+            },
+            "spec": {"containers": [{k: v for k, v in container.items() if v is not None}], "volumes": volumes or []},
+        }
+    )
 
 
 def cfg(endpoint: str = "registry.example:5000", **extra: Any) -> Any:
     import json
-    raw = {"enabled": True, "mcvImage": "example/mcv:test", "registry": {"endpoint": endpoint} if endpoint else {},
-           **extra}
+
+    raw = {
+        "enabled": True,
+        "mcvImage": "example/mcv:test",
+        "registry": {"endpoint": endpoint} if endpoint else {},
+        **extra,
+    }
     return parse_config(json.dumps(raw))
 
 
-def capture(phase: str = "", name: str = "qwen-kcc-669889f77f", ns: str = "test", generated: bool = False,
-            reason: str = "", status: str = "False", artifact: bool = False, **spec: Any) -> o.Capture:
-    obj: dict[str, Any] = {"metadata": {"name": name, "namespace": ns,
-                                        "labels": {"internal.serving.kserve.io/kernelcache-capture-generated": "true"}
-                                        if generated else {}},
-                           "spec": {"sourceRef": {"kind": "InferenceService", "name": "qwen"}, **spec},
-                           "status": {"phase": phase}}
+def capture(
+    phase: str = "",
+    name: str = "qwen-kcc-669889f77f",
+    ns: str = "test",
+    generated: bool = False,
+    reason: str = "",
+    status: str = "False",
+    artifact: bool = False,
+    **spec: Any,
+) -> o.Capture:
+    obj: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "labels": {"internal.serving.kserve.io/kernelcache-capture-generated": "true"} if generated else {},
+        },
+        "spec": {"sourceRef": {"kind": "InferenceService", "name": "qwen"}, **spec},
+        "status": {"phase": phase},
+    }
     if reason:
         obj["status"]["conditions"] = [{"type": "Ready", "status": status, "reason": reason}]
     if artifact:
@@ -63,20 +100,65 @@ def plan(pod: o.Pod, *caps: o.Capture, endpoint: str = "registry.example:5000") 
 
 # ---- sidecar_test.go ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("caps,endpoint,want_path,want_target", [
-    ((), "registry.example:5000", "/cache/vllm", "registry.example:5000/test/kernel-cache-qwen:"),
-    ((capture(cachePaths=[{"containerName": "kserve-container", "containerPath": "/custom/vllm",
-                           "ociPath": "io.vllm.cache"}], targetImage="registry.example:5000/test/custom:v1"),),
-     "registry.example:5000", "/custom/vllm", "registry.example:5000/test/custom:v1"),
-    ((capture(cachePaths=[{"containerName": "kserve-container"}]),), "registry.example:5000", "/cache/vllm",
-     "registry.example:5000/test/kernel-cache-qwen:"),
-    ((capture(targetImage="registry.example:5000/test/custom:v1"),), "", "/cache/vllm",
-     "registry.example:5000/test/custom:v1"),
-    ((capture(cachePaths=[{"containerName": "kserve-container", "containerPath": "/custom/vllm",
-                           "ociPath": "io.vllm.cache"}]),), "registry.example:5000", "/custom/vllm",
-     "registry.example:5000/test/kernel-cache-qwen:"),
-], ids=["deterministic revision capture when missing", "capture overrides", "omitted path from runtime env",
-        "default paths when capture only sets target", "default target when capture only sets paths"])
+
+@pytest.mark.parametrize(
+    "caps,endpoint,want_path,want_target",
+    [
+        ((), "registry.example:5000", "/cache/vllm", "registry.example:5000/test/kernel-cache-qwen:"),
+        (
+            (
+                capture(
+                    cachePaths=[
+                        {
+                            "containerName": "kserve-container",
+                            "containerPath": "/custom/vllm",
+                            "ociPath": "io.vllm.cache",
+                        }
+                    ],
+                    targetImage="registry.example:5000/test/custom:v1",
+                ),
+            ),
+            "registry.example:5000",
+            "/custom/vllm",
+            "registry.example:5000/test/custom:v1",
+        ),
+        (
+            (capture(cachePaths=[{"containerName": "kserve-container"}]),),
+            "registry.example:5000",
+            "/cache/vllm",
+            "registry.example:5000/test/kernel-cache-qwen:",
+        ),
+        (
+            (capture(targetImage="registry.example:5000/test/custom:v1"),),
+            "",
+            "/cache/vllm",
+            "registry.example:5000/test/custom:v1",
+        ),
+        (
+            (
+                capture(
+                    cachePaths=[
+                        {
+                            "containerName": "kserve-container",
+                            "containerPath": "/custom/vllm",
+                            "ociPath": "io.vllm.cache",
+                        }
+                    ]
+                ),
+            ),
+            "registry.example:5000",
+            "/custom/vllm",
+            "registry.example:5000/test/kernel-cache-qwen:",
+        ),
+    ],
+    ids=[
+        "deterministic revision capture when missing",
+        "capture overrides",
+        "omitted path from runtime env",
+        "default paths when capture only sets target",
+        "default target when capture only sets paths",
+    ],
+)
 def test_inject_sidecar(caps, endpoint, want_path, want_target):
     """TestInjectSidecar (5 sub-tests): capture name, container path and target image."""
     step = plan(sidecar_pod(), *caps, endpoint=endpoint)
@@ -100,8 +182,9 @@ def test_reporter_name_is_cut_to_63_with_a_12_hex_suffix():
     sha256 (digest[:6]; an older snapshot had digest[:4])."""
     import hashlib
 
-    assert reporter_name("qwen-kcc-669889f77f") == ("kernel-cache-reporter-qwen-kcc-669889f77f-"
-                                                    + hashlib.sha256(b"qwen-kcc-669889f77f").hexdigest()[:12])
+    assert reporter_name("qwen-kcc-669889f77f") == (
+        "kernel-cache-reporter-qwen-kcc-669889f77f-" + hashlib.sha256(b"qwen-kcc-669889f77f").hexdigest()[:12]
+    )
     long = reporter_name("x" * 60 + "-kcc-1")
     assert len(long) == 63 and long.startswith("kernel-cache-reporter-xxx")
 
@@ -112,18 +195,26 @@ def test_inject_sidecar_skips_pod_without_replicaset_revision():
     assert step.runs is False and "pod-template-hash" in step.why
 
 
-@pytest.mark.parametrize("host,want", [
-    ("", "http://127.0.0.1:8080/health"), ("localhost", "http://127.0.0.1:8080/health"),
-    ("127.0.0.2", "http://127.0.0.2:8080/health"), ("::1", "http://[::1]:8080/health"),
-    ("kubernetes.default.svc", None), ("169.254.169.254", None)])
+@pytest.mark.parametrize(
+    "host,want",
+    [
+        ("", "http://127.0.0.1:8080/health"),
+        ("localhost", "http://127.0.0.1:8080/health"),
+        ("127.0.0.2", "http://127.0.0.2:8080/health"),
+        ("::1", "http://[::1]:8080/health"),
+        ("kubernetes.default.svc", None),
+        ("169.254.169.254", None),
+    ],
+)
 def test_readiness_probe_config_restricts_host_to_loopback(host, want):
     """TestReadinessProbeConfigRestrictsHostToLoopback (6 sub-tests)"""
     ctr = sidecar_pod(readinessProbe={"httpGet": {"host": host, "path": "/health", "port": 8080}}).spec_containers[0]
     if want is None:
         with pytest.raises(sc.SidecarError) as exc:
             sc.readiness_url(ctr)
-        assert str(exc.value) == (f'container "{ctr.name}" readinessProbe host: must be localhost or a loopback '
-                                  f'address, got "{host}"')
+        assert str(exc.value) == (
+            f'container "{ctr.name}" readinessProbe host: must be localhost or a loopback address, got "{host}"'
+        )
     else:
         assert sc.readiness_url(ctr) == want
 
@@ -146,19 +237,24 @@ def test_non_terminal_capture_still_injects_capture_sidecar():
     assert step.runs is True and step.error is None
 
 
-@pytest.mark.parametrize("phase,reason,status,generated,artifact,skip", [
-    ("Complete", "", "", False, False, True),
-    ("Unchanged", "", "", False, False, True),
-    ("Failed", "", "", False, False, True),
-    ("Failed", "ProducerGone", "False", False, False, True),
-    ("Failed", "ProducerGone", "False", True, True, True),
-    ("Failed", "ProducerGone", "False", True, False, False),
-    ("Failed", "ProducerGone", "True", True, False, True),
-    ("Failed", "ProducerGone", "Unknown", True, False, True),
-    ("", "", "", False, False, False), ("Pending", "", "", False, False, False),
-    ("WaitingForWorkload", "", "", False, False, False), ("Capturing", "", "", False, False, False),
-    ("Pushing", "", "", False, False, False),
-])
+@pytest.mark.parametrize(
+    "phase,reason,status,generated,artifact,skip",
+    [
+        ("Complete", "", "", False, False, True),
+        ("Unchanged", "", "", False, False, True),
+        ("Failed", "", "", False, False, True),
+        ("Failed", "ProducerGone", "False", False, False, True),
+        ("Failed", "ProducerGone", "False", True, True, True),
+        ("Failed", "ProducerGone", "False", True, False, False),
+        ("Failed", "ProducerGone", "True", True, False, True),
+        ("Failed", "ProducerGone", "Unknown", True, False, True),
+        ("", "", "", False, False, False),
+        ("Pending", "", "", False, False, False),
+        ("WaitingForWorkload", "", "", False, False, False),
+        ("Capturing", "", "", False, False, False),
+        ("Pushing", "", "", False, False, False),
+    ],
+)
 def test_skip_sidecar_for_terminal_capture(phase, reason, status, generated, artifact, skip):
     """TestSkipSidecarForTerminalCapture (8 sub-tests, and the 5 non-terminal phases)"""
     cap = capture(phase, reason=reason, status=status or "False", generated=generated, artifact=artifact)
@@ -168,8 +264,10 @@ def test_skip_sidecar_for_terminal_capture(phase, reason, status, generated, art
 def test_sidecar_existing_mount_is_reused():
     """TestSidecarManifestsAndExistingMount: an existing writable mount at the capture path is reused (no
     mcv-cache volume)."""
-    pod = sidecar_pod(volumeMounts=[{"name": "existing", "mountPath": "/cache/vllm", "subPath": "vllm"}],
-                      volumes=[{"name": "existing", "emptyDir": {}}])
+    pod = sidecar_pod(
+        volumeMounts=[{"name": "existing", "mountPath": "/cache/vllm", "subPath": "vllm"}],
+        volumes=[{"name": "existing", "emptyDir": {}}],
+    )
     step = plan(pod)
     assert step.error is None
     assert dict(step.passed)[sc.CAPTURE_MOUNTS].startswith("/cache/vllm shares the pod's mount existing; ")
@@ -177,41 +275,85 @@ def test_sidecar_existing_mount_is_reused():
 
 def test_default_cache_paths():
     """TestDefaultCachePaths: VLLM_CACHE_ROOT (TRITON_CACHE_DIR is ignored), else /root/.cache/vllm for main."""
-    with_env = sidecar_pod(env=[{"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"},
-                                {"name": "TRITON_CACHE_DIR", "value": "/cache/triton"}])
+    with_env = sidecar_pod(
+        env=[
+            {"name": "VLLM_CACHE_ROOT", "value": "/cache/vllm"},
+            {"name": "TRITON_CACHE_DIR", "value": "/cache/triton"},
+        ]
+    )
     assert sc.resolve_paths((), with_env.spec_containers)[0].container_path == "/cache/vllm"
     main = o.Pod.from_dict({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "main"}]}})
     assert sc.resolve_paths((), main.spec_containers) == (
-        o.CachePath(container_name="main", container_path="/root/.cache/vllm", oci_path="io.vllm.cache"),)
+        o.CachePath(container_name="main", container_path="/root/.cache/vllm", oci_path="io.vllm.cache"),
+    )
 
 
 # ---- every error of the step, with KServe's message ------------------------------------------------------
 
-@pytest.mark.parametrize("change,step,message", [
-    ({"readinessProbe": None}, "readiness-probe",
-     'container "kserve-container" requires an HTTP readinessProbe for MCV capture'),
-    ({"readinessProbe": {"tcpSocket": {"port": 8080}}}, "readiness-probe",
-     'container "kserve-container" requires an HTTP readinessProbe for MCV capture'),
-    ({"readinessProbe": {"httpGet": {"path": "/health"}}}, "readiness-probe",
-     'container "kserve-container" readinessProbe requires a valid port'),
-    ({"readinessProbe": {"httpGet": {"path": "/health", "port": ""}}}, "readiness-probe",
-     'container "kserve-container" readinessProbe requires a port'),
-    ({"readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}}, "readiness-probe",
-     'container "kserve-container" readinessProbe references unknown named port "http"'),
-    ({"readinessProbe": {"httpGet": {"path": "/health", "port": "http", "host": "10.0.0.1"}},
-      "ports": [{"name": "http", "containerPort": 8080}]}, "readiness-probe",
-     'container "kserve-container" readinessProbe host: must be localhost or a loopback address, got "10.0.0.1"'),
-    ({"env": [{"name": "VLLM_CACHE_ROOT", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]},
-     "capture-paths", "VLLM_CACHE_ROOT uses valueFrom; provide containerPath explicitly"),
-    ({"env": [{"name": "VLLM_CACHE_ROOT", "value": ""}]}, "capture-paths",
-     "VLLM_CACHE_ROOT is empty; provide containerPath explicitly"),
-    ({"volumeMounts": [{"name": "models", "mountPath": "/cache/vllm", "readOnly": True}]}, "capture-mounts",
-     'capture path "/cache/vllm" is read-only'),
-    ({"volumeMounts": [{"name": "models", "mountPath": "/cache"}]}, "capture-mounts",
-     'capture path "/cache/vllm" overlaps mount "/cache"; configure an exact cache mount'),
-    ({"env": [{"name": "VLLM_CACHE_ROOT", "value": "relative"}]}, "capture-mounts",
-     'invalid cache containerPath "relative"'),
-])
+
+@pytest.mark.parametrize(
+    "change,step,message",
+    [
+        (
+            {"readinessProbe": None},
+            "readiness-probe",
+            'container "kserve-container" requires an HTTP readinessProbe for MCV capture',
+        ),
+        (
+            {"readinessProbe": {"tcpSocket": {"port": 8080}}},
+            "readiness-probe",
+            'container "kserve-container" requires an HTTP readinessProbe for MCV capture',
+        ),
+        (
+            {"readinessProbe": {"httpGet": {"path": "/health"}}},
+            "readiness-probe",
+            'container "kserve-container" readinessProbe requires a valid port',
+        ),
+        (
+            {"readinessProbe": {"httpGet": {"path": "/health", "port": ""}}},
+            "readiness-probe",
+            'container "kserve-container" readinessProbe requires a port',
+        ),
+        (
+            {"readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}},
+            "readiness-probe",
+            'container "kserve-container" readinessProbe references unknown named port "http"',
+        ),
+        (
+            {
+                "readinessProbe": {"httpGet": {"path": "/health", "port": "http", "host": "10.0.0.1"}},
+                "ports": [{"name": "http", "containerPort": 8080}],
+            },
+            "readiness-probe",
+            'container "kserve-container" readinessProbe host: must be localhost or a loopback address, got "10.0.0.1"',
+        ),
+        (
+            {"env": [{"name": "VLLM_CACHE_ROOT", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]},
+            "capture-paths",
+            "VLLM_CACHE_ROOT uses valueFrom; provide containerPath explicitly",
+        ),
+        (
+            {"env": [{"name": "VLLM_CACHE_ROOT", "value": ""}]},
+            "capture-paths",
+            "VLLM_CACHE_ROOT is empty; provide containerPath explicitly",
+        ),
+        (
+            {"volumeMounts": [{"name": "models", "mountPath": "/cache/vllm", "readOnly": True}]},
+            "capture-mounts",
+            'capture path "/cache/vllm" is read-only',
+        ),
+        (
+            {"volumeMounts": [{"name": "models", "mountPath": "/cache"}]},
+            "capture-mounts",
+            'capture path "/cache/vllm" overlaps mount "/cache"; configure an exact cache mount',
+        ),
+        (
+            {"env": [{"name": "VLLM_CACHE_ROOT", "value": "relative"}]},
+            "capture-mounts",
+            'invalid cache containerPath "relative"',
+        ),
+    ],
+)
 def test_each_error_denies_the_pod_with_kserves_message(change, step, message):
     pod = sidecar_pod(**change)
     got = plan(pod)
@@ -221,9 +363,11 @@ def test_each_error_denies_the_pod_with_kserves_message(change, step, message):
 
 def test_named_port_resolves_and_a_child_mount_does_not_overlap():
     """Only a mount above the capture path overlaps; a mount below it is fine (one direction is checked)."""
-    pod = sidecar_pod(readinessProbe={"httpGet": {"path": "/h", "port": "http"}},
-                      ports=[{"name": "http", "containerPort": 9000}],
-                      volumeMounts=[{"name": "x", "mountPath": "/cache/vllm/sub"}])
+    pod = sidecar_pod(
+        readinessProbe={"httpGet": {"path": "/h", "port": "http"}},
+        ports=[{"name": "http", "containerPort": 9000}],
+        volumeMounts=[{"name": "x", "mountPath": "/cache/vllm/sub"}],
+    )
     got = plan(pod)
     assert got.error is None and got.readiness_url == "http://127.0.0.1:9000/h"
 
@@ -238,7 +382,9 @@ def test_conflicting_volumes():
 def test_no_endpoint_and_no_capture_target():
     got = plan(sidecar_pod(), endpoint="")
     assert (got.error.step, str(got.error)) == (
-        "capture-target", "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured")
+        "capture-target",
+        "kernelcache.registry.endpoint is required when no KernelCacheCapture target is configured",
+    )
 
 
 def test_unknown_capture_path_container_and_oci_path():
@@ -250,14 +396,24 @@ def test_unknown_capture_path_container_and_oci_path():
 
 # ---- through the whole decision -------------------------------------------------------------------------
 
+
 def decide(pod: o.Pod, *objs: dict[str, Any], captures: dict[str, o.Capture] | None = None, **cfg_extra: Any):
     kcns = [o.KernelCacheNode.from_dict(x) for x in objs if x["kind"] == "KernelCacheNode"]
-    kcs = {f"{k.namespace}/{k.name}": k for k in (o.KernelCache.from_dict(x) for x in objs
-                                                    if x["kind"] == "KernelCache")}
+    kcs = {
+        f"{k.namespace}/{k.name}": k for k in (o.KernelCache.from_dict(x) for x in objs if x["kind"] == "KernelCache")
+    }
     extra = {"artifactSecurity": {"mode": "none"}, "registry": {"endpoint": "registry.example:5000"}, **cfg_extra}
-    return a.decide(a.Inputs(pod=pod, namespace=pod.namespace, config=config(**extra), kcns=kcns,
-                             kernel_caches=kcs, webhook_known=False,
-                             captures={} if captures is None else captures))
+    return a.decide(
+        a.Inputs(
+            pod=pod,
+            namespace=pod.namespace,
+            config=config(**extra),
+            kcns=kcns,
+            kernel_caches=kcs,
+            webhook_known=False,
+            captures={} if captures is None else captures,
+        )
+    )
 
 
 def test_a_matched_cache_does_not_save_a_pod_the_sidecar_step_denies():
@@ -268,9 +424,11 @@ def test_a_matched_cache_does_not_save_a_pod_the_sidecar_step_denies():
     assert adm.gate("injection").passed is True and adm.winner is not None
     assert adm.outcome == "rejected" and adm.cached_kernel_cache is None
     assert adm.blocked_by.id == "readiness-probe"
-    assert a.denial_message(adm) == ('admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the '
-                                     'request: container "kserve-container" requires an HTTP readinessProbe for MCV '
-                                     'capture')
+    assert a.denial_message(adm) == (
+        'admission webhook "kernelcache.kserve-webhook-server.pod-mutator" denied the '
+        'request: container "kserve-container" requires an HTTP readinessProbe for MCV '
+        "capture"
+    )
 
 
 def test_the_sidecar_sees_the_cache_mount_and_reuses_it():
@@ -290,21 +448,30 @@ def test_a_floating_image_pod_is_denied_the_same_way():
     assert adm.outcome == "rejected" and adm.blocked_by.id == "capture-target"
 
 
-@pytest.mark.parametrize("annotations,extra,why", [
-    ({"serving.kserve.io/kernelcache-sidecar-injection": "false"}, {}, "sidecar-injection: \"false\""),
-    ({}, {"defaultSidecarInjection": False}, "defaultSidecarInjection is false"),
-])
+@pytest.mark.parametrize(
+    "annotations,extra,why",
+    [
+        ({"serving.kserve.io/kernelcache-sidecar-injection": "false"}, {}, 'sidecar-injection: "false"'),
+        ({}, {"defaultSidecarInjection": False}, "defaultSidecarInjection is false"),
+    ],
+)
 def test_injection_off_skips_the_step(annotations, extra, why):
-    ann = {"internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
-           "serving.kserve.io/kernelcache-supported": "true", **annotations}
+    ann = {
+        "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
+        "serving.kserve.io/kernelcache-supported": "true",
+        **annotations,
+    }
     adm = decide(sidecar_pod(readinessProbe=None, annotations=ann), **extra)
     assert adm.outcome == "not-cached" and adm.gate("sidecar").passed is True and why in adm.gate("sidecar").detail
     assert adm.gate("readiness-probe").passed is None
 
 
 def test_annotation_true_overrides_a_default_off():
-    ann = {"internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
-           "serving.kserve.io/kernelcache-supported": "true", "serving.kserve.io/kernelcache-sidecar-injection": "true"}
+    ann = {
+        "internal.serving.kserve.io/storage-initializer-sourceuri": "hf://Qwen/Qwen3-0.6B",
+        "serving.kserve.io/kernelcache-supported": "true",
+        "serving.kserve.io/kernelcache-sidecar-injection": "true",
+    }
     adm = decide(sidecar_pod(readinessProbe=None, annotations=ann), defaultSidecarInjection=False)
     assert adm.outcome == "rejected" and adm.blocked_by.id == "readiness-probe"
 
@@ -318,8 +485,17 @@ def test_terminal_capture_and_producer_gone_retry_through_the_decision():
 
 
 def test_captures_not_read_leave_the_step_undecided():
-    adm = a.decide(a.Inputs(pod=sidecar_pod(readinessProbe=None), namespace="test", config=config(),
-                            kcns=[], kernel_caches={}, webhook_known=False, captures=None))
+    adm = a.decide(
+        a.Inputs(
+            pod=sidecar_pod(readinessProbe=None),
+            namespace="test",
+            config=config(),
+            kcns=[],
+            kernel_caches={},
+            webhook_known=False,
+            captures=None,
+        )
+    )
     assert adm.gate("sidecar").passed is None and adm.outcome == "not-cached"
     assert all(adm.gate(g).passed is None for g in sc.STEPS)
 
@@ -327,16 +503,27 @@ def test_captures_not_read_leave_the_step_undecided():
 def test_an_admitted_pod_is_replayed_without_its_sidecar():
     """A pod read from the cluster carries the webhook's sidecar; pre_admission removes it (only when the
     reporter annotation says the webhook added it) so the step is replayed, not skipped."""
-    pod = sidecar_pod(volumeMounts=[{"name": "mcv-cache-0", "mountPath": "/cache/vllm"}],
-                      volumes=[{"name": "mcv-cache-0", "emptyDir": {}},
-                               {"name": "mcv-reporter-access", "emptyDir": {}}])
+    pod = sidecar_pod(
+        volumeMounts=[{"name": "mcv-cache-0", "mountPath": "/cache/vllm"}],
+        volumes=[{"name": "mcv-cache-0", "emptyDir": {}}, {"name": "mcv-reporter-access", "emptyDir": {}}],
+    )
     data = pod.meta.annotations | {"internal.serving.kserve.io/kernelcache-reporter-secret": "s"}
     from msgspec.structs import replace
-    admitted = replace(pod, metadata=replace(pod.meta, annotations=data),
-                       spec=replace(pod.spec, containers=(*pod.spec_containers, o.Container(name="mcv"))))
+
+    admitted = replace(
+        pod,
+        metadata=replace(pod.meta, annotations=data),
+        spec=replace(pod.spec, containers=(*pod.spec_containers, o.Container(name="mcv"))),
+    )
     before = a.pre_admission(admitted)
     assert [x.name for x in before.spec_containers] == ["kserve-container"]
     assert before.volumes == () and before.spec_containers[0].volume_mounts == ()
     assert plan(before).runs is True
-    assert plan(pod.__class__.from_dict({"metadata": {"name": "p", "labels": dict(pod.meta.labels)},
-                                         "spec": {"containers": [{"name": "mcv"}]}})).runs is False
+    assert (
+        plan(
+            pod.__class__.from_dict(
+                {"metadata": {"name": "p", "labels": dict(pod.meta.labels)}, "spec": {"containers": [{"name": "mcv"}]}}
+            )
+        ).runs
+        is False
+    )

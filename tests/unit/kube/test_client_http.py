@@ -74,8 +74,12 @@ def answer(doc: Any) -> Handler:
 
 
 def node_list(rv: str, *names: str) -> dict[str, Any]:
-    return {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
-            "items": [{"metadata": {"name": n}} for n in names]}
+    return {
+        "kind": "NodeList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": rv},
+        "items": [{"metadata": {"name": n}} for n in names],
+    }
 
 
 def client_for(url: str, timeout: float | None = None) -> Client:
@@ -89,10 +93,13 @@ def test_interleaved_lists_on_one_client_each_return_their_own_resource_version(
     """Two informer-like threads on one Client: A's list is still being converted when B's list completes.
     A must get its own list's resourceVersion (100), not B's (200): a watch from B's would miss events.
     (The client used to keep the last list's resourceVersion on itself and return that.)"""
-    cms = {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "200"},
-           "items": [{"metadata": {"name": "c", "namespace": "kserve"}}]}
-    routes = {"/api/v1/nodes": answer(node_list("100", "n1")),
-              "/api/v1/namespaces/kserve/configmaps": answer(cms)}
+    cms = {
+        "kind": "ConfigMapList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "200"},
+        "items": [{"metadata": {"name": "c", "namespace": "kserve"}}],
+    }
+    routes = {"/api/v1/nodes": answer(node_list("100", "n1")), "/api/v1/namespaces/kserve/configmaps": answer(cms)}
     with server(routes) as url:
         client = client_for(url)
         a_converting, b_done = threading.Event(), threading.Event()
@@ -119,11 +126,16 @@ def test_interleaved_lists_on_one_client_each_return_their_own_resource_version(
 
 
 def test_list_follows_continue_tokens_and_returns_the_first_pages_resource_version():
-    pages = iter([
-        {"kind": "NodeList", "metadata": {"resourceVersion": "7", "continue": "next"},
-         "items": [{"metadata": {"name": "a"}}]},
-        {"kind": "NodeList", "metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "b"}}]},
-    ])
+    pages = iter(
+        [
+            {
+                "kind": "NodeList",
+                "metadata": {"resourceVersion": "7", "continue": "next"},
+                "items": [{"metadata": {"name": "a"}}],
+            },
+            {"kind": "NodeList", "metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "b"}}]},
+        ]
+    )
 
     def handle(h: BaseHTTPRequestHandler) -> None:
         answer(next(pages))(h)
@@ -154,8 +166,9 @@ def test_server_dying_mid_response_names_the_cause():
     with server({"/api/v1/nodes": dies_mid_response}) as url, pytest.raises(Unreachable) as exc:
         client_for(url).list_all(r.NODES)
     message = str(exc.value)
-    assert message == (f"cannot reach the API server at {url}: the server closed the connection in the middle "
-                       "of its response")
+    assert message == (
+        f"cannot reach the API server at {url}: the server closed the connection in the middle of its response"
+    )
 
 
 def test_server_dying_mid_response_on_the_command_line(capsys, tmp_path):
@@ -163,8 +176,10 @@ def test_server_dying_mid_response_on_the_command_line(capsys, tmp_path):
         code = run(["doctor", "--server", url, "--token", "t", "--kubeconfig", empty_kubeconfig(tmp_path)])
     err = capsys.readouterr().err
     assert code == EXIT_INCOMPLETE
-    assert err == f"error: cannot reach the API server at {url}: the server closed the connection in the middle " \
-                  "of its response\n"
+    assert (
+        err == f"error: cannot reach the API server at {url}: the server closed the connection in the middle "
+        "of its response\n"
+    )
     for word in ("MaxRetryError", "ProtocolError", "IncompleteRead", "Traceback"):
         assert word not in err
 
@@ -172,6 +187,7 @@ def test_server_dying_mid_response_on_the_command_line(capsys, tmp_path):
 def test_request_timeout_is_the_whole_budget():
     """A server that accepts and never answers: --request-timeout 1s ends the request after ~1 s (no retry
     doubling it) and says so."""
+
     def hang(h: BaseHTTPRequestHandler) -> None:
         time.sleep(5)
 
@@ -192,8 +208,14 @@ def empty_kubeconfig(tmp_path: Path) -> str:
 
 def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
     """The command in a child process, as a user runs it (warnings and all)."""
-    return subprocess.run([sys.executable, "-m", "kubectl_kcache", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_kcache", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+    )
 
 
 def test_server_without_a_scheme_is_taken_as_kubectl_takes_it(tmp_path):
@@ -204,18 +226,29 @@ def test_server_without_a_scheme_is_taken_as_kubectl_takes_it(tmp_path):
 
 
 def test_server_without_a_scheme_with_tls_settings_is_https(tmp_path):
-    proc = run_cli("doctor", "--server", "127.0.0.1:1", "--token", "t", "--insecure-skip-tls-verify",
-                   "--kubeconfig", empty_kubeconfig(tmp_path))
+    proc = run_cli(
+        "doctor",
+        "--server",
+        "127.0.0.1:1",
+        "--token",
+        "t",
+        "--insecure-skip-tls-verify",
+        "--kubeconfig",
+        empty_kubeconfig(tmp_path),
+    )
     assert proc.returncode == EXIT_INCOMPLETE
     assert proc.stderr == "error: cannot reach the API server at https://127.0.0.1:1: connection refused\n"
 
 
-@pytest.mark.parametrize(("value", "why"), [
-    ("ht!tp://::::", "not a valid URL"),
-    ("ftp://example.com", "the scheme must be https:// or http://"),
-    ("https://", "no host"),
-    ("https://example.com:99999", "not a valid URL"),
-])
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("ht!tp://::::", "not a valid URL"),
+        ("ftp://example.com", "the scheme must be https:// or http://"),
+        ("https://", "no host"),
+        ("https://example.com:99999", "not a valid URL"),
+    ],
+)
 def test_malformed_server_is_a_usage_error(tmp_path, value, why):
     proc = run_cli("doctor", "--server", value, "--token", "t", "--kubeconfig", empty_kubeconfig(tmp_path))
     assert proc.returncode == EXIT_USAGE, proc.stderr
@@ -227,13 +260,20 @@ def test_malformed_server_is_a_usage_error(tmp_path, value, why):
 def test_missing_ca_file_names_its_path(tmp_path):
     missing = tmp_path / "no-such-ca.crt"
     path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1",
-                                               "certificate-authority": str(missing)}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "x",
+                "clusters": [
+                    {"name": "c", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority": str(missing)}}
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
     proc = run_cli("doctor", "--kubeconfig", str(path))
     assert proc.returncode == EXIT_USAGE
     assert proc.stderr == f"error: kubeconfig: certificate-authority {missing}: No such file or directory\n"

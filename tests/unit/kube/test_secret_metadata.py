@@ -15,12 +15,20 @@ APPLIED = json.dumps({"apiVersion": "v1", "kind": "Secret", "stringData": {"acce
 
 
 def secret_item(kind: str = "Secret", api: str = "v1") -> dict:
-    return {"kind": kind, "apiVersion": api, "type": "Opaque", "data": {"access.json": "ZG8tbm90"},
-            "stringData": {"access.json": VALUE},
-            "metadata": {"name": "kernel-cache-reporter-x", "namespace": "team", "labels": {"a": "b"},
-                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": APPLIED},
-                         "ownerReferences": [{"kind": "KernelCacheCapture", "name": "x", "uid": "u",
-                                              "controller": True}]}}
+    return {
+        "kind": kind,
+        "apiVersion": api,
+        "type": "Opaque",
+        "data": {"access.json": "ZG8tbm90"},
+        "stringData": {"access.json": VALUE},
+        "metadata": {
+            "name": "kernel-cache-reporter-x",
+            "namespace": "team",
+            "labels": {"a": "b"},
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": APPLIED},
+            "ownerReferences": [{"kind": "KernelCacheCapture", "name": "x", "uid": "u", "controller": True}],
+        },
+    }
 
 
 def test_secrets_are_the_one_metadata_only_resource():
@@ -29,8 +37,12 @@ def test_secrets_are_the_one_metadata_only_resource():
 
 
 def test_a_page_of_secrets_keeps_no_value():
-    page = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": {},
-            "items": [secret_item("PartialObjectMetadata", "meta.k8s.io/v1")]}
+    page = {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {},
+        "items": [secret_item("PartialObjectMetadata", "meta.k8s.io/v1")],
+    }
     [item] = listing.dict_page(r.SECRETS)(json.dumps(page).encode()).items
     assert (item["kind"], item["apiVersion"]) == ("Secret", "v1")
     assert VALUE not in json.dumps(item) and "data" not in item and "annotations" not in item["metadata"]

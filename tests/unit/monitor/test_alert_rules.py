@@ -19,8 +19,14 @@ PREFIX = metrics.PREFIX
 
 
 def scrape() -> dict[str, list[dict[str, str]]]:
-    health = metrics.Health(ready=True, read_errors={"watch nodes": 1}, last_read=1.7e9, evaluations=2,
-                            events={"Warning": 1}, events_dropped={"duplicate": 1})
+    health = metrics.Health(
+        ready=True,
+        read_errors={"watch nodes": 1},
+        last_read=1.7e9,
+        evaluations=2,
+        events={"Warning": 1},
+        events_dropped={"duplicate": 1},
+    )
     return scraped(metrics.render(evaluate(BROKEN), health))
 
 
@@ -28,11 +34,13 @@ def possible_values() -> dict[tuple[str, str], set[str]]:
     """The values a label can take although the broken example shows only some: the registry's checks and
     codes, every entry and pod state."""
     specs = all_checks()
-    return {(PREFIX + "findings", "check"): {s.id for s in specs},
-            (PREFIX + "findings", "code"): {code.id for s in specs for code in s.codes},
-            (PREFIX + "cache_entries", "state"): set(metrics.ENTRY_STATES),
-            (PREFIX + "cache_entries", "assigned"): {"true", "false"},
-            (PREFIX + "serving_pods", "state"): set(metrics.POD_STATES)}
+    return {
+        (PREFIX + "findings", "check"): {s.id for s in specs},
+        (PREFIX + "findings", "code"): {code.id for s in specs for code in s.codes},
+        (PREFIX + "cache_entries", "state"): set(metrics.ENTRY_STATES),
+        (PREFIX + "cache_entries", "assigned"): {"true", "false"},
+        (PREFIX + "serving_pods", "state"): set(metrics.POD_STATES),
+    }
 
 
 RULES = list(alerts())
@@ -64,13 +72,18 @@ def test_a_rule_naming_what_is_not_exported_is_caught():
     """The checker itself: a misspelt metric, a label the metric lacks, a code no check has, a grouping label."""
     sels, grouping = selectors('sum by (namespace, pod) (kcache_monitor_serving_pod{state="now"}) > 0')
     bad = Alert("Bad", "", "", sels, grouping)
-    assert unknown(bad, scrape(), possible_values()) == ["metric kcache_monitor_serving_pod is not exported",
-                                                         "grouped by namespace, a label none of its metrics has",
-                                                         "grouped by pod, a label none of its metrics has"]
+    assert unknown(bad, scrape(), possible_values()) == [
+        "metric kcache_monitor_serving_pod is not exported",
+        "grouped by namespace, a label none of its metrics has",
+        "grouped by pod, a label none of its metrics has",
+    ]
     sels, grouping = selectors('sum by (pod) (kcache_monitor_findings{check="capture", code="stuk", x="y"}) > 0')
     assert unknown(replace(bad, selectors=sels, grouping=grouping), scrape(), possible_values()) == [
-        'kcache_monitor_findings has no sample with code="stuk"', "kcache_monitor_findings has no label x",
-        "grouped by pod, a label none of its metrics has"]
-    sels, _ = selectors("time() - kcache_monitor_last_successful_read_timestamp_seconds > 600 or "
-                        "kcache_monitor_ready == 0")
+        'kcache_monitor_findings has no sample with code="stuk"',
+        "kcache_monitor_findings has no label x",
+        "grouped by pod, a label none of its metrics has",
+    ]
+    sels, _ = selectors(
+        "time() - kcache_monitor_last_successful_read_timestamp_seconds > 600 or kcache_monitor_ready == 0"
+    )
     assert [s.metric for s in sels] == [PREFIX + "last_successful_read_timestamp_seconds", PREFIX + "ready"]

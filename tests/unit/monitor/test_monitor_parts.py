@@ -20,7 +20,7 @@ from kubectl_kcache.snapshot.files.from_files import load_files
 
 ROOT = Path(__file__).resolve().parents[3]
 BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])
-LINE = re.compile(r'^(kcache_monitor_\w+)(?:\{(.*)\})? (\S+)$')
+LINE = re.compile(r"^(kcache_monitor_\w+)(?:\{(.*)\})? (\S+)$")
 
 
 def samples(text: str) -> dict[tuple[str, frozenset], float]:
@@ -45,8 +45,10 @@ def test_metrics_of_one_evaluation_are_the_commands_numbers():
         for cell in g.caches:
             labels = {("kernelcache", cell.cache), ("group", g.name), ("assigned", str(cell.assigned).lower())}
             assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "Ready")}))] == cell.counts.ready
-            assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))] == \
-                g.members - cell.counts.total
+            assert (
+                got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))]
+                == g.members - cell.counts.total
+            )
     for row in hit_rate(BROKEN).rows:
         key = {("namespace", row.namespace), ("inferenceservice", row.isvc)}
         assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "cold")}))] == row.cold
@@ -65,8 +67,7 @@ def test_label_values_from_the_cluster_are_escaped():
 
 
 def finding(name: str, code: str = "entry-error", severity: str = "error") -> Finding:
-    return Finding("cache-status", severity, ObjectRef("KernelCacheNode", name), f"entry on {name} is Error",
-                   code=code)
+    return Finding("cache-status", severity, ObjectRef("KernelCacheNode", name), f"entry on {name} is Error", code=code)
 
 
 def test_findings_that_appear_or_clear_after_the_baseline():
@@ -74,18 +75,25 @@ def test_findings_that_appear_or_clear_after_the_baseline():
     assert changed == []  # the baseline makes no events
     known, changed = ev.changes(known, [finding("gpu-1"), finding("gpu-2")])
     assert [(f.object.name, cleared) for f, cleared in changed] == [("gpu-2", False)]
-    moved = Finding("cache-status", "error", ObjectRef("KernelCacheNode", "gpu-2"), "another message",
-                    code="entry-error")
+    moved = Finding(
+        "cache-status", "error", ObjectRef("KernelCacheNode", "gpu-2"), "another message", code="entry-error"
+    )
     known, changed = ev.changes(known, [moved])  # a new message alone is no new event
     assert [(f.object.name, cleared) for f, cleared in changed] == [("gpu-1", True)]
 
 
 def test_event_bodies():
     body = ev.event_body(finding("gpu-1"), cleared=False, host="h")
-    assert (body["reason"], body["type"], body["metadata"]["namespace"]) == ("CacheStatusEntryError", "Warning",
-                                                                              "default")
-    assert body["involvedObject"] == {"kind": "KernelCacheNode", "name": "gpu-1",
-                                      "apiVersion": "serving.kserve.io/v1alpha1"}
+    assert (body["reason"], body["type"], body["metadata"]["namespace"]) == (
+        "CacheStatusEntryError",
+        "Warning",
+        "default",
+    )
+    assert body["involvedObject"] == {
+        "kind": "KernelCacheNode",
+        "name": "gpu-1",
+        "apiVersion": "serving.kserve.io/v1alpha1",
+    }
     assert body["metadata"]["name"].startswith("gpu-1.") and body["source"]["component"] == "kubectl-kcache-monitor"
     cleared = ev.event_body(finding("gpu-1"), cleared=True, host="h")
     assert (cleared["reason"], cleared["type"]) == ("CacheStatusEntryErrorResolved", "Normal")
@@ -125,8 +133,13 @@ def test_the_monitor_role_is_the_doctors_reads_and_events_only_create():
     role = next(d for d in docs if d["kind"] == "ClusterRole")
     doctor = yaml.safe_load("\n".join(catalogue.cluster_role()))
     assert rules(role) == rules(doctor)
-    assert all(verbs == ({"list", "watch"} if res == "secrets" else {"get", "list", "watch"})
-               for (_, res), verbs in rules(role).items())
-    events = next(d for d in yaml.safe_load_all((ROOT / "deploy" / "monitor" / "rbac-events.yaml").read_text())
-                  if d["kind"] == "ClusterRole")
+    assert all(
+        verbs == ({"list", "watch"} if res == "secrets" else {"get", "list", "watch"})
+        for (_, res), verbs in rules(role).items()
+    )
+    events = next(
+        d
+        for d in yaml.safe_load_all((ROOT / "deploy" / "monitor" / "rbac-events.yaml").read_text())
+        if d["kind"] == "ClusterRole"
+    )
     assert rules(events) == {("", "events"): {"create"}}

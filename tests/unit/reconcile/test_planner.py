@@ -58,22 +58,39 @@ def test_disabled_or_broken_config_plans_nothing():
 
 
 def test_membership_creates_and_deletes_by_group_match_ignoring_readiness():
-    items = [enabled(), b.agent_daemonset(terms=[b.term({"role": "gpu"})]), b.group("gpu", {"role": "gpu"}),
-             b.node("gpu-node", {"role": "gpu"}, ready=False), b.node("cpu", {"role": "cpu"}),
-             b.kcn("orphan-node"), b.kcn("cpu")]
+    items = [
+        enabled(),
+        b.agent_daemonset(terms=[b.term({"role": "gpu"})]),
+        b.group("gpu", {"role": "gpu"}),
+        b.node("gpu-node", {"role": "gpu"}, ready=False),
+        b.node("cpu", {"role": "cpu"}),
+        b.kcn("orphan-node"),
+        b.kcn("cpu"),
+    ]
     p = plan(build(items))
-    assert verbs(p) == [("create", "KernelCacheNode", "gpu-node"), ("delete", "KernelCacheNode", "cpu"),
-                        ("delete", "KernelCacheNode", "orphan-node")]
+    assert verbs(p) == [
+        ("create", "KernelCacheNode", "gpu-node"),
+        ("delete", "KernelCacheNode", "cpu"),
+        ("delete", "KernelCacheNode", "orphan-node"),
+    ]
     reasons = {x.name: x.reason for x in p.actions}
     assert reasons["orphan-node"] == "node is gone" and reasons["cpu"] == "node matches no KernelCacheNodeGroup"
     create = p.actions[0]
-    assert create.body == {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "KernelCacheNode",
-                           "metadata": {"name": "gpu-node"}}
+    assert create.body == {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "KernelCacheNode",
+        "metadata": {"name": "gpu-node"},
+    }
 
 
 def test_empty_selector_aborts_the_node_pass():
-    items = [enabled(), b.agent_daemonset(node_selector={"x": "y"}), b.group("invalid", {}), b.node("n", {}),
-             b.kcn("orphan")]
+    items = [
+        enabled(),
+        b.agent_daemonset(node_selector={"x": "y"}),
+        b.group("invalid", {}),
+        b.node("n", {}),
+        b.kcn("orphan"),
+    ]
     p = plan(build(items))
     assert p.actions == []
     assert 'KernelCacheNodeGroup "invalid" requires a non-empty nodeSelector' in p.notes[0]
@@ -85,11 +102,15 @@ def test_missing_daemonset_blocks_kernel_cache_nodes():
 
 
 def test_placement_patch_only_when_kserve_would_patch():
-    groups = [b.group("l40s", {"p": "l40s"}, [{"key": "workload", "operator": "Equal", "value": "gpu",
-                                               "effect": "NoSchedule"}]),
-              b.group("h100", {"p": "h100"}, [GPU_TOL])]
-    shaped = b.agent_daemonset(tolerations=[GPU_TOL, groups[0]["spec"]["tolerations"][0]],
-                               terms=[b.term({"p": "h100"}), b.term({"p": "l40s"})])
+    groups = [
+        b.group(
+            "l40s", {"p": "l40s"}, [{"key": "workload", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+        ),
+        b.group("h100", {"p": "h100"}, [GPU_TOL]),
+    ]
+    shaped = b.agent_daemonset(
+        tolerations=[GPU_TOL, groups[0]["spec"]["tolerations"][0]], terms=[b.term({"p": "h100"}), b.term({"p": "l40s"})]
+    )
     assert plan(build([enabled(), shaped, *groups])).actions == []
     reordered = copy.deepcopy(shaped)
     reordered["spec"]["template"]["spec"]["tolerations"].reverse()
@@ -99,23 +120,35 @@ def test_placement_patch_only_when_kserve_would_patch():
     assert patch["nodeSelector"] is None
     assert patch["tolerations"] == [GPU_TOL, groups[0]["spec"]["tolerations"][0]]
     assert patch["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
-        "nodeSelectorTerms": [b.term({"p": "h100"}), b.term({"p": "l40s"})]}
+        "nodeSelectorTerms": [b.term({"p": "h100"}), b.term({"p": "l40s"})]
+    }
 
 
 def test_no_groups_gives_the_disabled_term():
     p = plan(build([enabled(), b.agent_daemonset(terms=[b.term({"p": "x"})])]))
     terms = p.actions[0].body["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchExpressions": [{"key": "serving.kserve.io/kernelcache-agent", "operator": "In",
-                                            "values": ["disabled"]}]}]
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms == [
+        {"matchExpressions": [{"key": "serving.kserve.io/kernelcache-agent", "operator": "In", "values": ["disabled"]}]}
+    ]
 
 
 def _capture_items(**status_kw: Any) -> list[dict]:
-    return [enabled(defaultNodeGroup="fallback"), b.agent_daemonset(terms=[b.term({"role": "other"}),  # fallback, gpu
-                                                                          b.term({"role": "gpu"})]),
-            b.group("gpu", {"role": "gpu"}), b.group("fallback", {"role": "other"}),
-            b.node("gpu-node", {"role": "gpu"}), b.kcn("gpu-node"),
-            b.capture("model-capture", "team", status=b.capture_status(**status_kw))]
+    return [
+        enabled(defaultNodeGroup="fallback"),
+        b.agent_daemonset(
+            terms=[
+                b.term({"role": "other"}),  # fallback, gpu
+                b.term({"role": "gpu"}),
+            ]
+        ),
+        b.group("gpu", {"role": "gpu"}),
+        b.group("fallback", {"role": "other"}),
+        b.node("gpu-node", {"role": "gpu"}),
+        b.kcn("gpu-node"),
+        b.capture("model-capture", "team", status=b.capture_status(**status_kw)),
+    ]
 
 
 def test_complete_capture_creates_the_kernel_cache_then_links_it():
@@ -129,33 +162,55 @@ def test_complete_capture_creates_the_kernel_cache_then_links_it():
     assert create.body["spec"]["mountType"] == "oci" and create.body["spec"]["nodeGroupRef"] == {"name": "gpu"}
     doc = plan_document(p.actions)
     assert doc["kind"] == "ReconcilePlan" and doc["actions"][0] == {
-        "verb": "create", "kind": "KernelCache", "namespace": "team", "name": name,
-        "reason": "captured by model-capture", "nodeGroup": "gpu", "selectionSource": "auto", "body": create.body}
+        "verb": "create",
+        "kind": "KernelCache",
+        "namespace": "team",
+        "name": name,
+        "reason": "captured by model-capture",
+        "nodeGroup": "gpu",
+        "selectionSource": "auto",
+        "body": create.body,
+    }
     assert "eventReason" not in doc["actions"][0]
     assert doc["actions"][1]["body"] == {"status": {"kernelCacheRef": {"namespace": "team", "name": name}}}
 
 
-@pytest.mark.parametrize("kw,source,group", [
-    ({"node_name": "gpu-node", "requested": "fallback"}, "annotation", "fallback"),
-    ({"node_name": "gone-node"}, "default", "fallback"),
-])
+@pytest.mark.parametrize(
+    "kw,source,group",
+    [
+        ({"node_name": "gpu-node", "requested": "fallback"}, "annotation", "fallback"),
+        ({"node_name": "gone-node"}, "default", "fallback"),
+    ],
+)
 def test_selection_sources(kw, source, group):
     p = plan(build(_capture_items(**kw)))
     assert (p.actions[0].selection_source, p.actions[0].node_group) == (source, group)
 
 
-@pytest.mark.parametrize("kw,reason,message", [
-    ({"node_name": "gpu-node", "requested": "missing"}, "InvalidRequestedNodeGroup",
-     'KernelCacheNodeGroup "missing" was not found'),
-    ({"node_name": ""}, "ProducerNodePending", "producer Pod node assignment has not been observed yet"),
-])
+@pytest.mark.parametrize(
+    "kw,reason,message",
+    [
+        (
+            {"node_name": "gpu-node", "requested": "missing"},
+            "InvalidRequestedNodeGroup",
+            'KernelCacheNodeGroup "missing" was not found',
+        ),
+        ({"node_name": ""}, "ProducerNodePending", "producer Pod node assignment has not been observed yet"),
+    ],
+)
 def test_selection_failure_is_one_event_and_nothing_else(kw, reason, message):
     p = plan(build(_capture_items(**kw)))
     assert [(x.verb, x.event_reason, x.message) for x in p.actions] == [("event", reason, message)]
     assert not p.writes
     assert plan_document(p.actions)["actions"][0] == {
-        "verb": "event", "kind": "Event", "namespace": "team", "name": "model-capture",
-        "reason": "node-group selection failed", "eventReason": reason, "message": message}
+        "verb": "event",
+        "kind": "Event",
+        "namespace": "team",
+        "name": "model-capture",
+        "reason": "node-group selection failed",
+        "eventReason": reason,
+        "message": message,
+    }
 
 
 def test_ineligible_or_linked_captures_are_left_alone():
@@ -194,17 +249,22 @@ def test_existing_kernel_cache_is_linked_not_recreated_and_a_mismatch_is_not_lin
     other = _capture_items(node_name="gpu-node") + [b.kernel_cache(name, "team", "gpu", seed="other")]
     p = plan(build(other))
     assert p.actions == []
-    assert p.notes == [f"KernelCache team/{name} artifact does not match KernelCacheCapture team/model-capture: "
-                       "KServe refuses to link them and stops that KernelCache's pass"]
+    assert p.notes == [
+        f"KernelCache team/{name} artifact does not match KernelCacheCapture team/model-capture: "
+        "KServe refuses to link them and stops that KernelCache's pass"
+    ]
 
 
 def test_an_existing_kernel_cache_is_linked_without_selection_or_event():
     """Linking needs no node group: even with an ambiguous node (selection would fail), no event is planned."""
     name = generated_kernel_cache_name("model-capture", b.image("cache"))
-    items = _capture_items(node_name="gpu-node") + [b.group("gpu-2", {"role": "gpu"}),
-                                                    b.kernel_cache(name, "team", "gpu")]
+    items = _capture_items(node_name="gpu-node") + [
+        b.group("gpu-2", {"role": "gpu"}),
+        b.kernel_cache(name, "team", "gpu"),
+    ]
     assert [v for v in verbs(plan(build(items))) if v[1] != "DaemonSet"] == [
-        ("update-status", "KernelCacheCapture", "model-capture")]
+        ("update-status", "KernelCacheCapture", "model-capture")
+    ]
 
 
 def test_links_are_planned_while_the_feature_is_disabled():
@@ -214,32 +274,42 @@ def test_links_are_planned_while_the_feature_is_disabled():
     items[0] = b.config_map({"enabled": False})
     assert plan(build(items)).actions == []
     assert verbs(plan(build(items + [b.kernel_cache(name, "team", "gpu")]))) == [
-        ("update-status", "KernelCacheCapture", "model-capture")]
+        ("update-status", "KernelCacheCapture", "model-capture")
+    ]
 
 
 def test_two_captures_with_one_generated_name_link_only_the_first():
     """Names sharing the first 38 characters and one digest map to one KernelCache: KServe's
     findCompletedCapture takes the first complete capture; the other is never linked."""
-    first, second = "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4", \
-        "llama-3-8b-instruct-production-east-kcc-669889f77f"
+    first, second = (
+        "llama-3-8b-instruct-production-east-kcc-5d8c7b9f4",
+        "llama-3-8b-instruct-production-east-kcc-669889f77f",
+    )
     name = generated_kernel_cache_name(first, b.image("cache"))
     assert name == generated_kernel_cache_name(second, b.image("cache"))
     items = _capture_items(node_name="gpu-node")[:-1] + [
         b.capture(second, "team", status=b.capture_status(node_name="gpu-node")),
-        b.capture(first, "team", status=b.capture_status(node_name="gpu-node"))]
+        b.capture(first, "team", status=b.capture_status(node_name="gpu-node")),
+    ]
     p = plan(build(items))
     assert verbs(p) == [("create", "KernelCache", name), ("update-status", "KernelCacheCapture", first)]
-    assert p.notes == [f"capture team/{second} maps to KernelCache {name} like capture {first}: KServe links only "
-                       "one capture per KernelCache name"]
+    assert p.notes == [
+        f"capture team/{second} maps to KernelCache {name} like capture {first}: KServe links only "
+        "one capture per KernelCache name"
+    ]
 
 
 def test_applying_a_plan_then_planning_again_writes_nothing():
-    items = [enabled(), b.agent_daemonset(node_selector={"old": "x"}, tolerations=[{"key": "stale",
-                                                                                   "operator": "Exists"}]),
-             b.group("gpu", {"role": "gpu"}, [GPU_TOL]), b.group("l40s", {"role": "l40s"}),
-             *(b.node(f"n{i}", {"role": "gpu" if i % 2 else "l40s"}) for i in range(6)), b.kcn("gone"),
-             b.capture("c1", "team", status=b.capture_status(node_name="n1")),
-             b.capture("c2", "team", status=b.capture_status(node_name="n2", seed="two"))]
+    items = [
+        enabled(),
+        b.agent_daemonset(node_selector={"old": "x"}, tolerations=[{"key": "stale", "operator": "Exists"}]),
+        b.group("gpu", {"role": "gpu"}, [GPU_TOL]),
+        b.group("l40s", {"role": "l40s"}),
+        *(b.node(f"n{i}", {"role": "gpu" if i % 2 else "l40s"}) for i in range(6)),
+        b.kcn("gone"),
+        b.capture("c1", "team", status=b.capture_status(node_name="n1")),
+        b.capture("c2", "team", status=b.capture_status(node_name="n2", seed="two")),
+    ]
     first = plan(build(items))
     assert first.writes
     after = apply_plan(items, first)

@@ -21,12 +21,18 @@ def test_once_per_cause_then_with_backoff():
     for t in range(0, 400, 2):
         clock.now = float(t)
         errors.failed("list/watch nodes", "list", "nodes", denied)
-    assert lines[0] == 'cannot list nodes: nodes is forbidden: User "x" cannot list resource "nodes"; ' \
-                       "retrying with backoff"
+    assert (
+        lines[0] == 'cannot list nodes: nodes is forbidden: User "x" cannot list resource "nodes"; '
+        "retrying with backoff"
+    )
     repeats = [line for line in lines[1:]]
     # again after 30 s, then 60 s, then every 120 s (the cap)
     assert [line.split("still failing: ")[1] for line in repeats] == [
-        "16 attempts in 30s)", "46 attempts in 90s)", "106 attempts in 210s)", "166 attempts in 330s)"]
+        "16 attempts in 30s)",
+        "46 attempts in 90s)",
+        "106 attempts in 210s)",
+        "166 attempts in 330s)",
+    ]
     assert errors.counts[("nodes", "forbidden")] == 200
     assert errors.current("list/watch nodes").startswith("cannot list nodes: nodes is forbidden")
 
@@ -40,9 +46,11 @@ def test_a_new_cause_is_said_at_once_and_recovery_once():
     clock.now = 5
     errors.ok("list/watch nodes")
     errors.ok("list/watch nodes")
-    assert lines == ["cannot list nodes: denied; retrying with backoff",
-                     "cannot watch nodes: cannot reach the API server at x: timed out; retrying with backoff",
-                     "list/watch nodes: working again after 1 failed attempt(s) in 4s"]
+    assert lines == [
+        "cannot list nodes: denied; retrying with backoff",
+        "cannot watch nodes: cannot reach the API server at x: timed out; retrying with backoff",
+        "list/watch nodes: working again after 1 failed attempt(s) in 4s",
+    ]
     assert errors.current("list/watch nodes") == ""
 
 

@@ -19,9 +19,15 @@ def with_meta(obj: dict, uid: str, rv: str) -> dict:
 
 
 def test_deletes_and_the_placement_patch_carry_what_the_plan_saw():
-    snapshot = build([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}),
-                      with_meta(b.agent_daemonset(), "ds-uid", "70"),
-                      b.node("n1", {"pool": "gpu"}), with_meta(b.kcn("gone"), "kcn-uid", "42")])
+    snapshot = build(
+        [
+            b.config_map({"enabled": True}),
+            b.group("gpu", {"pool": "gpu"}),
+            with_meta(b.agent_daemonset(), "ds-uid", "70"),
+            b.node("n1", {"pool": "gpu"}),
+            with_meta(b.kcn("gone"), "kcn-uid", "42"),
+        ]
+    )
     pinned = {(x.verb, x.kind, x.name): x for x in pin_preconditions(plan(snapshot).writes, snapshot)}
     delete = pinned[(a.DELETE, "KernelCacheNode", "gone")]
     assert (delete.uid, delete.resource_version) == ("kcn-uid", "42")

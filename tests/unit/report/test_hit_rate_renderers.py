@@ -29,18 +29,33 @@ def test_table_rows_are_whole_lines_with_the_next_command_last():
     assert "\x1b[1m" in coloured and all(len(x) <= 60 for x in coloured.splitlines()[:2] if "\x1b" not in x)
 
 
-def row(isvc: str, revision: str = "", pods: int = 4, cached: int = 4, now: int = 0, denied: int = 0,
-        unprepared: int = 0) -> Row:
+def row(
+    isvc: str, revision: str = "", pods: int = 4, cached: int = 4, now: int = 0, denied: int = 0, unprepared: int = 0
+) -> Row:
     return Row("team-a", isvc, revision, pods, cached, pods - cached, now, denied, unprepared, "", 0, "", "")
 
 
 def test_rows_that_need_something_done_come_first_with_their_revisions():
-    rows = [row("a-all-cached"), row("b-cold", cached=2), row("c-now", cached=1, now=3),
-            row("c-now", "rs-1", pods=1, cached=1), row("c-now", "rs-2", pods=3, cached=0, now=3),
-            row("d-denied", cached=3, denied=1), row("e-pulled-cold", unprepared=2), row("f-all-cached")]
+    rows = [
+        row("a-all-cached"),
+        row("b-cold", cached=2),
+        row("c-now", cached=1, now=3),
+        row("c-now", "rs-1", pods=1, cached=1),
+        row("c-now", "rs-2", pods=3, cached=0, now=3),
+        row("d-denied", cached=3, denied=1),
+        row("e-pulled-cold", unprepared=2),
+        row("f-all-cached"),
+    ]
     assert [(r.isvc, r.revision) for r in worst_first(rows)] == [
-        ("d-denied", ""), ("c-now", ""), ("c-now", "rs-1"), ("c-now", "rs-2"), ("b-cold", ""),
-        ("e-pulled-cold", ""), ("a-all-cached", ""), ("f-all-cached", "")]
+        ("d-denied", ""),
+        ("c-now", ""),
+        ("c-now", "rs-1"),
+        ("c-now", "rs-2"),
+        ("b-cold", ""),
+        ("e-pulled-cold", ""),
+        ("a-all-cached", ""),
+        ("f-all-cached", ""),
+    ]
     text = hit_rate_text(hit_rate(BROKEN), provenance(BROKEN.meta), color=False, width=None).splitlines()
     order = [x.split()[1] for x in text[4:]]
     assert order[:2] == ["mistral-7b-instruct-v0-3", "qwen2-5-vl-7b-instruct"]  # a recreate would cache them
@@ -49,13 +64,14 @@ def test_rows_that_need_something_done_come_first_with_their_revisions():
 def test_the_doctor_page_has_a_serving_pods_section():
     fleet = hit_rate(BROKEN)
     html = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet=fleet)
-    section = html[html.index('<section id="serving">'):]
-    section = section[:section.index("</section>")]
+    section = html[html.index('<section id="serving">') :]
+    section = section[: section.index("</section>")]
     assert "<h2>Serving pods</h2>" in section and "4 serving pods in 4 InferenceServices" in section
     assert section.count("<tr>") == 1 + len(fleet.rows)
     assert "rollout restart deployment mistral-7b-instruct-v0-3-predictor" in section
     assert "&#x27;jsonpath={.spec.artifact.identity.factors}&#x27;" in section  # the command's quotes, escaped
     assert serving_pods_section("cannot list pods (forbidden)") == (
         '<section id="serving"><h2>Serving pods</h2><p class="warning-text">Not shown: cannot list pods '
-        "(forbidden)</p></section>")
+        "(forbidden)</p></section>"
+    )
     assert serving_pods_section(None) == ""

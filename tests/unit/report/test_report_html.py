@@ -19,8 +19,14 @@ from kubectl_kcache.report.doctor_html import CATALOGUE_URL
 from kubectl_kcache.snapshot.files.from_files import load_files
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
-PROV = Provenance("live", server="https://10.0.0.1:6443", cluster="prod-eu", taken_at="2026-11-29T10:00:00Z",
-                  generated_at="2026-11-29T10:00:05Z", namespace=None)
+PROV = Provenance(
+    "live",
+    server="https://10.0.0.1:6443",
+    cluster="prod-eu",
+    taken_at="2026-11-29T10:00:00Z",
+    generated_at="2026-11-29T10:00:05Z",
+    namespace=None,
+)
 
 
 class Page(HTMLParser):
@@ -76,8 +82,14 @@ def test_the_page_loads_nothing(problem_report):
 
 def test_header_names_source_time_version_and_scope(problem_report):
     text = Page(html_of(problem_report, provenance=PROV)).all_text
-    for fact in ("prod-eu", "https://10.0.0.1:6443", "2026-11-29T10:00:00Z", "2026-11-29T10:00:05Z",
-                 "all namespaces", f"kubectl-kcache {PROV.tool_version}"):
+    for fact in (
+        "prod-eu",
+        "https://10.0.0.1:6443",
+        "2026-11-29T10:00:00Z",
+        "2026-11-29T10:00:05Z",
+        "all namespaces",
+        f"kubectl-kcache {PROV.tool_version}",
+    ):
         assert fact in text, fact
     files = Provenance("files", files=("dump.yaml",), namespace="team-a", generated_at="x")
     text = Page(html_of(problem_report, provenance=files)).all_text
@@ -103,11 +115,22 @@ def test_findings_by_check_with_code_object_evidence_and_hint(problem_report):
 
 def test_every_value_is_escaped():
     evil = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
-    finding = Finding(check="nodes", severity="error", object=ObjectRef("Node", f"n1{evil}\x1b[31m"),
-                      message=f"node {evil} is cordoned", hint=f"kubectl uncordon '{evil}'", group=f"g{evil}",
-                      evidence=(f"label {evil}",), code="cordoned")
-    report = DoctorReport(checks=(CheckResult("nodes", "fail"),), findings=(finding,), cluster=f"c{evil}",
-                          titles={"nodes": f"title {evil}"})
+    finding = Finding(
+        check="nodes",
+        severity="error",
+        object=ObjectRef("Node", f"n1{evil}\x1b[31m"),
+        message=f"node {evil} is cordoned",
+        hint=f"kubectl uncordon '{evil}'",
+        group=f"g{evil}",
+        evidence=(f"label {evil}",),
+        code="cordoned",
+    )
+    report = DoctorReport(
+        checks=(CheckResult("nodes", "fail"),),
+        findings=(finding,),
+        cluster=f"c{evil}",
+        titles={"nodes": f"title {evil}"},
+    )
     text = html_of(report, provenance=PROV, status=f"reason {evil}")
     page = Page(text)
     assert page.script == 1
@@ -120,12 +143,20 @@ def test_every_value_is_escaped():
 
 def test_one_cause_on_many_objects_is_one_entry_with_a_collapsible_list():
     findings = tuple(
-        Finding(check="group-taints", severity="error", object=ObjectRef("Node", f"gpu-{i:02d}"), group="gpu",
-                message=f"taint x on gpu-{i:02d}", hint="kubectl patch kernelcachenodegroup gpu ...",
-                code="blocks-jobs",
-                cause="taint x=y:NoSchedule is not tolerated", lister="kubectl get nodes -l pool=gpu",
-                evidence=(f"untolerated taint on gpu-{i:02d}",))
-        for i in range(12))
+        Finding(
+            check="group-taints",
+            severity="error",
+            object=ObjectRef("Node", f"gpu-{i:02d}"),
+            group="gpu",
+            message=f"taint x on gpu-{i:02d}",
+            hint="kubectl patch kernelcachenodegroup gpu ...",
+            code="blocks-jobs",
+            cause="taint x=y:NoSchedule is not tolerated",
+            lister="kubectl get nodes -l pool=gpu",
+            evidence=(f"untolerated taint on gpu-{i:02d}",),
+        )
+        for i in range(12)
+    )
     report = DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=findings)
     text = html_of(report)
     page = Page(text)
@@ -134,7 +165,7 @@ def test_one_cause_on_many_objects_is_one_entry_with_a_collapsible_list():
     body = page.all_text
     assert "12 Nodes" in body and "gpu-00, gpu-01, gpu-02 and 9 more" in body
     assert "kubectl get nodes -l pool=gpu" in body and "kubectl patch kernelcachenodegroup gpu ..." in body
-    details = text[text.index("<details"):text.index("</details>")]
+    details = text[text.index("<details") : text.index("</details>")]
     assert details.count("<li><code>Node/") == 12
     assert "kubectl patch" not in details  # the shared next command is said once, above
     for i in range(12):  # every object, its message and evidence, in the list
@@ -145,8 +176,8 @@ def test_the_fleet_heatmap():
     status = fleet_status(load_files([str(FLEET)]))
     report = DoctorReport(checks=(CheckResult("crds", "pass"),), findings=())
     text = html_of(report, status=status, provenance=PROV)
-    heat = text[text.index('<table class="heat">'):]
-    heat = heat[:heat.index("</table>")]
+    heat = text[text.index('<table class="heat">') :]
+    heat = heat[: heat.index("</table>")]
     rows = re.findall(r'<tr class="[^"]*"><th scope=row><code class="kc">(.*?)</code></th>(.*?)</tr>', heat)
     rows = [(re.sub(r"<[^>]+>", "", name), tds) for name, tds in rows]
     assert [name for name, _ in rows][0] == "other/c9", "worst first: an Error entry"
@@ -154,8 +185,10 @@ def test_the_fleet_heatmap():
     assert ready == sorted(ready), "then the fewest members Ready"
     assert sorted(name for name, _ in rows) == ["other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5"]
     cells = {name: re.findall(r'<td class="([^"]+)"[^>]*title="([^"]*)"', tds) for name, tds in rows}
-    assert cells["team/c1"] == [("cell", "a: 1 Ready, 1 Pulling, 1 Pending, 1 no entry"),
-                                ("cell other", "ab: 1 Pulling")]
+    assert cells["team/c1"] == [
+        ("cell", "a: 1 Ready, 1 Pulling, 1 Pending, 1 no entry"),
+        ("cell other", "ab: 1 Pulling"),
+    ]
     assert cells["other/c9"] == [("cell has-error", "a: 1 Error, 3 no entry")]
     assert '<td class="empty">' in dict(rows)["other/c9"]  # no cell in ab or b
     assert "KernelCaches no group prepares" in text and "team/c6" in text
@@ -180,39 +213,69 @@ def test_other_reports_render(report_name, request):
 def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     from kubectl_kcache.explain.status import CacheCell, FleetStatus, GroupStatus, PhaseCounts
 
-    groups = tuple(GroupStatus(f"pool-{i:02d}", {"pool": str(i)}, 10, 0, 0, 10, 10,
-                               (CacheCell(f"team/c{i:02d}", PhaseCounts(ready=i), True),)) for i in range(10))
+    groups = tuple(
+        GroupStatus(
+            f"pool-{i:02d}",
+            {"pool": str(i)},
+            10,
+            0,
+            0,
+            10,
+            10,
+            (CacheCell(f"team/c{i:02d}", PhaseCounts(ready=i), True),),
+        )
+        for i in range(10)
+    )
     status = FleetStatus(groups, caches=tuple(f"team/c{i:02d}" for i in range(10)))
     text = html_of(DoctorReport(checks=(), findings=()), status=status)
-    heat = text[text.index('<table class="heat">'):]
-    heat = heat[:heat.index("</table>")]
+    heat = text[text.index('<table class="heat">') :]
+    heat = heat[: heat.index("</table>")]
     assert heat.count("<th scope=row>") == 10  # not a 10 x 10 matrix
-    names = re.findall(r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<',
-                       heat)
+    names = re.findall(
+        r'<th scope=row><code class="kc"><span class="nw">team/</span><wbr><span class="nw">c(\d+)<', heat
+    )
     assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
     assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
 
 
 def test_errors_lead_the_page_and_codes_link_to_the_catalogue():
-    warning = Finding("group-selector", "warning", ObjectRef("KernelCacheNodeGroup", "h200"), "matches no node",
-                      "kubectl get nodes", code="no-match")
-    error = Finding("kcn-missing", "error", ObjectRef("Node", "n1"), "no KernelCacheNode", "kubectl kcache reconcile",
-                    code="missing")
-    report = DoctorReport(checks=(CheckResult("group-selector", "fail"), CheckResult("kcn-missing", "fail")),
-                          findings=(warning, error))
+    warning = Finding(
+        "group-selector",
+        "warning",
+        ObjectRef("KernelCacheNodeGroup", "h200"),
+        "matches no node",
+        "kubectl get nodes",
+        code="no-match",
+    )
+    error = Finding(
+        "kcn-missing",
+        "error",
+        ObjectRef("Node", "n1"),
+        "no KernelCacheNode",
+        "kubectl kcache reconcile",
+        code="missing",
+    )
+    report = DoctorReport(
+        checks=(CheckResult("group-selector", "fail"), CheckResult("kcn-missing", "fail")), findings=(warning, error)
+    )
     text = html_of(report)
-    findings = text[text.index('<section id="findings">'):]
+    findings = text[text.index('<section id="findings">') :]
     assert findings.index("kcn-missing/missing") < findings.index("group-selector/no-match")
-    chips = text[text.index('class="chips"'):]
+    chips = text[text.index('class="chips"') :]
     assert chips.index("kcn-missing") < chips.index("group-selector")
     assert f'href="{CATALOGUE_URL}#kcn-missing/missing"' in text
 
 
 def test_the_header_says_kubernetes_version_context_and_command(problem_report):
     out = io.StringIO()
-    render_doctor(problem_report, "html", out, provenance=PROV,
-                  run={"kubernetes": "v1.33.2", "context": "prod-eu-admin", "command": "kubectl kcache doctor -o html"})
+    render_doctor(
+        problem_report,
+        "html",
+        out,
+        provenance=PROV,
+        run={"kubernetes": "v1.33.2", "context": "prod-eu-admin", "command": "kubectl kcache doctor -o html"},
+    )
     text = Page(out.getvalue()).all_text
     assert "v1.33.2" in text and "prod-eu-admin" in text and "kubectl kcache doctor -o html" in text
     assert "Kubernetes" in Page(html_of(problem_report, provenance=PROV)).all_text  # said even when unknown
@@ -220,7 +283,7 @@ def test_the_header_says_kubernetes_version_context_and_command(problem_report):
 
 def test_an_incomplete_run_leads_with_no_verdict(skipped_only_report):
     text = html_of(skipped_only_report)
-    summary = text[text.index('<section id="summary">'):]
+    summary = text[text.index('<section id="summary">') :]
     verdict = re.search(r'<p class="verdict ([a-z]+)">([^<]*)</p>', summary)
     assert verdict.group(1) == "incomplete"
     assert verdict.group(2).startswith("incomplete: no verdict. 1 check could not read: forbidden: list pods in kserve")

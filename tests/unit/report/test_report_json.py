@@ -29,13 +29,13 @@ def assert_contract_shape(doc: dict) -> None:
     assert list(doc["summary"]) == SUMMARY_KEYS
     assert all(isinstance(v, int) for v in doc["summary"].values())
     for check in doc["checks"]:
-        assert list(check)[:len(CHECK_KEYS)] == CHECK_KEYS
+        assert list(check)[: len(CHECK_KEYS)] == CHECK_KEYS
         assert set(check) - set(CHECK_KEYS) <= {"unread"}  # present only when some read could not be made
         assert all(isinstance(u, str) for u in check.get("unread", []))
         assert check["status"] in ("pass", "fail", "skipped", "not-applicable")
         assert isinstance(check["id"], str) and isinstance(check["reason"], str)
     for finding in doc["findings"]:
-        assert list(finding)[:len(FINDING_KEYS)] == FINDING_KEYS
+        assert list(finding)[: len(FINDING_KEYS)] == FINDING_KEYS
         assert set(finding) - set(FINDING_KEYS) <= {"evidence"}
         assert finding["severity"] in ("error", "warning", "info")
         assert list(finding["object"]) == OBJECT_KEYS
@@ -55,8 +55,15 @@ def test_json_is_the_report_dict_and_round_trips(problem_report):
 
 def test_json_summary_counts(problem_report):
     doc = json.loads(rendered(problem_report, "json"))
-    assert doc["summary"] == {"errors": 2, "warnings": 1, "infos": 1, "skipped": 1, "incomplete": 1, "suppressed": 1,
-                              "checks": 7}
+    assert doc["summary"] == {
+        "errors": 2,
+        "warnings": 1,
+        "infos": 1,
+        "skipped": 1,
+        "incomplete": 1,
+        "suppressed": 1,
+        "checks": 7,
+    }
     assert [c["id"] for c in doc["checks"]] == [c.id for c in problem_report.checks]
     assert [f["suppressed"] for f in doc["findings"]] == [False, False, False, False, True]
     assert doc["findings"][0]["object"] == {"kind": "Node", "name": "gpu-1", "namespace": None}
@@ -68,8 +75,15 @@ def test_json_of_a_clean_report(clean_report):
     doc = json.loads(rendered(clean_report, "json"))
     assert_contract_shape(doc)
     assert doc["findings"] == []
-    assert doc["summary"] == {"errors": 0, "warnings": 0, "infos": 0, "skipped": 0, "incomplete": 0, "suppressed": 0,
-                              "checks": 5}
+    assert doc["summary"] == {
+        "errors": 0,
+        "warnings": 0,
+        "infos": 0,
+        "skipped": 0,
+        "incomplete": 0,
+        "suppressed": 0,
+        "checks": 5,
+    }
 
 
 def test_yaml_is_the_same_document_in_the_same_order(problem_report, clean_report, skipped_only_report):

@@ -76,9 +76,14 @@ def test_only_suppressed_findings_is_not_a_failure(suppressed_only_report):
 
 
 def test_odd_characters_still_make_valid_xml():
-    finding = Finding("nodes", "error", ObjectRef("Node", "gpu-ü"), "bad <label> & \"quote\" \x1b[0m … ✔",
-                      "kubectl get node 'gpu-ü' -o jsonpath='{.metadata.labels}' | grep -v x")
+    finding = Finding(
+        "nodes",
+        "error",
+        ObjectRef("Node", "gpu-ü"),
+        'bad <label> & "quote" \x1b[0m … ✔',
+        "kubectl get node 'gpu-ü' -o jsonpath='{.metadata.labels}' | grep -v x",
+    )
     report = DoctorReport(checks=(CheckResult("nodes", "fail"),), findings=(finding,))
     failure = junit(report).find("testsuite/testcase/failure")
-    assert "bad <label> & \"quote\" \ufffd[0m … ✔" in failure.text
+    assert 'bad <label> & "quote" \ufffd[0m … ✔' in failure.text
     assert finding.hint in failure.text

@@ -71,10 +71,20 @@ def test_a_clean_report_says_so(clean_report):
 
 
 def test_hints_with_backticks_or_several_lines():
-    odd = Finding("config", "error", ObjectRef("ConfigMap", "inferenceservice-config", "kserve"),
-                  "bad *value* in [config]", "echo `date` | kubectl apply -f -")
-    multi = Finding("config", "warning", ObjectRef("ConfigMap", "inferenceservice-config", "kserve"), "second",
-                    "kubectl -n kserve get cm inferenceservice-config \\\n  -o yaml")
+    odd = Finding(
+        "config",
+        "error",
+        ObjectRef("ConfigMap", "inferenceservice-config", "kserve"),
+        "bad *value* in [config]",
+        "echo `date` | kubectl apply -f -",
+    )
+    multi = Finding(
+        "config",
+        "warning",
+        ObjectRef("ConfigMap", "inferenceservice-config", "kserve"),
+        "second",
+        "kubectl -n kserve get cm inferenceservice-config \\\n  -o yaml",
+    )
     text = markdown(DoctorReport(checks=(CheckResult("config", "fail"),), findings=(odd, multi)))
     assert "``echo `date` | kubectl apply -f -``" in text
     assert "bad \\*value\\* in \\[config\\]" in text
@@ -82,12 +92,15 @@ def test_hints_with_backticks_or_several_lines():
     assert f"  - next:\n\n{block}" in text
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("kubectl get nodes", "`kubectl get nodes`"),
-    ("a `b` c", "``a `b` c``"),
-    ("`x`", "`` `x` ``"),
-    ("a ``b`` c", "```a ``b`` c```"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("kubectl get nodes", "`kubectl get nodes`"),
+        ("a `b` c", "``a `b` c``"),
+        ("`x`", "`` `x` ``"),
+        ("a ``b`` c", "```a ``b`` c```"),
+    ],
+)
 def test_code_span(text, expected):
     assert code_span(text) == expected
 

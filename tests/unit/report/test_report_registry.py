@@ -80,8 +80,7 @@ def test_context_goes_only_to_renderers_that_want_it(monkeypatch):
 
 
 @pytest.mark.parametrize("fmt", ALL_FORMATS)
-@pytest.mark.parametrize("which", ["problem_report", "clean_report", "skipped_only_report",
-                                   "suppressed_only_report"])
+@pytest.mark.parametrize("which", ["problem_report", "clean_report", "skipped_only_report", "suppressed_only_report"])
 @pytest.mark.parametrize("color", [False, True])
 def test_every_format_renders_every_report(fmt, which, color, request):
     out = io.StringIO()
@@ -102,8 +101,10 @@ def test_machine_and_ticket_formats_ignore_color(fmt, problem_report):
 
 
 def test_importing_report_imports_no_rich_yaml_kubernetes_or_click():
-    code = ("import sys, kubectl_kcache.report as r; r.formats(); "
-            "print(sorted(m for m in ('rich', 'yaml', 'kubernetes', 'click') if m in sys.modules))")
+    code = (
+        "import sys, kubectl_kcache.report as r; r.formats(); "
+        "print(sorted(m for m in ('rich', 'yaml', 'kubernetes', 'click') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -120,19 +121,27 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(REPORT_DIR.glob("doctor_*.py")) + [REPORT_DIR / "registry.py",
-                                                                          REPORT_DIR / "__init__.py"],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted(REPORT_DIR.glob("doctor_*.py")) + [REPORT_DIR / "registry.py", REPORT_DIR / "__init__.py"],
+    ids=lambda p: p.name,
+)
 def test_report_modules_keep_their_layer(path):
     imports = _imports(ast.parse(path.read_text(encoding="utf-8")))
     assert not [name for name, _ in imports if name in ("kubernetes", "click")]
     assert not [name for name, top in imports if top and name in ("rich", "yaml")], "import rich/yaml lazily"
 
 
-@pytest.mark.parametrize(("command", "kind"), [
-    ("doctor", "doctor"), ("status", "status"), ("why-group", "why-group"), ("why-not-cached", "why-not-cached"),
-    ("reconcile", "plan"),
-])
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("doctor", "doctor"),
+        ("status", "status"),
+        ("why-group", "why-group"),
+        ("why-not-cached", "why-not-cached"),
+        ("reconcile", "plan"),
+    ],
+)
 def test_every_commands_output_choices_are_its_registered_formats(command, kind):
     from kubectl_kcache.cli import main
 

@@ -49,8 +49,7 @@ def assert_valid(validator: jsonschema.Draft4Validator, log: dict) -> None:
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
 
 
-@pytest.mark.parametrize("which", ["problem_report", "clean_report", "skipped_only_report",
-                                   "suppressed_only_report"])
+@pytest.mark.parametrize("which", ["problem_report", "clean_report", "skipped_only_report", "suppressed_only_report"])
 def test_valid_against_the_official_schema(validator, which, request):
     assert_valid(validator, sarif(request.getfixturevalue(which)))
 
@@ -104,8 +103,7 @@ def test_results_one_per_finding_with_level_message_and_logical_location(problem
     assert node["fullyQualifiedName"] == "Node/gpu-1"
     cache = results[3]["locations"][0]["logicalLocations"][0]
     assert cache["fullyQualifiedName"] == "KernelCache/models/llama-kc"
-    assert results[0]["properties"] == {"group": "gpu-workers",
-                                        "evidence": list(problem_report.findings[0].evidence)}
+    assert results[0]["properties"] == {"group": "gpu-workers", "evidence": list(problem_report.findings[0].evidence)}
     assert run["properties"] == {"cluster": "kind-gpu", "source": "live", "objectCount": 42}
 
 
@@ -130,9 +128,12 @@ class _ReportWithSeverities(DoctorReport):
 
 
 def test_a_reports_check_severities_set_the_rules_default_level(validator, problem_report):
-    report = _ReportWithSeverities(checks=problem_report.checks, findings=problem_report.findings,
-                                   titles=problem_report.titles,
-                                   severities={"crds": "error", "capture": "info", "group-taints": "warning"})
+    report = _ReportWithSeverities(
+        checks=problem_report.checks,
+        findings=problem_report.findings,
+        titles=problem_report.titles,
+        severities={"crds": "error", "capture": "info", "group-taints": "warning"},
+    )
     log = sarif(report)
     assert_valid(validator, log)
     levels = {r["id"]: r["defaultConfiguration"]["level"] for r in log["runs"][0]["tool"]["driver"]["rules"]}
@@ -147,14 +148,32 @@ def test_rule_names():
 
 def test_results_have_a_physical_location_and_fingerprints_stable_across_runs(validator):
     """What GitHub code scanning needs to accept results without a file and to deduplicate them."""
-    def finding(message: str) -> Finding:
-        return Finding("group-taints", "error", ObjectRef("Node", "gpu 1/ä", None), message, "kubectl ...",
-                       group="gpu", code="blocks-jobs")
 
-    first = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=(finding("at 10:00"),),
-                               cluster="arn:aws:eks:us-west-2:1:cluster/gpu"))
-    again = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),), findings=(finding("at 10:05"),),
-                               cluster="arn:aws:eks:us-west-2:1:cluster/gpu"))
+    def finding(message: str) -> Finding:
+        return Finding(
+            "group-taints",
+            "error",
+            ObjectRef("Node", "gpu 1/ä", None),
+            message,
+            "kubectl ...",
+            group="gpu",
+            code="blocks-jobs",
+        )
+
+    first = sarif(
+        DoctorReport(
+            checks=(CheckResult("group-taints", "fail"),),
+            findings=(finding("at 10:00"),),
+            cluster="arn:aws:eks:us-west-2:1:cluster/gpu",
+        )
+    )
+    again = sarif(
+        DoctorReport(
+            checks=(CheckResult("group-taints", "fail"),),
+            findings=(finding("at 10:05"),),
+            cluster="arn:aws:eks:us-west-2:1:cluster/gpu",
+        )
+    )
     assert_valid(validator, first)
     (result,) = first["runs"][0]["results"]
     assert result["ruleId"] == "group-taints/blocks-jobs"
@@ -163,9 +182,14 @@ def test_results_have_a_physical_location_and_fingerprints_stable_across_runs(va
     assert uri == "k8s://arn%3Aaws%3Aeks%3Aus-west-2%3A1%3Acluster%2Fgpu/Node/-/gpu%201%2F%C3%A4"
     fp = result["partialFingerprints"]["kcacheFinding/v1"]
     assert len(fp) == 64 and fp == again["runs"][0]["results"][0]["partialFingerprints"]["kcacheFinding/v1"]
-    other = sarif(DoctorReport(checks=(CheckResult("group-taints", "fail"),),
-                               findings=(Finding("group-taints", "error", ObjectRef("Node", "gpu-2"), "x",
-                                                 code="blocks-jobs", group="gpu"),)))
+    other = sarif(
+        DoctorReport(
+            checks=(CheckResult("group-taints", "fail"),),
+            findings=(
+                Finding("group-taints", "error", ObjectRef("Node", "gpu-2"), "x", code="blocks-jobs", group="gpu"),
+            ),
+        )
+    )
     assert other["runs"][0]["results"][0]["partialFingerprints"]["kcacheFinding/v1"] != fp
 
 
@@ -175,12 +199,29 @@ def test_the_broken_example_is_valid_sarif_with_every_result_located(validator):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[3]
-    proc = subprocess.run([sys.executable, "-m", "kubectl_kcache", "doctor", "-o", "sarif", "--from-file",
-                           str(root / "examples" / "broken-cluster.yaml")], capture_output=True, text=True, cwd=root)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kubectl_kcache",
+            "doctor",
+            "-o",
+            "sarif",
+            "--from-file",
+            str(root / "examples" / "broken-cluster.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     log = json.loads(proc.stdout)
     assert_valid(validator, log)
     results = log["runs"][0]["results"]
-    assert results and all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("k8s://")
-                           and r["partialFingerprints"]["kcacheFinding/v1"] and "/" in r["ruleId"] for r in results)
+    assert results and all(
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("k8s://")
+        and r["partialFingerprints"]["kcacheFinding/v1"]
+        and "/" in r["ruleId"]
+        for r in results
+    )
     fingerprints = [r["partialFingerprints"]["kcacheFinding/v1"] for r in results]
     assert len(set(fingerprints)) == len(fingerprints)

@@ -102,9 +102,10 @@ def test_no_trailing_blanks(problem_report):
 def test_long_messages_are_cut_only_between_words_and_hints_never():
     message = "the agent DaemonSet tolerates " + ", ".join(f"taint-{i}=x:NoSchedule" for i in range(30))
     hint = "kubectl get nodes -o name " + " ".join(f"--selector=k{i}=v{i}" for i in range(30))
-    report = DoctorReport(checks=(CheckResult("agent", "fail"),),
-                          findings=(Finding("agent", "error", ObjectRef("DaemonSet", "agent", "kserve"), message,
-                                            hint),))
+    report = DoctorReport(
+        checks=(CheckResult("agent", "fail"),),
+        findings=(Finding("agent", "error", ObjectRef("DaemonSet", "agent", "kserve"), message, hint),),
+    )
     assert len(message) > 600 and len(hint) > 200
     for columns in ("80", ""):
         os.environ["COLUMNS"] = columns
@@ -125,9 +126,10 @@ def test_huge_free_text_is_cut_with_its_length_and_stays_fast(monkeypatch):
     import time
 
     message = "entry failed: " + "x" * 2_000_000 + " " + "word " * 600_000
-    report = DoctorReport(checks=(CheckResult("cache-status", "fail"),),
-                          findings=(Finding("cache-status", "error", ObjectRef("KernelCacheNode", "n1"), message,
-                                            "kubectl get kcn n1"),))
+    report = DoctorReport(
+        checks=(CheckResult("cache-status", "fail"),),
+        findings=(Finding("cache-status", "error", ObjectRef("KernelCacheNode", "n1"), message, "kubectl get kcn n1"),),
+    )
     for columns in ("80", ""):
         monkeypatch.setenv("COLUMNS", columns)
         for fmt in ("table", "wide"):
@@ -180,8 +182,9 @@ def test_skips_are_not_clean(skipped_only_report):
     text = rendered(skipped_only_report)
     assert "skipped registry-pull: forbidden: list pods in kserve" in text.splitlines()
     last = text.splitlines()[-1]
-    assert last == ("incomplete: 1 of 2 checks could not read everything they need; no problems found in what "
-                    "could be read")
+    assert last == (
+        "incomplete: 1 of 2 checks could not read everything they need; no problems found in what could be read"
+    )
     assert not last.startswith("no problems found")
 
 
@@ -200,8 +203,9 @@ def test_a_finding_whose_check_is_not_listed_is_still_shown():
 
 def test_ascii_output_never_fails(problem_report):
     finding = Finding("nodes", "warning", ObjectRef("Node", "gpu-9"), "kubelet v1.30 … too old", "kubectl get node")
-    report = DoctorReport(checks=problem_report.checks, findings=problem_report.findings + (finding,),
-                          titles=problem_report.titles)
+    report = DoctorReport(
+        checks=problem_report.checks, findings=problem_report.findings + (finding,), titles=problem_report.titles
+    )
     for fmt in ("table", "wide", "markdown"):
         raw = io.BytesIO()
         out = io.TextIOWrapper(raw, encoding="ascii")
@@ -216,9 +220,13 @@ def test_ascii_output_never_fails(problem_report):
 
 
 def test_multi_line_hints_keep_each_line_whole():
-    finding = Finding("config", "error", ObjectRef("ConfigMap", "inferenceservice-config", "kserve"),
-                      "kernelcache is not valid JSON",
-                      "kubectl -n kserve get configmap inferenceservice-config \\\n  -o jsonpath='{.data.kernelcache}'")
+    finding = Finding(
+        "config",
+        "error",
+        ObjectRef("ConfigMap", "inferenceservice-config", "kserve"),
+        "kernelcache is not valid JSON",
+        "kubectl -n kserve get configmap inferenceservice-config \\\n  -o jsonpath='{.data.kernelcache}'",
+    )
     for columns in ("80", ""):
         os.environ["COLUMNS"] = columns
         try:
@@ -232,9 +240,18 @@ def test_multi_line_hints_keep_each_line_whole():
 def test_shared_explanations_are_said_once_per_report(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     shared = "KServe's node pass runs on group and Node changes only; touch a group to trigger one"
-    findings = tuple(Finding("kcn-missing", "error", ObjectRef("Node", f"n{i}"),
-                             f"Node n{i} has no KernelCacheNode: nothing reports its cache status. {shared}",
-                             f"kubectl describe node n{i}", code="missing", shared=(shared,)) for i in range(3))
+    findings = tuple(
+        Finding(
+            "kcn-missing",
+            "error",
+            ObjectRef("Node", f"n{i}"),
+            f"Node n{i} has no KernelCacheNode: nothing reports its cache status. {shared}",
+            f"kubectl describe node n{i}",
+            code="missing",
+            shared=(shared,),
+        )
+        for i in range(3)
+    )
     report = DoctorReport(checks=(CheckResult("kcn-missing", "fail"),), findings=findings)
     text = rendered(report)
     assert flat(text).count(flat(shared)) == 1 and "[1] " + shared.split()[0] in text
@@ -254,22 +271,33 @@ def test_show_hides_findings_below_it_but_the_summary_counts_them(problem_report
     assert "not shown: 1 warning, 1 info (--show error)" in lines
 
 
-@pytest.mark.parametrize(("counts", "expected"), [
-    ((1, 0, 0, 0, 0), "1 error in 3 checks"),
-    ((2, 1, 0, 0, 0), "2 errors, 1 warning in 3 checks"),
-    ((0, 0, 3, 1, 2), "3 infos in 3 checks (1 skipped, 1 incomplete, 2 suppressed)"),
-    ((0, 0, 0, 1, 0), "incomplete: 1 of 3 checks could not read everything they need; no problems found in what "
-                      "could be read"),
-    ((0, 0, 0, 0, 0), "no problems found in 3 checks"),
-])
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ((1, 0, 0, 0, 0), "1 error in 3 checks"),
+        ((2, 1, 0, 0, 0), "2 errors, 1 warning in 3 checks"),
+        ((0, 0, 3, 1, 2), "3 infos in 3 checks (1 skipped, 1 incomplete, 2 suppressed)"),
+        (
+            (0, 0, 0, 1, 0),
+            "incomplete: 1 of 3 checks could not read everything they need; no problems found in what could be read",
+        ),
+        ((0, 0, 0, 0, 0), "no problems found in 3 checks"),
+    ],
+)
 def test_summary_line_wording(counts, expected):
     errors, warnings, infos, skipped, suppressed = counts
     obj = ObjectRef("Node", "n")
-    findings = ([Finding("a", "error", obj, "e")] * errors + [Finding("a", "warning", obj, "w")] * warnings
-                + [Finding("a", "info", obj, "i")] * infos + [Finding("a", "error", obj, "s", suppressed=True)]
-                * suppressed)
-    b_result = CheckResult("b", "skipped", "forbidden: list x", ("forbidden: list x",)) if skipped else CheckResult("b",
-                                                                                                             "pass")
+    findings = (
+        [Finding("a", "error", obj, "e")] * errors
+        + [Finding("a", "warning", obj, "w")] * warnings
+        + [Finding("a", "info", obj, "i")] * infos
+        + [Finding("a", "error", obj, "s", suppressed=True)] * suppressed
+    )
+    b_result = (
+        CheckResult("b", "skipped", "forbidden: list x", ("forbidden: list x",))
+        if skipped
+        else CheckResult("b", "pass")
+    )
     checks = [CheckResult("a", "fail"), b_result, CheckResult("c", "pass")]
     assert summary_line(DoctorReport(checks=tuple(checks), findings=tuple(findings))) == expected
 

@@ -26,8 +26,13 @@ from tests import builders as b
 
 FLEET = Path(__file__).resolve().parents[1] / "explain" / "fixtures" / "status-fleet.yaml"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-PROV = Provenance("live", server="https://127.0.0.1:6443", cluster="kind-gpu", taken_at="2026-11-29T10:00:00Z",
-                  generated_at="2026-11-29T10:00:01Z")
+PROV = Provenance(
+    "live",
+    server="https://127.0.0.1:6443",
+    cluster="kind-gpu",
+    taken_at="2026-11-29T10:00:00Z",
+    generated_at="2026-11-29T10:00:01Z",
+)
 
 
 OK_READS = tuple(Read(resource, None, "ok") for resource in kinds.PLURALS)
@@ -54,17 +59,39 @@ def test_plain_table_rows_and_no_escapes(report):
     lines = text.splitlines()
     assert lines[0] == "cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · all namespaces"
     header = next(line for line in lines if line.startswith("GROUP"))
-    assert header.split() == ["GROUP", "MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS",
-                              "CACHES", "PODS"]  # the selectors are in -o wide
-    rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1:lines.index(header) + 4]}
-    assert rows == {"a": ["4", "3", "1", "1", "4", "0", "2/4", "3", "0"],
-                    "ab": ["1", "1", "0", "0", "1", "0", "0/1", "1", "0"],
-                    "b": ["2", "1", "1", "0", "1", "1", "1/2", "2", "0"]}
+    assert header.split() == [
+        "GROUP",
+        "MEMBERS",
+        "READY",
+        "NOTREADY",
+        "CORDONED",
+        "KCN",
+        "MISSING",
+        "AGENTS",
+        "CACHES",
+        "PODS",
+    ]  # the selectors are in -o wide
+    rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1 : lines.index(header) + 4]}
+    assert rows == {
+        "a": ["4", "3", "1", "1", "4", "0", "2/4", "3", "0"],
+        "ab": ["1", "1", "0", "0", "1", "0", "0/1", "1", "0"],
+        "b": ["2", "1", "1", "0", "1", "1", "1/2", "2", "0"],
+    }
     cache_header = next(line for line in lines if line.startswith("KERNELCACHE"))
-    assert cache_header.split() == ["KERNELCACHE", "GROUP", "NODES", "READY", "PENDING", "PULLING", "ERROR", "NO",
-                                    "ENTRY", "PODS"]
+    assert cache_header.split() == [
+        "KERNELCACHE",
+        "GROUP",
+        "NODES",
+        "READY",
+        "PENDING",
+        "PULLING",
+        "ERROR",
+        "NO",
+        "ENTRY",
+        "PODS",
+    ]
     start = lines.index(cache_header) + 1
-    cells = [line.split() for line in lines[start:start + 9]]
+    cells = [line.split() for line in lines[start : start + 9]]
     assert cells == [  # problems first: an Error entry, then members without an entry, then all Ready
         ["other/c9", "a", "4", "0", "0", "0", "1", "3", "0"],
         ["team/c4", "b", "2", "0", "0", "0", "1", "1", "0"],
@@ -74,8 +101,30 @@ def test_plain_table_rows_and_no_escapes(report):
         ["team/c5", "b", "2", "0", "1", "0", "0", "1", "0"],
         ["team/c3", "ab", "1", "1", "0", "0", "0", "0", "0"],
         ["a*", "4", "1", "0", "0", "0", "3"],
-        ["*", "not", "the", "KernelCache's", "group:", "entries", "on", "members", "that", "are", "also", "in", "its",
-         "group,", "or", "that", "the", "agent", "has", "not", "dropped", "yet"],
+        [
+            "*",
+            "not",
+            "the",
+            "KernelCache's",
+            "group:",
+            "entries",
+            "on",
+            "members",
+            "that",
+            "are",
+            "also",
+            "in",
+            "its",
+            "group,",
+            "or",
+            "that",
+            "the",
+            "agent",
+            "has",
+            "not",
+            "dropped",
+            "yet",
+        ],
     ]
     wide = status_text(report, color=False, width=None, view=View(wide=True)).splitlines()
     assert next(line for line in wide if line.startswith("b ")).split()[1] == "gpu=l40s,pool=b"
@@ -83,10 +132,12 @@ def test_plain_table_rows_and_no_escapes(report):
     assert not any(line.startswith("team/c3") for line in problems)
     bare = status_text(report, color=False, width=None, view=View(headers=False)).splitlines()
     assert bare[0].split()[0] == "a" and not any(line.startswith(("GROUP", "KERNELCACHE", "cluster")) for line in bare)
-    assert lines[-3:] == ["KernelCaches no group prepares:",
-                          "  team/c6  group 'missing' (from spec.nodeGroupRef) does not exist",
-                          "  team/c7  group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding "
-                          "white space, which KServe does not trim here)"]
+    assert lines[-3:] == [
+        "KernelCaches no group prepares:",
+        "  team/c6  group 'missing' (from spec.nodeGroupRef) does not exist",
+        "  team/c7  group ' a' (from spec.nodeGroupRef) does not exist (the name has surrounding "
+        "white space, which KServe does not trim here)",
+    ]
 
 
 def test_plain_table_never_wraps_long_names(report):
@@ -110,8 +161,7 @@ def test_colour_adds_the_heat_bar(report):
 
 
 def test_names_from_the_cluster_are_escaped():
-    snap = build([b.group("gpu\x1b[31m", {"pool": "a\u202eb"}), b.node("n1", {"pool": "a\u202eb"})],
-                 reads=OK_READS)
+    snap = build([b.group("gpu\x1b[31m", {"pool": "a\u202eb"}), b.node("n1", {"pool": "a\u202eb"})], reads=OK_READS)
     text = status_text(StatusReport(fleet_status(snap), PROV), color=False, width=None, view=View(wide=True))
     assert "\x1b" not in text and "\u202e" not in text
     assert "gpu\\x1b[31m" in text and "pool=a\\u202eb" in text
@@ -123,11 +173,17 @@ def test_an_empty_cluster_says_so():
 
 
 def test_notes_and_header_are_shown(report):
-    text = status_text(replace(report, notes=("watch nodes: connection refused; retrying",)), color=False, width=None,
-                       header="watching, Ctrl-C to stop")
+    text = status_text(
+        replace(report, notes=("watch nodes: connection refused; retrying",)),
+        color=False,
+        width=None,
+        header="watching, Ctrl-C to stop",
+    )
     assert text.splitlines()[:2] == [
         "watching, Ctrl-C to stop · cluster kind-gpu · https://127.0.0.1:6443 · read 2026-11-29T10:00:00Z · "
-        "all namespaces", "watch nodes: connection refused; retrying"]
+        "all namespaces",
+        "watch nodes: connection refused; retrying",
+    ]
 
 
 def test_a_narrow_terminal_folds_names_not_numbers(report):
@@ -151,8 +207,9 @@ def test_json_and_yaml_are_the_document(report):
     assert yaml.safe_load(rendered(report, "yaml")) == doc
 
 
-@given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=5, max_size=5),
-       st.integers(min_value=1, max_value=40))
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), min_size=5, max_size=5), st.integers(min_value=1, max_value=40)
+)
 def test_bar_widths_fill_the_bar_and_show_every_nonzero_segment(values, width):
     counts = dict(zip(SEGMENTS, values, strict=True))
     widths = bar_widths(counts, width)
@@ -166,16 +223,29 @@ def test_bar_widths_fill_the_bar_and_show_every_nonzero_segment(values, width):
 
 def test_bar_widths_are_proportional():
     assert bar_widths({"Ready": 3, "Pulling": 1, "Pending": 0, "Error": 0, "no entry": 0}, 12) == {
-        "Ready": 9, "Pulling": 3, "Pending": 0, "Error": 0, "no entry": 0}
+        "Ready": 9,
+        "Pulling": 3,
+        "Pending": 0,
+        "Error": 0,
+        "no entry": 0,
+    }
     assert bar_widths({"Ready": 999, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}, 12) == {
-        "Ready": 11, "Pulling": 0, "Pending": 0, "Error": 1, "no entry": 0}
+        "Ready": 11,
+        "Pulling": 0,
+        "Pending": 0,
+        "Error": 1,
+        "no entry": 0,
+    }
 
 
 def test_a_watch_redraw_marks_the_rows_that_changed(report):
     before = status_text(report, color=False, width=None)
     group = replace(report.status.groups[0], not_ready=2)
-    after = status_text(replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:]))),
-                        color=False, width=None)
+    after = status_text(
+        replace(report, status=replace(report.status, groups=(group, *report.status.groups[1:]))),
+        color=False,
+        width=None,
+    )
     marked = with_changes(after, before, color=False).splitlines()
     changed = [line for line in marked if line.endswith(" ~")]
     assert len(changed) == 1 and changed[0].split()[:4] == ["a", "4", "2", "2"]

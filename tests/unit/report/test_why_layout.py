@@ -15,8 +15,10 @@ from kubectl_kcache.report.why_layout import Node, Page, spans, wrap_spans
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-HOSTILE = st.lists(st.sampled_from(list("ab-./= ") + ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\n", "\r",
-                                                     "]0;", "[2J", "é", "✓"]), max_size=30).map("".join)
+HOSTILE = st.lists(
+    st.sampled_from(list("ab-./= ") + ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\n", "\r", "]0;", "[2J", "é", "✓"]),
+    max_size=30,
+).map("".join)
 WORDS = st.lists(st.text(alphabet="abcdefghij-./=:", min_size=1, max_size=30), min_size=1, max_size=30)
 
 
@@ -63,10 +65,18 @@ def test_hostile_values_are_escaped_in_every_part(value, width):
 @settings(max_examples=100)
 @given(HOSTILE)
 def test_the_plan_table_escapes_names_and_reasons(value):
-    doc = {"actions": [{"verb": "delete", "kind": "KernelCacheNode", "name": value or "x", "reason": value,
-                        "diff": [f"- x: {value}"]},
-                       {"verb": "event", "kind": "Event", "namespace": value, "name": "c", "eventReason": value,
-                        "message": value}]}
+    doc = {
+        "actions": [
+            {
+                "verb": "delete",
+                "kind": "KernelCacheNode",
+                "name": value or "x",
+                "reason": value,
+                "diff": [f"- x: {value}"],
+            },
+            {"verb": "event", "kind": "Event", "namespace": value, "name": "c", "eventReason": value, "message": value},
+        ]
+    }
     for width in (None, 80):
         out = io.StringIO()
         render_plan_table(doc, out, color=True, width=width)
