@@ -1,0 +1,246 @@
+"""apps/v1 and batch/v1: DaemonSet, Deployment, ReplicaSet (their pod templates) and Job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec.structs import force_setattr
+
+from .. import apivalidation as av
+from .base import Condition, Int, Items, Meta, OwnerRef, StrMap, Toleration, _Obj, _Object, _refuse, _strs
+from .core import Pod, PodSpec, _check_affinity
+
+
+class _TemplatePodSpec(_Obj, frozen=True):
+    node_selector: StrMap | None = None
+    affinity: dict[str, Any] | None = None
+    tolerations: Items[Toleration] = ()
+    volumes: list[_Volume] | None = None
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.node_selector:
+            force_setattr(self, "node_selector", _strs(self.node_selector))
+        if self.affinity:
+            _check_affinity(self.affinity)
+
+
+class _ImageSource(_Obj, frozen=True):
+    reference: Any | None = None
+
+
+class _Volume(_Obj, frozen=True):
+    image: _ImageSource | None = None
+
+
+class _PodTemplate(_Obj, frozen=True):
+    spec: _TemplatePodSpec | None = None
+
+
+class _TemplatedSpec(_Obj, frozen=True):
+    template: _PodTemplate | None = None
+    replicas: Int = 1
+    ttl_seconds_after_finished: int | None = None
+
+    @property
+    def pod(self) -> _TemplatePodSpec:
+        return (self.template.spec if self.template else None) or _TEMPLATE_POD
+
+
+_TEMPLATE_POD = _TemplatePodSpec()
+_TEMPLATED = _TemplatedSpec()
+
+
+class DaemonSetStatus(_Obj, frozen=True):
+    desired_number_scheduled: Int = 0
+    current_number_scheduled: Int = 0
+    number_ready: Int = 0
+    updated_number_scheduled: Int = 0
+    number_available: Int = 0
+    number_misscheduled: Int = 0
+    observed_generation: Int = 0
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            wire = self.__struct_encode_fields__[self.__struct_fields__.index(name)]
+            bits = 64 if name == "observed_generation" else 32
+            error = av.integer_error(value, bits, f"DaemonSetStatus.{wire}", nonnegative=True)
+            if error:
+                _refuse(wire, error)
+
+
+_DS_STATUS = DaemonSetStatus()
+
+
+class DaemonSet(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: DaemonSetStatus | None = None
+
+    @property
+    def node_selector(self) -> dict[str, str] | None:
+        return (self.spec or _TEMPLATED).pod.node_selector
+
+    @property
+    def affinity(self) -> dict[str, Any] | None:
+        return (self.spec or _TEMPLATED).pod.affinity
+
+    @property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return (self.spec or _TEMPLATED).pod.tolerations
+
+    @property
+    def desired(self) -> int:
+        return (self.status or _DS_STATUS).desired_number_scheduled
+
+    @property
+    def current(self) -> int:
+        return (self.status or _DS_STATUS).current_number_scheduled
+
+    @property
+    def ready(self) -> int:
+        return (self.status or _DS_STATUS).number_ready
+
+    @property
+    def updated(self) -> int:
+        return (self.status or _DS_STATUS).updated_number_scheduled
+
+    @property
+    def available(self) -> int:
+        return (self.status or _DS_STATUS).number_available
+
+    @property
+    def misscheduled(self) -> int:
+        return (self.status or _DS_STATUS).number_misscheduled
+
+    @property
+    def observed_generation(self) -> int:
+        return (self.status or _DS_STATUS).observed_generation
+
+
+class DeploymentStatus(_Obj, frozen=True):
+    ready_replicas: Int = 0
+    available_replicas: Int = 0
+    conditions: Items[Condition] = ()
+
+
+_DEPLOY_STATUS = DeploymentStatus()
+
+
+class Deployment(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: DeploymentStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return (self.spec or _TEMPLATED).replicas
+
+    @property
+    def ready_replicas(self) -> int:
+        return (self.status or _DEPLOY_STATUS).ready_replicas
+
+    @property
+    def available_replicas(self) -> int:
+        return (self.status or _DEPLOY_STATUS).available_replicas
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _DEPLOY_STATUS).conditions
+
+
+class JobStatus(_Obj, frozen=True):
+    conditions: Items[Condition] = ()
+    active: Int = 0
+    succeeded: Int = 0
+    failed: Int = 0
+    completion_time: Any | None = None
+
+
+_JOB_STATUS = JobStatus()
+
+
+class Job(_Object, frozen=True, dict=True):
+    spec: _TemplatedSpec | None = None
+    status: JobStatus | None = None
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return (self.status or _JOB_STATUS).conditions
+
+    @property
+    def active(self) -> int:
+        return (self.status or _JOB_STATUS).active
+
+    @property
+    def succeeded(self) -> int:
+        return (self.status or _JOB_STATUS).succeeded
+
+    @property
+    def failed(self) -> int:
+        return (self.status or _JOB_STATUS).failed
+
+    @property
+    def completion_time(self) -> str:
+        value = (self.status or _JOB_STATUS).completion_time
+        return "" if value is None else str(value)
+
+    @property
+    def ttl_seconds(self) -> int | None:
+        return (self.spec or _TEMPLATED).ttl_seconds_after_finished
+
+    @property
+    def image_reference(self) -> str:
+        """The image volume's reference (KServe's preparation Job mounts the cache as an image volume)."""
+        image = ""
+        for vol in (self.spec or _TEMPLATED).pod.volumes or ():
+            if vol.image is not None and vol.image.reference:
+                image = str(vol.image.reference)
+        return image
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return (self.spec or _TEMPLATED).pod.node_selector or {}
+
+
+class _TemplateMeta(_Obj, frozen=True):
+    labels: StrMap = {}
+    annotations: StrMap = {}
+
+
+class _FullPodTemplate(_Obj, frozen=True):
+    metadata: _TemplateMeta | None = None
+    spec: PodSpec | None = None
+
+
+class _ReplicaSetSpec(_Obj, frozen=True):
+    replicas: Int = 1
+    template: _FullPodTemplate | None = None
+
+
+class _ReplicaSetStatus(_Obj, frozen=True):
+    replicas: Int = 0
+
+
+class ReplicaSet(_Object, frozen=True, dict=True):
+    """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
+
+    spec: _ReplicaSetSpec | None = None
+    status: _ReplicaSetStatus | None = None
+
+    @property
+    def replicas(self) -> int:
+        return self.spec.replicas if self.spec is not None else 1
+
+    def template_pod(self) -> Pod:
+        """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
+        template = (self.spec.template if self.spec is not None else None) or _FullPodTemplate()
+        tmeta = template.metadata or _TemplateMeta()
+        meta = Meta(
+            name=f"{self.meta.name}-(new)",
+            namespace=self.meta.namespace,
+            labels=dict(tmeta.labels),
+            annotations=dict(tmeta.annotations),
+            owner_references=(OwnerRef(kind="ReplicaSet", name=self.meta.name),),
+        )
+        return Pod(metadata=meta, spec=template.spec or PodSpec())
