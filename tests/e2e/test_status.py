@@ -504,9 +504,12 @@ def test_status_watch_redraws_in_place_on_a_terminal_and_ctrl_c_exits_130(cluste
         while not re.search(r"gpu\s+2\s.* ~\r?$", ANSI.sub("", more), re.MULTILINE) and time.time() < deadline:
             more += _pty_read(master, 0.5)
         assert re.search(r"gpu\s+2\s.* ~\r?$", ANSI.sub("", more), re.MULTILINE), more  # marked as changed
-        # redrawn in place: the cursor goes back up to the first line of the last screen, which is cleared
-        height = screen.replace("\r\n", "\n").count("\n")
-        assert f"\x1b[{height}F\x1b[J" in more
+        # redrawn in place: every redraw moves the cursor back up to the first line of the screen before it
+        # (however many screens were drawn before the label changed), and clears from there
+        frames = re.split(r"\x1b\[(\d+)F\x1b\[J", screen + more)
+        assert len(frames) >= 3, frames  # at least one redraw
+        for before, moved_up in zip(frames[0::2], frames[1::2]):
+            assert int(moved_up) == before.replace("\r\n", "\n").count("\n"), (before, moved_up)
 
         os.write(master, b"\x03")  # Ctrl-C, typed on the terminal
         code = proc.wait(timeout=20)
