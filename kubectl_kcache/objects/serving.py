@@ -147,6 +147,14 @@ class CacheStatus(_Obj, frozen=True):
         _Obj.__post_init__(self)  # a cache's entry is on every node of its group: its parts are kept once
         _share_parts(self, "kernel_cache_ref", "image_reference", "footprints")
 
+    def ref_under(self, key: str) -> NamespacedName:
+        """The KernelCache this entry, kept under `key` in cacheStatus, stands for: its kernelCacheRef, else
+        the key read as "namespace/name"."""
+        if self.kernel_cache_ref is not None:
+            return self.kernel_cache_ref
+        ns, _, name = key.partition("/")
+        return NamespacedName(ns, name)
+
 
 class _KcnCounts(_Obj, frozen=True):
     total_pods_using: Int = 0
@@ -174,10 +182,7 @@ class KernelCacheNode(_Object, frozen=True, dict=True):
         out = []
         for key in sorted(cache):
             e = cache[key]
-            ref = e.kernel_cache_ref
-            if ref is None:
-                ns, _, name = key.partition("/")
-                ref = NamespacedName(ns, name)
+            ref = e.ref_under(key)
             when = e.last_update  # a time not in year 1 is its own text (time_text), without the call
             out.append(
                 CacheEntry(

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...objects import (
+    CacheStatus,
     Container,
     KernelCache,
     KernelCacheNode,
@@ -141,18 +142,66 @@ def _fp(value: str) -> str:
     return f"{value[:19]}..." if value else "(none)"
 
 
-def collect_entries(kcns: Iterable[KernelCacheNode]) -> dict[tuple[str, str], list[NodeEntry]]:
-    """Every entry with a KernelCache name, by (namespace, name), nodes in name order."""
+def collect_entries(
+    kcns: Iterable[KernelCacheNode], keys: set[tuple[str, str]] | None = None
+) -> dict[tuple[str, str], list[NodeEntry]]:
+    """Every entry with a KernelCache name (of `keys` only, when given), by (namespace, name), nodes in name
+    order."""
     out: dict[tuple[str, str], list[NodeEntry]] = {}
     for kcn in sorted(kcns, key=lambda k: k.name):
         for e in kcn.entries:
-            if e.ref.name:
+            if e.ref.name and (keys is None or (e.ref.namespace, e.ref.name) in keys):
                 out.setdefault((e.ref.namespace, e.ref.name), []).append(NodeEntry(kcn.name, e))
     return out
 
 
-def index_entries(kcns: Iterable[KernelCacheNode]) -> EntryIndex:
-    by_ref = collect_entries(kcns)
+def _keys_of(kcn: KernelCacheNode) -> Iterable[tuple[tuple[str, str], CacheStatus]]:
+    """(the KernelCache's (namespace, name), the entry) of each entry, without building the entries."""
+    cache = kcn.status.cache_status if kcn.status is not None else None
+    for key, e in (cache or {}).items():
+        ref = e.ref_under(key)
+        if ref.name:
+            yield (ref.namespace, ref.name), e
+
+
+def _scoped(
+    kcns: Sequence[KernelCacheNode], namespace: str, compatibility: str
+) -> tuple[list[KernelCacheNode], set[tuple[str, str]]]:
+    """The KernelCacheNodes and KernelCaches one pod's decision can use: the namespace's KernelCaches, and
+    another namespace's with a Ready entry of the pod's compatibility footprint (the answer names them)."""
+    keys: set[tuple[str, str]] = set()
+    elsewhere: set[tuple[str, str]] = set()
+    nodes: list[KernelCacheNode] = []
+    for kcn in kcns:
+        mine = False
+        for key, e in _keys_of(kcn):
+            if key[0] == namespace:
+                keys.add(key)
+                mine = True
+            elif (
+                compatibility
+                and e.state == c.ENTRY_READY
+                and e.footprints is not None
+                and e.footprints.compatibility == compatibility
+            ):
+                elsewhere.add(key)
+        if mine:
+            nodes.append(kcn)
+    if elsewhere:  # every entry of those, on any node
+        nodes = [k for k in kcns if any(key in keys or key in elsewhere for key, _ in _keys_of(k))]
+    return nodes, keys | elsewhere
+
+
+def index_entries(
+    kcns: Sequence[KernelCacheNode], namespace: str | None = None, compatibility: str = ""
+) -> EntryIndex:
+    """The entries' index for every decision against `kcns`; with `namespace`, for the decisions of that
+    namespace's pods of the `compatibility` footprint only (the same answer for them, without building every
+    entry of a large fleet)."""
+    keys = None
+    if namespace is not None:
+        kcns, keys = _scoped(kcns, namespace, compatibility)
+    by_ref = collect_entries(kcns, keys)
     ready = {k: r for k, v in by_ref.items() if (r := [e for e in v if e.entry.state == c.ENTRY_READY])}
     ready_in: dict[str, list[tuple[str, str]]] = {}
     refs_in: dict[str, set[tuple[str, str]]] = {}
@@ -379,7 +428,11 @@ def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCa
 def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate], Candidate | None]:
     """Every KernelCache worth showing with its first failing gate, and the winner KServe picks."""
     ns = inputs.namespace
-    index = inputs.entries if inputs.entries is not None else index_entries(inputs.kcns)
+    index = (
+        inputs.entries
+        if inputs.entries is not None
+        else index_entries(inputs.kcns, ns, ident.compatibility_footprint if ident is not None else "")
+    )
     kserve = index.ready_in.get(ns, [])
     kcs = inputs.kernel_caches
     cands: dict[tuple[str, str], Candidate] = {}
