@@ -40,7 +40,7 @@ from ..kernelcache.selection import requested_group_outside
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
-from .capture_identity import CONTROLLER_LOG, identities_text
+from .capture_identity import CONTROLLER_LOG, IDENTITY_LISTS, identities_text
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -48,6 +48,9 @@ from .registry import check
 ID = "capture"
 STUCK_AFTER = dt.timedelta(hours=1)
 KIND = c.PLURAL_CAPTURES[:-1]
+
+
+IDENTITY_NOTE = "a capture stuck in Pushing is not told which piece of its identity is wrong"
 
 
 @check(
@@ -89,6 +92,8 @@ KIND = c.PLURAL_CAPTURES[:-1]
         CheckRead(readplan.KERNEL_CACHES),
         CheckRead(readplan.NODE_GROUPS),
         CheckRead(readplan.NODES),
+        # a capture stuck in Pushing names the first wrong piece of its identity (the capture-identity check's)
+        *(CheckRead(spec, optional=True, note=IDENTITY_NOTE) for spec in (readplan.ISVC_PODS, *IDENTITY_LISTS)),
     ),
 )
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:

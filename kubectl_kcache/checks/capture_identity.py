@@ -34,6 +34,17 @@ from .registry import check
 ID = "capture-identity"
 CONTROLLER_LOG = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", f"deployment/{c.CONTROLLER_DEPLOYMENT}")
 SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
+# the lists of a capture's identity (the capture check reads them too, to say why a capture is stuck in Pushing)
+IDENTITY_LISTS = (
+    readplan.TOKEN_REQUESTER_BINDINGS,
+    readplan.REPORTER_SERVICE_ACCOUNTS,
+    readplan.REPORTER_ROLES,
+    readplan.REPORTER_ROLE_BINDINGS,
+    readplan.REPORTER_SECRETS,
+    readplan.PUSHER_SERVICE_ACCOUNTS,
+    readplan.PUSHER_ROLE_BINDINGS,
+    readplan.REGISTRY_SECRETS,
+)
 
 
 @check(

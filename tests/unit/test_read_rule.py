@@ -149,7 +149,7 @@ def test_only_the_serving_pods_list_forbidden_leaves_the_agent_pods_usable():
     report = run_doctor(snapshot)
     unread = sorted({str(u) for check in report.checks for u in check.missing})
     assert unread == ["forbidden: list pods"]
-    assert {x.id for x in report.checks if x.missing} == {"consumer-pull", "webhook", "capture-identity"}
+    assert {x.id for x in report.checks if x.missing} == {"consumer-pull", "webhook", "capture-identity", "capture"}
     assert fleet_status(snapshot, None).groups  # counts the agent pods: their own list was read
 
 

@@ -192,9 +192,7 @@ def _scoped(
     return nodes, keys | elsewhere
 
 
-def index_entries(
-    kcns: Sequence[KernelCacheNode], namespace: str | None = None, compatibility: str = ""
-) -> EntryIndex:
+def index_entries(kcns: Sequence[KernelCacheNode], namespace: str | None = None, compatibility: str = "") -> EntryIndex:
     """The entries' index for every decision against `kcns`; with `namespace`, for the decisions of that
     namespace's pods of the `compatibility` footprint only (the same answer for them, without building every
     entry of a large fleet)."""

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_kcache.explain.why_not_cached import admission_inputs, explained, find_pod
 from kubectl_kcache.kernelcache import admission as a
 from kubectl_kcache.kernelcache.config import read_config
-from kubectl_kcache.explain.why_not_cached import admission_inputs, explained, find_pod
 from kubectl_kcache.snapshot.model import build
 from tests import builders as b
 
@@ -56,7 +56,8 @@ def _both(items: list[dict[str, Any]], pod_name: str) -> tuple[Any, Any]:
     config = read_config(snap.configmap("kserve", "inferenceservice-config"))
     scoped = a.decide(admission_inputs(snap, NS, pod, config))
     full = a.decide(admission_inputs(snap, NS, pod, config, entries=a.index_entries(snap.kcns)))
-    return (scoped, full), (explained(snap, pod, scoped, config).to_dict(), explained(snap, pod, full, config).to_dict())
+    answers = (explained(snap, pod, scoped, config).to_dict(), explained(snap, pod, full, config).to_dict())
+    return (scoped, full), answers
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
