@@ -133,7 +133,7 @@ class Anonymizer:
         from .kernelcache.gojson import hash_map
 
         out: list[tuple[str, str]] = []
-        for factors in _factor_sets(items):
+        for factors in [*_factor_sets(items), *_pod_factor_sets(items)]:
             old_w, old_c = _footprint_maps(factors)
             new_w, new_c = _footprint_maps({k: self.replace(v) for k, v in factors.items()})
             out += [(hash_map(old_w), hash_map(new_w)), (hash_map(old_c), hash_map(new_c))]
@@ -243,6 +243,32 @@ def _factor_sets(items: list[dict[str, Any]]) -> list[dict[str, str]]:
                 walk(v)
 
     walk(items)
+    return found
+
+
+def _pod_factor_sets(items: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The identity factors of each serving pod, as the webhook computes them: a pod whose capture is not
+    done (or whose cache was made elsewhere) is in no KernelCache's or capture's factors, and why-not-cached
+    shows its footprints."""
+    from .errors import InputError
+    from .kernelcache.admission import identity_gates, pre_admission
+    from .objects import Pod
+
+    found: list[dict[str, str]] = []
+    for item in items:
+        if (
+            not isinstance(item, dict)
+            or item.get("kind") != "Pod"
+            or c.LABEL_ISVC not in (_meta(item).get("labels") or {})
+        ):
+            continue
+        try:
+            pod = Pod.from_dict(item)
+        except InputError:
+            continue
+        ident = identity_gates(pre_admission(pod), pod.namespace or "")[2]
+        if ident is not None:
+            found.append(dict(ident.factors))
     return found
 
 

@@ -35,6 +35,7 @@ is added), the image class in the sidecar step.
 # The decision's surface, as callers use it (`from ..kernelcache import admission as a`; `a.decide(...)`).
 from .candidates import (
     can_mount,
+    identity_gates,
     index_entries,
     resolve_container,
     resolve_container_path,
@@ -148,6 +149,7 @@ __all__ = [
     "decide",
     "denial_message",
     "entry_matches_cache",
+    "identity_gates",
     "index_entries",
     "match_condition",
     "plan_injection",
