@@ -34,6 +34,7 @@ from kubectl_kcache.kernelcache.names import (  # noqa: E402
     generated_kernel_cache_name,
     label_value,
     preparation_job_name,
+    reporter_name,
 )
 from kubectl_kcache.snapshot import plan as readplan  # noqa: E402
 from kubectl_kcache.snapshot.kinds import ListSpec  # noqa: E402
@@ -1432,9 +1433,7 @@ class Model:
         if requested_group:
             annotations["serving.kserve.io/kernelcache-nodegroup"] = requested_group
         if producer:
-            annotations["internal.serving.kserve.io/kernelcache-reporter-secret"] = (
-                f"kernel-cache-reporter-{self.capture_name[:36]}-{hexd('reporter' + self.capture_name, 12)}"
-            )
+            annotations["internal.serving.kserve.io/kernelcache-reporter-secret"] = reporter_name(self.capture_name)
         if usage:
             annotations["internal.serving.kserve.io/kernelcache-usage"] = usage
         gpus = self.args[self.args.index("--tensor-parallel-size") + 1]
@@ -1618,7 +1617,10 @@ class Model:
         requested_group: str = "",
         kernel_cache: bool = True,
         failed: str = "",
+        pushing: bool = False,
     ) -> dict[str, Any]:
+        """The capture of this revision: Complete (`completed` is when), Failed with reason `failed`, or, with
+        `pushing`, in progress: the sidecar pushing the artifact since `completed`."""
         c = self.c
         session_id = uid(c.name, "session", self.capture_name)
         session: dict[str, Any] = {"id": session_id, "podName": producer}
@@ -1627,7 +1629,24 @@ class Model:
         if requested_group:
             session["requestedNodeGroup"] = requested_group
         status: dict[str, Any] = {"activeSession": session}
-        if failed:
+        if pushing:
+            status.update(
+                {
+                    "conditions": [
+                        {
+                            "lastTransitionTime": completed,
+                            "message": "cache image is being pushed",
+                            "observedGeneration": 1,
+                            "reason": "Pushing",
+                            "status": "False",
+                            "type": "Ready",
+                        }
+                    ],
+                    "phase": "Pushing",
+                    "runtimeResult": {"captureSessionID": session_id, "sourcePodName": producer, "state": "Pushing"},
+                }
+            )
+        elif failed:
             status.update(
                 {
                     "conditions": [
@@ -1723,6 +1742,75 @@ class Model:
                 "status": dict(sorted(status.items())),
             }
         )
+
+    def reporter_identity(self, capture: dict[str, Any], created: str, *, missing: tuple[str, ...] = ()) -> None:
+        """What KServe's capture controller makes for a capture in progress in its namespace: the token
+        requester RoleBinding, and the reporter ServiceAccount, Role, RoleBinding and Secret (metadata only, as
+        the plugin reads Secrets), controlled by the capture; the kinds in `missing` are left out."""
+        c, ns = self.c, self.ns
+        reporter = reporter_name(self.capture_name)
+        owner = {
+            "apiVersion": KSERVE,
+            "blockOwnerDeletion": True,
+            "controller": True,
+            "kind": "KernelCacheCapture",
+            "name": self.capture_name,
+            "uid": capture["metadata"]["uid"],
+        }
+        label = {"internal.serving.kserve.io/kernelcache-reporter": "true"}
+        c.add(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": c.meta(
+                    "RoleBinding",
+                    "kserve-kernelcache-token-requester",
+                    ns,
+                    created=created,
+                    labels={"internal.serving.kserve.io/kernelcache-token-requester": "true"},
+                ),
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kserve-kernelcache-token-requester",
+                },
+                "subjects": [
+                    {"kind": "ServiceAccount", "name": "kserve-localmodel-controller-manager", "namespace": "kserve"}
+                ],
+            }
+        )
+        pieces: dict[str, dict[str, Any]] = {
+            "ServiceAccount": {"apiVersion": "v1", "automountServiceAccountToken": False},
+            "Role": {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "rules": [
+                    {
+                        "apiGroups": ["serving.kserve.io"],
+                        "resourceNames": [self.capture_name],
+                        "resources": ["kernelcachecaptures/status"],
+                        "verbs": ["get", "patch", "update"],
+                    }
+                ],
+            },
+            "RoleBinding": {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reporter},
+                "subjects": [{"kind": "ServiceAccount", "name": reporter, "namespace": ns}],
+            },
+            "Secret": {"apiVersion": "v1", "type": "Opaque"},
+        }
+        for kind, body in pieces.items():
+            if kind in missing:
+                continue
+            meta = c.meta(kind, reporter, ns, created=created, labels=label, owners=[owner])
+            c.add(
+                {
+                    "apiVersion": body["apiVersion"],
+                    "kind": kind,
+                    "metadata": meta,
+                    **{k: v for k, v in body.items() if k != "apiVersion"},
+                }
+            )
 
     def entry(
         self, state: str, message: str, updated: str, image: str | None = None, name: str | None = None
@@ -2420,6 +2508,16 @@ def broken() -> Cluster:
         tp=1,
         max_len=32768,
     )
+    gemma = Model(
+        c,
+        "team-chat",
+        "gemma-2-9b-it",
+        "hf://google/gemma-2-9b-it",
+        "7c9f5d8b6b",
+        registry,
+        tp=1,
+        max_len=8192,
+    )
     phi = Model(
         c,
         "team-chat",
@@ -2548,6 +2646,11 @@ def broken() -> Cluster:
     blocked = llama8.capture(producer=p8, node_name=h1, created=ago(210), completed=ago(171), kernel_cache=False)
     qwen_vl.capture(producer=pvl, node_name=l1, created=ago(days=3), completed=ago(days=3, minutes=-9))
     phi.capture(producer=phi.pod_name(0), node_name=h1, created=ago(95), completed=ago(52), failed="ProducerGone")
+    # gemma's capture has been pushing for 80 minutes: a namespace RBAC cleanup removed its reporter
+    # RoleBinding, so the sidecar cannot report the push's result (the status says nothing of it)
+    pgemma = gemma.pod(0, h2, ip[h2], ago(100), producer=True)
+    pushing = gemma.capture(producer=pgemma, node_name=h2, created=ago(100), completed=ago(80), pushing=True)
+    gemma.reporter_identity(pushing, ago(99), missing=("RoleBinding",))
     selection_event(
         c,
         blocked,

@@ -180,10 +180,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         )
         hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
     elif phase == "Pushing" and (missing := identities_text(snapshot, for_capture(snapshot, cap, f.config))):
-        what = (
-            f"the capture sidecar is pushing the artifact, and a piece of the capture's identity is wrong: "
-            f"{missing} (the capture-identity finding lists them all)"
-        )
+        what = f"a piece of the capture's identity is wrong: {missing} (capture-identity names every piece)"
         hint = CONTROLLER_LOG
     elif phase == "Pushing":
         reporter = reporter_name(cap.name)
@@ -204,13 +201,17 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
         hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv") if pod else describe
-    detail = condition_text(ready)
+    # a condition whose reason is the phase the headline names adds its message, unless that is KServe's default
+    if ready is not None and ready.reason == phase:
+        detail = "" if ready.message == c.CAPTURE_PHASE_MESSAGES.get(phase) else ready.message
+    else:
+        detail = condition_text(ready)
     yield Finding(
         ID,
         "warning",
         ref,
         f"capture {key} is stuck in {phase} since {rfc3339(since)}, over an hour: {what}"
-        f"{f' ({detail})' if detail else ''}",
+        f"{f'. Ready condition: {detail}' if detail else ''}",
         hint=hint,
         evidence=tuple(f"runtimeResult.{k}: {result[k]}" for k in ("state", "message") if result.get(k)),
         code="stuck",

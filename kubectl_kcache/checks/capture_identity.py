@@ -92,17 +92,13 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         conflicts = [p for p in pieces if not p.absent]
         first = (conflicts or pieces)[0]
         more = len(pieces) - 1
-        effect = (
-            "its mcv sidecar cannot push the artifact"
-            if first.registry
-            else "its mcv sidecar cannot report the capture's progress"
-        )
+        effect = "cannot push the artifact" if first.registry else "cannot report the capture's progress"
         yield Finding(
             ID,
             "error" if conflicts else "warning",
             ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
-            f"capture {ids.capture} ({cap.phase or 'Pending'}, producer pod {ids.pod}): "
-            f"{_piece(first)}: {effect}, and the capture's status does not say so"
+            f"capture {ids.capture} ({cap.phase or 'Pending'}): {_short(first)}: "
+            f"the mcv sidecar of pod {ids.pod} {effect} (the capture's status does not say)"
             + (f" ({more} more below)" if more else ""),
             hint=CONTROLLER_LOG,
             evidence=tuple(_evidence(p) for p in pieces),
@@ -112,6 +108,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 def _piece(p: Piece) -> str:
     return f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
+
+
+def _short(p: Piece) -> str:
+    """The piece in a headline: in the capture's namespace, what it is for left to the evidence (but for the
+    pod, whose piece is one annotation)."""
+    return f"{p.kind} {p.name} {p.role} {p.problem}" if p.kind == "Pod" else f"{p.kind} {p.name} {p.problem}"
 
 
 def _evidence(p: Piece) -> str:
@@ -157,6 +159,7 @@ def trusted(snapshot: ClusterSnapshot, ids: Identities | None) -> list[Piece]:
 
 
 def identities_text(snapshot: ClusterSnapshot, ids: Identities | None) -> str:
-    """For another finding (a capture stuck in Pushing): the first wrong piece, or ""."""
+    """For another finding (a capture stuck in Pushing): the first wrong piece, short (it is in the capture's
+    namespace; this check's finding says what it is for), or ""."""
     pieces = trusted(snapshot, ids)
-    return _piece(pieces[0]) if pieces else ""
+    return _short(pieces[0]) if pieces else ""

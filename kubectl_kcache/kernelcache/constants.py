@@ -92,6 +92,13 @@ PHASE_COMPLETE = "Complete"
 PHASE_UNCHANGED = "Unchanged"
 PHASE_FAILED = "Failed"
 CAPTURE_TERMINAL_PHASES = (PHASE_COMPLETE, PHASE_UNCHANGED, PHASE_FAILED)
+# the Ready condition's message for a capture in progress when the sidecar reports none (§7.1; reason = phase)
+CAPTURE_PHASE_MESSAGES = {
+    "Pending": "waiting for the selected capture session",
+    "WaitingForWorkload": "waiting for workload readiness",
+    "Capturing": "capture is in progress",
+    "Pushing": "cache image is being pushed",
+}
 RESULT_SUCCEEDED = "Succeeded"
 RESULT_UNCHANGED = "Unchanged"
 SIGNING_SKIPPED = "Skipped"

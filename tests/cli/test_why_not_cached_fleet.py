@@ -23,8 +23,8 @@ def test_the_broken_example_per_inferenceservice(capsys):
     assert code == 1 and err == ""
     lines = out.splitlines()
     assert lines[1] == (
-        "4 serving pods in 4 InferenceServices: 0 cached at admission (0%), 4 cold: 2 would be "
-        "cached now (recreate them); 4 pod templates decided"
+        "5 serving pods in 5 InferenceServices: 0 cached at admission (0%), 5 cold: 2 would be "
+        "cached now (recreate them); 5 pod templates decided"
     )
     assert lines[3].split() == [
         "NAMESPACE",

@@ -123,8 +123,10 @@ def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
         {"kind": "KernelCacheCapture", "name": CAP, "namespace": NS},
     )
     assert f["message"].startswith(
-        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, "
-        "the reporter's token, mounted into the mcv sidecar, is missing"
+        f"capture {NS}/{CAP} (Pushing): Secret {name} is missing: the mcv sidecar of pod {POD}"
+    )
+    assert f["evidence"][0].startswith(
+        f"Secret {NS}/{name}, the reporter's token, mounted into the mcv sidecar, is missing"
     )
     # no value anywhere: not in the answer, not in the dump
     dump = (tmp_path / "snap.yaml").read_text()

@@ -179,30 +179,32 @@ def test_a_missing_reporter_secret_is_named_and_the_stuck_push_says_so():
     items = cluster(drop=(("Secret", name),))
     _, [f] = identity(items)
     assert (f.severity, f.code, f.object.kind, f.object.name) == ("warning", "missing", "KernelCacheCapture", CAP)
-    assert f.message.startswith(
-        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): Secret {NS}/{name}, the "
-        "reporter's token, mounted into the mcv sidecar, is missing: its mcv sidecar cannot "
-        "report the capture's progress, and the capture's status does not say so"
+    assert f.message == (
+        f"capture {NS}/{CAP} (Pushing): Secret {name} is missing: the mcv sidecar of pod {POD} cannot report the "
+        "capture's progress (the capture's status does not say)"
+    )
+    assert f.evidence[0].startswith(
+        f"Secret {NS}/{name}, the reporter's token, mounted into the mcv sidecar, is missing"
     )
     assert f.evidence[0].endswith(
         f"none of that name carries label {c.REPORTER_LABEL}=true: KServe's controller "
         "has not made it, or one without the label blocks it (KServe's error then: reserved "
         f"Secret {NS}/{name} already exists and is not managed by kernelcache)"
     )
-    assert "its mcv sidecar cannot report the capture's progress" in f.message
     assert f.hint == "kubectl -n kserve logs deployment/kserve-localmodel-controller-manager"
     # capture's stuck-in-Pushing finding names the same piece rather than a list of things to look at
     items[3]["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-29T06:00:00Z"
     snap = build(items, reads_assumed=True)
     [stuck] = [x for x in run_doctor(snap, only=["capture"]).findings if x.code == "stuck"]
-    assert f"a piece of the capture's identity is wrong: Secret {NS}/{name}" in stuck.message
+    assert f"a piece of the capture's identity is wrong: Secret {name} is missing (capture-identity" in stuck.message
 
 
 def test_without_the_token_requester_binding():
     _, [f] = identity(cluster(drop=(("RoleBinding", c.TOKEN_REQUESTER),)))
-    assert (
+    assert f"RoleBinding {c.TOKEN_REQUESTER} is missing: the mcv sidecar" in f.message
+    assert f.evidence[0].startswith(
         f"RoleBinding {NS}/{c.TOKEN_REQUESTER}, the controller's right to request the reporter's token, is missing"
-    ) in f.message
+    )
 
 
 def test_a_token_requester_binding_kserve_does_not_manage_is_a_conflict():
@@ -218,18 +220,21 @@ def test_a_reporter_role_of_another_capture_is_a_conflict():
     other = owned("Role", name, c.REPORTER_LABEL, uid="another-uid")
     _, [f] = identity(cluster(drop=(("Role", name),), extra=(other,)))
     assert (f.severity, f.code) == ("error", "conflict")
-    assert (
+    assert f"Role {name} is not controlled by KernelCacheCapture {CAP}: the mcv sidecar" in f.message
+    assert f.evidence[0].startswith(
         f"Role {NS}/{name}, the reporter's right to update the capture's status, is not controlled by "
         f"KernelCacheCapture {CAP}"
-    ) in f.message
+    )
     assert f.evidence[0].endswith(f"KServe's error: reserved Role {NS}/{name} has a different owner")
 
 
 def test_the_pod_must_name_the_reporter_secret():
     _, [f] = identity(cluster(annotations={c.ANNOTATION_ACCESS_SECRET: ACCESS}))
     assert (
+        f"Pod {POD} annotation {c.ANNOTATION_REPORTER_SECRET} names (nothing), not {reporter_name(CAP)}: " in f.message
+    )
+    assert f.evidence[0].startswith(
         f"Pod {NS}/{POD}, annotation {c.ANNOTATION_REPORTER_SECRET}, names (nothing), not {reporter_name(CAP)}"
-        in f.message
     )
     assert f.evidence[0].endswith("KServe's error: capture Pod has no reporter access Secret reference")
 
@@ -237,11 +242,11 @@ def test_the_pod_must_name_the_reporter_secret():
 def test_service_account_token_needs_the_pusher_and_the_registry_access_secret():
     pusher = pusher_name(CAP)
     _, [f] = identity(cluster(auth=SAT, drop=(("RoleBinding", pusher), ("Secret", ACCESS))))
-    assert f.message.startswith(
-        f"capture {NS}/{CAP} (Pushing, producer pod {POD}): RoleBinding {NS}/{pusher}, "
-        "registry.auth.pushRoleRef bound to the pusher, is missing"
+    assert f.message.startswith(f"capture {NS}/{CAP} (Pushing): RoleBinding {pusher} is missing: ")
+    assert f"the mcv sidecar of pod {POD} cannot push the artifact" in f.message and "(1 more below)" in f.message
+    assert f.evidence[0].startswith(
+        f"RoleBinding {NS}/{pusher}, registry.auth.pushRoleRef bound to the pusher, is missing"
     )
-    assert "its mcv sidecar cannot push the artifact" in f.message and "(1 more below)" in f.message
     assert [e.split(", ")[0] for e in f.evidence] == [f"RoleBinding {NS}/{pusher}", f"Secret {NS}/{ACCESS}"]
 
 
@@ -276,9 +281,9 @@ def test_an_unlabelled_object_of_the_reporters_name_is_not_kserves():
     bare = owned("ServiceAccount", name, "other")
     _, [f] = identity(cluster(drop=(("ServiceAccount", name),), extra=(bare,)))
     assert (f.severity, f.code) == ("error", "conflict")
-    assert (
+    assert f"ServiceAccount {name} is not KServe's (no label {c.REPORTER_LABEL}=true): " in f.message
+    assert f.evidence[0].startswith(
         f"ServiceAccount {NS}/{name}, the reporter's identity, is not KServe's (no label {c.REPORTER_LABEL}=true)"
-        in f.message
     )
     assert f.evidence[0].endswith(
         f"reserved ServiceAccount {NS}/{name} already exists and is not managed by kernelcache"

@@ -66,7 +66,7 @@ def test_the_doctor_page_has_a_serving_pods_section():
     html = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet=fleet)
     section = html[html.index('<section id="serving">') :]
     section = section[: section.index("</section>")]
-    assert "<h2>Serving pods</h2>" in section and "4 serving pods in 4 InferenceServices" in section
+    assert "<h2>Serving pods</h2>" in section and "5 serving pods in 5 InferenceServices" in section
     assert section.count("<tr>") == 1 + len(fleet.rows)
     assert "rollout restart deployment mistral-7b-instruct-v0-3-predictor" in section
     assert "&#x27;jsonpath={.spec.artifact.identity.factors}&#x27;" in section  # the command's quotes, escaped
