@@ -29,6 +29,7 @@ from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import ConfigState, read_config
+from ..kernelcache.names import capture_revision_name
 from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
 from ..objects import KernelCache, Pod, find_condition, parse_time
@@ -532,6 +533,7 @@ def _story(
         next_command = _ready_after(why, now, notes)
     if now is None:
         next_command = _why_not_now(why, notes, candidate_notes) or next_command
+        next_command = _being_captured(snapshot, why, pod, notes) or next_command
     for line in adm.inferred if now else ():
         notes.append(f"Not certain: {line}. Set containerPath on the KernelCache's cache path to make it exact.")
     if why.placement is not None:
@@ -540,6 +542,38 @@ def _story(
         ns, _, name = now.partition("/")
         next_command = command("kubectl", "-n", ns, "get", "kernelcache", name)
     return notes, next_command
+
+
+def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, notes: list[str]) -> str:
+    """No cache because of the pod's own revision's capture: it is still in progress (its first pod starts
+    cold by design), or it completed and KServe made no KernelCache of it. The capture is what to look at,
+    rather than the caches of other revisions."""
+    gate = why.admission.blocked_by
+    blocked = why.now_blocked_by or (gate.id if gate is not None else None)
+    revision = pod.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH, "")
+    if blocked not in (a.CANDIDATES, a.ENTRY_READY, a.FOOTPRINT, a.SELECTION) or not why.isvc or not revision:
+        return ""
+    name = capture_revision_name(why.isvc, revision)
+    capture = next((x for x in snapshot.captures if x.namespace == why.namespace and x.name == name), None)
+    if capture is None:
+        return ""
+    if capture.phase == c.PHASE_COMPLETE:
+        ref = capture.kernel_cache_ref
+        if ref is not None and f"{ref.namespace}/{ref.name}" in snapshot.kc_by_key:
+            return ""
+        notes.append(
+            f"This pod's revision was captured (KernelCacheCapture {why.namespace}/{name} is Complete), but "
+            "no KernelCache was made of it: the capture's node-group selection says why."
+        )
+        return command("kubectl", "kcache", "why-group", "--capture", name, "-n", why.namespace)
+    if capture.phase in c.CAPTURE_TERMINAL_PHASES:
+        return ""
+    notes.append(
+        f"This pod's revision is being captured: KernelCacheCapture {why.namespace}/{name} is "
+        f"{capture.phase or 'Pending'}. KServe creates its KernelCache when the capture completes; pods created "
+        "once that cache is Ready on their node get it, and this one stays cold until it is recreated then."
+    )
+    return command("kubectl", "kcache", "doctor", "--only", "capture,capture-identity")
 
 
 def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, notes: list[str]) -> None:

@@ -594,3 +594,48 @@ def test_usage_names_the_pods_using_the_cache_and_their_nodes():
         ],
         "totalPodsUsingByNode": {"gpu-1": 2},
     }
+
+
+@pytest.mark.parametrize(("phase", "said"), [("Pushing", True), ("Capturing", True), ("Complete", False)])
+def test_a_pod_whose_revision_is_being_captured_is_told_to_watch_the_capture(phase, said):
+    """The first pod of a revision starts cold by design: its own capture makes the cache."""
+    from kubectl_kcache.kernelcache.names import capture_revision_name
+
+    pod = b.consumer(
+        "pod",
+        node="gpu-1",
+        created=CREATED,
+        labels={"pod-template-hash": "7f9c6d5b84"},
+        # the sidecar step is tests/unit/kernelcache/test_sidecar.py's; the builder's pod has no readiness probe
+        annotations={"serving.kserve.io/kernelcache-sidecar-injection": "false"},
+    )
+    name = capture_revision_name("qwen", "7f9c6d5b84")
+    cap = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase=phase))
+    kc = b.consumer_cache("qwen", ready_at=EARLY)  # another revision's cache, not Ready anywhere yet
+    w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(cap,)))
+    assert now(w)["blockedBy"] == "entry-ready"  # the cache of another revision is not Ready anywhere
+    told = f"This pod's revision is being captured: KernelCacheCapture {NS}/{name} is {phase}." in flat(w)
+    assert told is said
+    assert (w.next_command == "kubectl kcache doctor --only capture,capture-identity") is said
+
+
+def test_a_pod_whose_revision_was_captured_without_a_kernel_cache_is_sent_to_why_group():
+    from kubectl_kcache.kernelcache.names import capture_revision_name
+
+    pod = b.consumer(
+        "pod",
+        node="gpu-1",
+        created=CREATED,
+        labels={"pod-template-hash": "7f9c6d5b84"},
+        annotations={"serving.kserve.io/kernelcache-sidecar-injection": "false"},
+    )
+    name = capture_revision_name("qwen", "7f9c6d5b84")
+    done = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase="Complete"))
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
+    assert f"KernelCacheCapture {NS}/{name} is Complete), but no KernelCache was made of it" in flat(w)
+    assert w.next_command == f"kubectl kcache why-group --capture {name} -n {NS}"
+    # linked to a KernelCache that exists: the capture is not the story
+    done["status"]["kernelCacheRef"] = {"namespace": NS, "name": "qwen"}
+    w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
+    assert "KernelCacheCapture" not in flat(w) and "why-group" not in w.next_command

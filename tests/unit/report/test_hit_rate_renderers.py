@@ -69,7 +69,10 @@ def test_the_doctor_page_has_a_serving_pods_section():
     assert "<h2>Serving pods</h2>" in section and "5 serving pods in 5 InferenceServices" in section
     assert section.count("<tr>") == 1 + len(fleet.rows)
     assert "rollout restart deployment mistral-7b-instruct-v0-3-predictor" in section
-    assert "&#x27;jsonpath={.spec.artifact.identity.factors}&#x27;" in section  # the command's quotes, escaped
+    # a revision captured without a KernelCache is sent to its capture's node-group decision
+    assert "kubectl kcache why-group --capture llama-3-1-8b-instruct-kcc-7d9c6b5f48 -n team-llm" in section
+    # a command's quotes are escaped on the page (a finding's patch command: the JSON it sends)
+    assert "-p &#x27;[{&quot;op&quot;:&quot;add&quot;," in html and "-p '[{" not in html
     assert serving_pods_section("cannot list pods (forbidden)") == (
         '<section id="serving"><h2>Serving pods</h2><p class="warning-text">Not shown: cannot list pods '
         "(forbidden)</p></section>"
