@@ -340,7 +340,7 @@ def _pod(snapshot: ClusterSnapshot, namespace: str, name: str) -> Pod | None:
 
 
 def _capture(snapshot: ClusterSnapshot, namespace: str, name: str) -> Capture | None:
-    return next((k for k in snapshot.captures if k.namespace == namespace and k.name == name), None)
+    return snapshot.capture_by_key.get(f"{namespace}/{name}")
 
 
 def _find_capture(

@@ -548,13 +548,12 @@ def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, note
     """No cache because of the pod's own revision's capture: it is still in progress (its first pod starts
     cold by design), or it completed and KServe made no KernelCache of it. The capture is what to look at,
     rather than the caches of other revisions."""
-    gate = why.admission.blocked_by
-    blocked = why.now_blocked_by or (gate.id if gate is not None else None)
+    blocked = why.now_blocked_by
     revision = pod.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH, "")
     if blocked not in (a.CANDIDATES, a.ENTRY_READY, a.FOOTPRINT, a.SELECTION) or not why.isvc or not revision:
         return ""
     name = capture_revision_name(why.isvc, revision)
-    capture = next((x for x in snapshot.captures if x.namespace == why.namespace and x.name == name), None)
+    capture = snapshot.capture_by_key.get(f"{why.namespace}/{name}")
     if capture is None:
         return ""
     if capture.phase == c.PHASE_COMPLETE:
@@ -700,7 +699,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
                 f"KernelCache {cand.key} matches the pod but has no Ready entry yet ({cand.detail}): pods "
                 "created before an entry is Ready start without it."
             )
-    blocked = why.now_blocked_by or gate.id
+    blocked = why.now_blocked_by  # not None: `gate` is the decision's
     best = why.best_candidate
     kc = best.kernel_cache if best is not None else None
     on_pod = why.basis == BASIS_POD

@@ -79,7 +79,7 @@ class LoopOptions:
 
 def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str:
     """What a capture's node-group selection depended on; an event is emitted again only when it changes."""
-    capture = next((x for x in snapshot.captures if x.namespace == action.namespace and x.name == action.name), None)
+    capture = snapshot.capture_by_key.get(f"{action.namespace}/{action.name}")
     session = capture.active_session if capture else None
     node = snapshot.node_by_name.get(session.node_name) if session and session.node_name else None
     cm = snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)

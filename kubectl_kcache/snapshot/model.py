@@ -97,6 +97,10 @@ class ClusterSnapshot:
     def kc_by_key(self) -> dict[str, o.KernelCache]:
         return {f"{k.namespace}/{k.name}": k for k in self.kernel_caches}
 
+    @cached_property
+    def capture_by_key(self) -> dict[str, o.Capture]:
+        return {f"{k.namespace}/{k.name}": k for k in self.captures}
+
     def derived(self, key: str, compute: Callable[[], _T]) -> _T:
         """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
         group membership here, so that every check, explanation and plan of one snapshot shares it)."""
