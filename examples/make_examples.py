@@ -1774,9 +1774,7 @@ class Model:
                     "kind": "ClusterRole",
                     "name": "kserve-kernelcache-token-requester",
                 },
-                "subjects": [
-                    {"kind": "ServiceAccount", "name": "kserve-localmodel-controller-manager", "namespace": "kserve"}
-                ],
+                "subjects": [{"kind": "ServiceAccount", "name": CONTROLLER, "namespace": NS_KSERVE}],
             }
         )
         pieces: dict[str, dict[str, Any]] = {
