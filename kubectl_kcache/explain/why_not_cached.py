@@ -562,7 +562,7 @@ def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, note
             return ""
         notes.append(
             f"This pod's revision was captured (KernelCacheCapture {why.namespace}/{name} is Complete), but "
-            "no KernelCache was made of it: the capture's node-group selection says why."
+            "no KernelCache of it exists (never made, or deleted since): the capture's node-group selection says why."
         )
         return command("kubectl", "kcache", "why-group", "--capture", name, "-n", why.namespace)
     if capture.phase in c.CAPTURE_TERMINAL_PHASES:

@@ -633,7 +633,11 @@ def test_a_pod_whose_revision_was_captured_without_a_kernel_cache_is_sent_to_why
     done = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase="Complete"))
     kc = b.consumer_cache("qwen", ready_at=EARLY)
     w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
-    assert f"KernelCacheCapture {NS}/{name} is Complete), but no KernelCache was made of it" in flat(w)
+    assert f"KernelCacheCapture {NS}/{name} is Complete), but no KernelCache of it exists" in flat(w)
+    assert w.next_command == f"kubectl kcache why-group --capture {name} -n {NS}"
+    # linked to a KernelCache deleted since: the same
+    done["status"]["kernelCacheRef"] = {"namespace": NS, "name": "gone"}
+    w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
     assert w.next_command == f"kubectl kcache why-group --capture {name} -n {NS}"
     # linked to a KernelCache that exists: the capture is not the story
     done["status"]["kernelCacheRef"] = {"namespace": NS, "name": "qwen"}
