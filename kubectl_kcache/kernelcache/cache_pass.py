@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..objects import Job, KernelCache, NodeGroup, RoleBinding
 from . import constants as c
 from .capture import MISMATCH, CacheOutcome, terminating_text
-from .names import label_value
+from .prefetcher import HeldBy, requeue_holders
 
 TERMINATING = "terminating"
 LINK = "link"
@@ -41,8 +41,25 @@ class Stop:
     frozen: bool = True
 
 
-def job_finished(job: Job) -> bool:
-    return any(x.type in ("Complete", "Failed") and x.status == "True" for x in job.conditions)
+def requeue_text(namespace: str, holders: tuple[HeldBy, ...], job_namespace: str) -> str:
+    """Why the namespace's passes are requeued, naming the Jobs that hold them (orphans first: they never end
+    by themselves)."""
+    orphans = [h for h in holders if h.orphan]
+    first = holders[0].job
+    where = f"{first.meta.namespace or job_namespace}/{first.meta.name}"
+    managed = f"the managed RoleBinding {namespace}/{c.PREFETCHER_ROLE_BINDINGS[0]} exists"
+    if orphans:
+        return (
+            f"{len(orphans)} prefetch Job(s) left by deleted KernelCaches of namespace {namespace} have not "
+            f"finished (e.g. {where}, for {holders[0].cache}, which no longer exists) and {managed}: KServe "
+            "requeues every KernelCache pass of the namespace every minute before it creates Jobs or writes "
+            "status, for good: Jobs have no owner and nothing deletes a stuck one but you"
+        )
+    return (
+        f"{len(holders)} prefetch Job(s) of namespace {namespace} are still running (e.g. {where}) and "
+        f"{managed}: KServe requeues the pass every minute before it creates Jobs or aggregates status, so the "
+        "status lags (new nodes get no Job) until those Jobs finish"
+    )
 
 
 def pass_stop(
@@ -54,10 +71,12 @@ def pass_stop(
     role_bindings: Iterable[RoleBinding],
     jobs: Iterable[Job],
     job_namespace: str,
+    existing: Iterable[tuple[str, str]] | None = None,
 ) -> Stop | None:
     """Where the pass for `kc` stops without writing status, or None when it writes one. `outcomes` are
     (capture name, outcome) of the KernelCache's namespace; `config_ok`: the configuration loads and the
-    feature is enabled (else steps 4-5 write status)."""
+    feature is enabled (else steps 4-5 write status); `existing`: (namespace, name) of every KernelCache (a
+    Job for none of them is an orphan; None: not known, no Job is called one)."""
     captures = [(name, o) for name, o in outcomes if o.kernel_cache == kc.name]
     if kc.meta.deleting:
         return Stop(1, TERMINATING, terminating_text(kc, captures[0][0] if captures else ""))
@@ -78,36 +97,9 @@ def pass_stop(
             f"group {group.name} has an empty nodeSelector: KServe's pass fails with "
             f'"{MSG_EMPTY_SELECTOR}" and writes no status (the status shown is from before)',
         )
-    managed = next(
-        (
-            rb
-            for rb in role_bindings
-            if rb.meta.namespace == kc.namespace
-            and rb.meta.name == c.PREFETCHER_ROLE_BINDINGS[0]
-            and rb.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) == "true"
-        ),
-        None,
-    )
-    if managed is None:
-        return None
-    running = [
-        j
-        for j in jobs
-        if j.meta.namespace == job_namespace
-        and not job_finished(j)
-        and j.meta.labels.get(c.LABEL_JOB_CACHE_NAMESPACE) == label_value(kc.namespace)
-    ]
-    if running:
-        return Stop(
-            10,
-            PREFETCH_REQUEUE,
-            f"{len(running)} prefetch Job(s) of namespace {kc.namespace} are still running (e.g. "
-            f"{job_namespace}/{running[0].meta.name}) and the managed RoleBinding "
-            f"{kc.namespace}/{c.PREFETCHER_ROLE_BINDINGS[0]} exists: KServe requeues the pass every minute "
-            "before it creates Jobs or aggregates status, so the status lags (new nodes get no Job) until "
-            "those Jobs finish",
-            frozen=False,
-        )
+    holders = requeue_holders(kc.namespace, role_bindings, jobs, job_namespace, existing)
+    if holders:
+        return Stop(10, PREFETCH_REQUEUE, requeue_text(kc.namespace, holders, job_namespace), frozen=False)
     return None
 
 
@@ -125,7 +117,9 @@ def stops_by_cache(
     """ "namespace/name" -> where its pass stops, for each KernelCache whose status KServe does not write."""
     from .caches import effective_group
 
+    kernel_caches = list(kernel_caches)
     rbs, all_jobs = list(role_bindings), list(jobs)
+    existing = [(k.namespace, k.name) for k in kernel_caches]
     out = {}
     for kc in kernel_caches:
         mine = [(name, o) for (ns, name), o in outcomes.items() if ns == kc.namespace]
@@ -137,6 +131,7 @@ def stops_by_cache(
             role_bindings=rbs,
             jobs=all_jobs,
             job_namespace=job_namespace,
+            existing=existing,
         )
         if stop is not None:
             out[f"{kc.namespace}/{kc.name}"] = stop

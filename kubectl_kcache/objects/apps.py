@@ -41,6 +41,7 @@ class _TemplatedSpec(_Obj, frozen=True):
     template: _PodTemplate | None = None
     replicas: Int = 1
     ttl_seconds_after_finished: int | None = None
+    suspend: bool | None = None  # a Job held by a queueing admission (Kueue) has no pod and no startTime
 
     @property
     def pod(self) -> _TemplatePodSpec:
@@ -155,6 +156,7 @@ class JobStatus(_Obj, frozen=True):
     succeeded: Int = 0
     failed: Int = 0
     completion_time: Any | None = None
+    start_time: Any | None = None
 
 
 _JOB_STATUS = JobStatus()
@@ -184,6 +186,15 @@ class Job(_Object, frozen=True, dict=True):
     def completion_time(self) -> str:
         value = (self.status or _JOB_STATUS).completion_time
         return "" if value is None else str(value)
+
+    @property
+    def suspended(self) -> bool:
+        return bool((self.spec or _TEMPLATED).suspend)
+
+    @property
+    def started(self) -> bool:
+        """The Job controller has set status.startTime (never while the Job is suspended)."""
+        return (self.status or _JOB_STATUS).start_time is not None
 
     @property
     def ttl_seconds(self) -> int | None:
