@@ -22,6 +22,10 @@ CRD_NAMES = {
 
 # KServe install
 KSERVE_NAMESPACE = "kserve"
+# the node agent records Warning events regarding its KernelCacheNode (cluster-scoped): they land here
+AGENT_EVENTS_NAMESPACE = "default"
+AGENT_EVENT_REASONS = ("ConfigError", "ReconcileError", "ImageValidationError")
+AGENT_REPORTING_CONTROLLER = "kernelcachenode-agent"
 CONFIGMAP_NAME = "inferenceservice-config"
 CONFIG_KEY = "kernelcache"
 AGENT_DAEMONSET = "kserve-kernelcachenode-agent"
@@ -107,10 +111,24 @@ SIGNING_FAILED = "Failed"
 
 # KernelCache and cache entry states
 CACHE_ERROR = "Error"
+CACHE_READY = "Ready"
+CACHE_PREPARING = "Preparing"
+CACHE_PENDING = "Pending"
 ENTRY_READY = "Ready"
 ENTRY_ERROR = "Error"
 ENTRY_STATES = ("Pending", "Pulling", "Extracting", "Ready", "Error")
 MOUNT_TYPE_OCI = "oci"
+# The KernelCache aggregate's reasons and messages (cache_status.go, §7.2)
+REASON_CACHE_READY = "CacheReady"
+REASON_PREPARING = "Preparing"
+REASON_PREPARATION_FAILED = "PreparationFailed"
+REASON_NO_MATCHING_NODES = "NoMatchingNodes"
+REASON_NO_READY_NODES = "NoReadyNodes"
+MSG_CACHE_READY = "cache is ready on all selected nodes"
+MSG_PREPARING = "cache preparation is in progress"
+MSG_WAITING_FOR_PREPARATION = "waiting for node cache preparation status"
+MSG_NO_MATCHING_NODES = "no nodes match the referenced KernelCacheNodeGroup"
+MSG_NO_READY_NODES = "matching nodes are not ready"
 
 # Container waiting reasons the agent treats as a failed preparation pod
 PREPARATION_FAILURE_REASONS = (

@@ -79,6 +79,13 @@ ISVC_PODS = ListSpec(r.PODS, SCOPE, label_selector=c.LABEL_ISVC)
 ISVC_REPLICASETS = ListSpec(r.REPLICASETS, SCOPE, label_selector=c.LABEL_ISVC)
 CAPTURE_WARNINGS = ListSpec(r.EVENTS, SCOPE, field_selector=f"involvedObject.kind={c.KIND_CAPTURE},type=Warning")
 FAILED_CREATES = ListSpec(r.EVENTS, SCOPE, field_selector="involvedObject.kind=ReplicaSet,reason=FailedCreate")
+# the Job controller's Warnings on preparation Jobs (FailedCreate: pod creation refused by PodSecurity, a
+# ResourceQuota or a webhook), and the node agents' Warnings on their KernelCacheNodes (ConfigError,
+# ReconcileError, ImageValidationError; cluster-scoped objects, so their events land in `default`)
+JOB_WARNINGS = ListSpec(r.EVENTS, JOB_NAMESPACE, field_selector="involvedObject.kind=Job,type=Warning")
+AGENT_WARNINGS = ListSpec(
+    r.EVENTS, c.AGENT_EVENTS_NAMESPACE, field_selector=f"involvedObject.kind={c.KIND_NODE},type=Warning"
+)
 
 
 def pod(namespace: str, name: str) -> ListSpec:
@@ -128,6 +135,8 @@ DOCTOR_THEN: tuple[tuple[str, ListSpec], ...] = (
     ("producers", ISVC_REPLICASETS),
     ("events", CAPTURE_WARNINGS),
     ("events", FAILED_CREATES),
+    ("events", JOB_WARNINGS),
+    ("events", AGENT_WARNINGS),
     *(("captures", spec) for spec in CAPTURE_IDENTITIES),
 )
 DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
@@ -178,6 +187,31 @@ def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> 
         NODE_GROUPS,
         *(node(n) for n in nodes),
     )
+
+
+# why-not-ready: the chain of one KernelCache (§2.4) and, with -A, of every one in scope. Nodes with their
+# image lists (the image presence check); the job namespace's lists after the ConfigMap names it.
+WHY_NOT_READY_FIRST = (
+    NODES,
+    NODE_GROUPS,
+    KERNEL_CACHE_NODES,
+    KERNEL_CACHES,
+    CAPTURES,
+    CONFIGMAP,
+    AGENT_DAEMONSET,
+    AGENT_PODS,
+    CONTROLLER,
+    AGENT_WARNINGS,
+)
+WHY_NOT_READY_THEN = (
+    NAMESPACES,
+    PREPARATION_JOBS,
+    PREPARATION_PODS,
+    JOB_WARNINGS,
+    *PREFETCHER_SERVICE_ACCOUNTS,
+    *PREFETCHER_ROLE_BINDINGS,
+)
+WHY_NOT_READY = WHY_NOT_READY_FIRST + WHY_NOT_READY_THEN
 
 
 def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None = None) -> ListSpec:
