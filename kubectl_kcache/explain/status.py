@@ -6,15 +6,33 @@ Per node group (every KernelCacheNodeGroup, by name):
 * `kernelCacheNodes`: members that have their KernelCacheNode (the rest are missing);
 * `agentReady`: members with a Running and Ready agent pod (one is desired on every member);
 * `podsUsing`: what the members' KernelCacheNodes count as pods using any of their caches (totalPodsUsing);
-* `caches`: per KernelCache in scope, how many members have its entry in each phase (Ready, Pending,
-  Pulling, Error; `kernelcache.caches.entry_phase`). Every KernelCache whose effective group is this
-  group is listed, with zeros when no member has its entry; a KernelCache of another group is listed
-  too when some member carries its entry (a node in two groups, or an entry the agent has not dropped).
-  Entries of KernelCaches outside the scope (another namespace with `-n`, or deleted) are not counted.
+* `caches`: per KernelCache in scope, its entries on the group's members. Every KernelCache whose effective
+  group is this group is listed, with zeros when no member has its entry; a KernelCache of another group is
+  listed too when some member carries its entry (a node in two groups, or an entry the agent has not
+  dropped). Entries of KernelCaches outside the scope (another namespace with `-n`, or deleted) are not
+  counted. Each cache's cell:
+  * `Ready`, `Pending`, `Pulling`, `Error`: how many **Ready** members (Ready condition True; cordoned ones
+    included, as KServe counts them) have its entry in that phase (`kernelcache.caches.entry_phase`);
+  * `nodeCount`: the group's Ready members, KServe's `status.counts.nodeCount`;
+  * `noEntry`: the Ready members without its entry (no KernelCacheNode, or no entry), which KServe counts
+    as preparing: `nodeCount` = the four phases + `noEntry`;
+  * `notReady`: the entries on NotReady members, by phase (same keys): KServe does not count them (an Error
+    left on a NotReady node does not fail the cache), so they are shown apart and are never the cache's
+    problem;
+  * `state` and `reason`: the aggregate KServe computes for the cache on this group, its own
+    (`kernelcache.aggregate.compute_aggregate`): `Ready/CacheReady`, `Preparing/Preparing`,
+    `Error/PreparationFailed`, or `Pending/NoMatchingNodes` (no member), `Pending/NoReadyNodes` (no Ready
+    member); both null in the cells of a group that is not the cache's own. It is the answer of the last
+    step of KServe's pass: a stop before it (configuration, verification, job namespace; `doctor`) is not
+    shown here.
+
+  Version 1 counted the phases over every member, NotReady ones included, and had no `nodeCount`, `noEntry`,
+  `notReady`, `state` or `reason`: the four phase keys stay (now over Ready members), the others are added.
 
 KernelCaches whose effective group is unset or names no existing group are listed apart
 (`unassignedCaches`), with why. `podsUsing` gives per KernelCache in scope the pods KServe records as using
-it (`status.usage`).
+it (`status.usage`). `totals` sums the cells of the caches' own groups (`entries*`, `noEntry`,
+`entriesNotReady`) and the groups.
 
 No answer on data that could not be read (`reads.require`): a read the counts depend on that was
 forbidden or failed raises IncompleteError naming it (exit 3); plain files that do not hold a kind it
@@ -30,6 +48,7 @@ from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache.aggregate import Aggregate, compute_aggregate
 from ..kernelcache.caches import PHASES, effective_group, entry_phase, pods_using
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
@@ -71,11 +90,41 @@ class PhaseCounts:
 
 @dataclass(frozen=True)
 class CacheCell:
-    """One KernelCache in one group: its entries on the group's members."""
+    """One KernelCache in one group: its entries on the group's Ready members by phase (`counts`), the
+    entries on its NotReady members apart (`not_ready`), and on the cache's own group KServe's aggregate."""
 
     cache: str  # namespace/name
-    counts: PhaseCounts
+    counts: PhaseCounts  # entries on the group's Ready members
     assigned: bool  # the cache's effective group is this group
+    node_count: int | None = None  # the group's Ready members (KServe's nodeCount); None: not counted here
+    not_ready: PhaseCounts = PhaseCounts()  # entries on the group's NotReady members: KServe does not count them
+    aggregate: Aggregate | None = None  # KServe's aggregate for the cache, on its own group only
+
+    def ready_members(self, members: int) -> int:
+        """The group's Ready members: `node_count`, else (a cell made without it) the `members` given."""
+        return members if self.node_count is None else self.node_count
+
+    def no_entry(self, members: int) -> int:
+        """The Ready members without an entry for the cache (KServe counts them as preparing)."""
+        return max(self.ready_members(members) - self.counts.total, 0)
+
+    @property
+    def state(self) -> str | None:
+        """KServe's computed state on the cache's own group (`Pending` for NoMatchingNodes and NoReadyNodes);
+        None in another group's cell."""
+        return self.aggregate.state if self.aggregate is not None else None
+
+    def to_dict(self, members: int) -> dict[str, Any]:
+        """The `caches` value; `members`: the group's Ready members, for a cell made without `node_count`."""
+        agg = self.aggregate
+        return {
+            **self.counts.to_dict(),
+            "nodeCount": self.ready_members(members),
+            "noEntry": self.no_entry(members),
+            "notReady": self.not_ready.to_dict(),
+            "state": agg.state if agg is not None else None,
+            "reason": agg.reason if agg is not None else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -117,7 +166,7 @@ class GroupStatus:
             "kernelCacheNodes": self.kernel_cache_nodes,
             "agentReady": self.agent_ready,
             "podsUsing": self.pods_using,
-            "caches": {cell.cache: cell.counts.to_dict() for cell in self.caches},
+            "caches": {cell.cache: cell.to_dict(self.ready) for cell in self.caches},
         }
 
 
@@ -152,8 +201,11 @@ class FleetStatus:
         }
 
     def totals(self) -> dict[str, int]:
-        """Sums over the groups (a node in two groups counts in both) and the entries of the caches shown."""
-        cells = [cell.counts for g in self.groups for cell in g.caches if cell.assigned]
+        """Sums over the groups (a node in two groups counts in both) and the cells of the caches shown in their
+        own groups: entries on Ready members by phase, Ready members without an entry, entries on NotReady
+        members."""
+        own = [(g, cell) for g in self.groups for cell in g.caches if cell.assigned]
+        cells = [cell.counts for _, cell in own]
         return {
             "groups": len(self.groups),
             "members": sum(g.members for g in self.groups),
@@ -168,6 +220,8 @@ class FleetStatus:
             "entriesPending": sum(c.pending for c in cells),
             "entriesPulling": sum(c.pulling for c in cells),
             "entriesError": sum(c.error for c in cells),
+            "noEntry": sum(cell.no_entry(g.ready) for g, cell in own),
+            "entriesNotReady": sum(cell.not_ready.total for _, cell in own),
         }
 
 
@@ -269,21 +323,37 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
     members = membership_of(snapshot).members_of_group
     phases = {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()}
 
+    kc_by_key = {f"{kc.namespace}/{kc.name}": kc for kc in caches}
     out = []
     for g in snapshot.node_groups:
         nodes = members[g.name]
-        counts: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in assigned.get(g.name, ())}
+        mine = assigned.get(g.name, ())
+        counts: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in mine}
+        apart: dict[str, list[int]] = {}  # entries on NotReady members: KServe does not count them
+        ready = 0
         for node in nodes:
+            up = node.ready is True  # KServe's expected nodes: Ready condition True (cordoned ones included)
+            ready += up
+            into = counts if up else apart
             for cache, phase in phases.get(node.name, {}).items():
-                counts.setdefault(cache, [0, 0, 0, 0])[_PHASE_INDEX[phase]] += 1
-        mine = set(assigned.get(g.name, ()))
-        cells = tuple(CacheCell(k, PhaseCounts(*counts[k]), k in mine) for k in sorted(counts))
+                into.setdefault(cache, [0, 0, 0, 0])[_PHASE_INDEX[phase]] += 1
+        cells = tuple(
+            CacheCell(
+                k,
+                PhaseCounts(*counts.get(k, (0, 0, 0, 0))),
+                k in mine,
+                node_count=ready,
+                not_ready=PhaseCounts(*apart.get(k, (0, 0, 0, 0))),
+                aggregate=compute_aggregate(kc_by_key[k], nodes, snapshot.kcn_by_name) if k in mine else None,
+            )
+            for k in sorted(counts.keys() | apart.keys())
+        )
         out.append(
             GroupStatus(
                 name=g.name,
                 selector=g.node_selector,
                 members=len(nodes),
-                not_ready=sum(1 for n in nodes if n.ready is not True),
+                not_ready=len(nodes) - ready,
                 cordoned=sum(1 for n in nodes if n.unschedulable),
                 kernel_cache_nodes=sum(1 for n in nodes if n.name in snapshot.kcn_by_name),
                 agent_ready=sum(1 for n in nodes if n.name in agents),

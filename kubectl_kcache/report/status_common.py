@@ -12,16 +12,29 @@ if TYPE_CHECKING:
     from ..explain.status import CacheCell, FleetStatus, GroupStatus
     from ..provenance import Provenance
 
-# A heat cell's segments, best first: the four phases of the documented counts, then the members that have
-# no entry for the cache (a NotReady node, a node without its KernelCacheNode or agent, a new node).
+# A heat cell's segments, best first: the four phases of the documented counts over the group's Ready
+# members (KServe's expected nodes), then the Ready members that have no entry for the cache (a node without
+# its KernelCacheNode or agent, a new node; KServe counts them as preparing). NotReady members are in no
+# segment: KServe does not count them, and their entries are shown apart (`not_ready_cells`).
 READY, PULLING, PENDING, ERROR, NO_ENTRY = "Ready", "Pulling", "Pending", "Error", "no entry"
 SEGMENTS = (READY, PULLING, PENDING, ERROR, NO_ENTRY)
 
 
 def cell_counts(cell: CacheCell, members: int) -> dict[str, int]:
-    """A cell's counts by segment; `no entry` is the members without an entry for the cache."""
+    """A cell's counts by segment, over the group's Ready members; `no entry` is the Ready members without an
+    entry for the cache. `members` stands for the Ready members only for a cell made without them."""
     c = cell.counts
-    return {READY: c.ready, PULLING: c.pulling, PENDING: c.pending, ERROR: c.error, NO_ENTRY: max(members - c.total, 0)}
+    return {READY: c.ready, PULLING: c.pulling, PENDING: c.pending, ERROR: c.error, NO_ENTRY: cell.no_entry(members)}
+
+
+def not_ready_cells(groups: tuple[GroupStatus, ...]) -> dict[str, list[tuple[GroupStatus, CacheCell]]]:
+    """KernelCache -> its cells that have entries on NotReady members (not counted by KServe), the cache's own
+    group first."""
+    return {
+        cache: kept
+        for cache, cells in cells_by_cache(groups).items()
+        if (kept := [(g, cell) for g, cell in cells if cell.not_ready.total])
+    }
 
 
 def bar_widths(counts: Mapping[str, int], width: int) -> dict[str, int]:

@@ -1,4 +1,6 @@
-"""`status -o json|yaml`: exactly `StatusReport.to_dict()`, the documented `KcacheStatus` with its `source`."""
+"""`status -o json|yaml`: exactly `StatusReport.to_dict()`, the documented `KcacheStatus` with its `source`
+(its keys, and what version 1 added to each cache's cell: `nodeCount`, `noEntry`, `notReady`, `state`,
+`reason`, are described in `explain/status.py`)."""
 
 from __future__ import annotations
 

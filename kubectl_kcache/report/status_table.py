@@ -3,10 +3,22 @@
     cluster prod-eu · https://10.0.0.1:6443 · read 2026-06-18T09:40:00Z · all namespaces
 
     GROUP  SELECTOR                    MEMBERS  READY  NOTREADY  CORDONED  KCN  MISSING  AGENTS  CACHES  PODS
-    h100   nvidia.com/gpu.product=H100       4      4         0         0    4        0     3/4       2     5
+    h100   nvidia.com/gpu.product=H100       4      3         1         0    4        0     3/4       2     5
 
-    KERNELCACHE           GROUP  NODES  HEAT          READY  PENDING  PULLING  ERROR  NO ENTRY  PODS
-    team-llm/llama-70b    h100       4  ███▒▒▒▒▒▒███      0        0        1      2         1     0
+    KERNELCACHE           GROUP  STATE  NODES  HEAT          READY  PENDING  PULLING  ERROR  NO ENTRY  PODS
+    team-llm/llama-70b    h100   Error      3  ███▒▒▒▒▒▒███      0        0        1      1         1     0
+
+    Entries on NotReady members (KServe does not count them):
+    KERNELCACHE           GROUP  READY  PENDING  PULLING  ERROR
+    team-llm/llama-70b    h100       0        0        0      1
+
+A cache's counts are over its group's Ready members, as KServe counts them (cordoned ones included):
+NODES is KServe's nodeCount, NO ENTRY the Ready members without the cache's entry (KServe counts them as
+preparing). Rows are ordered by KServe's state for the cache on its own group (Error, then Pending for no
+(Ready) member or preparing with members lacking an entry, then Preparing, then Ready); `--problems` keeps
+the caches that are not Ready. Entries on NotReady members are listed apart, after the table, and are never
+the cache's problem (an Error there does not fail the cache); not with `--problems` or `--no-headers`.
+`-o wide` adds the groups' selectors and the caches' STATE (KServe's, `-` in another group's cells).
 
 PODS: a group's is what its members' KernelCacheNodes count as pods using any cache (totalPodsUsing); a
 KernelCache's is what KServe records in its status.usage (running, scheduled pods carrying its usage
@@ -30,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..kernelcache import constants as c
 from ..text import escape
 from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
@@ -43,13 +56,14 @@ from .status_common import (
     bar_widths,
     cell_counts,
     cells_by_cache,
+    not_ready_cells,
     selector_text,
     source_line,
 )
 from .terminal import terminal_width
 
 if TYPE_CHECKING:
-    from ..explain.status import GroupStatus, StatusReport
+    from ..explain.status import CacheCell, GroupStatus, StatusReport
 
 STATUS = "status"
 BAR_WIDTH = 12
@@ -61,6 +75,8 @@ FOOTNOTE = (
     f"{NOT_OWN_MARK} not the KernelCache's group: entries on members that are also in its group, or that "
     "the agent has not dropped yet"
 )
+NOT_READY_TITLE = "Entries on NotReady members (KServe does not count them):"
+STATE_STYLES = {c.CACHE_READY: "green", c.CACHE_PREPARING: "blue", c.CACHE_PENDING: "yellow", c.CACHE_ERROR: "red"}
 _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "bright_black": "90"}
 
 Span = tuple[str, str]  # (text, style)
@@ -68,7 +84,8 @@ Span = tuple[str, str]  # (text, style)
 
 @dataclass(frozen=True)
 class View:
-    """What the table shows: `wide` adds the groups' selectors; `problems` keeps only unhealthy rows;
+    """What the table shows: `wide` adds the groups' selectors and the caches' state; `problems` keeps only
+    unhealthy rows (a cache: not Ready as KServe computes it);
     `headers` False drops the column titles (as `kubectl get --no-headers`)."""
 
     wide: bool = False
@@ -106,13 +123,28 @@ def group_problem(g: GroupStatus) -> bool:
     return bool(g.kernel_cache_nodes_missing or g.not_ready or g.agent_ready < g.agent_desired or not g.members)
 
 
-def cell_problem(counts: dict[str, int]) -> int:
-    """How bad a heat row is: 3 an Error entry, 2 members without an entry, 1 still preparing, 0 all Ready."""
-    if counts[ERROR]:
+def cell_problem(cell: CacheCell, members: int) -> int:
+    """How bad a heat row is, by KServe's state for the cache on its own group: 3 Error, 2 Pending (no member
+    or no Ready member) or Ready members without an entry, 1 still preparing, 0 Ready. A cell of another group
+    (no state) by its counts over Ready members alike. Entries on NotReady members never count."""
+    counts = cell_counts(cell, members)
+    state = cell.state
+    if state == c.CACHE_READY:
+        return 0
+    if counts[ERROR] or state == c.CACHE_ERROR:
         return 3
-    if counts[NO_ENTRY]:
+    if counts[NO_ENTRY] or state == c.CACHE_PENDING:
         return 2
-    return 1 if counts[PENDING] or counts[PULLING] else 0
+    return 1 if state is not None or counts[PENDING] or counts[PULLING] else 0
+
+
+def state_text(cell: CacheCell) -> str:
+    """KServe's state for the cache (`Pending/NoReadyNodes` with the reason when Pending); `-` in another
+    group's cell."""
+    agg = cell.aggregate
+    if agg is None:
+        return "-"
+    return f"{agg.state}/{agg.reason}" if agg.state == c.CACHE_PENDING else agg.state
 
 
 def _style(text: str, style: str, color: bool) -> str:
@@ -221,6 +253,7 @@ class _Screen:
         out += self._groups() if self.status.groups else [self._text("no KernelCacheNodeGroups")]
         out.append("\n")
         out += self._caches()
+        out += self._not_ready()
         out += self._unassigned()
         out += serving_lines(self.report.serving, color=self.color, width=self.width)
         return out
@@ -271,7 +304,10 @@ class _Screen:
         rows = cells_by_cache(self.status.groups)
         if not rows:
             return []
-        columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True), Column("NODES", right=True)]
+        columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True)]
+        if self.view.wide:
+            columns.append(Column("STATE"))
+        columns.append(Column("NODES", right=True))
         heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
         if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
@@ -288,7 +324,7 @@ class _Screen:
         ordered = []
         for cache, cells in rows.items():
             own = [(group, cell) for group, cell in cells if cell.assigned] or cells
-            worst = max(cell_problem(cell_counts(cell, group.members)) for group, cell in own)
+            worst = max(cell_problem(cell, group.members) for group, cell in own)
             ordered.append((-worst, cache, cells))
         ordered.sort(key=lambda x: x[:2])  # problems first (Error, then missing entries, then preparing)
         for worst, cache, cells in ordered:
@@ -300,8 +336,10 @@ class _Screen:
                 row: list[Any] = [
                     escape(cache) if index == 0 else "",
                     (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK), "" if cell.assigned else "dim"),
-                    str(group.members),
                 ]
+                if self.view.wide:
+                    row.append((state_text(cell), STATE_STYLES.get(cell.state or "", "dim")))
+                row.append(str(cell.ready_members(group.members)))
                 if heat:
                     row.append([("█" * w, SEGMENT_STYLES[s]) for s, w in bar_widths(counts, BAR_WIDTH).items() if w])
                 row += [
@@ -319,6 +357,35 @@ class _Screen:
         if marked and self.view.headers:
             out += self._wrapped(FOOTNOTE, "dim")
         return out
+
+    def _not_ready(self) -> list[str]:
+        """The caches' entries on NotReady members, apart: KServe does not count them, so they are never the
+        cache's problem (left out with --problems, and with --no-headers, whose rows are the two tables')."""
+        rows = not_ready_cells(self.status.groups)
+        if not rows or self.view.problems or not self.view.headers:
+            return []
+        table = _Table(
+            [
+                Column("KERNELCACHE", fold=True),
+                Column("GROUP", fold=True),
+                Column(READY.upper(), right=True),
+                Column(PENDING.upper(), right=True),
+                Column(PULLING.upper(), right=True),
+                Column(ERROR.upper(), right=True),
+            ]
+        )
+        for cache, cells in rows.items():
+            for index, (group, cell) in enumerate(cells):
+                n = cell.not_ready
+                table.add(
+                    escape(cache) if index == 0 else "",
+                    (escape(group.name) + ("" if cell.assigned else NOT_OWN_MARK), "" if cell.assigned else "dim"),
+                    _count(n.ready, "green"),
+                    _count(n.pending, "yellow"),
+                    _count(n.pulling, "blue"),
+                    _count(n.error, "red"),
+                )
+        return ["\n", *self._wrapped(NOT_READY_TITLE, "bold"), *table.render(self.color, self.width)]
 
     def _wrapped(self, text: str, style: str) -> list[str]:
         """A sentence, wrapped at word boundaries to the terminal's width (whole when piped)."""

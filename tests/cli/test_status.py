@@ -15,13 +15,38 @@ MISTRAL = "team-llm/mistral-7b-instruct-v0-3"
 QWEN_VL = "team-vision/qwen2-5-vl-7b-instruct-kcc-6f9d8c7b45-8aeb68ee28ff53c88831af2f"
 
 
-def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -> dict[str, int]:
-    return {"Ready": ready, "Pending": pending, "Pulling": pulling, "Error": error}
+def counts(
+    ready: int = 0,
+    pending: int = 0,
+    pulling: int = 0,
+    error: int = 0,
+    *,
+    nodes: int,
+    state: str | None = None,
+    reason: str | None = None,
+    not_ready: dict[str, int] | None = None,
+) -> dict[str, object]:
+    """A cache's cell: its phases over the group's `nodes` Ready members (KServe's nodeCount), the Ready members
+    without an entry, the entries on NotReady members, and KServe's state (None: not the cache's own group)."""
+    return {
+        "Ready": ready,
+        "Pending": pending,
+        "Pulling": pulling,
+        "Error": error,
+        "nodeCount": nodes,
+        "noEntry": nodes - ready - pending - pulling - error,
+        "notReady": {"Ready": 0, "Pending": 0, "Pulling": 0, "Error": 0, **(not_ready or {})},
+        "state": state,
+        "reason": reason,
+    }
 
 
 # The broken example, counted by hand from examples/make_examples.py: h100 has four members, one of them
 # (ip-10-0-1-11) also in llm-serving, one with a crash-looping agent; l40s has a NotReady node, a cordoned
-# one and a new node (ip-10-0-2-24) without KernelCacheNode or agent; h200 matches no node.
+# one and a new node (ip-10-0-2-24) without KernelCacheNode or agent; h200 matches no node. Counts are over
+# Ready members, as KServe counts them: l40s's NotReady node holds a Ready entry of the Qwen cache, which is
+# counted apart (before, it was counted Ready: 2 Ready of 4 nodes; KServe's status says nodeCount 3,
+# nodesReady 1, Preparing, as here).
 BROKEN_GROUPS = [
     {
         "name": "h100",
@@ -32,7 +57,10 @@ BROKEN_GROUPS = [
         "kernelCacheNodes": 4,
         "agentReady": 3,
         "podsUsing": 0,
-        "caches": {LLAMA_70B: counts(pulling=1, error=2), MISTRAL: counts(ready=2)},
+        "caches": {
+            LLAMA_70B: counts(pulling=1, error=2, nodes=4, state="Error", reason="PreparationFailed"),
+            MISTRAL: counts(ready=2, nodes=4),
+        },
     },
     {
         "name": "h200",
@@ -54,7 +82,9 @@ BROKEN_GROUPS = [
         "kernelCacheNodes": 3,
         "agentReady": 2,
         "podsUsing": 0,
-        "caches": {QWEN_VL: counts(ready=2, pulling=1)},
+        "caches": {
+            QWEN_VL: counts(ready=1, pulling=1, nodes=3, state="Preparing", reason="Preparing", not_ready={"Ready": 1})
+        },
     },
     {
         "name": "llm-serving",
@@ -65,7 +95,10 @@ BROKEN_GROUPS = [
         "kernelCacheNodes": 1,
         "agentReady": 1,
         "podsUsing": 0,
-        "caches": {LLAMA_70B: counts(error=1), MISTRAL: counts(ready=1)},
+        "caches": {
+            LLAMA_70B: counts(error=1, nodes=1),
+            MISTRAL: counts(ready=1, nodes=1, state="Ready", reason="CacheReady"),
+        },
     },
 ]
 
@@ -122,7 +155,11 @@ def test_status_table_on_broken_example(capsys):
     l40s = next(line for line in lines if line.startswith("l40s "))
     assert l40s.split()[1:] == ["4", "3", "1", "1", "3", "1", "2/4", "1", "0"]
     qwen = next(line for line in lines if line.startswith(QWEN_VL))
-    assert qwen.split()[1:] == ["l40s", "4", "2", "0", "1", "0", "1", "0"]
+    assert qwen.split()[1:] == ["l40s", "3", "1", "0", "1", "0", "1", "0"]  # NODES: the 3 Ready members
+    # the NotReady member's Ready entry, apart: KServe does not count it
+    apart = lines.index("Entries on NotReady members (KServe does not count them):")
+    assert lines[apart + 1].split() == ["KERNELCACHE", "GROUP", "READY", "PENDING", "PULLING", "ERROR"]
+    assert lines[apart + 2].split() == [QWEN_VL, "l40s", "1", "0", "0", "0"]
 
 
 def test_status_shows_the_pods_using_each_cache_and_group(capsys):
@@ -148,7 +185,10 @@ def test_status_on_healthy_example_is_all_ready(capsys):
     for g in doc["groups"]:
         assert g["notReady"] == g["cordoned"] == 0
         assert g["kernelCacheNodes"] == g["agentReady"] == g["members"] > 0
-        assert g["caches"] and all(c == counts(ready=g["members"]) for c in g["caches"].values())
+        assert g["caches"] and all(
+            c == counts(ready=g["members"], nodes=g["members"], state="Ready", reason="CacheReady")
+            for c in g["caches"].values()
+        )
 
 
 def test_status_watch_needs_a_live_cluster(capsys):
@@ -170,3 +210,55 @@ def test_status_from_files_without_a_needed_kind_is_bad_input(capsys, tmp_path):
         "input files; kernelcaches are not in the input files; pods in namespace kserve are not in the "
         "input files (add them to the files, or read the cluster live)\n"
     )
+
+
+def kserve_ready_with_a_not_ready_error(tmp_path) -> str:
+    """A group of three: two Ready members with the cache Ready (one cordoned) and a NotReady one whose entry is
+    in Error. KServe counts the two Ready members only: the cache is Ready."""
+    from tests import builders as b
+
+    def entries(state: str) -> dict[str, dict]:
+        return {"team/kc": b.entry("team", "kc", state, message="pull failed" if state == "Error" else "")}
+
+    items = [
+        b.config_map({"enabled": True}),
+        b.group("gpu", {"pool": "gpu"}),
+        b.node("gpu-1", {"pool": "gpu"}),
+        b.node("gpu-2", {"pool": "gpu"}, unschedulable=True),
+        b.node("gpu-3", {"pool": "gpu"}, ready=False),
+        b.kcn("gpu-1", entries("Ready")),
+        b.kcn("gpu-2", entries("Ready")),
+        b.kcn("gpu-3", entries("Error")),
+        b.kernel_cache("kc", "team", "gpu", state="Ready"),
+    ]
+    items += [
+        b.pod(f"agent-{n}", ns="kserve", node_name=n, labels={"control-plane": "kserve-kernelcachenode-agent"})
+        for n in ("gpu-1", "gpu-2", "gpu-3")
+    ]
+    path = tmp_path / "not-ready-error.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
+
+
+def test_a_not_ready_members_error_is_counted_apart_and_is_no_problem(capsys, tmp_path):
+    path = kserve_ready_with_a_not_ready_error(tmp_path)
+    code, out, _ = cli(capsys, "status", "--from-file", path, "-o", "json")
+    assert code == 0
+    (group,) = json.loads(out)["groups"]
+    assert (group["members"], group["notReady"], group["cordoned"]) == (3, 1, 1)
+    assert group["caches"] == {
+        "team/kc": counts(ready=2, nodes=2, state="Ready", reason="CacheReady", not_ready={"Error": 1})
+    }
+    _, table, _ = cli(capsys, "status", "--from-file", path)
+    lines = table.splitlines()
+    kc = next(line for line in lines if line.startswith("team/kc "))
+    assert kc.split()[1:] == ["gpu", "2", "2", "0", "0", "0", "0", "0"]  # 2 Ready members, both Ready, no Error
+    apart = lines.index("Entries on NotReady members (KServe does not count them):")
+    assert lines[apart + 2].split() == ["team/kc", "gpu", "0", "0", "0", "1"]
+    _, wide, _ = cli(capsys, "status", "--from-file", path, "-o", "wide")
+    assert next(line for line in wide.splitlines() if line.startswith("team/kc ")).split()[1:4] == ["gpu", "Ready", "2"]
+    # --problems agrees with KServe: the group (a NotReady member) is a problem, the Ready cache is not
+    code, problems, _ = cli(capsys, "status", "--from-file", path, "--problems")
+    assert code == 0
+    assert "no KernelCache with a problem" in problems and "team/kc" not in problems
+    assert any(line.startswith("gpu ") for line in problems.splitlines())

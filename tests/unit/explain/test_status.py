@@ -26,6 +26,28 @@ def zero(**counts: int) -> dict[str, int]:
     return {"Ready": 0, "Pending": 0, "Pulling": 0, "Error": 0, **counts}
 
 
+def cell(
+    nodes: int,
+    state: str | None = None,
+    reason: str | None = None,
+    not_ready: dict[str, int] | None = None,
+    **phases: int,
+) -> dict[str, object]:
+    """A cache's cell in `status -o json`: its phases over the group's `nodes` Ready members, the Ready members
+    without an entry, the entries on NotReady members, and KServe's state (None: not the cache's group)."""
+    counts = zero(**phases)
+    return {
+        **counts,
+        "nodeCount": nodes,
+        "noEntry": nodes - sum(counts.values()),
+        "notReady": zero(**(not_ready or {})),
+        "state": state,
+        "reason": reason,
+    }
+
+
+# a: a-1, a-2 and the cordoned a-4 Ready (counted, as KServe counts them), a-3 NotReady; ab: a-2; b: b-1 Ready,
+# b-2 without a Ready condition (NotReady). No NotReady member carries an entry here.
 FLEET_GROUPS = [
     {
         "name": "a",
@@ -37,10 +59,10 @@ FLEET_GROUPS = [
         "agentReady": 2,
         "podsUsing": 0,
         "caches": {
-            "other/c9": zero(Error=1),
-            "team/c1": zero(Ready=1, Pending=1, Pulling=1),
-            "team/c2": zero(Pending=1, Pulling=1),
-            "team/c3": zero(Ready=1),
+            "other/c9": cell(3, "Error", "PreparationFailed", Error=1),
+            "team/c1": cell(3, "Preparing", "Preparing", Ready=1, Pending=1, Pulling=1),
+            "team/c2": cell(3, "Preparing", "Preparing", Pending=1, Pulling=1),
+            "team/c3": cell(3, Ready=1),
         },
     },
     {
@@ -52,7 +74,7 @@ FLEET_GROUPS = [
         "kernelCacheNodes": 1,
         "agentReady": 0,
         "podsUsing": 0,
-        "caches": {"team/c1": zero(Pulling=1), "team/c3": zero(Ready=1)},
+        "caches": {"team/c1": cell(1, Pulling=1), "team/c3": cell(1, "Ready", "CacheReady", Ready=1)},
     },
     {
         "name": "b",
@@ -63,7 +85,10 @@ FLEET_GROUPS = [
         "kernelCacheNodes": 1,
         "agentReady": 1,
         "podsUsing": 0,
-        "caches": {"team/c4": zero(Error=1), "team/c5": zero(Pending=1)},
+        "caches": {
+            "team/c4": cell(1, "Error", "PreparationFailed", Error=1),
+            "team/c5": cell(1, "Preparing", "Preparing", Pending=1),
+        },
     },
 ]
 FLEET_UNASSIGNED = [
@@ -137,6 +162,8 @@ def test_fleet_counts_are_exact(fleet):
         "entriesPending": 3,
         "entriesPulling": 2,
         "entriesError": 2,
+        "noEntry": 3,  # c9's a-1 and a-2, c2's a-2: Ready members of the caches' own groups without an entry
+        "entriesNotReady": 0,
         "podsUsing": 0,
     }
     assert doc.pop("podsUsing") == dict.fromkeys(status.caches, 0)
@@ -162,13 +189,17 @@ def test_an_assigned_cache_without_entries_is_listed_with_zeros(fleet):
     extra = build([b.kernel_cache("c8", "team", group_name="ab")])
     snap = replace(fleet, kernel_caches=fleet.kernel_caches + extra.kernel_caches)
     ab = fleet_status(snap).group("ab")
-    assert ab is not None and ab.to_dict()["caches"]["team/c8"] == zero()
+    assert ab is not None and ab.to_dict()["caches"]["team/c8"] == cell(1, "Preparing", "Preparing")
 
 
 def test_namespace_scope_counts_only_its_caches(fleet):
     status = fleet_status(fleet, "other")
     assert status.caches == ("other/c9",)
-    assert [g.to_dict()["caches"] for g in status.groups] == [{"other/c9": zero(Error=1)}, {}, {}]
+    assert [g.to_dict()["caches"] for g in status.groups] == [
+        {"other/c9": cell(3, "Error", "PreparationFailed", Error=1)},
+        {},
+        {},
+    ]
     assert status.unassigned == ()
     # membership, KernelCacheNodes and agents are cluster-wide and do not change with the scope
     wide = [(g.members, g.kernel_cache_nodes, g.agent_ready) for g in status.groups]
@@ -273,7 +304,8 @@ def test_a_resource_not_served_is_none_of_it(fleet):
     snap = as_dump(replace(fleet, kcns=()), Read("kernelcachenodes", None, "absent"))
     groups = fleet_status(snap).to_dict()["groups"]
     assert [g["kernelCacheNodes"] for g in groups] == [0, 0, 0]
-    assert all(not any(c.values()) for g in groups for c in g["caches"].values())
+    assert all(not any(c[p] for p in PHASES) for g in groups for c in g["caches"].values())
+    assert all(c["noEntry"] == c["nodeCount"] for g in groups for c in g["caches"].values())
 
 
 def test_the_configuration_is_needed_only_when_a_cache_lacks_a_group_ref(fleet):
@@ -348,8 +380,20 @@ def test_document_is_design_md_kcache_status_with_provenance(fleet):
             "caches",
         ]
         for counts in group["caches"].values():
-            assert list(counts) == ["Ready", "Pending", "Pulling", "Error"]
-            assert sum(counts.values()) <= group["members"]
+            assert list(counts) == [
+                "Ready",
+                "Pending",
+                "Pulling",
+                "Error",
+                "nodeCount",
+                "noEntry",
+                "notReady",
+                "state",
+                "reason",
+            ]
+            assert counts["nodeCount"] == group["members"] - group["notReady"]
+            assert sum(counts[p] for p in PHASES) + counts["noEntry"] == counts["nodeCount"]
+            assert sum(counts[p] for p in PHASES) + sum(counts["notReady"].values()) <= group["members"]
 
 
 def test_provenance_of_files_names_them():
@@ -395,3 +439,76 @@ def test_pods_using_each_cache_and_each_group_as_kserve_records_them():
     doc = status.to_dict()
     assert doc["podsUsing"] == {"team/kc": 2, "team/listed": 1, "team/unused": 0}
     assert doc["groups"][0]["podsUsing"] == 4 and doc["totals"]["podsUsing"] == 3
+
+
+# ---- Ready members, as KServe counts them (§7.2) --------------------------------------------------
+
+
+def gpu_fleet(*nodes: dict, kcns: list[dict], caches: list[dict] | None = None) -> ClusterSnapshot:
+    items = [b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), *nodes, *kcns]
+    return as_dump(build(items + (caches if caches is not None else [b.kernel_cache("kc", "team", "gpu")])))
+
+
+def entries(state: str, message: str = "") -> dict[str, dict]:
+    return {"team/kc": b.entry("team", "kc", state, message=message)}
+
+
+def test_an_error_entry_on_a_not_ready_member_is_counted_apart_and_the_cache_is_ready():
+    snap = gpu_fleet(
+        b.node("n1", {"pool": "gpu"}),
+        b.node("n2", {"pool": "gpu"}, unschedulable=True),  # cordoned: KServe still counts it
+        b.node("n3", {"pool": "gpu"}, ready=False),
+        kcns=[b.kcn("n1", entries("Ready")), b.kcn("n2", entries("Ready")), b.kcn("n3", entries("Error", "no space"))],
+    )
+    status = fleet_status(snap)
+    (group,) = status.to_dict()["groups"]
+    assert (group["members"], group["notReady"], group["cordoned"]) == (3, 1, 1)
+    assert group["caches"] == {"team/kc": cell(2, "Ready", "CacheReady", not_ready={"Error": 1}, Ready=2)}
+    assert status.totals()["entriesError"] == 0 and status.totals()["entriesNotReady"] == 1
+    (kc_cell,) = status.groups[0].caches
+    assert kc_cell.state == "Ready" and kc_cell.aggregate is not None and kc_cell.aggregate.error_nodes == ()
+
+
+def test_ready_members_without_an_entry_are_no_entry_and_node_count_is_the_ready_members():
+    snap = gpu_fleet(
+        b.node("n1", {"pool": "gpu"}),
+        b.node("n2", {"pool": "gpu"}),  # its KernelCacheNode has no entry for the cache
+        b.node("n3", {"pool": "gpu"}),  # no KernelCacheNode
+        b.node("n4", {"pool": "gpu"}, ready=False),  # NotReady without an entry: not counted anywhere
+        kcns=[b.kcn("n1", entries("Ready")), b.kcn("n2", {}), b.kcn("n4")],
+    )
+    status = fleet_status(snap)
+    (group,) = status.to_dict()["groups"]
+    assert group["caches"]["team/kc"] == cell(3, "Preparing", "Preparing", Ready=1)
+    assert group["caches"]["team/kc"]["noEntry"] == 2 and status.totals()["noEntry"] == 2
+    agg = status.groups[0].caches[0].aggregate
+    assert agg is not None and agg.missing_nodes == ("n2", "n3")
+
+
+@pytest.mark.parametrize(
+    ("nodes", "state", "reason"),
+    [
+        ([], "Pending", "NoMatchingNodes"),
+        ([b.node("n1", {"pool": "gpu"}, ready=False)], "Pending", "NoReadyNodes"),
+    ],
+)
+def test_a_group_without_ready_members_gives_kserves_pending_reason(nodes, state, reason):
+    snap = gpu_fleet(*nodes, kcns=[b.kcn(n["metadata"]["name"], entries("Ready")) for n in nodes])
+    (group,) = fleet_status(snap).to_dict()["groups"]
+    not_ready = {"Ready": 1} if nodes else None
+    assert group["caches"]["team/kc"] == cell(0, state, reason, not_ready=not_ready)
+
+
+def test_the_cell_state_is_compute_aggregates_answer_on_the_caches_own_group_only(fleet):
+    from kubectl_kcache.kernelcache.aggregate import compute_aggregate
+    from kubectl_kcache.kernelcache.membership import membership_of
+
+    status = fleet_status(fleet)
+    members = membership_of(fleet).members_of_group
+    by_key = {f"{kc.namespace}/{kc.name}": kc for kc in fleet.kernel_caches}
+    for g in status.groups:
+        for one in g.caches:
+            if one.assigned:
+                assert one.aggregate == compute_aggregate(by_key[one.cache], members[g.name], fleet.kcn_by_name)
+            else:
+                assert one.aggregate is None and one.to_dict(g.ready)["state"] is None
