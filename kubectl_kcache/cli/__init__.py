@@ -6,7 +6,7 @@ rich, yaml) are imported inside the commands so that `--help` stays fast.
 Importing the package registers every command on the group `main` (`app.py`); `running.run` maps the outcome.
 """
 
-from . import doctor, dump, monitor, reconcile, status, why_group, why_not_cached  # noqa: F401 - registers the commands
+from . import doctor, dump, monitor, reconcile, status, why_group, why_not_cached, why_not_ready  # noqa: F401 - registers the commands
 from .app import main as main
 from .complete import completion as completion
 from .running import run as run

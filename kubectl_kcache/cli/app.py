@@ -63,6 +63,15 @@ kubectl kcache why-not-cached --manifest isvc.yaml -n team-llm
 
 # Every gate, the footprints and every candidate
 kubectl kcache why-not-cached mistral-predictor-5c8d7b6f49-8zhfd -n team-llm -o wide""",
+    "why-not-ready": """
+# Why is my cache not Ready on these nodes?
+kubectl kcache why-not-ready llama-3-1-70b-instruct-kcc-84b9f6cd57-008ead7571de3f5b9fb55dd7 -n team-llm
+
+# Every KernelCache not Ready everywhere, with its top cause
+kubectl kcache why-not-ready -A
+
+# Every gate of every node, and a node outside the group too
+kubectl kcache why-not-ready my-cache -n team-llm --node gpu-17 -o wide""",
     "reconcile": """
 # What KServe's controller should be doing, on a dump (exit 1 when writes are planned)
 kubectl kcache reconcile --dry-run -f snapshot.yaml
@@ -99,6 +108,7 @@ SUMMARIES = {
     "status": "Node groups, their nodes, agents and caches at a glance",
     "why-group": "Which node group a producer pod's cache goes to, and why",
     "why-not-cached": "Why a serving pod got a cache, or not",
+    "why-not-ready": "Why a KernelCache is not Ready on the nodes of its group",
     "reconcile": "What KServe's controller should be doing (or do it)",
     "dump": "Write everything the commands read into one snapshot file",
     "explain": "What a finding's code means, what KServe does and the fix",

@@ -220,6 +220,7 @@ class _Counts(_Obj, frozen=True):
     node_count: Int = 0
     nodes_ready: Int = 0
     nodes_error: Int = 0
+    nodes_preparing: Int = 0
 
 
 class _PodRef(_Obj, frozen=True):

@@ -15,6 +15,8 @@ WHY_GROUP = "why-group"
 WHY_NOT_CACHED = "why-not-cached"
 HIT_RATE = "hit-rate"  # why-not-cached without POD
 PLAN = "plan"
+WHY_NOT_READY = "why-not-ready"
+WHY_NOT_READY_ALL = "why-not-ready-all"  # without a KernelCache: every one in scope
 
 
 def _document(report: Any, source: Any) -> Any:
@@ -37,7 +39,7 @@ def _register_documents(kind: str) -> None:
         out.write(yaml_text(_document(report, source), unicode=takes_unicode(out)))
 
 
-for _kind in (WHY_GROUP, WHY_NOT_CACHED, HIT_RATE, PLAN):
+for _kind in (WHY_GROUP, WHY_NOT_CACHED, HIT_RATE, PLAN, WHY_NOT_READY, WHY_NOT_READY_ALL):
     _register_documents(_kind)
 
 
@@ -67,6 +69,34 @@ def render_why_not_cached_wide(why: Any, out: TextIO, *, color: bool = False, wi
     from .why_not_cached_tree import render
 
     render(why, out, color=color, width=width, wide=True)
+
+
+@renderer("tree", kind=WHY_NOT_READY, order=0, wants=("width",))
+def render_why_not_ready(why: Any, out: TextIO, *, color: bool = False, width: int | None = None) -> None:
+    from .why_not_ready_tree import render
+
+    render(why, out, color=color, width=width)
+
+
+@renderer("wide", kind=WHY_NOT_READY, order=1, wants=("width",))
+def render_why_not_ready_wide(why: Any, out: TextIO, *, color: bool = False, width: int | None = None) -> None:
+    from .why_not_ready_tree import render
+
+    render(why, out, color=color, width=width, wide=True)
+
+
+@renderer("tree", kind=WHY_NOT_READY_ALL, order=0, wants=("width",))
+def render_why_not_ready_all(fleet: Any, out: TextIO, *, color: bool = False, width: int | None = None) -> None:
+    from .why_not_ready_tree import render_fleet
+
+    render_fleet(fleet, out, color=color, width=width)
+
+
+@renderer("wide", kind=WHY_NOT_READY_ALL, order=1, wants=("width",))
+def render_why_not_ready_all_wide(fleet: Any, out: TextIO, *, color: bool = False, width: int | None = None) -> None:
+    from .why_not_ready_tree import render_fleet
+
+    render_fleet(fleet, out, color=color, width=width)
 
 
 @renderer("tree", kind=HIT_RATE, order=0, wants=("source", "width"))

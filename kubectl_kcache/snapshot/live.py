@@ -342,6 +342,32 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     return col.snapshot(meta)
 
 
+def collect_for_why_not_ready(client: Client, namespace: str | None) -> snap.ClusterSnapshot:
+    """What why-not-ready reads (`plan.WHY_NOT_READY`): the KernelCaches and captures of `namespace` (None: all
+    namespaces), the cluster-wide lists, then the job namespace's once the configuration names it."""
+    col = Collector(client)
+
+    def then_of(cms: list[Any]) -> list[ListSpec]:
+        config = read_config(cms[0] if cms else None).config
+        job_ns = config.job_namespace if config else None
+        return [
+            plan.resolve(spec, namespace, job_ns)
+            for spec in plan.WHY_NOT_READY_THEN
+            if spec.namespace != plan.JOB_NAMESPACE or job_ns
+        ]
+
+    first = [plan.resolve(spec, namespace) for spec in plan.WHY_NOT_READY_FIRST]
+    col.read_pipelined(first, plan.CONFIGMAP, then_of)
+    meta = snap.SnapshotMeta(
+        cluster=client.resolved.cluster_name or client.server,
+        source="live",
+        server=client.server,
+        taken_at=taken_at(),
+        namespace=namespace,
+    )
+    return col.snapshot(meta)
+
+
 def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
     """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
     is forbidden or not served is recorded as such, and the planner refuses to plan from it."""
