@@ -39,9 +39,7 @@ def _managed(meta_labels: dict[str, str]) -> bool:
 
 
 def prefetcher_binding(role_bindings: Iterable[RoleBinding], namespace: str) -> RoleBinding | None:
-    return next(
-        (rb for rb in role_bindings if rb.meta.namespace == namespace and rb.meta.name == ROLE_BINDING), None
-    )
+    return next((rb for rb in role_bindings if rb.meta.namespace == namespace and rb.meta.name == ROLE_BINDING), None)
 
 
 def subject_ok(rb: RoleBinding) -> bool:
@@ -69,9 +67,7 @@ def identity_error(
     if token and cfg.registry.auth.pull_role_ref is None:
         return MSG_PULL_ROLE_REQUIRED
     job_ns = cfg.job_namespace
-    sa = next(
-        (s for s in service_accounts if s.meta.namespace == job_ns and s.meta.name == SERVICE_ACCOUNT), None
-    )
+    sa = next((s for s in service_accounts if s.meta.namespace == job_ns and s.meta.name == SERVICE_ACCOUNT), None)
     if sa is not None:
         if not _managed(sa.meta.labels):
             return (
