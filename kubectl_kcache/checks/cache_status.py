@@ -18,16 +18,23 @@
   and the preparation Job to look at); entries whose imageReference or footprints differ from the
   KernelCache's artifact (warning): the pod webhook never counts them, so they are never ready for
   admission until the node's agent refreshes them.
+* A Ready member of the cache's group whose KernelCacheNode exists and whose agent pod is Running and Ready,
+  with no entry for the cache (error, folded per cache): the agent has not discovered it, KServe makes no
+  preparation Job for a node without an entry and counts the node as preparing, so the cache stays Preparing
+  for good (a KernelCache younger than a minute is given time to be discovered).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
+from ..apivalidation import dns_label_errors, subdomain_errors
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.aggregate import compute_aggregate
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
@@ -36,7 +43,7 @@ from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import PLACEHOLDER_GROUP, command, json_body
-from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, read_ok
+from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
@@ -46,6 +53,17 @@ MSG_NO_GROUP_NAME = "nodeGroupRef.name is required and default node group is not
 MSG_GROUP_MISSING = "referenced KernelCacheNodeGroup was not found"
 MSG_NO_MATCH = "no nodes match the referenced KernelCacheNodeGroup"
 MSG_NOT_READY = "matching nodes are not ready"
+# the agent discovers a new KernelCache from its watch at once; a younger one may not have its entries yet
+DISCOVERY_GRACE = dt.timedelta(seconds=60)
+
+
+def why_not_ready(namespace: str, name: str) -> str | None:
+    """`kubectl kcache why-not-ready NAME -n NAMESPACE`, the command that walks one KernelCache's path to Ready
+    (reference §2.4); None when the name or namespace is not one Kubernetes would accept (kubectl would read it
+    as something else, or no such KernelCache can exist)."""
+    if not name or not namespace or subdomain_errors(name) or dns_label_errors(namespace):
+        return None
+    return command("kubectl", "kcache", "why-not-ready", name, "-n", namespace)
 
 
 @check(
@@ -64,6 +82,11 @@ MSG_NOT_READY = "matching nodes are not ready"
         "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
         "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
         "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
+        "entry-missing": (
+            "error",
+            "a Ready member's KernelCacheNode has no entry for a KernelCache of its group although its agent runs: "
+            "no Job is made, the cache stays Preparing",
+        ),
         "terminating": ("warning", "a terminating KernelCache: KServe no longer reconciles it, its status is frozen"),
         "pass-stopped": (
             "error",
@@ -76,6 +99,7 @@ MSG_NOT_READY = "matching nodes are not ready"
         CheckRead(readplan.NODE_GROUPS),
         CheckRead(readplan.NODES),
         CheckRead(readplan.KERNEL_CACHE_NODES, optional=True, note="per-node entries not checked"),
+        CheckRead(readplan.AGENT_PODS, optional=True, note="entries missing on nodes whose agent runs not checked"),
         CheckRead(readplan.CAPTURES, optional=True, note="an artifact mismatch with the capture is not seen"),
         CheckRead(
             readplan.PREPARATION_JOBS, optional=True, note="a status lagging behind running prefetch Jobs is not seen"
@@ -173,6 +197,9 @@ def _cache(
     group_finding = _group(snapshot, kc, ref, group, from_ref)
     if group_finding is not None:
         yield group_finding
+    g = snapshot.group_by_name.get(group)
+    if g is not None and g.node_selector and read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
+        yield from _missing(snapshot, kc, group)
     errors = [(n, e) for n, e in entries if e.state == c.ENTRY_ERROR]
     if not judge_status:
         pass  # KServe's pass requeues before status: neither the state nor its staleness is current
@@ -244,6 +271,46 @@ def _cache(
                 f"spec.nodeName={node}",
             ),
             evidence=tuple(what),
+        )
+
+
+def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str) -> Iterator[Finding]:
+    """Ready members of the group whose KernelCacheNode exists and whose agent pod runs, with no entry for `kc`
+    (KServe's aggregate counts them as preparing; no Job is made for a node without an entry). Nodes without a
+    KernelCacheNode (kcn-missing) or a Running and Ready agent pod (agent) are reported by those checks."""
+    f = facts(snapshot)
+    if not read_ok(snapshot, readplan.AGENT_PODS):
+        return
+    created = parse_time(kc.meta.created)
+    if created is not None and f.now - created < DISCOVERY_GRACE:
+        return
+    key = f"{kc.namespace}/{kc.name}"
+    agg = compute_aggregate(kc, f.members_of_group.get(group, []), snapshot.kcn_by_name)
+    hint = why_not_ready(kc.namespace, kc.name)
+    for node in agg.missing_nodes:
+        if node not in snapshot.kcn_by_name:
+            continue
+        pod = next(
+            (p for p in f.agent_pods_by_node.get(node, []) if p.phase == "Running" and p.ready and not p.meta.deleting),
+            None,
+        )
+        if pod is None:
+            continue
+        logs = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", pod.name, "-c", c.AGENT_CONTAINER)
+        yield Finding(
+            ID,
+            "error",
+            ObjectRef(c.KIND_NODE, node),
+            f"KernelCacheNode {node} has no entry for KernelCache {key}, although {node} is a Ready member of "
+            f"group {group} and its agent pod {c.KSERVE_NAMESPACE}/{pod.name} is Running: the agent has not "
+            "discovered the cache (its pass fails, or it cannot read KernelCaches or groups), so KServe makes no "
+            "preparation Job for the node and counts it as preparing: the cache stays Preparing for good",
+            group=group,
+            hint=hint or logs,
+            evidence=(f"agent log: {logs}",) if hint else (),
+            code="entry-missing",
+            cause=f"KernelCache {key} has no entry on nodes whose agent runs",
+            lister=command("kubectl", "get", c.PLURAL_NODES),
         )
 
 

@@ -1,4 +1,4 @@
-from .conftest import load, one, run_check
+from .conftest import drop, load, one, run_check
 
 KC = "qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df"
 
@@ -73,3 +73,28 @@ def test_default_group_is_not_trimmed_for_caches():
 def test_not_applicable_without_caches():
     result, _ = run_check("cache-status", load(without=("caches",)))
     assert (result.status, result.reason) == ("not-applicable", "no KernelCache exists")
+
+
+def test_ready_member_without_an_entry_while_its_agent_runs():
+    """§2.4 B.5, §5.2: KServe makes a Job only for a node whose KernelCacheNode has the cache's entry; a Ready
+    member without one counts as preparing, so the cache stays Preparing for good."""
+    result, findings = run_check("cache-status", load("cache-status", "entry-missing.yaml"))
+    assert result.status == "fail"
+    f = one(findings, code="entry-missing")  # gpu-1 has the entry; team-a/fresh is seconds old
+    assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "KernelCacheNode", "gpu-2", "h100")
+    assert f.message.startswith(
+        "KernelCacheNode gpu-2 has no entry for KernelCache team-a/gemma, although gpu-2 is a Ready member of "
+        "group h100 and its agent pod kserve/kserve-kernelcachenode-agent-9pq7d is Running"
+    )
+    assert "KServe makes no preparation Job for the node" in f.message and "Preparing for good" in f.message
+    assert f.hint == "kubectl kcache why-not-ready gemma -n team-a"
+    assert f.evidence == ("agent log: kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager",)
+    assert (f.cause, f.lister) == (
+        "KernelCache team-a/gemma has no entry on nodes whose agent runs",
+        "kubectl get kernelcachenodes",
+    )
+
+
+def test_no_entry_missing_finding_where_the_agent_does_not_run():
+    snap = drop(load("cache-status", "entry-missing.yaml"), "Pod", "kserve-kernelcachenode-agent-9pq7d", "kserve")
+    assert [f for f in run_check("cache-status", snap)[1] if f.code == "entry-missing"] == []
