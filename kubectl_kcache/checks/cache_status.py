@@ -14,10 +14,11 @@
   group with an empty nodeSelector (error: the pass fails before status, which is stale), and prefetch Jobs
   of the namespace still running while the managed prefetcher RoleBinding exists (info: KServe requeues
   every minute before Jobs and status, so the status lags and new nodes get no Job yet).
-* KernelCacheNode entries of the cache in state Error (error, naming the node, with the agent's message
-  and the preparation Job to look at); entries whose imageReference or footprints differ from the
-  KernelCache's artifact (warning): the pod webhook never counts them, so they are never ready for
-  admission until the node's agent refreshes them.
+* KernelCacheNode entries of the cache in state Error on the group's Ready members (error, naming the node,
+  with the agent's message and the preparation Job to look at); an Error entry left on a NotReady node (or one
+  no longer in the group) is not counted by KServe's aggregate and does not fail the cache (info); entries
+  whose imageReference or footprints differ from the KernelCache's artifact (warning): the pod webhook never
+  counts them, so they are never ready for admission until the node's agent refreshes them.
 * A Ready member of the cache's group whose KernelCacheNode exists and whose agent pod is Running and Ready,
   with no entry for the cache (error, folded per cache): the agent has not discovered it, KServe makes no
   preparation Job for a node without an entry and counts the node as preparing, so the cache stays Preparing
@@ -34,7 +35,7 @@ from ..apivalidation import dns_label_errors, subdomain_errors
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
-from ..kernelcache.aggregate import compute_aggregate
+from ..kernelcache.aggregate import Aggregate, compute_aggregate
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
@@ -82,6 +83,10 @@ def why_not_ready(namespace: str, name: str) -> str | None:
         "error-state": ("error", "a KernelCache in Error (verification, preparation, storage, config, group)"),
         "entry-error": ("error", "a node's entry for a KernelCache is in Error"),
         "entry-mismatch": ("warning", "a node's entry has another image or footprints than its KernelCache"),
+        "entry-error-uncounted": (
+            "info",
+            "an Error entry on a node that is not a Ready member of the cache's group: KServe does not count it",
+        ),
         "entry-missing": (
             "error",
             "a Ready member's KernelCacheNode has no entry for a KernelCache of its group although its agent runs: "
@@ -198,9 +203,14 @@ def _cache(
     if group_finding is not None:
         yield group_finding
     g = snapshot.group_by_name.get(group)
-    if g is not None and g.node_selector and read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
-        yield from _missing(snapshot, kc, group)
     errors = [(n, e) for n, e in entries if e.state == c.ENTRY_ERROR]
+    uncounted: list[tuple[str, o.CacheEntry]] = []
+    if g is not None and g.node_selector and read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
+        # KServe's aggregate counts the entries of the group's Ready members only
+        agg = compute_aggregate(kc, f.members_of_group.get(group, []), snapshot.kcn_by_name)
+        yield from _missing(snapshot, kc, group, agg)
+        uncounted = [(n, e) for n, e in errors if n not in agg.error_nodes]
+        errors = [(n, e) for n, e in errors if n in agg.error_nodes]
     if not judge_status:
         pass  # KServe's pass requeues before status: neither the state nor its staleness is current
     elif (
@@ -238,6 +248,27 @@ def _cache(
             ),
             evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",),
         )
+    for node, e in uncounted:
+        n = snapshot.node_by_name.get(node)
+        why = (
+            f"node {node} is not Ready"
+            if n is not None and group in {x.name for x in f.groups_of_node.get(node, [])}
+            else f"node {node} is not a member of group {group}"
+        )
+        yield Finding(
+            ID,
+            "info",
+            ObjectRef(c.KIND_NODE, node),
+            f"KernelCacheNode {node} keeps an Error entry for KernelCache {key} ({e.message or 'no message'}), "
+            f"but {why}: KServe counts the entries of the group's Ready members only, so it does not fail the "
+            "cache (the node's agent drops the entry at its next pass)",
+            group=group or None,
+            hint=why_not_ready(kc.namespace, kc.name)
+            or command("kubectl", "get", c.PLURAL_NODES[:-1], node, "-o", "yaml"),
+            code="entry-error-uncounted",
+            cause=f"Error entries of KernelCache {key} on nodes KServe does not count",
+            lister=command("kubectl", "get", c.PLURAL_NODES),
+        )
     if kc.artifact is None:
         return
     for node, e in entries:
@@ -274,7 +305,7 @@ def _cache(
         )
 
 
-def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str) -> Iterator[Finding]:
+def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggregate) -> Iterator[Finding]:
     """Ready members of the group whose KernelCacheNode exists and whose agent pod runs, with no entry for `kc`
     (KServe's aggregate counts them as preparing; no Job is made for a node without an entry). Nodes without a
     KernelCacheNode (kcn-missing) or a Running and Ready agent pod (agent) are reported by those checks."""
@@ -285,7 +316,6 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str) -> Iterat
     if created is not None and f.now - created < DISCOVERY_GRACE:
         return
     key = f"{kc.namespace}/{kc.name}"
-    agg = compute_aggregate(kc, f.members_of_group.get(group, []), snapshot.kcn_by_name)
     hint = why_not_ready(kc.namespace, kc.name)
     for node in agg.missing_nodes:
         if node not in snapshot.kcn_by_name:

@@ -98,3 +98,23 @@ def test_ready_member_without_an_entry_while_its_agent_runs():
 def test_no_entry_missing_finding_where_the_agent_does_not_run():
     snap = drop(load("cache-status", "entry-missing.yaml"), "Pod", "kserve-kernelcachenode-agent-9pq7d", "kserve")
     assert [f for f in run_check("cache-status", snap)[1] if f.code == "entry-missing"] == []
+
+
+def test_error_entry_on_a_not_ready_node_does_not_fail_the_cache():
+    """§7.2: the aggregate counts the entries of the group's Ready members only; an Error left on a NotReady
+    node does not fail the cache (which is Ready here)."""
+    result, findings = run_check("cache-status", load("cache-status", "error-on-not-ready-node.yaml"))
+    assert result.status == "pass"
+    f = one(findings)
+    assert (f.code, f.severity, f.object.kind, f.object.name) == (
+        "entry-error-uncounted",
+        "info",
+        "KernelCacheNode",
+        "gpu-2",
+    )
+    assert f.message == (
+        f"KernelCacheNode gpu-2 keeps an Error entry for KernelCache team-a/{KC} (ErrImagePull: 401 Unauthorized), "
+        "but node gpu-2 is not Ready: KServe counts the entries of the group's Ready members only, so it does not "
+        "fail the cache (the node's agent drops the entry at its next pass)"
+    )
+    assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
