@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..apivalidation import subdomain_errors
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
@@ -657,7 +658,13 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
             "kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p", patch
         )
     return (
-        command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images")
+        (
+            command(
+                "kubectl", "kcache", "why-not-ready", p.kernel_cache.split("/")[-1], "-n", p.kernel_cache.split("/")[0]
+            )
+            if "/" in p.kernel_cache and not any(subdomain_errors(x) for x in p.kernel_cache.split("/", 1))
+            else command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images")
+        )
         if p.node_in_group
         else command("kubectl", "get", "node", p.node, "--show-labels")
     )
@@ -722,6 +729,12 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     def edit_config() -> str:
         return command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
 
+    def not_ready() -> str:
+        """No Ready entry anywhere: why the closest KernelCache is not Ready, node by node."""
+        if kc is None or subdomain_errors(kc.name) or subdomain_errors(kc.namespace):
+            return doctor("cache-status")()
+        return command("kubectl", "kcache", "why-not-ready", kc.name, "-n", kc.namespace)
+
     if blocked == a.FOOTPRINT and kc is not None:
         return command(
             "kubectl",
@@ -766,8 +779,8 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         ),
         a.RUNTIME_CONTAINER: lambda: pod_cmd("-o", "yaml"),
         a.RUNTIME_IMAGE: lambda: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
-        a.CANDIDATES: doctor("cache-status"),
-        a.ENTRY_READY: doctor("cache-status"),
+        a.CANDIDATES: not_ready,
+        a.ENTRY_READY: not_ready,
         a.KERNELCACHE_EXISTS: lambda: command("kubectl", "get", "kernelcachenodes"),
         a.VERIFICATION: doctor("verification"),
         a.INJECTION: lambda: pod_cmd("-o", "yaml"),

@@ -343,7 +343,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
         {"drop": ("kcn",), "extra": (b.kcn("gpu-1", {}),)},
         "entry-ready",
         "not-cached",
-        "kubectl kcache doctor --only cache-status",
+        "kubectl kcache why-not-ready qwen -n team-a",
     ),
     (
         "footprint",
