@@ -131,6 +131,8 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
     )
     if what is None and command in ("why-group", "why-not-cached", "why-cached") and not takes_value:
         what = "pods"
+    if what is None and command == "why-not-ready" and not takes_value:
+        what = "kernelcaches"
     if what is None:
         return []
     from_files = _flags(words, "-f", "--from-file")

@@ -30,7 +30,13 @@ def names_from_files(paths: Iterable[str], what: str, namespace: str | None) -> 
                 | {p.namespace for p in snap.pods}
                 | {c.namespace for c in snap.captures}
             )
-        objs: Iterable = snap.pods_labelled(None, ISVC_LABEL) if what == "pods" else snap.captures
+        objs: Iterable = (
+            snap.pods_labelled(None, ISVC_LABEL)
+            if what == "pods"
+            else snap.kernel_caches
+            if what == "kernelcaches"
+            else snap.captures
+        )
         return sorted({o.name for o in objs if namespace is None or o.namespace == namespace})
     except Exception:  # noqa: BLE001 - completion never fails loudly
         return []

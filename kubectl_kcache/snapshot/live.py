@@ -420,6 +420,8 @@ def names_for_completion(client: Client, what: str, namespace: str) -> list[str]
         res, ns, selector = r.NAMESPACES, None, ""
     elif what == "pods":
         res, ns, selector = r.PODS, namespace, c.LABEL_ISVC
+    elif what == "kernelcaches":
+        res, ns, selector = r.KERNEL_CACHES, namespace, ""
     else:
         res, ns, selector = r.CAPTURES, namespace, ""
     items, _ = client.list_all(

@@ -123,3 +123,9 @@ def test_bad_input(capsys, tmp_path):
     only_caches = write(tmp_path / "kc.json", [b.kernel_cache(KC, NS, "gpu")])
     code, _, err = cli(capsys, "why-not-ready", KC, "-f", only_caches)
     assert code == 2 and "not in the input" in err
+
+
+def test_completion_offers_the_kernelcaches_of_the_input():
+    from kubectl_kcache.cli.complete import complete_words
+
+    assert complete_words(["why-not-ready", "-f", BROKEN, "-n", "team-llm", "ll"]) == [BIG]

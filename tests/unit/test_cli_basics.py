@@ -455,6 +455,7 @@ def test_complete_commands():
             "why-cached",
             "why-group",
             "why-not-cached",
+            "why-not-ready",
         ]
     )
     assert complete_words(["d"]) == ["doctor", "dump"]
