@@ -1,12 +1,15 @@
 """The monitor's metrics as Prometheus text (exposition format 0.0.4, written by prometheus_client), from the
 last evaluation and the source's counters. Label values come from the cluster: prometheus_client escapes them.
+A KernelCache's entries are counted over its group's Ready members (cordoned ones included), as KServe counts
+them (`kubectl kcache status`): the five states of `cache_entries` add up to KServe's nodeCount, and entries on
+NotReady members are in none of them.
 
     kcache_monitor_findings{check,code,severity}                  unsuppressed findings
     kcache_monitor_checks{check,status}                           1 per check, by status (pass, fail, skipped...)
     kcache_monitor_group_members{group}                           member nodes
     kcache_monitor_group_agents_ready{group}                      members with a Running, Ready agent pod
     kcache_monitor_group_kernelcachenodes_missing{group}          members without their KernelCacheNode
-    kcache_monitor_cache_entries{kernelcache,group,state,assigned}  members with the entry Ready|Pending|
+    kcache_monitor_cache_entries{kernelcache,group,state,assigned}  Ready members with the entry Ready|Pending|
                                                                   Pulling|Error, or none; assigned: its own group
     kcache_monitor_serving_pods{namespace,inferenceservice,state} pods cached|cold|now|denied|unprepared
     kcache_monitor_read_errors_total{read}                        failed lists and watches
@@ -69,15 +72,15 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
     entries = _family(
         "cache_entries",
         "gauge",
-        "Members of a group with a KernelCache's entry in each state "
-        "(none: no entry); assigned: the group is the KernelCache's own.",
+        "Ready members of a group (as KServe counts them, cordoned included) with a KernelCache's entry in "
+        "each state (none: no entry); assigned: the group is the KernelCache's own.",
     )
     for g in status.groups:
         members.add(g.members, group=g.name)
         agents.add(g.agent_ready, group=g.name)
         missing.add(g.kernel_cache_nodes_missing, group=g.name)
         for cell in g.caches:
-            counts = (*cell.counts.as_tuple(), max(g.members - cell.counts.total, 0))
+            counts = (*cell.counts.as_tuple(), cell.no_entry(g.ready))  # over the Ready members: KServe's
             for state, n in zip(ENTRY_STATES, counts, strict=True):
                 entries.add(
                     n, kernelcache=cell.cache, group=g.name, state=state, assigned="true" if cell.assigned else "false"

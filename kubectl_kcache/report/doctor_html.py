@@ -4,7 +4,9 @@ One file, nothing fetched: the style sheet is inline, a Content-Security-Policy 
 inline styles and the one inline script (it opens every collapsed list before printing, so that a printed
 report holds every object). The page shows where the data came from and when, the summary, the checks,
 the fleet's status as a heatmap (`kubectl kcache status`'s counts: per node group its members, and per
-KernelCache and group the share of members whose entry is Ready, split by phase), then the findings by
+KernelCache and group the share of the group's Ready members whose entry is Ready, split by phase, as KServe
+counts them; each cell links to a line for its KernelCache below the map: KServe's state and the
+`kubectl kcache why-not-ready` command that explains it node by node), then the findings by
 check, each with its code, object, evidence and the next command. Findings of one cause that hit many
 objects are one entry with the count, a sample and the command that lists them all, and the objects in a
 collapsible list. Suppressed findings are listed last, collapsed.
@@ -21,8 +23,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..kernelcache.constants import CACHE_ERROR
 from ..provenance import LIVE
-from ..text import escape
+from ..text import command, escape
 from .doctor_common import (
     CheckGroup,
     FindingGroup,
@@ -281,12 +284,16 @@ def _heatmap(status: FleetStatus) -> str:
         )
 
     legend = "".join(f'<span><i class="seg {SEGMENT_CLASSES[s]}"></i>{s}</span>' for s in SEGMENTS)
+    anchors = {cache: f"why-{i}" for i, cache in enumerate(rows)}  # ids of our own: no name is put in one
     body = []
     if len(columns) <= MATRIX_GROUPS:
-        head = "".join(f"<th scope=col>{e(g.name)}<small>{g.members} nodes</small></th>" for g in columns)
+        head = "".join(
+            f"<th scope=col>{e(g.name)}<small>{g.ready} Ready of {plural(g.members, 'node')}</small></th>"
+            for g in columns
+        )
         for cache, cells in rows.items():
             by_group = {g.name: cell for g, cell in cells}
-            tds = "".join(_heat_cell(g, by_group.get(g.name)) for g in columns)
+            tds = "".join(_heat_cell(g, by_group.get(g.name), anchors[cache]) for g in columns)
             body.append(f'<tr class="{row_class(cache, by_group)}"><th scope=row>{_cache_name(cache)}</th>{tds}</tr>')
     else:  # a cache has one group: with many groups the matrix is mostly empty, so one row per cell
         for cache, cells in rows.items():
@@ -294,32 +301,78 @@ def _heatmap(status: FleetStatus) -> str:
                 name = _cache_name(cache) if index == 0 else ""
                 body.append(
                     f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
-                    f"{_heat_cell(g, cell)}</tr>"
+                    f"{_heat_cell(g, cell, anchors[cache])}</tr>"
                 )
-        head = "<th scope=col>node group</th><th scope=col>entries on its members</th>"
+        head = "<th scope=col>node group</th><th scope=col>entries on its Ready members</th>"
     return (
         "<h3>KernelCaches by group</h3>"
-        "<p class=muted>Per KernelCache and node group: how many member nodes have its entry Ready (of all "
-        "members; the colour goes from red, none, to green, all), and the bar splits the members by phase. "
-        "A dashed cell is not the KernelCache's own group.</p>"
-        "<p class=muted>Worst first: KernelCaches with an Error entry, then by the share of members Ready.</p>"
+        "<p class=muted>Per KernelCache and node group: how many of the group's Ready members have its entry "
+        "Ready (cordoned ones included, as KServe counts them; the colour goes from red, none, to green, all), "
+        "and the bar splits those Ready members by phase. NotReady members are not counted: KServe leaves them "
+        "out, and an entry there never fails the cache. A dashed cell is not the KernelCache's own group. "
+        "Each cell links to its KernelCache's line below the map.</p>"
+        "<p class=muted>Worst first: KernelCaches with an Error entry, then by the share of Ready members "
+        "Ready.</p>"
         f'<p class="legend">{legend}</p><div class="heatwrap">'
         + _filters(namespaces, [g.name for g in columns])
         + f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
         + "".join(body)
         + "</tbody></table></div></div>"
+        + _why_lines(rows, anchors)
     )
 
 
+def why_not_ready_command(cache: str) -> str:
+    """`kubectl kcache why-not-ready NAME -n NAMESPACE` for `cache` (namespace/name), its words quoted."""
+    namespace, _, name = cache.partition("/")  # a namespace has no slash
+    return command("kubectl", "kcache", "why-not-ready", name, "-n", namespace)
+
+
+def _why_lines(rows: Mapping[str, list[tuple[GroupStatus, CacheCell]]], anchors: Mapping[str, str]) -> str:
+    """One short line per KernelCache of the map, the target of its cells: KServe's state on its own group,
+    the counts behind it and the command that explains it node by node."""
+    items = []
+    for cache, cells in rows.items():
+        own = next(((g, cell) for g, cell in cells if cell.assigned), None)
+        if own is None:
+            said = "its group is none of these (its entries are on another group's members): not counted here"
+        else:
+            said = _state_line(*own)
+        apart = sum(cell.not_ready.total for _, cell in cells)
+        if apart:
+            said += f"; {apart} {'entry' if apart == 1 else 'entries'} on NotReady members, not counted by KServe"
+        items.append(
+            f'<li id="{anchors[cache]}"><code class="kc">{e(cache)}</code> {said}. Node by node: '
+            f"<code>{e(why_not_ready_command(cache))}</code></li>"
+        )
+    return f'<h4>Each KernelCache, as KServe computes it</h4><ul class="why">{"".join(items)}</ul>'
+
+
+def _state_line(group: GroupStatus, cell: CacheCell) -> str:
+    """`<state> on group G (Reason: message): 1 of 3 Ready members Ready, ...`, escaped."""
+    agg = cell.aggregate
+    ready = cell.ready_members(group.ready)
+    counts = cell_counts(cell, group.ready)
+    detail = ", ".join(f"{counts[s]} {s}" for s in SEGMENTS if counts[s] and s != READY)
+    numbers = f"{counts[READY]} of {plural(ready, 'Ready member')} Ready" + (f", {detail}" if detail else "")
+    where = f"on group <b>{e(group.name)}</b>"
+    if agg is None:
+        return f"{where}: {numbers}"
+    why = e(agg.reason) + (f": {e(agg.message)}" if agg.message and agg.state == CACHE_ERROR else "")
+    return f'<span class="state ks-{e(agg.state.lower())}">{e(agg.state)}</span> {where} ({why}): {numbers}'
+
+
 def _badness(cells: list[tuple[GroupStatus, CacheCell]]) -> tuple[int, float]:
-    """Sort key of a KernelCache's row: an Error entry first, then the lowest share of members Ready."""
+    """Sort key of a KernelCache's row: an Error entry (on a Ready member) first, then the lowest share of
+    Ready members Ready."""
     errors = 0
     ready = 1.0
     for g, cell in cells:
-        counts = cell_counts(cell, g.members)
+        counts = cell_counts(cell, g.ready)
         errors += counts[ERROR]
         if cell.assigned or len(cells) == 1:
-            ready = min(ready, counts[READY] / g.members if g.members else 0.0)
+            members = cell.ready_members(g.ready)
+            ready = min(ready, counts[READY] / members if members else 0.0)
     return (0 if errors else 1, ready)
 
 
@@ -352,15 +405,25 @@ def _filters(namespaces: list[str], groups: list[str]) -> str:
     return f'<style>{"".join(rules)}</style><span class="muted">filter: </span>' + "".join(buttons)
 
 
-def _heat_cell(group: GroupStatus, cell: CacheCell | None) -> str:
+def _heat_cell(group: GroupStatus, cell: CacheCell | None, anchor: str) -> str:
+    """A KernelCache's cell in a group: its entries on the group's Ready members (KServe's expected nodes) by
+    phase, the bar over those members only, and a link to the cache's line (`anchor`) below the map."""
     if cell is None:
         return '<td class="empty">–</td>'
-    counts = cell_counts(cell, group.members)
-    members = group.members
+    members = cell.ready_members(group.ready)
+    counts = cell_counts(cell, group.ready)
     hue = round(120 * counts[READY] / members) if members else 0
     style = f"background:hsl({hue},62%,{88 if members else 96}%)"
     classes = "cell" + ("" if cell.assigned else " other") + (" has-error" if counts[ERROR] else "")
-    detail = ", ".join(f"{counts[s]} {s}" for s in SEGMENTS if counts[s]) or "no member"
+    detail = ", ".join(f"{counts[s]} {s}" for s in SEGMENTS if counts[s])
+    if detail:
+        detail += f" of {plural(members, 'Ready member')}"
+    else:
+        detail = "no Ready member" if group.members else "no member"
+    if cell.not_ready.total:
+        detail += f" ({cell.not_ready.total} on NotReady members, not counted)"
+    state = f"; KServe: {cell.state}" if cell.state else ""
+    title = f"{group.name}: {detail}{state}. Node by node: {why_not_ready_command(cell.cache)}"
     bar = "".join(
         f'<i class="seg {SEGMENT_CLASSES[s]}" style="width:{100 * counts[s] / members:.1f}%"></i>'
         for s in SEGMENTS
@@ -371,8 +434,8 @@ def _heat_cell(group: GroupStatus, cell: CacheCell | None) -> str:
         f'<span class="n {SEGMENT_CLASSES[s]}">{counts[s]} {s}</span>' for s in (PULLING, PENDING, ERROR) if counts[s]
     ]
     return (
-        f'<td class="{classes}" style="{style}" title="{e(group.name)}: {e(detail)}">'
-        f'{" ".join(numbers)}<div class="bar">{bar}</div></td>'
+        f'<td class="{classes}" style="{style}" title="{e(title)}"><a class="why" href="#{anchor}">'
+        f'{" ".join(numbers)}<div class="bar">{bar}</div></a></td>'
     )
 
 
@@ -521,6 +584,11 @@ table.groups th[scope=row]{white-space:nowrap}
 td.cell{min-width:150px;border:2px solid #fff;white-space:nowrap}
 td.cell.other{border:2px dashed #8895a3;opacity:.85}td.cell.has-error{box-shadow:inset 0 0 0 2px var(--error)}
 td.empty{color:var(--muted);text-align:center}
+td.cell a.why{display:block;color:inherit;text-decoration:none}
+ul.why{padding-left:20px;font-size:.92em}ul.why li{margin:3px 0;overflow-wrap:anywhere}
+ul.why li:target{background:#fff4c2}.state{font-weight:600}.ks-error{color:var(--error)}
+.ks-ready{color:var(--ok)}.ks-pending{color:var(--warning)}.ks-preparing{color:var(--info)}
+h4{font-size:.95em;margin:14px 0 4px}
 .n{font-size:.82em;margin-left:4px}.n.error{color:var(--error);font-weight:600}.n.pulling{color:#0d5ca8}
 .n.pending{color:#7a5300}
 .bar{display:flex;height:8px;border-radius:4px;overflow:hidden;margin-top:4px;background:var(--none)}

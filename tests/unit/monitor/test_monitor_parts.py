@@ -10,13 +10,18 @@ from pathlib import Path
 import yaml
 
 from kubectl_kcache.checks import catalogue
-from kubectl_kcache.checks.model import Finding, ObjectRef
+from kubectl_kcache.checks.model import DoctorReport, Finding, ObjectRef
 from kubectl_kcache.explain.fleet import hit_rate
 from kubectl_kcache.explain.status import fleet_status
 from kubectl_kcache.monitor import events as ev
-from kubectl_kcache.monitor.evaluate import evaluate
+from kubectl_kcache.monitor.evaluate import Evaluation, evaluate
 from kubectl_kcache.monitor.metrics import Health, render
+from kubectl_kcache.provenance import Provenance
+from kubectl_kcache.snapshot import kinds
 from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.model import build
+from kubectl_kcache.snapshot.reads import Read
+from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[3]
 BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])
@@ -45,10 +50,8 @@ def test_metrics_of_one_evaluation_are_the_commands_numbers():
         for cell in g.caches:
             labels = {("kernelcache", cell.cache), ("group", g.name), ("assigned", str(cell.assigned).lower())}
             assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "Ready")}))] == cell.counts.ready
-            assert (
-                got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))]
-                == g.members - cell.counts.total
-            )
+            none = got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))]
+            assert none == cell.no_entry(g.ready)  # the group's Ready members without an entry
     for row in hit_rate(BROKEN).rows:
         key = {("namespace", row.namespace), ("inferenceservice", row.isvc)}
         assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "cold")}))] == row.cold
@@ -57,6 +60,38 @@ def test_metrics_of_one_evaluation_are_the_commands_numbers():
     assert got[("kcache_monitor_evaluations_total", frozenset())] == 3
     assert got[("kcache_monitor_ready", frozenset())] == 1
     assert "# TYPE kcache_monitor_read_errors_total counter" in text
+
+
+def test_cache_entries_are_over_the_groups_ready_members():
+    """As KServe counts them: the five states add up to the Ready members (cordoned included); a NotReady
+    member is in none, even with an Error entry, and without an entry it is not `none` either."""
+    snap = build(
+        [
+            b.group("gpu", {"pool": "gpu"}),
+            b.node("n1", {"pool": "gpu"}),
+            b.node("n2", {"pool": "gpu"}, unschedulable=True),  # cordoned: still counted
+            b.node("n3", {"pool": "gpu"}),
+            b.node("n4", {"pool": "gpu"}, ready=False),  # an Error KServe does not count
+            b.node("n5", {"pool": "gpu"}, ready=False),  # NotReady without an entry: not `none`
+            b.kcn("n1", {"team-a/c": b.entry("team-a", "c", "Ready")}),
+            b.kcn("n2", {"team-a/c": b.entry("team-a", "c", "Pulling")}),
+            b.kcn("n3", {}),
+            b.kcn("n4", {"team-a/c": b.entry("team-a", "c", "Error")}),
+            b.kernel_cache("c", group_name="gpu"),
+        ],
+        reads=tuple(Read(resource, None, "ok") for resource in kinds.PLURALS),
+    )
+    status = fleet_status(snap)
+    evaluation = Evaluation(DoctorReport(checks=(), findings=()), status, "not computed", Provenance("files"), 0.0)
+    got = samples(render(evaluation, Health(ready=True, read_errors={}, last_read=0, evaluations=1)))
+    labels = {("kernelcache", "team-a/c"), ("group", "gpu"), ("assigned", "true")}
+    by_state = {
+        state: got[("kcache_monitor_cache_entries", frozenset(labels | {("state", state)}))]
+        for state in ("Ready", "Pending", "Pulling", "Error", "none")
+    }
+    assert by_state == {"Ready": 1, "Pending": 0, "Pulling": 1, "Error": 0, "none": 1}
+    assert sum(by_state.values()) == status.groups[0].caches[0].node_count == 3
+    assert got[("kcache_monitor_group_members", frozenset({("group", "gpu")}))] == 5
 
 
 def test_label_values_from_the_cluster_are_escaped():

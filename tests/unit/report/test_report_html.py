@@ -185,15 +185,65 @@ def test_the_fleet_heatmap():
     assert ready == sorted(ready), "then the fewest members Ready"
     assert sorted(name for name, _ in rows) == ["other/c9", "team/c1", "team/c2", "team/c3", "team/c4", "team/c5"]
     cells = {name: re.findall(r'<td class="([^"]+)"[^>]*title="([^"]*)"', tds) for name, tds in rows}
+    # over each group's Ready members, as KServe counts them: a's are a-1, a-2 and a-4 (a-3 is NotReady and
+    # has no entry: no "no entry" share for it), ab's is a-2
+    why_c1 = "Node by node: kubectl kcache why-not-ready c1 -n team"
     assert cells["team/c1"] == [
-        ("cell", "a: 1 Ready, 1 Pulling, 1 Pending, 1 no entry"),
-        ("cell other", "ab: 1 Pulling"),
+        ("cell", f"a: 1 Ready, 1 Pulling, 1 Pending of 3 Ready members; KServe: Preparing. {why_c1}"),
+        ("cell other", f"ab: 1 Pulling of 1 Ready member. {why_c1}"),  # not its group: no state of KServe's
     ]
-    assert cells["other/c9"] == [("cell has-error", "a: 1 Error, 3 no entry")]
+    assert cells["other/c9"] == [
+        (
+            "cell has-error",
+            "a: 1 Error, 2 no entry of 3 Ready members; KServe: Error. Node by node: "
+            "kubectl kcache why-not-ready c9 -n other",
+        )
+    ]
     assert '<td class="empty">' in dict(rows)["other/c9"]  # no cell in ab or b
+    # the bar divides by the Ready members: c1's three phases fill it, no blank share for a-3
+    c1_bar = re.findall(r'style="width:([\d.]+)%"', dict(rows)["team/c1"].split("</td>")[0])
+    assert c1_bar == ["33.3", "33.3", "33.3"]
+    # every cell links to its KernelCache's line below the map, which says KServe's state and the command
+    links = re.findall(r'<a class="why" href="#(why-\d+)">', dict(rows)["team/c1"])
+    assert len(links) == 2 and len(set(links)) == 1
+    line = re.search(rf'<li id="{links[0]}">(.*?)</li>', text).group(1)
+    assert re.sub(r"<[^>]+>", "", line) == (
+        "team/c1 Preparing on group a (Preparing): 1 of 3 Ready members Ready, 1 Pulling, 1 Pending. "
+        "Node by node: kubectl kcache why-not-ready c1 -n team"
+    )
+    assert text.count('<li id="why-') == 6
     assert "KernelCaches no group prepares" in text and "team/c6" in text
     groups = Page(text).all_text
     assert "No findings." in groups
+
+
+def test_the_heatmap_counts_ready_members_and_escapes_its_links():
+    from kubectl_kcache.explain.status import CacheCell, FleetStatus, GroupStatus, PhaseCounts
+    from kubectl_kcache.kernelcache.aggregate import Aggregate, Counts
+    from kubectl_kcache.text import command
+
+    evil = '"><script>alert(1)<\\script><img src=x onerror=alert(2)>'  # a namespace has no slash
+    cache = f"ns{evil}/kc{evil}\x1b[31m"
+    agg = Aggregate("Preparing", "Preparing", f"msg {evil}", Counts(2, 1, 1, 0))
+    # 4 members, 2 NotReady (one with an Error entry KServe does not count): 1 Ready and 1 Pending of 2
+    cell = CacheCell(cache, PhaseCounts(ready=1, pending=1), True, 2, PhaseCounts(error=1), agg)
+    group = GroupStatus(f"g{evil}", {"pool": "a"}, 4, 2, 0, 4, 4, (cell,))
+    text = html_of(DoctorReport(checks=(), findings=()), status=FleetStatus((group,), caches=(cache,)))
+    page = Page(text)
+    assert page.script == 1 and "<img" not in text and "<script>alert" not in text and "\x1b" not in text
+    assert not [a for _, a in page.tags if "onerror" in a]
+    td = next(a for t, a in page.tags if t == "td" and "cell" in (a.get("class") or ""))
+    assert "has-error" not in td["class"]  # the Error on a NotReady member is not the cache's
+    # the bar is over the 2 Ready members: no blank share for the NotReady ones
+    assert re.findall(r'class="seg (\w+)" style="width:([\d.]+)%"', text) == [("ready", "50.0"), ("pending", "50.0")]
+    assert td["title"] == (
+        f"g{evil}: 1 Ready, 1 Pending of 2 Ready members (1 on NotReady members, not counted); KServe: Preparing. "
+        "Node by node: " + command("kubectl", "kcache", "why-not-ready", f"kc{evil}\x1b[31m", "-n", f"ns{evil}")
+    )
+    assert "why-not-ready $'kc\"><script>" in td["title"]  # one shell word, the control character written out
+    link = next(a for t, a in page.tags if t == "a" and "why" in (a.get("class") or ""))
+    assert link["href"] == "#why-0" and any(t == "li" and a.get("id") == "why-0" for t, a in page.tags)
+    assert "1 entry on NotReady members, not counted by KServe" in page.all_text
 
 
 def test_no_status_says_why(problem_report):
@@ -236,7 +286,8 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     )
     assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
-    assert "<td>pool-03</td>" in heat and 'title="pool-03: 3 Ready, 7 no entry"' in heat
+    assert "<td>pool-03</td>" in heat
+    assert 'title="pool-03: 3 Ready, 7 no entry of 10 Ready members. Node by node: ' in heat
 
 
 def test_errors_lead_the_page_and_codes_link_to_the_catalogue():
