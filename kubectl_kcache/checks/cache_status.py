@@ -13,7 +13,9 @@
   its capture once it is gone; the pod webhook still mounts it), an artifact mismatch with its capture or a
   group with an empty nodeSelector (error: the pass fails before status, which is stale), and prefetch Jobs
   of the namespace still running while the managed prefetcher RoleBinding exists (info: KServe requeues
-  every minute before Jobs and status, so the status lags and new nodes get no Job yet).
+  every minute before Jobs and status, so the status lags and new nodes get no Job yet); when one of those
+  Jobs was left by a deleted KernelCache (error): it never finishes by itself, so the namespace is held for
+  good until it is deleted (the hint).
 * KernelCacheNode entries of the cache in state Error on the group's Ready members (error, naming the node,
   with the agent's message and the preparation Job to look at); an Error entry left on a NotReady node (or one
   no longer in the group) is not counted by KServe's aggregate and does not fail the cache (info); entries
@@ -40,6 +42,7 @@ from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
+from ..kernelcache.prefetcher import requeue_holders
 from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
@@ -98,6 +101,11 @@ def why_not_ready(namespace: str, name: str) -> str | None:
             "KServe's pass stops before status (artifact mismatch, empty group selector): the status shown is stale",
         ),
         "status-lagging": ("info", "prefetch Jobs of the namespace run: KServe requeues before writing status"),
+        "status-held": (
+            "error",
+            "an unfinished prefetch Job of a deleted KernelCache holds the namespace: KServe requeues before "
+            "writing status, for good",
+        ),
     },
     reads=(
         CheckRead(readplan.KERNEL_CACHES),
@@ -138,13 +146,13 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     for kc in snapshot.kernel_caches:
         stop = stops.get(f"{kc.namespace}/{kc.name}")
         if stop is not None:
-            yield _stopped(kc, stop)
+            yield _stopped(snapshot, kc, stop)
             if stop.frozen:
                 continue  # the status shown is not KServe's current answer: judge the entries only
         yield from _cache(snapshot, kc, entries.get((kc.namespace, kc.name), []), judge_status=stop is None)
 
 
-def _stopped(kc: o.KernelCache, stop: Stop) -> Finding:
+def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Finding:
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
     kind = c.PLURAL_CACHES[:-1]
     ready = o.find_condition(kc.conditions, "Ready")
@@ -163,6 +171,15 @@ def _stopped(kc: o.KernelCache, stop: Stop) -> Finding:
             command("kubectl", "kcache", "doctor", "--only", "registry-pull"),
         ),
     }[stop.name]
+    if stop.name == cp.PREFETCH_REQUEUE:
+        # unfinished Jobs of deleted KernelCaches hold the namespace for good, not until they finish
+        job_ns = facts(snapshot).config.job_namespace
+        existing = [(k.namespace, k.name) for k in snapshot.kernel_caches]
+        holders = requeue_holders(kc.namespace, snapshot.role_bindings, snapshot.jobs, job_ns, existing)
+        orphan = next((h.job for h in holders if h.orphan), None)
+        if orphan is not None:
+            code, severity = "status-held", "error"
+            hint = command("kubectl", "-n", orphan.meta.namespace or job_ns, "delete", "job", orphan.meta.name)
     return Finding(
         ID,
         severity,

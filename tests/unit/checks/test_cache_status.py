@@ -118,3 +118,15 @@ def test_error_entry_on_a_not_ready_node_does_not_fail_the_cache():
         "fail the cache (the node's agent drops the entry at its next pass)"
     )
     assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
+
+
+def test_namespace_held_for_good_by_an_unfinished_job_of_a_deleted_cache():
+    """§5.2: the Job of deleted team-a/llama never finishes; with the managed binding of team-a KServe requeues
+    qwen's pass before status for good, not "until those Jobs finish"."""
+    result, findings = run_check("cache-status", load("registry-pull", "orphan-job.yaml"))
+    assert result.status == "fail"
+    f = one(findings)
+    assert (f.code, f.severity, f.object.kind, f.object.name) == ("status-held", "error", "KernelCache", KC)
+    assert "left by deleted KernelCaches of namespace team-a have not finished" in f.message
+    assert "for team-a/llama, which no longer exists" in f.message and "until those Jobs finish" not in f.message
+    assert f.hint == "kubectl -n kserve-kernelcache-jobs delete job kc-llama-gpu-1-4f0c2e9a7b1d3c58"
