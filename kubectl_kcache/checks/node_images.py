@@ -1,34 +1,46 @@
 """KernelCacheNode entries that flap because the artifact is missing from `Node.status.images`.
 
-KServe's node agent validates a prepared entry against the node's status: the entry is `Ready` only while
-`Node.status.images[].names` lists the artifact's exact `imageReference`, else it goes back to `Pending`
-("OCI artifact is not present in Node.status.images") and the artifact is prepared again. The kubelet
-lists at most `nodeStatusMaxImages` images (50 by default), largest first: on a node with many large
-images (CUDA runtimes, model servers) a small kernel cache artifact is cut off the list even though it is
-on the node, so its entry flips between Ready and Pending at every check (hourly, and on every preparation)
-and pods created while it is Pending do not get the cache.
+KServe's node agent validates an entry against the node's status whenever the entry is new, is Ready or has no
+Job (hourly, and on every change of the node's entries): the entry is `Ready` only while
+`Node.status.images[].names` lists the artifact's exact `imageReference`, else it is `Pending` ("OCI artifact
+is not present in Node.status.images"). That is also the first state of every new entry, before its
+preparation Job exists (reference §2.2): it says the artifact was never pulled there, not that it went away.
+Only an entry that had been prepared (it is Ready, or its preparation Job on the node is Complete) and whose
+artifact is not listed says the artifact went away.
 
-* a node listing `nodeStatusMaxImages` images or more without the artifact of one of its entries (warning):
-  a Pending entry with the agent's "not present" message flaps now; a Ready one flips at the next check.
-  The finding names the node, how many images it lists, the smallest one listed and the artifacts cut off.
-  Fix: raise the kubelet's `nodeStatusMaxImages` (`-1`: no limit) on the group's nodes.
-* a Pending entry with that message on a node listing fewer images (info): the artifact really is gone
-  from the node (image garbage collection, or a node that was replaced); the agent prepares it again.
+The kubelet lists at most `nodeStatusMaxImages` images (50 by default), largest first: on a node with many
+large images (CUDA runtimes, model servers) a small kernel cache artifact is cut off the list even though it
+is on the node, so its entry flips between Ready and Pending at every check and pods created while it is
+Pending do not get the cache.
+
+* a node listing `nodeStatusMaxImages` images or more without the artifact of a prepared entry (warning): a
+  Ready entry flips at the next check; a Pending one whose Job completed flaps now. The finding names the
+  node, how many images it lists, the smallest one listed and the artifacts cut off. Fix: raise the kubelet's
+  `nodeStatusMaxImages` (`-1`: no limit) on the group's nodes.
+* a Pending entry whose preparation Job completed, on a node listing fewer images (info): the artifact really
+  is gone from the node (image garbage collection, or a node that was replaced); KServe prepares it again
+  once the Job's TTL has deleted the completed Job.
+* a new entry's first `Pending` (no Job yet, or one not finished) is not judged here (cache-status and
+  registry-pull follow the preparation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache.preparation import JOB_COMPLETE, agent_job, preparation
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
-from .common import join_names, node_ref, read_ok
+from .cache_status import why_not_ready
+from .common import facts, join_names, node_ref, read_ok
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
 
 ID = "node-images"
+PENDING_NOTE = "Pending entries whose preparation completed not told apart from new ones"
 
 
 def _size(n: int | None) -> str:
@@ -48,11 +60,13 @@ def _size(n: int | None) -> str:
     needs_feature=True,
     codes={
         "images-truncated": ("warning", "a node at the kubelet's nodeStatusMaxImages limit: entries flap to Pending"),
-        "artifact-gone": ("info", "an artifact no longer on its node (image GC or a replaced node)"),
+        "artifact-gone": ("info", "a prepared artifact no longer on its node (image GC or a replaced node)"),
     },
     reads=(
         CheckRead(readplan.KERNEL_CACHE_NODES),
         CheckRead(readplan.NODES),
+        CheckRead(readplan.KERNEL_CACHES, optional=True, note=PENDING_NOTE),
+        CheckRead(readplan.PREPARATION_JOBS, optional=True, note=PENDING_NOTE),
     ),
 )
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -60,19 +74,29 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         raise NotApplicable("no KernelCacheNode has a cache entry")
     if not read_ok(snapshot, readplan.NODES):
         return
+    jobs_ok = read_ok(snapshot, readplan.KERNEL_CACHES) and read_ok(snapshot, readplan.PREPARATION_JOBS)
+    job_ns = facts(snapshot).config.job_namespace
     for kcn in sorted(snapshot.kcns, key=lambda k: k.name):
         node = snapshot.node_by_name.get(kcn.name)
         if node is None:
             continue
         cut, gone = [], []
+        refs: set[o.NamespacedName] = set()
         for e in kcn.entries:
             if not e.image_reference or node.lists_image(e.image_reference):
                 continue
-            flapping = e.state == "Pending" and e.message == c.MSG_ARTIFACT_NOT_ON_NODE
-            if node.image_count >= c.NODE_STATUS_MAX_IMAGES and (flapping or e.state == c.ENTRY_READY):
+            not_present = e.state == "Pending" and e.message == c.MSG_ARTIFACT_NOT_ON_NODE
+            # a new entry starts Pending "not present" before its Job exists: only a prepared one went away
+            prepared = e.state == c.ENTRY_READY or (
+                not_present and jobs_ok and _prefetched(snapshot, e, node.name, job_ns)
+            )
+            if not prepared:
+                continue
+            if node.image_count >= c.NODE_STATUS_MAX_IMAGES:
                 cut.append(f"{e.ref} ({e.state})")
-            elif flapping:
+            elif not_present:
                 gone.append(str(e.ref))
+                refs.add(e.ref)
         if cut:
             yield Finding(
                 ID,
@@ -91,13 +115,27 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 lister="kubectl get nodes -o custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes",
             )
         if gone:
+            yaml_cmd = command("kubectl", "get", "kernelcachenode", node.name, "-o", "yaml")
+            only = next(iter(refs)) if len(refs) == 1 else None
+            hint = (why_not_ready(only.namespace, only.name) if only is not None else None) or yaml_cmd
             yield Finding(
                 ID,
                 "info",
                 node_ref(node.name),
                 f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "
                 f"{node.image_count} images, below the kubelet's limit): removed by image garbage "
-                "collection or a replaced node; KServe's agent prepares it again",
-                hint=command("kubectl", "get", "kernelcachenode", node.name, "-o", "yaml"),
+                "collection or a replaced node; KServe prepares it again once the completed preparation Job's TTL "
+                "has deleted it",
+                hint=hint,
+                evidence=(f"entries: {yaml_cmd}",) if hint != yaml_cmd else (),
                 code="artifact-gone",
             )
+
+
+def _prefetched(snapshot: ClusterSnapshot, e: o.CacheEntry, node: str, job_ns: str) -> bool:
+    """Whether the preparation Job the node's agent reads for the entry's KernelCache is Complete: the artifact
+    was pulled there, so an entry back to Pending "not present" lost it."""
+    kc = snapshot.kc_by_key.get(f"{e.ref.namespace}/{e.ref.name}")
+    if kc is None:
+        return False
+    return preparation(agent_job(snapshot.jobs, kc, node, job_ns), (), ()).state == JOB_COMPLETE

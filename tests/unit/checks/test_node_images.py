@@ -9,7 +9,7 @@ def test_base_passes(base):
 
 
 def test_artifact_cut_off_the_nodes_image_list():
-    result, findings = run_check("node-images", load("node-images", "truncated.yaml"))
+    result, findings = run_check("node-images", load("node-images", "truncated.yaml", "completed-job.yaml"))
     assert result.status == "fail"
     assert [f.object.name for f in findings] == ["gpu-1", "gpu-2"]
     f = one(findings, name="gpu-1")
@@ -26,8 +26,20 @@ def test_artifact_cut_off_the_nodes_image_list():
 
 
 def test_artifact_gone_from_a_node_below_the_limit():
-    result, findings = run_check("node-images", load("node-images", "gone.yaml"))
+    result, findings = run_check("node-images", load("node-images", "gone.yaml", "completed-job.yaml"))
     f = one(findings)
     assert (f.severity, f.object.name) == ("info", "gpu-1")
     assert "no longer has the artifact" in f.message and "lists 3 images, below the kubelet's limit" in f.message
+    assert f.hint == f"kubectl kcache why-not-ready {KC.split('/')[1]} -n team-a"
+    assert f.evidence == ("entries: kubectl get kernelcachenode gpu-1 -o yaml",)
     assert result.status == "pass"
+
+
+def test_a_new_entrys_first_pending_is_not_garbage_collection():
+    """§2.2: a new entry's first written state is Pending "OCI artifact is not present in Node.status.images",
+    before any Job: the artifact was never on the node. Without a completed Job it is neither gone nor cut off
+    the image list."""
+    result, findings = run_check("node-images", load("node-images", "gone.yaml"))
+    assert (result.status, findings) == ("pass", [])
+    _, findings = run_check("node-images", load("node-images", "truncated.yaml"))
+    assert [f.object.name for f in findings] == ["gpu-2"]  # gpu-2's entry is Ready: it was prepared
