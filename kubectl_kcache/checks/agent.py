@@ -12,10 +12,18 @@
   made one), the container's waiting reason and message (CrashLoopBackOff, ImagePullBackOff, ...), a
   failed or not-ready pod. Needs the agent pods (label control-plane=kserve-kernelcachenode-agent in
   kserve); NotReady nodes are left to the `nodes` check.
+* The agents' Warning events on their KernelCacheNodes (warning; reasons ConfigError, ReconcileError,
+  ImageValidationError, reporting controller `kernelcachenode-agent`, in namespace `default` since
+  KernelCacheNodes are cluster-scoped): the agent's status pass on that node fails with the event's note, so
+  its entries are not updated. One finding per node and message, newest first, folded by message across
+  nodes. Events expire (an hour by default) and a later pass that succeeds records none: the event says the
+  pass failed then, the agent's log says whether it still does. Their absence proves nothing (whether the
+  agent's role may create events is not known).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,7 +34,7 @@ from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
-from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, read_ok, touch_group_hint
+from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, read_ok, rfc3339, touch_group_hint
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
@@ -50,12 +58,14 @@ AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_
         "rollout": ("warning", "the DaemonSet's rollout is not healthy (error when it wants no pod at all)"),
         "no-pod": ("error", "a Ready member node without an agent pod"),
         "pod-failed": ("error", "an agent pod that is Failed, waiting, not Ready or Pending"),
+        "pass-failing": ("warning", "the agent reports a failed status pass on its KernelCacheNode (Warning event)"),
     },
     reads=(
         CheckRead(readplan.AGENT_DAEMONSET),
         CheckRead(readplan.NODE_GROUPS),
         CheckRead(readplan.NODES),
         CheckRead(readplan.AGENT_PODS, optional=True, note="agent pods per member node not checked"),
+        CheckRead(readplan.AGENT_WARNINGS, optional=True, note="the agents' Warning events not checked"),
     ),
 )
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -91,6 +101,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 shared=(NODE_PASS_TRIGGERS,),
             )
     yield from _rollout(ds, len(f.member_nodes))
+    if read_ok(snapshot, readplan.AGENT_WARNINGS):
+        yield from _pass_failing(snapshot)
     if not read_ok(snapshot, readplan.AGENT_PODS):
         return
     pods = f.agent_pods_by_node
@@ -106,6 +118,66 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield _pod_problem(node, mine, group)
         else:
             yield _no_pod(node, ds, bool(diff), unscheduled, group)
+
+
+EVENTS_LISTER = command(
+    "kubectl",
+    "-n",
+    c.AGENT_EVENTS_NAMESPACE,
+    "get",
+    "events",
+    "--field-selector",
+    f"involvedObject.kind={c.KIND_NODE},type=Warning",
+)
+
+
+def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    """The agents' Warning events on their KernelCacheNodes, one finding per node and message, newest first."""
+    f = facts(snapshot)
+    mine = [
+        e
+        for e in snapshot.events
+        if e.type == "Warning"
+        and e.involved_kind == c.KIND_NODE
+        and e.reason in c.AGENT_EVENT_REASONS
+        and e.reporting_controller == c.AGENT_REPORTING_CONTROLLER
+    ]
+    seen: dict[tuple[str, str], list[o.Event]] = {}
+    oldest = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    for e in sorted(mine, key=lambda e: parse_time(e.last_seen) or oldest, reverse=True):
+        seen.setdefault((e.involved_name, e.message), []).append(e)
+    for (node, message), events in seen.items():
+        newest = events[0]
+        at = parse_time(newest.last_seen)
+        when = f", last at {rfc3339(at)}" if at is not None else ""
+        count = sum(e.count for e in events)
+        pods = [p for p in f.agent_pods_by_node.get(node, []) if not p.meta.deleting]
+        hint = (
+            command("kubectl", "-n", NS, "logs", pods[0].name, "-c", c.AGENT_CONTAINER)
+            if pods
+            else command(
+                "kubectl",
+                "-n",
+                c.AGENT_EVENTS_NAMESPACE,
+                "get",
+                "events",
+                "--field-selector",
+                f"involvedObject.kind={c.KIND_NODE},involvedObject.name={node},type=Warning",
+            )
+        )
+        yield Finding(
+            ID,
+            "warning",
+            ObjectRef(c.KIND_NODE, node),
+            f"the node agent reports {newest.reason} on KernelCacheNode {node} ({count} time"
+            f"{'s' if count != 1 else ''}{when}): {message or 'no message'}: its status pass on the node fails, "
+            "so the node's cache entries are not updated (events expire; the agent's log says whether it still "
+            "fails)",
+            hint=hint,
+            code="pass-failing",
+            cause=f"node agents report {newest.reason}: {message.replace(node, '<node>') if node else message}",
+            lister=EVENTS_LISTER,
+        )
 
 
 def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:

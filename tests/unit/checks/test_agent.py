@@ -85,3 +85,47 @@ def test_pods_forbidden_leaves_that_part_out(base):
     result, findings = run_check("agent", snap)
     assert (result.status, findings) == ("pass", [])
     assert result.reason == "partial: forbidden: list pods in kserve (agent pods per member node not checked)"
+
+
+FORBIDDEN = (
+    'list KernelCacheNodeGroups: kernelcachenodegroups.serving.kserve.io is forbidden: User "system:serviceaccount:'
+    'kserve:kserve-kernelcachenode-agent" cannot list resource "kernelcachenodegroups" in API group '
+    '"serving.kserve.io" at the cluster scope'
+)
+
+
+def test_agent_warning_events_name_the_node_and_the_note():
+    """controller.go@2058eebf, image_validation.go@2058eebf: the agent records a Warning event (reporting controller
+    kernelcachenode-agent, namespace default) on its KernelCacheNode when its pass fails."""
+    result, findings = run_check("agent", load("agent", "pass-warnings.yaml"))
+    assert result.status == "fail"
+    assert [(f.object.name, f.code) for f in findings] == [  # newest first; the other controller's is left out
+        ("gpu-1", "pass-failing"),
+        ("gpu-2", "pass-failing"),
+        ("gpu-1", "pass-failing"),
+    ]
+    first, second, older = findings
+    assert (first.severity, first.object.kind) == ("warning", "KernelCacheNode")
+    assert first.message == (
+        "the node agent reports ReconcileError on KernelCacheNode gpu-1 (5 times, last at 2026-11-29T09:58:00Z): "
+        f'discover KernelCaches for node "gpu-1": {FORBIDDEN}: its status pass on the node fails, so the node\'s '
+        "cache entries are not updated (events expire; the agent's log says whether it still fails)"
+    )
+    assert first.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-4xk2m -c manager"
+    # one message on many nodes folds into one row
+    assert (
+        first.cause
+        == second.cause
+        == f'node agents report ReconcileError: discover KernelCaches for node "<node>": {FORBIDDEN}'
+    )
+    assert first.lister == (
+        "kubectl -n default get events --field-selector involvedObject.kind=KernelCacheNode,type=Warning"
+    )
+    assert older.message.startswith("the node agent reports ImageValidationError on KernelCacheNode gpu-1 (1 time,")
+
+
+def test_agent_warning_events_not_read():
+    snap = with_reads(load("agent", "pass-warnings.yaml"), ("events", "default", "forbidden"))
+    result, findings = run_check("agent", snap)
+    assert (result.status, findings) == ("pass", [])
+    assert "the agents' Warning events not checked" in result.reason
