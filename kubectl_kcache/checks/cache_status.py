@@ -21,6 +21,9 @@
   no longer in the group) is not counted by KServe's aggregate and does not fail the cache (info); entries
   whose imageReference or footprints differ from the KernelCache's artifact (warning): the pod webhook never
   counts them, so they are never ready for admission until the node's agent refreshes them.
+* Findings about one KernelCache's preparation on nodes (its Error or mismatched or missing entries, a
+  PreparationFailed state) point to `kubectl kcache why-not-ready NAME -n NAMESPACE`, which walks the whole
+  path to Ready; the Job or agent command is kept in the evidence.
 * A Ready member of the cache's group whose KernelCacheNode exists and whose agent pod is Running and Ready,
   with no entry for the cache (error, folded per cache): the agent has not discovered it, KServe makes no
   preparation Job for a node without an entry and counts the node as preparing, so the cache stays Preparing
@@ -249,21 +252,23 @@ def _cache(
             code="stale-status",
         )
     job_ns = f.config.job_namespace
+    why = why_not_ready(kc.namespace, kc.name)
     for node, e in errors:
         job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
+        describe = command("kubectl", "-n", job_ns, "describe", "job", job)
         yield Finding(
             ID,
             "error",
             ObjectRef(c.KIND_NODE, node),
             f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
             group=group or None,
-            hint=command("kubectl", "-n", job_ns, "describe", "job", job),
+            hint=why or describe,
             code="entry-error",
             cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
             lister=command(
                 "kubectl", "-n", job_ns, "get", "jobs", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
             ),
-            evidence=(f"KernelCacheNode {node} entry {e.key}: state Error",),
+            evidence=(f"KernelCacheNode {node} entry {e.key}: state Error", *((f"Job: {describe}",) if why else ())),
         )
     for node, e in uncounted:
         n = snapshot.node_by_name.get(node)
@@ -296,6 +301,17 @@ def _cache(
             what.append(f"imageReference {e.image_reference or '(empty)'} instead of {kc.artifact.image_reference}")
         if e.footprints != kc.artifact.footprints:
             what.append("footprints differ")
+        agent = command(
+            "kubectl",
+            "-n",
+            c.KSERVE_NAMESPACE,
+            "get",
+            "pods",
+            "-l",
+            "=".join(c.AGENT_POD_LABEL),
+            "--field-selector",
+            f"spec.nodeName={node}",
+        )
         yield Finding(
             ID,
             "warning",
@@ -307,18 +323,8 @@ def _cache(
             code="entry-mismatch",
             cause=f"entries of KernelCache {key} with {' and '.join(what)}",
             lister=command("kubectl", "get", c.PLURAL_NODES),
-            hint=command(
-                "kubectl",
-                "-n",
-                c.KSERVE_NAMESPACE,
-                "get",
-                "pods",
-                "-l",
-                "=".join(c.AGENT_POD_LABEL),
-                "--field-selector",
-                f"spec.nodeName={node}",
-            ),
-            evidence=tuple(what),
+            hint=why or agent,
+            evidence=(*what, *((f"agent pod: {agent}",) if why else ())),
         )
 
 
@@ -447,9 +453,12 @@ def _error_state(
             evidence.append(verification_advice(v.reason))
         hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
-        hint = command(
+        jobs = command(
             "kubectl", "-n", job_ns, "get", "jobs,pods", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
         )
+        hint = why_not_ready(kc.namespace, kc.name) or jobs
+        if hint != jobs:
+            evidence.append(f"preparation: {jobs}")
     elif reason == "ConfigError":
         hint = EDIT_CONFIG
     elif reason == "StorageError" and ready is not None:

@@ -1,3 +1,5 @@
+from kubectl_kcache.checks.cache_status import why_not_ready
+
 from .conftest import drop, load, one, run_check
 
 KC = "qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df"
@@ -30,8 +32,9 @@ def test_entry_in_error_names_the_node_and_the_job():
     f = one(findings)  # the KernelCache's PreparationFailed is the same fact
     assert (f.severity, f.object.kind, f.object.name, f.group) == ("error", "KernelCacheNode", "gpu-2", "h100")
     assert f"KernelCache team-a/{KC} failed to prepare on node gpu-2: ErrImagePull: 401 Unauthorized" in f.message
-    assert f.hint == (
-        "kubectl -n kserve-kernelcache-jobs describe job kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
+    assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
+    assert f.evidence[-1] == (
+        "Job: kubectl -n kserve-kernelcache-jobs describe job kc-qwen-kcc-669889f77f-f84d-gpu-2-5b4532bc4cf7f262"
     )
 
 
@@ -58,8 +61,10 @@ def test_entry_that_differs_from_the_cache_is_never_ready_for_admission():
     assert (f.severity, f.object.kind, f.object.name) == ("warning", "KernelCacheNode", "gpu-1")
     assert "never ready for admission" in f.message
     assert "imageReference registry.example.com:5000/team-a/kernel-cache-qwen@sha256:cba06b" in f.message
-    assert f.hint == (
-        "kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector spec.nodeName=gpu-1"
+    assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
+    assert f.evidence[-1] == (
+        "agent pod: kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector "
+        "spec.nodeName=gpu-1"
     )
 
 
@@ -130,3 +135,19 @@ def test_namespace_held_for_good_by_an_unfinished_job_of_a_deleted_cache():
     assert "left by deleted KernelCaches of namespace team-a have not finished" in f.message
     assert "for team-a/llama, which no longer exists" in f.message and "until those Jobs finish" not in f.message
     assert f.hint == "kubectl -n kserve-kernelcache-jobs delete job kc-llama-gpu-1-4f0c2e9a7b1d3c58"
+
+
+def test_why_not_ready_only_for_names_kubectl_reads_as_names():
+    assert why_not_ready("team-a", KC) == f"kubectl kcache why-not-ready {KC} -n team-a"
+    for ns, name in (("team-a", "-o=yaml"), ("Team_A", "qwen"), ("team-a", "a b"), ("", "qwen"), ("team-a", "")):
+        assert why_not_ready(ns, name) is None, (ns, name)
+
+
+def test_preparation_failed_without_a_counted_error_entry_points_to_why_not_ready():
+    snap = drop(load("cache-status", "preparation-failed.yaml"), "KernelCacheNode", "gpu-2")
+    f = one(run_check("cache-status", snap)[1], code="error-state")
+    assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
+    assert f.evidence == (
+        "preparation: kubectl -n kserve-kernelcache-jobs get jobs,pods -l "
+        "serving.kserve.io/kernel-cache-name=qwen-kcc-669889f77f-f84d3ed2f7e88d1c1902c6df",
+    )

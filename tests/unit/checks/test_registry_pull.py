@@ -205,6 +205,8 @@ def test_jobs_are_not_called_orphans_when_the_caches_were_not_read():
     _, findings = run_check("registry-pull", snap)
     pod = one(findings)
     assert (pod.code, pod.object.kind) == ("pod-cannot-start", "Pod")
+    # the KernelCache is not known: no why-not-ready, the pod's own command
+    assert pod.hint == f"kubectl -n kserve-kernelcache-jobs describe pod {ORPHAN}-p2x7q"
 
 
 def test_binding_subject_in_an_older_job_namespace_is_not_an_error():
