@@ -77,7 +77,7 @@ def bash_complete(capsys, line: str, *, old_kubectl: bool = False) -> list[str]:
 
 
 def test_bash_commands(capsys):
-    assert bash_complete(capsys, "kubectl-kcache wh") == ["why-cached", "why-group", "why-not-cached"]
+    assert bash_complete(capsys, "kubectl-kcache wh") == ["why-cached", "why-group", "why-not-cached", "why-not-ready"]
     assert "completion" in bash_complete(capsys, "kubectl-kcache ")
 
 

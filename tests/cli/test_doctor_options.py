@@ -39,9 +39,9 @@ def test_show_error_prints_errors_only_and_the_summary_still_counts_everything()
     errors = kcache("doctor", "-f", BROKEN, "--show", "error")
     assert errors.returncode == everything.returncode == 1
     assert {sev for sev, _ in shown(errors.stdout)} == {"error"}
-    assert len(shown(errors.stdout)) == 16
+    assert len(shown(errors.stdout)) == 15
     lines = errors.stdout.splitlines()
-    assert lines[0] == lines[-1] == "16 errors, 9 warnings, 1 info in 20 checks"
+    assert lines[0] == lines[-1] == "15 errors, 9 warnings, 1 info in 20 checks"
     assert "not shown: 9 warnings, 1 info (--show error)" in lines
     warnings = kcache("doctor", "-f", BROKEN, "--show", "warning")
     assert {sev for sev, _ in shown(warnings.stdout)} == {"error", "warning"}
@@ -78,7 +78,7 @@ def test_an_unknown_code_is_a_usage_error_naming_the_valid_ones():
     assert proc.stderr.strip() == (
         "error: --only: unknown finding code 'agent/bogus'; the codes of agent: "
         "agent/missing, agent/placement-stale, agent/rollout, agent/no-pod, "
-        "agent/pod-failed"
+        "agent/pod-failed, agent/pass-failing"
     )
     proc = kcache("doctor", "-f", BROKEN, "--skip", "nope/x")
     assert proc.returncode == 2 and "--skip: unknown check id 'nope/x'" in proc.stderr
@@ -122,5 +122,5 @@ def test_html_to_a_terminal_is_written_to_a_file(tmp_path):
     assert re.fullmatch(r"kcache-report-gpu-staging-\d{8}-\d{6}\.html", page.name)
     assert text.strip() == f"wrote {page}"
     html = page.read_text()
-    assert html.startswith("<!DOCTYPE html>") and "16 errors, 9 warnings, 1 info in 20 checks" in html
+    assert html.startswith("<!DOCTYPE html>") and "15 errors, 9 warnings, 1 info in 20 checks" in html
     assert "\x1b[" not in html

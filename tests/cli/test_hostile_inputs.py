@@ -338,7 +338,8 @@ def test_folder_without_pods_jobs_or_webhooks(capsys, tmp_path):
     # the DaemonSet's placement is checked; its pods per node are said not to be
     assert s["agent"] == (
         "pass",
-        "partial: not in the input: list pods in kserve (agent pods per member node not checked)",
+        "partial: not in the input: list pods in kserve (agent pods per member node not checked); partial: not "
+        "in the input: list events in default (the agents' Warning events not checked)",
     )
     assert s["control-plane"][1].startswith("not in the input: list mutatingwebhookconfigurations")
     assert s["registry-pull"][1].startswith("not in the input: list jobs")

@@ -85,7 +85,8 @@ def namespaced_dump(namespace: str) -> dict[str, Any]:
     doc["meta"]["scope"] = {"namespace": namespace, "parts": ["nodes", "install", "preparation", "producers", "events"]}
     scoped = {"kernelcaches", "kernelcachecaptures", "events", "rolebindings"}
     for read in doc["meta"]["reads"]:
-        if read["resource"] in scoped or (read["resource"] == "pods" and read["namespace"] is None):
+        # the lists of -n's scope (all namespaces in a full dump); those of a fixed namespace stay
+        if (read["resource"] in scoped or read["resource"] == "pods") and read["namespace"] is None:
             read["namespace"] = namespace
     namespaced = {"KernelCache", "KernelCacheCapture", "Event", "RoleBinding"}
     doc["items"] = [
