@@ -39,7 +39,6 @@ Job is neither Complete nor Failed.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterator
 
 from .. import objects as o
@@ -48,7 +47,7 @@ from ..kernelcache import preparation as prep_
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..kernelcache.names import label_value
 from ..kernelcache.prefetcher import HeldBy, identity_error, requeue_holders, subject_moves, subject_ok
-from ..kernelcache.preparation import EXITED, WAITING, Preparation, agent_job, job_target, preparation
+from ..kernelcache.preparation import EXITED, WAITING, Preparation, agent_job, job_target, preparation, refusal_reason
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command, json_body
@@ -60,7 +59,6 @@ from .registry import check
 ID = "registry-pull"
 # the newest names (cache_prefetch.go@30750567); older KServe named the ServiceAccount kernel-cache-prefetcher
 PREFETCHER_SA, PREFETCHER_RB = c.PREFETCHER_SERVICE_ACCOUNTS[0], c.PREFETCHER_ROLE_BINDINGS[0]
-_POD_NAME = re.compile(r'pods "[^"]*"')  # a refused pod's generated name, left out where refusals fold
 NO_WATCH = "KServe does not watch Jobs and creates no Job while one of this name exists, so nothing changes by itself"
 
 
@@ -309,7 +307,7 @@ def _refused(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
             *((f"then: {delete}",) if hint else ()),
         ),
         code="job-pod-refused",
-        cause=f"preparation Jobs get no pod: {_POD_NAME.sub('pods', first)}",
+        cause=f"preparation Jobs get no pod: {refusal_reason(first)}",
         lister=command(
             "kubectl", "-n", ns, "get", "events", "--field-selector", "involvedObject.kind=Job,reason=FailedCreate"
         ),

@@ -794,7 +794,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
             False,
             f"Job {job.meta.name} gets no pod: the Job controller's pod creation is refused (FailedCreate): "
             f"{refusal}; the entry stays Pulling for good, and nothing re-creates the Job while it exists",
-            f"pod creation refused (FailedCreate): {refusal}",
+            f"pod creation refused (FailedCreate): {prep.refusal_reason(refusal)}",
             describe_job,
         )
     elif p.state == prep.JOB_FAILED:

@@ -144,6 +144,16 @@ def job_refusals(job: Job, events: Iterable[Event]) -> list[Event]:
     return sorted(mine, key=lambda e: e.last_seen, reverse=True)
 
 
+def refusal_reason(message: str) -> str:
+    """A FailedCreate message without the pod name the Job controller made up for that try ("Error creating:
+    pods "kc-...-x7k2p" is forbidden: violates PodSecurity ..." -> "violates PodSecurity ..."), so that one
+    refusal reads the same on every node and at every retry."""
+    _, sep, rest = message.partition(" is forbidden: ")
+    if sep:
+        return rest.strip()
+    return message.removeprefix("Error creating: ").strip()
+
+
 @dataclass(frozen=True)
 class Preparation:
     """What the node's agent makes of a KernelCache's preparation Job (None: no Job): the Job's state as

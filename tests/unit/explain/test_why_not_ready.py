@@ -150,6 +150,19 @@ def test_a_job_whose_pods_are_refused_stays_pulling_for_good():
     n2 = node_of(why, "n2")
     assert n2.blocked_by == "job" and n2.job == (j["metadata"]["name"], prep.JOB_FAILED_CREATE)
     assert "PodSecurity" in n2.cause and "FailedCreate" in n2.cause
+    assert 'pods "x"' not in n2.cause and 'pods "x"' in n2.gates[-1].detail  # the try's pod name: detail only
+
+
+def test_one_refusal_on_two_nodes_is_one_cause():
+    items = []
+    for n, pod in (("n1", "a1b2c"), ("n2", "z9y8x")):
+        j = job(n, started=True)
+        msg = f'Error creating: pods "{j["metadata"]["name"]}-{pod}" is forbidden: exceeded quota: gpu-jobs'
+        items += [j, event("Job", j["metadata"]["name"], JOBS, "FailedCreate", msg)]
+    why = trace(*cluster(*items, entries={**{n: "Ready" for n in NODES}, "n1": "Pulling", "n2": "Pulling"}))
+    assert [(c.nodes, c.cause) for c in why.causes] == [
+        (("n1", "n2"), "pod creation refused (FailedCreate): exceeded quota: gpu-jobs")
+    ]
 
 
 def test_a_suspended_job_has_no_pod_and_no_start():
