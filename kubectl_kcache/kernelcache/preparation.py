@@ -177,10 +177,11 @@ class Preparation:
 def preparation(job: Job | None, pods: Iterable[Pod], events: Iterable[Event], previous_state: str = "") -> Preparation:
     """The agent's reading of `job` (§2.2): Failed -> Error with the Job's condition message; Complete ->
     Ready, whatever its pods did; else the first pod that yields a failure message -> Error with it; else
-    Pulling, "to start" until the Job has a startTime. No Job: a Ready entry stays Ready, else Pending."""
+    Pulling, "to start" while the Job has neither a startTime nor an active pod. No Job: a Ready entry stays
+    Ready ("OCI artifact was prefetched on the node"), else Pending (`preparation.go@11588949`)."""
     if job is None:
         if previous_state == c.ENTRY_READY:
-            return Preparation(None, JOB_NONE, c.ENTRY_READY, "")
+            return Preparation(None, JOB_NONE, c.ENTRY_READY, MSG_JOB_COMPLETE)
         return Preparation(None, JOB_NONE, "Pending", MSG_NO_JOB)
     mine = tuple(job_pods(job, pods))
     failed = _condition(job, "Failed")
@@ -195,7 +196,7 @@ def preparation(job: Job | None, pods: Iterable[Pod], events: Iterable[Event], p
             state = JOB_RUNNING if job.started else JOB_NOT_STARTED
             return Preparation(job, state, c.ENTRY_ERROR, failure.message, mine, pod, failure)
     refusals = tuple(dict.fromkeys(e.message for e in job_refusals(job, events) if e.message))
-    if not job.started:
+    if not job.started and job.active == 0:  # preparationState: no startTime and no active pod
         state = JOB_SUSPENDED if job.suspended else JOB_NOT_STARTED
         if not mine and refusals and not job.suspended:
             state = JOB_FAILED_CREATE
