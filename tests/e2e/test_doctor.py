@@ -151,7 +151,8 @@ def test_missing_and_orphaned_kernel_cache_nodes(cluster, tmp_path):
 @pytest.mark.simulate
 def test_preparation_pod_in_image_pull_backoff(cluster, tmp_path):
     node = b.node("gpu-1", {"pool": "gpu"}, taints=[GPU_TAINT], ready=None, simulated=True)
-    healthy_install(cluster, nodes=[node])
+    # the KernelCache the Job prepares (a Job of a deleted KernelCache is an orphan: its pods mark no entry)
+    healthy_install(cluster, nodes=[node], extra=[b.kernel_cache("model", "team-a")])
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
