@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache.agent_events import is_agent_warning
 from ..kernelcache.placement import placement_changes, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
@@ -134,14 +135,7 @@ EVENTS_LISTER = command(
 def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     """The agents' Warning events on their KernelCacheNodes, one finding per node and message, newest first."""
     f = facts(snapshot)
-    mine = [
-        e
-        for e in snapshot.events
-        if e.type == "Warning"
-        and e.involved_kind == c.KIND_NODE
-        and e.reason in c.AGENT_EVENT_REASONS
-        and e.reporting_controller == c.AGENT_REPORTING_CONTROLLER
-    ]
+    mine = [e for e in snapshot.events if is_agent_warning(e)]
     seen: dict[tuple[str, str], list[o.Event]] = {}
     oldest = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
     for e in sorted(mine, key=lambda e: parse_time(e.last_seen) or oldest, reverse=True):

@@ -36,13 +36,13 @@ import datetime as dt
 from collections.abc import Iterator
 
 from .. import objects as o
-from ..apivalidation import dns_label_errors, subdomain_errors
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.aggregate import Aggregate, compute_aggregate
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
+from ..kernelcache.commands import why_not_ready_command
 from ..kernelcache.gostrings import trim_space
 from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.prefetcher import requeue_holders
@@ -65,12 +65,9 @@ DISCOVERY_GRACE = dt.timedelta(seconds=60)
 
 
 def why_not_ready(namespace: str, name: str) -> str | None:
-    """`kubectl kcache why-not-ready NAME -n NAMESPACE`, the command that walks one KernelCache's path to Ready
-    (reference §2.4); None when the name or namespace is not one Kubernetes would accept (kubectl would read it
-    as something else, or no such KernelCache can exist)."""
-    if not name or not namespace or subdomain_errors(name) or dns_label_errors(namespace):
-        return None
-    return command("kubectl", "kcache", "why-not-ready", name, "-n", namespace)
+    """`kubectl kcache why-not-ready NAME -n NAMESPACE` (kernelcache.commands), or None for a name Kubernetes
+    would not accept."""
+    return why_not_ready_command(namespace, name)
 
 
 @check(

@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..apivalidation import subdomain_errors
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
+from ..kernelcache.commands import why_not_ready_command
 from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.names import capture_revision_name
 from ..kernelcache.render import NEW_REVISION
@@ -657,16 +657,11 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
         return command(
             "kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p", patch
         )
-    return (
-        (
-            command(
-                "kubectl", "kcache", "why-not-ready", p.kernel_cache.split("/")[-1], "-n", p.kernel_cache.split("/")[0]
-            )
-            if "/" in p.kernel_cache and not any(subdomain_errors(x) for x in p.kernel_cache.split("/", 1))
-            else command("kubectl", "kcache", "doctor", "--only", "cache-status,node-images")
-        )
-        if p.node_in_group
-        else command("kubectl", "get", "node", p.node, "--show-labels")
+    if not p.node_in_group:
+        return command("kubectl", "get", "node", p.node, "--show-labels")
+    ns, _, name = p.kernel_cache.partition("/")
+    return why_not_ready_command(ns, name) or command(
+        "kubectl", "kcache", "doctor", "--only", "cache-status,node-images"
     )
 
 
@@ -731,9 +726,8 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
 
     def not_ready() -> str:
         """No Ready entry anywhere: why the closest KernelCache is not Ready, node by node."""
-        if kc is None or subdomain_errors(kc.name) or subdomain_errors(kc.namespace):
-            return doctor("cache-status")()
-        return command("kubectl", "kcache", "why-not-ready", kc.name, "-n", kc.namespace)
+        found = why_not_ready_command(kc.namespace, kc.name) if kc is not None else None
+        return found or doctor("cache-status")()
 
     if blocked == a.FOOTPRINT and kc is not None:
         return command(

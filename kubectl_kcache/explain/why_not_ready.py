@@ -26,6 +26,7 @@ from ..apivalidation import subdomain_errors
 from ..kernelcache import constants as c
 from ..kernelcache import preparation as prep
 from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.agent_events import agent_warnings
 from ..kernelcache.aggregate import Aggregate, compute_aggregate
 from ..kernelcache.cache_pass import LINK, NODE_GROUP, PREFETCH_REQUEUE, pass_stop
 from ..kernelcache.caches import effective_group
@@ -575,12 +576,7 @@ def _shared(ctx: _Context, cache_stop: CacheGate | None) -> _Shared:
     agents: dict[str, list[o.Pod]] = {}
     for pod in snap.pods_labelled(c.KSERVE_NAMESPACE, key, value):
         agents.setdefault(pod.node_name, []).append(pod)
-    agent_events: dict[str, list[o.Event]] = {}
-    for e in snap.events:
-        if e.involved_kind == c.KIND_NODE and e.type == "Warning" and e.reason in c.AGENT_EVENT_REASONS:
-            agent_events.setdefault(e.involved_name, []).append(e)
-    for evs in agent_events.values():
-        evs.sort(key=lambda e: e.last_seen, reverse=True)
+    agent_events = agent_warnings(snap.events)
     job_ns = ctx.job_namespace
     return _Shared(
         kcn_by_name=snap.kcn_by_name,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import __version__
 from ..kernelcache.constants import CACHE_ERROR
 from ..provenance import LIVE
-from ..text import command, escape
+from ..text import escape
 from .doctor_common import (
     CheckGroup,
     FindingGroup,
@@ -323,9 +323,15 @@ def _heatmap(status: FleetStatus) -> str:
 
 
 def why_not_ready_command(cache: str) -> str:
-    """`kubectl kcache why-not-ready NAME -n NAMESPACE` for `cache` (namespace/name), its words quoted."""
+    """`kubectl kcache why-not-ready NAME -n NAMESPACE` for `cache` (namespace/name); "" for a name Kubernetes
+    would not accept."""
+    from ..kernelcache.commands import why_not_ready_command as build
+
     namespace, _, name = cache.partition("/")  # a namespace has no slash
-    return command("kubectl", "kcache", "why-not-ready", name, "-n", namespace)
+    return build(namespace, name) or NO_COMMAND
+
+
+NO_COMMAND = "no command (the name is not one Kubernetes accepts)"
 
 
 def _why_lines(rows: Mapping[str, list[tuple[GroupStatus, CacheCell]]], anchors: Mapping[str, str]) -> str:

@@ -77,6 +77,7 @@ def event(kind: str, name: str, ns: str, reason: str, message: str, when: str = 
         "message": message,
         "lastTimestamp": when,
         "count": 3,
+        **({"reportingComponent": "kernelcachenode-agent"} if kind == "KernelCacheNode" else {}),
     }
 
 
