@@ -673,20 +673,21 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
         gates.pop()
         gates.append(NodeGate("agent-pod", False, "no agent pod on the node (its entry is Ready from before)"))
     else:
-        running = [p for p in pods if p.phase == "Running"]
+        running = [p for p in pods if p.phase == "Running" and p.ready and not p.meta.deleting]
         if not running:
             agent = pods[0]
+            state = "Running but not Ready" if agent.phase == "Running" else agent.phase or "not running"
             trace = stop(
                 "agent-pod",
                 False,
-                f"agent pod {agent.name} is {agent.phase or 'not running'}",
-                f"the agent pod is {agent.phase or 'not running'}",
+                f"agent pod {agent.name} is {state}",
+                f"the agent pod is {state}",
                 _cmd("kubectl", "-n", c.KSERVE_NAMESPACE, "describe", f"pod/{agent.name}", names=(agent.name,)),
             )
             if entry is None or entry.state != c.ENTRY_READY:
                 return trace
         else:
-            gates.append(NodeGate("agent-pod", True, f"agent pod {running[0].name} Running"))
+            gates.append(NodeGate("agent-pod", True, f"agent pod {running[0].name} Running and Ready"))
     warnings = sh.agent_events.get(node.name, [])
     if not sh.agent_events_read:
         gates.append(NodeGate("agent-pass", None, "the agent's events not read"))
