@@ -127,6 +127,7 @@ def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
     kc = [py, "-m", "kubectl_kcache"]
     f = ["--from-file", str(path)]
     pod = fx.producer_pod(0, 0)["metadata"]
+    cache = fx.kernel_cache(0)[0]["metadata"]
     return {
         "json_load": ([py, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(path)], (0,)),
         "doctor": ([*kc, "doctor", *f, "-o", "json", "--fail-on", "never"], (0,)),
@@ -134,6 +135,8 @@ def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
         "why_group": ([*kc, "why-group", pod["name"], "-n", pod["namespace"], *f, "-o", "json"], (0,)),
         "why_not_cached": ([*kc, "why-not-cached", pod["name"], "-n", pod["namespace"], *f, "-o", "json"], (0, 1)),
         "reconcile_dry_run": ([*kc, "reconcile", "--dry-run", *f, "-o", "json"], (0, 1)),
+        "why_not_ready": ([*kc, "why-not-ready", cache["name"], "-n", cache["namespace"], *f, "-o", "json"], (0, 1)),
+        "why_not_ready_all": ([*kc, "why-not-ready", "-A", *f, "-o", "json"], (0, 1)),
     }
 
 

@@ -629,7 +629,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
             False,
             f"NotReady ({why}): not in nodeCount, and its agent drops its entries (an Error left here does not "
             "fail the cache)",
-            f"NotReady ({why}): not counted by KServe",
+            f"NotReady ({why})",
             describe_node,
         )
     gates.append(

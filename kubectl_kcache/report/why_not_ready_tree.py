@@ -184,14 +184,21 @@ def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: in
         if stop is not None:
             cause, holds, nxt = f"pass stops at {stop.id}: {stop.detail}", "every node", stop.next
         elif top is not None:
-            cause, holds, nxt = top.cause, f"{len(top.nodes)} node{'s' if len(top.nodes) != 1 else ''}", top.next
+            n = sum(1 for x in w.causes if x.gate not in ("member", "ready"))
+            many = f"{n} causes, top: " if n > 1 else ""
+            cause, holds, nxt = top.cause, f"{many}{len(top.nodes)} node{'s' if len(top.nodes) != 1 else ''}", top.next
         else:
             cause, holds, nxt = w.verdict, "", None
         counted = len(w.counted)
-        page.line(
-            (f"{g['no']} ", STYLE_BAD),
-            (f"{w.namespace}/{w.name}", "bold"),
-            f" {w.ready_count}/{counted} Ready ({w.group or 'no group'}): {holds}{': ' if holds else ''}{cause}",
+        page.lines += wrap_spans(
+            spans(
+                (f"{g['no']} ", STYLE_BAD),
+                (f"{w.namespace}/{w.name}", "bold"),
+                f" {w.ready_count}/{counted} Ready ({w.group or 'no group'}): {holds}{': ' if holds else ''}{cause}",
+            ),
+            page.width,
+            "",
+            "  ",
         )
         if nxt:
             page.lines.append([("    ", ""), (escape(nxt), "bold")])

@@ -45,7 +45,7 @@ def test_the_broken_example_answers_first_four_nodes_four_causes(capsys, monkeyp
     assert "4 nodes, 4 causes:" in out
     for words in (
         "the registry answers 401 Unauthorized for harbor.ml.example.com/team-llm/kernel-cache-llama-3-1-70b-instruct",
-        "no entry: the agent has not discovered",
+        "the agent pod is Running but not Ready",
         "untolerated taint {dedicated: training}",
         "the preparation Job failed (Job has",
     ):
@@ -65,7 +65,7 @@ def test_json_is_the_documented_contract(capsys):
     assert result["ready"] is False
     assert [g["id"] for g in result["cache"]] == list(CACHE_GATES)
     blocked = {n["name"]: n["blockedBy"] for n in result["nodes"]}
-    assert sorted(blocked.values()) == ["entry", "job", "pod", "pull"]
+    assert sorted(blocked.values()) == ["agent-pod", "job", "pod", "pull"]
     for n in result["nodes"]:
         assert set(n) >= {"name", "member", "ready", "cordoned", "gates", "blockedBy", "entry", "job", "pod"}
         assert [g["id"] for g in n["gates"]] == list(NODE_GATES[: len(n["gates"])])

@@ -47,6 +47,31 @@ def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -
     return {"Ready": ready, "Pending": pending, "Pulling": pulling, "Error": error}
 
 
+def cell(
+    ready: int = 0,
+    pending: int = 0,
+    pulling: int = 0,
+    error: int = 0,
+    *,
+    nodes: int,
+    no_entry: int,
+    not_ready: dict[str, int] | None = None,
+    aggregate: str | None = None,
+) -> dict[str, Any]:
+    """A cache's cell in a group: the phases over the group's Ready members, `nodes` of them (KServe's
+    nodeCount), `no_entry` of them without the entry, the entries on NotReady members apart, and KServe's
+    aggregate as "State/Reason" on the cache's own group (None in another group's cell)."""
+    state, reason = aggregate.split("/") if aggregate else (None, None)
+    return {
+        **counts(ready, pending, pulling, error),
+        "nodeCount": nodes,
+        "noEntry": no_entry,
+        "notReady": not_ready or counts(),
+        "state": state,
+        "reason": reason,
+    }
+
+
 def agent(node: str, fail: str = "") -> dict[str, Any]:
     labels = dict(AGENT_LABELS, **({FAIL_LABEL: fail} if fail else {}))
     pod = b.pod(f"agent-{node}", "kserve", node_name=node, labels=labels)
@@ -146,6 +171,11 @@ def set_entries(cluster, node: str, states: dict[str, str]) -> None:
     cluster.set_status("kernelcachenode", node, {"cacheStatus": status})
 
 
+# Counted by hand from build_fleet, as KServe counts (reference §7.2): a cache's phases are over its group's
+# Ready members only (Ready condition True, cordoned ones included); entries on NotReady members are apart.
+# cpu: fleet-c1 (Ready) -> nodeCount 1.
+# gpu: fleet-g1 (Ready), fleet-g2 (Ready, cordoned: still counted), fleet-g3 (NotReady: not counted),
+#      fleet-g4 (Ready, no KernelCacheNode: no entry for any cache) -> nodeCount 3.
 EXPECTED_GROUPS = [
     {
         "name": "cpu",
@@ -156,7 +186,7 @@ EXPECTED_GROUPS = [
         "kernelCacheNodes": 1,
         "agentReady": 1,
         "podsUsing": 3,
-        "caches": {"team-b/qwen": counts(ready=1)},
+        "caches": {"team-b/qwen": cell(ready=1, nodes=1, no_entry=0, aggregate="Ready/CacheReady")},
     },
     {
         "name": "gpu",
@@ -168,15 +198,42 @@ EXPECTED_GROUPS = [
         "agentReady": 2,
         "podsUsing": 2,
         "caches": {
-            "team-a/llama": counts(ready=1, pending=1, error=1),
-            "team-a/mistral": counts(pulling=2),
-            "team-b/qwen": counts(ready=1),
+            # g1 Ready, g2 Error, g4 no entry; g3's Pending is on a NotReady member: apart, not counted.
+            # An Error on a Ready member (cordoned g2) -> Error/PreparationFailed
+            "team-a/llama": cell(
+                ready=1, error=1, nodes=3, no_entry=1, not_ready=counts(pending=1), aggregate="Error/PreparationFailed"
+            ),
+            # its group is defaultNodeGroup gpu; g1 Pulling, g2 the legacy Extracting (counts as Pulling), g4 no
+            # entry: no error, not all Ready -> Preparing
+            "team-a/mistral": cell(pulling=2, nodes=3, no_entry=1, aggregate="Preparing/Preparing"),
+            # cpu's cache, listed because g1 carries its entry: of gpu's 3 Ready members g2 and g4 have none;
+            # no aggregate here (not its group)
+            "team-b/qwen": cell(ready=1, nodes=3, no_entry=2),
         },
     },
 ]
 EXPECTED_UNASSIGNED = [
     {"name": "team-b/lost", "group": "nope", "reason": "group 'nope' (from spec.nodeGroupRef) does not exist"}
 ]
+# Sums over both groups, and over the cells of the caches in their own groups (gpu's llama and mistral, cpu's
+# qwen; gpu's qwen cell is not its own and is not summed).
+EXPECTED_TOTALS = {
+    "groups": 2,
+    "members": 5,
+    "notReady": 1,  # fleet-g3
+    "cordoned": 1,  # fleet-g2
+    "kernelCacheNodesMissing": 1,  # fleet-g4
+    "agentsNotReady": 2,  # fleet-g3 (none) and fleet-g4 (crash-looping): 4 - 2 in gpu, 1 - 1 in cpu
+    "kernelCaches": 4,  # llama, mistral, qwen, lost
+    "unassignedCaches": 1,  # lost
+    "podsUsing": 2,  # llama's status.usage; the others have none
+    "entriesReady": 2,  # llama on g1, qwen on c1
+    "entriesPending": 0,  # the only Pending (llama on g3) is on a NotReady member
+    "entriesPulling": 2,  # mistral on g1 and g2
+    "entriesError": 1,  # llama on g2
+    "noEntry": 2,  # llama and mistral on g4 (cpu's qwen: c1 has it)
+    "entriesNotReady": 1,  # llama's Pending on g3
+}
 
 
 @pytest.mark.simulate
@@ -187,6 +244,7 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     doc = json.loads(live.stdout)
     assert doc["groups"] == EXPECTED_GROUPS
     assert doc["unassignedCaches"] == EXPECTED_UNASSIGNED
+    assert doc["totals"] == EXPECTED_TOTALS
     assert doc["podsUsing"] == {"team-a/llama": 2, "team-a/mistral": 0, "team-b/lost": 0, "team-b/qwen": 0}
     meta = doc["source"]
     assert (meta["from"], meta["server"], meta["cluster"]) == ("live", cluster.server, "testbed")
@@ -201,17 +259,41 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     assert offline_doc["source"]["files"] == [str(tmp_path / "snap.json")]
 
     scoped = json.loads(kcache(cluster, "status", "-o", "json", "-n", "team-b").stdout)
-    assert [g["caches"] for g in scoped["groups"]] == [
-        {"team-b/qwen": counts(ready=1)},
-        {"team-b/qwen": counts(ready=1)},
+    assert [g["caches"] for g in scoped["groups"]] == [  # team-a's entries are out of scope
+        {"team-b/qwen": cell(ready=1, nodes=1, no_entry=0, aggregate="Ready/CacheReady")},
+        {"team-b/qwen": cell(ready=1, nodes=3, no_entry=2)},
     ]
 
     table = kcache(cluster, "status", "-o", "wide")
     assert table.returncode == 0 and "\x1b[" not in table.stdout
-    gpu = next(line for line in table.stdout.splitlines() if line.startswith("gpu "))  # the groups table
+    lines = table.stdout.splitlines()
+    gpu = next(line for line in lines if line.startswith("gpu "))  # the groups table
+    # MEMBERS READY NOTREADY CORDONED KCN MISSING AGENTS CACHES PODS
     assert gpu.split()[1:] == ["pool=gpu", "4", "3", "1", "1", "3", "1", "2/4", "2", "2"]
-    llama = next(line for line in table.stdout.splitlines() if line.startswith("team-a/llama "))
-    assert llama.split()[-1] == "2"  # PODS: its status.usage
+    # KERNELCACHE GROUP STATE NODES READY PENDING PULLING ERROR "NO ENTRY" PODS, worst state first; PODS is the
+    # cache's status.usage, on its first row only; gpu's qwen cell is another group's (`*`, no state)
+    assert [line.split() for line in rows_under(lines, "KERNELCACHE")] == [
+        ["team-a/llama", "gpu", "Error", "3", "1", "0", "0", "1", "1", "2"],
+        ["team-a/mistral", "gpu", "Preparing", "3", "0", "0", "2", "0", "1", "0"],
+        ["team-b/qwen", "cpu", "Ready", "1", "1", "0", "0", "0", "0", "0"],
+        ["gpu*", "-", "3", "1", "0", "0", "0", "2"],
+    ]
+    # the entries on NotReady members, apart: llama's Pending on fleet-g3
+    not_ready = rows_under(
+        lines[lines.index("Entries on NotReady members (KServe does not count them):") :], "KERNELCACHE"
+    )
+    assert [line.split() for line in not_ready] == [["team-a/llama", "gpu", "0", "1", "0", "0"]]
+
+
+def rows_under(lines: list[str], title: str) -> list[str]:
+    """The rows of the first table whose header starts with `title`, up to a blank line or its footnote."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(title)) + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip() or line.startswith("* "):
+            break
+        rows.append(line)
+    return rows
 
 
 def test_status_reads_like_doctor_and_writes_nothing(cluster):
@@ -380,12 +462,19 @@ def test_status_watch_follows_changes_from_watches(cluster):
     try:
         first = watch.until("the first screen", lambda d: True)
         assert group(first, "gpu")["members"] == 1
-        assert group(first, "gpu")["caches"] == {"team-a/llama": counts()}
+        # g1 is Ready and has its KernelCacheNode but no entry: KServe counts it as preparing
+        assert group(first, "gpu")["caches"] == {
+            "team-a/llama": cell(nodes=1, no_entry=1, aggregate="Preparing/Preparing")
+        }
         listed_at = cluster.audit_mark()
 
         cluster.kubectl("label", "node", "g2", "pool=gpu", "--overwrite")
         doc = watch.until("g2 to join gpu", lambda d: group(d, "gpu")["members"] == 2)
         assert group(doc, "gpu")["kernelCacheNodes"] == 1
+        # g2 is Ready too (without a KernelCacheNode): two Ready members, neither with an entry
+        assert group(doc, "gpu")["caches"] == {
+            "team-a/llama": cell(nodes=2, no_entry=2, aggregate="Preparing/Preparing")
+        }
 
         cluster.apply(b.kcn("g2"))
         set_entries(cluster, "g1", {"team-a/llama": "Pulling"})
@@ -393,14 +482,15 @@ def test_status_watch_follows_changes_from_watches(cluster):
             "g2's KernelCacheNode and g1's entry",
             lambda d: (
                 group(d, "gpu")["kernelCacheNodes"] == 2
-                and group(d, "gpu")["caches"] == {"team-a/llama": counts(pulling=1)}
+                # g2's KernelCacheNode has no entry yet
+                and group(d, "gpu")["caches"]
+                == {"team-a/llama": cell(pulling=1, nodes=2, no_entry=1, aggregate="Preparing/Preparing")}
             ),
         )
         set_entries(cluster, "g1", {"team-a/llama": "Ready"})
         set_entries(cluster, "g2", {"team-a/llama": "Error"})
-        doc = watch.until(
-            "the entries' new states", lambda d: group(d, "gpu")["caches"] == {"team-a/llama": counts(ready=1, error=1)}
-        )
+        both = cell(ready=1, error=1, nodes=2, no_entry=0, aggregate="Error/PreparationFailed")
+        doc = watch.until("the entries' new states", lambda d: group(d, "gpu")["caches"] == {"team-a/llama": both})
         assert doc["source"]["from"] == "live"
 
         # between the first screen and here: watches only, not one list
@@ -426,7 +516,10 @@ def test_status_watch_follows_changes_from_watches(cluster):
             lambda d: group(d, "gpu")["members"] == 1 and any(g["name"] == "cpu" for g in d["groups"]),
             timeout=60,
         )
-        assert group(doc, "gpu")["caches"] == {"team-a/llama": counts(error=1)}
+        # g2 alone: its Error
+        assert group(doc, "gpu")["caches"] == {
+            "team-a/llama": cell(error=1, nodes=1, no_entry=0, aggregate="Error/PreparationFailed")
+        }
         # issue 27 item 5: every document carries the state of the watches; the outage is in them
         assert all("watch" in d for d in watch.docs)
         assert any(d["watch"]["state"] == "failing" and d["watch"]["problems"] for d in watch.docs), (
