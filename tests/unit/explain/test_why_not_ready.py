@@ -352,3 +352,61 @@ def test_every_cache_in_scope_not_ready_first():
     assert [w.name for w in fleet.rows] == ["llama", "other"]
     assert not fleet.all_ready
     assert fleet.to_dict()["kind"] == "WhyNotReadyList"
+
+
+@pytest.mark.parametrize(
+    ("change", "kserve"),
+    [
+        (
+            "no-group-name",
+            ("Error", "NodeGroupNotFound", "nodeGroupRef.name is required and default node group is not specified"),
+        ),
+        ("group-missing", ("Error", "NodeGroupNotFound", "referenced KernelCacheNodeGroup was not found")),
+        ("no-members", ("Pending", "NoMatchingNodes", "no nodes match the referenced KernelCacheNodeGroup")),
+        ("none-ready", ("Pending", "NoReadyNodes", "matching nodes are not ready")),
+    ],
+)
+def test_the_group_gate_in_kserves_words(change, kserve):
+    items = cluster()
+    kc = next(x for x in items if x["kind"] == "KernelCache")
+    if change == "no-group-name":
+        del kc["spec"]["nodeGroupRef"]
+    elif change == "group-missing":
+        kc["spec"]["nodeGroupRef"]["name"] = "gone"
+    elif change == "no-members":
+        items = [x for x in items if x["kind"] != "Node"]
+    else:
+        items = [x for x in items if x["kind"] != "Node"] + [b.node(n, {"pool": "gpu"}, ready=False) for n in NODES]
+    gate = trace(*items).cache_blocked_by
+    assert gate.id == "group" and gate.kserve == kserve
+
+
+def test_a_terminating_cache_names_what_holds_it():
+    items = cluster()
+    kc = next(x for x in items if x["kind"] == "KernelCache")
+    kc["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+    kc["metadata"]["finalizers"] = ["example.com/hold"]
+    why = trace(*items)
+    gate = why.cache_blocked_by
+    assert gate.id == "exists" and "no link, no status, no Jobs" in gate.detail
+    assert gate.evidence == ("finalizers: example.com/hold",)
+
+
+def test_verification_failed_in_cert_mode_stops_before_any_job():
+    config = {
+        "enabled": True,
+        "jobNamespace": JOBS,
+        "artifactSecurity": {"mode": "cert", "cert": {"signingProfileRef": "p", "trustBundle": "ca"}},
+    }
+    items = cluster(config=config, kc_state="Error")
+    kc = next(x for x in items if x["kind"] == "KernelCache")
+    kc["status"]["conditions"][0].update(
+        reason="VerificationFailed", message="kernel cache artifact verification failed"
+    )
+    gate = trace(*items).cache_blocked_by
+    assert gate.id == "verification" and gate.kserve == (
+        "Error",
+        "VerificationFailed",
+        "kernel cache artifact verification failed",
+    )
+    assert "no node gets a Job" in gate.detail
