@@ -325,18 +325,23 @@ def _cache(
         )
 
 
+MISSING_SHOWN = 20  # nodes named in an entry-missing finding's evidence
+
+
 def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggregate) -> Iterator[Finding]:
     """Ready members of the group whose KernelCacheNode exists and whose agent pod runs, with no entry for `kc`
-    (KServe's aggregate counts them as preparing; no Job is made for a node without an entry). Nodes without a
-    KernelCacheNode (kcn-missing) or a Running and Ready agent pod (agent) are reported by those checks."""
+    (KServe's aggregate counts them as preparing; no Job is made for a node without an entry): one finding per
+    KernelCache naming its nodes (a fleet where agents miss many caches gives one line per cache, not one per
+    node and cache). Nodes without a KernelCacheNode (kcn-missing) or a Running and Ready agent pod (agent)
+    are reported by those checks."""
     f = facts(snapshot)
-    if not read_ok(snapshot, readplan.AGENT_PODS):
+    if not agg.missing_nodes or not read_ok(snapshot, readplan.AGENT_PODS):
         return
     created = parse_time(kc.meta.created)
     if created is not None and f.now - created < DISCOVERY_GRACE:
         return
     key = f"{kc.namespace}/{kc.name}"
-    hint = why_not_ready(kc.namespace, kc.name)
+    held: list[tuple[str, o.Pod]] = []
     for node in agg.missing_nodes:
         if node not in snapshot.kcn_by_name:
             continue
@@ -344,24 +349,40 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
             (p for p in f.agent_pods_by_node.get(node, []) if p.phase == "Running" and p.ready and not p.meta.deleting),
             None,
         )
-        if pod is None:
-            continue
-        logs = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", pod.name, "-c", c.AGENT_CONTAINER)
-        yield Finding(
-            ID,
-            "error",
-            ObjectRef(c.KIND_NODE, node),
-            f"KernelCacheNode {node} has no entry for KernelCache {key}, although {node} is a Ready member of "
-            f"group {group} and its agent pod {c.KSERVE_NAMESPACE}/{pod.name} is Running: the agent has not "
-            "discovered the cache (its pass fails, or it cannot read KernelCaches or groups), so KServe makes no "
-            "preparation Job for the node and counts it as preparing: the cache stays Preparing for good",
-            group=group,
-            hint=hint or logs,
-            evidence=(f"agent log: {logs}",) if hint else (),
-            code="entry-missing",
-            cause=f"KernelCache {key} has no entry on nodes whose agent runs",
-            lister=command("kubectl", "get", c.PLURAL_NODES),
-        )
+        if pod is not None:
+            held.append((node, pod))
+    if not held:
+        return
+    node, pod = held[0]
+    n = len(held)
+    where = (
+        f"KernelCacheNode {node} has no entry for KernelCache {key}, although {node} is a Ready member of group "
+        f"{group} and its agent pod {c.KSERVE_NAMESPACE}/{pod.name} is Running"
+        if n == 1
+        else f"{n} KernelCacheNodes have no entry for KernelCache {key} (e.g. {node}), although their nodes are Ready "
+        f"members of group {group} and their agent pods are Running"
+    )
+    logs = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", pod.name, "-c", c.AGENT_CONTAINER)
+    hint = why_not_ready(kc.namespace, kc.name)
+    names = [x for x, _ in held]
+    yield Finding(
+        ID,
+        "error",
+        ObjectRef(c.KIND_CACHE, kc.name, kc.namespace),
+        f"{where}: the agent has not discovered the cache (its pass fails, or it cannot read KernelCaches or "
+        f"groups), so KServe makes no preparation Job for {'the node' if n == 1 else 'them'} and counts "
+        f"{'it' if n == 1 else 'them'} as preparing: the cache stays Preparing for good",
+        group=group,
+        hint=hint or logs,
+        evidence=(
+            f"nodes without the entry ({n}): {', '.join(names[:MISSING_SHOWN])}"
+            + (f" and {n - MISSING_SHOWN} more" if n > MISSING_SHOWN else ""),
+            *((f"agent log: {logs}",) if hint else ()),
+        ),
+        code="entry-missing",
+        cause="KernelCaches have no entry on nodes whose agent runs",
+        lister=command("kubectl", "get", c.PLURAL_NODES),
+    )
 
 
 def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: str, from_ref: bool) -> Finding | None:

@@ -69,9 +69,10 @@ def test_why_not_ready_status_and_doctor_agree(members):
     assert (cell.aggregate is not None and cell.aggregate.state == "Ready") == why.ready
 
     report = run_doctor(snap, only=["cache-status"])
-    nodes = {
-        code: {f.object.name for f in report.findings if f.code == code} for code in ("entry-error", "entry-missing")
-    }
+    nodes = {"entry-error": {f.object.name for f in report.findings if f.code == "entry-error"}}
+    # entry-missing is one finding per KernelCache, its nodes in the evidence
+    missing = [f.evidence[0] for f in report.findings if f.code == "entry-missing"]
+    nodes["entry-missing"] = set(missing[0].split(": ", 1)[1].split(", ")) if missing else set()
     assert nodes["entry-error"] == {n for n, s in entry.items() if s == "Error"}
     # entry-missing: a KernelCacheNode without the entry (no KernelCacheNode is kcn-missing's)
     assert nodes["entry-missing"] == {n for n, m in counted.items() if m["kcn"] and m["entry"] is None}
