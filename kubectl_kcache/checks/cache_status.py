@@ -39,7 +39,7 @@ from .. import objects as o
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
-from ..kernelcache.aggregate import Aggregate, compute_aggregate
+from ..kernelcache.aggregate import Aggregate, compute_aggregate, entry_index_of
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.commands import why_not_ready_command
@@ -224,7 +224,7 @@ def _cache(
     uncounted: list[tuple[str, o.CacheEntry]] = []
     if g is not None and g.node_selector and read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
         # KServe's aggregate counts the entries of the group's Ready members only
-        agg = compute_aggregate(kc, f.members_of_group.get(group, []), snapshot.kcn_by_name)
+        agg = compute_aggregate(kc, f.members_of_group.get(group, []), snapshot.kcn_by_name, entry_index_of(snapshot))
         yield from _missing(snapshot, kc, group, agg)
         uncounted = [(n, e) for n, e in errors if n not in agg.error_nodes]
         errors = [(n, e) for n, e in errors if n in agg.error_nodes]
@@ -328,6 +328,16 @@ def _cache(
 MISSING_SHOWN = 20  # nodes named in an entry-missing finding's evidence
 
 
+def _healthy_agents(pods_by_node: dict[str, list[o.Pod]]) -> dict[str, o.Pod]:
+    """Node -> its Running and Ready agent pod (not terminating)."""
+    out = {}
+    for node, pods in pods_by_node.items():
+        pod = next((p for p in pods if p.phase == "Running" and p.ready and not p.meta.deleting), None)
+        if pod is not None:
+            out[node] = pod
+    return out
+
+
 def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggregate) -> Iterator[Finding]:
     """Ready members of the group whose KernelCacheNode exists and whose agent pod runs, with no entry for `kc`
     (KServe's aggregate counts them as preparing; no Job is made for a node without an entry): one finding per
@@ -341,16 +351,9 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
     if created is not None and f.now - created < DISCOVERY_GRACE:
         return
     key = f"{kc.namespace}/{kc.name}"
-    held: list[tuple[str, o.Pod]] = []
-    for node in agg.missing_nodes:
-        if node not in snapshot.kcn_by_name:
-            continue
-        pod = next(
-            (p for p in f.agent_pods_by_node.get(node, []) if p.phase == "Running" and p.ready and not p.meta.deleting),
-            None,
-        )
-        if pod is not None:
-            held.append((node, pod))
+    healthy = snapshot.derived("healthy-agents", lambda: _healthy_agents(f.agent_pods_by_node))
+    kcns = snapshot.kcn_by_name
+    held = [(node, healthy[node]) for node in agg.missing_nodes if node in healthy and node in kcns]
     if not held:
         return
     node, pod = held[0]

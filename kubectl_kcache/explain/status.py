@@ -48,7 +48,7 @@ from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.aggregate import Aggregate, compute_aggregate
+from ..kernelcache.aggregate import Aggregate, compute_aggregate, entry_index_of
 from ..kernelcache.caches import PHASES, effective_group, entry_phase, pods_using
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
@@ -344,7 +344,9 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
                 k in mine,
                 node_count=ready,
                 not_ready=PhaseCounts(*apart.get(k, (0, 0, 0, 0))),
-                aggregate=compute_aggregate(kc_by_key[k], nodes, snapshot.kcn_by_name) if k in mine else None,
+                aggregate=compute_aggregate(kc_by_key[k], nodes, snapshot.kcn_by_name, entry_index_of(snapshot))
+                if k in mine
+                else None,
             )
             for k in sorted(counts.keys() | apart.keys())
         )

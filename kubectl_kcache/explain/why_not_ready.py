@@ -27,7 +27,7 @@ from ..kernelcache import constants as c
 from ..kernelcache import preparation as prep
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.agent_events import agent_warnings
-from ..kernelcache.aggregate import Aggregate, compute_aggregate
+from ..kernelcache.aggregate import Aggregate, EntryIndex, compute_aggregate, entry_index_of
 from ..kernelcache.cache_pass import LINK, NODE_GROUP, PREFETCH_REQUEUE, pass_stop
 from ..kernelcache.caches import effective_group
 from ..kernelcache.capture import cache_outcomes
@@ -958,8 +958,11 @@ def _first_next(traces: list[NodeTrace]) -> str | None:
 # ---- the answer -----------------------------------------------------------------------------------------
 
 
-def explain(snapshot: ClusterSnapshot, namespace: str, name: str, nodes: Iterable[str] = ()) -> WhyNotReady:
-    """The chain for KernelCache `namespace/name`; `nodes`: nodes to trace besides the group's members."""
+def explain(
+    snapshot: ClusterSnapshot, namespace: str, name: str, nodes: Iterable[str] = (), index: EntryIndex | None = None
+) -> WhyNotReady:
+    """The chain for KernelCache `namespace/name`; `nodes`: nodes to trace besides the group's members; `index`:
+    the snapshot's entry index, when many caches are explained (-A)."""
     kc = snapshot.kc_by_key.get(f"{namespace}/{name}")
     if kc is None:
         return WhyNotReady(namespace, name, None, False, (CacheGate("exists", False, "not found"),), (), None, None)
@@ -998,7 +1001,7 @@ def explain(snapshot: ClusterSnapshot, namespace: str, name: str, nodes: Iterabl
             else []
         )
         traces.append(_node_chain(ctx, sh, node, False, missing))
-    aggregate = compute_aggregate(kc, members, snapshot.kcn_by_name) if ctx.group is not None else None
+    aggregate = compute_aggregate(kc, members, snapshot.kcn_by_name, index) if ctx.group is not None else None
     counts = kc.status.counts if kc.status is not None else None
     written = (
         (
@@ -1087,6 +1090,6 @@ def explain_all(
             continue
         if group and effective_group(kc, default_group) != group:
             continue
-        rows.append(explain(snapshot, kc.namespace, kc.name))
+        rows.append(explain(snapshot, kc.namespace, kc.name, index=entry_index_of(snapshot)))
     rows.sort(key=lambda w: (w.ready, w.namespace, w.name))
     return WhyNotReadyFleet(tuple(rows))

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..objects import KernelCache, KernelCacheNode, Node
 from . import constants as c
+
+if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
+    from ..snapshot.model import ClusterSnapshot
 
 
 @dataclass(frozen=True)
@@ -59,41 +63,70 @@ class Aggregate:
 _NONE = Counts(0, 0, 0, 0)
 
 
+class EntryIndex:
+    """Every KernelCacheNode entry once, by cache key and node, for the aggregates of many KernelCaches over one
+    snapshot (the doctor and status compute thousands): each aggregate then walks its cache's own entries and
+    takes the members without one as a set difference, instead of looking up every member of its group. The
+    Ready members of a group are kept per member list."""
+
+    def __init__(self, kcn_by_name: Mapping[str, KernelCacheNode]):
+        self.by_cache: dict[str, dict[str, tuple[str, str]]] = {}
+        for node, kcn in kcn_by_name.items():
+            entries = (kcn.status.cache_status if kcn.status is not None else None) or {}
+            for key, entry in entries.items():
+                self.by_cache.setdefault(key, {})[node] = (entry.state, entry.message)
+        self._ready: dict[int, tuple[Sequence[Node], list[str], dict[str, int]]] = {}
+
+    def ready_members(self, members: Sequence[Node]) -> tuple[list[str], dict[str, int]]:
+        """The Ready members' names in order, and each one's position."""
+        hit = self._ready.get(id(members))
+        if hit is None or hit[0] is not members:
+            names = [n.name for n in members if n.ready is True]  # no Ready condition: not Ready
+            hit = (members, names, {n: i for i, n in enumerate(names)})
+            self._ready[id(members)] = hit
+        return hit[1], hit[2]
+
+
+def entry_index_of(snapshot: ClusterSnapshot) -> EntryIndex:
+    """The snapshot's entry index, built on first use and kept with the snapshot."""
+    return snapshot.derived("entry-index", lambda: EntryIndex(snapshot.kcn_by_name))
+
+
 def compute_aggregate(
-    kc: KernelCache, members: Sequence[Node], kcn_by_name: Mapping[str, KernelCacheNode]
+    kc: KernelCache,
+    members: Sequence[Node],
+    kcn_by_name: Mapping[str, KernelCacheNode],
+    index: EntryIndex | None = None,
 ) -> Aggregate:
     """KServe's aggregate for `kc` over `members` (its group's member nodes, in node-list order; NotReady ones
-    are left out here) and their KernelCacheNodes by node name."""
+    are left out here) and their KernelCacheNodes by node name; `index`: the entries of these KernelCacheNodes,
+    when many aggregates are computed over one snapshot (the same answer, faster)."""
     if not members:
         return Aggregate(c.CACHE_PENDING, c.REASON_NO_MATCHING_NODES, c.MSG_NO_MATCHING_NODES, _NONE)
-    expected = [n for n in members if n.ready is True]  # no Ready condition: not Ready
+    index = (
+        index
+        if index is not None
+        else EntryIndex({n.name: kcn_by_name[n.name] for n in members if n.name in kcn_by_name})
+    )
+    expected, position = index.ready_members(members)
     if not expected:
         return Aggregate(c.CACHE_PENDING, c.REASON_NO_READY_NODES, c.MSG_NO_READY_NODES, _NONE)
     key = f"{kc.namespace}/{kc.name}"
-    ready: list[str] = []
-    preparing: list[str] = []
-    missing: list[str] = []
-    errors: list[str] = []
-    message = ""
-    for node in expected:
-        kcn = kcn_by_name.get(node.name)
-        entries = (kcn.status.cache_status if kcn is not None and kcn.status is not None else None) or {}
-        entry = entries.get(key)
-        if entry is None:
-            missing.append(node.name)
-            preparing.append(node.name)
-        elif entry.state == c.ENTRY_READY:
-            ready.append(node.name)
-        elif entry.state == c.ENTRY_ERROR:
-            errors.append(node.name)
-            message = message or entry.message
-        else:
-            preparing.append(node.name)
+    mine = index.by_cache.get(key, {})
+    present = sorted((position[n], n, state, message) for n, (state, message) in mine.items() if n in position)
+    ready = [n for _, n, state, _ in present if state == c.ENTRY_READY]
+    errors = [(n, message) for _, n, state, message in present if state == c.ENTRY_ERROR]
+    missing = sorted(position.keys() - mine.keys(), key=position.__getitem__)
+    preparing = sorted(
+        [*missing, *(n for _, n, state, _ in present if state not in (c.ENTRY_READY, c.ENTRY_ERROR))],
+        key=position.__getitem__,
+    )
     counts = Counts(len(expected), len(ready), len(preparing), len(errors))
     if errors:
+        message = next((m for _, m in errors if m), "")
         state, reason, text = c.CACHE_ERROR, c.REASON_PREPARATION_FAILED, message or c.MSG_WAITING_FOR_PREPARATION
     elif len(ready) == len(expected):
         state, reason, text = c.CACHE_READY, c.REASON_CACHE_READY, c.MSG_CACHE_READY
     else:
         state, reason, text = c.CACHE_PREPARING, c.REASON_PREPARING, c.MSG_PREPARING
-    return Aggregate(state, reason, text, counts, tuple(errors), tuple(preparing), tuple(missing))
+    return Aggregate(state, reason, text, counts, tuple(n for n, _ in errors), tuple(preparing), tuple(missing))

@@ -110,3 +110,62 @@ def test_the_entry_is_counted_by_state_only_not_by_artifact():
     stale = b.entry(NS, NAME, "Ready", seed="older")
     agg = aggregate([node("n1")], [o.KernelCacheNode.from_dict(b.kcn("n1", {f"{NS}/{NAME}": stale}))])
     assert agg.ready
+
+
+def test_the_entry_index_gives_the_same_aggregate_for_every_cache():
+    """The index (one pass over every entry, for the doctor's and status's thousands of aggregates) answers as
+    the direct lookup does, for every cache of a mixed fleet, member order included."""
+    from kubectl_kcache.kernelcache.aggregate import EntryIndex
+    from kubectl_kcache.snapshot.model import build
+    from tests import builders as b
+
+    states = [None, "Ready", "Error", "Pulling", "Pending"]
+    items = [b.group("gpu", {"pool": "gpu"})]
+    for i in range(12):
+        items.append(b.node(f"n{11 - i}", {"pool": "gpu"}, ready=i % 5 != 0, unschedulable=i % 4 == 0))
+        entries = {}
+        for j, kc in enumerate(("a", "b", "c")):
+            state = states[(i + j) % len(states)]
+            if state:
+                entries[f"team-a/{kc}"] = b.entry("team-a", kc, state, message=f"m{i}{j}" if state == "Error" else "")
+        if i % 6 != 3:
+            items.append(b.kcn(f"n{11 - i}", entries))
+    items += [b.kernel_cache(kc, "team-a", "gpu") for kc in ("a", "b", "c", "d")]
+    snap = build(items)
+    index = EntryIndex(snap.kcn_by_name)
+    for kc in snap.kernel_caches:
+        got = compute_aggregate(kc, snap.nodes, snap.kcn_by_name, index)
+        assert got == compute_aggregate(kc, snap.nodes, snap.kcn_by_name) == literal(kc, snap)
+
+
+def literal(kc: Any, snap: Any) -> Aggregate:
+    """§7.2 word by word, member by member (the rule the index must not change)."""
+    expected = [n for n in snap.nodes if n.ready is True]
+    ready, preparing, missing, errors, message = [], [], [], [], ""
+    for n in expected:
+        kcn = snap.kcn_by_name.get(n.name)
+        entry = ((kcn.status.cache_status if kcn and kcn.status else None) or {}).get(f"{kc.namespace}/{kc.name}")
+        if entry is None:
+            missing.append(n.name)
+            preparing.append(n.name)
+        elif entry.state == "Ready":
+            ready.append(n.name)
+        elif entry.state == "Error":
+            errors.append(n.name)
+            message = message or entry.message
+        else:
+            preparing.append(n.name)
+    counts = Counts(len(expected), len(ready), len(preparing), len(errors))
+    if errors:
+        return Aggregate(
+            "Error",
+            "PreparationFailed",
+            message or c.MSG_WAITING_FOR_PREPARATION,
+            counts,
+            tuple(errors),
+            tuple(preparing),
+            tuple(missing),
+        )
+    if len(ready) == len(expected):
+        return Aggregate("Ready", "CacheReady", c.MSG_CACHE_READY, counts, (), tuple(preparing), tuple(missing))
+    return Aggregate("Preparing", "Preparing", c.MSG_PREPARING, counts, (), tuple(preparing), tuple(missing))
