@@ -33,7 +33,7 @@ from ..kernelcache.caches import effective_group
 from ..kernelcache.capture import cache_outcomes
 from ..kernelcache.config import SECURITY_CERT, ConfigState, read_config
 from ..kernelcache.membership import membership_of
-from ..kernelcache.names import preparation_job_name
+from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.prefetcher import identity_error, requeue_holders
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
@@ -552,45 +552,84 @@ def _requeue_gate(ctx: _Context) -> CacheGate:
 
 
 @dataclass(frozen=True)
-class _Shared:
-    """What every node's chain reads, computed once."""
+class _Index:
+    """What every chain of one snapshot looks up, indexed once (-A explains thousands of caches): agent pods and
+    the agents' events by node, preparation Jobs by the KernelCache and node their labels name, their pods and
+    the Job controller's events by Job."""
 
-    kcn_by_name: dict[str, o.KernelCacheNode]
     agent_pods: dict[str, list[o.Pod]]
     agent_events: dict[str, list[o.Event]]
-    jobs: tuple[o.Job, ...]
-    pods: tuple[o.Pod, ...]
-    events: tuple[o.Event, ...]
+    jobs: dict[tuple[str, str, str], list[o.Job]]
+    pods_by_job: dict[str, list[o.Pod]]
+    events_by_job: dict[str, list[o.Event]]
+    images_known: bool
+
+
+def _index(snap: ClusterSnapshot, job_ns: str) -> _Index:
+    def build() -> _Index:
+        key, value = c.AGENT_POD_LABEL
+        agents: dict[str, list[o.Pod]] = {}
+        for pod in snap.pods_labelled(c.KSERVE_NAMESPACE, key, value):
+            agents.setdefault(pod.node_name, []).append(pod)
+        jobs: dict[tuple[str, str, str], list[o.Job]] = {}
+        for j in snap.jobs:
+            if j.meta.namespace == job_ns:
+                lab = j.meta.labels
+                target = (
+                    lab.get(c.LABEL_JOB_CACHE_NAMESPACE, ""),
+                    lab.get(c.LABEL_JOB_CACHE_NAME, ""),
+                    lab.get(c.LABEL_JOB_NODE, ""),
+                )
+                jobs.setdefault(target, []).append(j)
+        pods: dict[str, list[o.Pod]] = {}
+        for p in snap.pods:
+            if p.namespace == job_ns:
+                name = p.meta.labels.get(prep.JOB_NAME_LABEL, p.meta.labels.get("job-name"))
+                if name:
+                    pods.setdefault(name, []).append(p)
+        events: dict[str, list[o.Event]] = {}
+        for e in snap.events:
+            if e.involved_namespace == job_ns and e.involved_kind == "Job":
+                events.setdefault(e.involved_name, []).append(e)
+        return _Index(
+            agents,
+            agent_warnings(snap.events),
+            jobs,
+            pods,
+            events,
+            any(n.image_count or n.images.keys for n in snap.nodes),
+        )
+
+    return snap.derived(f"why-not-ready-index/{job_ns}", build)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every node's chain of one KernelCache reads: the snapshot's index and which lists were read."""
+
+    kcn_by_name: dict[str, o.KernelCacheNode]
+    index: _Index
     kcn_read: bool
     agents_read: bool
     agent_events_read: bool
     jobs_read: bool
     pods_read: bool
-    images_known: bool
     cache_stop: CacheGate | None
+
+    def jobs_for(self, kc: o.KernelCache, node: str) -> list[o.Job]:
+        return self.index.jobs.get((label_value(kc.namespace), label_value(kc.name), label_value(node)), [])
 
 
 def _shared(ctx: _Context, cache_stop: CacheGate | None) -> _Shared:
     snap = ctx.snapshot
-    key, value = c.AGENT_POD_LABEL
-    agents: dict[str, list[o.Pod]] = {}
-    for pod in snap.pods_labelled(c.KSERVE_NAMESPACE, key, value):
-        agents.setdefault(pod.node_name, []).append(pod)
-    agent_events = agent_warnings(snap.events)
-    job_ns = ctx.job_namespace
     return _Shared(
         kcn_by_name=snap.kcn_by_name,
-        agent_pods=agents,
-        agent_events=agent_events,
-        jobs=tuple(j for j in snap.jobs if j.meta.namespace == job_ns),
-        pods=tuple(p for p in snap.pods if p.namespace == job_ns),
-        events=tuple(e for e in snap.events if e.involved_namespace == job_ns and e.involved_kind == "Job"),
+        index=_index(snap, ctx.job_namespace),
         kcn_read=ctx.read(plan.KERNEL_CACHE_NODES, "KernelCacheNodes and their entries are not checked"),
         agents_read=ctx.read(plan.AGENT_PODS, "the agent pods are not checked"),
         agent_events_read=ctx.read(plan.AGENT_WARNINGS, "the agents' Warning events are not checked"),
         jobs_read=ctx.read(plan.PREPARATION_JOBS, "preparation Jobs are not checked"),
         pods_read=ctx.read(plan.PREPARATION_PODS, "preparation pods are not checked"),
-        images_known=any(n.image_count or n.images.keys for n in snap.nodes),
         cache_stop=cache_stop,
     )
 
@@ -604,8 +643,6 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
     entry: o.CacheEntry | None = None
     job_info: tuple[str, str] | None = None
     pod_info: tuple[str, str] | None = None
-
-    describe_node = _cmd("kubectl", "describe", f"node/{node.name}", names=(node.name,))
 
     def stop(gate: str, passed: Passed, detail: str, why: str, then: str | None) -> NodeTrace:
         gates.append(NodeGate(gate, passed, detail))
@@ -630,7 +667,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
             f"NotReady ({why}): not in nodeCount, and its agent drops its entries (an Error left here does not "
             "fail the cache)",
             f"NotReady ({why})",
-            describe_node,
+            _cmd("kubectl", "describe", f"node/{node.name}", names=(node.name,)),
         )
     gates.append(
         NodeGate(
@@ -656,7 +693,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
         )
     gates.append(NodeGate("kernelcachenode", True, f"KernelCacheNode {node.name} exists"))
     entry = next((e for e in kcn.entries if e.key == key), None)
-    pods = sh.agent_pods.get(node.name, [])
+    pods = sh.index.agent_pods.get(node.name, [])
     if not sh.agents_read:
         gates.append(NodeGate("agent-pod", None, "agent pods not read"))
     elif not pods:
@@ -688,7 +725,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
                 return trace
         else:
             gates.append(NodeGate("agent-pod", True, f"agent pod {running[0].name} Running and Ready"))
-    warnings = sh.agent_events.get(node.name, [])
+    warnings = sh.index.agent_events.get(node.name, [])
     if not sh.agent_events_read:
         gates.append(NodeGate("agent-pass", None, "the agent's events not read"))
     elif warnings:
@@ -747,8 +784,10 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
     # the preparation Job
     art = kc.artifact.image_reference if kc.artifact is not None else ""
     expected_job = preparation_job_name(kc.namespace, kc.name, art, node.name)
-    job = prep.agent_job(sh.jobs, kc, node.name, ctx.job_namespace) if sh.jobs_read else None
-    p = prep.preparation(job, sh.pods, sh.events, entry.state)
+    job = prep.agent_job(sh.jobs_for(kc, node.name), kc, node.name, ctx.job_namespace) if sh.jobs_read else None
+    job_name = job.meta.name if job is not None else ""
+    mine = sh.index.pods_by_job.get(job_name, [])
+    p = prep.preparation(job, mine, sh.index.events_by_job.get(job_name, []), entry.state)
     if job is not None:
         job_info = (job.meta.name, p.state)
     jns = ctx.job_namespace
@@ -833,7 +872,6 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
                 f"the preparation pod fails: {p.failure.message}",
                 describe_pod,
             )
-        mine = [q for q in sh.pods if q.meta.labels.get(prep.JOB_NAME_LABEL) == job.meta.name]
         unsched = next((q for q in mine if q.scheduled_reason == "Unschedulable"), None)
         if unsched is not None:
             pod_info = (unsched.name, "")
@@ -861,7 +899,7 @@ def _node_chain(ctx: _Context, sh: _Shared, node: o.Node, member: bool, missing_
         gates.append(NodeGate("pull", True, "done" if p.state == prep.JOB_COMPLETE else "not reached"))
     # the image presence check: an entry without Job, or Ready
     if job is None or entry.state == c.ENTRY_READY:
-        if not sh.images_known:
+        if not sh.index.images_known:
             gates.append(NodeGate("image-present", None, "node image lists not read"))
         elif node.lists_image(art):
             gates.append(NodeGate("image-present", True, "Node.status.images lists the artifact"))
