@@ -16,6 +16,7 @@ gate whose input was not read says so (`passed` None) and the answer is incomple
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -179,6 +180,8 @@ class WhyNotReady:
     admission: str = ""
     unread: tuple[str, ...] = ()
     causes: tuple[Cause, ...] = field(default=())
+    # -A: no node chains are kept, only (Ready members, those Ready as KServe counts) and the causes
+    summary: tuple[int, int] | None = None
 
     @property
     def cache_blocked_by(self) -> CacheGate | None:
@@ -189,13 +192,19 @@ class WhyNotReady:
         return tuple(n for n in self.nodes if n.counted)
 
     @property
+    def counted_count(self) -> int:
+        """How many Ready members KServe counts (nodeCount)."""
+        return self.summary[0] if self.summary is not None else len(self.counted)
+
+    @property
     def ready(self) -> bool:
         """Ready on every Ready member, as KServe counts (and at least one)."""
-        counted = self.counted
-        return bool(counted) and all(n.blocked_by is None for n in counted) and self.cache_blocked_by is None
+        return 0 < self.counted_count == self.ready_count and self.cache_blocked_by is None
 
     @property
     def ready_count(self) -> int:
+        if self.summary is not None:
+            return self.summary[1]
         return sum(1 for n in self.counted if n.blocked_by is None)
 
     @property
@@ -212,11 +221,19 @@ class WhyNotReady:
         if not self.found:
             return f"KernelCache {self.namespace}/{self.name} does not exist"
         kserve = self.written[0] if self.written and self.written[0] else "no status yet"
-        if self.group is None or not any(n.member for n in self.nodes):
+        no_members = self.summary is None and not any(n.member for n in self.nodes)
+        if (
+            self.group is None
+            or no_members
+            or (
+                self.aggregate is not None
+                and not self.aggregate.counts.node_count
+                and self.aggregate.reason == c.REASON_NO_MATCHING_NODES
+            )
+        ):
             where = f"group {self.group}" if self.group else "no group"
             return f"Ready on no node: {where} has no member; KServe: {kserve}"
-        counted = len(self.counted)
-        return f"Ready on {self.ready_count} of {counted} Ready members of {self.group}; KServe: {kserve}"
+        return f"Ready on {self.ready_count} of {self.counted_count} Ready members of {self.group}; KServe: {kserve}"
 
     @property
     def next_command(self) -> str | None:
@@ -265,10 +282,10 @@ class WhyNotReady:
                 "ready": self.ready,
                 "verdict": self.verdict,
                 "cache": [g.to_dict() for g in self.cache],
-                "nodes": [n.to_dict() for n in self.nodes],
+                **({} if self.summary is not None else {"nodes": [n.to_dict() for n in self.nodes]}),
                 "causes": [x.to_dict() for x in self.causes],
                 "aggregate": agg,
-                "admission": self.admission,
+                **({} if self.summary is not None else {"admission": self.admission}),
                 "notRead": list(self.unread),
             },
         }
@@ -293,7 +310,9 @@ class _Context:
 
         if isinstance(spec, tuple):  # the newest of KServe's names speaks for the list
             spec = spec[0]
-        problem = unusable(self.snapshot, resolve(spec, self.kc.namespace, self.job_namespace), absent_is_none=True)
+        spec = resolve(spec, self.kc.namespace, self.job_namespace)
+        # the same lists are asked about for every KernelCache (-A): each one's answer is kept with the snapshot
+        problem = self.snapshot.derived(f"why-not-ready-read/{spec}", lambda: unusable(self.snapshot, spec, True))
         if problem is None:
             return True
         text = f"{problem} ({what})"
@@ -603,6 +622,9 @@ def _index(snap: ClusterSnapshot, job_ns: str) -> _Index:
     return snap.derived(f"why-not-ready-index/{job_ns}", build)
 
 
+_label = functools.lru_cache(maxsize=65536)(label_value)  # a node's or cache's label value, asked per cache
+
+
 @dataclass(frozen=True)
 class _Shared:
     """What every node's chain of one KernelCache reads: the snapshot's index and which lists were read."""
@@ -617,7 +639,9 @@ class _Shared:
     cache_stop: CacheGate | None
 
     def jobs_for(self, kc: o.KernelCache, node: str) -> list[o.Job]:
-        return self.index.jobs.get((label_value(kc.namespace), label_value(kc.name), label_value(node)), [])
+        if not self.index.jobs:
+            return []
+        return self.index.jobs.get((_label(kc.namespace), _label(kc.name), _label(node)), [])
 
 
 def _shared(ctx: _Context, cache_stop: CacheGate | None) -> _Shared:
@@ -973,34 +997,38 @@ def schedule_summary(message: str) -> str:
     return f"the node {m.group(1).strip()}" if m else message
 
 
-def _fold(nodes: Iterable[NodeTrace]) -> tuple[Cause, ...]:
-    """One line per distinct cause of the Ready members not Ready (NotReady members apart, last)."""
-    groups: dict[tuple[str, str], list[NodeTrace]] = {}
+def _fold(nodes: Iterable[NodeTrace | tuple[str, str, str, str | None]]) -> tuple[Cause, ...]:
+    """One line per distinct cause of the Ready members not Ready (NotReady members apart, last); a node is a
+    trace, or (name, blocking gate, cause, next) when no chain was kept (-A)."""
+    groups: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
     for n in nodes:
-        gate = n.blocked_by
+        name, gate, cause, nxt = (n.name, n.blocked_by, n.cause, n.next) if isinstance(n, NodeTrace) else n
         if gate is None:
             continue
-        groups.setdefault((gate, n.cause), []).append(n)
+        groups.setdefault((gate, cause), []).append((name, nxt))
     out = [
-        Cause(cause, gate, tuple(t.name for t in ts), ts[0].next if len(ts) == 1 else _first_next(ts))
+        Cause(cause, gate, tuple(x for x, _ in ts), next((y for _, y in ts if y), None))
         for (gate, cause), ts in groups.items()
     ]
     order = {g: i for i, g in enumerate(NODE_GATES)}
     return tuple(sorted(out, key=lambda x: (x.gate in ("member", "ready"), -len(x.nodes), order.get(x.gate, 99))))
 
 
-def _first_next(traces: list[NodeTrace]) -> str | None:
-    return next((t.next for t in traces if t.next), None)
-
-
 # ---- the answer -----------------------------------------------------------------------------------------
 
 
 def explain(
-    snapshot: ClusterSnapshot, namespace: str, name: str, nodes: Iterable[str] = (), index: EntryIndex | None = None
+    snapshot: ClusterSnapshot,
+    namespace: str,
+    name: str,
+    nodes: Iterable[str] = (),
+    index: EntryIndex | None = None,
+    summary: bool = False,
 ) -> WhyNotReady:
     """The chain for KernelCache `namespace/name`; `nodes`: nodes to trace besides the group's members; `index`:
-    the snapshot's entry index, when many caches are explained (-A)."""
+    the snapshot's entry index, when many caches are explained (-A); `summary`: keep no node chains, only the
+    causes (the members the aggregate counts Ready are not traced, and members in the same situation without a
+    Job share one chain)."""
     kc = snapshot.kc_by_key.get(f"{namespace}/{name}")
     if kc is None:
         return WhyNotReady(namespace, name, None, False, (CacheGate("exists", False, "not found"),), (), None, None)
@@ -1021,6 +1049,8 @@ def explain(
     stop = next((g for g in gates if g.passed is not True and g.passed is not None), None)
     sh = _shared(ctx, stop)
     members = membership_of(snapshot).members_of_group.get(group_name, []) if ctx.group is not None else []
+    if summary:
+        return _summary(ctx, sh, gates, members, index)
     traces = [_node_chain(ctx, sh, n, True, []) for n in members]
     seen = {n.name for n in members}
     for extra in nodes:
@@ -1040,19 +1070,7 @@ def explain(
         )
         traces.append(_node_chain(ctx, sh, node, False, missing))
     aggregate = compute_aggregate(kc, members, snapshot.kcn_by_name, index) if ctx.group is not None else None
-    counts = kc.status.counts if kc.status is not None else None
-    written = (
-        (
-            *_written_tuple(kc),
-            (
-                (counts.node_count, counts.nodes_ready, counts.nodes_preparing, counts.nodes_error)
-                if counts is not None
-                else (0, 0, 0, 0)
-            ),
-        )
-        if kc.status is not None
-        else None
-    )
+    written = _written(kc)
     admission = _admission_note(snapshot, kc)
     return WhyNotReady(
         namespace,
@@ -1066,6 +1084,69 @@ def explain(
         admission,
         tuple(ctx.unread),
         _fold(traces),
+    )
+
+
+def _written(kc: o.KernelCache) -> Any:
+    """(state, reason, message, counts) of the status KServe wrote, or None."""
+    if kc.status is None:
+        return None
+    k = kc.status.counts
+    return (*_written_tuple(kc), (k.node_count, k.nodes_ready, k.nodes_preparing, k.nodes_error) if k else (0, 0, 0, 0))
+
+
+def _summary(
+    ctx: _Context, sh: _Shared, gates: tuple[CacheGate, ...], members: list[o.Node], index: EntryIndex | None
+) -> WhyNotReady:
+    """-A's answer for one KernelCache: the causes of the Ready members the aggregate does not count Ready. A
+    member with no Job for the cache is in a situation its KernelCacheNode, agent, agent events and entry
+    decide: one chain per distinct situation (a fleet where thousands of nodes lack the same entry builds one)."""
+    kc, snap = ctx.kc, ctx.snapshot
+    aggregate = compute_aggregate(kc, members, snap.kcn_by_name, index) if ctx.group is not None else None
+    held = set(aggregate.error_nodes) | set(aggregate.preparing_nodes) if aggregate is not None else set()
+    key = f"{kc.namespace}/{kc.name}"
+    seen: dict[tuple[Any, ...], tuple[str | None, str, str | None]] = {}
+    records: list[tuple[str, str, str, str | None]] = []
+    for node in members:
+        if node.name not in held:
+            continue
+        situation: tuple[Any, ...] | None = None
+        if not sh.jobs_for(kc, node.name):
+            kcn = snap.kcn_by_name.get(node.name)
+            status = kcn.status if kcn is not None else None
+            entry = ((status.cache_status if status is not None else None) or {}).get(key)
+            agents = tuple((p.phase, p.ready, p.meta.deleting) for p in sh.index.agent_pods.get(node.name, ()))
+            warnings = sh.index.agent_events.get(node.name)
+            situation = (
+                node.unschedulable,
+                kcn is not None,
+                agents,
+                (warnings[0].reason, warnings[0].message) if warnings else None,
+                None if entry is None else (entry.state, entry.message, entry.image_reference, entry.footprints),
+            )
+        found = seen.get(situation) if situation is not None else None
+        if found is None:
+            trace = _node_chain(ctx, sh, node, True, [])
+            found = (trace.blocked_by, trace.cause, trace.next)
+            if situation is not None:
+                seen[situation] = found
+        if found[0] is not None:
+            records.append((node.name, found[0], found[1], found[2]))
+    counted = aggregate.counts.node_count if aggregate is not None else 0
+    ready = aggregate.counts.nodes_ready if aggregate is not None else 0
+    return WhyNotReady(
+        kc.namespace,
+        kc.name,
+        ctx.group_name or None,
+        True,
+        gates,
+        (),
+        aggregate,
+        _written(kc),
+        "",
+        tuple(ctx.unread),
+        _fold(records),
+        summary=(counted, ready),
     )
 
 
@@ -1128,6 +1209,6 @@ def explain_all(
             continue
         if group and effective_group(kc, default_group) != group:
             continue
-        rows.append(explain(snapshot, kc.namespace, kc.name, index=entry_index_of(snapshot)))
+        rows.append(explain(snapshot, kc.namespace, kc.name, index=entry_index_of(snapshot), summary=True))
     rows.sort(key=lambda w: (w.ready, w.namespace, w.name))
     return WhyNotReadyFleet(tuple(rows))

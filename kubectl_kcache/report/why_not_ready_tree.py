@@ -189,7 +189,7 @@ def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: in
             cause, holds, nxt = top.cause, f"{many}{len(top.nodes)} node{'s' if len(top.nodes) != 1 else ''}", top.next
         else:
             cause, holds, nxt = w.verdict, "", None
-        counted = len(w.counted)
+        counted = w.counted_count
         page.lines += wrap_spans(
             spans(
                 (f"{g['no']} ", STYLE_BAD),
