@@ -3,6 +3,7 @@ KServe's order; without a KernelCache, every one in scope."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -99,8 +100,9 @@ def why_not_ready(
     if from_files:
         from ..snapshot.files.load import Selection
 
-        snap = load_snapshot_files(from_files, Selection(READS))
         namespace = None if all_ns else flags.get("namespace")
+        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(READS)
+        snap = load_snapshot_files(from_files, select)
         if kernelcache and namespace is None:
             namespace = _offline_namespace(snap, kernelcache)
     else:
@@ -127,6 +129,88 @@ def why_not_ready(
 
 
 _PLURAL = "kernelcaches"
+_NODE_NAME = re.compile(rb'"nodeName"\s*:\s*"([^"\\]+)"')
+
+
+def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -> Any:
+    """What one KernelCache's chain reads of a file, as its live reads would need: every node (membership),
+    but only the KernelCacheNodes of its group's members or holding an entry of it (the admission note), and
+    only the agent pods on those members and the pods of the job namespace; the rest is counted, not decoded."""
+    from ..kernelcache import constants as c
+    from ..kernelcache.caches import effective_group
+    from ..kernelcache.config import read_config
+    from ..kernelcache.selectors import selector_matches
+    from ..snapshot.files.load import Selection, namespace_of
+
+    members: dict[str, Any] = {}
+
+    def scope(objects: list[tuple[str, Any]]) -> Any:
+        """(member node names, the job namespace), worked out once from the decoded objects."""
+        if "nodes" not in members:
+            by_field: dict[str, list[Any]] = {}
+            for f, obj in objects:
+                by_field.setdefault(f, []).append(obj)
+            cm = next(
+                (
+                    x
+                    for x in by_field.get("configmaps", [])
+                    if (x.meta.namespace, x.meta.name) == (c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
+                ),
+                None,
+            )
+            cfg = read_config(cm).config
+            default = cfg.default_node_group if cfg is not None else ""
+            groups = {g.name: g for g in by_field.get("node_groups", [])}
+            wanted = set(extra_nodes)
+            for kc in by_field.get("kernel_caches", []):
+                if kc.name == name and (namespace is None or kc.namespace == namespace):
+                    group = groups.get(effective_group(kc, default))
+                    if group is not None and group.node_selector:
+                        wanted |= {
+                            n.name for n in by_field.get("nodes", []) if selector_matches(group.node_selector, n.labels)
+                        }
+            members["nodes"] = wanted
+            members["job_ns"] = cfg.job_namespace if cfg is not None else ""
+        return members["nodes"], members["job_ns"]
+
+    needle = f'"{namespace}/{name}"'.encode() if namespace else f'/{name}"'.encode()
+
+    def kcn_key(item: Any) -> str:
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            return HOLDS if needle in bytes(item) else _name(item)
+        entries = (item.status.cache_status if item.status is not None else None) or {}
+        return HOLDS if any(k.endswith(f"/{name}") for k in entries) else item.name
+
+    def pod_key(item: Any) -> str:
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            ns = namespace_of(item)
+            m = _NODE_NAME.search(bytes(item))
+            node = m.group(1).decode("utf-8", "replace") if m else ""
+        else:
+            ns, node = item.namespace, item.node_name
+        return f"node/{node}" if ns == c.KSERVE_NAMESPACE else f"namespace/{ns}"
+
+    def pick_kcns(objects: list[tuple[str, Any]]) -> set[str]:
+        return scope(objects)[0] | {HOLDS}
+
+    def pick_pods(objects: list[tuple[str, Any]]) -> set[str]:
+        nodes, job_ns = scope(objects)
+        return {f"node/{n}" for n in nodes} | {f"namespace/{job_ns}"}
+
+    return Selection(
+        READS,
+        later={"kcns": pick_kcns, "pods": pick_pods},
+        later_keys={"kcns": kcn_key, "pods": pod_key},
+    )
+
+
+HOLDS = "\x00holds-the-entry"  # the key of a KernelCacheNode with an entry of the cache (no name has a NUL)
+
+
+def _name(raw: Any) -> str:
+    from ..snapshot.files.load import name_of
+
+    return str(name_of(raw))
 
 
 def _exit(snap: Any, unread: tuple[str, ...], ready: bool) -> int:

@@ -129,3 +129,27 @@ def test_completion_offers_the_kernelcaches_of_the_input():
     from kubectl_kcache.cli.complete import complete_words
 
     assert complete_words(["why-not-ready", "-f", BROKEN, "-n", "team-llm", "ll"]) == [BIG]
+
+
+@pytest.mark.parametrize("compact", [True, False])
+@pytest.mark.parametrize("namespace", ["team-llm", None])
+def test_one_cache_from_a_file_decodes_only_what_it_needs_and_answers_the_same(tmp_path, namespace, compact):
+    """From a dump, one KernelCache's chain decodes only its group's KernelCacheNodes (and those holding its
+    entry) and the agent pods on its members: the same answer as with every object decoded."""
+    from kubectl_kcache.cli.why_not_ready import READS, _one_cache
+    from kubectl_kcache.explain.why_not_ready import explain
+    from kubectl_kcache.snapshot.files.from_files import load_files
+    from kubectl_kcache.snapshot.files.layout import DUMP_HEAD, DUMP_META
+    from kubectl_kcache.snapshot.files.load import Selection
+
+    doc = yaml.safe_load(Path(BROKEN).read_text())
+    dump = tmp_path / "dump.json"  # laid out as `dump -o json` writes it: streamed, items held back by key
+    seps = (",", ":") if compact else (", ", ": ")  # as the API server writes it, and spaced
+    lines = b",\n".join(json.dumps(item, separators=seps).encode() for item in doc["items"])
+    dump.write_bytes(DUMP_HEAD + b"\n" + lines + b"\n" + DUMP_META + json.dumps(doc["meta"]).encode() + b"}\n")
+    for source in (BROKEN, str(dump)):
+        whole = load_files([source], Selection(READS))
+        some = load_files([source], _one_cache(BIG, namespace, ("ip-10-0-2-21.ec2.internal",)))
+        assert len(some.kcns) < len(whole.kcns) and len(some.pods) < len(whole.pods)
+        nodes = ("ip-10-0-2-21.ec2.internal",)
+        assert explain(some, "team-llm", BIG, nodes).to_dict() == explain(whole, "team-llm", BIG, nodes).to_dict()

@@ -77,6 +77,14 @@ class Selection:
     # field -> which of its objects (by name) the command needs, known only once the rest is read (the pod's
     # node): told the objects of the other fields, it names them; only those are decoded, after the rest
     later: Mapping[str, Callable[[list[tuple[str, Any]]], set[str]]] = field(default_factory=dict)
+    # field -> what `later` names its held objects by instead of their name: told an item's bytes (a streamed
+    # dump) or its decoded object, it gives the key (e.g. the node a pod runs on)
+    later_keys: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+
+    def key_of(self, kind: kinds.Kind, raw_or_obj: Any, name: str) -> str:
+        """The key a held object is picked by: its name, unless `later_keys` says otherwise."""
+        keyed = self.later_keys.get(kind.field)
+        return keyed(raw_or_obj) if keyed is not None else name
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
         if self.fields is not None and kind.field not in self.fields:
@@ -131,6 +139,16 @@ def _name_of(raw: Any) -> str:
 
 
 _NAMESPACE: Any = None
+
+
+def name_of(raw: Any) -> str:
+    """metadata.name of an item given as the bytes of a dump's line (for a Selection's `later_keys`)."""
+    return _name_of(raw)
+
+
+def namespace_of(raw: Any) -> Any:
+    """metadata.namespace of an item given as the bytes of a dump's line (for a Selection's `later_keys`)."""
+    return _namespace_of(raw)
 
 
 def _namespace_of(raw: Any) -> Any:
@@ -327,7 +345,8 @@ class _Loader:
                 try:
                     obj = self._decode(kind, raw)
                 except msgspec.ValidationError as exc:
-                    raise d.object_error(exc, origin=shown_path(path), what=f"{kind.kind} {name}", base=where) from None
+                    what = f"{kind.kind} {_name_of(raw)}"
+                    raise d.object_error(exc, origin=shown_path(path), what=what, base=where) from None
             self._add(shown_path(path), kind, obj, dump)
         self.held.clear()
 
@@ -645,9 +664,12 @@ class _Loader:
                 obj = self._decode(kind, raw)
             except msgspec.ValidationError as exc:
                 raise d.object_error(exc, origin=name, what=kind.kind, base=where) from None
-            self.held.append((name, obj.metadata.name, where, kind, dump, obj, -1, 0))
+            key = self.select.key_of(kind, obj, obj.metadata.name) if self.select is not None else obj.metadata.name
+            self.held.append((name, key, where, kind, dump, obj, -1, 0))
             return
-        self.held.append((self.path, _name_of(raw), where, kind, dump, None, self.offset, len(raw)))
+        keyed = self.select is not None and kind.field in self.select.later_keys
+        key = self.select.key_of(kind, raw, "") if keyed and self.select is not None else _name_of(raw)
+        self.held.append((self.path, key, where, kind, dump, None, self.offset, len(raw)))
 
     # -- shared --
     def _skipped(self, kind: kinds.Kind, dump: bool) -> None:
@@ -783,7 +805,8 @@ class _Loader:
         except (RecursionError, OverflowError, ValueError, TypeError) as exc:
             raise InputError(f"{name}: {where}: {type(exc).__name__} while reading the object") from None
         if self.select is not None and kind.field in self.select.later:
-            self.held.append((name, typed.metadata.name, where, kind, dump, typed, -1, 0))
+            key = self.select.key_of(kind, typed, typed.metadata.name)
+            self.held.append((name, key, where, kind, dump, typed, -1, 0))
             return
         self._add(name, kind, typed, dump)
 
