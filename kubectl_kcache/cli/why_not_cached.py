@@ -155,7 +155,7 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         source=source,
         width=output_width(sys.stdout, color) if (color or tty) else None,
     )
-    return EXIT_OK if fleet.all_cached else EXIT_FINDINGS
+    return EXIT_OK if fleet.clean else EXIT_FINDINGS
 
 
 def _manifest_pod(path: str) -> tuple[Any, str, str | None]:

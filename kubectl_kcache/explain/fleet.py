@@ -8,7 +8,10 @@ ReplicaSet share one decision. Nothing here re-states a KServe rule: it counts.
 
 Per pod:
 * `cached`: KServe's webhook mounted a KernelCache when the pod was created (its mutation is on the pod);
-* `cold`: it did not (a miss leaves no record but the absence of the mutation);
+* `producer`: it did not, by design (`kernelcache.cold_start`): it is the producer of a cache (the pod a
+  capture's active session names: it compiled the kernels itself and holds them), or its revision is still
+  being captured; not a miss, not in the hit rate's denominator;
+* `cold`: it did not, and is not a producer (a miss leaves no record but the absence of the mutation);
 * `now`: a cold pod for which admission today would mount a KernelCache: recreating it would help;
 * `denied`: admission today would reject the pod (HTTP 400/500): its next replacement fails to be created;
 * `unprepared`: a cached pod whose node has no Ready entry of its KernelCache: the artifact was pulled cold;
@@ -75,6 +78,7 @@ class PodResult:
     placement: Placement | None
     next_command: str
     now_document: dict[str, Any]  # the single answer's result.now, without the denial's text
+    cold_by_design: dict[str, Any] | None = None  # the single answer's result.coldByDesign
 
     @staticmethod
     def of(why: WhyNotCached, revision: str, deployment: str) -> PodResult:
@@ -96,12 +100,23 @@ class PodResult:
             why.placement,
             why.next_command,
             why.now_document(),
+            why.cold.to_dict() if why.cold is not None else None,
         )
 
     @property
+    def producer(self) -> bool:
+        """Started cold by design: a producer, or its revision is being captured (not a miss)."""
+        return not self.cached and self.cold_by_design is not None
+
+    @property
+    def cold(self) -> bool:
+        """A miss: started without a cache, not by design."""
+        return not self.cached and self.cold_by_design is None
+
+    @property
     def now(self) -> bool:
-        """Cold, and admission today would mount a cache: a recreate helps."""
-        return not self.cached and self.outcome == a.CACHED
+        """Cold (a miss), and admission today would mount a cache: a recreate helps."""
+        return self.cold and self.outcome == a.CACHED
 
     @property
     def denied(self) -> bool:
@@ -129,6 +144,7 @@ class PodResult:
             "kernelCache": self.kernel_cache or None,
             "now": self.now_document,
             "placement": self.placement.to_dict() if self.placement is not None else None,
+            "coldByDesign": self.cold_by_design,
             "next": self.next_command or None,
         }
 
@@ -150,6 +166,12 @@ class Row:
     gate_count: int
     next_command: str
     sample: str  # the pod the next command is about
+    producer: int = 0  # started cold by design: not in the hit rate's denominator
+
+    @property
+    def hit_rate(self) -> int | None:
+        """Cached at admission, in percent of the pods that could be (producers left out); None without any."""
+        return hit_rate_percent(self.cached, self.pods - self.producer)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +184,7 @@ class Row:
             "wouldBeCachedNow": self.now,
             "denied": self.denied,
             "unprepared": self.unprepared,
+            "producer": self.producer,
             "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
             "next": self.next_command or None,
         }
@@ -175,6 +198,11 @@ class Totals:
     now: int = 0
     denied: int = 0
     unprepared: int = 0
+    producer: int = 0
+
+    @property
+    def hit_rate(self) -> int | None:
+        return hit_rate_percent(self.cached, self.pods - self.producer)
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -184,7 +212,13 @@ class Totals:
             "wouldBeCachedNow": self.now,
             "denied": self.denied,
             "unprepared": self.unprepared,
+            "producer": self.producer,
         }
+
+
+def hit_rate_percent(cached: int, eligible: int) -> int | None:
+    """The hit rate, in whole percent (rounded down), over the pods that are not cold by design."""
+    return 100 * cached // eligible if eligible > 0 else None
 
 
 @dataclass(frozen=True)
@@ -216,7 +250,13 @@ class FleetHitRate:
 
     @property
     def all_cached(self) -> bool:
-        return self.totals.cached == self.totals.pods
+        """No miss: every pod got a cache at admission or started cold by design."""
+        return self.totals.cold == 0
+
+    @property
+    def clean(self) -> bool:
+        """What exit 0 says: no miss, and no pod whose replacement admission would deny."""
+        return self.all_cached and self.totals.denied == 0
 
 
 # ---- scope ---------------------------------------------------------------------------------------------
@@ -338,10 +378,11 @@ def _totals(results: Sequence[PodResult]) -> Totals:
     return Totals(
         pods=len(results),
         cached=sum(p.cached for p in results),
-        cold=sum(not p.cached for p in results),
+        cold=sum(p.cold for p in results),
         now=sum(p.now for p in results),
         denied=sum(p.denied for p in results),
         unprepared=sum(p.unprepared for p in results),
+        producer=sum(p.producer for p in results),
     )
 
 
@@ -372,6 +413,7 @@ def _row(namespace: str, isvc: str, revision: str, results: Sequence[PodResult])
         gate_count,
         next_command,
         sample,
+        t.producer,
     )
 
 
@@ -398,8 +440,8 @@ def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
     return "", ""
 
 
-def _signature(results: Iterable[PodResult]) -> frozenset[tuple[bool, str, str | None, bool]]:
-    return frozenset((p.cached, p.outcome, p.blocked_by, p.unprepared) for p in results)
+def _signature(results: Iterable[PodResult]) -> frozenset[tuple[bool, bool, str, str | None, bool]]:
+    return frozenset((p.cached, p.producer, p.outcome, p.blocked_by, p.unprepared) for p in results)
 
 
 def _rows(results: Sequence[PodResult]) -> list[Row]:

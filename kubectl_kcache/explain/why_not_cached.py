@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.caches import effective_group
+from ..kernelcache.cold_start import PRODUCER, ColdByDesign, capture_index, cold_by_design
 from ..kernelcache.commands import why_not_ready_command
 from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.names import capture_revision_name
@@ -99,6 +100,8 @@ class WhyNotCached:
     unread: tuple[str, ...] = ()
     # furthest_candidate(admission), when already known (pods that share a decision share it)
     furthest: tuple[a.Candidate | None] | None = field(default=None, compare=False, repr=False)
+    # a pod that started cold by design (a producer, or its revision is being captured): not a miss
+    cold: ColdByDesign | None = None
 
     @property
     def best_candidate(self) -> a.Candidate | None:
@@ -118,9 +121,19 @@ class WhyNotCached:
         return gate.id
 
     @property
+    def denied(self) -> bool:
+        """Admission today would reject the pod: its next replacement fails to be created (the worst news)."""
+        return self.admission.outcome == a.REJECTED
+
+    @property
     def exit_cached(self) -> bool:
-        """What the exit code reports: the pod's history, or for a manifest the prediction."""
-        return bool(self.cached) if self.cached is not None else self.admission.outcome == a.CACHED
+        """What the exit code reports: the pod's history (a pod cold by design is not a miss), or for a manifest
+        the prediction; a pod whose replacement admission would deny is a negative verdict either way."""
+        if self.denied:
+            return False
+        if self.cached is not None:
+            return bool(self.cached) or self.cold is not None
+        return self.admission.outcome == a.CACHED
 
     def now_document(self) -> dict[str, Any]:
         """What admission would do today, as `result.now` says it (without the denial's text)."""
@@ -154,6 +167,7 @@ class WhyNotCached:
                 "kernelCache": self.recorded_cache or None,
                 "now": {**self.now_document(), "denial": denial or None},
                 "placement": self.placement.to_dict() if self.placement is not None else None,
+                "coldByDesign": self.cold.to_dict() if self.cold is not None else None,
             },
             "gates": [_gate_dict(g) for g in adm.gates],
             "footprints": {
@@ -402,6 +416,9 @@ def explained(
     if cached and not recorded:
         recorded = _cache_of_volume(pod, snapshot.kc_by_key.values())
     placement = _placement(snapshot, pod, recorded if cached else admission.cached_kernel_cache, config)
+    cold = None
+    if cached is False:
+        cold = cold_by_design(pod, snapshot.derived("cold-start-captures", lambda: capture_index(snapshot.captures)))
     why = WhyNotCached(
         basis=basis,
         namespace=namespace,
@@ -415,6 +432,7 @@ def explained(
         isvc=pod.meta.labels.get(c.LABEL_ISVC, ""),
         source_note=source_note,
         furthest=furthest or (furthest_candidate(admission),),
+        cold=cold,
     )
     notes, next_command = _story(snapshot, why, pod, candidate_notes=not counting)
     if counting:
@@ -527,18 +545,26 @@ def _story(
             f"Admission ran once, when the pod was created{f' ({why.created})' if why.created else ''}: "
             "what the pod got then is history; 'now' is what KServe would do for the same pod today."
         )
-    next_command = ""
+    next_command = gate_next = ""
+    cold = why.cold
     if why.cached and why.recorded_cache:
         _history_hit(snapshot, why, now, notes)
-    elif why.cached is False and now:
+    elif why.cached is False and now and cold is None:
         next_command = _ready_after(why, now, notes)
     if now is None:
-        next_command = _why_not_now(why, notes, candidate_notes) or next_command
-        next_command = _being_captured(snapshot, why, pod, notes) or next_command
+        gate_next = _why_not_now(why, notes, candidate_notes)
+        next_command = gate_next or next_command
+        if cold is None:
+            next_command = _being_captured(snapshot, why, pod, notes) or next_command
     for line in adm.inferred if now else ():
         notes.append(f"Not certain: {line}. Set containerPath on the KernelCache's cache path to make it exact.")
-    if why.placement is not None:
+    if why.placement is not None and cold is None:
         next_command = _placement_story(why, notes) or next_command
+    if cold is not None:  # said after the gates' notes: it is the answer (a producer is not a miss)
+        next_command = _cold_story(snapshot, why, cold, notes)
+    if why.denied:  # the worst news last, so it is the answer: the next replacement pod is not created
+        notes.append(_denial_note(why))
+        next_command = gate_next or next_command
     if not next_command and now:
         ns, _, name = now.partition("/")
         next_command = command("kubectl", "-n", ns, "get", "kernelcache", name)
@@ -573,6 +599,54 @@ def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, note
         f"{capture.phase or 'Pending'}. KServe creates its KernelCache when the capture completes; pods created "
         "once that cache is Ready on their node get it, and this one stays cold until it is recreated then."
     )
+    return command("kubectl", "kcache", "doctor", "--only", "capture,capture-identity")
+
+
+def _denial_note(why: WhyNotCached) -> str:
+    """The worst news, in one paragraph: admission today would reject this pod's replacement."""
+    adm = why.admission
+    gate = adm.blocked_by
+    assert gate is not None
+    subject = "this pod" if why.basis == BASIS_MANIFEST else "this pod's replacement (a rollout, a restart, a scale-up)"
+    text = (
+        f"KServe's webhook would deny {subject}: {a.denial_message(adm)}. Its ReplicaSet shows this as a "
+        "FailedCreate event and no new pod is created."
+    )
+    if gate.id in a.SIDECAR_GATES:
+        cached = (
+            f"a cache ({adm.winner.key}) was matched and mounted first, and still "
+            if adm.injection is not None and adm.winner is not None
+            else ""
+        )
+        text += (
+            f" The denial comes from the capture sidecar step, which runs after the cache step in the same "
+            f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
+            f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
+            '"false" (the cache step is not affected).'
+        )
+    return text
+
+
+def _cold_story(snapshot: ClusterSnapshot, why: WhyNotCached, cold: ColdByDesign, notes: list[str]) -> str:
+    """A pod that started cold by design: what it is (first) and where its cache stands; never a recreate."""
+    ns, _, name = cold.kernel_cache.partition("/")
+    kc = snapshot.kc_by_key.get(cold.kernel_cache) if cold.kernel_cache else None
+    text = cold.sentence(kernel_cache_exists=kc is not None)
+    capture = cold.capture
+    if cold.reason == PRODUCER and kc is None and capture.phase == c.PHASE_COMPLETE:
+        notes.append(
+            text + " No KernelCache of its capture exists (never made, or deleted since): the capture's "
+            "node-group selection says why."
+        )
+        return command("kubectl", "kcache", "why-group", "--capture", capture.name, "-n", capture.namespace)
+    notes.append(text)
+    if kc is not None:
+        cond = find_condition(kc.conditions, "Ready")
+        if cond is None or cond.status != "True":
+            return why_not_ready_command(ns, name) or command("kubectl", "-n", ns, "get", "kernelcache", name)
+        return command("kubectl", "-n", ns, "get", "kernelcache", name)
+    if capture.phase in c.CAPTURE_TERMINAL_PHASES:
+        return command("kubectl", "-n", capture.namespace, "get", "kernelcachecapture", capture.name, "-o", "yaml")
     return command("kubectl", "kcache", "doctor", "--only", "capture,capture-identity")
 
 
@@ -673,23 +747,6 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     ns, isvc = why.namespace, why.isvc
     if adm.winner is not None and gate.id not in (a.SELECTION, a.INJECTION):
         notes.append(f"If {gate.id} passed, KServe would mount {adm.winner.key} ({adm.winner.match} match).")
-    if gate.effect == a.REJECT:
-        notes.append(
-            f"KServe's webhook would reject this pod ({a.denial_message(adm)}); a ReplicaSet shows this as a "
-            "FailedCreate event."
-        )
-    if gate.id in a.SIDECAR_GATES:
-        cached = (
-            f"a cache ({adm.winner.key}) was matched and mounted first, and still "
-            if adm.injection is not None and adm.winner is not None
-            else ""
-        )
-        notes.append(
-            f"The denial comes from the capture sidecar step, which runs after the cache step in the same "
-            f"admission: {cached}any error there denies the pod. Fix the pod template, or opt this "
-            f"InferenceService out of capture with the annotation {c.ANNOTATION_SIDECAR_INJECTION}: "
-            '"false" (the cache step is not affected).'
-        )
     for cand in adm.candidates if candidate_notes else ():  # the same for every pod of a decision
         if cand.rejected_by == a.NAMESPACE:
             notes.append(

@@ -11,7 +11,8 @@ NotReady members are in none of them.
     kcache_monitor_group_kernelcachenodes_missing{group}          members without their KernelCacheNode
     kcache_monitor_cache_entries{kernelcache,group,state,assigned}  Ready members with the entry Ready|Pending|
                                                                   Pulling|Error, or none; assigned: its own group
-    kcache_monitor_serving_pods{namespace,inferenceservice,state} pods cached|cold|now|denied|unprepared
+    kcache_monitor_serving_pods{namespace,inferenceservice,state} pods cached|cold|now|denied|unprepared|producer
+                                                                  (producer: cold by design, in neither cold nor now)
     kcache_monitor_read_errors_total{read}                        failed lists and watches
     kcache_monitor_evaluation_seconds                             the last evaluation's duration
     kcache_monitor_evaluations_total
@@ -35,7 +36,7 @@ from .evaluate import Evaluation
 
 PREFIX = "kcache_monitor_"
 ENTRY_STATES = ("Ready", "Pending", "Pulling", "Error", "none")
-POD_STATES = ("cached", "cold", "now", "denied", "unprepared")
+POD_STATES = ("cached", "cold", "now", "denied", "unprepared", "producer")
 
 
 def _family(name: str, kind: str, help: str) -> Family:
@@ -94,12 +95,13 @@ def _pods(fleet: FleetHitRate) -> Family:
         "gauge",
         "Serving pods per InferenceService: cached at admission, cold, now (cold "
         "but admission would mount a cache today), denied (admission would reject a recreate), "
-        "unprepared (cached, but on a node without a Ready entry).",
+        "unprepared (cached, but on a node without a Ready entry), producer (cold by design: a cache's "
+        "producer or a pod of a revision being captured; not cold, not now).",
     )
     for r in fleet.rows:
         if r.revision:
             continue
-        for state, n in zip(POD_STATES, (r.cached, r.cold, r.now, r.denied, r.unprepared), strict=True):
+        for state, n in zip(POD_STATES, (r.cached, r.cold, r.now, r.denied, r.unprepared, r.producer), strict=True):
             pods.add(n, namespace=r.namespace, inferenceservice=r.isvc, state=state)
     return pods
 

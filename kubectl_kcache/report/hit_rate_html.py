@@ -35,13 +35,17 @@ def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
             f"<tr><td>{_e(r.namespace)}</td><th scope=row>{name}</th><td class=num>{r.pods}</td>"
             f"<td class=num>{r.cached}</td><td class='num{' warn' if r.cold else ''}'>{r.cold}</td>"
             f"<td class='num{' warn' if r.now else ''}'>{r.now}</td>"
-            f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td>{gate}</td><td>{nxt}</td></tr>"
+            f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td class=num>{r.producer}</td>"
+            f"<td class=num>{'-' if r.hit_rate is None else f'{r.hit_rate}%'}</td>"
+            f"<td>{gate}</td><td>{nxt}</td></tr>"
         )
     table = (
         '<div class="scroll"><table class="serving"><thead><tr><th>namespace</th><th>InferenceService</th>'
         '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
         '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
         'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
+        '<th title="started cold by design: a producer of a cache (it compiled the kernels and holds them), or its '
+        'revision is being captured">producer</th><th title="cached of the pods that are not producers">hit rate</th>'
         "<th>top blocking gate</th><th>next</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
     )
     return head + intro + table + "</section>"

@@ -1,11 +1,15 @@
 """`why-not-cached -A` for people: a summary sentence, then one row per InferenceService (and per revision where
 they differ), those that need something done first; `-o wide` adds one row per pod.
 
-    12 serving pods in 3 InferenceServices: 5 cached at admission (42%), 7 cold: 2 would be cached now (recreate
-    them), 1 would be denied by the webhook; 4 pod templates decided
+    12 serving pods in 3 InferenceServices: 5 cached at admission (50%), 5 cold, 2 producers (cold by design, not
+    in the hit rate): 2 would be cached now (recreate them), 1 would be denied by the webhook; 4 pod templates decided
 
-    NAMESPACE  INFERENCESERVICE  PODS  CACHED  COLD  NOW  DENIED  TOP GATE       NEXT
-    team-a     qwen                 4       2     2    1       0  footprint (1)  kubectl -n team-a rollout ...
+    NAMESPACE  INFERENCESERVICE  PODS  CACHED  COLD  NOW  DENIED  PRODUCER  TOP GATE       NEXT
+    team-a     qwen                 4       2     1    1       0         1  footprint (1)  kubectl -n team-a rollout ...
+
+Producers (the pod a capture's active session names) and the pods of a revision still being captured start cold
+by design (`kernelcache.cold_start`): they are counted apart, never as cold or as a recreate that helps, and the hit
+rate leaves them out.
 
 Piped (no width), rows are whole lines, like `kubectl get`: the output stays greppable. On a terminal too narrow
 for the whole table, the columns that do not fit move from the right under their row, the next command on a line
@@ -45,11 +49,14 @@ def summary_sentence(fleet: FleetHitRate) -> str:
     isvcs = len({(r.namespace, r.isvc) for r in fleet.rows})
     if not t.pods:
         return "no serving pods (pods with the label serving.kserve.io/inferenceservice) in scope"
-    share = f" ({100 * t.cached // t.pods}%)"
+    rate = t.hit_rate
+    share = f" ({rate}%)" if rate is not None else ""
     text = (
         f"{plural(t.pods, 'serving pod')} in {plural(isvcs, 'InferenceService')}: {t.cached} cached at "
         f"admission{share}, {t.cold} cold"
     )
+    if t.producer:
+        text += f", {plural(t.producer, 'producer')} (cold by design, not in the hit rate)"
     extra = []
     if t.now:
         extra.append(f"{t.now} would be cached now (recreate {'it' if t.now == 1 else 'them'})")
@@ -137,6 +144,7 @@ def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
         _n(r.cold, "yellow"),
         _n(r.now, "yellow"),
         _n(r.denied, "red"),
+        (str(r.producer), ""),
         (gate, ""),
         (escape(r.next_command) or "-", ""),
     ]
@@ -150,12 +158,20 @@ def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
         (escape(p.name), ""),
         (escape(p.isvc) or "(empty)", ""),
         (escape(p.node) or "-", ""),
-        ("yes" if p.cached else "no", "green" if p.cached else "yellow"),
+        _cached_cell(p),
         (escape(p.kernel_cache) or "-", ""),
         (escape(now), ""),
         (p.blocked_by or ("unprepared node" if p.unprepared else "-"), ""),
         (escape(p.next_command) or "-", ""),
     ]
+
+
+def _cached_cell(p: PodResult) -> tuple[str, str]:
+    if p.cached:
+        return "yes", "green"
+    if p.cold_by_design is not None:
+        return f"no ({p.cold_by_design['reason']})", ""
+    return "no", "yellow"
 
 
 def worst_first(rows: Sequence[Row]) -> list[Row]:
@@ -192,6 +208,7 @@ def hit_rate_text(
         "COLD",
         "NOW",
         "DENIED",
+        "PRODUCER",
         "TOP GATE",
         "NEXT",
     ]
@@ -199,7 +216,7 @@ def hit_rate_text(
     out.append("\n")
     out += _fitted(
         titles,
-        set(range(first_number, first_number + 5)),
+        set(range(first_number, first_number + 6)),
         [_row_cells(r, revisions) for r in worst_first(fleet.rows)],
         color,
         width,
@@ -244,7 +261,8 @@ def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int |
             _n(r.cold, "yellow"),
             _n(r.now, "yellow"),
             _n(r.denied, "red"),
-            (f"{100 * r.cached // r.pods}%" if r.pods else "-", ""),
+            (str(r.producer), ""),
+            (f"{r.hit_rate}%" if r.hit_rate is not None else "-", ""),
         ]
         for r in rows
     ]
@@ -252,8 +270,8 @@ def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int |
         out
         + ["\n"]
         + _fitted(
-            ["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED", "HIT RATE"],
-            {2, 3, 4, 5, 6, 7},
+            ["NAMESPACE", "INFERENCESERVICE", "PODS", "CACHED", "COLD", "NOW", "DENIED", "PRODUCER", "HIT RATE"],
+            {2, 3, 4, 5, 6, 7, 8},
             cells,
             color,
             width,

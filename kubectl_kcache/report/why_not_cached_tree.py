@@ -11,6 +11,7 @@ from typing import TextIO
 from ..explain.why_not_cached import BASIS_MANIFEST, WhyNotCached, furthest_candidate
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
+from ..kernelcache.cold_start import PRODUCER
 from .why_layout import Node, Page, spans
 
 STYLE_OK = "green"
@@ -88,12 +89,33 @@ def _headline(page: Page, why: WhyNotCached) -> None:
     g = page.g
     adm = why.admission
     parts: list[str | tuple[str, str]] = [("why-not-cached ", "bold"), f"{why.namespace}/{why.pod_name} {g['to']} "]
+    history: list[str | tuple[str, str]] = []
     if why.basis == BASIS_MANIFEST:
         parts.append(("[what-if: manifest] ", STYLE_WARN))
     elif why.cached:
-        parts += [(f"{g['ok']} cached: {why.recorded_cache or '(KernelCache unknown)'}", f"bold {STYLE_OK}"), "; "]
+        history = [(f"{g['ok']} cached: {why.recorded_cache or '(KernelCache unknown)'}", f"bold {STYLE_OK}")]
+    elif why.cold is not None:
+        cold = why.cold
+        what = (
+            f"producer of {cold.kernel_cache or 'capture ' + cold.capture_key}"
+            if cold.reason == PRODUCER
+            else f"its revision is being captured ({cold.capture_key})"
+        )
+        history = [(f"{g['ok']} cold by design: {what}", f"bold {STYLE_OK}")]
     else:
-        parts += [(f"{g['no']} not cached", f"bold {STYLE_BAD}"), "; "]
+        history = [(f"{g['no']} not cached", f"bold {STYLE_BAD}")]
+    if why.denied:  # the worst news first: the next pod of this workload is not created
+        subject = "this pod" if why.basis == BASIS_MANIFEST else "a replacement pod"
+        parts += [
+            (f"{g['no']} {subject} would be denied by the webhook", f"bold {STYLE_BAD}"),
+            f" (blocked by {why.now_blocked_by})",
+        ]
+        if history:
+            parts += ["; at creation: ", *history]
+        page.line(*parts)
+        return
+    if history:
+        parts += [*history, "; "]
     now = adm.cached_kernel_cache
     if now:
         parts += ["now: ", (f"{g['ok']} {now}", STYLE_OK), f" ({adm.match} match)"]

@@ -200,9 +200,15 @@ def test_why_exit_codes_agree_on_a_negative_verdict():
     )
     assert (
         piped(
-            ["why-not-cached", "llama-3-1-70b-instruct-predictor-84b9f6cd57-xvmk9", "-n", "team-llm", "-f", BROKEN]
+            ["why-not-cached", "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd", "-n", "team-llm", "-f", BROKEN]
         ).returncode
         == 1
+    )  # a miss
+    assert (
+        piped(
+            ["why-not-cached", "llama-3-1-70b-instruct-predictor-84b9f6cd57-xvmk9", "-n", "team-llm", "-f", BROKEN]
+        ).returncode
+        == 0
     )  # not cached
 
 

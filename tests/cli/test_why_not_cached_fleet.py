@@ -23,8 +23,8 @@ def test_the_broken_example_per_inferenceservice(capsys):
     assert code == 1 and err == ""
     lines = out.splitlines()
     assert lines[1] == (
-        "5 serving pods in 5 InferenceServices: 0 cached at admission (0%), 5 cold: 2 would be "
-        "cached now (recreate them); 5 pod templates decided"
+        "5 serving pods in 5 InferenceServices: 0 cached at admission (0%), 1 cold, 4 producers (cold by design, "
+        "not in the hit rate): 1 would be cached now (recreate it); 5 pod templates decided"
     )
     assert lines[3].split() == [
         "NAMESPACE",
@@ -34,12 +34,22 @@ def test_the_broken_example_per_inferenceservice(capsys):
         "COLD",
         "NOW",
         "DENIED",
+        "PRODUCER",
         "TOP",
         "GATE",
         "NEXT",
     ]
     row = next(x for x in lines if x.split()[1:2] == ["mistral-7b-instruct-v0-3"])
-    assert row.split()[:7] == ["team-llm", "mistral-7b-instruct-v0-3", "1", "0", "1", "1", "0"]
+    assert row.split()[:8] == ["team-llm", "mistral-7b-instruct-v0-3", "1", "0", "1", "1", "0", "0"]
+    # the other four pods are the producers of their caches (their capture's active session names them)
+    producers = [x.split() for x in lines[4:] if x.split()[1] != "mistral-7b-instruct-v0-3"]
+    assert sorted(x[1] for x in producers) == [
+        "gemma-2-9b-it",
+        "llama-3-1-70b-instruct",
+        "llama-3-1-8b-instruct",
+        "qwen2-5-vl-7b-instruct",
+    ]
+    assert all(x[2:8] == ["1", "0", "0", "0", "0", "1"] for x in producers)
     assert row.endswith("kubectl -n team-llm rollout restart deployment mistral-7b-instruct-v0-3-predictor")
     code, wide, _ = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN, "-o", "wide")
     assert code == 1 and "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd" in wide
@@ -106,4 +116,40 @@ def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide
     assert len(in_pty(args, 80)[1].splitlines()) > len(in_pty(args, 200)[1].splitlines())
     rows = piped(args, env=_env()).stdout.splitlines()  # no terminal: one whole line per row
     for r in doc["inferenceServices"]:
-        assert any(x.split()[:2] == [r["namespace"], r["inferenceService"]] and x.endswith(r["next"]) for x in rows)
+        assert any(
+            x.split()[:2] == [r["namespace"], r["inferenceService"]] and x.endswith(r["next"] or "-") for x in rows
+        )
+
+
+HEALTHY = str(ROOT / "examples" / "healthy-cluster.yaml")
+
+
+def test_the_healthy_example_exits_0_its_cold_pods_are_producers(capsys):
+    code, out, err = cli(capsys, "why-not-cached", "-A", "--from-file", HEALTHY)
+    assert code == 0 and err == ""
+    assert out.splitlines()[1] == (
+        "5 serving pods in 3 InferenceServices: 2 cached at admission (100%), 0 cold, 3 producers (cold by design, "
+        "not in the hit rate); 3 pod templates decided"
+    )
+    code, out, _ = cli(capsys, "why-not-cached", "-A", "--from-file", HEALTHY, "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["summary"]["producer"] == 3 and doc["summary"]["wouldBeCachedNow"] == 0
+    producers = [p for p in doc["pods"] if p["coldByDesign"]]
+    assert len(producers) == 3 and all(p["coldByDesign"]["reason"] == "producer" for p in producers)
+    for p in producers:  # the single answer: a producer says so first, exits 0, never "delete pod"
+        code, one, _ = cli(capsys, "why-not-cached", p["name"], "-n", p["namespace"], "--from-file", HEALTHY)
+        assert code == 0 and "cold by design: producer of " in one.splitlines()[0]
+        assert one.splitlines()[1].startswith("Why: This pod produced KernelCache ") and "delete pod" not in one
+
+
+def test_the_broken_examples_producers_are_not_cold(capsys):
+    code, out, _ = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1  # the mistral pod is a miss
+    assert (doc["summary"]["cold"], doc["summary"]["producer"]) == (1, 4)
+    assert {p["name"] for p in doc["pods"] if p["coldByDesign"]} == {
+        "gemma-2-9b-it-predictor-7c9f5d8b6b-lsg8h",
+        "llama-3-1-70b-instruct-predictor-84b9f6cd57-xvmk9",
+        "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp",
+        "qwen2-5-vl-7b-instruct-predictor-6f9d8c7b45-9q5fr",
+    }

@@ -202,6 +202,7 @@ def test_the_document_and_an_empty_scope():
         "wouldBeCachedNow": 0,
         "denied": 0,
         "unprepared": 1,
+        "producer": 0,
         "inferenceServices": 1,
         "decisions": 1,
     }

@@ -610,13 +610,21 @@ def test_a_pod_whose_revision_is_being_captured_is_told_to_watch_the_capture(pha
         annotations={"serving.kserve.io/kernelcache-sidecar-injection": "false"},
     )
     name = capture_revision_name("qwen", "7f9c6d5b84")
-    cap = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase=phase))
+    # another pod of the revision claimed the session: this one is not the producer
+    cap = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="producer-pod", phase=phase))
     kc = b.consumer_cache("qwen", ready_at=EARLY)  # another revision's cache, not Ready anywhere yet
     w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(cap,)))
     assert now(w)["blockedBy"] == "entry-ready"  # the cache of another revision is not Ready anywhere
-    told = f"This pod's revision is being captured: KernelCacheCapture {NS}/{name} is {phase}." in flat(w)
+    told = f"This pod's revision is being captured: KernelCacheCapture {NS}/{name} is {phase}" in flat(w)
     assert told is said
     assert (w.next_command == "kubectl kcache doctor --only capture,capture-identity") is said
+    # a pod of a revision being captured starts cold by design: not a miss (exit 0), and it says so first
+    cold = w.to_dict()["result"]["coldByDesign"]
+    if said:
+        assert cold == {"reason": "being-captured", "capture": f"{NS}/{name}", "phase": phase, "kernelCache": None}
+        assert w.notes[-1].startswith("This pod's revision is being captured") and w.exit_cached
+    else:
+        assert cold is None and not w.exit_cached
 
 
 def test_a_pod_whose_revision_was_captured_without_a_kernel_cache_is_sent_to_why_group():
@@ -630,7 +638,7 @@ def test_a_pod_whose_revision_was_captured_without_a_kernel_cache_is_sent_to_why
         annotations={"serving.kserve.io/kernelcache-sidecar-injection": "false"},
     )
     name = capture_revision_name("qwen", "7f9c6d5b84")
-    done = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase="Complete"))
+    done = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="producer-pod", phase="Complete"))
     kc = b.consumer_cache("qwen", ready_at=EARLY)
     w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
     assert f"KernelCacheCapture {NS}/{name} is Complete), but no KernelCache of it exists" in flat(w)
@@ -643,3 +651,135 @@ def test_a_pod_whose_revision_was_captured_without_a_kernel_cache_is_sent_to_why
     done["status"]["kernelCacheRef"] = {"namespace": NS, "name": "qwen"}
     w = why(cluster([pod], kc=kc, entry=b.cache_entry(kc, state="Pulling"), extra=(done,)))
     assert "KernelCacheCapture" not in flat(w) and "why-group" not in w.next_command
+
+
+# ---- producers start cold by design; the worst news first ----------------------------------------------------
+
+
+def _revision_pod(name: str = "pod", **kw: Any) -> dict[str, Any]:
+    kw.setdefault("annotations", {"serving.kserve.io/kernelcache-sidecar-injection": "false"})
+    return b.consumer(name, node="gpu-1", created=CREATED, labels={"pod-template-hash": "7f9c6d5b84"}, **kw)
+
+
+@pytest.mark.parametrize(
+    ("phase", "ref", "next_command", "said"),
+    [
+        # its KernelCache exists and is Ready: nothing to do (never "recreate it")
+        ("Complete", "qwen", "kubectl -n team-a get kernelcache qwen", "This pod produced KernelCache team-a/qwen"),
+        # its capture completed without a KernelCache: the node-group selection says why
+        ("Complete", None, "kubectl kcache why-group --capture qwen-kcc-7f9c6d5b84 -n team-a", "No KernelCache of"),
+        # still capturing: the capture is what to watch
+        ("Pushing", None, "kubectl kcache doctor --only capture,capture-identity", "This pod is producing the cache"),
+    ],
+)
+def test_a_producer_is_not_a_miss_and_says_so_first(phase, ref, next_command, said):
+    """The pod a capture's active session names compiled the kernels itself: cold by design, exit 0, no recreate,
+    whatever admission would do for it today (a Ready cache it would get now included)."""
+    from kubectl_kcache.kernelcache.names import capture_revision_name
+
+    name = capture_revision_name("qwen", "7f9c6d5b84")
+    status = b.capture_status(pod="pod", phase=phase, kernel_cache_ref={"namespace": NS, "name": ref} if ref else None)
+    cap = b.capture(name, ns=NS, isvc="qwen", status=status)
+    w = why(cluster([_revision_pod()], extra=(cap,)))
+    assert now(w)["outcome"] == "cached"  # a recreate would be cached: still not "recreate it"
+    doc = w.to_dict()
+    assert doc["result"]["cached"] is False
+    assert doc["result"]["coldByDesign"] == {
+        "reason": "producer",
+        "capture": f"{NS}/{name}",
+        "phase": phase,
+        "kernelCache": f"{NS}/{ref}" if ref else None,
+    }
+    assert said in w.notes[-1] and "cold by design" in w.notes[-1]
+    assert w.next_command == next_command and "delete pod" not in w.next_command
+    assert not any("Recreate the pod" in n for n in w.notes)
+    assert w.exit_cached  # exit 0
+
+
+def test_producers_are_matched_by_the_active_session_never_by_name():
+    from kubectl_kcache.kernelcache.cold_start import cold_by_design
+    from kubectl_kcache.objects import Capture, Pod
+
+    pod = Pod.from_dict(_revision_pod("qwen-predictor-7f9c6d5b84-abcde"))
+    named_like = Capture.from_dict(
+        b.capture("qwen-predictor-7f9c6d5b84-abcde", ns=NS, isvc="qwen", status=b.capture_status(pod="someone-else"))
+    )
+    assert cold_by_design(pod, [named_like]) is None  # a capture named like the pod, whose session names another
+    elsewhere = Capture.from_dict(
+        b.capture("c", ns="team-b", isvc="qwen", status=b.capture_status(pod="qwen-predictor-7f9c6d5b84-abcde"))
+    )
+    assert cold_by_design(pod, [elsewhere]) is None  # the same pod name in another namespace
+    other_isvc = Capture.from_dict(
+        b.capture("c", ns=NS, isvc="other", status=b.capture_status(pod="qwen-predictor-7f9c6d5b84-abcde"))
+    )
+    assert cold_by_design(pod, [other_isvc]) is None  # a session of another InferenceService's capture
+    mine = Capture.from_dict(
+        b.capture("c", ns=NS, isvc="qwen", status=b.capture_status(pod="qwen-predictor-7f9c6d5b84-abcde"))
+    )
+    found = cold_by_design(pod, [mine])
+    assert found is not None and found.reason == "producer" and found.capture_key == f"{NS}/c"
+    # a revision's capture that is terminal: its pods are not being captured any more
+    for phase, reason in (("Failed", None), ("Unchanged", None), ("Capturing", "being-captured")):
+        rev = Capture.from_dict(
+            b.capture("qwen-kcc-7f9c6d5b84", ns=NS, isvc="qwen", status=b.capture_status(pod="x", phase=phase))
+        )
+        got = cold_by_design(pod, [rev])
+        assert (got.reason if got else None) == reason
+
+
+def test_a_cached_pod_is_never_cold_by_design():
+    from kubectl_kcache.kernelcache.names import capture_revision_name
+
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    name = capture_revision_name("qwen", "7f9c6d5b84")
+    cap = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase="Capturing"))
+    w = why(cluster([_revision_pod(cache=kc)], kc=kc, extra=(cap,)))
+    assert w.cached and w.to_dict()["result"]["coldByDesign"] is None
+
+
+def _probe_less_revision_pod(**kw: Any) -> dict[str, Any]:
+    """A pod of a revision with no terminal capture and sidecar injection on: the capture sidecar step runs, and
+    the builder's runtime container has no HTTP readinessProbe, so the step denies a replacement."""
+    return b.consumer("pod", node="cpu-1", created=CREATED, labels={"pod-template-hash": "7f9c6d5b84"}, **kw)
+
+
+def test_a_denial_is_the_verdict_the_why_and_the_next_before_placement():
+    """A cached pod on a node outside the group (a placement note with a nodeSelector patch) whose replacement
+    the capture sidecar step would deny: the denial is the answer, exit 1; placement follows."""
+    import io
+
+    from kubectl_kcache.report.why_not_cached_tree import render
+
+    kc = b.consumer_cache("qwen", ready_at=EARLY)
+    w = why(cluster([_probe_less_revision_pod(cache=kc)], kc=kc))
+    assert now(w)["outcome"] == "rejected" and now(w)["blockedBy"] == "readiness-probe"
+    assert w.cached is True
+    assert not w.exit_cached  # exit 1: the next pod of this workload is not created
+    assert w.notes[-1].startswith("KServe's webhook would deny this pod's replacement")
+    assert "capture sidecar step" in w.notes[-1]
+    assert w.next_command == (
+        "kubectl -n team-a patch inferenceservice qwen --type=merge -p "
+        '\'{"spec":{"predictor":{"annotations":{"serving.kserve.io/kernelcache-sidecar-injection":"false"}}}}\''
+    )
+    assert any(n.startswith("KServe adds no node affinity") for n in w.notes[:-1])  # placement: after
+    out = io.StringIO()
+    render(w, out, color=False, width=None)
+    lines = out.getvalue().splitlines()
+    assert "a replacement pod would be denied by the webhook (blocked by readiness-probe)" in lines[0]
+    assert lines[1].startswith("Why: KServe's webhook would deny this pod's replacement")
+    assert lines[3].strip() == w.next_command
+    text = out.getvalue()
+    assert text.index("KServe adds no node affinity") > text.index("Next:")
+
+
+def test_a_producer_whose_replacement_would_be_denied_leads_with_the_denial():
+    from kubectl_kcache.kernelcache.names import capture_revision_name
+
+    name = capture_revision_name("qwen", "7f9c6d5b84")
+    # the capture is still in progress: the sidecar step runs for a replacement and denies it
+    cap = b.capture(name, ns=NS, isvc="qwen", status=b.capture_status(pod="pod", phase="Capturing"))
+    w = why(cluster([_probe_less_revision_pod()], extra=(cap,)))
+    assert now(w)["outcome"] == "rejected"
+    assert w.to_dict()["result"]["coldByDesign"]["reason"] == "producer"
+    assert w.notes[-1].startswith("KServe's webhook would deny") and not w.exit_cached
+    assert any(n.startswith("This pod is producing the cache") for n in w.notes)
