@@ -22,12 +22,14 @@ class AdminAPI:
         self._tls.load_cert_chain(str(d / "pki" / "admin.crt"), str(d / "pki" / "admin.key"))
         self._local = threading.local()
 
-    def request(self, method: str, path: str, body: Any = None, **query: str) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json", **query: str
+    ) -> tuple[int, Any]:
         """(status, decoded body); a connection the API server closed (it may have been restarted by the
         test before) is opened again once."""
         url = path + (f"?{urlencode(query)}" if query else "")
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
         for attempt in (1, 2):
             conn = getattr(self._local, "conn", None)
             if conn is None:
