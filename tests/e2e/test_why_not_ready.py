@@ -227,3 +227,38 @@ def test_orphan_job_of_a_deleted_kernel_cache_holds_the_namespace(cluster, tmp_p
     node = the_node(doc)
     entry_is(node, "Pending", scenarios.NOT_PRESENT)
     assert node["job"] is None or node["job"]["name"] != s.job  # the orphan is not this cache's Job
+
+
+@pytest.mark.simulate
+def test_a_forbidden_read_is_exit_3_and_its_gate_says_not_read(cluster):
+    """A user who may read everything why-not-ready lists but the preparation Jobs: exit 3, the Job gates say
+    "not read" (never a verdict made up from what was not seen), and the refused list is named."""
+    from .test_status import grant
+
+    s = scenarios.suspended(cluster)
+    user = "why-not-ready-lacks-jobs"
+    readable = [
+        ("", "nodes"),
+        ("", "configmaps"),
+        ("", "pods"),
+        ("", "events"),
+        ("", "namespaces"),
+        ("", "serviceaccounts"),
+        ("apps", "daemonsets"),
+        ("apps", "deployments"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("serving.kserve.io", "kernelcachenodegroups"),
+        ("serving.kserve.io", "kernelcachenodes"),
+        ("serving.kserve.io", "kernelcaches"),
+        ("serving.kserve.io", "kernelcachecaptures"),
+    ]
+    grant(cluster, user, [{"apiGroups": [g], "resources": [r], "verbs": ["get", "list"]} for g, r in readable])
+    done = kcache(cluster, "why-not-ready", s.kernel_cache, "-n", NS, "-o", "json", "--as", user)
+    assert done.returncode == 3, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert any(line.startswith("forbidden: list jobs") for line in result["notRead"]), result["notRead"]
+    gates = {g["id"]: g for g in result["cache"]}
+    assert gates["requeue"]["passed"] is None
+    node = the_node({"result": result})
+    assert {g["id"]: g["passed"] for g in node["gates"]}["job"] is None
+    assert node["job"] is None
