@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..explain.why_not_ready import WAITING, CacheGate, NodeGate, NodeTrace, WhyNotReady, WhyNotReadyFleet
-from ..text import escape
+from ..text import escape, quote
 from .why_layout import Node, Page, spans, wrap_spans
 
 STYLE_OK = "green"
@@ -20,6 +20,30 @@ STYLE_BAD = "red"
 STYLE_WARN = "yellow"
 STYLE_DIM = "dim"
 SHOWN_NODES = 6  # node names listed on a cause line before "and N more"
+
+
+def _command(page: Page, cmd: str, indent: str) -> None:
+    """A command, whole and copyable: on one line when it fits; else broken between its words with a shell
+    line continuation (` \\`), never inside a word, so that the terminal does not cut it and a paste runs it."""
+    text = escape(cmd)
+    width = page.width
+    if width is None or len(indent) + len(text) <= width:
+        page.lines.append([(indent, ""), (text, "bold")])
+        return
+    import shlex
+
+    try:
+        words = [quote(w) for w in shlex.split(cmd)]
+    except ValueError:
+        page.lines.append([(indent, ""), (text, "bold")])
+        return
+    line: list[str] = []
+    for word in words:
+        if line and len(indent) + len(" ".join([*line, word])) + 2 > width:
+            page.lines.append([(indent, ""), (escape(" ".join(line)) + " \\", "bold")])
+            line, indent = [], indent + "  " if not indent.endswith("      ") else indent
+        line.append(word)
+    page.lines.append([(indent, ""), (escape(" ".join(line)), "bold")])
 
 
 def _mark(page: Page, passed: object) -> tuple[str, str]:
@@ -52,7 +76,8 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
             what += f" (KServe writes {stop.kserve[0]}/{stop.kserve[1]})"
         page.para("Why:", what)
         if stop.next:
-            page.command("Next:", stop.next)
+            page.lines.append([("Next:", "bold")])
+            _command(page, stop.next, "  ")
     counted = [x for x in why.causes if x.gate not in ("member", "ready")]
     if counted:
         total = sum(len(x.nodes) for x in counted)
@@ -76,7 +101,7 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
                 "    ",
             )
             if cause.next:
-                page.lines.append([("    ", ""), (escape(cause.next), "bold")])
+                _command(page, cause.next, "    ")
     apart = [x for x in why.causes if x.gate in ("member", "ready")]
     for cause in apart:
         page.line(
@@ -201,5 +226,5 @@ def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: in
             "  ",
         )
         if nxt:
-            page.lines.append([("    ", ""), (escape(nxt), "bold")])
+            _command(page, nxt, "    ")
     page.write()
