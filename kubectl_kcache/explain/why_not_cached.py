@@ -664,7 +664,7 @@ def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, 
             f"Today KServe would mount {now} instead ({why.admission.match} match): the next pod of this "
             f"workload gets it; this one keeps {recorded}."
         )
-    else:
+    elif not why.denied:  # a denial is said last, as the answer: the next pod is not created at all
         notes.append(
             f"Today KServe would not mount a cache for this pod (blocked by {why.now_blocked_by}): the "
             f"running pod keeps {recorded}, but the next pod of this workload (a rollout, restart or "

@@ -212,7 +212,10 @@ def explain_both(cluster, dump: str, name: str, ns: str) -> dict[str, Any]:
     offline_doc = json.loads(offline.stdout)
     assert doc.pop("source")["from"] == "live" and offline_doc.pop("source")["from"] == "file"
     assert doc == offline_doc, name
-    assert live.returncode == (0 if doc["result"]["cached"] else 1)
+    result = doc["result"]
+    # exit 0: a cache at admission, or cold by design (a producer); 1 also when a replacement would be denied
+    negative = not (result["cached"] or result["coldByDesign"]) or result["now"]["outcome"] == "rejected"
+    assert live.returncode == (1 if negative else 0)
     return doc
 
 
