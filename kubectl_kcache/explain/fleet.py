@@ -46,6 +46,7 @@ from .why_not_cached import (
     admission_inputs,
     explained,
     furthest_candidate,
+    require_captures,
     required,
 )
 
@@ -326,6 +327,8 @@ def hit_rate(
     """The fleet's hit rate over the serving pods in scope (namespace None: every namespace)."""
     pods = serving_pods(snapshot, namespace, selector, isvc)
     require_fleet_reads(snapshot, namespace, selector, isvc)
+    if any(not a.recorded_cache(p)[0] for p in pods):  # whether a pod without a cache is a producer
+        require_captures(snapshot, namespace)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     entries = a.index_entries(snapshot.kcns)
     caches: dict[str, dict[str, KernelCache]] = {}

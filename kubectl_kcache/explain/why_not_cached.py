@@ -324,6 +324,15 @@ def check_required_reads(snapshot: ClusterSnapshot, namespace: str, pod_name: st
         )
 
 
+def require_captures(snapshot: ClusterSnapshot, namespace: str | None) -> None:
+    """For a pod without a cache, the captures decide the verdict (a producer starts cold by design,
+    `kernelcache.cold_start`): exit 3 naming the list when its read was forbidden or failed (a resource not served
+    means there are none; plain files without captures hold none)."""
+    spec = plan.CAPTURES.in_namespace(namespace)
+    if covering(snapshot, spec).failed:
+        require(snapshot, "why-not-cached", [spec], absent_is_none=True)
+
+
 def optional_unread(snapshot: ClusterSnapshot, namespace: str, pod: Pod) -> tuple[str, ...]:
     """The lists that refine the answer and could not be read, named in it."""
     specs = [plan.WEBHOOK, plan.namespace(namespace), plan.NODE_GROUPS, plan.CAPTURES.in_namespace(namespace)] + (
@@ -354,6 +363,8 @@ def explain(
         raise InputError("why-not-cached needs a pod name or a manifest")
     check_required_reads(snapshot, namespace, pod_name if manifest is None else None)
     pod = manifest if manifest is not None else find_pod(snapshot, namespace, str(pod_name))
+    if manifest is None and not a.recorded_cache(pod)[0]:
+        require_captures(snapshot, namespace)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     revision_known = not (manifest is not None and manifest.meta.labels.get(c.LABEL_POD_TEMPLATE_HASH) == NEW_REVISION)
     admission = a.decide(admission_inputs(snapshot, namespace, pod, config, revision_known=revision_known))

@@ -61,6 +61,8 @@ class Scope:
             return self.agent_pods or self.install
         if part == "namespaces":
             return self.install or self.preparation
+        if part == "capture_list":  # the captures themselves: who produced which cache (kernelcache.cold_start)
+            return self.captures or self.producers
         return bool(getattr(self, part))
 
     def describe(self) -> dict[str, Any]:
@@ -389,14 +391,15 @@ FLEET_NODE_GETS = 50  # up to this many distinct nodes, each is read by name; mo
 
 def collect_for_fleet(client: Client, namespace: str | None, selector: str = "") -> snap.ClusterSnapshot:
     """What `why-not-cached -A` needs: the serving pods in scope (one list, by label), every KernelCacheNode,
-    the KernelCaches and namespaces in scope, the config, the pod webhook's configuration, the groups, and the
-    nodes the pods run on."""
+    the KernelCaches, captures (their active sessions name the producers) and namespaces in scope, the config,
+    the pod webhook's configuration, the groups, and the nodes the pods run on."""
     col = Collector(client)
     labels = ",".join(x for x in (c.LABEL_ISVC, selector) if x)
     specs = [
         ListSpec(r.PODS, namespace, label_selector=labels),
         plan.KERNEL_CACHE_NODES,
         plan.KERNEL_CACHES.in_namespace(namespace),
+        plan.CAPTURES.in_namespace(namespace),
         plan.CONFIGMAP,
         plan.WEBHOOK,
         plan.namespace(namespace) if namespace else plan.NAMESPACES,

@@ -115,7 +115,7 @@ DOCTOR_FIRST: tuple[tuple[str, ListSpec], ...] = (
     ("core", NODE_GROUPS),
     ("core", KERNEL_CACHE_NODES),
     ("core", KERNEL_CACHES),
-    ("captures", CAPTURES),
+    ("capture_list", CAPTURES),  # also for producers: a capture's active session names its producer pod
     ("core", CONFIGMAP),
     ("install", AGENT_DAEMONSET),
     ("agent_pods", AGENT_PODS),

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests import builders as b
+
 from .test_why_not_cached import KC, NS, NS_B, PODS, _webhook, install, kcache, pod
 
 pytestmark = pytest.mark.e2e
@@ -65,10 +67,11 @@ def counted(docs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int,
     for ns, isvc, doc in docs:
         row = out.setdefault((ns, isvc), [0, 0, 0, 0, 0])
         cached, outcome = doc["result"]["cached"], doc["result"]["now"]["outcome"]
+        miss = not cached and doc["result"]["coldByDesign"] is None  # a producer is not a miss
         row[0] += 1
         row[1] += cached
-        row[2] += not cached
-        row[3] += (not cached) and outcome == "cached"
+        row[2] += miss
+        row[3] += miss and outcome == "cached"
         row[4] += outcome == "rejected"
     return {k: tuple(v) for k, v in out.items()}  # type: ignore[misc]
 
@@ -137,3 +140,76 @@ def test_scope_flags_narrow_one_list_of_pods(cluster):
     assert {p["name"] for p in other["pods"]} == {"miss-namespace-selector"}
     bad = kcache(cluster, "why-not-cached", "-A", "-l", "a=b=c")
     assert bad.returncode == 2 and bad.stderr.startswith("error: -l: cannot read label selector term")
+
+
+def test_producers_are_counted_apart_live_and_from_a_dump(cluster, tmp_path):
+    """The pod a capture's active session names (and a pod of a revision still being captured) started cold by
+    design: the fleet counts it as `producer`, never cold or `now`, and the single answer says so and exits 0;
+    only the other cold pod of the same InferenceService is a miss."""
+    install(cluster)
+    revision = {"pod-template-hash": "7c5d9b8f46"}
+    off = {"serving.kserve.io/kernelcache-sidecar-injection": "false"}
+    made = [
+        pod("prod-producer", "a", isvc="prod", node="gpu-1", labels=revision, annotations=off),
+        pod("prod-cold", "a", isvc="prod", node="gpu-1", labels={"pod-template-hash": "0000000000"}, annotations=off),
+        pod("capt-producer", "c", isvc="capt", node="gpu-1", labels=revision, annotations=off),
+        pod("capt-second", "c", isvc="capt", node="gpu-1", labels=revision, annotations=off),
+    ]
+    cluster.kubectl("delete", "mutatingwebhookconfiguration", "kernelcache.serving.kserve.io")
+    cluster.create(made)
+    cluster.apply([b.capture("prod-kcc-7c5d9b8f46", isvc="prod"), b.capture("capt-kcc-7c5d9b8f46", isvc="capt")])
+    cluster.apply(_webhook())
+    session = {"id": "s-1", "podName": "prod-producer", "nodeName": "gpu-1"}
+    ref = {"namespace": NS, "name": "kc-a"}
+    cluster.set_status(
+        "kernelcachecapture",
+        "prod-kcc-7c5d9b8f46",
+        {"phase": "Complete", "activeSession": session, "kernelCacheRef": ref},
+        NS,
+    )
+    cluster.set_status(
+        "kernelcachecapture",
+        "capt-kcc-7c5d9b8f46",
+        {"phase": "Capturing", "activeSession": {**session, "podName": "capt-producer"}},
+        NS,
+    )
+    dump = str(tmp_path / "snap.yaml")
+    assert kcache(cluster, "dump", "--file", dump).returncode == 0
+    live = kcache(
+        cluster, "why-not-cached", "-n", NS, "-l", "serving.kserve.io/inferenceservice in (prod,capt)", "-o", "json"
+    )
+    offline = kcache(
+        cluster,
+        "why-not-cached",
+        "-n",
+        NS,
+        "-l",
+        "serving.kserve.io/inferenceservice in (prod,capt)",
+        "-o",
+        "json",
+        "--from-file",
+        dump,
+    )
+    doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
+    assert live.returncode == offline.returncode == 1  # prod-cold is a miss a recreate would fix
+    assert doc.pop("source") and offline_doc.pop("source") and doc == offline_doc
+    reasons = {p["name"]: (p["coldByDesign"] or {}).get("reason") for p in doc["pods"]}
+    assert reasons == {
+        "prod-producer": "producer",
+        "prod-cold": None,
+        "capt-producer": "producer",
+        "capt-second": "being-captured",
+    }
+    by_isvc = {r["inferenceService"]: r for r in doc["inferenceServices"] if r["revision"] is None}
+    assert [by_isvc["prod"][k] for k in ("pods", "cold", "wouldBeCachedNow", "producer")] == [2, 1, 1, 1]
+    assert [by_isvc["capt"][k] for k in ("pods", "cold", "wouldBeCachedNow", "producer")] == [2, 0, 0, 2]
+    singles = []
+    for p in made:
+        proc = kcache(cluster, "why-not-cached", p["metadata"]["name"], "-n", NS, "-o", "json")
+        single = json.loads(proc.stdout)
+        assert proc.returncode == (1 if p["metadata"]["name"] == "prod-cold" else 0), proc.stdout
+        singles.append((NS, p["metadata"]["labels"]["serving.kserve.io/inferenceservice"], single))
+    assert rows(doc) == counted(singles)
+    producer = json.loads(kcache(cluster, "why-not-cached", "prod-producer", "-n", NS, "-o", "json").stdout)
+    assert producer["notes"][-1].startswith(f"This pod produced KernelCache {NS}/kc-a")
+    assert "delete pod" not in (producer["next"] or "")

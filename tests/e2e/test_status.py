@@ -312,6 +312,7 @@ def test_status_reads_like_doctor_and_writes_nothing(cluster):
     )
     assert lists == [
         ("configmaps", "kserve"),
+        ("kernelcachecaptures", "team-a"),  # their active sessions name the producers (cold by design)
         ("kernelcachenodegroups", ""),
         ("kernelcachenodes", ""),
         ("kernelcaches", "team-a"),
