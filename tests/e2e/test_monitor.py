@@ -201,6 +201,23 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
             cluster,
         )
         assert gauge(port, "findings", check="cache-status", code="entry-error", severity="error") == 1
+
+        # the cold pod is the producer of a capture (its active session names it): cold by design, so it leaves
+        # cold and now (the alert on state="now" stops counting it) for producer
+        cluster.apply([b.capture("qwen-kcc-0000000000", isvc="qwen")])
+        cluster.set_status(
+            "kernelcachecapture",
+            "qwen-kcc-0000000000",
+            {"phase": "Capturing", "activeSession": {"id": "s-1", "podName": "qwen-cold", "nodeName": "gpu-2"}},
+            NS,
+        )
+        changed_within(
+            "a producer",
+            lambda: (
+                tuple(gauge(port, "serving_pods", state=s, **pods) for s in ("cold", "now", "producer")) == (0, 0, 1)
+            ),
+            cluster,
+        )
         assert get(port, "/readyz")[0] == 200
     events = mine(cluster, mark)
     assert events, "the monitor's requests are in the audit log"
