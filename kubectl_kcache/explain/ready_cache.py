@@ -199,7 +199,7 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
             "group", False, text, next=safe_command("kubectl", "edit", f"{c.PLURAL_NODE_GROUPS}/{name}", names=(name,))
         )
     members = membership_of(ctx.snapshot).members_of_group.get(name, [])
-    ready = [n for n in members if n.ready is True]
+    ready = ctx.snapshot.derived(f"ready-members/{name}", lambda: [n for n in members if n.ready is True])
     lister = safe_command("kubectl", "get", "nodes", "-l", _selector_text(group), names=(name,))
     if not members:
         text = c.MSG_NO_MATCHING_NODES

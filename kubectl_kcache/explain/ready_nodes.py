@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -34,6 +35,23 @@ class _Index:
     pods_by_job: dict[str, list[o.Pod]]
     events_by_job: dict[str, list[o.Event]]
     images_known: bool
+    situations: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def situation(self, node: o.Node, has_kcn: bool) -> tuple[Any, ...]:
+        """What decides a member's chain besides its entry, when it has no Job: cordon, KernelCacheNode, agent
+        pods and the agent's newest Warning (kept per node: -A asks it for every KernelCache of the group)."""
+        found = self.situations.get(node.name)
+        if found is None:
+            agents = tuple((p.phase, p.ready, p.meta.deleting) for p in self.agent_pods.get(node.name, ()))
+            warnings = self.agent_events.get(node.name)
+            found = (
+                node.unschedulable,
+                has_kcn,
+                agents,
+                (warnings[0].reason, warnings[0].message) if warnings else None,
+            )
+            self.situations[node.name] = found
+        return found
 
 
 def _index(snap: ClusterSnapshot, job_ns: str) -> _Index:

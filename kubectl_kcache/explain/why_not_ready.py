@@ -97,7 +97,9 @@ def explain(
     kc = snapshot.kc_by_key.get(f"{namespace}/{name}")
     if kc is None:
         return WhyNotReady(namespace, name, None, False, (CacheGate("exists", False, "not found"),), (), None, None)
-    config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    config = snapshot.derived(
+        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    )
     cfg = config.config
     default_group = cfg.default_node_group if cfg is not None else ""
     group_name = effective_group(kc, default_group)
@@ -183,13 +185,8 @@ def _summary(
             kcn = snap.kcn_by_name.get(node.name)
             status = kcn.status if kcn is not None else None
             entry = ((status.cache_status if status is not None else None) or {}).get(key)
-            agents = tuple((p.phase, p.ready, p.meta.deleting) for p in sh.index.agent_pods.get(node.name, ()))
-            warnings = sh.index.agent_events.get(node.name)
             situation = (
-                node.unschedulable,
-                kcn is not None,
-                agents,
-                (warnings[0].reason, warnings[0].message) if warnings else None,
+                sh.index.situation(node, kcn is not None),
                 None if entry is None else (entry.state, entry.message, entry.image_reference, entry.footprints),
             )
         found = seen.get(situation) if situation is not None else None
@@ -267,7 +264,9 @@ def explain_all(
     from .fleet import check_selector
 
     match = check_selector(selector) if selector else None
-    config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    config = snapshot.derived(
+        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    )
     default_group = config.config.default_node_group if config.config is not None else ""
     rows = []
     for kc in snapshot.kernel_caches:
