@@ -116,6 +116,11 @@ def why_not_ready(
     source = source_of(snap.meta, namespace)
     if kernelcache:
         assert namespace is not None
+        unknown = [n for n in nodes if n not in snap.node_by_name]
+        if unknown:
+            from ..errors import InputError
+
+            raise InputError(f"--node: no node named {unknown[0]!r}")
         why = explain(snap, namespace, kernelcache, nodes)
         if not why.found:
             from ..errors import InputError

@@ -8,10 +8,12 @@ from typing import Any
 
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache import preparation as prep
 from ..kernelcache.cache_pass import LINK, NODE_GROUP, PREFETCH_REQUEUE, pass_stop
 from ..kernelcache.capture import cache_outcomes
 from ..kernelcache.config import SECURITY_CERT, ConfigState
 from ..kernelcache.membership import membership_of
+from ..kernelcache.names import label_value
 from ..kernelcache.prefetcher import identity_error, requeue_holders
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
@@ -248,21 +250,49 @@ def _identity_gate(ctx: CacheContext) -> CacheGate:
         ctx.config.config, ctx.kc.namespace, ctx.snapshot.service_accounts, ctx.snapshot.role_bindings
     )
     if error:
-        where = ctx.job_namespace if "ServiceAccount" in error.split(" managed", 1)[0] else ctx.kc.namespace
-        kind = "serviceaccount" if "ServiceAccount " in error and "RoleBinding" not in error else "rolebinding"
-        name = c.PREFETCHER_SERVICE_ACCOUNTS[0] if kind == "serviceaccount" else c.PREFETCHER_ROLE_BINDINGS[0]
+        if "RoleBinding" in error:  # the binding in the KernelCache's namespace: its namespace's caches fail
+            where, obj, scope = ctx.kc.namespace, f"rolebinding/{c.PREFETCHER_ROLE_BINDINGS[0]}", "of the namespace"
+            nxt = safe_command("kubectl", "-n", where, "get", obj, "-o", "yaml", names=(where,))
+        elif "ServiceAccount" in error:  # the one in the job namespace: every KernelCache of the cluster fails
+            where, obj, scope = (
+                ctx.job_namespace,
+                f"serviceaccount/{c.PREFETCHER_SERVICE_ACCOUNTS[0]}",
+                "of the cluster",
+            )
+            nxt = safe_command("kubectl", "-n", where, "get", obj, "-o", "yaml", names=(where,))
+        else:  # the configuration (pullRoleRef)
+            scope = "of the cluster"
+            nxt = command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
         return CacheGate(
             "prefetcher-identity",
             False,
-            f"{error}: every KernelCache of the namespace fails before its Jobs",
+            f"{error}: every KernelCache {scope} fails before its Jobs",
             ("Error", "StorageError", error),
-            next=safe_command("kubectl", "-n", where, "get", f"{kind}/{name}", "-o", "yaml", names=(where,)),
+            next=nxt,
         )
     if not (sa_read and rb_read):
         return CacheGate("prefetcher-identity", None, "not read")
     return CacheGate(
         "prefetcher-identity", True, "the prefetcher ServiceAccount and RoleBinding are as KServe needs them"
     )
+
+
+def _never_ends(snap: ClusterSnapshot, job: o.Job) -> bool:
+    """A running prefetch Job that will not finish by itself: suspended, refused its pods, or its pod stuck on
+    a failure the kubelet retries for ever (ImagePullBackOff never fails the pod)."""
+    pods = snap.derived("pods-by-job", lambda: _pods_by_job(snap)).get((job.meta.namespace or "", job.meta.name), [])
+    events = [e for e in snap.events if e.involved_kind == "Job" and e.involved_name == job.meta.name]
+    p = prep.preparation(job, pods, events)
+    return p.state in (prep.JOB_SUSPENDED, prep.JOB_FAILED_CREATE) or p.failure is not None
+
+
+def _pods_by_job(snap: ClusterSnapshot) -> dict[tuple[str, str], list[o.Pod]]:
+    out: dict[tuple[str, str], list[o.Pod]] = {}
+    for p in snap.pods:
+        name = p.meta.labels.get(prep.JOB_NAME_LABEL)
+        if name:
+            out.setdefault((p.namespace, name), []).append(p)
+    return out
 
 
 def _requeue_gate(ctx: CacheContext) -> CacheGate:
@@ -290,10 +320,29 @@ def _requeue_gate(ctx: CacheContext) -> CacheGate:
         f"Job {h.job.meta.namespace}/{h.job.meta.name}: for {h.cache}" + (" (deleted)" if h.orphan else "")
         for h in holders[:5]
     )
+    stuck = [h for h in holders if not h.orphan and _never_ends(snap, h.job)]
+    if stuck and not orphans:  # a Job of this namespace that never ends by itself holds the passes for good
+        first = stuck[0].job
+        text = (
+            f"prefetch Job {first.meta.namespace}/{first.meta.name} (for {stuck[0].cache}) will not finish by itself "
+            f"(its pod is stuck, or it is suspended or gets no pod) and the managed RoleBinding "
+            f"{kc.namespace}/{c.PREFETCHER_ROLE_BINDINGS[0]} exists: KServe requeues every KernelCache pass of "
+            "the namespace every minute before it creates Jobs or writes status, until someone deletes the Job"
+        )
+        orphans = stuck
     jns = first.meta.namespace or ctx.job_namespace
     nxt = (
         safe_command("kubectl", "-n", jns, "delete", f"job/{first.meta.name}", names=(jns, first.meta.name))
         if orphans
-        else safe_command("kubectl", "-n", jns, "get", "jobs", "-l", c.LABEL_JOB_CACHE_NAMESPACE, names=(jns,))
+        else safe_command(
+            "kubectl",
+            "-n",
+            jns,
+            "get",
+            "jobs",
+            "-l",
+            f"{c.LABEL_JOB_CACHE_NAMESPACE}={label_value(kc.namespace)}",
+            names=(jns,),
+        )
     )
     return CacheGate("requeue", False if orphans else WAITING, text, evidence=evidence, next=nxt)

@@ -106,7 +106,11 @@ class NodeTrace:
         if self.entry is not None and self.entry.state == c.ENTRY_READY and self.member and self.ready:
             return None
         gate = next((g for g in self.gates if g.passed is not True and g.passed is not None), None)
-        return gate.id if gate is not None else None
+        if gate is not None:
+            return gate.id
+        if self.gates and self.gates[-1].passed is None:  # the chain ends on a list not read: not known Ready
+            return self.gates[-1].id
+        return None
 
     @property
     def counted(self) -> bool:
@@ -181,7 +185,8 @@ class WhyNotReady:
 
     @property
     def lagging(self) -> bool:
-        if self.aggregate is None or self.written is None:
+        """The written status differs from the aggregate KServe computes (only when its pass gets that far)."""
+        if self.aggregate is None or self.written is None or self.cache_blocked_by is not None:
             return False
         a = self.aggregate
         counts = (a.counts.node_count, a.counts.nodes_ready, a.counts.nodes_preparing, a.counts.nodes_error)
@@ -203,8 +208,14 @@ class WhyNotReady:
                 and self.aggregate.reason == c.REASON_NO_MATCHING_NODES
             )
         ):
-            where = f"group {self.group}" if self.group else "no group"
-            return f"Ready on no node: {where} has no member; KServe: {kserve}"
+            stop = self.cache_blocked_by
+            if self.group is None:
+                why = "it has no node group"
+            elif stop is not None and stop.id != "group":
+                why = f"KServe's pass stops at {stop.id}"
+            else:
+                why = f"group {self.group} has no member"
+            return f"Ready on no node: {why}; KServe: {kserve}"
         return f"Ready on {self.ready_count} of {self.counted_count} Ready members of {self.group}; KServe: {kserve}"
 
     @property

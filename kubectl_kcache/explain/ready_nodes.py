@@ -128,6 +128,20 @@ def node_inputs(ctx: CacheContext, cache_stop: CacheGate | None) -> NodeInputs:
     )
 
 
+def _empty_referenced_groups(ctx: CacheContext) -> list[str]:
+    """Groups with an empty nodeSelector that some KernelCache references (its nodeGroupRef, or the default
+    group for one without): the agents fail their whole pass on them (kept per snapshot)."""
+    snap = ctx.snapshot
+    cfg = ctx.config.config
+    default = cfg.default_node_group if cfg is not None else ""
+
+    def find() -> list[str]:
+        referenced = {k.node_group or default for k in snap.kernel_caches}
+        return sorted(g.name for g in snap.node_groups if g.name in referenced and not g.node_selector)
+
+    return snap.derived("empty-referenced-groups", find)
+
+
 def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, missing_pairs: list[str]) -> NodeTrace:
     kc = ctx.kc
     key = f"{kc.namespace}/{kc.name}"
@@ -143,6 +157,9 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
         return NodeTrace(node.name, member, ready, cordoned, tuple(gates), entry, job_info, pod_info, why, then)
 
     group = ctx.group_name
+    # what the node's KernelCacheNode holds for the cache, whatever stops the chain (shown for every node)
+    own = sh.kcn_by_name.get(node.name)
+    entry = next((e for e in own.entries if e.key == key), None) if own is not None else None
     if not member:
         pairs = ", ".join(missing_pairs) or "its selector"
         return stop(
@@ -220,6 +237,17 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
         else:
             gates.append(NodeGate("agent-pod", True, f"agent pod {running[0].name} Running and Ready"))
     warnings = sh.index.agent_events.get(node.name, [])
+    empty = _empty_referenced_groups(ctx)
+    if empty:  # every Ready node's agent fails its whole status pass (§2.2 "Empty selector")
+        text = c.MSG_EMPTY_SELECTOR.format(name=empty[0])
+        return stop(
+            "agent-pass",
+            False,
+            f'the agent\'s pass fails on every Ready node: "{text}" (group {empty[0]} is referenced by a '
+            "KernelCache); the entries freeze where they are",
+            f"every agent's pass fails: {text}",
+            safe_command("kubectl", "edit", f"{c.PLURAL_NODE_GROUPS}/{empty[0]}", names=(empty[0],)),
+        )
     if not sh.agent_events_read:
         gates.append(NodeGate("agent-pass", None, "the agent's events not read"))
     elif warnings:

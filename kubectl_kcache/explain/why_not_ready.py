@@ -216,8 +216,24 @@ def _summary(
 
 
 def _admission_note(snapshot: ClusterSnapshot, kc: o.KernelCache) -> str:
-    """Whether the pod webhook can use the cache today: any KernelCacheNode, of any node, with a Ready entry
+    """Whether the pod webhook can use the cache today: the feature on and its configuration valid, the
+    verification the configured mode asks for (§2.3 5), and any KernelCacheNode, of any node, with a Ready entry
     of the spec's image and footprints (Ready on the KernelCache is not required)."""
+    from ..kernelcache.admission.candidates import verification_allows_use
+
+    config = snapshot.derived(
+        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
+    )
+    if config.config is None:
+        return "the pod webhook cannot mount it today: the kernelcache configuration does not load"
+    if not config.config.enabled:
+        return "the pod webhook cannot mount it today: the feature is disabled in inferenceservice-config"
+    mode = config.config.artifact_security.mode
+    if not verification_allows_use(mode, kc.verification):
+        return (
+            f'the pod webhook cannot mount it today: artifactSecurity.mode is "{mode}" and the KernelCache\'s '
+            "status.verification does not show it verified in that mode"
+        )
     key = f"{kc.namespace}/{kc.name}"
     where = [
         k.name

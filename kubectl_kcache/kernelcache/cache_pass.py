@@ -97,6 +97,8 @@ def pass_stop(
             f"group {group.name} has an empty nodeSelector: KServe's pass fails with "
             f'"{MSG_EMPTY_SELECTOR}" and writes no status (the status shown is from before)',
         )
+    if group is None:  # NodeGroupNotFound is written before the prefetcher step: the status is current
+        return None
     holders = requeue_holders(kc.namespace, role_bindings, jobs, job_namespace, existing)
     if holders:
         return Stop(10, PREFETCH_REQUEUE, requeue_text(kc.namespace, holders, job_namespace), frozen=False)

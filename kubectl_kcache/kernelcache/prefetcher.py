@@ -107,8 +107,8 @@ def requeue_holders(
     """The Jobs that make KServe requeue every KernelCache pass of `namespace` (empty: none do). `existing`:
     (namespace, name) of every KernelCache there is (None: not known, no Job is called an orphan)."""
     rb = prefetcher_binding(role_bindings, namespace)
-    if rb is None or not _managed(rb.meta.labels):
-        return ()
+    if rb is None or not _managed(rb.meta.labels) or not subject_ok(rb):
+        return ()  # no managed binding, or one KServe fails on first (StorageError, written before the requeue)
     where = {job_namespace} | {ns for kind, ns, _ in rb.subjects if kind == "ServiceAccount" and ns}
     ns_label = label_value(namespace)
     known = None if existing is None else list(existing)

@@ -171,6 +171,11 @@ def _cache_tree(page: Page, why: WhyNotReady, wide: bool) -> Node:
 
 def _aggregate(page: Page, why: WhyNotReady) -> None:
     a = why.aggregate
+    stop = why.cache_blocked_by
+    if stop is not None:  # KServe's pass does not reach the aggregate: what it writes is the gate's
+        writes = f"writes {stop.kserve[0]}/{stop.kserve[1]}" if stop.kserve else "writes no status"
+        page.para("Aggregate:", f"not reached: KServe's pass stops at {stop.id} and {writes}")
+        return
     if a is None:
         return
     k = a.counts

@@ -154,3 +154,9 @@ def test_one_cache_from_a_file_decodes_only_what_it_needs_and_answers_the_same(t
         assert len(some.kcns) < len(whole.kcns) and len(some.pods) < len(whole.pods)
         nodes = ("ip-10-0-2-21.ec2.internal",)
         assert explain(some, "team-llm", BIG, nodes).to_dict() == explain(whole, "team-llm", BIG, nodes).to_dict()
+
+
+def test_an_unknown_node_is_a_usage_error(capsys, tmp_path):
+    path = write(tmp_path / "ok.json", cluster())
+    code, _, err = cli(capsys, "why-not-ready", KC, "-n", NS, "-f", path, "--node", "n9")
+    assert code == 2 and "--node: no node named 'n9'" in err

@@ -410,3 +410,95 @@ def test_verification_failed_in_cert_mode_stops_before_any_job():
         "kernel cache artifact verification failed",
     )
     assert "no node gets a Job" in gate.detail
+
+
+# ---- from review: what the first version got wrong ---------------------------------------------------------
+
+
+def test_a_chain_that_ends_on_a_list_not_read_is_not_ready():
+    """KernelCacheNodes not read: every member's chain stops there, unknown: not Ready, never exit 0."""
+    from kubectl_kcache.snapshot.kinds import PLURALS
+    from kubectl_kcache.snapshot.reads import Read
+
+    reads = [Read(p, None, "forbidden" if p == "kernelcachenodes" else "ok") for p in PLURALS]
+    snap = build([x for x in cluster() if x["kind"] != "KernelCacheNode"], reads=reads)
+    why = explain(snap, NS, KC)
+    assert any("kernelcachenodes" in u for u in why.unread)
+    assert {n.blocked_by for n in why.nodes} == {"kernelcachenode"} and not why.ready
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ({"enabled": False, "jobNamespace": JOBS}, "the feature is disabled"),
+        ({"enabled": True, "jobNamespace": JOBS, "artifactSecurity": {"mode": "disabled"}}, 'mode is "disabled"'),
+    ],
+)
+def test_the_admission_note_asks_what_the_webhook_asks(config, words):
+    """§2.3 5 and §4: with the feature off, or a verification mode the cache's status does not match (the
+    `disabled` trap), the webhook mounts nothing, Ready entries or not."""
+    why = trace(*cluster(config=config))
+    assert why.admission.startswith("the pod webhook cannot mount it today") and words in why.admission
+
+
+def test_another_caches_group_with_an_empty_selector_fails_every_agent():
+    """§2.2: a group referenced by any KernelCache with an empty nodeSelector fails every Ready node's pass."""
+    empty = b.group("g2", {})
+    empty["spec"]["nodeSelector"] = {}
+    other = b.kernel_cache("c2", NS, "g2", seed="c2")
+    why = trace(*cluster(empty, other, entries={**{n: "Ready" for n in NODES}, "n1": "Pending"}))
+    n1 = node_of(why, "n1")
+    assert n1.blocked_by == "agent-pass" and 'KernelCacheNodeGroup "g2" requires a non-empty nodeSelector' in n1.cause
+
+
+def test_a_second_subject_is_not_a_requeue_and_names_the_binding_in_its_namespace():
+    rb = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": "kernel-cache-prefetcher-rb",
+            "namespace": NS,
+            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pull"},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa", "namespace": JOBS},
+            {"kind": "ServiceAccount", "name": "other", "namespace": JOBS},
+        ],
+    }
+    running = job("n1")
+    gate = trace(*cluster(rb, running)).cache_blocked_by
+    assert gate.id == "prefetcher-identity"  # KServe fails on the subject before it looks at running Jobs
+    assert gate.next == f"kubectl -n {NS} get rolebinding/kernel-cache-prefetcher-rb -o yaml"
+    assert "every KernelCache of the namespace" in gate.detail
+
+
+def test_the_caches_own_stuck_job_holds_the_namespace_for_good():
+    rb = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": "kernel-cache-prefetcher-rb",
+            "namespace": NS,
+            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pull"},
+        "subjects": [{"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa", "namespace": JOBS}],
+    }
+    j = job("n1")
+    stuck = job_pod(j, "a", phase="Pending", waiting=("ImagePullBackOff", "back-off"))
+    gate = trace(*cluster(rb, j, stuck)).cache_blocked_by
+    assert gate.id == "requeue" and gate.passed is False and "until someone deletes the Job" in gate.detail
+    assert gate.next == f"kubectl -n {JOBS} delete job/{j['metadata']['name']}"
+
+
+def test_a_notready_members_entry_is_shown():
+    why = trace(*cluster(entries={**{n: "Ready" for n in NODES}, "n4": "Error"}, node_kw={"n4": {"ready": False}}))
+    n4 = node_of(why, "n4")
+    assert n4.blocked_by == "ready" and n4.entry is not None and n4.entry.state == "Error"
+
+
+def test_the_verdict_when_the_pass_stops_before_the_group():
+    why = trace(*cluster(config={"enabled": False, "jobNamespace": JOBS}))
+    assert why.verdict.startswith("Ready on ") and "no group has no member" not in why.verdict
+    assert not why.lagging  # the aggregate is not reached: nothing to lag behind
