@@ -128,6 +128,14 @@ def node_inputs(ctx: CacheContext, cache_stop: CacheGate | None) -> NodeInputs:
     )
 
 
+def _since(entry: o.CacheEntry | None, warning: o.Event) -> bool:
+    """The entry was last written after the Warning was last seen (RFC 3339 times compared as instants)."""
+    if entry is None or not entry.last_update or not warning.last_seen:
+        return False
+    written, seen = o.parse_time(entry.last_update), o.parse_time(warning.last_seen)
+    return written is not None and seen is not None and written > seen
+
+
 def _empty_referenced_groups(ctx: CacheContext) -> list[str]:
     """Groups with an empty nodeSelector that some KernelCache references (its nodeGroupRef, or the default
     group for one without): the agents fail their whole pass on them (kept per snapshot)."""
@@ -250,6 +258,17 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
         )
     if not sh.agent_events_read:
         gates.append(NodeGate("agent-pass", None, "the agent's events not read"))
+    elif warnings and _since(entry, warnings[0]):
+        # the pass wrote the entry after the agent's newest Warning: it has run since, the Warning is history
+        w = warnings[0]
+        gates.append(
+            NodeGate(
+                "agent-pass",
+                True,
+                f"the agent's last Warning ({w.reason}, {w.last_seen}) is older than the entry's lastUpdate "
+                f"({entry.last_update if entry is not None else ''}): its pass has run since",
+            )
+        )
     elif warnings:
         w = warnings[0]
         text = f"{w.reason}: {w.message}"

@@ -472,3 +472,21 @@ def test_the_verdict_when_the_pass_stops_before_the_group():
     why = trace(*cluster(config={"enabled": False, "jobNamespace": JOBS}))
     assert why.verdict.startswith("Ready on ") and "no group has no member" not in why.verdict
     assert not why.lagging  # the aggregate is not reached: nothing to lag behind
+
+
+def test_an_agent_warning_older_than_the_entry_is_history():
+    """The hourly image check's Warning at 08:00, the entry written at 10:00 by a later pass: the pass has run
+    since, so the chain goes on to the Job and its pod (the real cause)."""
+    old = event("KernelCacheNode", "n1", "default", "ImageValidationError", "x", when="2026-12-01T08:00:00Z")
+    items = cluster(old, entries={**{n: "Ready" for n in NODES}, "n1": "Pending"})
+    for x in items:
+        if x["kind"] == "KernelCacheNode" and x["metadata"]["name"] == "n1":
+            x["status"]["cacheStatus"][f"{NS}/{KC}"]["lastUpdate"] = "2026-12-01T10:00:00Z"
+    n1 = node_of(trace(*items), "n1")
+    assert n1.blocked_by != "agent-pass"
+    assert [g.passed for g in n1.gates if g.id == "agent-pass"] == [True]
+    # the same Warning newer than the entry holds the node
+    for x in items:
+        if x["kind"] == "KernelCacheNode" and x["metadata"]["name"] == "n1":
+            x["status"]["cacheStatus"][f"{NS}/{KC}"]["lastUpdate"] = "2026-12-01T07:00:00Z"
+    assert node_of(trace(*items), "n1").blocked_by == "agent-pass"
