@@ -14,6 +14,7 @@ from ..kernelcache import preparation as prep
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.agent_events import agent_warnings
 from ..kernelcache.names import label_value, preparation_job_name
+from ..kernelcache.taints import tolerated_by
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
 from ..text import command
@@ -128,6 +129,9 @@ def node_inputs(ctx: CacheContext, cache_stop: CacheGate | None) -> NodeInputs:
     )
 
 
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+
 def _since(entry: o.CacheEntry | None, warning: o.Event) -> bool:
     """The entry was last written after the Warning was last seen (RFC 3339 times compared as instants)."""
     if entry is None or not entry.last_update or not warning.last_seen:
@@ -188,11 +192,18 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f"NotReady ({why})",
             safe_command("kubectl", "describe", f"node/{node.name}", names=(node.name,)),
         )
+    # a cordon is the taint node.kubernetes.io/unschedulable:NoSchedule; the Job's pod has the group's tolerations
+    blocks = cordoned and (
+        ctx.group is None
+        or tolerated_by(o.Taint(key=UNSCHEDULABLE, effect="NoSchedule"), ctx.group.tolerations) is None
+    )
     gates.append(
         NodeGate(
             "ready",
             True,
             "Ready, but cordoned: it counts in nodeCount and its Job's pod cannot be scheduled while it stays cordoned"
+            if blocks
+            else "Ready, cordoned: the group's tolerations let its Job's pod on"
             if cordoned
             else "Ready",
         )

@@ -490,3 +490,13 @@ def test_an_agent_warning_older_than_the_entry_is_history():
         if x["kind"] == "KernelCacheNode" and x["metadata"]["name"] == "n1":
             x["status"]["cacheStatus"][f"{NS}/{KC}"]["lastUpdate"] = "2026-12-01T07:00:00Z"
     assert node_of(trace(*items), "n1").blocked_by == "agent-pass"
+
+
+def test_a_cordon_the_groups_tolerations_cover_does_not_block_the_job():
+    items = cluster(node_kw={"n1": {"unschedulable": True}})
+    group = next(x for x in items if x["kind"] == "KernelCacheNodeGroup")
+    group["spec"]["tolerations"] = [{"operator": "Exists"}]
+    n1 = node_of(trace(*items), "n1")
+    assert n1.gates[1].detail == "Ready, cordoned: the group's tolerations let its Job's pod on"
+    items = cluster(node_kw={"n1": {"unschedulable": True}})
+    assert "cannot be scheduled while it stays cordoned" in node_of(trace(*items), "n1").gates[1].detail
