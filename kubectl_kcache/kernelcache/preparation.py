@@ -88,9 +88,10 @@ def job_target(meta: Meta) -> tuple[str, str, str]:
 
 
 def job_finished(job: Job) -> bool:
-    """Complete or Failed: the agent reads no pod of it any more, and it no longer holds the namespace's
-    KernelCache passes."""
-    return any(x.type in ("Complete", "Failed") and x.status == "True" for x in job.conditions)
+    """A Complete or Failed condition, whatever its status: the Job no longer holds the namespace's KernelCache
+    passes (`isPrefetchJobTerminal`, prefetch_auth.go@6ca99b0c, looks at the condition's type only; the agent's
+    reading of a Job, `preparation`, asks for status True)."""
+    return any(x.type in ("Complete", "Failed") for x in job.conditions)
 
 
 def _condition(job: Job, kind: str) -> Condition | None:

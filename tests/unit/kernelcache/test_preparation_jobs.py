@@ -61,3 +61,12 @@ def test_refusal_reason_drops_the_pod_name_of_the_try():
     msg = 'Error creating: pods "kc-a-n1-0123-x7k2p" is forbidden: violates PodSecurity "restricted:latest": x'
     assert prep.refusal_reason(msg) == 'violates PodSecurity "restricted:latest": x'
     assert prep.refusal_reason("Error creating: quota exceeded") == "quota exceeded"
+
+
+def test_a_job_holds_the_namespace_until_it_has_a_complete_or_failed_condition_of_any_status():
+    """isPrefetchJobTerminal (prefetch_auth.go@6ca99b0c) looks at the condition's type only."""
+    j = job("n1")
+    j["status"]["conditions"] = [{"type": "Failed", "status": "False"}]
+    assert prep.job_finished(build([j]).jobs[0])
+    j["status"]["conditions"] = [{"type": "Suspended", "status": "True"}]
+    assert not prep.job_finished(build([j]).jobs[0])
