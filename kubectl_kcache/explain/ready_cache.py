@@ -19,6 +19,7 @@ from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import unusable
 from ..text import command
+from .ready_index import chain_index
 from .ready_model import WAITING, CacheGate, safe_command
 
 # ---- the cache level ------------------------------------------------------------------------------------
@@ -280,19 +281,9 @@ def _identity_gate(ctx: CacheContext) -> CacheGate:
 def _never_ends(snap: ClusterSnapshot, job: o.Job) -> bool:
     """A running prefetch Job that will not finish by itself: suspended, refused its pods, or its pod stuck on
     a failure the kubelet retries for ever (ImagePullBackOff never fails the pod)."""
-    pods = snap.derived("pods-by-job", lambda: _pods_by_job(snap)).get((job.meta.namespace or "", job.meta.name), [])
-    events = [e for e in snap.events if e.involved_kind == "Job" and e.involved_name == job.meta.name]
-    p = prep.preparation(job, pods, events)
+    index = chain_index(snap, job.meta.namespace or "")
+    p = prep.preparation(job, index.pods_by_job.get(job.meta.name, []), index.events_by_job.get(job.meta.name, []))
     return p.state in (prep.JOB_SUSPENDED, prep.JOB_FAILED_CREATE) or p.failure is not None
-
-
-def _pods_by_job(snap: ClusterSnapshot) -> dict[tuple[str, str], list[o.Pod]]:
-    out: dict[tuple[str, str], list[o.Pod]] = {}
-    for p in snap.pods:
-        name = p.meta.labels.get(prep.JOB_NAME_LABEL)
-        if name:
-            out.setdefault((p.namespace, name), []).append(p)
-    return out
 
 
 def _requeue_gate(ctx: CacheContext) -> CacheGate:

@@ -5,92 +5,21 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from .. import objects as o
 from ..kernelcache import constants as c
 from ..kernelcache import preparation as prep
 from ..kernelcache.admission import entry_matches_cache
-from ..kernelcache.agent_events import agent_warnings
 from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.taints import tolerated_by
 from ..snapshot import plan
-from ..snapshot.model import ClusterSnapshot
 from ..text import command
 from .ready_cache import CacheContext, kc_command
+from .ready_index import ChainIndex, chain_index
 from .ready_model import WAITING, CacheGate, NodeGate, NodeTrace, Passed, safe_command
 
 # ---- the node level -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Index:
-    """What every chain of one snapshot looks up, indexed once (-A explains thousands of caches): agent pods and
-    the agents' events by node, preparation Jobs by the KernelCache and node their labels name, their pods and
-    the Job controller's events by Job."""
-
-    agent_pods: dict[str, list[o.Pod]]
-    agent_events: dict[str, list[o.Event]]
-    jobs: dict[tuple[str, str, str], list[o.Job]]
-    pods_by_job: dict[str, list[o.Pod]]
-    events_by_job: dict[str, list[o.Event]]
-    images_known: bool
-    situations: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-
-    def situation(self, node: o.Node, has_kcn: bool) -> tuple[Any, ...]:
-        """What decides a member's chain besides its entry, when it has no Job: cordon, KernelCacheNode, agent
-        pods and the agent's newest Warning (kept per node: -A asks it for every KernelCache of the group)."""
-        found = self.situations.get(node.name)
-        if found is None:
-            agents = tuple((p.phase, p.ready, p.meta.deleting) for p in self.agent_pods.get(node.name, ()))
-            warnings = self.agent_events.get(node.name)
-            found = (
-                node.unschedulable,
-                has_kcn,
-                agents,
-                (warnings[0].reason, warnings[0].message) if warnings else None,
-            )
-            self.situations[node.name] = found
-        return found
-
-
-def _index(snap: ClusterSnapshot, job_ns: str) -> _Index:
-    def build() -> _Index:
-        key, value = c.AGENT_POD_LABEL
-        agents: dict[str, list[o.Pod]] = {}
-        for pod in snap.pods_labelled(c.KSERVE_NAMESPACE, key, value):
-            agents.setdefault(pod.node_name, []).append(pod)
-        jobs: dict[tuple[str, str, str], list[o.Job]] = {}
-        for j in snap.jobs:
-            if j.meta.namespace == job_ns:
-                lab = j.meta.labels
-                target = (
-                    lab.get(c.LABEL_JOB_CACHE_NAMESPACE, ""),
-                    lab.get(c.LABEL_JOB_CACHE_NAME, ""),
-                    lab.get(c.LABEL_JOB_NODE, ""),
-                )
-                jobs.setdefault(target, []).append(j)
-        pods: dict[str, list[o.Pod]] = {}
-        for p in snap.pods:
-            if p.namespace == job_ns:
-                name = p.meta.labels.get(prep.JOB_NAME_LABEL, p.meta.labels.get("job-name"))
-                if name:
-                    pods.setdefault(name, []).append(p)
-        events: dict[str, list[o.Event]] = {}
-        for e in snap.events:
-            if e.involved_namespace == job_ns and e.involved_kind == "Job":
-                events.setdefault(e.involved_name, []).append(e)
-        return _Index(
-            agents,
-            agent_warnings(snap.events),
-            jobs,
-            pods,
-            events,
-            any(n.image_count or n.images.keys for n in snap.nodes),
-        )
-
-    return snap.derived(f"why-not-ready-index/{job_ns}", build)
 
 
 _label = functools.lru_cache(maxsize=65536)(label_value)  # a node's or cache's label value, asked per cache
@@ -101,7 +30,7 @@ class NodeInputs:
     """What every node's chain of one KernelCache reads: the snapshot's index and which lists were read."""
 
     kcn_by_name: dict[str, o.KernelCacheNode]
-    index: _Index
+    index: ChainIndex
     kcn_read: bool
     agents_read: bool
     agent_events_read: bool
@@ -119,7 +48,7 @@ def node_inputs(ctx: CacheContext, cache_stop: CacheGate | None) -> NodeInputs:
     snap = ctx.snapshot
     return NodeInputs(
         kcn_by_name=snap.kcn_by_name,
-        index=_index(snap, ctx.job_namespace),
+        index=chain_index(snap, ctx.job_namespace),
         kcn_read=ctx.read(plan.KERNEL_CACHE_NODES, "KernelCacheNodes and their entries are not checked"),
         agents_read=ctx.read(plan.AGENT_PODS, "the agent pods are not checked"),
         agent_events_read=ctx.read(plan.AGENT_WARNINGS, "the agents' Warning events are not checked"),
@@ -473,33 +402,14 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
     if entry.state == c.ENTRY_READY:
         gates.append(NodeGate("entry-state", True, f"{state_text}{when}"))
         return NodeTrace(node.name, member, ready, cordoned, tuple(gates), entry, job_info, pod_info)
-    if entry.state == c.ENTRY_ERROR:
-        gates.append(NodeGate("entry-state", False, f"{state_text}{when}"))
-        return NodeTrace(
-            node.name,
-            member,
-            ready,
-            cordoned,
-            tuple(gates),
-            entry,
-            job_info,
-            pod_info,
-            f"the entry is Error: {entry.message}",
-            describe_job,
-        )
-    gates.append(NodeGate("entry-state", WAITING, f"{state_text}{when}"))
-    return NodeTrace(
-        node.name,
-        member,
-        ready,
-        cordoned,
-        tuple(gates),
-        entry,
-        job_info,
-        pod_info,
-        f"preparing: {entry.state or 'Pending'}" + (f" ({entry.message})" if entry.message else ""),
-        describe_job,
+    error = entry.state == c.ENTRY_ERROR
+    gates.append(NodeGate("entry-state", False if error else WAITING, f"{state_text}{when}"))
+    cause = (
+        f"the entry is Error: {entry.message}"
+        if error
+        else f"preparing: {entry.state or 'Pending'}" + (f" ({entry.message})" if entry.message else "")
     )
+    return NodeTrace(node.name, member, ready, cordoned, tuple(gates), entry, job_info, pod_info, cause, describe_job)
 
 
 _STATUS_CODE = re.compile(r"(?:status code|answered|returned)[^:]*:\s*(\d{3}\s+[A-Za-z][A-Za-z ]*)\s*$")

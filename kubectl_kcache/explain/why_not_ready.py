@@ -25,7 +25,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.aggregate import EntryIndex, compute_aggregate, entry_index_of
 from ..kernelcache.caches import effective_group
-from ..kernelcache.config import read_config
+from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.membership import membership_of
 from ..snapshot.model import ClusterSnapshot
 from .ready_cache import CacheContext, cache_gates, written_condition
@@ -97,9 +97,7 @@ def explain(
     kc = snapshot.kc_by_key.get(f"{namespace}/{name}")
     if kc is None:
         return WhyNotReady(namespace, name, None, False, (CacheGate("exists", False, "not found"),), (), None, None)
-    config = snapshot.derived(
-        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    )
+    config = _config(snapshot)
     cfg = config.config
     default_group = cfg.default_node_group if cfg is not None else ""
     group_name = effective_group(kc, default_group)
@@ -151,6 +149,13 @@ def explain(
         admission,
         tuple(ctx.unread),
         _fold(traces),
+    )
+
+
+def _config(snapshot: ClusterSnapshot) -> ConfigState:
+    """The kernelcache configuration, read once per snapshot (-A explains every KernelCache of it)."""
+    return snapshot.derived(
+        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
     )
 
 
@@ -221,9 +226,7 @@ def _admission_note(snapshot: ClusterSnapshot, kc: o.KernelCache) -> str:
     of the spec's image and footprints (Ready on the KernelCache is not required)."""
     from ..kernelcache.admission.candidates import verification_allows_use
 
-    config = snapshot.derived(
-        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    )
+    config = _config(snapshot)
     if config.config is None:
         return "the pod webhook cannot mount it today: the kernelcache configuration does not load"
     if not config.config.enabled:
@@ -280,9 +283,7 @@ def explain_all(
     from .fleet import check_selector
 
     match = check_selector(selector) if selector else None
-    config = snapshot.derived(
-        "kernelcache-config", lambda: read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    )
+    config = _config(snapshot)
     default_group = config.config.default_node_group if config.config is not None else ""
     rows = []
     for kc in snapshot.kernel_caches:
