@@ -46,7 +46,16 @@ from ..kernelcache import constants as c
 from ..kernelcache import preparation as prep_
 from ..kernelcache.config import AUTH_SA_TOKEN, KernelCacheConfig, endpoint_valid
 from ..kernelcache.names import label_value
-from ..kernelcache.prefetcher import HeldBy, identity_error, requeue_holders, subject_moves, subject_ok
+from ..kernelcache.prefetcher import ROLE_BINDING as PREFETCHER_RB
+from ..kernelcache.prefetcher import SERVICE_ACCOUNT as PREFETCHER_SA
+from ..kernelcache.prefetcher import (
+    HeldBy,
+    identity_error,
+    is_managed,
+    requeue_holders,
+    subject_moves,
+    subject_ok,
+)
 from ..kernelcache.preparation import EXITED, WAITING, Preparation, agent_job, job_target, preparation, refusal_reason
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
@@ -58,7 +67,6 @@ from .registry import check
 
 ID = "registry-pull"
 # the newest names (cache_prefetch.go@30750567); older KServe named the ServiceAccount kernel-cache-prefetcher
-PREFETCHER_SA, PREFETCHER_RB = c.PREFETCHER_SERVICE_ACCOUNTS[0], c.PREFETCHER_ROLE_BINDINGS[0]
 NO_WATCH = "KServe does not watch Jobs and creates no Job while one of this name exists, so nothing changes by itself"
 
 
@@ -456,7 +464,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
         )
     for sa in found:
         ref = ObjectRef("ServiceAccount", sa.meta.name, job_ns)
-        if sa.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) != "true":
+        if not is_managed(sa.meta.labels):
             yield Finding(
                 ID,
                 "error",
@@ -502,7 +510,7 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
         if rb.meta.name != PREFETCHER_RB or ns not in cache_namespaces:
             continue
         ref = ObjectRef("RoleBinding", rb.meta.name, ns)
-        managed = rb.meta.labels.get(c.PREFETCHER_MANAGED_LABEL) == "true"
+        managed = is_managed(rb.meta.labels)
         if not token and not managed:
             continue  # auth none: KServe ignores a binding it does not manage
         # KServe's StorageError for this binding alone (the ServiceAccount is judged above)

@@ -34,7 +34,8 @@ ROLE_BINDING = c.PREFETCHER_ROLE_BINDINGS[0]
 MSG_PULL_ROLE_REQUIRED = "registry pull RoleRef is required for serviceAccountToken authentication"
 
 
-def _managed(meta_labels: dict[str, str]) -> bool:
+def is_managed(meta_labels: dict[str, str]) -> bool:
+    """The prefetcher ServiceAccount or RoleBinding carries KServe's managed label."""
     return meta_labels.get(c.PREFETCHER_MANAGED_LABEL) == "true"
 
 
@@ -69,7 +70,7 @@ def identity_error(
     job_ns = cfg.job_namespace
     sa = next((s for s in service_accounts if s.meta.namespace == job_ns and s.meta.name == SERVICE_ACCOUNT), None)
     if sa is not None:
-        if not _managed(sa.meta.labels):
+        if not is_managed(sa.meta.labels):
             return (
                 f"reserved ServiceAccount {job_ns}/{SERVICE_ACCOUNT} already exists and is not managed by KernelCache"
             )
@@ -78,7 +79,7 @@ def identity_error(
     rb = prefetcher_binding(role_bindings, namespace)
     if rb is None:
         return ""
-    if not _managed(rb.meta.labels):
+    if not is_managed(rb.meta.labels):
         if token:
             return f"reserved RoleBinding {namespace}/{ROLE_BINDING} already exists and is not managed by KernelCache"
         return ""
@@ -107,7 +108,7 @@ def requeue_holders(
     """The Jobs that make KServe requeue every KernelCache pass of `namespace` (empty: none do). `existing`:
     (namespace, name) of every KernelCache there is (None: not known, no Job is called an orphan)."""
     rb = prefetcher_binding(role_bindings, namespace)
-    if rb is None or not _managed(rb.meta.labels) or not subject_ok(rb):
+    if rb is None or not is_managed(rb.meta.labels) or not subject_ok(rb):
         return ()  # no managed binding, or one KServe fails on first (StorageError, written before the requeue)
     where = {job_namespace} | {ns for kind, ns, _ in rb.subjects if kind == "ServiceAccount" and ns}
     ns_label = label_value(namespace)
