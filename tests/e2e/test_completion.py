@@ -36,3 +36,11 @@ def test_namespaces_pods_and_captures_are_completed_live(cluster):
     assert complete(cluster, "why-not-cached", "-n", "team-a", "mo") == ["model-predictor-1", ":4"]
     assert complete(cluster, "why-group", "-n", "team-a", "--capture", "") == ["model-kcc-1", ":4"]
     assert complete(cluster, "doctor", "--from-file", "") == [":0"]
+
+
+def test_kernelcaches_are_completed_live_for_why_not_ready(cluster):
+    cluster.apply(
+        [b.kernel_cache("llama", "team-a"), b.kernel_cache("lora", "team-a"), b.kernel_cache("qwen", "team-b")]
+    )
+    assert complete(cluster, "why-not-ready", "-n", "team-a", "l") == ["llama", "lora", ":4"]
+    assert complete(cluster, "why-not-ready", "-n", "team-b", "") == ["qwen", ":4"]
