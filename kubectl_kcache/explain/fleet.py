@@ -39,7 +39,7 @@ from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import covering, require
-from ..text import command
+from ..suggest import Name, Namespace, kubectl
 from .why_not_cached import (
     Placement,
     WhyNotCached,
@@ -431,14 +431,17 @@ def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
         deployments = {p.deployment for p in now}
         if len(deployments) == 1 and "" not in deployments:
             first = now[0]
-            return command(
-                "kubectl", "-n", first.namespace, "rollout", "restart", "deployment", first.deployment
+            return kubectl(
+                "-n {ns} rollout restart deployment/{deployment}",
+                ns=Namespace(first.namespace),
+                deployment=Name("deployment", first.deployment),
             ), first.name
     for group in (denied, now, gated, unprepared):
         if group:
             first = group[0]
             return (
-                first.next_command or command("kubectl", "kcache", "why-not-cached", first.name, "-n", first.namespace)
+                first.next_command
+                or kubectl("kcache why-not-cached {pod} -n {ns}", pod=Name("pod", first.name), ns=Namespace(first.namespace))
             ), first.name
     return "", ""
 

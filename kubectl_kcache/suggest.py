@@ -1,0 +1,165 @@
+"""The one builder of the kubectl commands our answers suggest.
+
+A command is a template written in the code (`"-n {ns} describe pod {pod}"`) and typed words for its
+placeholders: `Name` (an object's name, checked as the API server checks names of its kind), `Selector`
+(label keys and values, checked as label syntax) and `Json` (a patch body). A plain string is never a word,
+so a value read from the cluster cannot reach a command without being checked; a template is a string
+literal (a unit test holds every call site to that).
+
+A checked name starts with a letter or digit, so kubectl cannot read it as an option; the builder refuses any
+word from data that starts with `-` all the same. A value that fails is never put into a command: the
+answer says which object and why no command is suggested."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .apivalidation import dns_label_errors, label_value_errors, qualified_name_errors, shown, subdomain_errors
+from .text import json_body, quote
+
+
+def _path_segment_errors(name: str) -> list[str]:
+    """RBAC objects are named as path segments (apimachinery's IsValidPathSegmentName); one with control or
+    invisible characters is valid there, but not a name to paste into a terminal."""
+    if name in (".", ".."):
+        return [f"may not be {quote(name)}"]
+    out = [f"may not contain {quote(ch)}" for ch in "/%" if ch in name]
+    return out + ([] if name.isprintable() else ["holds control or invisible characters"])
+
+
+# kubectl's word for a kind -> the API server's rule for its names; every other kind is a DNS-1123 subdomain
+_RULES: dict[str, Callable[[str], list[str]]] = {
+    "namespace": dns_label_errors,
+    "container": dns_label_errors,
+    "service": dns_label_errors,
+    "role": _path_segment_errors,
+    "rolebinding": _path_segment_errors,
+    "clusterrole": _path_segment_errors,
+    "clusterrolebinding": _path_segment_errors,
+}
+
+
+def _short(message: str) -> str:
+    """apimachinery's message without its examples and regular expression."""
+    return message.split(" (e.g.")[0]
+
+
+@dataclass(frozen=True)
+class Name:
+    """The name of an object of `kind` (kubectl's word for it: "pod", "namespace", "kernelcache")."""
+
+    kind: str
+    value: str
+
+    def problem(self) -> str | None:
+        if not self.value:
+            return f"the {self.kind} name is empty"
+        errors = _RULES.get(self.kind, subdomain_errors)(self.value)
+        if errors:
+            return f"{self.kind} name {shown(self.value)} is not one Kubernetes accepts: {_short(errors[0])}"
+        return None
+
+    def render(self) -> str:
+        return self.value
+
+
+def Namespace(value: str) -> Name:  # noqa: N802 -- reads as the word it builds
+    return Name("namespace", value)
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A label selector: `key=value` pairs, or keys alone (`-l key` selects objects that carry it, `-L key`
+    shows it)."""
+
+    pairs: tuple[tuple[str, str | None], ...]
+
+    @staticmethod
+    def of(labels: Mapping[str, str]) -> Selector:
+        return Selector(tuple(labels.items()))
+
+    @staticmethod
+    def has(*keys: str) -> Selector:
+        return Selector(tuple((k, None) for k in keys))
+
+    def problem(self) -> str | None:
+        if not self.pairs:
+            return "the label selector is empty"
+        for key, value in self.pairs:
+            errors = qualified_name_errors(key)
+            if errors:
+                return f"label key {shown(key)} is not one Kubernetes accepts: {_short(errors[0])}"
+            if value is not None and (errors := label_value_errors(value)):
+                return f"label value {shown(value)} of {key} is not one Kubernetes accepts: {_short(errors[0])}"
+        return None
+
+    def render(self) -> str:
+        return ",".join(k if v is None else f"{k}={v}" for k, v in self.pairs)
+
+
+@dataclass(frozen=True)
+class Json:
+    """A JSON document as one word (`kubectl patch -p`): built by the encoder, it starts with `{` or `[`, and
+    no value inside it can end the word."""
+
+    value: dict[str, object] | list[object]
+
+    def problem(self) -> str | None:
+        return None
+
+    def render(self) -> str:
+        return json_body(self.value)
+
+
+Word = Name | Selector | Json
+
+
+@dataclass(frozen=True)
+class Built:
+    """A suggested command's words after `kubectl`, or why none is suggested."""
+
+    argv: tuple[str, ...] | None
+    refused: str | None = None
+
+    @property
+    def line(self) -> str | None:
+        return None if self.argv is None else " ".join(quote(w) for w in ("kubectl", *self.argv))
+
+
+_FORMATTER = string.Formatter()
+
+
+def build(template: str, /, **words: Word) -> Built:
+    """The command `kubectl TEMPLATE` with each `{placeholder}` replaced by its word (`{{` for a literal `{`).
+    Each whitespace-separated part of the template is one word of the command."""
+    for word in words.values():
+        problem = word.problem()
+        if problem is not None:
+            return Built(None, f"no command suggested: {problem}")
+    argv = []
+    for part in template.split():
+        out = []
+        for i, (literal, field, _spec, _conv) in enumerate(_FORMATTER.parse(part)):
+            out.append(literal)
+            if field is not None:
+                word = words[field]
+                value = word.render()
+                if i == 0 and not literal and value.startswith("-"):
+                    what = f"{word.kind} name" if isinstance(word, Name) else "the value"
+                    return Built(None, f"no command suggested: {what} {shown(value)} would be read as an option")
+                out.append(value)
+        argv.append("".join(out))
+    return Built(tuple(argv))
+
+
+def kubectl(template: str, /, **words: Word) -> str:
+    """The command line to suggest; when a word is not valid for its kind, a sentence saying which and why."""
+    built = build(template, **words)
+    return built.line or built.refused or ""
+
+
+def kubectl_or_none(template: str, /, **words: Word) -> str | None:
+    """The command line to suggest, or None when a word is not valid for its kind (the caller has another)."""
+    return build(template, **words).line
