@@ -50,7 +50,7 @@ def test_the_broken_example_per_inferenceservice(capsys):
         "qwen2-5-vl-7b-instruct",
     ]
     assert all(x[2:8] == ["1", "0", "0", "0", "0", "1"] for x in producers)
-    assert row.endswith("kubectl -n team-llm rollout restart deployment mistral-7b-instruct-v0-3-predictor")
+    assert row.endswith("kubectl -n team-llm rollout restart deployment/mistral-7b-instruct-v0-3-predictor")
     code, wide, _ = cli(capsys, "why-not-cached", "-A", "--from-file", BROKEN, "-o", "wide")
     assert code == 1 and "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd" in wide
     assert "kubectl -n team-llm delete pod mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd" in wide

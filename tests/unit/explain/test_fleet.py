@@ -133,7 +133,7 @@ def test_pods_of_one_replicaset_share_one_decision_and_a_rollout_restart_helps()
     assert fleet.decisions == 1
     (row,) = fleet.rows
     assert (row.pods, row.cached, row.cold, row.now, row.denied, row.gate) == (20, 0, 20, 20, 0, "")
-    assert row.next_command == "kubectl -n team-a rollout restart deployment qwen-predictor"
+    assert row.next_command == "kubectl -n team-a rollout restart deployment/qwen-predictor"
 
 
 def test_revisions_that_differ_get_their_own_rows():

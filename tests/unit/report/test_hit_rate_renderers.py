@@ -68,7 +68,7 @@ def test_the_doctor_page_has_a_serving_pods_section():
     section = section[: section.index("</section>")]
     assert "<h2>Serving pods</h2>" in section and "5 serving pods in 5 InferenceServices" in section
     assert section.count("<tr>") == 1 + len(fleet.rows)
-    assert "rollout restart deployment mistral-7b-instruct-v0-3-predictor" in section
+    assert "rollout restart deployment/mistral-7b-instruct-v0-3-predictor" in section
     # a revision captured without a KernelCache is sent to its capture's node-group decision
     assert "kubectl kcache why-group --capture llama-3-1-8b-instruct-kcc-7d9c6b5f48 -n team-llm" in section
     # a command's quotes are escaped on the page (a finding's patch command: the JSON it sends)
