@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
+from .credentials import redact_url
 
 TOOL = "kubectl-kcache"
 LIVE = "live"
@@ -36,7 +37,12 @@ class Provenance:
     @staticmethod
     def live(server: str, cluster: str, taken_at: str, namespace: str | None) -> Provenance:
         return Provenance(
-            LIVE, server=server, cluster=cluster, taken_at=taken_at, generated_at=now_rfc3339(), namespace=namespace
+            LIVE,
+            server=redact_url(server),
+            cluster=cluster,
+            taken_at=taken_at,
+            generated_at=now_rfc3339(),
+            namespace=namespace,
         )
 
     @staticmethod
@@ -45,7 +51,7 @@ class Provenance:
     ) -> Provenance:
         return Provenance(
             FILE,
-            server=server,
+            server=redact_url(server),  # a dump may have recorded a password in the server's URL
             files=tuple(files),
             cluster=cluster,
             taken_at=taken_at,

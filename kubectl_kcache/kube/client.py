@@ -116,7 +116,11 @@ class Client:
 
     @property
     def server(self) -> str:
-        return self.resolved.server
+        """The API server's URL as every message, log line, provenance and dump names it: without the
+        credentials a URL can carry (the requests use `resolved.server`)."""
+        from ..credentials import redact_url
+
+        return redact_url(self.resolved.server)
 
     # ---- requests -------------------------------------------------------------------------------
     def request(

@@ -309,7 +309,9 @@ def server_url(server: Any, cluster: Mapping[str, Any], user: Mapping[str, Any],
             cluster.get(k) for k in ("certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify")
         ) or any(user.get(k) for k in ("client-certificate", "client-certificate-data"))
         text = ("https://" if tls else "http://") + text
-    bad = f"{what} {server!r} is not a valid URL"
+    from ..credentials import redact_url
+
+    bad = f"{what} {redact_url(str(server))!r} is not a valid URL"
     try:
         parts = urlsplit(text)
         port = parts.port
