@@ -1,6 +1,8 @@
 """Entry points: `kubectl-kcache` (run by kubectl as `kubectl kcache`) and `kubectl_complete-kcache`."""
 
+import contextlib
 import sys
+from typing import NoReturn
 
 if sys.version_info < (3, 10):  # noqa: UP036 - the one line older interpreters must be able to print
     sys.stderr.write("kubectl-kcache needs Python 3.10 or newer (this is %d.%d)\n" % sys.version_info[:2])  # noqa: UP031
@@ -10,20 +12,34 @@ if sys.version_info < (3, 10):  # noqa: UP036 - the one line older interpreters 
 def main() -> None:
     if sys.argv[1:2] == ["__complete"]:  # what the scripts of `kubectl kcache completion SHELL` run
         return complete(sys.argv[2:])
-    from .cli import run
-
+    try:
+        from .cli import run
+    except KeyboardInterrupt:  # Ctrl-C while the modules load: the same exit as later, never a traceback
+        _interrupted()
     sys.exit(run(sys.argv[1:]))
 
 
 def complete(words: list[str] | None = None) -> None:
     """kubectl's plugin completion hook: kubectl calls `kubectl_complete-kcache <words...>`; the shell
-    scripts call `kubectl-kcache __complete <words...>`."""
-    from .cli import completion
+    scripts call `kubectl-kcache __complete <words...>`. Candidates are escaped: a name from a kubeconfig or
+    a file is data, and the shell prints it."""
+    try:
+        from .cli import completion
+        from .text import escape
 
-    words, directive = completion(sys.argv[1:] if words is None else words)
-    for word in words:
-        print(word)
+        words, directive = completion(sys.argv[1:] if words is None else words)
+        lines = [escape(word) for word in words]
+    except KeyboardInterrupt:
+        _interrupted()
+    for line in lines:
+        print(line)
     print(f":{directive}")  # cobra's ShellCompDirective: 0 lets the shell complete files, 4 does not
+
+
+def _interrupted() -> NoReturn:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write("interrupted\n")
+    sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -109,11 +109,37 @@ def _flags(words: list[str], *names: str) -> list[str]:
     return values
 
 
-def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
-    from ..kube.kubeconfig import kubeconfig_files, merge_kubeconfigs
+def _readable_now(path: str, folders: bool = False) -> bool:
+    """Whether completion may read `path`: a regular file (or, with `folders`, a folder). A FIFO, a device or
+    stdin would keep the shell waiting until someone writes to it."""
+    import stat
 
     try:
-        merged = merge_kubeconfigs(kubeconfig_files(_flag(words, "--kubeconfig"), os.environ))
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode))
+
+
+def _kubeconfigs(words: list[str]) -> list[str] | None:
+    """The kubeconfig files the command line would read, or None when one of them is not a regular file."""
+    from ..kube.kubeconfig import kubeconfig_files
+
+    try:
+        files = kubeconfig_files(_flag(words, "--kubeconfig"), os.environ)
+    except Exception:  # noqa: BLE001 - completion never fails loudly
+        return None
+    return files if all(_readable_now(f) for f in files) else None
+
+
+def _kubeconfig_names(words: list[str], section: str, current: str) -> list[str]:
+    from ..kube.kubeconfig import merge_kubeconfigs
+
+    files = _kubeconfigs(words)
+    if files is None:
+        return []
+    try:
+        merged = merge_kubeconfigs(files)
     except Exception:  # noqa: BLE001 - completion never fails loudly
         return []
     names = {str(e.get("name")) for e in merged.get(section) or [] if isinstance(e, dict) and e.get("name")}
@@ -139,7 +165,8 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
     if from_files:  # offline: the names in the snapshot files, never the cluster
         from .completion_scripts import names_from_files
 
-        names = names_from_files(from_files, what, _flag(words, "-n", "--namespace"))
+        readable = [p for p in from_files if _readable_now(p, folders=True)]
+        names = names_from_files(readable, what, _flag(words, "-n", "--namespace")) if readable else []
         return [n for n in names if n.startswith(current)]
     flags = {
         key: _flag(words, *names)
@@ -153,6 +180,8 @@ def _live_candidates(command: str, words: list[str], prev: str, current: str) ->
         )
     }
     flags["request_timeout"] = LIVE_TIMEOUT
+    if _kubeconfigs(words) is None:
+        return []
     try:
         from ..snapshot.live import names_for_completion
 

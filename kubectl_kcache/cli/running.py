@@ -64,6 +64,30 @@ class _Discarded(_ClosedOutput):
         return len(text)
 
 
+class _Tolerant:
+    """Standard error that may fail (`2>/dev/full`, a closed pipe): a warning or an error line that cannot be
+    written is dropped, so that the answer on standard output still comes and the exit code stays the
+    outcome's."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: Any) -> int:
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 _OUTPUT_ERRORS = ("EPIPE", "ENOSPC", "EBADF", "EIO", "EFBIG", "EDQUOT")
 
 
@@ -96,6 +120,9 @@ def run(argv: list[str]) -> int:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
     if sys.stderr is None or _closed_descriptor(sys.stderr):
         sys.stderr = _Discarded()  # type: ignore[assignment]
+    stderr = sys.stderr
+    if not isinstance(stderr, (_Discarded, _Tolerant)):
+        sys.stderr = _Tolerant(stderr)  # type: ignore[assignment]
     try:
         code = _run(argv)
         sys.stdout.flush()
@@ -103,6 +130,9 @@ def run(argv: list[str]) -> int:
         if _is_output_error(exc):
             return _output_failed(exc)
         raise
+    finally:
+        if isinstance(sys.stderr, _Tolerant):
+            sys.stderr = stderr
     return code
 
 
