@@ -34,6 +34,7 @@ from ..kernelcache.placement import placement_changes, placement_diff
 from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import Name, Namespace, kubectl
 from ..text import command
 from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, read_ok, rfc3339, touch_group_hint
 from .model import CheckRead, Finding, ObjectRef
@@ -44,7 +45,7 @@ NS = c.KSERVE_NAMESPACE
 DS_NAME = f"DaemonSet {NS}/{c.AGENT_DAEMONSET}"
 DS_REF = ObjectRef("DaemonSet", c.AGENT_DAEMONSET, NS)
 DESCRIBE_DS = f"kubectl -n {NS} describe daemonset {c.AGENT_DAEMONSET}"
-AGENT_PODS = command("kubectl", "-n", NS, "get", "pods", "-l", "=".join(c.AGENT_POD_LABEL), "-o", "wide")
+AGENT_PODS = kubectl("-n {ns} get pods -l control-plane=kserve-kernelcachenode-agent -o wide", ns=Namespace(NS))
 
 
 @check(
@@ -121,14 +122,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield _no_pod(node, ds, bool(diff), unscheduled, group)
 
 
-EVENTS_LISTER = command(
-    "kubectl",
-    "-n",
-    c.AGENT_EVENTS_NAMESPACE,
-    "get",
-    "events",
-    "--field-selector",
-    f"involvedObject.kind={c.KIND_NODE},type=Warning",
+EVENTS_LISTER = kubectl(
+    "-n {ns} get events --field-selector involvedObject.kind=KernelCacheNode,type=Warning",
+    ns=Namespace(c.AGENT_EVENTS_NAMESPACE),
 )
 
 
@@ -147,7 +143,12 @@ def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         count = sum(e.count for e in events)
         pods = [p for p in f.agent_pods_by_node.get(node, []) if not p.meta.deleting]
         hint = (
-            command("kubectl", "-n", NS, "logs", pods[0].name, "-c", c.AGENT_CONTAINER)
+            kubectl(
+                "-n {ns} logs {pod} -c {container}",
+                ns=Namespace(NS),
+                pod=Name("pod", pods[0].name),
+                container=Name("container", c.AGENT_CONTAINER),
+            )
             if pods
             else command(
                 "kubectl",
@@ -247,7 +248,7 @@ def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod]
 def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
     pod = pods[0]
     ref = ObjectRef("Pod", pod.name, NS)
-    describe = command("kubectl", "-n", NS, "describe", "pod", pod.name)
+    describe = kubectl("-n {ns} describe pod {pod}", ns=Namespace(NS), pod=Name("pod", pod.name))
     waiting = next((cs for cs in pod.containers if cs.waiting_reason), None)
     evidence = tuple(f"container {cs.name}: restarts {cs.restarts}" for cs in pod.containers if cs.restarts)
     lead = f"agent pod {NS}/{pod.name} on {node.name}"
@@ -277,7 +278,12 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
             text += f" (last exit code {waiting.exit_code}{f', {last}' if last else ''})"
         hint = describe
         if waiting.waiting_reason == "CrashLoopBackOff":
-            hint = command("kubectl", "-n", NS, "logs", pod.name, "-c", waiting.name, "--previous")
+            hint = kubectl(
+                "-n {ns} logs {pod} -c {container} --previous",
+                ns=Namespace(NS),
+                pod=Name("pod", pod.name),
+                container=Name("container", waiting.name),
+            )
         return Finding(
             ID,
             "error",
@@ -297,7 +303,12 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
             ref,
             f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
             group=group,
-            hint=command("kubectl", "-n", NS, "logs", pod.name, "-c", c.AGENT_CONTAINER),
+            hint=kubectl(
+                "-n {ns} logs {pod} -c {container}",
+                ns=Namespace(NS),
+                pod=Name("pod", pod.name),
+                container=Name("container", c.AGENT_CONTAINER),
+            ),
             evidence=evidence,
             cause="agent pods Running but not Ready",
             code="pod-failed",

@@ -49,6 +49,7 @@ from ..kernelcache.prefetcher import requeue_holders
 from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import Name, Namespace, Selector, kubectl
 from ..text import PLACEHOLDER_GROUP, command, json_body
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
@@ -163,12 +164,12 @@ def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Findin
             "warning",
             command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.metadata.finalizers}"),
         ),
-        cp.LINK: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "capture")),
-        cp.NODE_GROUP: ("pass-stopped", "error", command("kubectl", "kcache", "doctor", "--only", "group-selector")),
+        cp.LINK: ("pass-stopped", "error", kubectl("kcache doctor --only capture")),
+        cp.NODE_GROUP: ("pass-stopped", "error", kubectl("kcache doctor --only group-selector")),
         cp.PREFETCH_REQUEUE: (
             "status-lagging",
             "info",
-            command("kubectl", "kcache", "doctor", "--only", "registry-pull"),
+            kubectl("kcache doctor --only registry-pull"),
         ),
     }[stop.name]
     if stop.name == cp.PREFETCH_REQUEUE:
@@ -212,7 +213,9 @@ def _cache(
             f'unsupported KernelCache mount type "{kc.mount_type}" and only mounts oci caches; recreate it '
             "with mountType oci (the field is immutable in some KServe versions)",
             group=group or None,
-            hint=command("kubectl", "-n", kc.namespace, "get", c.PLURAL_CACHES[:-1], kc.name, "-o", "yaml"),
+            hint=kubectl(
+                "-n {ns} get kernelcache {kc} -o yaml", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name)
+            ),
             code="mount-type",
         )
         return
@@ -245,14 +248,16 @@ def _cache(
             f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
             f"nodes match group {group} now: the status is stale (is KServe's controller running?)",
             group=group,
-            hint=command("kubectl", "-n", kc.namespace, "describe", c.PLURAL_CACHES[:-1], kc.name),
+            hint=kubectl(
+                "-n {ns} describe kernelcache {kc}", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name)
+            ),
             code="stale-status",
         )
     job_ns = f.config.job_namespace
     why = why_not_ready(kc.namespace, kc.name)
     for node, e in errors:
         job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
-        describe = command("kubectl", "-n", job_ns, "describe", "job", job)
+        describe = kubectl("-n {ns} describe job {job}", ns=Namespace(job_ns), job=Name("job", job))
         yield Finding(
             ID,
             "error",
@@ -262,8 +267,10 @@ def _cache(
             hint=why or describe,
             code="entry-error",
             cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
-            lister=command(
-                "kubectl", "-n", job_ns, "get", "jobs", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+            lister=kubectl(
+                "-n {ns} get jobs -l {selector}",
+                ns=Namespace(job_ns),
+                selector=Selector.of({c.LABEL_JOB_CACHE_NAME: label_value(kc.name)}),
             ),
             evidence=(f"KernelCacheNode {node} entry {e.key}: state Error", *((f"Job: {describe}",) if why else ())),
         )
@@ -283,10 +290,10 @@ def _cache(
             "cache (the node's agent drops the entry at its next pass)",
             group=group or None,
             hint=why_not_ready(kc.namespace, kc.name)
-            or command("kubectl", "get", c.PLURAL_NODES[:-1], node, "-o", "yaml"),
+            or kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node)),
             code="entry-error-uncounted",
             cause=f"Error entries of KernelCache {key} on nodes KServe does not count",
-            lister=command("kubectl", "get", c.PLURAL_NODES),
+            lister=kubectl("get kernelcachenodes"),
         )
     if kc.artifact is None:
         return
@@ -319,7 +326,7 @@ def _cache(
             group=group or None,
             code="entry-mismatch",
             cause=f"entries of KernelCache {key} with {' and '.join(what)}",
-            lister=command("kubectl", "get", c.PLURAL_NODES),
+            lister=kubectl("get kernelcachenodes"),
             hint=why or agent,
             evidence=(*what, *((f"agent pod: {agent}",) if why else ())),
         )
@@ -365,7 +372,12 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
         else f"{n} KernelCacheNodes have no entry for KernelCache {key} (e.g. {node}), although their nodes are Ready "
         f"members of group {group} and their agent pods are Running"
     )
-    logs = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", pod.name, "-c", c.AGENT_CONTAINER)
+    logs = kubectl(
+        "-n {ns} logs {pod} -c {container}",
+        ns=Namespace(c.KSERVE_NAMESPACE),
+        pod=Name("pod", pod.name),
+        container=Name("container", c.AGENT_CONTAINER),
+    )
     hint = why_not_ready(kc.namespace, kc.name)
     names = [x for x, _ in held]
     yield Finding(
@@ -384,7 +396,7 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
         ),
         code="entry-missing",
         cause="KernelCaches have no entry on nodes whose agent runs",
-        lister=command("kubectl", "get", c.PLURAL_NODES),
+        lister=kubectl("get kernelcachenodes"),
     )
 
 
@@ -474,8 +486,10 @@ def _error_state(
             evidence.append(verification_advice(v.reason))
         hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
     elif reason == "PreparationFailed":
-        jobs = command(
-            "kubectl", "-n", job_ns, "get", "jobs,pods", "-l", f"{c.LABEL_JOB_CACHE_NAME}={label_value(kc.name)}"
+        jobs = kubectl(
+            "-n {ns} get jobs,pods -l {selector}",
+            ns=Namespace(job_ns),
+            selector=Selector.of({c.LABEL_JOB_CACHE_NAME: label_value(kc.name)}),
         )
         hint = why_not_ready(kc.namespace, kc.name) or jobs
         if hint != jobs:
@@ -484,7 +498,7 @@ def _error_state(
         hint = EDIT_CONFIG
     elif reason == "StorageError" and ready is not None:
         if ready.message.startswith("job namespace "):
-            hint = command("kubectl", "create", "namespace", job_ns)
+            hint = kubectl("create namespace {ns}", ns=Namespace(job_ns))
         elif "ServiceAccount" in ready.message or "RoleBinding" in ready.message:
             hint = "kubectl kcache doctor --only registry-pull"
     elif reason == "NodeGroupNotFound" and group_ok:

@@ -39,6 +39,7 @@ from ..kernelcache.security import next_signing, signing_advice
 from ..kernelcache.selection import requested_group_outside
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import Name, Namespace, Selector, kubectl
 from ..text import command
 from .capture_identity import CONTROLLER_LOG, IDENTITY_LISTS, identities_text
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
@@ -107,7 +108,11 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     f = facts(snapshot)
     key = f"{cap.namespace}/{cap.name}"
     ref = ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace)
-    why_group = command("kubectl", "kcache", "why-group", "--capture", cap.name, "-n", cap.namespace)
+    why_group = kubectl(
+        "kcache why-group --capture {capture} -n {ns}",
+        capture=Name("kernelcachecapture", cap.name),
+        ns=Namespace(cap.namespace),
+    )
     describe = command("kubectl", "-n", cap.namespace, "describe", KIND, cap.name)
     ready = o.find_condition(cap.conditions, "Ready")
     session = cap.active_session
@@ -169,7 +174,11 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
     if session is None:
         what = "no producer pod has claimed it"
         hint = (
-            command("kubectl", "-n", cap.namespace, "get", "pods", "-l", f"{c.LABEL_ISVC}={cap.source_name}")
+            kubectl(
+                "-n {ns} get pods -l {selector}",
+                ns=Namespace(cap.namespace),
+                selector=Selector.of({c.LABEL_ISVC: cap.source_name}),
+            )
             if not label_value_errors(cap.source_name)
             else describe
         )
@@ -178,7 +187,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
             f"the producer pod {pod} is not ready (the capture gives up after mcvCaptureReadinessTimeoutSeconds "
             f"{f.config.mcv_capture_readiness_timeout_seconds}s)"
         )
-        hint = command("kubectl", "-n", cap.namespace, "describe", "pod", pod)
+        hint = kubectl("-n {ns} describe pod {pod}", ns=Namespace(cap.namespace), pod=Name("pod", pod))
     elif phase == "Pushing" and (missing := identities_text(snapshot, for_capture(snapshot, cap, f.config))):
         what = f"a piece of the capture's identity is wrong: {missing} (capture-identity names every piece)"
         hint = CONTROLLER_LOG
@@ -197,10 +206,12 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
             )
             + ", and the mcv sidecar's log, which also gets the capture status webhook's denials"
         )
-        hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv")
+        hint = kubectl("-n {ns} logs {pod} -c mcv", ns=Namespace(cap.namespace), pod=Name("pod", pod))
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
-        hint = command("kubectl", "-n", cap.namespace, "logs", pod, "-c", "mcv") if pod else describe
+        hint = (
+            kubectl("-n {ns} logs {pod} -c mcv", ns=Namespace(cap.namespace), pod=Name("pod", pod)) if pod else describe
+        )
     # a condition whose reason is the phase the headline names adds its message, unless that is KServe's default
     if ready is not None and ready.reason == phase:
         detail = "" if ready.message == c.CAPTURE_PHASE_MESSAGES.get(phase) else ready.message
@@ -324,7 +335,9 @@ def _complete(
             f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass (someone made "
             "a KernelCache under the generated name, or the capture's artifact changed)",
             group=kc.node_group or None,
-            hint=command("kubectl", "-n", cap.namespace, "get", c.PLURAL_CACHES[:-1], name, "-o", "yaml"),
+            hint=kubectl(
+                "-n {ns} get kernelcache {kc} -o yaml", ns=Namespace(cap.namespace), kc=Name("kernelcache", name)
+            ),
             code="artifact-mismatch",
         )
         return
@@ -337,15 +350,10 @@ def _complete(
             ref,
             f"capture {key}: {outcome.reason}",
             group=kc.node_group or None,
-            hint=command(
-                "kubectl",
-                "-n",
-                cap.namespace,
-                "get",
-                c.PLURAL_CACHES[:-1],
-                name,
-                "-o",
-                "jsonpath={.metadata.finalizers}",
+            hint=kubectl(
+                "-n {ns} get kernelcache {kc} -o jsonpath={{.metadata.finalizers}}",
+                ns=Namespace(cap.namespace),
+                kc=Name("kernelcache", name),
             ),
             evidence=tuple(f"finalizer {f}" for f in finalizers),
             code="kernel-cache-terminating",

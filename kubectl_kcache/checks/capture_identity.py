@@ -26,13 +26,15 @@ from ..kernelcache import constants as c
 from ..kernelcache.capture_identity import Identities, Piece, for_capture
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Namespace, kubectl
 from .common import facts, observed, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture-identity"
-CONTROLLER_LOG = command("kubectl", "-n", c.KSERVE_NAMESPACE, "logs", f"deployment/{c.CONTROLLER_DEPLOYMENT}")
+CONTROLLER_LOG = kubectl(
+    "-n {ns} logs deployment/kserve-localmodel-controller-manager", ns=Namespace(c.KSERVE_NAMESPACE)
+)
 SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
 # the lists of a capture's identity (the capture check reads them too, to say why a capture is stuck in Pushing)
 IDENTITY_LISTS = (

@@ -21,14 +21,17 @@ from collections.abc import Iterator
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, Namespace, Selector, kubectl
 from .common import observed
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
 
 ID = "capture-webhook"
 REF = ObjectRef("ValidatingWebhookConfiguration", c.CAPTURE_WEBHOOK_CONFIGURATION)
-SHOW = command("kubectl", "get", "validatingwebhookconfiguration", c.CAPTURE_WEBHOOK_CONFIGURATION, "-o", "yaml")
+SHOW = kubectl(
+    "get validatingwebhookconfiguration {webhook} -o yaml",
+    webhook=Name("validatingwebhookconfiguration", c.CAPTURE_WEBHOOK_CONFIGURATION),
+)
 
 
 @check(
@@ -96,7 +99,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             REF,
             f"webhook {c.CAPTURE_WEBHOOK_NAME} has no caBundle, so the API server cannot verify the "
             f"webhook server's certificate: {effect}",
-            hint=command("kubectl", "-n", c.KSERVE_NAMESPACE, "describe", "certificate", "localmodel-serving-cert"),
+            hint=kubectl("-n {ns} describe certificate localmodel-serving-cert", ns=Namespace(c.KSERVE_NAMESPACE)),
             code="no-ca",
         )
     ns = entry.service_namespace or c.KSERVE_NAMESPACE
@@ -116,7 +119,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             "error" if policy == "Fail" else "warning",
             ObjectRef("Service", service, ns),
             f"Service {ns}/{service} behind webhook {c.CAPTURE_WEBHOOK_NAME} has no ready endpoints: {effect}",
-            hint=command("kubectl", "-n", ns, "get", "endpointslices", "-l", f"kubernetes.io/service-name={service}"),
+            hint=kubectl(
+                "-n {ns} get endpointslices -l {selector}",
+                ns=Namespace(ns),
+                selector=Selector.of({"kubernetes.io/service-name": service}),
+            ),
             evidence=(f"failurePolicy: {policy}",),
             code="no-endpoints",
         )

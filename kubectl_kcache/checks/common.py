@@ -21,6 +21,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
+from ..suggest import Name, kubectl
 from ..text import command, json_body
 from .model import ObjectRef
 
@@ -262,7 +263,7 @@ def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None,
 
 
 def show_group_command(name: str) -> str:
-    return command("kubectl", "get", c.PLURAL_NODE_GROUPS[:-1], name, "-o", "yaml")
+    return kubectl("get kernelcachenodegroup {group} -o yaml", group=Name("kernelcachenodegroup", name))
 
 
 def join_names(names: Iterable[str], limit: int = 10) -> str:
@@ -300,7 +301,7 @@ def touch_group_hint(group: str | None) -> str:
     if not group:
         return RECONCILE
     return (
-        command("kubectl", "annotate", c.PLURAL_NODE_GROUPS[:-1], group)
+        kubectl("annotate kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group))
         + ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite'
     )
 

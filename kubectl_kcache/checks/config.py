@@ -34,7 +34,7 @@ from ..kernelcache.membership import label_index_of
 from ..kernelcache.security import config_error_notes, same_config_error
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Namespace, kubectl
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
@@ -233,6 +233,6 @@ def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Findin
         f"jobNamespace {namespace!r} does not exist: KServe never creates it, so every KernelCache fails "
         f'with Error/StorageError: job namespace "{namespace}" was not found; create it before using '
         "KernelCache",
-        hint=command("kubectl", "create", "namespace", namespace),
+        hint=kubectl("create namespace {ns}", ns=Namespace(namespace)),
         code="job-namespace-missing",
     )

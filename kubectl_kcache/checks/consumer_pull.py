@@ -24,7 +24,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.config import AUTH_SA_TOKEN
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, Namespace, kubectl
 from .common import facts
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -93,11 +93,11 @@ def _pull(pod: o.Pod, artifact: str, token_auth: bool) -> Finding | None:
             f"pod {pod.namespace}/{pod.name} {lead} the KernelCache artifact {artifact} (image volume "
             f"{c.SOURCE_VOLUME}): container {cs.name} is waiting: {text}. The webhook adds no pull "
             f"credentials: the node's and the pod's own must reach the registry ({creds}).{why}",
-            hint=command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name),
+            hint=kubectl("-n {ns} describe pod {pod}", ns=Namespace(pod.namespace), pod=Name("pod", pod.name)),
             evidence=(f"{cs.name}: {cs.waiting_reason}", f"artifact: {artifact}"),
             code="pull-failed",
             cause=f"serving pods cannot pull {artifact}: {cs.waiting_reason}",
-            lister=command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_ISVC),
+            lister=kubectl("-n {ns} get pods -l serving.kserve.io/inferenceservice", ns=Namespace(pod.namespace)),
         )
     return None
 
@@ -123,7 +123,12 @@ def _linker(pod: o.Pod) -> Finding | None:
         ObjectRef("Pod", pod.name, pod.namespace),
         f"pod {pod.namespace}/{pod.name}: init container {c.LINKER_CONTAINER} failed, so the runtime never "
         f"starts: {what}",
-        hint=command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", c.LINKER_CONTAINER),
+        hint=kubectl(
+            "-n {ns} logs {pod} -c {container}",
+            ns=Namespace(pod.namespace),
+            pod=Name("pod", pod.name),
+            container=Name("container", c.LINKER_CONTAINER),
+        ),
         evidence=tuple(x for x in (f"restarts: {cs.restarts}", detail) if x),
         code="linker-failed",
     )

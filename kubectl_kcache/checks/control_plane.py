@@ -23,7 +23,7 @@ from .. import objects as o
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, Namespace, Selector, kubectl
 from .common import condition_text, facts, observed, parse_time, rfc3339
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -125,8 +125,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ObjectRef("Service", service, service_ns),
                 f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
                 f"{_blocked(policy)}",
-                hint=command(
-                    "kubectl", "-n", service_ns, "get", "endpointslices", "-l", f"kubernetes.io/service-name={service}"
+                hint=kubectl(
+                    "-n {ns} get endpointslices -l {selector}",
+                    ns=Namespace(service_ns),
+                    selector=Selector.of({"kubernetes.io/service-name": service}),
                 ),
                 evidence=(f"failurePolicy: {policy}",),
                 code="webhook-no-endpoints",
@@ -210,16 +212,9 @@ def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             "error",
             ObjectRef("ReplicaSet", name, ns or None),
             f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",
-            hint=command("kubectl", "-n", ns, "describe", "replicaset", name),
+            hint=kubectl("-n {ns} describe replicaset {rs}", ns=Namespace(ns), rs=Name("replicaset", name)),
             evidence=(f"event {ev.meta.name}: {ev.reason}",),
             code="pods-denied",
             cause=ev.message,
-            lister=command(
-                "kubectl",
-                "get",
-                "events",
-                "-A",
-                "--field-selector",
-                "reason=FailedCreate,involvedObject.kind=ReplicaSet",
-            ),
+            lister=kubectl("get events -A --field-selector reason=FailedCreate,involvedObject.kind=ReplicaSet"),
         )

@@ -16,7 +16,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.membership import is_ambiguous
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, Namespace, kubectl
 from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
@@ -73,7 +73,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 "error",
                 node_ref(node.name),
                 message + f"; blocked now: {', '.join(captures)}",
-                hint=command("kubectl", "kcache", "why-group", "--capture", first, "-n", first_ns),
+                hint=kubectl(
+                    "kcache why-group --capture {capture} -n {ns}",
+                    capture=Name("kernelcachecapture", first),
+                    ns=Namespace(first_ns),
+                ),
                 evidence=evidence + tuple(f"blocked capture: {x}" for x in captures),
                 code="blocks-captures",
             )

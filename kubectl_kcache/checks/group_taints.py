@@ -23,7 +23,7 @@ from ..kernelcache.placement import agent_tolerations, rejected_tolerations
 from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_tolerations
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, kubectl
 from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
@@ -57,7 +57,7 @@ def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             f"deleted for any group) and every preparation Job of {group} fails (its KernelCaches go to "
             "Error/StorageError)",
             group=group,
-            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group),
+            hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group)),
             evidence=(f"the API server would answer: {rejected.api_text}",),
             code="invalid-toleration",
         )
@@ -160,7 +160,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
             f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
             group=group.name,
-            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+            hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
             evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
             code="evicts-jobs",
             cause=f"taint {taint} tolerated by {group.name} for {seconds}s",
@@ -206,7 +206,7 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
             "only with tolerationSeconds",
             group=group.name,
-            hint=command("kubectl", "edit", c.PLURAL_NODE_GROUPS[:-1], group.name),
+            hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
             evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
             code="evicts-agent",
             cause=f"taint {taint} tolerated by the agent for {seconds}s",

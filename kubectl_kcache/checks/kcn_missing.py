@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import kubectl
 from .common import NODE_PASS_TRIGGERS, facts, node_ref, read_ok, touch_group_hint
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
@@ -72,5 +72,5 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             code="missing",
             shared=(NODE_PASS_TRIGGERS,),
             cause=f"member nodes of {group} without a KernelCacheNode",
-            lister=command("kubectl", "get", c.PLURAL_NODES),
+            lister=kubectl("get kernelcachenodes"),
         )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import kubectl
 from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -70,5 +70,5 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             code="orphaned",
             shared=(NODE_PASS_TRIGGERS,),
             cause=why.replace(f"Node {name}", "the Node"),
-            lister=command("kubectl", "get", c.PLURAL_NODES),
+            lister=kubectl("get kernelcachenodes"),
         )

@@ -33,7 +33,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.preparation import JOB_COMPLETE, agent_job, preparation
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, kubectl
 from .cache_status import why_not_ready
 from .common import facts, join_names, node_ref, read_ok
 from .model import CheckRead, Finding, NotApplicable
@@ -108,14 +108,14 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"{join_names(cut, 5)} are not listed, so KServe's agent keeps resetting their entries to "
                 "Pending and preparing them again, and pods created meanwhile get no cache. Raise "
                 "nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)",
-                hint=command("kubectl", "get", "--raw", f"/api/v1/nodes/{node.name}/proxy/configz"),
+                hint=kubectl("get --raw /api/v1/nodes/{node}/proxy/configz", node=Name("node", node.name)),
                 evidence=(f"status.images: {node.image_count} images", *(f"not listed: {x}" for x in cut)),
                 code="images-truncated",
                 cause=f"nodes listing {c.NODE_STATUS_MAX_IMAGES} images or more drop kernel cache artifacts",
                 lister="kubectl get nodes -o custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes",
             )
         if gone:
-            yaml_cmd = command("kubectl", "get", "kernelcachenode", node.name, "-o", "yaml")
+            yaml_cmd = kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node.name))
             only = next(iter(refs)) if len(refs) == 1 else None
             hint = (why_not_ready(only.namespace, only.name) if only is not None else None) or yaml_cmd
             yield Finding(

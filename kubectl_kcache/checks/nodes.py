@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, kubectl
 from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
@@ -66,7 +66,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
                 "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
                 group=group,
-                hint=command("kubectl", "describe", "node", node.name),
+                hint=kubectl("describe node {node}", node=Name("node", node.name)),
                 evidence=(f"Ready: {'absent' if node.ready is None else 'False'}{f' ({detail})' if detail else ''}",),
                 code="not-ready",
                 cause=f"member nodes of {group} {'with no Ready condition' if node.ready is None else 'NotReady'}",
@@ -83,7 +83,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
                 "there while the agent still runs, so its cache entries stay Pulling",
                 group=group,
-                hint=command("kubectl", "uncordon", node.name),
+                hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
                 cause=f"member nodes of {group} cordoned",
                 lister=members_lister(
@@ -101,7 +101,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
                 "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
                 group=group,
-                hint=command("kubectl", "get", "node", node.name, "-o", "jsonpath={.status.nodeInfo.kubeletVersion}"),
+                hint=kubectl(
+                    "get node {node} -o jsonpath={{.status.nodeInfo.kubeletVersion}}", node=Name("node", node.name)
+                ),
                 evidence=(f"kubeletVersion: {node.kubelet_version}",),
                 code="kubelet-too-old",
                 cause=f"member nodes of {group} with a kubelet older than v1.31",

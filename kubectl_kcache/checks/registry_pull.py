@@ -59,6 +59,7 @@ from ..kernelcache.prefetcher import (
 from ..kernelcache.preparation import EXITED, WAITING, Preparation, agent_job, job_target, preparation, refusal_reason
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import Json, Name, Namespace, Selector, kubectl
 from ..text import command, json_body
 from .cache_status import why_not_ready
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
@@ -83,7 +84,7 @@ def _prepares(meta: o.Meta) -> str:
 
 
 def _jobs_lister(ns: str) -> str:
-    return command("kubectl", "-n", ns, "get", "jobs", "-l", c.LABEL_JOB_CACHE_NAME)
+    return kubectl("-n {ns} get jobs -l serving.kserve.io/kernel-cache-name", ns=Namespace(ns))
 
 
 def _delete(job: o.Job) -> str:
@@ -316,8 +317,8 @@ def _refused(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
         ),
         code="job-pod-refused",
         cause=f"preparation Jobs get no pod: {refusal_reason(first)}",
-        lister=command(
-            "kubectl", "-n", ns, "get", "events", "--field-selector", "involvedObject.kind=Job,reason=FailedCreate"
+        lister=kubectl(
+            "-n {ns} get events --field-selector involvedObject.kind=Job,reason=FailedCreate", ns=Namespace(ns)
         ),
     )
 
@@ -347,8 +348,10 @@ def _orphan(job: o.Job, prep: Preparation, holder: HeldBy | None, job_ns: str) -
             hint=delete,
             code="job-orphan",
             cause=f"unfinished preparation Jobs of deleted KernelCaches hold the passes of namespace {kc_ns}",
-            lister=command(
-                "kubectl", "-n", job_ns, "get", "jobs", "-l", f"{c.LABEL_JOB_CACHE_NAMESPACE}={label_value(kc_ns)}"
+            lister=kubectl(
+                "-n {ns} get jobs -l {selector}",
+                ns=Namespace(job_ns),
+                selector=Selector.of({c.LABEL_JOB_CACHE_NAMESPACE: label_value(kc_ns)}),
             ),
         )
     return Finding(
@@ -368,9 +371,9 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
     ref = ObjectRef("Pod", pod.name, pod.namespace)
     lead = f"preparation pod{_on(pod.meta)}"
     which = _prepares(pod.meta)
-    describe = command("kubectl", "-n", pod.namespace, "describe", "pod", pod.name)
+    describe = kubectl("-n {ns} describe pod {pod}", ns=Namespace(pod.namespace), pod=Name("pod", pod.name))
     hint = cache_hint or describe
-    lister = command("kubectl", "-n", pod.namespace, "get", "pods", "-l", c.LABEL_JOB_CACHE_NAME, "-o", "wide")
+    lister = kubectl("-n {ns} get pods -l serving.kserve.io/kernel-cache-name -o wide", ns=Namespace(pod.namespace))
     failure = prep_.failed_pod(pod)
     # the agent writes the message of the first of the Job's pods that yields one
     agent = ""
@@ -396,7 +399,12 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
         )
     if failure is not None and failure.kind == EXITED:
         detail = ": ".join(dict.fromkeys(x for x in (failure.reason, failure.message) if x))
-        logs = command("kubectl", "-n", pod.namespace, "logs", pod.name, "-c", failure.container)
+        logs = kubectl(
+            "-n {ns} logs {pod} -c {container}",
+            ns=Namespace(pod.namespace),
+            pod=Name("pod", pod.name),
+            container=Name("container", failure.container),
+        )
         return Finding(
             ID,
             "error",
@@ -472,7 +480,9 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
                 f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
                 f"KernelCache (it lacks label {c.PREFETCHER_MANAGED_LABEL}=true): KServe fails every "
                 "KernelCache with this StorageError",
-                hint=command("kubectl", "-n", job_ns, "delete", "serviceaccount", sa.meta.name)
+                hint=kubectl(
+                    "-n {ns} delete serviceaccount {sa}", ns=Namespace(job_ns), sa=Name("serviceaccount", sa.meta.name)
+                )
                 + "  # KServe re-creates it",
                 code="prefetcher-sa-unmanaged",
             )
@@ -484,15 +494,11 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
                 f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
                 f"(automountServiceAccountToken is {'unset' if sa.automount_token is None else 'true'}): "
                 "KServe fails every KernelCache with this StorageError",
-                hint=command(
-                    "kubectl",
-                    "-n",
-                    job_ns,
-                    "patch",
-                    "serviceaccount",
-                    sa.meta.name,
-                    "-p",
-                    '{"automountServiceAccountToken":false}',
+                hint=kubectl(
+                    "-n {ns} patch serviceaccount {sa} -p {body}",
+                    ns=Namespace(job_ns),
+                    sa=Name("serviceaccount", sa.meta.name),
+                    body=Json({"automountServiceAccountToken": False}),
                 ),
                 code="prefetcher-sa-automount",
             )
@@ -515,7 +521,7 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
             continue  # auth none: KServe ignores a binding it does not manage
         # KServe's StorageError for this binding alone (the ServiceAccount is judged above)
         error = identity_error(cfg, ns, (), (rb,)) if pull is not None or not token else ""
-        delete = command("kubectl", "-n", ns, "delete", "rolebinding", rb.meta.name) + (
+        delete = kubectl("-n {ns} delete rolebinding {rb}", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)) + (
             "  # KServe re-creates it" if token else "  # with auth none KServe needs none"
         )
         if not managed:
@@ -557,7 +563,9 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                 f"not the one in the job namespace {job_ns}: KServe "
                 f"{'patches the subject' if token else 'deletes the binding (auth none)'} once no prefetch Job "
                 f"of namespace {ns} runs{now}; not an error",
-                hint=command("kubectl", "-n", ns, "get", "rolebinding", rb.meta.name, "-o", "yaml"),
+                hint=kubectl(
+                    "-n {ns} get rolebinding {rb} -o yaml", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)
+                ),
                 evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
                 code="prefetcher-rb-moving",
             )
@@ -570,7 +578,9 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                 f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
                 "role until KServe replaces the binding (only while no preparation Job of the namespace "
                 "runs)",
-                hint=command("kubectl", "-n", ns, "get", "rolebinding", rb.meta.name, "-o", "yaml"),
+                hint=kubectl(
+                    "-n {ns} get rolebinding {rb} -o yaml", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)
+                ),
                 evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}", f"pullRoleRef: {pull.kind}/{pull.name}"),
                 code="prefetcher-rb-role",
             )

@@ -30,13 +30,14 @@ from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import kubectl
 from ..text import command
 from .common import read_ok
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
 
 ID = "capture-sidecar"
-LISTER = command("kubectl", "get", "replicasets", "-A", "-l", c.LABEL_ISVC)
+LISTER = kubectl("get replicasets -A -l serving.kserve.io/inferenceservice")
 
 
 @check(

@@ -23,7 +23,7 @@ from ..kernelcache.config import SECURITY_CERT
 from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import command
+from ..suggest import Name, Namespace, kubectl
 from .common import EDIT_CONFIG, config_ref, facts
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
@@ -92,8 +92,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             f'KernelCache {kc.namespace}/{kc.name} {why}: with artifactSecurity.mode "{mode}" the pod '
             "webhook skips it, so no pod gets it until KServe's controller verifies it",
             group=kc.node_group or None,
-            hint=command(
-                "kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "jsonpath={.status.verification}"
+            hint=kubectl(
+                "-n {ns} get kernelcache {kc} -o jsonpath={{.status.verification}}",
+                ns=Namespace(kc.namespace),
+                kc=Name("kernelcache", kc.name),
             ),
             evidence=(
                 f"status.verification: {got}",

@@ -30,6 +30,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.selectors import describe_label_selector, label_selector_matches
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
+from ..suggest import Name, kubectl
 from ..text import command
 from .common import join_names, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
@@ -37,7 +38,10 @@ from .registry import check
 
 ID = "webhook"
 WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
-SHOW = command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
+SHOW = kubectl(
+    "get mutatingwebhookconfiguration {webhook} -o yaml",
+    webhook=Name("mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION),
+)
 
 
 @check(
@@ -165,7 +169,7 @@ def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]
                 hint=SHOW,
                 code="pod-excluded",
                 cause=f"opted-in pods outside the objectSelector {describe_label_selector(entry.object_selector)}",
-                lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC),
+                lister=kubectl("get pods -A -l serving.kserve.io/inferenceservice"),
             )
             continue
         for name, expr in entry.match_conditions:
@@ -179,6 +183,6 @@ def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]
                     hint=SHOW,
                     code="pod-excluded",
                     cause=f"opted-in pods for which matchCondition {name} is false",
-                    lister=command("kubectl", "get", "pods", "-A", "-l", c.LABEL_ISVC),
+                    lister=kubectl("get pods -A -l serving.kserve.io/inferenceservice"),
                 )
                 break

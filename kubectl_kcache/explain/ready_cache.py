@@ -18,7 +18,7 @@ from ..kernelcache.prefetcher import identity_error, requeue_holders
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import unusable
-from ..text import command
+from ..suggest import Name, Namespace, Selector, kubectl, kubectl_or_none
 from .ready_index import chain_index
 from .ready_model import WAITING, CacheGate, safe_command
 
@@ -97,7 +97,9 @@ def cache_gates(ctx: CacheContext) -> list[CacheGate]:
     gates.append(CacheGate("capture-link", True if captures_read else None, "no artifact mismatch with its capture"))
     gates.append(CacheGate("usage", True, "the usage bookkeeping does not stop the pass (KServe returns its errors)"))
     cfg = ctx.config
-    edit = command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
+    edit = kubectl(
+        "-n {ns} edit configmap {cm}", ns=Namespace(c.KSERVE_NAMESPACE), cm=Name("configmap", c.CONFIGMAP_NAME)
+    )
     if cfg.config is None:
         gates.append(CacheGate("config", False, cfg.error, ("Error", "ConfigError", cfg.error), next=edit))
         return gates
@@ -185,7 +187,7 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
             False,
             f"group {name!r} does not exist: {text}",
             ("Error", "NodeGroupNotFound", text),
-            next=command("kubectl", "get", c.PLURAL_NODE_GROUPS),
+            next=kubectl("get kernelcachenodegroups"),
         )
     if not group.node_selector:
         stop = pass_stop(
@@ -199,7 +201,10 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
         )
         text = stop.text if stop is not None and stop.name == NODE_GROUP else "empty nodeSelector"
         return CacheGate(
-            "group", False, text, next=safe_command("kubectl", "edit", f"{c.PLURAL_NODE_GROUPS}/{name}", names=(name,))
+            "group",
+            False,
+            text,
+            next=kubectl_or_none("edit kernelcachenodegroups/{group}", group=Name("kernelcachenodegroup", name)),
         )
     members = membership_of(ctx.snapshot).members_of_group.get(name, [])
     ready = ctx.snapshot.derived(f"ready-members/{name}", lambda: [n for n in members if n.ready is True])
@@ -239,7 +244,7 @@ def _job_namespace_gate(ctx: CacheContext) -> CacheGate:
         False,
         text,
         ("Error", "StorageError", text),
-        next=safe_command("kubectl", "create", "namespace", ns, names=(ns,)),
+        next=kubectl_or_none("create namespace {ns}", ns=Namespace(ns)),
     )
 
 
@@ -263,7 +268,9 @@ def _identity_gate(ctx: CacheContext) -> CacheGate:
             nxt = safe_command("kubectl", "-n", where, "get", obj, "-o", "yaml", names=(where,))
         else:  # the configuration (pullRoleRef)
             scope = "of the cluster"
-            nxt = command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
+            nxt = kubectl(
+                "-n {ns} edit configmap {cm}", ns=Namespace(c.KSERVE_NAMESPACE), cm=Name("configmap", c.CONFIGMAP_NAME)
+            )
         return CacheGate(
             "prefetcher-identity",
             False,
@@ -323,17 +330,12 @@ def _requeue_gate(ctx: CacheContext) -> CacheGate:
         orphans = stuck
     jns = first.meta.namespace or ctx.job_namespace
     nxt = (
-        safe_command("kubectl", "-n", jns, "delete", f"job/{first.meta.name}", names=(jns, first.meta.name))
+        kubectl_or_none("-n {ns} delete job/{job}", ns=Namespace(jns), job=Name("job", first.meta.name))
         if orphans
-        else safe_command(
-            "kubectl",
-            "-n",
-            jns,
-            "get",
-            "jobs",
-            "-l",
-            f"{c.LABEL_JOB_CACHE_NAMESPACE}={label_value(kc.namespace)}",
-            names=(jns,),
+        else kubectl_or_none(
+            "-n {ns} get jobs -l {selector}",
+            ns=Namespace(jns),
+            selector=Selector.of({c.LABEL_JOB_CACHE_NAMESPACE: label_value(kc.namespace)}),
         )
     )
     return CacheGate("requeue", False if orphans else WAITING, text, evidence=evidence, next=nxt)

@@ -14,7 +14,7 @@ from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.taints import tolerated_by
 from ..snapshot import plan
-from ..text import command
+from ..suggest import Name, Namespace, kubectl, kubectl_or_none
 from .ready_cache import CacheContext, kc_command
 from .ready_index import ChainIndex, chain_index
 from .ready_model import WAITING, CacheGate, NodeGate, NodeTrace, Passed, safe_command
@@ -108,7 +108,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             False,
             f"not a member of {group}: {pairs}",
             f"not in group {group} ({pairs})",
-            safe_command("kubectl", "get", f"node/{node.name}", "--show-labels", names=(node.name,)),
+            kubectl_or_none("get node/{node} --show-labels", node=Name("node", node.name)),
         )
     gates.append(NodeGate("member", True, f"matches every selector pair of {group}"))
     if not ready:
@@ -119,7 +119,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f"NotReady ({why}): not in nodeCount, and its agent drops its entries (an Error left here does not "
             "fail the cache)",
             f"NotReady ({why})",
-            safe_command("kubectl", "describe", f"node/{node.name}", names=(node.name,)),
+            kubectl_or_none("describe node/{node}", node=Name("node", node.name)),
         )
     # a cordon is the taint node.kubernetes.io/unschedulable:NoSchedule; the Job's pod has the group's tolerations
     blocks = cordoned and (
@@ -148,7 +148,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             "agent DaemonSet missing, a group with an empty selector or an invalid toleration, or the controller "
             "down); no Job, and the node counts as preparing",
             "no KernelCacheNode: KServe's node reconciler has not made it",
-            command("kubectl", "kcache", "doctor", "--only", "kcn-missing"),
+            kubectl("kcache doctor --only kcn-missing"),
         )
     gates.append(NodeGate("kernelcachenode", True, f"KernelCacheNode {node.name} exists"))
     entry = next((e for e in kcn.entries if e.key == key), None)
@@ -162,7 +162,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             "no agent pod on the node: the DaemonSet's affinity (one term per group) or tolerations (the union of "
             "the groups') do not place it, or the DaemonSet is missing",
             "no agent pod: nothing prepares caches here",
-            command("kubectl", "kcache", "doctor", "--only", "agent"),
+            kubectl("kcache doctor --only agent"),
         )
         if entry is None or entry.state != c.ENTRY_READY:
             return trace
@@ -178,7 +178,9 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
                 False,
                 f"agent pod {agent.name} is {state}",
                 f"the agent pod is {state}",
-                safe_command("kubectl", "-n", c.KSERVE_NAMESPACE, "describe", f"pod/{agent.name}", names=(agent.name,)),
+                kubectl_or_none(
+                    "-n {ns} describe pod/{pod}", ns=Namespace(c.KSERVE_NAMESPACE), pod=Name("pod", agent.name)
+                ),
             )
             if entry is None or entry.state != c.ENTRY_READY:
                 return trace
@@ -194,7 +196,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f'the agent\'s pass fails on every Ready node: "{text}" (group {empty[0]} is referenced by a '
             "KernelCache); the entries freeze where they are",
             f"every agent's pass fails: {text}",
-            safe_command("kubectl", "edit", f"{c.PLURAL_NODE_GROUPS}/{empty[0]}", names=(empty[0],)),
+            kubectl_or_none("edit kernelcachenodegroups/{group}", group=Name("kernelcachenodegroup", empty[0])),
         )
     if not sh.agent_events_read:
         gates.append(NodeGate("agent-pass", None, "the agent's events not read"))
@@ -273,7 +275,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
         job_info = (job.meta.name, p.state)
     jns = ctx.job_namespace
     describe_job = (
-        safe_command("kubectl", "-n", jns, "describe", f"job/{job.meta.name}", names=(jns, job.meta.name))
+        kubectl_or_none("-n {ns} describe job/{job}", ns=Namespace(jns), job=Name("job", job.meta.name))
         if job
         else None
     )
@@ -324,7 +326,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f"Job {job.meta.name} failed: {p.entry_message}; KServe makes no new Job while it exists (its TTL "
             f"{ttl if ttl is not None else '?'}s deletes it)",
             f"the preparation Job failed ({p.entry_message}); it blocks the retry until its TTL deletes it",
-            safe_command("kubectl", "-n", jns, "delete", f"job/{job.meta.name}", names=(jns, job.meta.name)),
+            kubectl_or_none("-n {ns} delete job/{job}", ns=Namespace(jns), job=Name("job", job.meta.name)),
         )
     elif p.state == prep.JOB_NOT_STARTED:
         gates.append(NodeGate("job", WAITING, f"Job {job.meta.name} has not started yet (no startTime)"))
@@ -334,8 +336,8 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
     if job is not None and not p.terminal:
         if p.failure is not None and p.failed_pod is not None:
             pod_info = (p.failed_pod.name, p.failure.message)
-            describe_pod = safe_command(
-                "kubectl", "-n", jns, "describe", f"pod/{p.failed_pod.name}", names=(jns, p.failed_pod.name)
+            describe_pod = kubectl_or_none(
+                "-n {ns} describe pod/{pod}", ns=Namespace(jns), pod=Name("pod", p.failed_pod.name)
             )
             if p.failure.kind == prep.WAITING and p.failure.reason in c.IMAGE_PULL_REASONS:
                 gates.append(NodeGate("pod", True, f"pod {p.failed_pod.name} scheduled"))
@@ -365,7 +367,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
                 "tolerates only the group's taints, and a cordoned node takes no pod; the entry stays Pulling",
                 "the preparation pod cannot be scheduled: "
                 + ("the node is cordoned" if cordoned else schedule_summary(unsched.scheduled_message)),
-                safe_command("kubectl", "-n", jns, "describe", f"pod/{unsched.name}", names=(jns, unsched.name)),
+                kubectl_or_none("-n {ns} describe pod/{pod}", ns=Namespace(jns), pod=Name("pod", unsched.name)),
             )
         if not sh.pods_read:
             gates.append(NodeGate("pod", None, "preparation pods not read"))

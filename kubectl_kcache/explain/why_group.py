@@ -61,6 +61,7 @@ from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import covering, require
+from ..suggest import Name, Namespace, kubectl
 from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
 
 KIND = "WhyGroup"
@@ -718,11 +719,11 @@ def answer(why: WhyGroup) -> tuple[str, str]:
             return (
                 f"{text} KernelCache {kc.namespace}/{kc.name} was created in group "
                 f'"{kc.node_group or why.default_group}".',
-                command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name),
+                kubectl("-n {ns} get kernelcache {kc}", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name)),
             )
         return (
             f"{text} KServe creates the KernelCache in this group when the capture completes.",
-            command("kubectl", "get", "kernelcachenodegroup", str(d.group), "-o", "yaml"),
+            kubectl("get kernelcachenodegroup {group} -o yaml", group=Name("kernelcachenodegroup", str(d.group))),
         )
     created = (
         "KServe creates no KernelCache for this capture and emits a Warning event"
@@ -740,31 +741,28 @@ def answer(why: WhyGroup) -> tuple[str, str]:
         )
         return text, _request_group(why, matching[0] if matching else "")
     if d.reason == c.REASON_INVALID_REQUESTED:
-        return text, command("kubectl", "get", "kernelcachenodegroups")
+        return text, kubectl("get kernelcachenodegroups")
     if d.reason == c.REASON_PRODUCER_PENDING:
         if why.pod_name:
-            return text, command("kubectl", "-n", why.namespace, "get", "pod", why.pod_name, "-o", "wide")
+            return text, kubectl(
+                "-n {ns} get pod {pod} -o wide", ns=Namespace(why.namespace), pod=Name("pod", why.pod_name)
+            )
         return text, command(
             "kubectl", "-n", ns, "get", "kernelcachecapture", why.capture.name if why.capture else "", "-o", "yaml"
         )
     if d.reason == c.REASON_NO_MATCH and why.node and why.node_found:
-        return text, command("kubectl", "get", "node", why.node, "--show-labels")
+        return text, kubectl("get node {node} --show-labels", node=Name("node", why.node))
     if d.reason in (c.REASON_NO_MATCH, c.REASON_INVALID_DEFAULT):
         return (
             f"{text} Set defaultNodeGroup to a KernelCacheNodeGroup name in the {c.CONFIG_KEY} key of "
             f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME}.",
-            command(
-                "kubectl",
-                "-n",
-                c.KSERVE_NAMESPACE,
-                "get",
-                "configmap",
-                c.CONFIGMAP_NAME,
-                "-o",
-                f"jsonpath={{.data.{c.CONFIG_KEY}}}",
+            kubectl(
+                "-n {ns} get configmap {cm} -o jsonpath={{.data.kernelcache}}",
+                ns=Namespace(c.KSERVE_NAMESPACE),
+                cm=Name("configmap", c.CONFIGMAP_NAME),
             ),
         )
-    return text, command("kubectl", "get", "kernelcachenodegroups")
+    return text, kubectl("get kernelcachenodegroups")
 
 
 def _request_group(why: WhyGroup, group: str) -> str:
@@ -775,6 +773,6 @@ def _request_group(why: WhyGroup, group: str) -> str:
     if not isvc and why.capture is not None:
         isvc = why.capture.meta.labels.get(c.LABEL_ISVC, "")
     if not isvc or not group:
-        return command("kubectl", "get", "kernelcachenodegroups")
+        return kubectl("get kernelcachenodegroups")
     body = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}}, separators=(",", ":"))
     return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", "--type=merge", "-p", body, "--", isvc)

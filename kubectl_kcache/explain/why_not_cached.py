@@ -39,6 +39,7 @@ from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import covering, require, unusable
+from ..suggest import Name, Namespace, kubectl
 from ..text import command, json_body
 
 KIND = "WhyNotCached"
@@ -540,7 +541,7 @@ def _ready_since(winner: a.Candidate) -> tuple[str, str]:
 
 def _recreate(why: WhyNotCached) -> str:
     """Delete the pod: its ReplicaSet creates a new one, which goes through admission again."""
-    return command("kubectl", "-n", why.namespace, "delete", "pod", why.pod_name)
+    return kubectl("-n {ns} delete pod {pod}", ns=Namespace(why.namespace), pod=Name("pod", why.pod_name))
 
 
 def _story(
@@ -578,7 +579,7 @@ def _story(
         next_command = gate_next or next_command
     if not next_command and now:
         ns, _, name = now.partition("/")
-        next_command = command("kubectl", "-n", ns, "get", "kernelcache", name)
+        next_command = kubectl("-n {ns} get kernelcache {kc}", ns=Namespace(ns), kc=Name("kernelcache", name))
     return notes, next_command
 
 
@@ -602,7 +603,11 @@ def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, note
             f"This pod's revision was captured (KernelCacheCapture {why.namespace}/{name} is Complete), but "
             "no KernelCache of it exists (never made, or deleted since): the capture's node-group selection says why."
         )
-        return command("kubectl", "kcache", "why-group", "--capture", name, "-n", why.namespace)
+        return kubectl(
+            "kcache why-group --capture {capture} -n {ns}",
+            capture=Name("kernelcachecapture", name),
+            ns=Namespace(why.namespace),
+        )
     if capture.phase in c.CAPTURE_TERMINAL_PHASES:
         return ""
     notes.append(
@@ -610,7 +615,7 @@ def _being_captured(snapshot: ClusterSnapshot, why: WhyNotCached, pod: Pod, note
         f"{capture.phase or 'Pending'}. KServe creates its KernelCache when the capture completes; pods created "
         "once that cache is Ready on their node get it, and this one stays cold until it is recreated then."
     )
-    return command("kubectl", "kcache", "doctor", "--only", "capture,capture-identity")
+    return kubectl("kcache doctor --only capture,capture-identity")
 
 
 def _denial_note(why: WhyNotCached) -> str:
@@ -649,16 +654,26 @@ def _cold_story(snapshot: ClusterSnapshot, why: WhyNotCached, cold: ColdByDesign
             text + " No KernelCache of its capture exists (never made, or deleted since): the capture's "
             "node-group selection says why."
         )
-        return command("kubectl", "kcache", "why-group", "--capture", capture.name, "-n", capture.namespace)
+        return kubectl(
+            "kcache why-group --capture {capture} -n {ns}",
+            capture=Name("kernelcachecapture", capture.name),
+            ns=Namespace(capture.namespace),
+        )
     notes.append(text)
     if kc is not None:
         cond = find_condition(kc.conditions, "Ready")
         if cond is None or cond.status != "True":
-            return why_not_ready_command(ns, name) or command("kubectl", "-n", ns, "get", "kernelcache", name)
-        return command("kubectl", "-n", ns, "get", "kernelcache", name)
+            return why_not_ready_command(ns, name) or kubectl(
+                "-n {ns} get kernelcache {kc}", ns=Namespace(ns), kc=Name("kernelcache", name)
+            )
+        return kubectl("-n {ns} get kernelcache {kc}", ns=Namespace(ns), kc=Name("kernelcache", name))
     if capture.phase in c.CAPTURE_TERMINAL_PHASES:
-        return command("kubectl", "-n", capture.namespace, "get", "kernelcachecapture", capture.name, "-o", "yaml")
-    return command("kubectl", "kcache", "doctor", "--only", "capture,capture-identity")
+        return kubectl(
+            "-n {ns} get kernelcachecapture {capture} -o yaml",
+            ns=Namespace(capture.namespace),
+            capture=Name("kernelcachecapture", capture.name),
+        )
+    return kubectl("kcache doctor --only capture,capture-identity")
 
 
 def _history_hit(snapshot: ClusterSnapshot, why: WhyNotCached, now: str | None, notes: list[str]) -> None:
@@ -743,11 +758,9 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
             "kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p", patch
         )
     if not p.node_in_group:
-        return command("kubectl", "get", "node", p.node, "--show-labels")
+        return kubectl("get node {node} --show-labels", node=Name("node", p.node))
     ns, _, name = p.kernel_cache.partition("/")
-    return why_not_ready_command(ns, name) or command(
-        "kubectl", "kcache", "doctor", "--only", "cache-status,node-images"
-    )
+    return why_not_ready_command(ns, name) or kubectl("kcache doctor --only cache-status,node-images")
 
 
 def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = True) -> str:
@@ -784,13 +797,18 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         return command("kubectl", "-n", ns, "get", "pod", why.pod_name, *words) if on_pod else ""
 
     def webhook() -> str:
-        return command("kubectl", "get", "mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION, "-o", "yaml")
+        return kubectl(
+            "get mutatingwebhookconfiguration {webhook} -o yaml",
+            webhook=Name("mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION),
+        )
 
     def doctor(check: str) -> Callable[[], str]:
         return lambda: command("kubectl", "kcache", "doctor", "--only", check)
 
     def edit_config() -> str:
-        return command("kubectl", "-n", c.KSERVE_NAMESPACE, "edit", "configmap", c.CONFIGMAP_NAME)
+        return kubectl(
+            "-n {ns} edit configmap {cm}", ns=Namespace(c.KSERVE_NAMESPACE), cm=Name("configmap", c.CONFIGMAP_NAME)
+        )
 
     def not_ready() -> str:
         """No Ready entry anywhere: why the closest KernelCache is not Ready, node by node."""
@@ -798,15 +816,10 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         return found or doctor("cache-status")()
 
     if blocked == a.FOOTPRINT and kc is not None:
-        return command(
-            "kubectl",
-            "-n",
-            kc.namespace,
-            "get",
-            "kernelcache",
-            kc.name,
-            "-o",
-            "jsonpath={.spec.artifact.identity.factors}",
+        return kubectl(
+            "-n {ns} get kernelcache {kc} -o jsonpath={{.spec.artifact.identity.factors}}",
+            ns=Namespace(kc.namespace),
+            kc=Name("kernelcache", kc.name),
         )
     if blocked == a.ENTRY_MATCHES_SPEC and best is not None and best.entries:
         key, value = c.AGENT_POD_LABEL
@@ -824,26 +837,32 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     if blocked == a.NAMESPACE and best is not None:
         return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
     if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
-        return command("kubectl", "-n", kc.namespace, "get", "kernelcache", kc.name, "-o", "yaml")
+        return kubectl(
+            "-n {ns} get kernelcache {kc} -o yaml", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name)
+        )
     # the commands of the gates: only the blocking gate's is built (the fleet asks this for every pod)
     by_gate: dict[str, Callable[[], str]] = {
         a.WEBHOOK_INSTALLED: webhook,
         a.OBJECT_SELECTOR: webhook,
         a.MATCH_CONDITIONS: webhook,
-        a.NAMESPACE_SELECTOR: lambda: command("kubectl", "get", "namespace", ns, "--show-labels"),
+        a.NAMESPACE_SELECTOR: lambda: kubectl("get namespace {ns} --show-labels", ns=Namespace(ns)),
         a.ISVC_LABEL: lambda: pod_cmd("--show-labels"),
         a.SUPPORTED: lambda: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
         a.CONFIG: doctor("config"),
         a.ENABLED: edit_config,
         a.SIDECAR_ANNOTATION: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
         a.MODEL_SOURCE: lambda: (
-            command("kubectl", "-n", ns, "get", "inferenceservice", isvc, "-o", "yaml") if isvc else ""
+            kubectl(
+                "-n {ns} get inferenceservice {isvc} -o yaml", ns=Namespace(ns), isvc=Name("inferenceservice", isvc)
+            )
+            if isvc
+            else ""
         ),
         a.RUNTIME_CONTAINER: lambda: pod_cmd("-o", "yaml"),
         a.RUNTIME_IMAGE: lambda: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
         a.CANDIDATES: not_ready,
         a.ENTRY_READY: not_ready,
-        a.KERNELCACHE_EXISTS: lambda: command("kubectl", "get", "kernelcachenodes"),
+        a.KERNELCACHE_EXISTS: lambda: kubectl("get kernelcachenodes"),
         a.VERIFICATION: doctor("verification"),
         a.INJECTION: lambda: pod_cmd("-o", "yaml"),
         a.CAPTURE_PATHS: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
