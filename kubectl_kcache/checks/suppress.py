@@ -142,19 +142,12 @@ def load_suppressions(path: str) -> tuple[Suppression, ...]:
         data = read_bytes(path)
     except InputError as exc:
         raise InputError(f"cannot read suppressions: {exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    import yaml  # lazily: `kubectl kcache --help` must not import it
+    from ..snapshot.files.yaml_docs import yaml_documents  # within the input limits, as -f is
 
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{path}: not valid YAML or JSON{where}: {problem}") from None
+    docs = yaml_documents(path, data)
+    if len(docs) > 1:
+        raise InputError(f"{path}: {len(docs)} YAML documents: give one, with the suppress list")
+    doc = docs[0] if docs else None
     return parse_suppressions(doc, path)
 
 

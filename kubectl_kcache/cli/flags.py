@@ -280,7 +280,33 @@ def scope_namespace(flags: dict[str, Any]) -> str | None:
     return None if flags.get("all_namespaces") else flags.get("namespace")
 
 
+def _set_max_input_size(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Every input of this run is read up to the size given (the default unless given: one process may run
+    several commands)."""
+    from ..snapshot.files import limits
+
+    ctx.call_on_close(lambda: limits.set_max_input_bytes(limits.DEFAULT_MAX_INPUT_BYTES))
+    if value is None:
+        limits.set_max_input_bytes(limits.DEFAULT_MAX_INPUT_BYTES)
+        return value
+    try:
+        limits.set_max_input_bytes(limits.parse_size(value))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a size (a positive number of bytes, or with a unit: 500Mi, 4Gi, 2G)"
+        ) from None
+    return value
+
+
 def from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--max-input-size",
+        metavar="SIZE",
+        default=None,
+        expose_value=False,
+        callback=_set_max_input_size,
+        help="Read at most this much from each --from-file input and --config file (default 2Gi).",
+    )(func)
     return click.option(
         "-f",
         "--from-file",

@@ -190,10 +190,6 @@ def test_endless_devices_end_quickly_in_one_line(script, shown):
 def test_an_endless_text_stream_is_cut_at_the_limit(monkeypatch, capsys):
     import io
 
-    from kubectl_kcache.snapshot.files import paths as files
-
-    monkeypatch.setattr(files, "MAX_STREAM_BYTES", 4 << 20)
-
     class Endless(io.RawIOBase):
         def readable(self) -> bool:
             return True
@@ -203,9 +199,12 @@ def test_an_endless_text_stream_is_cut_at_the_limit(monkeypatch, capsys):
             return len(buf)
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
-    code, _, err = cli(capsys, "doctor", "-f", "-")
+    code, _, err = cli(capsys, "doctor", "-f", "-", "--max-input-size", "4Mi")
     assert code == EXIT_USAGE
-    assert one_error(err) == "error: standard input: more than 0 GiB from a pipe or device: save it to a file first"
+    assert one_error(err) == (
+        "error: standard input: more than the 4 MiB read from one input: give --max-input-size 8Mi if it is "
+        "meant to be read"
+    )
 
 
 def test_config_in_utf16_is_read_as_from_file_reads_it(capsys, tmp_path):

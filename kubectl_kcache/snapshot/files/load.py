@@ -31,10 +31,9 @@ from ...sharing import sharing
 from ...text import json_type
 from .. import kinds
 from .layout import DUMP_HEAD, DUMP_META, SNAPSHOT_KIND, SNAPSHOT_VERSION, YAML_HEAD, MetaDoc
-from .paths import find_files, read_bytes, shown_path, stat_error
-
-MAX_NESTING = 500
-ALIAS_EXPANSION_FLOOR = 100_000  # values; past max(this, a third of the text's length) aliases are refused
+from .limits import max_input_bytes, nested_too_deeply, too_deep, too_large
+from .paths import check_size, find_files, read_bytes, shown_path, stat_error
+from .yaml_docs import alias_at, yaml_documents, yaml_loader
 
 
 def _truncated(name: str, objects: int) -> InputError:
@@ -250,15 +249,26 @@ class _Lines:
     """The lines of a file (each with its end of line), read 16 MB at a time and given as views of the chunk:
     a 1.7 GB dump is not copied line by line. `rest()`: what follows the last line given."""
 
-    def __init__(self, fh: Any):
+    def __init__(self, fh: Any, name: str):
         self.fh = fh
+        self.name = name
         self.chunk = b""
         self.pos = 0
+        self.size = 0
+
+    def _read(self, size: int = -1) -> bytes:
+        """Up to the cap, whatever the file grows to while it is read."""
+        room = max_input_bytes() + 1 - self.size
+        data: bytes = self.fh.read(room if size < 0 else min(size, room))
+        self.size += len(data)
+        if self.size > max_input_bytes():
+            raise too_large(self.name)
+        return data
 
     def __iter__(self) -> Iterator[memoryview]:
         carry = b""
         while True:
-            chunk = self.fh.read(LINES_CHUNK)
+            chunk = self._read(LINES_CHUNK)
             if not chunk:
                 if carry:  # a last line without its end
                     self.chunk, self.pos = carry, len(carry)
@@ -284,7 +294,7 @@ class _Lines:
                 pos = nl + 1
 
     def rest(self) -> bytes:
-        tail: bytes = self.fh.read()
+        tail = self._read()
         return bytes(self.chunk[self.pos :]) + tail
 
 
@@ -359,23 +369,29 @@ class _Loader:
         start = len(data) - len(data.lstrip())
         if data[start : start + 1] in (b"{", b"["):
             try:
-                self._json(path, data)
-                return
-            except msgspec.DecodeError as exc:
-                values = _json_values(data) if "trailing characters" in str(exc) else None
-                if isinstance(values, str):
-                    raise InputError(f"{shown_path(path)}: not valid JSON: {values}") from None
-                if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
-                    self._json_stream(path, data, values)
-                    return
-                if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
-                    raise InputError(f"{shown_path(path)}: not valid JSON: {_json_problem(exc, data)}") from None
-                json_error = _json_problem(exc, data)
+                json_error = self._json_or_stream(path, data)
             except RecursionError:
-                raise InputError(f"{shown_path(path)}: nested too deeply (more than {MAX_NESTING} levels)") from None
-            self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
+                raise too_deep(shown_path(path)) from None
+            if json_error is not None:
+                self._yaml(path, data, json_error)  # JSON is YAML too (e.g. flow style with unquoted keys)
             return
         self._yaml(path, data, "")
+
+    def _json_or_stream(self, path: str, data: bytes) -> str | None:
+        """JSON read: one value, or several one after the other; else the problem, for the YAML reader."""
+        try:
+            self._json(path, data)
+            return None
+        except msgspec.DecodeError as exc:
+            values = _json_values(data) if "trailing characters" in str(exc) else None
+            if isinstance(values, str):
+                raise InputError(f"{shown_path(path)}: not valid JSON: {values}") from None
+            if values is not None:  # `>>` of two `kubectl get -o json`, or JSON Lines
+                self._json_stream(path, data, values)
+                return None
+            if len(data) > 10_000_000:  # too large to parse again as YAML for a better message
+                raise InputError(f"{shown_path(path)}: not valid JSON: {_json_problem(exc, data)}") from None
+            return _json_problem(exc, data)
 
     def _stream_dump(self, path: str) -> bool:
         """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
@@ -388,8 +404,9 @@ class _Loader:
         except OSError:
             return False
         with fh:
-            if fh.readline() != DUMP_HEAD + b"\n":
+            if fh.readline(len(DUMP_HEAD) + 1) != DUMP_HEAD + b"\n":
                 return False
+            check_size(path, os.fstat(fh.fileno()).st_size)
             name = shown_path(path)
             start = (
                 len(self.out.objects),
@@ -400,7 +417,7 @@ class _Loader:
             )
             offset = len(DUMP_HEAD) + 1
             self.path = path
-            lines = _Lines(fh)
+            lines = _Lines(fh, name)
             objects = 0
             for index, line in enumerate(lines):
                 self.offset, offset = offset, offset + len(line)
@@ -458,6 +475,7 @@ class _Loader:
         with fh:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
+            check_size(path, os.fstat(fh.fileno()).st_size)
             name = shown_path(path)
             start = (
                 len(self.out.objects),
@@ -468,7 +486,7 @@ class _Loader:
             )
             import yaml
 
-            loader = _yaml_loader()
+            loader = yaml_loader()
             chunk: list[bytes] = []
             index = 0
             ok = False
@@ -480,10 +498,10 @@ class _Loader:
                 text = b"".join(chunk)
                 chunk.clear()
                 try:
-                    if _too_deep(text):
+                    if nested_too_deeply(text):
                         return False
                     decoded = text.decode("utf-8")
-                    if _alias_at(decoded) is not None:
+                    if alias_at(decoded) is not None:
                         return False  # read whole: the error is then reported with its line
                     items = yaml.load(decoded, Loader=loader)
                 except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
@@ -497,7 +515,11 @@ class _Loader:
                 index += 1
                 return True
 
+            read = len(YAML_HEAD)
             for line in fh:
+                read += len(line)
+                if read > max_input_bytes():
+                    raise too_large(name)
                 if line.startswith(b"- "):
                     if not flush():
                         break
@@ -506,8 +528,11 @@ class _Loader:
                     if not flush():
                         break
                     try:
-                        text = (line + fh.read()).decode("utf-8")
-                        if _alias_at(text) is not None:
+                        rest = fh.read(max_input_bytes() + 1 - read)
+                        if read + len(rest) > max_input_bytes():
+                            raise too_large(name)
+                        text = (line + rest).decode("utf-8")
+                        if alias_at(text) is not None:
                             break
                         doc = yaml.load(text, Loader=loader)
                     except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
@@ -560,9 +585,11 @@ class _Loader:
         """Several top-level JSON values in one file, each read in turn as kubectl's decoder reads them."""
         name = shown_path(path)
         self.out_is_plain(path)
+        line, counted = 1, 0  # line numbers counted on from the previous value's: linear in the file
         for start, end in values:
             raw = data[start:end]
-            line = _line_col(data, start)[0]
+            line += data.count(b"\n", counted, start)
+            counted = start
             where = f"line {line}: $"
             try:
                 if raw[:1] == b"{" and self._head(name, raw, where).kind == SNAPSHOT_KIND:
@@ -753,7 +780,7 @@ class _Loader:
     # -- YAML --
     def _yaml(self, path: str, data: bytes, json_error: str) -> None:
         name = shown_path(path)
-        docs = _yaml_documents(name, data, json_error)
+        docs = yaml_documents(name, data, json_error)
         plain = False
         for n, doc in enumerate(docs):
             where = "$" if len(docs) == 1 else f"document {n + 1}: $"
@@ -989,143 +1016,6 @@ def _json_problem(exc: msgspec.DecodeError, data: bytes, base: int = 0) -> str:
     return message
 
 
-# ---- YAML -----------------------------------------------------------------------------------------
-
-_BRACKETS: Any = None
-
-
-def _too_deep(data: bytes) -> bool:
-    """Flow-style nesting deeper than MAX_NESTING (PyYAML's C parser can crash on tens of thousands of
-    levels). Brackets inside quoted strings are counted too: a false alarm needs hundreds of them."""
-    import re
-
-    global _BRACKETS
-    if _BRACKETS is None:
-        _BRACKETS = re.compile(rb"[\[\]{}]")
-    depth = 0
-    for m in _BRACKETS.finditer(data):
-        depth += 1 if m.group() in b"[{" else -1
-        if depth > MAX_NESTING:
-            return True
-    return False
-
-
-def _yaml_loader() -> Any:
-    """A safe loader (libyaml when present) that keeps timestamps as strings, as kubectl does."""
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Loader(base):  # type: ignore[valid-type,misc]
-        pass
-
-    Loader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in base.yaml_implicit_resolvers.items()
-    }
-    return Loader
-
-
-_ALIAS: Any = None
-
-
-def _alias_at(text: str) -> tuple[int, int, str] | None:
-    """(line, column, name) of the first YAML alias in `text`, None when it has none. A cheap search for
-    what may be one (`*name` after a space, a bracket, a comma or a line start); only then are the parser's
-    events read to tell an alias from a `*` in a plain value."""
-    import re
-
-    global _ALIAS
-    if _ALIAS is None:
-        _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.MULTILINE)
-    if not _ALIAS.search(text):
-        return None
-    import yaml
-
-    try:
-        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(event, yaml.AliasEvent):
-                mark = event.start_mark
-                line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-                return line, col, str(event.anchor)
-    except yaml.YAMLError:
-        return None  # the load reports it
-    return None
-
-
-def _expands_past(docs: list[Any], limit: int) -> bool:
-    """Whether the documents, with every alias written out, hold more than `limit` values. libyaml shares
-    an aliased value instead of copying it, so this walks each distinct value once (memoised), and what is
-    decoded next (msgspec, which copies) costs at most `limit`."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()  # being sized: met again below itself, it is a value that contains itself
-    total = 0
-    for doc in docs:
-        stack: list[tuple[Any, bool]] = [(doc, False)]
-        while stack:
-            node, done = stack.pop()
-            if not isinstance(node, (list, dict)):
-                continue
-            key = id(node)
-            if key in sizes:
-                continue
-            children = list(node.values()) if isinstance(node, dict) else node
-            if not done:
-                if key in open_:
-                    return True
-                open_.add(key)
-                stack.append((node, True))
-                stack.extend((c, False) for c in children if isinstance(c, (list, dict)) and id(c) not in sizes)
-                continue
-            size = 1 + len(children) + sum(sizes.get(id(c), 0) for c in children if isinstance(c, (list, dict)))
-            sizes[key] = min(size, limit + 1)
-            open_.discard(key)
-        total += sizes.get(id(doc), 0) if isinstance(doc, (list, dict)) else 1
-        if total > limit:
-            return True
-    return False
-
-
-def _check_aliases(name: str, text: str, docs: list[Any]) -> None:
-    """YAML aliases are refused when they multiply the input: kubectl never writes them, but other tools
-    (PyYAML for a shared value) do, a little; an alias bomb of 1 KB would expand to gigabytes."""
-    found = _alias_at(text)
-    if found is None:
-        return
-    limit = max(len(text) // 3, ALIAS_EXPANSION_FLOOR)  # written out in full, a value takes 3 characters or more
-    if _expands_past(docs, limit):
-        line, col, alias = found
-        raise InputError(
-            f"{name}: YAML aliases (the first at line {line}, column {col}: "
-            f"*{apivalidation.shown(alias, 30)}) expand to more than {limit:,} values: write the "
-            "objects out in full, as kubectl does"
-        )
-
-
-def _yaml_documents(name: str, data: bytes, json_error: str) -> list[Any]:
-    if _too_deep(data):
-        raise InputError(f"{name}: nested too deeply (more than {MAX_NESTING} levels)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    import yaml
-
-    try:
-        docs = [doc for doc in yaml.load_all(text, Loader=_yaml_loader()) if doc is not None]
-        _check_aliases(name, text, docs)
-        return docs
-    except yaml.YAMLError as exc:
-        if json_error:
-            raise InputError(f"{name}: not valid JSON: {json_error}") from None
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{name}: not valid YAML or JSON{where}: {problem}") from None
-    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
-        raise InputError(f"{name}: not valid YAML or JSON: {type(exc).__name__}") from None
-
-
 # ---- one manifest, as plain data ------------------------------------------------------------------
 
 
@@ -1140,15 +1030,15 @@ def read_documents(path: str) -> list[dict[str, Any]]:
     data = read_bytes(path)
     json_error = ""
     if data.lstrip()[:1] in (b"{", b"["):
-        if _too_deep(data):
-            raise InputError(f"{name}: nested too deeply (more than {MAX_NESTING} levels)")
+        if nested_too_deeply(data):
+            raise too_deep(name)
         try:
             docs = [msgspec.json.decode(data)]
         except msgspec.DecodeError as exc:
             json_error = _json_problem(exc, data)
-            docs = _yaml_documents(name, data, json_error)
+            docs = yaml_documents(name, data, json_error)
     else:
-        docs = _yaml_documents(name, data, json_error)
+        docs = yaml_documents(name, data, json_error)
     out: list[dict[str, Any]] = []
     stack = list(reversed(docs))
     while stack:

@@ -1,5 +1,6 @@
 """Finding the input files (files, folders, stdin; a folder's non-regular files and macOS debris skipped with
-a warning) and reading their bytes as UTF-8 (a BOM decides the encoding; a pipe or device read bounded).
+a warning, an unreadable folder refused) and reading their bytes as UTF-8 (a BOM decides the encoding; every
+input read up to `limits.max_input_bytes()`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...errors import InputError
+from .limits import max_input_bytes, too_large
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
-# A pipe, a device or standard input is read up to this much (a regular file's size is known): `/dev/zero`
-# or an endless producer must end in an error, not in running out of memory.
-MAX_STREAM_BYTES = 2 << 30
 CHUNK = 1 << 20
 MACOS_FOLDER = "__MACOSX"
 # ---- finding the files ----------------------------------------------------------------------------
@@ -53,7 +52,7 @@ def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
         if not stat.S_ISDIR(st.st_mode):
             yield path  # a file named on the command line may be a pipe (`<(kubectl get ...)`)
             continue
-        for root, dirs, names in os.walk(path, onerror=None):
+        for root, dirs, names in os.walk(path, onerror=_unreadable_folder):
             dirs.sort()
             for n in sorted(names):
                 if not n.endswith(FILE_SUFFIXES):
@@ -77,6 +76,13 @@ def find_files(paths: Iterable[str], warnings: list[str]) -> Iterator[str]:
             f"skipped {len(debris)} macOS metadata file{'s' if len(debris) > 1 else ''} (._* and "
             f"{MACOS_FOLDER}/, written when an archive is made or opened on macOS): {shown}"
         )
+
+
+def _unreadable_folder(exc: OSError) -> None:
+    """A folder that cannot be listed holds objects nobody sees: skipped, its objects would be reported
+    missing."""
+    where = exc.filename if exc.filename is not None else "a folder"
+    raise InputError(f"{where}: cannot read the folder: {exc.strerror or exc}")
 
 
 def _file_type(mode: int) -> str:
@@ -109,10 +115,11 @@ def read_bytes(path: str) -> bytes:
             if sys.stdin is None or sys.stdin.closed:
                 raise InputError("--from-file -: standard input is closed")
             stream = getattr(sys.stdin, "buffer", None)
-            data = _read_bounded(path, stream) if stream is not None else sys.stdin.read().encode("utf-8")
+            data = _read_bounded(path, stream) if stream is not None else _read_text(path, sys.stdin)
         else:
             with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else _read_bounded(path, fh)
+                st = os.fstat(fh.fileno())
+                data = _read_file(path, fh, st.st_size) if stat.S_ISREG(st.st_mode) else _read_bounded(path, fh)
     except InputError:
         raise
     except IsADirectoryError:
@@ -142,24 +149,45 @@ def shown_path(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
-def _read_bounded(path: str, stream: Any) -> bytes:
+def check_size(path: str, size: int) -> None:
+    """A regular file whose size is known is refused before a byte of it is read."""
+    if size > max_input_bytes():
+        raise too_large(shown_path(path), size)
+
+
+def _read_file(path: str, fh: Any, size: int) -> bytes:
+    """A regular file: its size when opened, read at once (one copy); then whatever it grew by since, read as
+    a stream is, up to the cap."""
+    check_size(path, size)
+    data: bytes = fh.read(size)
+    more = _read_bounded(path, fh, len(data), binary_ok=True)
+    return data + more if more else data
+
+
+def _read_text(path: str, stream: Any) -> bytes:
+    """A text stream without bytes under it (an embedding program's stdin), read up to the cap too."""
+    text: str = stream.read(max_input_bytes() + 1)
+    data = text.encode("utf-8")
+    if len(text) > max_input_bytes() or len(data) > max_input_bytes():
+        raise too_large(shown_path(path))
+    return data
+
+
+def _read_bounded(path: str, stream: Any, size: int = 0, binary_ok: bool = False) -> bytes:
     """A stream that may never end (a device, a pipe) read in chunks: binary data (a NUL byte outside UTF-16
-    or UTF-32 text) is refused at its first chunk, anything past MAX_STREAM_BYTES as too large."""
+    or UTF-32 text) is refused at its first chunk, anything past the cap as too large."""
     chunks: list[bytes] = []
-    size = 0
+    limit = max_input_bytes()
     wide = False
     while True:
         chunk = stream.read(CHUNK)
         if not chunk:
             return b"".join(chunks)
         if not chunks:
-            wide = chunk.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
+            wide = binary_ok or chunk.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
         if not wide and b"\0" in chunk:
             raise InputError(f"{shown_path(path)}: not text (it holds NUL bytes): give a YAML or JSON file")
         size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            raise InputError(
-                f"{shown_path(path)}: more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or device: save "
-                "it to a file first"
-            )
+        if size > limit:
+            raise too_large(shown_path(path))
         chunks.append(chunk)
