@@ -40,7 +40,7 @@ from .reading import read_snapshot
     "--selector",
     "selector",
     metavar="SELECTOR",
-    help="Only KernelCaches with these labels (k=v, k!=v, k, !k; comma separated), as kubectl's -l.",
+    help="Only KernelCaches with these labels, as kubectl's -l (k=v, k!=v, k, !k, k in (a,b), k notin (a,b)).",
 )
 @click.option(
     "--problems",
@@ -73,12 +73,9 @@ def status(
     if watch and from_files:
         raise click.UsageError("--watch needs a live cluster: files do not change")
     color = use_color() and output in ("table", "wide")
-    from ..report.status_common import parse_selector
+    from ..explain.fleet import check_selector
 
-    try:
-        requirements = parse_selector(selector) if selector is not None else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="-l/--selector") from None
+    requirements = check_selector(selector) if selector is not None else None  # a bad -l: exit 2 before reading
     shape = {"group": group, "selector": requirements, "problems": problems, "headers": not no_headers}
     if not watch:
         snap, provenance = read_snapshot(flags, from_files, _status_scope(flags))
@@ -118,8 +115,9 @@ def _show_status(
     only: for redrawing). With `previous` (a watch's last screen), rows that changed are marked; `watch` is
     the watch's state, for the machine formats."""
     from ..explain.status import StatusReport, fleet_status
+    from ..kernelcache.selectors import label_selector_matches
     from ..report import render
-    from ..report.status_common import narrowed, selector_selects
+    from ..report.status_common import narrowed, problems_only
 
     shape = shape or {}
     fleet = fleet_status(snap, provenance.namespace)
@@ -133,10 +131,12 @@ def _show_status(
         caches = {
             f"{kc.namespace}/{kc.name}"
             for kc in snap.kernel_caches
-            if selector_selects(shape["selector"], kc.meta.labels)
+            if label_selector_matches(shape["selector"], kc.meta.labels)
         }
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
+    if shape.get("problems"):  # every format shows the same rows
+        fleet = problems_only(fleet)
     report = StatusReport(fleet, provenance, notes, watch, serving=_serving_pods(snap, provenance.namespace))
     if output not in ("table", "wide"):
         render(STATUS, report, output, out)

@@ -197,8 +197,9 @@ _KEY_TERM = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*$")
 
 
 def parse_label_selector(text: str) -> LabelSelector:
-    """A label selector as kubectl's `-l` takes it (`a=b,c!=d,e,!f,g in (h,i),j notin (k)`); ValueError
-    naming the term it cannot read. Keys and values are checked by the API server, not here."""
+    """A label selector as kubectl's `-l` takes it (`a=b,c!=d,e,!f,g in (h,i),j notin (k)`), the one parser of
+    every `-l`; ValueError naming the term it cannot read, or the key or value kubectl would refuse (offline no
+    API server checks them)."""
     if not text.strip():
         return LabelSelector()
     terms: list[str] = []
@@ -214,6 +215,10 @@ def parse_label_selector(text: str) -> LabelSelector:
     for term in terms:
         if m := _SET_TERM.match(term):
             values = tuple(v.strip() for v in m.group(3).split(",") if v.strip())
+            if not values:  # kubectl's words
+                raise ValueError(
+                    f"invalid label selector {term.strip()!r}: for 'in', 'notin' operators, values set can't be empty"
+                )
             exprs.append(
                 SelectorRequirement(key=m.group(1), operator="In" if m.group(2) == "in" else "NotIn", values=values)
             )
@@ -231,4 +236,18 @@ def parse_label_selector(text: str) -> LabelSelector:
                 f"cannot read label selector term {term.strip()!r} (examples: app=x, tier!=db, gpu, "
                 "!legacy, env in (prod,staging))"
             )
+    for key, value in labels.items():
+        _check_term(key, (value,))
+    for req in exprs:
+        _check_term(req.key, req.values)
     return LabelSelector(match_labels=labels, match_expressions=tuple(exprs))
+
+
+def _check_term(key: str, values: tuple[str, ...]) -> None:
+    """kubectl's labels.Parse: a qualified-name key and label values."""
+    from ..apivalidation import go_quote, label_value_errors, qualified_name_errors
+
+    problems = [f"key {go_quote(key)}: {e}" for e in qualified_name_errors(key)]
+    problems += [f"value {go_quote(v)}: {e}" for v in values for e in label_value_errors(v)]
+    if problems:
+        raise ValueError(f"invalid label selector: {problems[0]}")

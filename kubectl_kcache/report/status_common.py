@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..kernelcache import constants as c
 from ..provenance import LIVE
 
 if TYPE_CHECKING:
@@ -86,35 +87,44 @@ def cells_by_cache(groups: tuple[GroupStatus, ...]) -> dict[str, list[tuple[Grou
     return dict(sorted(out.items()))
 
 
-def parse_selector(text: str) -> list[tuple[str, str, str]]:
-    """kubectl's equality-based `-l`: `k=v`, `k==v`, `k!=v`, `k` (exists), `!k` (absent), comma separated,
-    as (key, operator, value). Raises ValueError on anything else."""
-    out = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            raise ValueError(f"invalid label selector {text!r}: an empty requirement")
-        for op in ("!=", "==", "="):
-            if op in part:
-                key, _, value = part.partition(op)
-                out.append((key.strip(), "!=" if op == "!=" else "=", value.strip()))
-                break
-        else:
-            out.append((part[1:].strip(), "!", "") if part.startswith("!") else (part, "exists", ""))
-        if not out[-1][0]:
-            raise ValueError(f"invalid label selector {text!r}: a requirement without a key")
-    return out
+def group_problem(g: GroupStatus) -> bool:
+    """A group with members missing their KernelCacheNode, NotReady members or agents not running."""
+    return bool(g.kernel_cache_nodes_missing or g.not_ready or g.agent_ready < g.agent_desired or not g.members)
 
 
-def selector_selects(requirements: list[tuple[str, str, str]], labels: Mapping[str, str]) -> bool:
-    for key, op, value in requirements:
-        if (
-            (op == "=" and labels.get(key) != value)
-            or (op == "!=" and labels.get(key) == value)
-            or (op == "exists" and key not in labels)
-            or (op == "!" and key in labels)
-        ):
-            return False
-    return True
+def cell_problem(cell: CacheCell, members: int) -> int:
+    """How bad a heat row is, by KServe's state for the cache on its own group: 3 Error, 2 Pending (no member
+    or no Ready member) or Ready members without an entry, 1 still preparing, 0 Ready. A cell of another group
+    (no state) by its counts over Ready members alike. Entries on NotReady members never count."""
+    counts = cell_counts(cell, members)
+    state = cell.state
+    if state == c.CACHE_READY:
+        return 0
+    if counts[ERROR] or state == c.CACHE_ERROR:
+        return 3
+    if counts[NO_ENTRY] or state == c.CACHE_PENDING:
+        return 2
+    return 1 if state is not None or counts[PENDING] or counts[PULLING] else 0
+
+
+def problems_only(status: FleetStatus) -> FleetStatus:
+    """`status` as `--problems` shows it, in every format: the groups with a problem, the KernelCaches with a
+    problem (each with its cells in every group, so that its own group's still decides), the caches no group
+    prepares; a group stays while it holds a problem cache's cell."""
+    from dataclasses import replace
+
+    bad = {
+        cache
+        for cache, cells in cells_by_cache(status.groups).items()
+        if max(cell_problem(cell, g.members) for g, cell in ([(g, x) for g, x in cells if x.assigned] or cells))
+    }
+    bad |= {u.cache for u in status.unassigned}
+    groups = tuple(
+        replace(g, caches=tuple(x for x in g.caches if x.cache in bad))
+        for g in status.groups
+        if group_problem(g) or any(x.cache in bad for x in g.caches)
+    )
+    return replace(status, groups=groups, caches=tuple(k for k in status.caches if k in bad))
 
 
 def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | None = None) -> FleetStatus:

@@ -55,7 +55,9 @@ from .status_common import (
     READY,
     bar_widths,
     cell_counts,
+    cell_problem,
     cells_by_cache,
+    group_problem,
     not_ready_cells,
     selector_text,
     source_line,
@@ -63,7 +65,7 @@ from .status_common import (
 from .terminal import terminal_width
 
 if TYPE_CHECKING:
-    from ..explain.status import CacheCell, GroupStatus, StatusReport
+    from ..explain.status import CacheCell, StatusReport
 
 STATUS = "status"
 BAR_WIDTH = 12
@@ -116,26 +118,6 @@ def status_text(
 ) -> str:
     """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output)."""
     return "".join(_Screen(report, color=color, width=width, view=view or View()).lines(header))
-
-
-def group_problem(g: GroupStatus) -> bool:
-    """A group with members missing their KernelCacheNode, NotReady members or agents not running."""
-    return bool(g.kernel_cache_nodes_missing or g.not_ready or g.agent_ready < g.agent_desired or not g.members)
-
-
-def cell_problem(cell: CacheCell, members: int) -> int:
-    """How bad a heat row is, by KServe's state for the cache on its own group: 3 Error, 2 Pending (no member
-    or no Ready member) or Ready members without an entry, 1 still preparing, 0 Ready. A cell of another group
-    (no state) by its counts over Ready members alike. Entries on NotReady members never count."""
-    counts = cell_counts(cell, members)
-    state = cell.state
-    if state == c.CACHE_READY:
-        return 0
-    if counts[ERROR] or state == c.CACHE_ERROR:
-        return 3
-    if counts[NO_ENTRY] or state == c.CACHE_PENDING:
-        return 2
-    return 1 if state is not None or counts[PENDING] or counts[PULLING] else 0
 
 
 def state_text(cell: CacheCell) -> str:
@@ -298,6 +280,8 @@ class _Screen:
         return table.render(self.color, self.width, self.view.headers)
 
     def _caches(self) -> list[str]:
+        if not self.status.caches and self.view.problems:  # `problems_only` left none
+            return [self._text("no KernelCache with a problem")]
         if not self.status.caches:
             scope = self.report.provenance.namespace
             return [self._text("no KernelCaches" + (f" in namespace {escape(scope)}" if scope else ""))]

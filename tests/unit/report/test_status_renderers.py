@@ -261,19 +261,20 @@ def test_a_watch_redraw_marks_the_rows_that_changed(report):
 
 
 def test_narrowed_to_a_group_and_to_labelled_caches(report):
-    from kubectl_kcache.report.status_common import narrowed, parse_selector, selector_selects
+    from kubectl_kcache.kernelcache.selectors import label_selector_matches, parse_label_selector
+    from kubectl_kcache.report.status_common import narrowed
 
     only_b = narrowed(report.status, "b")
     assert [g.name for g in only_b.groups] == ["b"] and only_b.totals()["groups"] == 1
     assert set(only_b.caches) == {"team/c4", "team/c5"}
     only_c1 = narrowed(report.status, None, {"team/c1"})
     assert {cell.cache for g in only_c1.groups for cell in g.caches} == {"team/c1"}
-    reqs = parse_selector("app=llm,tier!=t0,gpu,!legacy")
-    assert selector_selects(reqs, {"app": "llm", "tier": "t1", "gpu": ""})
-    assert not selector_selects(reqs, {"app": "llm", "tier": "t0", "gpu": ""})
-    assert not selector_selects(reqs, {"app": "llm", "gpu": "", "legacy": "1"})
+    reqs = parse_label_selector("app=llm,tier!=t0,gpu,!legacy")  # status's -l is every command's
+    assert label_selector_matches(reqs, {"app": "llm", "tier": "t1", "gpu": ""})
+    assert not label_selector_matches(reqs, {"app": "llm", "tier": "t0", "gpu": ""})
+    assert not label_selector_matches(reqs, {"app": "llm", "gpu": "", "legacy": "1"})
     with pytest.raises(ValueError):
-        parse_selector("a=b,")
+        parse_label_selector("a=b,")
 
 
 def test_the_watch_header_line_is_never_marked(report):
