@@ -58,3 +58,10 @@ class Conflict(ApiError):
 
 class Gone(ApiError):
     """410: the resourceVersion is too old (list continue token or watch); restart from a fresh list."""
+
+
+class NotInScope(KcacheError):
+    """What the user named (a namespace, an InferenceService) is not there: an answer, as kubectl's NotFound is
+    (exit 1), not a usage error."""
+
+    exit_code = EXIT_FINDINGS

@@ -140,6 +140,9 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         check_selector(selector)  # a bad -l is exit 2 before any read
         snap = collect_for_fleet(client, namespace, labels)
     fleet = hit_rate(snap, namespace, selector, isvc)
+    from ..explain.fleet_scope import check_scope
+
+    check_scope(snap, namespace, isvc, fleet.totals.pods)
     source = provenance(snap.meta, namespace)
     from ..report import render
     from ..report.doctor_table import output_width
