@@ -42,7 +42,12 @@ WORKLOAD_KEYS = ("namespace", "workloadKind", "workloadName", "runtimeImage", "m
 HASH_KEYS = ("commandHash", "argsHash")
 KSERVE_REPOSITORY = re.compile(r"^(docker\.io/)?kserve/")
 _IMAGE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9._/:-]*?)(?P<tag>:[\w][\w.-]{0,127})?(?P<digest>@sha256:[0-9a-f]{64})?$")
-LABEL_MAPS = frozenset({"labels", "annotations", "matchLabels", "nodeSelector", "selector"})
+# Values that name types, never objects: a namespace called `apps` or `pods` stays out of `apps/v1` and `pods`.
+TYPE_KEYS = frozenset(
+    {"apiVersion", "kind", "apiGroup", "apiGroups", "apiVersions", "resource", "resources", "group", "listKind"}
+    | {"plural", "singular", "shortNames", "categories", "operations", "verbs"}
+)
+NAME_KEYED_MAPS = frozenset({"cacheStatus"})  # maps whose keys are namespace/name of an object
 # A name starts where no letter or digit comes before it (`isvc.NAME-predictor`, `NS/NAME`) and ends where
 # neither a letter, a digit nor a dot follows (a `-` may: pod and capture names extend InferenceService names;
 # a dot may not: `ml` in `harbor.ml.example.com` is no namespace).
@@ -210,14 +215,17 @@ class Anonymizer:
             return text
         return self.pattern.sub(lambda m: self.map[m.group()], text)
 
-    def value(self, value: Any, keep_keys: bool = False) -> Any:
-        """`value` with every string replaced, mapping keys too (KernelCacheNode's cacheStatus is keyed by
-        namespace/name) but those of labels, annotations and selectors."""
+    def value(self, value: Any, names_as_keys: bool = False) -> Any:
+        """`value` with every string replaced where it can hold a name: never a key (a field, a label or an
+        annotation key) but those of maps keyed by names (`names_as_keys`: KernelCacheNode's cacheStatus, keyed
+        by namespace/name), never a type (apiVersion, kind, API groups and resources)."""
         if isinstance(value, str):
             return self.replace(value)
         if isinstance(value, dict):
             return {
-                (k if keep_keys or not isinstance(k, str) else self.replace(k)): self.value(v, k in LABEL_MAPS)
+                (self.replace(k) if names_as_keys and isinstance(k, str) else k): (
+                    v if k in TYPE_KEYS else self.value(v, k in NAME_KEYED_MAPS)
+                )
                 for k, v in value.items()
             }
         if isinstance(value, list):
