@@ -98,6 +98,8 @@ def scraped(text: str) -> dict[str, list[dict[str, str]]]:
     raises on text Prometheus could not read)."""
     out: dict[str, list[dict[str, str]]] = {}
     for family in text_string_to_metric_families(text):
+        if not family.samples:  # declared, with no series now (a KernelCache cause while every one is Ready)
+            out.setdefault(family.name, [])
         for sample in family.samples:
             out.setdefault(sample.name, []).append(dict(sample.labels))
     return out
@@ -118,10 +120,11 @@ def unknown(
         samples = scrape[sel.metric]
         labels = {k for s in samples for k in s}
         for label, op, value in sel.matchers:
-            if label not in labels:
+            if label not in labels and (sel.metric, label) not in possible:
                 problems.append(f"{sel.metric} has no label {label}")
             elif op == "=" and value not in possible.get((sel.metric, label), {s.get(label) for s in samples}):
                 problems.append(f'{sel.metric} has no sample with {label}="{value}"')
     exported = {k for sel in alert.selectors for s in scrape.get(sel.metric, ()) for k in s}
+    exported |= {label for sel in alert.selectors for (metric, label) in possible if metric == sel.metric}
     problems += [f"grouped by {g}, a label none of its metrics has" for g in sorted(alert.grouping - exported)]
     return problems

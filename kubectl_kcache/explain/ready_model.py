@@ -219,6 +219,22 @@ class WhyNotReady:
         return f"Ready on {self.ready_count} of {self.counted_count} Ready members of {self.group}; KServe: {kserve}"
 
     @property
+    def node_causes(self) -> tuple[Cause, ...]:
+        """The causes that hold Ready members (NotReady members and non-members apart), most nodes first."""
+        return tuple(x for x in self.causes if x.gate not in ("member", "ready"))
+
+    @property
+    def top_cause(self) -> str | None:
+        """The gate that holds the most of its Ready members: where the cache's pass stops, else the first node
+        cause; None when Ready."""
+        if self.ready:
+            return None
+        stop = self.cache_blocked_by
+        if stop is not None:
+            return stop.id
+        return self.node_causes[0].gate if self.node_causes else None
+
+    @property
     def next_command(self) -> str | None:
         gate = self.cache_blocked_by
         if gate is not None and gate.next:
@@ -267,6 +283,7 @@ class WhyNotReady:
                 "cache": [g.to_dict() for g in self.cache],
                 **({} if self.summary is not None else {"nodes": [n.to_dict() for n in self.nodes]}),
                 "causes": [x.to_dict() for x in self.causes],
+                "topCause": self.top_cause,
                 "aggregate": agg,
                 **({} if self.summary is not None else {"admission": self.admission}),
                 "notRead": list(self.unread),

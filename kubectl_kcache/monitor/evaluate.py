@@ -1,5 +1,6 @@
-"""One evaluation of a snapshot: the doctor's report, the fleet status (entries per KernelCache and group) and
-the serving pods' hit rate, each computed by the module the commands use; the HTML page on demand."""
+"""One evaluation of a snapshot: the doctor's report, the fleet status (entries per KernelCache and group), every
+KernelCache's path to Ready (why-not-ready -A: its top cause) and the serving pods' hit rate, each computed by
+the module the commands use; the HTML page on demand."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..checks.model import DoctorReport
 from ..errors import IncompleteError, InputError
 from ..explain.fleet import FleetHitRate, hit_rate
 from ..explain.status import FleetStatus, fleet_status
+from ..explain.why_not_ready import WhyNotReadyFleet, explain_all
 from ..provenance import Provenance
 from ..snapshot.model import ClusterSnapshot, provenance
 
@@ -22,6 +24,7 @@ class Evaluation:
     report: DoctorReport
     status: FleetStatus | str  # a str says why there are no counts (a read they need was not possible)
     fleet: FleetHitRate | str
+    readiness: WhyNotReadyFleet | str
     provenance: Provenance
     seconds: float  # how long the evaluation took
     at: float = field(default_factory=time.time)  # when (Unix time)
@@ -52,4 +55,9 @@ def evaluate(snapshot: ClusterSnapshot, namespace: str | None = None) -> Evaluat
         fleet = hit_rate(snapshot, namespace)
     except (IncompleteError, InputError) as exc:
         fleet = str(exc)
-    return Evaluation(report, status, fleet, source, time.perf_counter() - started)
+    readiness: WhyNotReadyFleet | str
+    try:
+        readiness = explain_all(snapshot, namespace)
+    except (IncompleteError, InputError) as exc:
+        readiness = str(exc)
+    return Evaluation(report, status, fleet, readiness, source, time.perf_counter() - started)

@@ -1,25 +1,13 @@
 """The monitor's metrics as Prometheus text (exposition format 0.0.4, written by prometheus_client), from the
-last evaluation and the source's counters. Label values come from the cluster: prometheus_client escapes them.
-A KernelCache's entries are counted over its group's Ready members (cordoned ones included), as KServe counts
-them (`kubectl kcache status`): the five states of `cache_entries` add up to KServe's nodeCount, and entries on
-NotReady members are in none of them.
+last evaluation and the source's counters, named as kube-state-metrics names its own: the subject first
+(`kcache_nodegroup_*`, `kcache_kernelcache_*`), each object's namespace and name as separate labels, every state
+of a state set present (0 or 1, or a count), every known series present from the first scrape (0), and the
+exporter's own health under `kcache_monitor_*`. Label values come from the cluster: prometheus_client escapes
+them. docs/monitoring.md explains each metric; its table is checked against METRICS.
 
-    kcache_monitor_findings{check,code,severity}                  unsuppressed findings
-    kcache_monitor_checks{check,status}                           1 per check, by status (pass, fail, skipped...)
-    kcache_monitor_group_members{group}                           member nodes
-    kcache_monitor_group_agents_ready{group}                      members with a Running, Ready agent pod
-    kcache_monitor_group_kernelcachenodes_missing{group}          members without their KernelCacheNode
-    kcache_monitor_cache_entries{kernelcache,group,state,assigned}  Ready members with the entry Ready|Pending|
-                                                                  Pulling|Error, or none; assigned: its own group
-    kcache_monitor_serving_pods{namespace,inferenceservice,state} pods cached|cold|now|denied|unprepared|producer
-                                                                  (producer: cold by design, in neither cold nor now)
-    kcache_monitor_read_errors_total{read}                        failed lists and watches
-    kcache_monitor_evaluation_seconds                             the last evaluation's duration
-    kcache_monitor_evaluations_total
-    kcache_monitor_last_evaluation_timestamp_seconds
-    kcache_monitor_last_successful_read_timestamp_seconds         when the data was last known current
-    kcache_monitor_ready                                          1 while /readyz answers 200
-    kcache_monitor_events_total{type}, kcache_monitor_events_dropped_total{reason}   with --events
+A KernelCache's entries are counted over its group's Ready members (cordoned ones included), as KServe counts
+them (`kubectl kcache status`): the five states of `kcache_kernelcache_nodes` add up to KServe's nodeCount, and
+entries on NotReady members are in none of them.
 """
 
 from __future__ import annotations
@@ -29,81 +17,199 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .. import prometheus
+from ..checks.model import STATUSES
+from ..checks.registry import all_checks
 from ..explain.fleet import FleetHitRate
 from ..explain.status import FleetStatus
+from ..explain.why_not_ready import WhyNotReadyFleet
 from ..prometheus import Family
 from .evaluate import Evaluation
 
-PREFIX = "kcache_monitor_"
+PREFIX = "kcache_"
+OWN = "kcache_monitor_"
 ENTRY_STATES = ("Ready", "Pending", "Pulling", "Error", "none")
-POD_STATES = ("cached", "cold", "now", "denied", "unprepared", "producer")
+POD_OUTCOMES = ("cached", "cold", "now", "denied", "unprepared", "producer")
+EVENT_TYPES = ("Normal", "Warning")
+EVENT_DROPS = ("duplicate", "rate-limited", "failed")
+
+# name -> (type, labels, help): the one list of what the monitor exports (docs/monitoring.md follows it)
+METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "kcache_build_info": ("gauge", ("version", "commit"), "Always 1: the plugin's version and git commit."),
+    "kcache_finding": (
+        "gauge",
+        ("check", "code", "severity"),
+        "Unsuppressed findings of the doctor's checks, by check, code and severity (every code, 0 when none).",
+    ),
+    "kcache_check_status": (
+        "gauge",
+        ("check", "status"),
+        "1 for the status each doctor check has now (pass, fail, skipped, not-applicable), 0 for the others.",
+    ),
+    "kcache_nodegroup_members": ("gauge", ("nodegroup",), "Member nodes of each KernelCacheNodeGroup."),
+    "kcache_nodegroup_agents_ready": (
+        "gauge",
+        ("nodegroup",),
+        "Members of each KernelCacheNodeGroup with a Running and Ready agent pod.",
+    ),
+    "kcache_nodegroup_kernelcachenodes_missing": (
+        "gauge",
+        ("nodegroup",),
+        "Members of each KernelCacheNodeGroup without their KernelCacheNode.",
+    ),
+    "kcache_kernelcache_nodes": (
+        "gauge",
+        ("namespace", "kernelcache", "nodegroup", "state", "assigned"),
+        "Ready members of a node group (as KServe counts them, cordoned included) with a KernelCache's entry in "
+        "each state (none: no entry); assigned: the group is the KernelCache's own.",
+    ),
+    "kcache_kernelcache_ready": (
+        "gauge",
+        ("namespace", "kernelcache"),
+        "1 when the KernelCache's entry is Ready on every Ready member of its node group (and it has one).",
+    ),
+    "kcache_kernelcache_not_ready_cause": (
+        "gauge",
+        ("namespace", "kernelcache", "cause"),
+        "1 for a KernelCache not Ready everywhere, with the gate that holds most of its nodes (why-not-ready).",
+    ),
+    "kcache_serving_pods": (
+        "gauge",
+        ("namespace", "inferenceservice", "outcome"),
+        "Serving pods per InferenceService by outcome: cached at admission, cold, now (cold, but admission "
+        "would mount a cache today), denied (admission would reject a recreate), unprepared (cached, on a node "
+        "without a Ready entry), producer (cold by design: a cache's producer or a pod of a revision being "
+        "captured; in neither cold nor now).",
+    ),
+    "kcache_monitor_ready": ("gauge", (), "1 while the monitor's /readyz answers 200."),
+    "kcache_monitor_read_errors_total": ("counter", ("read",), "Failed lists and watches, by what was read."),
+    "kcache_monitor_evaluations_total": ("counter", (), "Evaluations made."),
+    "kcache_monitor_evaluation_duration_seconds": ("gauge", (), "How long the last evaluation took."),
+    "kcache_monitor_last_evaluation_timestamp_seconds": (
+        "gauge",
+        (),
+        "When the last evaluation was made (Unix time; 0 before the first).",
+    ),
+    "kcache_monitor_last_successful_read_timestamp_seconds": (
+        "gauge",
+        (),
+        "When the data was last known current: every list and watch working (Unix time; 0 before the first).",
+    ),
+    "kcache_monitor_events_total": ("counter", ("type",), "Events created (with --events), by type."),
+    "kcache_monitor_events_dropped_total": (
+        "counter",
+        ("reason",),
+        "Events not sent (with --events): duplicate, rate-limited, failed.",
+    ),
+}
 
 
-def _family(name: str, kind: str, help: str) -> Family:
-    return Family(PREFIX + name, kind, help)
+def _family(name: str) -> Family:
+    kind, _labels, help = METRICS[name]
+    return Family(name, kind, help)
 
 
 @dataclass(frozen=True)
 class Health:
     ready: bool
-    read_errors: Mapping[str, int]
+    read_errors: Mapping[str, int]  # every read the monitor makes, 0 when it has not failed
     last_read: float  # Unix time; 0 before the first
     evaluations: int
-    events: Mapping[str, int] = field(default_factory=dict)
+    events: Mapping[str, int] | None = None  # None without --events
     events_dropped: Mapping[str, int] = field(default_factory=dict)
+    version: str = ""
+    commit: str = ""
+
+
+def _split(key: str) -> tuple[str, str]:
+    namespace, _, name = key.partition("/")
+    return namespace, name
 
 
 def _findings(ev: Evaluation) -> Iterable[Family]:
-    findings = _family(
-        "findings", "gauge", "Unsuppressed findings of the doctor's checks, by check, code and severity."
-    )
+    findings = _family("kcache_finding")
     counts = Counter((f.check, f.code, f.severity) for f in ev.report.findings if not f.suppressed)
-    for (check, code, severity), n in sorted(counts.items()):
-        findings.add(n, check=check, code=code, severity=severity)
-    checks = _family("checks", "gauge", "The doctor's checks by status (1 for the status each check has).")
+    known = {(spec.id, code.id, code.severity) for spec in all_checks() for code in spec.codes}
+    for check, code, severity in sorted(known | set(counts)):
+        findings.add(counts[(check, code, severity)], check=check, code=code, severity=severity)
+    checks = _family("kcache_check_status")
     for result in ev.report.checks:
-        checks.add(1, check=result.id, status=result.status)
+        for status in STATUSES:
+            checks.add(int(result.status == status), check=result.id, status=status)
     return findings, checks
 
 
 def _groups(status: FleetStatus) -> Iterable[Family]:
-    members = _family("group_members", "gauge", "Member nodes of each KernelCacheNodeGroup.")
-    agents = _family("group_agents_ready", "gauge", "Members with a Running and Ready agent pod.")
-    missing = _family("group_kernelcachenodes_missing", "gauge", "Members without their KernelCacheNode.")
-    entries = _family(
-        "cache_entries",
-        "gauge",
-        "Ready members of a group (as KServe counts them, cordoned included) with a KernelCache's entry in "
-        "each state (none: no entry); assigned: the group is the KernelCache's own.",
-    )
+    members = _family("kcache_nodegroup_members")
+    agents = _family("kcache_nodegroup_agents_ready")
+    missing = _family("kcache_nodegroup_kernelcachenodes_missing")
+    nodes = _family("kcache_kernelcache_nodes")
     for g in status.groups:
-        members.add(g.members, group=g.name)
-        agents.add(g.agent_ready, group=g.name)
-        missing.add(g.kernel_cache_nodes_missing, group=g.name)
+        members.add(g.members, nodegroup=g.name)
+        agents.add(g.agent_ready, nodegroup=g.name)
+        missing.add(g.kernel_cache_nodes_missing, nodegroup=g.name)
         for cell in g.caches:
+            namespace, name = _split(cell.cache)
             counts = (*cell.counts.as_tuple(), cell.no_entry(g.ready))  # over the Ready members: KServe's
             for state, n in zip(ENTRY_STATES, counts, strict=True):
-                entries.add(
-                    n, kernelcache=cell.cache, group=g.name, state=state, assigned="true" if cell.assigned else "false"
+                nodes.add(
+                    n,
+                    namespace=namespace,
+                    kernelcache=name,
+                    nodegroup=g.name,
+                    state=state,
+                    assigned="true" if cell.assigned else "false",
                 )
-    return members, agents, missing, entries
+    return members, agents, missing, nodes
+
+
+def _readiness(fleet: WhyNotReadyFleet) -> Iterable[Family]:
+    ready = _family("kcache_kernelcache_ready")
+    cause = _family("kcache_kernelcache_not_ready_cause")
+    for w in fleet.rows:
+        ready.add(int(w.ready), namespace=w.namespace, kernelcache=w.name)
+        top = w.top_cause
+        if top is not None:
+            cause.add(1, namespace=w.namespace, kernelcache=w.name, cause=top)
+    return ready, cause
 
 
 def _pods(fleet: FleetHitRate) -> Family:
-    pods = _family(
-        "serving_pods",
-        "gauge",
-        "Serving pods per InferenceService: cached at admission, cold, now (cold "
-        "but admission would mount a cache today), denied (admission would reject a recreate), "
-        "unprepared (cached, but on a node without a Ready entry), producer (cold by design: a cache's "
-        "producer or a pod of a revision being captured; not cold, not now).",
-    )
+    pods = _family("kcache_serving_pods")
     for r in fleet.rows:
         if r.revision:
             continue
-        for state, n in zip(POD_STATES, (r.cached, r.cold, r.now, r.denied, r.unprepared, r.producer), strict=True):
-            pods.add(n, namespace=r.namespace, inferenceservice=r.isvc, state=state)
+        counts = (r.cached, r.cold, r.now, r.denied, r.unprepared, r.producer)
+        for outcome, n in zip(POD_OUTCOMES, counts, strict=True):
+            pods.add(n, namespace=r.namespace, inferenceservice=r.isvc, outcome=outcome)
     return pods
+
+
+def _own(ev: Evaluation | None, health: Health) -> Iterable[Family]:
+    info = _family("kcache_build_info")
+    info.add(1, version=health.version or "unknown", commit=health.commit or "unknown")
+    ready = _family("kcache_monitor_ready")
+    ready.add(int(health.ready))
+    errors = _family("kcache_monitor_read_errors_total")
+    for what, n in sorted(health.read_errors.items()):
+        errors.add(n, read=what)
+    total = _family("kcache_monitor_evaluations_total")
+    total.add(health.evaluations)
+    seconds = _family("kcache_monitor_evaluation_duration_seconds")
+    seconds.add(round(ev.seconds, 6) if ev is not None else 0)
+    stamp = _family("kcache_monitor_last_evaluation_timestamp_seconds")
+    stamp.add(round(ev.at, 3) if ev is not None else 0)
+    last_read = _family("kcache_monitor_last_successful_read_timestamp_seconds")
+    last_read.add(round(health.last_read, 3))
+    out = [info, ready, errors, total, seconds, stamp, last_read]
+    if health.events is not None:
+        sent = _family("kcache_monitor_events_total")
+        for kind in sorted(set(EVENT_TYPES) | set(health.events)):
+            sent.add(health.events.get(kind, 0), type=kind)
+        dropped = _family("kcache_monitor_events_dropped_total")
+        for reason in sorted(set(EVENT_DROPS) | set(health.events_dropped)):
+            dropped.add(health.events_dropped.get(reason, 0), reason=reason)
+        out += [sent, dropped]
+    return out
 
 
 def render(ev: Evaluation | None, health: Health) -> str:
@@ -112,36 +218,9 @@ def render(ev: Evaluation | None, health: Health) -> str:
         families += _findings(ev)
         if isinstance(ev.status, FleetStatus):
             families += _groups(ev.status)
+        if isinstance(ev.readiness, WhyNotReadyFleet):
+            families += _readiness(ev.readiness)
         if isinstance(ev.fleet, FleetHitRate):
             families.append(_pods(ev.fleet))
-    errors = _family("read_errors_total", "counter", "Failed lists and watches, by what was read.")
-    for what, n in sorted(health.read_errors.items()):
-        errors.add(n, read=what)
-    families.append(errors)
-    seconds = _family("evaluation_seconds", "gauge", "How long the last evaluation took.")
-    stamp = _family("last_evaluation_timestamp_seconds", "gauge", "When the last evaluation was made (Unix time).")
-    if ev is not None:
-        seconds.add(round(ev.seconds, 6))
-        stamp.add(round(ev.at, 3))
-    families += [seconds, stamp]
-    total = _family("evaluations_total", "counter", "Evaluations made.")
-    total.add(health.evaluations)
-    last_read = _family(
-        "last_successful_read_timestamp_seconds",
-        "gauge",
-        "When the data was last known current: every list and watch working (Unix time).",
-    )
-    if health.last_read:
-        last_read.add(round(health.last_read, 3))
-    ready = _family("ready", "gauge", "1 while /readyz answers 200.")
-    ready.add(int(health.ready))
-    families += [total, last_read, ready]
-    if health.events or health.events_dropped:
-        sent = _family("events_total", "counter", "Events created, by type.")
-        for kind, n in sorted(health.events.items()):
-            sent.add(n, type=kind)
-        dropped = _family("events_dropped_total", "counter", "Events not sent: duplicate, rate-limited, failed.")
-        for reason, n in sorted(health.events_dropped.items()):
-            dropped.add(n, reason=reason)
-        families += [sent, dropped]
+    families += _own(ev, health)
     return prometheus.render(families)

@@ -34,6 +34,26 @@ from .source import Source
 LIVENESS_STALL = 120.0
 
 
+ENDPOINTS = (
+    ("/metrics", "Prometheus metrics: findings, node groups, KernelCaches, serving pods, the monitor's health"),
+    ("/report", "the doctor's HTML page, as of the last evaluation"),
+    ("/healthz", "liveness: the loop makes progress and every watch runs"),
+    ("/readyz", "readiness: listed, every watch works, the last evaluation succeeded (503 says why)"),
+)
+INDEX = (
+    "<!doctype html><html lang=en><head><meta charset=utf-8><title>kubectl kcache monitor</title></head><body>"
+    "<h1>kubectl kcache monitor</h1><ul>"
+    + "".join(f'<li><a href="{path}">{path}</a>: {what}</li>' for path, what in ENDPOINTS)
+    + "</ul></body></html>\n"
+).encode()
+
+
+def _commit() -> str:
+    from ..buildinfo import build_info
+
+    return build_info().commit
+
+
 @dataclass(frozen=True)
 class MonitorOptions:
     port: int = 8080
@@ -60,6 +80,7 @@ class Monitor:
         self.beat_at = time.monotonic()
         self.interrupted_by: int | None = None
         self.lock = threading.Lock()
+        self.commit = _commit()
 
     # ---- the loop ------------------------------------------------------------------------------------
     def _connect(self) -> bool:
@@ -145,8 +166,10 @@ class Monitor:
             read_errors=self.source.read_errors(),
             last_read=self.last_read,
             evaluations=self.evaluations,
-            events=dict(rec.sent) if rec else {},
+            events=dict(rec.sent) if rec else None,
             events_dropped=dict(rec.dropped) if rec else {},
+            version=__version__,
+            commit=self.commit,
         )
 
     # ---- endpoints -----------------------------------------------------------------------------------
@@ -169,7 +192,10 @@ class Monitor:
                 return 503, TEXT, b"not evaluated yet\n"
             return 200, HTML, ev.html.encode()
 
-        return {"/healthz": healthz, "/readyz": readyz, "/metrics": metrics_page, "/report": report}
+        def index() -> Answer:
+            return 200, HTML, INDEX
+
+        return {"/": index, "/healthz": healthz, "/readyz": readyz, "/metrics": metrics_page, "/report": report}
 
     def install_signals(self) -> None:
         def handler(signum: int, _frame: Any) -> None:

@@ -36,7 +36,7 @@ class Source:
         self.scope = scope
         self.clock = clock
         self.live: LiveSnapshot | None = None
-        self.errors: Counter = Counter()  # what was read -> failures
+        self.errors: Counter = Counter({"list": 0, "watch": 0})  # what was read -> failures
         self.lock = threading.Lock()
         self.failure = ""  # why the source is not connected ("" while it is)
         self.list_again = False  # a list was forbidden: list everything again at `reconnect_at`
@@ -74,6 +74,9 @@ class Source:
         self.live = LiveSnapshot(self.client, initial, lists)
         for inf in self.live.informers:  # each failure counted by what was read
             inf.on_error = self._counter(inf.spec.describe())
+            with self.lock:  # a counter is exported from 0, so that increase() sees its first failure
+                for verb in ("list", "watch"):
+                    self.errors.setdefault(f"{verb} {inf.spec.describe()}", 0)
         self.live.start()
         self.failure = ""
         return initial

@@ -78,7 +78,7 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
         if stop.next:
             page.lines.append([("Next:", "bold")])
             _command(page, stop.next, "  ")
-    counted = [x for x in why.causes if x.gate not in ("member", "ready")]
+    counted = why.node_causes
     if counted:
         total = sum(len(x.nodes) for x in counted)
         page.line(
@@ -210,11 +210,11 @@ def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: in
     )
     for w in bad:
         stop = w.cache_blocked_by
-        top = next((x for x in w.causes if x.gate not in ("member", "ready")), None)
+        top = w.node_causes[0] if w.node_causes else None
         if stop is not None:
             cause, holds, nxt = f"pass stops at {stop.id}: {stop.detail}", "every node", stop.next
         elif top is not None:
-            n = sum(1 for x in w.causes if x.gate not in ("member", "ready"))
+            n = len(w.node_causes)
             many = f"{n} causes, top: " if n > 1 else ""
             cause, holds, nxt = top.cause, f"{many}{len(top.nodes)} node{'s' if len(top.nodes) != 1 else ''}", top.next
         else:

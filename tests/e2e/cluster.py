@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -73,6 +74,16 @@ class Cluster:
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
         return proc
+
+    def kcache(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+        """The plugin as a user runs it against the test bed (admin's context)."""
+        return subprocess.run(
+            [sys.executable, "-m", "kubectl_kcache", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=timeout,
+        )
 
     def apply(self, docs: str | Iterable[dict[str, Any]] | dict[str, Any], server_side: bool = False) -> None:
         """kubectl apply; objects are sent as JSON (YAML 1.1 would read a node named `n` as false)."""

@@ -47,7 +47,7 @@ def metrics(port: int) -> dict[tuple[str, frozenset], float]:
 
 
 def gauge(port: int, name: str, **labels: str) -> float | None:
-    return metrics(port).get((f"kcache_monitor_{name}", frozenset(labels.items())))
+    return metrics(port).get((name, frozenset(labels.items())))
 
 
 def get(port: int, path: str) -> tuple[int, str]:
@@ -142,18 +142,24 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
     kc = install(cluster)
     mark = cluster.audit_mark()
     with monitor(cluster, tmp_path) as (port, _log):
-        assert gauge(port, "group_members", group="gpu") == 2
-        ready = {"kernelcache": f"{NS}/qwen", "group": "gpu", "assigned": "true"}
-        assert gauge(port, "cache_entries", state="Ready", **ready) == 2
+        assert gauge(port, "kcache_nodegroup_members", nodegroup="gpu") == 2
+        ready = {"namespace": NS, "kernelcache": "qwen", "nodegroup": "gpu", "assigned": "true"}
+        assert gauge(port, "kcache_kernelcache_nodes", state="Ready", **ready) == 2
         pods = {"namespace": NS, "inferenceservice": "qwen"}
-        assert gauge(port, "serving_pods", state="cached", **pods) == 1
-        assert gauge(port, "serving_pods", state="cold", **pods) == 0
-        assert gauge(port, "ready") == 1 and gauge(port, "evaluation_seconds") > 0
-        assert time.time() - gauge(port, "last_successful_read_timestamp_seconds") < 60
+        assert gauge(port, "kcache_serving_pods", outcome="cached", **pods) == 1
+        assert gauge(port, "kcache_serving_pods", outcome="cold", **pods) == 0
+        assert (
+            gauge(port, "kcache_monitor_ready") == 1 and gauge(port, "kcache_monitor_evaluation_duration_seconds") > 0
+        )
+        assert time.time() - gauge(port, "kcache_monitor_last_successful_read_timestamp_seconds") < 60
         status, page = get(port, "/report")
         assert status == 200 and page.startswith("<!DOCTYPE html>")
         assert "<h2>Serving pods</h2>" in page and "qwen" in page
         assert get(port, "/healthz") == (200, "ok\n")
+        status, index = get(port, "/")
+        assert status == 200 and all(
+            f'href="{path}"' in index for path in ("/metrics", "/report", "/healthz", "/readyz")
+        )
         status, text = get(port, "/metrics")
         live = scraped(text)
         assert status == 200 and {a.name: unknown(a, live, possible_values()) for a in alerts()} == {
@@ -167,7 +173,10 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         changed_within(
             "a cold pod that would be cached now",
             lambda: (
-                (gauge(port, "serving_pods", state="cold", **pods), gauge(port, "serving_pods", state="now", **pods))
+                (
+                    gauge(port, "kcache_serving_pods", outcome="cold", **pods),
+                    gauge(port, "kcache_serving_pods", outcome="now", **pods),
+                )
                 == (1, 1)
             ),
             cluster,
@@ -178,8 +187,8 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         changed_within(
             "one member",
             lambda: (
-                gauge(port, "group_members", group="gpu") == 1
-                and gauge(port, "cache_entries", state="Ready", **ready) == 1
+                gauge(port, "kcache_nodegroup_members", nodegroup="gpu") == 1
+                and gauge(port, "kcache_kernelcache_nodes", state="Ready", **ready) == 1
             ),
             cluster,
         )
@@ -194,13 +203,13 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         changed_within(
             "an Error entry",
             lambda: (
-                gauge(port, "cache_entries", state="Error", **ready) == 1
-                and gauge(port, "cache_entries", state="Ready", **ready) == 0
-                and gauge(port, "serving_pods", state="now", **pods) == 1
+                gauge(port, "kcache_kernelcache_nodes", state="Error", **ready) == 1
+                and gauge(port, "kcache_kernelcache_nodes", state="Ready", **ready) == 0
+                and gauge(port, "kcache_serving_pods", outcome="now", **pods) == 1
             ),
             cluster,
         )
-        assert gauge(port, "findings", check="cache-status", code="entry-error", severity="error") == 1
+        assert gauge(port, "kcache_finding", check="cache-status", code="entry-error", severity="error") == 1
 
         # the cold pod is the producer of a capture (its active session names it): cold by design, so it leaves
         # cold and now (the alert on state="now" stops counting it) for producer
@@ -214,7 +223,8 @@ def test_metrics_follow_the_cluster_and_it_never_writes(cluster, tmp_path):
         changed_within(
             "a producer",
             lambda: (
-                tuple(gauge(port, "serving_pods", state=s, **pods) for s in ("cold", "now", "producer")) == (0, 0, 1)
+                tuple(gauge(port, "kcache_serving_pods", outcome=s, **pods) for s in ("cold", "now", "producer"))
+                == (0, 0, 1)
             ),
             cluster,
         )
@@ -237,12 +247,16 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
             "gpu-1",
             {"cacheStatus": {f"{NS}/qwen": b.cache_entry(kc, state="Error", last_update=EARLY, message="pull failed")}},
         )
-        cluster.wait_for("a Warning event", lambda: gauge(port, "events_total", type="Warning"), timeout=SETTLE)
+        cluster.wait_for(
+            "a Warning event", lambda: gauge(port, "kcache_monitor_events_total", type="Warning"), timeout=SETTLE
+        )
         cluster.set_status(
             "kernelcachenode", "gpu-1", {"cacheStatus": {f"{NS}/qwen": b.cache_entry(kc, last_update=EARLY)}}
         )
         cluster.wait_for(
-            "the Normal event of its clearing", lambda: gauge(port, "events_total", type="Normal"), timeout=SETTLE
+            "the Normal event of its clearing",
+            lambda: gauge(port, "kcache_monitor_events_total", type="Normal"),
+            timeout=SETTLE,
         )
         # the same finding again within the dedup window: it appears and clears, no event is sent
         for state, dropped in (("Error", 1), ("Ready", 2)):
@@ -259,7 +273,7 @@ def test_with_events_its_only_writes_are_event_creates(cluster, tmp_path):
             )
             cluster.wait_for(
                 f"the repeat ({state}) dropped as a duplicate",
-                lambda n=dropped: (gauge(port, "events_dropped_total", reason="duplicate") or 0) >= n,
+                lambda n=dropped: (gauge(port, "kcache_monitor_events_dropped_total", reason="duplicate") or 0) >= n,
                 timeout=SETTLE,
             )
         sent = sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_events_total")
@@ -285,12 +299,12 @@ def test_not_ready_while_it_cannot_read_then_ready_once_its_role_is_bound(cluste
         )
         assert text.startswith("not ready:\n- "), text
         assert get(port, "/healthz") == (200, "ok\n")  # alive: restarting it would not help
-        assert gauge(port, "ready") == 0
+        assert gauge(port, "kcache_monitor_ready") == 0
         assert sum(v for (name, _), v in metrics(port).items() if name == "kcache_monitor_read_errors_total") >= 1
         cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "monitor" / "rbac.yaml"))
         # it lists again 30 s after the refused lists, and becomes ready
         cluster.wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=60)
-        assert gauge(port, "ready") == 1
-        assert gauge(port, "serving_pods", state="cached", namespace=NS, inferenceservice="qwen") == 1, get(
+        assert gauge(port, "kcache_monitor_ready") == 1
+        assert gauge(port, "kcache_serving_pods", outcome="cached", namespace=NS, inferenceservice="qwen") == 1, get(
             port, "/metrics"
         )[1]

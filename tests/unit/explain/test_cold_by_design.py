@@ -60,7 +60,7 @@ def test_status_and_the_monitor_count_as_the_fleet():
     got = {
         (m.group(1), m.group(2)): float(m.group(3))
         for m in re.finditer(
-            r'^kcache_monitor_serving_pods\{.*?inferenceservice="([^"]+)".*?state="(\w+)"\} (\S+)$', text, re.M
+            r'^kcache_serving_pods\{.*?inferenceservice="([^"]+)".*?outcome="(\w+)"\} (\S+)$', text, re.M
         )
     }
     assert got and all(v == 0 for (_, state), v in got.items() if state in ("now", "cold"))

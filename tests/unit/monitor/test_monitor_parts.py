@@ -25,7 +25,7 @@ from tests import builders as b
 
 ROOT = Path(__file__).resolve().parents[3]
 BROKEN = load_files([str(ROOT / "examples" / "broken-cluster.yaml")])
-LINE = re.compile(r"^(kcache_monitor_\w+)(?:\{(.*)\})? (\S+)$")
+LINE = re.compile(r"^(kcache_\w+)(?:\{(.*)\})? (\S+)$")
 
 
 def samples(text: str) -> dict[tuple[str, frozenset], float]:
@@ -43,23 +43,35 @@ def test_metrics_of_one_evaluation_are_the_commands_numbers():
     text = render(evaluation, Health(ready=True, read_errors={"watch nodes": 2}, last_read=1.5e9, evaluations=3))
     got = samples(text)
     active = [f for f in evaluation.report.findings if not f.suppressed]
-    assert sum(v for (name, _), v in got.items() if name == "kcache_monitor_findings") == len(active)
+    assert sum(v for (name, _), v in got.items() if name == "kcache_finding") == len(active)
     status = fleet_status(BROKEN)
     for g in status.groups:
-        assert got[("kcache_monitor_group_members", frozenset({("group", g.name)}))] == g.members
+        assert got[("kcache_nodegroup_members", frozenset({("nodegroup", g.name)}))] == g.members
         for cell in g.caches:
-            labels = {("kernelcache", cell.cache), ("group", g.name), ("assigned", str(cell.assigned).lower())}
-            assert got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "Ready")}))] == cell.counts.ready
-            none = got[("kcache_monitor_cache_entries", frozenset(labels | {("state", "none")}))]
+            namespace, name = cell.cache.split("/")
+            labels = {("namespace", namespace), ("kernelcache", name), ("nodegroup", g.name)}
+            labels.add(("assigned", str(cell.assigned).lower()))
+            assert got[("kcache_kernelcache_nodes", frozenset(labels | {("state", "Ready")}))] == cell.counts.ready
+            none = got[("kcache_kernelcache_nodes", frozenset(labels | {("state", "none")}))]
             assert none == cell.no_entry(g.ready)  # the group's Ready members without an entry
     for row in hit_rate(BROKEN).rows:
         key = {("namespace", row.namespace), ("inferenceservice", row.isvc)}
-        assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "cold")}))] == row.cold
-        assert got[("kcache_monitor_serving_pods", frozenset(key | {("state", "now")}))] == row.now
+        assert got[("kcache_serving_pods", frozenset(key | {("outcome", "cold")}))] == row.cold
+        assert got[("kcache_serving_pods", frozenset(key | {("outcome", "now")}))] == row.now
     assert got[("kcache_monitor_read_errors_total", frozenset({("read", "watch nodes")}))] == 2
     assert got[("kcache_monitor_evaluations_total", frozenset())] == 3
     assert got[("kcache_monitor_ready", frozenset())] == 1
     assert "# TYPE kcache_monitor_read_errors_total counter" in text
+    for w in evaluation.readiness.rows:  # type: ignore[union-attr]
+        key = frozenset({("namespace", w.namespace), ("kernelcache", w.name)})
+        assert got[("kcache_kernelcache_ready", key)] == int(w.ready)
+        causes = {
+            dict(labels)["cause"]
+            for name, labels in got
+            if name == "kcache_kernelcache_not_ready_cause"
+            and {("namespace", w.namespace), ("kernelcache", w.name)} <= labels
+        }
+        assert causes == ({w.top_cause} if w.top_cause else set())
 
 
 def test_cache_entries_are_over_the_groups_ready_members():
@@ -82,23 +94,25 @@ def test_cache_entries_are_over_the_groups_ready_members():
         reads=tuple(Read(resource, None, "ok") for resource in kinds.PLURALS),
     )
     status = fleet_status(snap)
-    evaluation = Evaluation(DoctorReport(checks=(), findings=()), status, "not computed", Provenance("files"), 0.0)
+    evaluation = Evaluation(
+        DoctorReport(checks=(), findings=()), status, "not computed", "not computed", Provenance("files"), 0.0
+    )
     got = samples(render(evaluation, Health(ready=True, read_errors={}, last_read=0, evaluations=1)))
-    labels = {("kernelcache", "team-a/c"), ("group", "gpu"), ("assigned", "true")}
+    labels = {("namespace", "team-a"), ("kernelcache", "c"), ("nodegroup", "gpu"), ("assigned", "true")}
     by_state = {
-        state: got[("kcache_monitor_cache_entries", frozenset(labels | {("state", state)}))]
+        state: got[("kcache_kernelcache_nodes", frozenset(labels | {("state", state)}))]
         for state in ("Ready", "Pending", "Pulling", "Error", "none")
     }
     assert by_state == {"Ready": 1, "Pending": 0, "Pulling": 1, "Error": 0, "none": 1}
     assert sum(by_state.values()) == status.groups[0].caches[0].node_count == 3
-    assert got[("kcache_monitor_group_members", frozenset({("group", "gpu")}))] == 5
+    assert got[("kcache_nodegroup_members", frozenset({("nodegroup", "gpu")}))] == 5
 
 
 def test_label_values_from_the_cluster_are_escaped():
     text = render(None, Health(ready=False, read_errors={'watch "x"\n\\': 1}, last_read=0, evaluations=0))
     assert 'kcache_monitor_read_errors_total{read="watch \\"x\\"\\n\\\\"} 1.0' in text
     assert "\nkcache_monitor_ready 0.0\n" in text
-    assert "\nkcache_monitor_last_successful_read_timestamp_seconds " not in text
+    assert "\nkcache_monitor_last_successful_read_timestamp_seconds 0.0\n" in text  # from the first scrape
 
 
 def finding(name: str, code: str = "entry-error", severity: str = "error") -> Finding:
