@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from typing import Any
 
@@ -17,7 +16,7 @@ from ..errors import (
     InputError,
 )
 from ..report.registry import DOCTOR, formats
-from ..text import command, escape
+from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, merged_flags, use_color
 from .reading import read_snapshot
@@ -132,16 +131,14 @@ def doctor(
         except (IncompleteError, InputError) as exc:
             context["fleet"] = str(exc)
     if "run" in wants(output):
-        context["run"] = {
-            "kubernetes": snap.meta.server_version,
-            "context": flags.get("context") or "",
-            "command": command("kubectl", "kcache", sys.argv[1:]),
-        }
-    if output == "html" and _isatty(sys.stdout):  # a page is for a browser, not for the screen (popeye --save)
-        path = _report_path(provenance.cluster or report.cluster)
-        with open(path, "w", encoding="utf-8") as page:
-            render_doctor(report, output, page, **context)
-        sys.stdout.write(f"wrote {escape(os.path.abspath(path))}\n")
+        from .pages import run_facts
+
+        context["run"] = run_facts(snap.meta.server_version, flags)
+    if output == "html":
+        from .pages import write_page
+
+        cluster = provenance.cluster or report.cluster
+        write_page(lambda out: render_doctor(report, output, out, **context), "report", cluster)
     else:
         render_doctor(report, output, sys.stdout, color=use_color(), **context)
     from ..checks.model import SEVERITY_RANK
@@ -157,23 +154,6 @@ def doctor(
     if worst is not None and fail_on != "never" and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]:
         return EXIT_FINDINGS
     return EXIT_OK
-
-
-def _isatty(out: Any) -> bool:
-    try:
-        return bool(out.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _report_path(cluster: str) -> str:
-    """`kcache-report-<cluster>-<time>.html` in the current directory: the cluster's last path part (an EKS ARN
-    ends in its name), in characters safe in a file name."""
-    import re
-    import time
-
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cluster.rsplit("/", 1)[-1]).strip("-.") or "cluster"
-    return f"kcache-report-{name[:60]}-{time.strftime('%Y%m%d-%H%M%S')}.html"
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

@@ -30,6 +30,9 @@ from .why_common import (
 
 # ---- why-not-cached -----------------------------------------------------------------------------
 
+# one pod's formats, then those only the fleet has (html)
+OUTPUTS = [*formats(WHY_NOT_CACHED), *(f for f in formats(HIT_RATE) if f not in formats(WHY_NOT_CACHED))]
+
 
 @main.command("why-not-cached", context_settings=CONTEXT_SETTINGS)
 @kube_options
@@ -45,11 +48,12 @@ from .why_common import (
 @click.option(
     "-o",
     "--output",
-    type=click.Choice(formats(WHY_NOT_CACHED)),
+    type=click.Choice(OUTPUTS),
     default="tree",
     show_default=True,
     help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
-    "all the evidence; without POD every pod), json, yaml.",
+    "all the evidence; without POD every pod), json, yaml, html (without POD: one page to share; to a "
+    "terminal it is written to a file).",
 )
 @click.option(
     "-l",
@@ -86,6 +90,8 @@ def why_not_cached(
         return _fleet_hit_rate(flags, from_files, output, selector, isvc)
     if selector or isvc or flags.get("all_namespaces"):
         raise click.UsageError("-l, --isvc and -A are for the whole fleet: give them without POD")
+    if output not in formats(WHY_NOT_CACHED):
+        raise click.UsageError(f"-o {output} is for the whole fleet: give it without POD")
     if bool(pod) == bool(manifest):
         raise click.UsageError("give a POD or --manifest FILE (not both)")
     if manifest == "-" and "-" in from_files:
@@ -145,6 +151,15 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
     check_scope(snap, namespace, isvc, fleet.totals.pods)
     source = provenance(snap.meta, namespace)
     from ..report import render
+
+    if output == "html":
+        from .pages import run_facts, write_page
+
+        facts = run_facts(snap.meta.server_version, flags)
+        write_page(
+            lambda out: render(HIT_RATE, fleet, output, out, source=source, run=facts), "hit-rate", source.cluster
+        )
+        return EXIT_OK if fleet.clean else EXIT_FINDINGS
     from ..report.doctor_table import output_width
 
     color = use_color()

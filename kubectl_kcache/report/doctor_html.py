@@ -12,8 +12,10 @@ objects are one entry with the count, a sample and the command that lists them a
 collapsible list. Suppressed findings are listed last, collapsed.
 
 Every name and value from the cluster or a file is HTML-escaped, after control and bidi characters are
-made visible (`text.escape`). The layout reads on a phone (one column, tables scroll sideways) and on paper
-(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit).
+made visible (`text.escape`). The layout reads on a phone (under 600 px one column, every table row a card:
+its name, then its numbers, then the long values such as a selector or a command; CSS only) and on paper
+(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit). `document` and
+`header` make the hit rate's page too (`hit_rate_page`).
 """
 
 from __future__ import annotations
@@ -96,7 +98,22 @@ def page(
     (the kubeconfig context), `command` (the exact command line). `fleet`: the serving pods' hit rate."""
     checks = worst_first(check_groups(report))
     cluster = (provenance.cluster if provenance else "") or report.cluster
-    title = "Kernel Cache doctor" + (f": {cluster}" if cluster else "")
+    body = [
+        header("Kernel Cache doctor", cluster, provenance, run or {}, source=report.source),
+        _summary(report, checks),
+        _fleet(status),
+        serving_pods_section(fleet),
+        _findings(checks),
+        _checks(checks),
+        _suppressed(checks),
+    ]
+    return document("Kernel Cache doctor", cluster, body, "kubectl kcache doctor -o html")
+
+
+def document(heading: str, cluster: str, body: Iterable[str], made_by: str) -> str:
+    """A whole self-contained page (this module's style sheet, print script and CSP) around `body`'s
+    sections; `made_by` is the command the footer names."""
+    title = heading + (f": {cluster}" if cluster else "")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -106,14 +123,8 @@ def page(
         f"<title>{e(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head><body><main>",
-        _header(report, cluster, provenance, run or {}),
-        _summary(report, checks),
-        _fleet(status),
-        serving_pods_section(fleet),
-        _findings(checks),
-        _checks(checks),
-        _suppressed(checks),
-        f"<footer>kubectl-kcache {e(__version__)} · <code>kubectl kcache doctor -o html</code></footer>",
+        *body,
+        f"<footer>kubectl-kcache {e(__version__)} · <code>{e(made_by)}</code></footer>",
         "</main>",
         f"<script>{SCRIPT}</script>",
         "</body></html>",
@@ -129,7 +140,17 @@ def worst_first(checks: list[CheckGroup]) -> list[CheckGroup]:
     return sorted(checks, key=lambda c: SEVERITY_ORDER.get(_worst(c), 3) if c.active else 3)
 
 
-def _header(report: DoctorReport, cluster: str, provenance: Provenance | None, run: dict[str, str]) -> str:
+def header(
+    heading: str,
+    cluster: str,
+    provenance: Provenance | None,
+    run: dict[str, str],
+    *,
+    source: str = "",
+    scope: str = "",
+) -> str:
+    """Where the page's data came from and how the page was made. `source`: said when there is no
+    provenance; `scope`: what the command narrowed its answer to beyond the namespace, in words."""
     rows: list[tuple[str, str]] = [("cluster", e(cluster) if cluster else "<em>not recorded</em>")]
     rows.append(("Kubernetes", e(run["kubernetes"]) if run.get("kubernetes") else "<em>not recorded</em>"))
     if run.get("context"):
@@ -141,14 +162,15 @@ def _header(report: DoctorReport, cluster: str, provenance: Provenance | None, r
             rows.append(("input files", ", ".join(f"<code>{e(f)}</code>" for f in provenance.files)))
         rows.append(("data read", e(provenance.taken_at) if provenance.taken_at else "<em>not recorded</em>"))
         rows.append(("report made", e(provenance.generated_at)))
-        rows.append(("scope", f"namespace {e(provenance.namespace)}" if provenance.namespace else "all namespaces"))
+        where = f"namespace {e(provenance.namespace)}" if provenance.namespace else "all namespaces"
+        rows.append(("scope", where + (f", {e(scope)}" if scope else "")))
         rows.append(("tool", f"kubectl-kcache {e(provenance.tool_version)}"))
     else:
-        rows.append(("source", e(report.source)))
+        rows.append(("source", e(source)))
     if run.get("command"):
         rows.append(("command", f"<code>{e(run['command'])}</code>"))
     meta = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows)
-    return f'<header><h1>Kernel Cache doctor</h1><dl class="meta">{meta}</dl></header>'
+    return f'<header><h1>{e(heading)}</h1><dl class="meta">{meta}</dl></header>'
 
 
 def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
@@ -200,12 +222,13 @@ def _checks(checks: list[CheckGroup]) -> str:
         )
         link = f'<a href="#check-{e(c.id)}">{e(c.id)}</a>' if c.active else e(c.id)
         rows.append(
-            f'<tr class="st-{e(c.status)}"><td><span class="badge st-{e(c.status)}">'
-            f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td><code>{link}</code></td>"
-            f"<td>{e(c.title)}</td><td class=num>{found}</td><td class=reason>{e(c.reason)}</td></tr>"
+            f'<tr class="st-{e(c.status)}"><td class=st><span class="badge st-{e(c.status)}">'
+            f"{STATUS_WORDS.get(c.status, e(c.status))}</span></td><td class=id><code>{link}</code></td>"
+            f"<td>{e(c.title)}</td><td class=num data-label=findings>{found}</td>"
+            f"<td class=reason>{e(c.reason)}</td></tr>"
         )
     return (
-        '<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks"><thead><tr>'
+        '<section id="checks"><h2>All checks</h2><div class="scroll"><table class="checks cards"><thead><tr>'
         "<th>status</th><th>check</th><th>what it checks</th><th>findings</th><th>reason</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div></section>"
@@ -231,17 +254,18 @@ def _groups_table(status: FleetStatus) -> str:
     for g in status.groups:
         agents = "bad" if g.agent_ready < g.agent_desired else ""
         rows.append(
-            f"<tr><th scope=row>{e(g.name)}</th><td><code>{_selector(g.selector)}</code></td>"
-            f"<td class=num>{g.members}</td><td class=num>{g.ready}</td>"
-            f"<td class='num{' warn' if g.not_ready else ''}'>{g.not_ready}</td>"
-            f"<td class='num{' warn' if g.cordoned else ''}'>{g.cordoned}</td>"
-            f"<td class=num>{g.kernel_cache_nodes}</td>"
-            f"<td class='num{' bad' if g.kernel_cache_nodes_missing else ''}'>{g.kernel_cache_nodes_missing}</td>"
-            f"<td class='num {agents}'>{g.agent_ready}/{g.agent_desired}</td>"
-            f"<td class=num>{g.assigned_caches}</td></tr>"
+            f"<tr><th scope=row>{e(g.name)}</th><td data-label=selector><code>{_selector(g.selector)}</code></td>"
+            f"<td class=num data-label=members>{g.members}</td><td class=num data-label=Ready>{g.ready}</td>"
+            f"<td class='num{' warn' if g.not_ready else ''}' data-label=NotReady>{g.not_ready}</td>"
+            f"<td class='num{' warn' if g.cordoned else ''}' data-label=cordoned>{g.cordoned}</td>"
+            f"<td class=num data-label=KCN>{g.kernel_cache_nodes}</td>"
+            f"<td class='num{' bad' if g.kernel_cache_nodes_missing else ''}' data-label='KCN missing'>"
+            f"{g.kernel_cache_nodes_missing}</td>"
+            f"<td class='num {agents}' data-label=agents>{g.agent_ready}/{g.agent_desired}</td>"
+            f"<td class=num data-label=caches>{g.assigned_caches}</td></tr>"
         )
     return (
-        '<h3>Node groups</h3><div class="scroll"><table class="groups"><thead><tr><th>group</th><th>selector</th>'
+        '<h3>Node groups</h3><div class="scroll"><table class="groups cards"><thead><tr><th>group</th><th>selector</th>'
         "<th>members</th><th>Ready</th><th>NotReady</th><th>cordoned</th>"
         '<th title="KernelCacheNodes present">KCN</th><th title="member nodes without a KernelCacheNode">'
         'KCN missing</th><th title="agent pods Running and Ready / member nodes">agents</th>'
@@ -300,7 +324,7 @@ def _heatmap(status: FleetStatus) -> str:
             for index, (g, cell) in enumerate(cells):
                 name = _cache_name(cache) if index == 0 else ""
                 body.append(
-                    f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td>{e(g.name)}</td>'
+                    f'<tr class="{row_class(cache, [g.name])}"><th scope=row>{name}</th><td class=grp>{e(g.name)}</td>'
                     f"{_heat_cell(g, cell, anchors[cache])}</tr>"
                 )
         head = "<th scope=col>node group</th><th scope=col>entries on its Ready members</th>"
@@ -315,7 +339,7 @@ def _heatmap(status: FleetStatus) -> str:
         "Ready.</p>"
         f'<p class="legend">{legend}</p><div class="heatwrap">'
         + _filters(namespaces, [g.name for g in columns])
-        + f'<div class="scroll"><table class="heat"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
+        + f'<div class="scroll"><table class="heat cards"><thead><tr><th>KernelCache</th>{head}</tr></thead><tbody>'
         + "".join(body)
         + "</tbody></table></div></div>"
         + _why_lines(rows, anchors)
@@ -440,7 +464,8 @@ def _heat_cell(group: GroupStatus, cell: CacheCell | None, anchor: str) -> str:
         f'<span class="n {SEGMENT_CLASSES[s]}">{counts[s]} {s}</span>' for s in (PULLING, PENDING, ERROR) if counts[s]
     ]
     return (
-        f'<td class="{classes}" style="{style}" title="{e(title)}"><a class="why" href="#{anchor}">'
+        f'<td class="{classes}" style="{style}" title="{e(title)}" data-label="{e(group.name)}">'
+        f'<a class="why" href="#{anchor}">'
         f'{" ".join(numbers)}<div class="bar">{bar}</div></a></td>'
     )
 
@@ -623,9 +648,22 @@ details.objects ol{padding-left:22px}details.objects li{margin:6px 0;overflow-wr
 #suppressed summary h2{display:inline;font-size:1.1em;color:var(--muted)}
 .warning-text{color:var(--warning)}.ok-text{color:var(--ok)}
 footer{margin-top:32px;color:var(--muted);font-size:.85em}
-@media (max-width:640px){main{padding:12px}h1{font-size:1.3em}.tile{min-width:70px;padding:4px 10px}
-.tile b{font-size:1.2em}.check h3 small{float:none;display:block}th,td{padding:4px 6px}td.cell{min-width:120px}
-table.groups td:nth-child(2){min-width:210px}table.heat th[scope=row]{min-width:190px}table.checks{min-width:560px}}
+@media (max-width:600px){main{padding:12px}h1{font-size:1.3em}.tile{min-width:70px;padding:4px 10px}
+.tile b{font-size:1.2em}.check h3 small{float:none;display:block}
+table.cards,table.cards tbody{display:block;background:none}table.cards thead{display:none}
+table.cards tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:2px 14px;background:var(--card);
+border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:0 0 8px}
+table.cards th,table.cards td{display:block;border:0;padding:0;min-width:0;max-width:none;text-align:left;
+white-space:normal;overflow-wrap:anywhere}
+table.cards th[scope=row]{flex:1 0 100%;font-weight:600;white-space:normal}table.cards td{order:2;flex:1 0 100%}
+table.cards td.num{order:1;flex:0 0 auto}table.cards .nw{white-space:normal}
+table.cards td.num::after{content:" " attr(data-label);color:var(--muted);font-size:.85em;font-weight:normal}
+table.cards td[data-label]:not(.num)::before{content:attr(data-label) ": ";color:var(--muted);font-size:.85em}
+table.cards td:empty,table.cards th:empty,table.heat.cards td.empty,table.heat.cards td.grp{display:none}
+table.cards td.ns{order:0;color:var(--muted);font-size:.85em}
+table.checks.cards td.st,table.checks.cards td.id{order:0;flex:0 0 auto}
+table.heat.cards td.cell{order:1;flex:1 1 140px;border-radius:4px;padding:3px 8px 5px}
+table.heat.cards td.cell::before{display:block;content:attr(data-label);color:var(--fg);font-size:.8em}}
 .legend span{white-space:nowrap}
 @media print{body{background:#fff;font-size:11pt}main{max-width:none;padding:0}.scroll{overflow:visible}
 a{color:inherit;text-decoration:none}.finding,.tile,table{box-shadow:none}section{break-inside:auto}

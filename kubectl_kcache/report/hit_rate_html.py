@@ -7,7 +7,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..text import escape
-from .hit_rate_table import summary_sentence
+from .hit_rate_table import summary_sentence, worst_first
 
 if TYPE_CHECKING:
     from ..explain.fleet import FleetHitRate
@@ -27,20 +27,22 @@ def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
     if not fleet.rows:
         return head + intro + "</section>"
     rows = []
-    for r in fleet.rows:
+    for r in worst_first(fleet.rows):  # what needs doing first, as the text view
         name = _e(r.isvc) + (f" <small>revision {_e(r.revision)}</small>" if r.revision else "")
         gate = f"{_e(r.gate)} ({r.gate_count})" if r.gate else ""
         nxt = f"<code>{_e(r.next_command)}</code>" if r.next_command else ""
         rows.append(
-            f"<tr><td>{_e(r.namespace)}</td><th scope=row>{name}</th><td class=num>{r.pods}</td>"
-            f"<td class=num>{r.cached}</td><td class='num{' warn' if r.cold else ''}'>{r.cold}</td>"
-            f"<td class='num{' warn' if r.now else ''}'>{r.now}</td>"
-            f"<td class='num{' bad' if r.denied else ''}'>{r.denied}</td><td class=num>{r.producer}</td>"
-            f"<td class=num>{'-' if r.hit_rate is None else f'{r.hit_rate}%'}</td>"
-            f"<td>{gate}</td><td>{nxt}</td></tr>"
+            f"<tr><td class=ns>{_e(r.namespace)}</td><th scope=row>{name}</th>"
+            f"<td class=num data-label=pods>{r.pods}</td><td class=num data-label=cached>{r.cached}</td>"
+            f"<td class='num{' warn' if r.cold else ''}' data-label=cold>{r.cold}</td>"
+            f"<td class='num{' warn' if r.now else ''}' data-label='would be cached now'>{r.now}</td>"
+            f"<td class='num{' bad' if r.denied else ''}' data-label=denied>{r.denied}</td>"
+            f"<td class=num data-label='producers (cold by design)'>{r.producer}</td>"
+            f"<td class=num data-label='hit rate'>{'-' if r.hit_rate is None else f'{r.hit_rate}%'}</td>"
+            f"<td data-label='top blocking gate'>{gate}</td><td data-label=next>{nxt}</td></tr>"
         )
     table = (
-        '<div class="scroll"><table class="serving"><thead><tr><th>namespace</th><th>InferenceService</th>'
+        '<div class="scroll"><table class="serving cards"><thead><tr><th>namespace</th><th>InferenceService</th>'
         '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
         '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
         'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'

@@ -104,7 +104,7 @@ def test_rendered_dom_has_every_finding_and_the_console_is_clean(report, tmp_pat
         assert f"{f['check']}/{f['code']}" in text, f
         assert path_text in text or obj["name"] in text, f
     # the fleet's heatmap and groups came through the browser too
-    assert 'class="heat"' in dom and "llm-serving" in text
+    assert 'class="heat cards"' in dom and "llm-serving" in text
     # how the page was made, and errors first with codes linked to the catalogue
     assert "v1.36.3" in text and "kubectl kcache doctor --from-file examples/broken-cluster.yaml -o html" in text
     findings = dom[dom.index('id="findings"') :]

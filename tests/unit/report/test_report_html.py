@@ -176,7 +176,7 @@ def test_the_fleet_heatmap():
     status = fleet_status(load_files([str(FLEET)]))
     report = DoctorReport(checks=(CheckResult("crds", "pass"),), findings=())
     text = html_of(report, status=status, provenance=PROV)
-    heat = text[text.index('<table class="heat">') :]
+    heat = text[text.index('<table class="heat cards">') :]
     heat = heat[: heat.index("</table>")]
     rows = re.findall(r'<tr class="[^"]*"><th scope=row><code class="kc">(.*?)</code></th>(.*?)</tr>', heat)
     rows = [(re.sub(r"<[^>]+>", "", name), tds) for name, tds in rows]
@@ -277,7 +277,7 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     )
     status = FleetStatus(groups, caches=tuple(f"team/c{i:02d}" for i in range(10)))
     text = html_of(DoctorReport(checks=(), findings=()), status=status)
-    heat = text[text.index('<table class="heat">') :]
+    heat = text[text.index('<table class="heat cards">') :]
     heat = heat[: heat.index("</table>")]
     assert heat.count("<th scope=row>") == 10  # not a 10 x 10 matrix
     names = re.findall(
@@ -285,7 +285,7 @@ def test_with_many_groups_the_heatmap_has_one_row_per_cell():
     )
     assert names == [f"{i:02d}" for i in range(10)], "worst first: c00 has no member Ready"
     assert '<td class="empty">' not in heat
-    assert "<td>pool-03</td>" in heat
+    assert "<td class=grp>pool-03</td>" in heat and 'data-label="pool-03"' in heat  # on a phone the cell names it
     assert 'title="pool-03: 3 Ready, 7 no entry of 10 Ready members. Node by node: ' in heat
 
 

@@ -138,7 +138,6 @@ def test_report_modules_keep_their_layer(path):
         ("doctor", "doctor"),
         ("status", "status"),
         ("why-group", "why-group"),
-        ("why-not-cached", "why-not-cached"),
         ("reconcile", "plan"),
     ],
 )
@@ -150,6 +149,15 @@ def test_every_commands_output_choices_are_its_registered_formats(command, kind)
     assert option.default == formats(kind)[0]
 
 
-def test_why_not_cached_of_one_pod_and_of_many_offer_the_same_formats():
-    assert formats("hit-rate") == formats("why-not-cached") == ["tree", "wide", "json", "yaml"]
+def test_why_not_cached_offers_one_pods_formats_then_the_fleets_own():
+    from kubectl_kcache.cli import main
+
+    option = next(p for p in main.commands["why-not-cached"].params if p.name == "output")
+    assert list(option.type.choices) == [*formats("why-not-cached"), "html"]
+    assert option.default == "tree"
+
+
+def test_why_not_cached_of_many_pods_also_has_a_page():
+    assert formats("why-not-cached") == ["tree", "wide", "json", "yaml"]
+    assert formats("hit-rate") == [*formats("why-not-cached"), "html"]  # a page of many pods
     assert formats("plan") == ["table", "json", "yaml", "name"]
