@@ -1,5 +1,5 @@
 """The HTML pages on a phone and on a desktop, laid out by headless Chromium: `doctor -o html` and
-`why-not-cached -A -o html` of the broken example, each in a frame 390 px wide (a phone; Chromium's headless
+`why-not-cached -A -o html` of both examples, each in a frame 390 px wide (a phone; Chromium's headless
 window is never narrower than 500 px, a frame is) and one 1280 px wide. On the phone nothing is wider than the
 screen (no sideways scrolling of the page or of anything in it), table rows are cards and a card shows its
 numbers before the selector; on the desktop the tables are tables.
@@ -20,6 +20,7 @@ from .test_doctor_html_browser import BROKEN, ROOT, browse
 pytestmark = pytest.mark.browser
 
 PHONE, DESKTOP = 390, 1280
+HEALTHY = "examples/healthy-cluster.yaml"
 
 MEASURE = """
 function measure(frame) {
@@ -59,15 +60,15 @@ def outer(page: Path) -> str:
     return f'<!DOCTYPE html><html><body style="margin:0">{body}</body></html>'
 
 
-def make(tmp_path: Path, name: str, *args: str) -> Path:
+def make(tmp_path: Path, name: str, example: str, *args: str) -> Path:
     run = subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args, "--from-file", BROKEN, "-o", "html"],
+        [sys.executable, "-m", "kubectl_kcache", *args, "--from-file", example, "-o", "html"],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=120,
     )
-    assert run.returncode == 1 and run.stdout.startswith("<!DOCTYPE html>"), run.stderr
+    assert run.returncode in (0, 1) and run.stdout.startswith("<!DOCTYPE html>"), run.stderr
     page = tmp_path / f"{name}.html"
     page.write_text(run.stdout, encoding="utf-8")
     return page
@@ -84,13 +85,14 @@ def measured(tmp_path: Path, page: Path) -> dict[str, dict]:
     return json.loads(text)
 
 
+@pytest.mark.parametrize("example", [BROKEN, HEALTHY], ids=["broken", "healthy"])
 @pytest.mark.parametrize(
     ("name", "args", "tables"),
     [("doctor", ("doctor",), 3), ("fleet", ("why-not-cached", "-A"), 1)],
     ids=["doctor", "fleet"],
 )
-def test_on_a_phone_cards_and_nothing_wider_than_the_screen_on_a_desktop_tables(tmp_path, name, args, tables):
-    got = measured(tmp_path, make(tmp_path, name, *args))
+def test_on_a_phone_cards_and_nothing_wider_than_the_screen_on_a_desktop_tables(tmp_path, name, args, tables, example):
+    got = measured(tmp_path, make(tmp_path, name, example, *args))
     phone, desktop = got[str(PHONE)], got[str(DESKTOP)]
     assert phone["innerWidth"] == PHONE and desktop["innerWidth"] == DESKTOP
     assert phone["scrollWidth"] <= phone["innerWidth"], phone
