@@ -78,3 +78,29 @@ def test_the_doctor_page_has_a_serving_pods_section():
         "(forbidden)</p></section>"
     )
     assert serving_pods_section(None) == ""
+
+
+def test_the_hit_rate_page_is_the_doctor_pages_header_and_section_with_every_value_escaped():
+    import dataclasses
+    import io
+
+    from kubectl_kcache.explain.fleet import FleetHitRate, Totals
+    from kubectl_kcache.report import render
+    from kubectl_kcache.report.hit_rate_page import page as fleet_page
+
+    evil = '"><script>alert(1)</script>'
+    rows = (dataclasses.replace(row(f"isvc{evil}", revision=f"rev{evil}"), namespace=f"ns{evil}", next_command=evil),)
+    fleet = FleetHitRate(rows, (), Totals(pods=4, cached=4), 1, selector=f"tier={evil}", isvc=f"isvc{evil}")
+    source = dataclasses.replace(provenance(BROKEN.meta), cluster=f"c{evil}")
+    html = fleet_page(fleet, source, {"command": f"kubectl kcache why-not-cached -A -l {evil}"})
+    assert "<script>alert" not in html and html.count("<script>") == 1  # the doctor page's print helper
+    assert "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "all namespaces, pods with labels tier=&quot;&gt;" in html  # -l and --isvc in the scope
+    assert "<h1>Kernel Cache hit rate</h1>" in html and '<section id="serving">' in html
+    assert 'id="findings"' not in html and 'id="fleet"' not in html  # the hit rate alone
+    doctor = page(run_doctor(BROKEN), None, provenance(BROKEN.meta), fleet=hit_rate(BROKEN))
+    section = serving_pods_section(hit_rate(BROKEN))
+    assert section in doctor and section in fleet_page(hit_rate(BROKEN), provenance(BROKEN.meta))
+    out = io.StringIO()
+    render("hit-rate", hit_rate(BROKEN), "html", out, source=provenance(BROKEN.meta))
+    assert out.getvalue().startswith("<!DOCTYPE html>")
