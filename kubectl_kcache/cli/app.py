@@ -160,6 +160,39 @@ class KcacheFormatter(click.HelpFormatter):
             self.write("\n".join(lines) + "\n")
 
 
+    def write_options(self, options: list[tuple[str, str]]) -> None:
+        """Options as kubectl prints them: `-o, --output='table':` on its own line, its help under it, a blank
+        line between two."""
+        for i, (head, text) in enumerate(options):
+            if i:
+                self.write("\n")
+            self.write(" " * (self.current_indent + 4) + head + ":\n")
+            if text:
+                self.write("\n".join(_wrap(" ".join(text.split()), self.width, " " * (self.current_indent + 8))))
+                self.write("\n")
+
+
+def kubectl_option(p: click.Option) -> tuple[str, str]:
+    """An option's help as kubectl writes it: its names, its default in words (`=false`, `=''`, `='table'`,
+    `=[]`), then what it does, with the values a choice takes."""
+    names = ", ".join(sorted(p.opts, key=lambda o: (o.startswith("--"), o)))
+    default = p.default
+    if callable(default) or not isinstance(default, (str, int, float, bool, tuple, list)):
+        default = None  # computed when run, or unset (click's sentinel)
+    if p.is_flag and not isinstance(p.type, click.Choice):
+        value = "true" if default else "false"
+    elif p.multiple:
+        value = "[" + ",".join(str(x) for x in default or ()) + "]"
+    elif isinstance(default, (int, float)) and not isinstance(default, bool):
+        value = str(default)
+    else:
+        value = "'" + ("" if default is None else str(default)) + "'"
+    text = p.help or ""
+    if isinstance(p.type, click.Choice) and "One of" not in text:
+        text = f"{text} One of: ({', '.join(str(c) for c in p.type.choices)})."
+    return f"{names}={value}", text.strip()
+
+
 def _paragraphs(text: str) -> list[str]:
     import inspect
 
@@ -204,13 +237,14 @@ class KcacheCommand(click.Command):
             formatter.write_text(f"Aliases: {', '.join([self.name or '', *aliases])}")
         _examples(formatter, EXAMPLES.get(self.name or "", ""))
         rows = [
-            r
+            kubectl_option(p)
             for p in self.get_params(ctx)
-            if isinstance(p, click.Option) and not is_connection_flag(p) and (r := p.get_help_record(ctx))
+            if isinstance(p, click.Option) and not is_connection_flag(p) and not p.hidden and p.name != "help"
         ]
         if rows:
-            with formatter.section("Options"):
-                formatter.write_dl(rows)
+            formatter.write_paragraph()
+            formatter.write_text("Options:")
+            formatter.write_options(rows)  # type: ignore[attr-defined]
         formatter.write_paragraph()
         formatter.write_text("Usage:")
         with formatter.indentation():
@@ -382,12 +416,15 @@ def options(ctx: click.Context) -> None:
     """Print kubectl's connection flags, which every command takes (as `kubectl options`)."""
     cmd = main.commands["status"]
     with KcacheContext(cmd, info_name="status", parent=ctx.find_root()) as sub:
-        rows = [r for p in cmd.get_params(sub) if is_connection_flag(p) and (r := p.get_help_record(sub))]
+        rows = [
+            kubectl_option(p)
+            for p in cmd.get_params(sub)
+            if isinstance(p, click.Option) and is_connection_flag(p) and not p.hidden
+        ]
     formatter = ctx.make_formatter()
     formatter.write_text("The following options can be passed to any command:")
     formatter.write_paragraph()
-    with formatter.indentation():
-        formatter.write_dl(rows)
+    formatter.write_options(rows)  # type: ignore[attr-defined]
     click.echo(formatter.getvalue().rstrip("\n"), color=False)
 
 

@@ -24,7 +24,15 @@ from .reading import load_snapshot_files, source_of, with_source
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options(namespaces="cluster")
 @from_file_option
-@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.option(
+    "--dry-run",
+    type=click.Choice(["none", "client", "server"]),
+    is_flag=False,
+    flag_value="client",
+    default="none",
+    help="As kubectl's: client (or --dry-run alone) prints the plan and writes nothing; none writes. The "
+    "plan is computed here from what was read; server (the API server validating each write) is not offered.",
+)
 @click.option("--once", is_flag=True, help="One pass, then exit.")
 @click.option(
     "-o",
@@ -51,7 +59,7 @@ from .reading import load_snapshot_files, source_of, with_source
 def reconcile(
     ctx: click.Context,
     from_files: tuple[str, ...],
-    dry_run: bool,
+    dry_run: str,
     once: bool,
     output: str,
     force: bool,
@@ -76,7 +84,12 @@ def reconcile(
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
     from ..reconcile.planner import checked_plan
 
-    if dry_run:
+    if dry_run == "server":
+        raise click.BadParameter(
+            "server-side dry run is not offered: --dry-run=client prints the plan (what would be written)",
+            param_hint="--dry-run",
+        )
+    if dry_run == "client":
         if from_files:
             snap = load_snapshot_files(from_files)
         else:
@@ -89,7 +102,7 @@ def reconcile(
         _render_plan(result.actions, output, source_of(snap.meta, None))
         return EXIT_FINDINGS if result.writes else EXIT_OK  # as `kubectl diff`: 1 when writes are planned
     if from_files:
-        raise click.UsageError("--from-file works only with --dry-run (a file cannot be written to)")
+        raise click.UsageError("--from-file works only with --dry-run=client (a file cannot be written to)")
     from ..reconcile.loop import LoopOptions, run_loop
 
     client = make_client(flags)

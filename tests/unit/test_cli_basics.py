@@ -81,6 +81,39 @@ def test_subcommand_help(capsys, command):
     assert "--kubeconfig" not in options and "--token" not in options  # kubectl's flags: `kubectl kcache options`
 
 
+HEALTHY = Path(__file__).resolve().parents[2] / "examples" / "healthy-cluster.yaml"
+KUBECTL_OPTION = re.compile(r"^    (-[A-Za-z], )?--[a-z][a-z0-9-]*=(true|false|'[^']*'|\[[^\]]*\]|-?[0-9.]+):$")
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, "options"])
+def test_option_lines_are_shaped_as_kubectls(capsys, command):
+    """`-o, --output='table':` on its own line, the default in words, what it does on the lines under it (with
+    the values a choice takes): never click's `-o, --output [table|wide]`, `[default: x]` or `INTEGER`."""
+    assert run([command, "--help"] if command != "options" else [command]) == EXIT_OK
+    out = capsys.readouterr().out
+    block = out[out.index("Options:") : out.index("Usage:")] if command != "options" else out
+    heads = [line for line in block.splitlines() if line.startswith("    -")]
+    assert heads, command
+    for line in heads:
+        assert KUBECTL_OPTION.match(line), line
+    for bad in ("[default:", "INTEGER", "FLOAT", "TEXT", "[table|"):
+        assert bad not in block, (command, bad)
+    helps = [line for line in block.splitlines() if line.startswith("        ")]
+    assert helps and all(len(line) <= 110 for line in helps)
+    if command == "status":
+        assert "    -o, --output='table':\n        Output format. One of: (table, wide, json, yaml).\n" in block
+        assert "    -w, --watch=false:\n" in block
+
+
+@pytest.mark.parametrize("value", ["", "=client"])
+def test_reconcile_takes_kubectls_dry_run(capsys, value, tmp_path):
+    assert run(["reconcile", f"--dry-run{value}", "-f", str(HEALTHY)]) == EXIT_OK
+    assert "nothing to do" in capsys.readouterr().out  # the plan of a cluster as KServe would make it
+    assert run(["reconcile", "--dry-run=server", "-f", str(HEALTHY)]) == EXIT_USAGE
+    assert "--dry-run=client prints the plan" in capsys.readouterr().err
+    assert run(["reconcile", "--dry-run=none", "-f", str(HEALTHY)]) == EXIT_USAGE
+
+
 def test_help_command_is_the_command_help(capsys):
     assert run(["help", "status"]) == EXIT_OK
     via_help = capsys.readouterr().out
