@@ -40,12 +40,29 @@ class Progress:
 def load_snapshot_files(from_files: Iterable[str], select: Any = None) -> Any:
     """A snapshot from --from-file (with `select`, a files.Selection: only what one command reads); what the
     loader skipped or doubts goes to stderr."""
+    from ..snapshot.files import scope
     from ..snapshot.files.from_files import load_files
 
     snap = load_files(from_files, select)
     for warning in snap.warnings:
         sys.stderr.write(f"warning: {escape(str(warning))}\n")
+    scope.check_recorded(snap)
+    command, everywhere = _command_scope()
+    if everywhere:
+        scope.check_all_namespaces(snap, command)
     return snap
+
+
+def _command_scope() -> tuple[str, bool]:
+    """The running command's name and whether it was given -A (on it or before it), however it reads its
+    flags."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return "kubectl kcache", False
+    given = (ctx.find_root().obj or {}).get("kube", {}) if isinstance(ctx.find_root().obj, dict) else {}
+    return str(ctx.info_name or ""), bool(ctx.params.get("all_namespaces") or given.get("all_namespaces"))
 
 
 def read_snapshot(

@@ -10,21 +10,22 @@ from .. import kinds
 from ..model import ClusterSnapshot, SnapshotMeta, assemble
 from ..reads import NOT_IN_INPUT, Read
 from .load import Selection, read_all
+from .scope import last_reads
 
 
 def load_files(paths: Iterable[str], select: Selection | None = None) -> ClusterSnapshot:
     """A snapshot from files: the dump format, `kind: List`, or plain documents; folders are walked.
 
-    A dump brings its record of reads. For plain files the reads are made up from what they hold: `ok`
-    (with the count) for a kind present or exported as a typed list (an empty `PodList` says there are
-    none), `not-in-input` for one absent (unless a dump recorded it). `select` (a files.Selection) decodes
-    only what one command reads."""
+    A dump brings its record of reads, each list at its last recorded status. For plain files the reads are
+    made up from what they hold: `ok` (with the count) for a kind present or exported as a typed list (an
+    empty `PodList` says there are none), `not-in-input` for one absent (unless a dump recorded it).
+    `select` (a files.Selection) decodes only what one command reads."""
     loaded = read_all(paths, select)
-    reads = [
+    reads = last_reads(
         Read(r.resource, r.namespace, r.status, r.count, r.verb, r.message, r.label_selector, r.field_selector)
         for _, m in loaded.metas
         for r in (m.reads or ())
-    ]
+    )
     reads_assumed = bool(loaded.plain_files) or not loaded.metas
     if reads_assumed:
         recorded = {r.resource for r in reads}

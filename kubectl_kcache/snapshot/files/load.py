@@ -33,6 +33,7 @@ from .. import kinds
 from .layout import DUMP_HEAD, DUMP_META, SNAPSHOT_KIND, SNAPSHOT_VERSION, YAML_HEAD, MetaDoc
 from .limits import max_input_bytes, nested_too_deeply, too_deep, too_large
 from .paths import check_size, find_files, read_bytes, shown_path, stat_error
+from .scope import check_same_cluster
 from .yaml_docs import alias_at, yaml_documents, yaml_loader
 
 
@@ -1084,8 +1085,5 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
             f"no objects of the kinds kubectl-kcache reads in {', '.join(out.files)} (found: "
             f"{kinds_seen}; see `kubectl kcache dump` for what it reads)"
         )
-    servers = {str(m.server or m.cluster): f for f, m in out.metas if m.server or m.cluster}
-    if len(servers) > 1:
-        listed = "; ".join(f"{f}: {s}" for s, f in servers.items())
-        raise InputError(f"the dumps come from different clusters ({listed}): load one cluster at a time")
+    check_same_cluster(out.metas)
     return out
