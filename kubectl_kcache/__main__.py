@@ -22,18 +22,24 @@ def main() -> None:
 def complete(words: list[str] | None = None) -> None:
     """kubectl's plugin completion hook: kubectl calls `kubectl_complete-kcache <words...>`; the shell
     scripts call `kubectl-kcache __complete <words...>`. Candidates are escaped: a name from a kubeconfig or
-    a file is data, and the shell prints it."""
+    a file is data, and the shell prints it. A candidate with a description is `word<TAB>description`, as
+    cobra writes them (zsh and fish show the description; bash and kubectl's own completion drop it)."""
     try:
-        from .cli import completion
+        from .cli import described
         from .text import escape
 
-        words, directive = completion(sys.argv[1:] if words is None else words)
-        lines = [escape(word) for word in words]
+        candidates, directive = described(sys.argv[1:] if words is None else words)
+        lines = [escape(word) + (f"\t{escape(text)}" if text else "") for word, text in candidates]
     except KeyboardInterrupt:
         _interrupted()
-    for line in lines:
-        print(line)
-    print(f":{directive}")  # cobra's ShellCompDirective: 0 lets the shell complete files, 4 does not
+    try:
+        for line in lines:
+            print(line)
+        print(f":{directive}", flush=True)  # cobra's ShellCompDirective: 0 lets the shell complete files, 4 not
+    except BrokenPipeError:  # the reader stopped (`| head`): nothing more to say, and no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _interrupted() -> NoReturn:

@@ -9,4 +9,5 @@ Importing the package registers every command on the group `main` (`app.py`); `r
 from . import doctor, dump, monitor, reconcile, status, why_group, why_not_cached, why_not_ready  # noqa: F401 - registers the commands
 from .app import main as main
 from .complete import completion as completion
+from .complete import described as described
 from .running import run as run

@@ -159,7 +159,6 @@ class KcacheFormatter(click.HelpFormatter):
                 lines[0] = lead.ljust(len(pad)) + lines[0][len(pad) :]
             self.write("\n".join(lines) + "\n")
 
-
     def write_options(self, options: list[tuple[str, str]]) -> None:
         """Options as kubectl prints them: `-o, --output='table':` on its own line, its help under it, a blank
         line between two."""
@@ -182,7 +181,7 @@ def kubectl_option(p: click.Option) -> tuple[str, str]:
     if p.is_flag and not isinstance(p.type, click.Choice):
         value = "true" if default else "false"
     elif p.multiple:
-        value = "[" + ",".join(str(x) for x in default or ()) + "]"
+        value = "[" + ",".join(str(x) for x in (default if isinstance(default, (tuple, list)) else ())) + "]"
     elif isinstance(default, (int, float)) and not isinstance(default, bool):
         value = str(default)
     else:

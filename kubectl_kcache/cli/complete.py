@@ -30,32 +30,86 @@ KUBECONFIG_SECTIONS = {"--context": "contexts", "--cluster": "clusters", "--user
 LIVE_TIMEOUT = "2s"  # completion lists live objects, but never keeps the shell waiting long
 
 
+DESCRIPTION_WIDTH = 60  # a description is one line beside the candidate (zsh and fish show it, cobra style)
+
+
 def complete_words(words: list[str]) -> list[str]:
     """Candidates for the last word, for kubectl's plugin completion."""
     return completion(words)[0]
 
 
 def completion(words: list[str]) -> tuple[list[str], int]:
-    """Candidates for the last word and cobra's directive: commands, flags, choices, check ids, kubeconfig
-    contexts, clusters and users, files for file flags, and (live, with a short timeout) namespaces, pods and
-    captures."""
+    """Candidates for the last word and cobra's directive (see `described`)."""
+    candidates, directive = described(words)
+    return [word for word, _ in candidates], directive
+
+
+def _short(text: str | None) -> str:
+    """The first sentence of a help text, on one line and at most DESCRIPTION_WIDTH characters (cut at a
+    space, never in a word)."""
+    line = " ".join((text or "").split())
+    sentence = line.split(". ")[0].split(": ")[0].rstrip(".")
+    if len(sentence) <= DESCRIPTION_WIDTH:
+        return sentence
+    return sentence[: sentence.rfind(" ", 0, DESCRIPTION_WIDTH - 1)].rstrip(",;:") + "…"
+
+
+def described(words: list[str]) -> tuple[list[tuple[str, str]], int]:
+    """Candidates for the last word, each with a short description ("" when none: a name is its own
+    description), and cobra's directive: commands, flags, choices, check ids and codes, kubeconfig
+    contexts, clusters and users, files for file flags, and (live, with a short timeout) namespaces, pods
+    and captures."""
     current = words[-1] if words else ""
-    commands = sorted(main.commands)
     if len(words) <= 1:
-        return [c for c in commands if c.startswith(current)], COMPLETE_NO_FILES
+        from .app import ALIASES, SUMMARIES
+
+        return [
+            (
+                name,
+                f"alias of {ALIASES[name]}"
+                if name in ALIASES
+                else _short(SUMMARIES.get(name) or cmd.get_short_help_str(limit=1000)),
+            )
+            for name, cmd in sorted(main.commands.items())
+            if name.startswith(current) and not cmd.hidden
+        ], COMPLETE_NO_FILES
     cmd = main.commands.get(words[0])
     if cmd is None:
         return [], COMPLETE_NO_FILES
     if current.startswith("-"):  # `-` lists the short flags too, `--` only the long ones
-        names = sorted(
-            {
-                n
-                for p in cmd.params
-                for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
-                if not getattr(p, "hidden", False)
-            }
-        )
-        return [n for n in names if n.startswith(current)], COMPLETE_NO_FILES
+        flags = {
+            n: _short(getattr(p, "help", ""))
+            for p in cmd.params
+            for n in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
+            if not getattr(p, "hidden", False)
+        }
+        return [(n, flags[n]) for n in sorted(flags) if n.startswith(current)], COMPLETE_NO_FILES
+    prev = words[-2] if len(words) >= 2 else ""
+    if prev in ("--only", "--skip") or (cmd.name == "explain" and not current.startswith("-")):
+        titles = _check_titles()
+        words_, directive = _values(words)
+        return [(w, titles.get(w.rpartition(",")[2], "")) for w in words_], directive
+    words_, directive = _values(words)
+    return [(w, "") for w in words_], directive
+
+
+def _check_titles() -> dict[str, str]:
+    """Check ids and `check/code`s with what they are about."""
+    from ..checks.registry import all_checks
+
+    titles = {}
+    for spec in all_checks():
+        titles[spec.id] = _short(spec.title)
+        for code in spec.codes:
+            titles[f"{spec.id}/{code.id}"] = _short(f"{code.severity}: {code.summary}")
+    return titles
+
+
+def _values(words: list[str]) -> tuple[list[str], int]:
+    """Candidates for a value (not a command or a flag): files, choices, check ids, kubeconfig names, live
+    names."""
+    current = words[-1]
+    cmd = main.commands[words[0]]
     prev = words[-2] if len(words) >= 2 else ""
     if prev in FILE_FLAGS:
         return [], COMPLETE_FILES

@@ -51,7 +51,7 @@ __kubectl_kcache_reply() {  # $1: the index in COMP_WORDS of the first word afte
     directive=${out##*:}
     COMPREPLY=()
     while IFS= read -r line; do
-        [[ -n $line && $line != :* ]] && COMPREPLY+=("$line")
+        [[ -n $line && $line != :* ]] && COMPREPLY+=("${line%%$'\t'*}")  # bash shows no descriptions
     done <<< "$out"
     if ((${#COMPREPLY[@]} == 0)) && [[ $directive == 0 ]]; then
         compopt -o filenames 2>/dev/null
@@ -79,15 +79,20 @@ ZSH = r"""#compdef kubectl-kcache
 # zsh completion for kubectl-kcache: source <(kubectl kcache completion zsh) (after compinit)
 # Completes `kubectl-kcache ...` and `kubectl kcache ...` (wrapping kubectl's own completion, if loaded).
 __kubectl_kcache_reply() {  # $1: the index in $words of the first word after the plugin's name
-    local out directive
-    local -a lines candidates
+    local out directive line word
+    local -a lines candidates described
     out=$(kubectl-kcache __complete "${(@)words[$1,CURRENT-1]}" "${words[CURRENT]}" 2>/dev/null) || return 1
     lines=("${(@f)out}")
     directive=${lines[-1]#:}
     candidates=("${(@)lines[1,-2]}")
     candidates=(${candidates:#})
-    if (( ${#candidates} )); then
-        compadd -U -- "${(@)candidates}"
+    for line in "${(@)candidates}"; do  # word<TAB>description, as cobra writes them: word:description
+        word=${line%%$'\t'*}
+        word=${word//:/\\:}
+        if [[ $line == *$'\t'* ]]; then described+=("$word:${line#*$'\t'}"); else described+=("$word"); fi
+    done
+    if (( ${#described} )); then
+        _describe -t kcache 'kubectl kcache' described -U
     elif [[ $directive == 0 ]]; then
         _files
     else
@@ -144,8 +149,10 @@ $__kubectlKcacheReply = {
     $directive = $out[-1].TrimStart(':')
     $candidates = @($out | Select-Object -SkipLast 1 | Where-Object { $_ -ne '' })
     if ($candidates.Count -eq 0 -and $directive -eq '0') { return }  # PowerShell completes file names
-    foreach ($c in $candidates) {
-        [System.Management.Automation.CompletionResult]::new($c, $c, 'ParameterValue', $c)
+    foreach ($line in $candidates) {
+        $word, $text = $line -split "`t", 2
+        if (-not $text) { $text = $word }
+        [System.Management.Automation.CompletionResult]::new($word, $word, 'ParameterValue', $text)
     }
 }
 Register-ArgumentCompleter -Native -CommandName 'kubectl-kcache' -ScriptBlock $__kubectlKcacheReply

@@ -215,3 +215,24 @@ def test_zsh_through_a_kubectl_that_does_not_complete_plugins(zsh):
     zsh.tab("kubectl kcache sta", "kubectl kcache status")
     zsh.tab("kubectl kcache doctor --only group-t", "kubectl kcache doctor --only group-taints")
     zsh.tab("kubectl get ", "kubectl get kubectl-own-candidate")
+
+
+def test_zsh_shows_what_each_candidate_is(zsh):
+    """Cobra style: a description beside each command, flag and check id (zsh draws `word -- description`)."""
+    listed = zsh.tab("kubectl-kcache why-", "why-not-ready")
+    assert "-- Which node group a producer pod's cache goes to" in listed and "-- alias of why-not-cached" in listed
+    listed = zsh.tab("kubectl-kcache doctor --only capture", "complete captures become KernelCaches")
+    assert "capture-identity" in listed
+    zsh.tab("kubectl-kcache status --pro", "kubectl-kcache status --problems")
+
+
+def test_descriptions_are_one_short_line_and_bash_drops_them(capsys):
+    from kubectl_kcache.cli.complete import DESCRIPTION_WIDTH, described
+
+    for words in (["doc"], ["doctor", "--"], ["doctor", "--only", ""], ["explain", "capture/"]):
+        candidates, _ = described(words)
+        assert candidates and all("\t" not in w and "\n" not in t for w, t in candidates)
+        assert all(len(t) <= DESCRIPTION_WIDTH for _, t in candidates)
+        assert any(t for _, t in candidates), words
+    assert bash_complete(capsys, "kubectl-kcache doc") == ["doctor"]
+    assert bash_complete(capsys, "kubectl-kcache doctor --only capture-s") == ["capture-sidecar"]
