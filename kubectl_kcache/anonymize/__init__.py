@@ -18,9 +18,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .kernelcache import constants as c
-from .kernelcache import names as kn
-from .kernelcache.config import DEFAULT_JOB_NAMESPACE
+from ..kernelcache import constants as c
+from ..kernelcache import names as kn
+from ..kernelcache.config import DEFAULT_JOB_NAMESPACE
+from . import locations
+from .addresses import Addresses
+from .scrub import scrub
 
 KEPT_NAMESPACES = frozenset({c.KSERVE_NAMESPACE, "default", "kube-system", "kube-public", "kube-node-lease"})
 # public registries: their images (the serving runtimes, Kubernetes' own) say nothing about the cluster
@@ -60,7 +63,8 @@ class Anonymizer:
         self.images: dict[str, str] = {}  # repository path parts -> tokens
         self._counters: dict[str, int] = {}
         self.pattern: re.Pattern[str] | None = None
-        self._collect(items)
+        self.addresses = Addresses()
+        self._collect([scrub(i) for i in items if isinstance(i, dict)])
         self._compile()
 
     def _compile(self) -> None:
@@ -83,7 +87,7 @@ class Anonymizer:
             by_kind.setdefault(str(item.get("kind", "")), []).append(item)
         job_ns = _job_namespace(by_kind.get("ConfigMap", []))
         kept_ns = KEPT_NAMESPACES | {job_ns}
-        nodes = _node_names(by_kind)
+        nodes = _node_names(by_kind, items)
         namespaces = sorted(
             (
                 {_meta(i).get("namespace") or "" for i in items}
@@ -92,8 +96,9 @@ class Anonymizer:
             - kept_ns
             - {""}
         )
-        isvcs = sorted({str((_meta(i).get("labels") or {}).get(c.LABEL_ISVC, "")) for i in items} - {""})
+        isvcs = _isvc_names(by_kind, items)
         images = sorted({img for i in items for img in _images(i)})
+        texts = list(locations.strings(items))
         # the originals of the names KServe derives with a hash, before any token is made
         originals = self._derived(by_kind, images)
         for names, kind in ((nodes, "node"), (namespaces, "ns"), (isvcs, "isvc")):
@@ -101,23 +106,78 @@ class Anonymizer:
                 self._token(kind, name, f"anon-{kind}-{{}}", len(str(len(names))))
         for ref in images:
             self._image(ref)
+        for host in [*_registry_hosts(by_kind.get("ConfigMap", [])), *locations.url_hosts(texts)]:
+            if host not in self.map and host not in KEPT_HOSTS:
+                self._token("host", host, "host-{}.anon.invalid")
+        self._compile()
+        self._models(locations.model_uris(texts))
+        self._node_aliases(by_kind.get("Node", []))
         self._compile()
         captures, caches, jobs = originals
-        for stage in (captures + self._hashed(by_kind.get("Pod", [])), caches, jobs):  # each uses the one before
+        stages = (captures + self._hashed(by_kind.get("Pod", [])) + _label_values(nodes), caches, jobs)
+        for n, stage in enumerate(stages):  # each uses the one before
             for original, rebuild in stage:
                 new = rebuild(self.replace)
                 if new != original:
                     self.map.setdefault(original, new)
+            if n == 1:  # KernelCaches and captures named by people (often after the model) before their Jobs
+                self._own_names(by_kind, "KernelCacheCapture", "anon-capture-{}")
+                self._own_names(by_kind, "KernelCache", "anon-kc-{}")
             self._compile()
+        for original, rebuild in _generated_names(items):  # a Job's pods, named after the Job
+            new = rebuild(self.replace)
+            if new != original:
+                self.map.setdefault(original, new)
         for original, new in self._footprints(items):
             if new != original:
                 self.map.setdefault(original, new)
 
+    def _models(self, uris: list[tuple[str, str, str]]) -> None:
+        """A model's URI gets one token per path part (`hf://anon-model-1/anon-model-2`), the same part the
+        same token; its path and its name alone, and the name as objects are named after it
+        (`llama-3-1-70b-instruct`), are replaced wherever they are written."""
+        for uri, scheme, path in uris:
+            parts = [self.map.get(p) or self.images.get(p) or self._model_token(p) if p else p for p in path.split("/")]
+            new_path = "/".join(parts)
+            self.map.setdefault(uri, f"{scheme}://{new_path}")
+            if "/" in path.strip("/"):
+                self.map.setdefault(path, new_path)
+            name = next((p for p in reversed(path.split("/")) if p), "")
+            if len(name) >= 6:
+                token = self.map.get(name) or self._model_token(name)
+                self.map.setdefault(name, token)
+                if locations.dns_label(name):
+                    self.map.setdefault(locations.dns_label(name), token)
+
+    def _model_token(self, part: str) -> str:
+        return self.images.setdefault(
+            part, f"anon-model-{sum(v.startswith('anon-model-') for v in self.images.values()) + 1}"
+        )
+
+    def _node_aliases(self, nodes: list[dict[str, Any]]) -> None:
+        """A node's DNS and host names where they differ from its name."""
+        for node in nodes:
+            for addr in _field(node, "status").get("addresses") or []:
+                if isinstance(addr, dict) and addr.get("type") in ("Hostname", "InternalDNS", "ExternalDNS"):
+                    value = str(addr.get("address") or "")
+                    if value and value not in self.map:
+                        self._token("host", value, "host-{}.anon.invalid")
+
+    def _own_names(self, by_kind: dict[str, list[dict[str, Any]]], kind: str, fmt: str) -> None:
+        """Objects of `kind` whose names hold no token yet: named by people, not from an InferenceService."""
+        names = sorted(
+            {str(_meta(i).get("name") or "") for i in by_kind.get(kind, [])} - {""},
+        )
+        names = [n for n in names if n not in self.map and self.replace(n) == n]
+        for name in names:
+            self._token(kind, name, fmt, len(str(len(names))))
+        self._compile()
+
     def _hashed(self, pods: list[dict[str, Any]]) -> list[tuple[str, Any]]:
         """The hashes of KServe's identity that hash a name: the command and args of each container, the
         model URI of each pod."""
-        from .kernelcache.gojson import hash_strings
-        from .kernelcache.identity import model_uri_hash
+        from ..kernelcache.gojson import hash_strings
+        from ..kernelcache.identity import model_uri_hash
 
         out: list[tuple[str, Any]] = []
         for pod in pods:
@@ -135,7 +195,7 @@ class Anonymizer:
     def _footprints(self, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Both footprints of every set of identity factors (KernelCaches, captures), from the factors as
         they were and as they are now."""
-        from .kernelcache.gojson import hash_map
+        from ..kernelcache.gojson import hash_map
 
         out: list[tuple[str, str]] = []
         for factors in [*_factor_sets(items), *_pod_factor_sets(items)]:
@@ -211,9 +271,11 @@ class Anonymizer:
 
     # ---- replacing ---------------------------------------------------------------------------------
     def replace(self, text: str) -> str:
-        if self.pattern is None or not text:
+        if not text:
             return text
-        return self.pattern.sub(lambda m: self.map[m.group()], text)
+        if self.pattern is not None:
+            text = self.pattern.sub(lambda m: self.map[m.group()], text)
+        return self.addresses.replace(text)
 
     def value(self, value: Any, names_as_keys: bool = False) -> Any:
         """`value` with every string replaced where it can hold a name: never a key (a field, a label or an
@@ -258,9 +320,9 @@ def _pod_factor_sets(items: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The identity factors of each serving pod, as the webhook computes them: a pod whose capture is not
     done (or whose cache was made elsewhere) is in no KernelCache's or capture's factors, and why-not-cached
     shows its footprints."""
-    from .errors import InputError
-    from .kernelcache.admission import identity_gates, pre_admission
-    from .objects import Pod
+    from ..errors import InputError
+    from ..kernelcache.admission import identity_gates, pre_admission
+    from ..objects import Pod
 
     found: list[dict[str, str]] = []
     for item in items:
@@ -308,11 +370,80 @@ def _cache_entries(kcns: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-def _node_names(by_kind: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Nodes, KernelCacheNodes (named after their node, which may be gone) and the nodes pods ran on."""
+# fields, labels and annotations whose value is a node's name, wherever they are
+NODE_KEYS = frozenset({"nodeName", "kubernetes.io/hostname", c.LABEL_JOB_NODE, c.ANNOTATION_JOB_NODE})
+
+
+def _node_names(by_kind: dict[str, list[dict[str, Any]]], items: list[dict[str, Any]]) -> list[str]:
+    """Nodes, KernelCacheNodes (named after their node, which may be gone), the nodes pods ran on or Jobs were
+    meant for, endpoints' nodes, and the hosts events were reported from."""
     names = {_meta(i).get("name", "") for kind in ("Node", "KernelCacheNode") for i in by_kind.get(kind, [])}
-    names |= {str((p.get("spec") or {}).get("nodeName") or "") for p in by_kind.get("Pod", [])}
+    stack: list[Any] = list(items)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(v, str) and k in NODE_KEYS:
+                    names.add(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(value, list):
+            stack.extend(value)
+    for event in by_kind.get("Event", []):
+        names.add(str(_field(event, "source").get("host") or ""))
+    return sorted({str(n) for n in names} - {""})
+
+
+def _isvc_names(by_kind: dict[str, list[dict[str, Any]]], items: list[dict[str, Any]]) -> list[str]:
+    """InferenceServices: by their pods' label, their own objects, and the captures made from them."""
+    names = {str((_meta(i).get("labels") or {}).get(c.LABEL_ISVC, "")) for i in items}
+    names |= {str(_meta(i).get("name") or "") for i in by_kind.get("InferenceService", [])}
+    for cap in by_kind.get("KernelCacheCapture", []):
+        ref = _field(_field(cap, "spec"), "sourceRef")
+        if ref.get("kind") in (None, "InferenceService"):
+            names.add(str(ref.get("name") or ""))
     return sorted(names - {""})
+
+
+def _registry_hosts(config_maps: list[dict[str, Any]]) -> list[str]:
+    """The registry host (and port) of KServe's kernel cache configuration."""
+    import json
+
+    for cm in config_maps:
+        if _meta(cm).get("name") == c.CONFIGMAP_NAME:
+            try:
+                registry = json.loads(str((cm.get("data") or {}).get(c.CONFIG_KEY) or "{}")).get("registry") or {}
+                endpoint = str(registry.get("endpoint") or "")
+            except (ValueError, AttributeError):
+                return []
+            return [h for h in (endpoint, endpoint.rsplit(":", 1)[0]) if h and not h.replace(".", "").isdigit()]
+    return []
+
+
+def _label_values(nodes: list[str]) -> list[tuple[str, Any]]:
+    """A node name too long for a label value is written `h-<hash of the name>` in the Jobs' labels."""
+    return [(kn.label_value(n), lambda r, n=n: kn.label_value(r(n))) for n in nodes if kn.label_value(n) != n]
+
+
+GENERATED_CUT = 58  # the API server cuts generateName to this before adding 5 random characters
+
+
+def _generated_names(items: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Names the API server generated (generateName, e.g. a Job's pods) from a name that was cut to fit:
+    `kc-<...>-ip-10-0-1-11-ec2-i-0efacba4c4f` + `zb5hv` holds no whole name, so it is made again from the
+    new generateName."""
+    out: list[tuple[str, Any]] = []
+    for item in items:
+        meta = _meta(item)
+        name = str(meta.get("name") or "")
+        bases = [str(meta.get("generateName") or "")]
+        bases += [str(o.get("name") or "") + "-" for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+        for base in bases:
+            cut = base[:GENERATED_CUT]
+            if len(base) > 1 and name.startswith(cut) and len(name) == len(cut) + 5:
+                out.append((name, lambda r, b=base, rest=name[len(cut) :]: r(b)[:GENERATED_CUT] + rest))
+                break
+    return out
 
 
 def _field(obj: dict[str, Any], key: str) -> dict[str, Any]:
@@ -368,7 +499,7 @@ def anonymize(items: list[dict[str, Any]], meta: dict[str, Any]) -> tuple[list[d
     new_meta["cluster"] = "anonymized"
     if new_meta.get("server"):
         new_meta["server"] = "https://anonymized.invalid"
-    return [a.value(i) for i in items], new_meta
+    return [a.value(scrub(i)) for i in items if isinstance(i, dict)], new_meta
 
 
 class AnonymizingWriter:

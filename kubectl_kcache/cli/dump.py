@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 import click
 
@@ -15,27 +17,39 @@ from ..errors import (
 )
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import kube_options, make_client, merged_flags, scope_namespace
+from .flags import from_file_option, kube_options, make_client, merged_flags, scope_namespace
 from .reading import Progress
 
 # ---- dump ---------------------------------------------------------------------------------------
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
+@from_file_option
 @kube_options(namespaces="all")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("--file", "out_file", metavar="PATH", help="Write to PATH instead of stdout.")
 @click.option(
     "--anonymize",
     is_flag=True,
-    help="Replace node, namespace, InferenceService, pod, registry and image names by tokens, the same "
-    "name by the same token, so that every command gives the same answers (review it still).",
+    help="Replace node, namespace, InferenceService, pod, registry, image and model names, host names and "
+    "IP addresses by tokens, the same name by the same token, so that every command gives the same answers "
+    "(review it still). With -f, anonymizes a snapshot you already have.",
 )
 @click.pass_context
-def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool, **kwargs: Any) -> int:
+def dump(
+    ctx: click.Context,
+    output: str,
+    out_file: str | None,
+    anonymize: bool,
+    from_files: tuple[str, ...],
+    **kwargs: Any,
+) -> int:
     """Write every object the other commands read into one snapshot file (managedFields and Secret data
     removed), for bug reports and `--from-file`. Reads only. Items are written as they arrive; JSON is
-    the faster format for large clusters."""
+    the faster format for large clusters. With -f, the objects of the files (a dump, `kubectl get -o yaml`
+    output, a folder) are written as one dump instead: `dump --anonymize -f snapshot.yaml` anonymizes one."""
+    if from_files:
+        return _from_files(from_files, output, out_file, anonymize)
     flags = merged_flags(ctx, kwargs)
     from ..snapshot.dump import LARGE, DumpWriter, meta_document, open_output
     from ..snapshot.live import Scope, collect
@@ -84,3 +98,80 @@ def dump(ctx: click.Context, output: str, out_file: str | None, anonymize: bool,
         )
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _from_files(paths: tuple[str, ...], output: str, out_file: str | None, anonymize: bool) -> int:
+    import tempfile
+
+    import msgspec
+
+    from ..snapshot.dump import DumpWriter, meta_document
+    from ..snapshot.files.from_files import load_files
+    from ..snapshot.files.raw import raw_objects
+
+    with tempfile.TemporaryDirectory(prefix="kcache-dump-") as tmp:
+        inputs = _readable_twice(paths, tmp)
+        snap = load_files(inputs)  # the input checked, and its reads, as every command reads it
+        items, metas = raw_objects(inputs)
+    scope = metas[0].get("scope") if len(metas) == 1 and isinstance(metas[0].get("scope"), dict) else None
+    meta = meta_document(snap, scope or {"namespace": None})
+    with _output(out_file) as out:
+        writer: Any = DumpWriter(out, output)
+        if anonymize:
+            from ..anonymize import AnonymizingWriter
+
+            writer = AnonymizingWriter(writer)
+        for item in items:
+            writer.item(msgspec.json.encode(item))
+        writer.finish(meta)
+    return EXIT_OK
+
+
+def _readable_twice(paths: tuple[str, ...], tmp: str) -> list[str]:
+    """The paths, with standard input and pipes (`<(kubectl get ...)`) copied into `tmp`: the input is read
+    twice, checked by the loader, then as plain data."""
+    import stat
+
+    from ..snapshot.files.paths import read_bytes
+
+    out = []
+    for n, path in enumerate(paths):
+        try:
+            regular = (
+                path != "-" and not stat.S_ISFIFO(os.stat(path).st_mode) and not stat.S_ISCHR(os.stat(path).st_mode)
+            )
+        except OSError:
+            regular = True  # the loader says what is wrong with it
+        if regular:
+            out.append(path)
+            continue
+        copy = os.path.join(tmp, f"input-{n}.yaml")
+        with open(copy, "wb") as fh:
+            fh.write(read_bytes(path))
+        out.append(copy)
+    return out
+
+
+@contextlib.contextmanager
+def _output(out_file: str | None) -> Iterator[IO[bytes]]:
+    """stdout, or a file put in place only once it is written whole."""
+    from ..snapshot.dump import open_output
+
+    try:
+        out, tmp = open_output(out_file)
+    except OSError as exc:
+        raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+    try:
+        yield out
+        if tmp:
+            out.close()
+            os.replace(tmp, str(out_file))
+            tmp = None
+    except OSError as exc:
+        if tmp:
+            raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        if tmp:
+            out.close()
+            os.unlink(tmp)
