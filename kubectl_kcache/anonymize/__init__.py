@@ -1,11 +1,16 @@
-"""`kubectl kcache dump --anonymize`: a dump safe to attach to a public issue that still gives the same
-answers. Node, namespace, InferenceService (and so pod and capture), registry host and image names are
-replaced by tokens (anon-node-1, anon-ns-1, anon-isvc-1, registry-1.anon.invalid, anon-image-1), the same
+"""`kubectl kcache dump --anonymize` (also of a file: `dump --anonymize -f FILE`): a dump safe to attach to a
+public issue that still gives the same answers. Node, namespace, InferenceService (and so pod and capture),
+registry host, image and model names are replaced by tokens (anon-node-1, anon-ns-1, anon-isvc-1,
+registry-1.anon.invalid, anon-image-1, hf://anon-model-1/anon-model-2), host names of URLs and nodes by
+host-1.anon.invalid and IP addresses by addresses of 198.18.0.0/15 and 2001:db8:: (addresses.py), the same
 name by the same token wherever it appears, in any string (spec fields, label and annotation values, event
 messages, the JSON text of the ConfigMap); label and annotation keys, kinds, KServe's own namespaces and
 images, Kubernetes' images and node group names are kept. Names KServe derives with a hash (KernelCache and
-long capture names, preparation Jobs) are derived again from the new names, as KServe would have made them.
-The cluster's name and server address in the dump's meta are replaced too.
+long capture names, preparation Jobs) are derived again from the new names, as KServe would have made them,
+and names the API server generated from a cut name (a Job's pods) are generated again. KernelCaches and
+captures named by people (often after the model) get tokens of their own. Fields no command reads that
+identify a machine are blanked (scrub.py). The cluster's name and server address in the dump's meta are
+replaced too.
 
 Tags and digests of images, UIDs and timestamps are kept: they say nothing about who runs the cluster but
 the commands' answers depend on them. Values the plugin does not know the meaning of (environment variables,
