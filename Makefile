@@ -12,8 +12,12 @@ bench:
 catalogue:
 	$(PYTHON) -m kubectl_kcache.checks.catalogue > docs/checks.md
 	$(PYTHON) -m kubectl_kcache.checks.catalogue --rbac > deploy/doctor-rbac.yaml
-.PHONY: dist release
+# dist: the archives of the release in plugin.yaml, built again from its commit (what its sha256 say);
+# dist-head: the archives of this tree, with their own dist/plugin.yaml; release: see docs/install.md
+.PHONY: dist dist-head release
 dist:
+	python3 krew-manifest/release.py --rebuild --out dist
+dist-head:
 	python3 krew-manifest/build.py --out dist
 release:
 	python3 krew-manifest/release.py --out dist

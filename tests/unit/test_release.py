@@ -95,7 +95,6 @@ def test_manifest_and_checksums_are_those_of_the_archives(build: ModuleType, rel
     assert said == on_disk
     lines = sums.read_text().splitlines()
     assert lines == [f"{on_disk[a.path.name]}  {a.path.name}" for a in release.archives]
-    assert not (ROOT / "plugin.yaml").exists(), "plugin.yaml is generated at release time, not committed"
 
 
 def _clean_clone(tmp_path: Path) -> Path:
@@ -179,13 +178,23 @@ def test_release_refuses_a_dirty_tree_and_a_version_without_changelog(tmp_path: 
 
 def test_release_writes_the_notes_of_its_version(tmp_path: Path) -> None:
     clone = _clean_clone(tmp_path)
+    who = {f"GIT_{r}_{k}": v for r in ("AUTHOR", "COMMITTER") for k, v in (("NAME", "t"), ("EMAIL", "t@t"))}
+    built = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     proc = subprocess.run(
         [sys.executable, str(clone / "krew-manifest" / "release.py"), "--out", str(tmp_path / "d")],
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, **who},
     )
     assert proc.returncode == 0, proc.stderr
+    # the top-level plugin.yaml: dist's, naming the commit built, committed alone on top of it
+    assert (clone / "plugin.yaml").read_text() == (tmp_path / "d" / "plugin.yaml").read_text()
+    assert f"# commit: {built.strip()}\n" in (clone / "plugin.yaml").read_text()
+    last = subprocess.run(
+        ["git", "-C", str(clone), "show", "--name-only", "--format=%P", "HEAD"], capture_output=True, text=True
+    ).stdout.split()
+    assert last == [built.strip(), "plugin.yaml"]
     notes = (tmp_path / "d" / "RELEASE-NOTES.md").read_text()
     assert notes.startswith(f"# kubectl-kcache v{_setup_cfg_version()}\n\n")
     assert "`status`" in notes and "## " not in notes
