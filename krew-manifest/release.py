@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest, sums = build.write_release_files(b, args.out)
     (args.out / "RELEASE-NOTES.md").write_text(f"# kubectl-kcache v{version}\n\n{notes}\n")
     MANIFEST.write_text(b.manifest_text)
+    git("add", "--", "plugin.yaml")  # the first release adds it
     git(
         "commit",
         "--quiet",
