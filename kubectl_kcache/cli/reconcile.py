@@ -94,8 +94,9 @@ def reconcile(
             snap = load_snapshot_files(from_files)
         else:
             from ..snapshot.live import collect_for_reconcile
+            from ..snapshot.plan import RECONCILE_PLAN
 
-            snap = collect_for_reconcile(make_client(flags).bounded())
+            snap = collect_for_reconcile(make_client(flags).bounded(), RECONCILE_PLAN)
         result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")

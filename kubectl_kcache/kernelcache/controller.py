@@ -18,6 +18,8 @@ from . import constants as c
 
 IMAGES = ("kserve-localmodel-controller", "kserve-kernelcache-controller")
 LEASES = ("kserve-local-model-manager-leader-lock", "kserve-kernelcache-manager-leader-lock")
+# on the Leases kubectl-kcache controllers hold, so that each sees the others
+PLUGIN_LEASE_LABEL = ("app.kubernetes.io/managed-by", "kubectl-kcache")
 
 
 def image_repository_name(image: str) -> str:

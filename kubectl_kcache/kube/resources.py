@@ -81,3 +81,23 @@ NODE_GROUPS = Resource(KSERVE_GROUP, KSERVE_VERSION, "kernelcachenodegroups", "K
 KERNEL_CACHE_NODES = Resource(KSERVE_GROUP, KSERVE_VERSION, "kernelcachenodes", "KernelCacheNode", False)
 KERNEL_CACHES = Resource(KSERVE_GROUP, KSERVE_VERSION, "kernelcaches", "KernelCache", True)
 CAPTURES = Resource(KSERVE_GROUP, KSERVE_VERSION, "kernelcachecaptures", "KernelCacheCapture", True)
+
+# what grants or refuses reconcile's writes (RBAC, admission policies), watched by metadata only: a change
+# re-probes a refused write at once
+_RBAC = "rbac.authorization.k8s.io"
+_ADMISSION = "admissionregistration.k8s.io"
+ACCESS_RULES = (
+    Resource(_RBAC, "v1", "clusterroles", "ClusterRole", False, metadata_only=True),
+    Resource(_RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", False, metadata_only=True),
+    Resource(_RBAC, "v1", "roles", "Role", True, metadata_only=True),
+    Resource(_RBAC, "v1", "rolebindings", "RoleBinding", True, metadata_only=True),
+    Resource(_ADMISSION, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", False, metadata_only=True),
+    Resource(
+        _ADMISSION,
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        False,
+        metadata_only=True,
+    ),
+)

@@ -35,6 +35,7 @@ from .base import (
     NamespacedName,
     ObjectError,
     OwnerRef,
+    PartialObject,
     RawArtifact,
     SelectorRequirement,
     Str,
@@ -48,6 +49,7 @@ from .base import (
     time_text,
 )
 from .cluster import Crd, EndpointSlice, Role, RoleBinding, WebhookConfiguration, WebhookEntry, WebhookRule
+from .coordination import Lease, LeaseSpec
 from .core import (
     ConfigMap,
     Container,
@@ -95,6 +97,7 @@ from .serving import (
     Usage,
     Verification,
 )
+from .writers import DaemonSetWriters, KernelCacheNodeWriters, ManagedField, WritersMeta
 
 # the Structs decoded as top-level objects
 OBJECT_TYPES: tuple[type[_Object], ...] = (
@@ -118,9 +121,15 @@ OBJECT_TYPES: tuple[type[_Object], ...] = (
     Secret,
     Namespace,
     Crd,
+    Lease,
 )
 
 __all__ = [
+    "KernelCacheNodeWriters",
+    "Lease",
+    "LeaseSpec",
+    "ManagedField",
+    "WritersMeta",
     "ActiveSession",
     "Artifact",
     "Bool",
@@ -132,6 +141,7 @@ __all__ = [
     "CaptureStatus",
     "Condition",
     "ConfigMap",
+    "DaemonSetWriters",
     "Container",
     "ContainerPort",
     "ContainerState",
@@ -170,6 +180,7 @@ __all__ = [
     "OBJECT_TYPES",
     "ObjectError",
     "OwnerRef",
+    "PartialObject",
     "Pod",
     "PodSpec",
     "PodStatus",

@@ -7,8 +7,13 @@ from typing import Any
 from msgspec.structs import force_setattr
 
 from .. import apivalidation as av
-from .base import Condition, Int, Items, Meta, OwnerRef, StrMap, Toleration, _Obj, _Object, _refuse, _strs
+from .base import Condition, Int, Items, Meta, OwnerRef, Str, StrMap, Toleration, _Obj, _Object, _refuse, _strs
 from .core import Pod, PodSpec, _check_affinity
+
+
+class _TemplateContainer(_Obj, frozen=True):
+    name: Str = ""
+    image: Str = ""  # what tells KServe's controller under another name (reconcile/peers.py)
 
 
 class _TemplatePodSpec(_Obj, frozen=True):
@@ -16,6 +21,7 @@ class _TemplatePodSpec(_Obj, frozen=True):
     affinity: dict[str, Any] | None = None
     tolerations: Items[Toleration] = ()
     volumes: list[_Volume] | None = None
+    containers: Items[_TemplateContainer] = ()
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -140,6 +146,10 @@ class Deployment(_Object, frozen=True, dict=True):
     @property
     def ready_replicas(self) -> int:
         return (self.status or _DEPLOY_STATUS).ready_replicas
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        return tuple(x.image for x in (self.spec or _TEMPLATED).pod.containers)
 
     @property
     def available_replicas(self) -> int:

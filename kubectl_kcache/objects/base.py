@@ -277,6 +277,10 @@ class _Object(_Obj, frozen=True, dict=True, gc=True):
         return self.metadata.namespace or ""
 
 
+class PartialObject(_Object, frozen=True, dict=True):
+    """An object listed or watched by its metadata alone (PartialObjectMetadata)."""
+
+
 class Condition(_Obj, frozen=True):
     type: Str = ""
     status: Str = ""

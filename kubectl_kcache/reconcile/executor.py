@@ -10,8 +10,10 @@
 - Warning events (events.k8s.io/v1), repeats folded into one Event's series.
 
 Every write goes through `writer`, whose requests are checked by the guard (the lease) just before they are
-sent. 409/404 answers are counted as `overtaken`, never retried here, and what they showed is handed back
-(`written`, `removed`) so that the loop's stores stop planning the same write again.
+sent; before each action, whether another controller is active (`peers`, from what the informers keep) and
+whether the write is one the API server refused and is not yet due for a probe (`refusals.py`). 409/404
+answers are counted as `overtaken`, never retried here, and what they showed is handed back (`written`,
+`removed`) so that the loop's stores stop planning the same write again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..kube.write_guard import WriteRefused
 from ..objects import Capture, KernelCache
 from ..snapshot.model import ClusterSnapshot
 from . import actions as a
+from .refusals import ADMISSION, EVERY_WRITE, RBAC, Key, Refusals
 
 REPORTING_CONTROLLER = "kubectl-kcache"
 FENCE_POLICY = "kubectl-kcache-reconcile-fence"  # deploy/fence.yaml: the API server's own check of the Lease
@@ -71,13 +74,14 @@ class Result:
     # and (resource, namespace, name, uid) of objects deleted or found gone
     written: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     removed: list[tuple[str, str, str, str]] = field(default_factory=list)
-    # writes RBAC refused, by cause ("create kernelcachenodes" -> (count, the API server's message)): said
-    # once per cause by the loop, not once per object
-    forbidden: dict[str, tuple[int, str]] = field(default_factory=dict)
+    refused: int = 0  # writes the API server refused (RBAC, an admission policy): learned in `refusals`
+    held: int = 0  # writes not sent: refused before and not due for a probe
+    admitted_again: bool = False  # a write refused before was admitted (its held writes can go now)
 
     def merge(self, other: Result) -> None:
-        for cause, (n, message) in other.forbidden.items():
-            self.forbidden[cause] = (self.forbidden.get(cause, (0, ""))[0] + n, message)
+        self.refused += other.refused
+        self.held += other.held
+        self.admitted_again |= other.admitted_again
         self.done.update(other.done)
         self.skipped.extend(other.skipped)
         self.errors.extend(other.errors)
@@ -119,13 +123,35 @@ def write_cause(verb: str, kind: str) -> str:
     return f"{rbac_verb} {resource}"
 
 
+def refusal_keys(action: a.Action) -> tuple[Key, ...]:
+    """The marks a write falls under: its verb on its resource, its object, every write."""
+    verb, resource = write_cause(action.verb, action.kind).split(" ", 1)
+    obj = f"{action.namespace}/{action.name}" if action.namespace else action.name
+    return Key(verb, resource), Key(verb, resource, obj), EVERY_WRITE
+
+
+def is_admission_refusal(exc: BaseException) -> bool:
+    """Refused by an admission policy or webhook (its answer may depend on the object), not by RBAC."""
+    text = str(exc)
+    return "denied request" in text or "admission webhook" in text
+
+
 class Executor:
-    def __init__(self, client: Client, workers: int = 8, guard: Callable[[], None] | None = None, peers: Any = None):
+    def __init__(
+        self,
+        client: Client,
+        workers: int = 8,
+        guard: Callable[[], None] | None = None,
+        peers: Any = None,
+        refusals: Refusals | None = None,
+    ):
         """`guard` (the lease check) is called before each action and, at the last moment, before every
         write request leaves the process (kube/write_guard.py); it raises WriteRefused to stop. `peers`
-        (reconcile/peers.py) is asked before each batch and about once a second while one runs whether
-        another controller writes now; it raises ControllerActive to stop."""
+        (reconcile/peers.py) is asked before each batch and each action whether another controller writes
+        now, from what the informers keep; it raises ControllerActive to stop. `refusals` learns the writes
+        the API server refuses and holds them back until a probe is due."""
         self.peers = peers
+        self.refusals = refusals or Refusals()
         self.client = client
         self.writer = client.guarded(guard) if guard is not None else client
         self.guard = guard
@@ -186,8 +212,6 @@ class Executor:
         try:
             pending = len(batch)
             while pending:
-                if self.peers is not None:
-                    self.peers.recheck()  # another controller started: stop within this batch
                 try:
                     outcome, exc = outcomes.get(timeout=0.25)
                 except queue.Empty:
@@ -214,6 +238,12 @@ class Executor:
         res = Result()
         if self.guard is not None:
             self.guard()
+        if self.peers is not None:
+            self.peers.check()  # another controller became active: at most the writes in flight leave
+        keys = refusal_keys(action)
+        if not self.refusals.may_send(keys):
+            res.held += 1
+            return res
         try:
             done = {
                 (a.CREATE, c.KIND_NODE): self._create_kcn,
@@ -231,9 +261,13 @@ class Executor:
                     f"the API server refused a write ({action.verb} {action.kind} {action.name}): {exc}"
                 ) from exc
             if isinstance(exc, Forbidden):
-                cause = write_cause(action.verb, action.kind)
                 # the part after the object's name is the same for every object: one cause, said once
-                res.forbidden[cause] = (1, "forbidden: " + str(exc).split(" is forbidden: ", 1)[-1])
+                message = "forbidden: " + str(exc).split(" is forbidden: ", 1)[-1]
+                if is_admission_refusal(exc):
+                    self.refusals.refused(keys[1], ADMISSION, message)
+                else:
+                    self.refusals.refused(keys[0], RBAC, message)
+                res.refused += 1
                 return res
             if (
                 isinstance(exc, Unreachable)
@@ -243,6 +277,7 @@ class Executor:
                 raise  # the server is unreachable or unwell: stop the pass, not one error per action
             res.errors.append(f"{action.verb} {action.kind} {action.name}: {exc}")
             return res
+        res.admitted_again = self.refusals.admitted(keys)
         res.applied.append(action)
         if done:
             res.done[(action.verb, action.kind)] += 1

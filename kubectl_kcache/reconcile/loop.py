@@ -10,6 +10,10 @@ over the stores and apply through the executor, and a periodic full resync.
   events) becomes one pass, not 5,000.
 - Events for blocked captures are emitted when the inputs of that capture's selection changed since its
   last event, never on a periodic resync that changed nothing.
+- Another controller active (peers.py) is judged from the informers' stores and events, before each write;
+  a write the API server refuses is learned, held back and probed again on a growing interval
+  (refusals.py), at once when RBAC objects or admission policies change. After the informers synced, the
+  loop makes no list.
 - With --leader-elect, informers run while standing by; passes run only while leading, and every write is
   checked against the proof of the Lease (lease.py). Losing it stops the loop (exit 3).
 - /healthz: the loop is alive; /readyz: it can see the cluster and leads or stands by; /metrics.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import sys
 import threading
@@ -42,20 +47,23 @@ from ..kernelcache import constants as c
 from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
+from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
-from ..snapshot.informer import ClientListerWatcher, Coalescer, Informer
+from ..snapshot.informer import LISTED, ClientListerWatcher, Coalescer, Informer
+from ..snapshot.kinds import ListSpec
 from ..snapshot.live import collect_for_reconcile
 from ..snapshot.reads import require
 from ..text import escape
 from . import actions as a
-from .executor import Executor, Fenced, Result, pin_preconditions, write_cause
+from .executor import Executor, Fenced, Result, pin_preconditions
 from .health import serve_health
 from .lease import LeaderElector, LostLeadership, new_identity
 from .metrics import Metrics
 from .peers import ControllerActive, Peers
 from .planner import Plan, plan
 from .read_errors import ReadErrors
+from .refusals import EVERY_WRITE, FENCE, Refusals
 
 QUIET_PERIOD = 0.3  # seconds without new events before a pass starts
 MAX_DELAY = 2.0  # a pass starts at the latest this long after the first event of a burst
@@ -95,6 +103,8 @@ def selection_signature(action: a.Action, snapshot: snap.ClusterSnapshot) -> str
 
 
 FENCE_READER = "the API server's fence"
+# deploy/fence.yaml's refusal: the pod the request's token is bound to, and the holder the API server has
+FENCE_POD = re.compile(r"pod (\S+) does not hold Lease \S+ \(holder: ([^)]*)\)")
 
 
 class Controller:
@@ -111,10 +121,12 @@ class Controller:
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
         self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
-        self.write_errors = ReadErrors(self.log)  # writes RBAC refuses: once per cause, and on /readyz
+        self.write_errors = ReadErrors(self.log)  # the fence's refusals right after a takeover
+        self.refusals = Refusals(self.log)  # writes the API server refuses: learned, held back, probed
         self._pass_delays = backoff_delays(1.0)
         self.metrics.read_errors = self.errors.counts
         self.metrics.ready = lambda: self.readiness()[0]
+        self.metrics.refused = self.refusals
         self.metrics.relists = lambda: {inf.spec.plural: inf.relists for inf in self.informers}
         self.metrics.decode_failures = lambda: {
             inf.spec.plural: (inf.decode_failures, len(inf.poisoned)) for inf in self.informers
@@ -132,11 +144,14 @@ class Controller:
                 errors=self.errors,
             )
         own = (opts.lease_namespace, opts.lease_name) if opts.leader_elect else None
-        self.peers = Peers(client, own, force=opts.force)
-        self.executor = Executor(client, guard=self.elector.guard if self.elector else None, peers=self.peers)
+        self.peers = Peers(own, force=opts.force)
+        self.executor = Executor(
+            client, guard=self.elector.guard if self.elector else None, peers=self.peers, refusals=self.refusals
+        )
         self.lost = threading.Event()
         self.fenced = ""  # the API server's fence refused a write: what it said
         self.informers: list[Informer] = []
+        self.access_informers: list[Informer] = []  # RBAC and admission policies: their changes re-probe
         self.last_snapshot: snap.ClusterSnapshot | None = None  # its membership serves the next pass when it can
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
         self.interrupted_by: int | None = None
@@ -198,6 +213,7 @@ class Controller:
         if self.pass_errors.current("reconcile pass"):
             reasons.append(self.pass_errors.current("reconcile pass"))
         reasons.extend(self.write_errors.failing())
+        reasons.extend(self.refusals.reasons())
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
         return not reasons, reasons
@@ -207,13 +223,7 @@ class Controller:
         p = plan(snapshot)
         for note in p.notes:
             self.log(note)
-        dep = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
-        if dep is not None and dep.ready_replicas > 0 and not self.opts.force:  # seen by the informer already
-            raise ControllerActive(
-                f"KServe's controller is active (Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} has "
-                "ready replicas): not writing. Stop it first, or pass --force to write anyway."
-            )
-        self.peers.check()  # and in any namespace, under any name; another kubectl-kcache controller
+        self.peers.check()  # and again before each write
         events, signatures = [], {}
         for act in p.events:
             key = (act.namespace or "", act.name)
@@ -234,13 +244,10 @@ class Controller:
             self.metrics.errors += len(result.errors)
         for err in result.errors:
             self.log(f"error: {err}")
-        for cause, (n, message) in sorted(result.forbidden.items()):
-            verb, resource = cause.split(" ", 1)
-            self.write_errors.failed(f"write {cause}", verb, resource, Forbidden(message, 403))
-            with self.metrics.lock:
-                self.metrics.errors += n
-        for verb, kind in result.done:
-            self.write_errors.ok(f"write {write_cause(verb, kind)}")
+        with self.metrics.lock:
+            self.metrics.errors += result.refused
+        if result.admitted_again and result.held:
+            self.changed("admitted")  # what was held back behind a refusal that ended can go now
         if result.done:
             self.write_errors.ok(FENCE_READER)
         if result.done:
@@ -281,6 +288,8 @@ class Controller:
     def _fenced(self, exc: Fenced) -> None:
         """The API server's fence refused a write. Right after taking the Lease its admission cache may not
         have seen the new holder yet: if the Lease names us, wait and try again; otherwise we lost it."""
+        if self._fence_misconfigured(str(exc)):
+            return
         if self.elector is not None and self.elector.confirm_holder():
             # said once, then with backoff, and on /readyz: if it lasts, the API server's copy of the Lease is
             # stale (kubernetes/kubernetes#133827: restart kube-apiserver)
@@ -297,6 +306,31 @@ class Controller:
         if self.elector is not None:
             self.elector.tenure.revoke()
         self.lost.set()
+
+    def _fence_misconfigured(self, refusal: str) -> bool:
+        """The fence refuses this replica although the Lease the API server has names it (or its requests carry
+        no pod at all): the identity it was given does not start with its pod's name. Said once, clearly;
+        the controller stands back and probes again as for any refusal."""
+        identity = self.elector.identity if self.elector is not None else self.identity
+        match = FENCE_POD.search(refusal)
+        if "carries no pod identity" in refusal:
+            how = (
+                "its requests carry no pod identity: the fence admits only a pod-bound ServiceAccount token (the "
+                "token a pod of the controller's ServiceAccount gets), not --as impersonation or a long-lived "
+                "token; run it as deploy/deployment.yaml does"
+            )
+        elif match and match.group(2) == identity and not identity.startswith(match.group(1) + "_"):
+            how = (
+                f"its requests come from pod {match.group(1)}, so the fence expects the Lease holder to start "
+                f"with {match.group(1)}_, but this replica's identity is {identity}: set POD_NAME to the pod's name "
+                "(deploy/deployment.yaml sets it from the downward API: env POD_NAME, fieldRef metadata.name)"
+            )
+        else:
+            return False
+        self.refusals.refused(
+            EVERY_WRITE, FENCE, f"the API server's fence (deploy/fence.yaml) refuses every write of this replica: {how}"
+        )
+        return True
 
     def _lost_message(self) -> str:
         if self.fenced:
@@ -317,6 +351,7 @@ class Controller:
             return EXIT_OK
         snapshot = collect_for_reconcile(self.client)
         require(snapshot, "reconcile", plan_lists.RECONCILE_PLAN)  # no plan from lists not read
+        self.peers.load(snapshot)
         try:
             p, result = self.run_pass(snapshot)
         except (ControllerActive, write_guard.WriteRefused) as exc:
@@ -326,17 +361,29 @@ class Controller:
             report(p.writes + p.events)
         return EXIT_INCOMPLETE if result.errors else EXIT_OK
 
-    def _informer(self, spec: Any) -> Informer:
-        reader = f"list/watch {spec.plural}"
+    def _informer(self, spec: ListSpec, on_change: Callable[[str], None] | None = None) -> Informer:
+        reader = f"list/watch {spec.describe()}"
         inf = Informer(
             ClientListerWatcher(self.client, spec),
             spec,
             stop=self.stop,
-            on_change=self.changed,
+            on_change=on_change or self.changed,
             on_error=lambda verb, exc: self.errors.failed(reader, verb, spec.plural, exc),
             on_ok=lambda: self.errors.ok(reader),
+            kind=kinds.with_writers(spec.resource),
         )
+        if spec.resource == plan_lists.DEPLOYMENTS.resource:
+            inf.add_handler(self.peers.on_deployment)
+        elif spec.resource == plan_lists.PLUGIN_LEASES.resource:
+            inf.add_handler(self.peers.on_lease)
+        elif spec.resource in (plan_lists.KERNEL_CACHE_NODES.resource, plan_lists.AGENT_DAEMONSET.resource):
+            inf.add_handler(self.peers.foreign.handler(spec.resource.kind))
         return inf
+
+    def _access_changed(self, type_: str, _old: Any, _new: Any) -> None:
+        if type_ != LISTED and self.refusals.access_changed():
+            self.log("RBAC or an admission policy changed: probing the refused writes now")
+            self.changed("access")
 
     def _current(self) -> bool:
         """Every store known to be current and complete (synced, no object it could not decode)."""
@@ -345,7 +392,11 @@ class Controller:
     def run_forever(self) -> int:
         # informers run in every replica, the leader and those standing by (a warm takeover; readiness)
         self.informers = [self._informer(spec) for spec in plan_lists.RECONCILE]
-        for inf in self.informers:
+        # not waited for: they only make a refused write due at once
+        self.access_informers = [self._informer(spec, lambda _what: None) for spec in plan_lists.RECONCILE_ACCESS]
+        for inf in self.access_informers:
+            inf.add_handler(self._access_changed)
+        for inf in self.informers + self.access_informers:
             inf.start()
         if not self.lead():
             return EXIT_OK
@@ -359,18 +410,20 @@ class Controller:
             if not self._current():
                 self.stop.wait(0.1)  # a store known to be stale or incomplete is never planned from
                 continue
-            triggered = self._wait_for_work(next_resync)
+            probe_at = self.refusals.next_due()
+            triggered = self._wait_for_work(min(next_resync, probe_at) if probe_at is not None else next_resync)
             if self.stop.is_set() or self.lost.is_set():
                 continue
             if not self._current():
                 self.changed("stale")  # run it once they are current again
                 continue
-            if not triggered:
+            if not triggered and time.monotonic() >= next_resync:
                 next_resync = time.monotonic() + self.opts.resync_period
             snapshot = snap.assemble((inf.kind.field, obj) for inf in self.informers for obj in inf.items())
             carry_membership(self.last_snapshot, snapshot)  # unless nodes or groups changed since the last pass
             self.last_snapshot = snapshot
             try:
+                self.refusals.unanswered()  # a probe the last pass handed out and never sent is due again
                 self.run_pass(snapshot)
                 warned_active = False
                 self.pass_errors.ok("reconcile pass")

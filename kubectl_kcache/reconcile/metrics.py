@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from .. import prometheus
 from ..prometheus import Family
@@ -25,6 +26,7 @@ class Metrics:
         self.decode_failures: Callable[[], dict[str, tuple[int, int]]] = dict  # resource -> (total, now)
         self.leader = 0
         self.ready: Callable[[], bool] = lambda: False
+        self.refused: Any = None  # refusals.Refusals: the writes the API server refuses now
 
     def render(self) -> str:
         def family(name: str, kind: str, help: str) -> Family:
@@ -70,5 +72,15 @@ class Metrics:
             for res, (_, count) in sorted(undecodable.items()):
                 now.add(count, resource=res)
             family("leader", "gauge", "1 while this instance holds the lease.").add(self.leader)
+            if self.refused is not None:
+                refused = family(
+                    "reconcile_refused",
+                    "gauge",
+                    "1 while writes of this verb on this resource (or some objects of it) are refused by the API "
+                    "server and held back (reason rbac, admission or fence; verb and resource * for every write).",
+                )
+                marked = {(m.key.verb, m.key.resource, m.reason) for m in self.refused.current()}
+                for verb, resource, reason in sorted(self.refused.series | marked):
+                    refused.add(int((verb, resource, reason) in marked), verb=verb, resource=resource, reason=reason)
         family("ready", "gauge", "1 while /readyz answers 200.").add(int(self.ready()))
         return prometheus.render(families)

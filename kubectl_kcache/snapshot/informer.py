@@ -20,6 +20,9 @@ resumed from the last resourceVersion; `410 Gone` lists again at once and replac
   (in a list page or a watch event) is skipped, never kept stale (a MODIFIED it cannot read removes the old
   version), counted (`decode_failures`) and named in `poisoned` until an event for it decodes again or it
   is deleted. The resourceVersion moves past it, so the watch never re-opens from the same place.
+- Consumers of the changes themselves (not only of the store) add a handler: `handler(type, old, new)` for
+  each ADDED, MODIFIED and DELETED a watch brings, LISTED for each object of a (re)list and DELETED for one a
+  relist no longer has, in the informer's thread, before `on_change`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ _recovery = threading.Condition()  # notified whenever an informer of this proce
 _recoveries = 0
 
 Key = tuple[str, str]  # (namespace, name)
+Handler = Callable[[str, Any, Any], None]  # (type, old or None, new or None)
+LISTED = "LISTED"
 
 
 class ListerWatcher(Protocol):
@@ -130,10 +135,12 @@ class Informer(threading.Thread):
         forbidden_is_fatal: bool = False,
         initial: tuple[Iterable[Any], str] | None = None,
         delays: Callable[[], Iterator[float]] = _backoff,
+        kind: kinds.Kind | None = None,
     ):
         super().__init__(daemon=True, name=f"informer-{spec.plural}")
         self.lw, self.spec, self.stop_event = lw, spec, stop
-        self.kind = kinds.for_resource(spec.resource)
+        self.kind = kind or kinds.for_resource(spec.resource)
+        self.handlers: list[Handler] = []
         self.on_change, self.on_error, self.on_ok = on_change, on_error, on_ok
         self.forbidden_is_fatal = forbidden_is_fatal
         self.lock = threading.Lock()
@@ -157,6 +164,15 @@ class Informer(threading.Thread):
                 self.synced.set()
 
     # ---- the owner's side ---------------------------------------------------------------------------
+    def add_handler(self, handler: Handler) -> None:
+        """Called with every change from now on (add it before `start()` to see the first list)."""
+        self.handlers.append(handler)
+
+    def _handle(self, changes: Iterable[tuple[str, Any, Any]]) -> None:
+        for handler in self.handlers:
+            for type_, old, new in changes:
+                handler(type_, old, new)
+
     def items(self) -> list[Any]:
         with self.lock:
             return list(self.store.values())
@@ -235,13 +251,18 @@ class Informer(threading.Thread):
         self._list_poison = {}
         objs, rv = self.lw.list(self._decode_page)
         with self.lock:
-            self.store = {key_of(o): o for o in objs}
+            before, self.store = self.store, {key_of(o): o for o in objs}
             self.poisoned = dict(self._list_poison)
             self.decode_failures += len(self._list_poison)
         if self._listed_once:
             self.relists += 1
         self._listed_once = True
         self.resource_version = rv
+        if self.handlers:
+            self._handle(
+                [(LISTED, before.get(k), o) for k, o in self.store.items()]
+                + [("DELETED", o, None) for k, o in before.items() if k not in self.store]
+            )
         self._healthy()
         self.on_change(self.spec.plural)
 
@@ -250,11 +271,13 @@ class Informer(threading.Thread):
             self.resource_version = event.resource_version or self.resource_version
             with self.lock:
                 self.decode_failures += 1
-                self.store.pop(event.key, None)  # never keep a version known to be stale
+                gone = self.store.pop(event.key, None)  # never keep a version known to be stale
                 if event.type == "DELETED":
                     self.poisoned.pop(event.key, None)
                 else:
                     self.poisoned[event.key] = event.message
+            if gone is not None:
+                self._handle([("DELETED", gone, None)])
             self.on_change(self.spec.plural)
             return
         self.resource_version = event.resource_version or self.resource_version
@@ -264,9 +287,12 @@ class Informer(threading.Thread):
         with self.lock:
             self.poisoned.pop(key, None)
             if event.type == "DELETED":
-                self.store.pop(key, None)
+                old = self.store.pop(key, None) or event.object
             else:
+                old = self.store.get(key)
                 self.store[key] = event.object
+        if self.handlers:
+            self._handle([(event.type, old, None if event.type == "DELETED" else event.object)])
         self.on_change(self.spec.plural)
 
     def _fail(self, verb: str, exc: BaseException) -> None:

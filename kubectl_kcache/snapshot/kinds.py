@@ -136,6 +136,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(r.SECRETS, o.Secret, "secrets"),
     Kind(r.NAMESPACES, o.Namespace, "namespaces"),
     Kind(r.CRDS, o.Crd, "crds"),
+    Kind(r.LEASES, o.Lease, "leases"),
 )
 
 _BY_GROUP_KIND = {(k.group, k.kind): k for k in KINDS}
@@ -157,7 +158,24 @@ def lookup(api_version: str, kind: str) -> Kind | None:
 
 
 def for_resource(res: Resource) -> Kind:
-    return _BY_RESOURCE[(res.group, res.plural)]
+    """The kind of a resource; a metadata-only resource the registry does not list as such (what a watch
+    only needs to see change) has its metadata alone."""
+    kind = _BY_RESOURCE.get((res.group, res.plural))
+    if kind is None or res.metadata_only and not kind.resource.metadata_only:
+        return Kind(res, o.PartialObject, "")
+    return kind
+
+
+# reconcile's informers of what it owns: the same kinds with their managedFields' writers
+_WITH_WRITERS = {
+    r.KERNEL_CACHE_NODES: Kind(r.KERNEL_CACHE_NODES, o.KernelCacheNodeWriters, "kcns"),
+    r.DAEMONSETS: Kind(r.DAEMONSETS, o.DaemonSetWriters, "daemonsets"),
+}
+
+
+def with_writers(res: Resource) -> Kind:
+    """The kind of `res`, decoded with the writers in its managedFields where reconcile watches for them."""
+    return _WITH_WRITERS.get(res) or for_resource(res)
 
 
 _OTHER_GROUPS = {"Service": ""}  # kinds findings name but the plugin does not list

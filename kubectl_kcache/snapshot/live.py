@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -370,11 +370,12 @@ def collect_for_why_not_ready(client: Client, namespace: str | None) -> snap.Clu
     return col.snapshot(meta)
 
 
-def collect_for_reconcile(client: Client) -> snap.ClusterSnapshot:
-    """One list of every kind reconcile reads (for --dry-run and --once), decoded page by page; a list that
-    is forbidden or not served is recorded as such, and the planner refuses to plan from it."""
+def collect_for_reconcile(client: Client, specs: Iterable[ListSpec] = plan.RECONCILE) -> snap.ClusterSnapshot:
+    """One list of every kind reconcile reads (--once; --dry-run reads only what the plan needs), decoded page
+    by page; a list that is forbidden or not served is recorded as such, and the planner refuses to plan
+    from it."""
     col = Collector(client)
-    for spec in plan.RECONCILE:
+    for spec in specs:
         col.read(spec)
     return col.snapshot(
         snap.SnapshotMeta(

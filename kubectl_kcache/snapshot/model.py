@@ -75,6 +75,7 @@ class ClusterSnapshot:
     secrets: tuple[o.Secret, ...] = ()  # metadata only
     namespaces: tuple[o.Namespace, ...] = ()
     crds: tuple[o.Crd, ...] = ()
+    leases: tuple[o.Lease, ...] = ()  # reconcile's: other controllers' leader election
     # True when (some) input came from plain files without a record of reads: their reads are made up from
     # what the files hold (ok for a kind present, not-in-input for one absent)
     reads_assumed: bool = False

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..kernelcache import constants as c
+from ..kernelcache import controller as kserve_controller
 from ..kube import resources as r
 from .kinds import ListSpec
 
@@ -144,7 +145,8 @@ DOCTOR = tuple(spec for _, spec in DOCTOR_FIRST + DOCTOR_THEN)
 STATUS = (NODES, NODE_GROUPS, KERNEL_CACHE_NODES, KERNEL_CACHES, CONFIGMAP, AGENT_PODS)
 # reconcile: what its informers watch, and what --dry-run and --once list; a plan is made only when every
 # one of them was read completely
-RECONCILE = (
+# what a plan depends on
+RECONCILE_PLAN = (
     NODES,
     NODE_GROUPS,
     KERNEL_CACHE_NODES,
@@ -152,11 +154,25 @@ RECONCILE = (
     CAPTURES.in_namespace(None),
     CONFIGMAP,
     AGENT_DAEMONSET,
-    CONTROLLER,
 )
-
-# what a plan depends on: all of the above but KServe's controller (only a write is refused while it runs)
-RECONCILE_PLAN = tuple(spec for spec in RECONCILE if spec != CONTROLLER)
+# who else writes what reconcile owns (reconcile/peers.py; only a write is refused while one is active):
+# every Deployment, since KServe's controller is known by name, labels or image in any namespace; KServe's
+# managers' Leases by name, and other kubectl-kcache controllers' Leases by label
+DEPLOYMENTS = ListSpec(r.DEPLOYMENTS)
+KSERVE_LEASES = tuple(ListSpec(r.LEASES, field_selector=by_name(name)) for name in kserve_controller.LEASES)
+PLUGIN_LEASES = ListSpec(r.LEASES, label_selector="=".join(kserve_controller.PLUGIN_LEASE_LABEL))
+RECONCILE_PEERS = (DEPLOYMENTS, *KSERVE_LEASES, PLUGIN_LEASES)
+# what its informers watch, and what --once lists
+RECONCILE = RECONCILE_PLAN + RECONCILE_PEERS
+# what grants or refuses its writes, as deploy/ ships them (the RBAC of deploy/rbac.yaml in its namespace,
+# the fence of deploy/fence.yaml), by name and metadata only: a change re-probes a refused write at once
+# (a grant made elsewhere is found by the next probe); not needed for a plan, so not waited for
+RECONCILE_ACCESS_NAME = "kubectl-kcache-reconcile"
+RECONCILE_FENCE_NAME = "kubectl-kcache-reconcile-fence"
+RECONCILE_ACCESS = tuple(
+    ListSpec(res, c.KSERVE_NAMESPACE if res.namespaced else None, field_selector=by_name(name))
+    for res, name in zip(r.ACCESS_RULES, (RECONCILE_ACCESS_NAME,) * 4 + (RECONCILE_FENCE_NAME,) * 2, strict=True)
+)
 
 
 def why_group(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
@@ -224,8 +240,9 @@ def resolve(spec: ListSpec, scope: str | None = None, job_namespace: str | None 
 
 
 def every_list() -> tuple[ListSpec, ...]:
-    """Every list some command makes (placeholders left in; per-name lists as their resource): the
-    read-only ClusterRole grants exactly these resources."""
+    """Every list a read command makes, and what reconcile plans from (placeholders left in; per-name lists
+    as their resource): the read-only ClusterRole grants exactly these resources. Reconcile's own role is
+    deploy/rbac.yaml."""
     from ..kube import resources as res
 
     dynamic = (
@@ -233,4 +250,4 @@ def every_list() -> tuple[ListSpec, ...]:
         ListSpec(res.NODES, field_selector="metadata.name=<node>"),
         ListSpec(res.NAMESPACES, field_selector="metadata.name=<namespace>"),
     )
-    return tuple(dict.fromkeys(DOCTOR + STATUS + RECONCILE + dynamic))
+    return tuple(dict.fromkeys(DOCTOR + STATUS + RECONCILE_PLAN + dynamic))

@@ -1,11 +1,16 @@
-"""Who made a create or update of what reconcile owns, from managedFields in a watch event: what changed
-since the version seen before, or (seen for the first time) the newest entry."""
+"""Who made a create or update of what reconcile owns, from managedFields in a watch event as the informer
+decodes it (kinds.with_writers): what changed since the version seen before, or (seen for the first time)
+the newest entry; and the handler an informer calls."""
 
 from __future__ import annotations
 
 import json
 
-from kubectl_kcache.reconcile.foreign_writes import _decoder, entries_of, writer_of
+from kubectl_kcache.kube import resources as r
+from kubectl_kcache.reconcile.foreign_writes import ForeignWrites, writer_of
+from kubectl_kcache.snapshot import kinds
+
+KIND = kinds.with_writers(r.KERNEL_CACHE_NODES)
 
 
 def event(type_: str, *entries: dict) -> bytes:
@@ -32,7 +37,8 @@ def entry(manager: str, time: str, subresource: str = "") -> dict:
 
 
 def writer(raw: bytes, before: bytes | None = None) -> str:
-    return writer_of(_decoder.decode(raw), entries_of(_decoder.decode(before).object) if before else None)
+    event = KIND.decode_watch_line(raw)
+    return writer_of(event.type, event.object, KIND.decode_watch_line(before).object if before else None)
 
 
 CREATED = entry("kubectl-client-side-apply", "2026-12-01T09:00:00Z")
@@ -89,3 +95,14 @@ def test_ours_peoples_kubernetes_own_status_writes_and_deletes_name_nobody():
     )
     assert writer(event("DELETED", entry("manager", "2026-12-01T10:00:00Z"))) == ""
     assert writer(b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}') == ""
+
+
+def test_the_handler_keeps_the_last_foreign_write_and_ignores_what_a_list_brings():
+    now = [100.0]
+    seen = ForeignWrites(clock=lambda: now[0])
+    handler = seen.handler("KernelCacheNode")
+    listed = KIND.decode_watch_line(event("ADDED", entry("manager", "2026-12-01T10:00:00Z"))).object
+    handler("LISTED", None, listed)  # what happened before the list is not attributed
+    assert seen.last() is None
+    handler("ADDED", None, listed)
+    assert seen.last() == ("manager", "KernelCacheNode gpu-1", 100.0)
