@@ -585,3 +585,18 @@ def capture_webhook_configuration(ca_bundle: bool = True, failure_policy: str = 
         },
         "webhooks": [hook],
     }
+
+
+def webhook_endpoints(ready: bool = True) -> dict[str, Any]:
+    """The EndpointSlice of the pod webhook's Service, its one endpoint ready or not."""
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": "localmodel-webhook-server-service-x1",
+            "namespace": "kserve",
+            "labels": {"kubernetes.io/service-name": "localmodel-webhook-server-service"},
+        },
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.0.0.9"], "conditions": {"ready": ready}}],
+    }

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache.webhook_reach import ready_endpoints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, Selector, kubectl
@@ -140,11 +141,7 @@ def _ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) ->
     """Ready endpoints behind the Service, or None when EndpointSlices could not be read."""
     if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
         return None
-    return sum(
-        s.ready_endpoints
-        for s in snapshot.endpoint_slices
-        if s.meta.namespace == namespace and s.meta.labels.get("kubernetes.io/service-name") == service
-    )
+    return ready_endpoints(snapshot.endpoint_slices, namespace, service)
 
 
 def _deployment(

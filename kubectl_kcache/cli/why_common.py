@@ -15,7 +15,8 @@ from .flags import use_color
 # is not decoded.
 WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
 WHY_NOT_CACHED_READS = frozenset(
-    {"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "namespaces", "node_groups", "nodes", "captures"}
+    {"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "endpoint_slices", "namespaces", "node_groups"}
+    | {"nodes", "captures"}
 )
 
 

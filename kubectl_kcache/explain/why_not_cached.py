@@ -34,6 +34,7 @@ from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.names import capture_revision_name
 from ..kernelcache.render import NEW_REVISION
 from ..kernelcache.selectors import label_mismatch, selector_matches
+from ..kernelcache.webhook_reach import ready_endpoints
 from ..objects import KernelCache, Pod, find_condition, parse_time
 from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
@@ -404,7 +405,16 @@ def admission_inputs(
         kernel_caches=kernel_caches,
         entries=entries,
         miss_details=miss_details,
+        webhook_endpoints=webhook_endpoints(snapshot),
     )
+
+
+def webhook_endpoints(snapshot: ClusterSnapshot) -> int | None:
+    """Ready endpoints behind the pod webhook's Service, or None when they were not read (plain files without
+    EndpointSlices say nothing of them)."""
+    if not covering(snapshot, plan.WEBHOOK_ENDPOINTS).ok or (snapshot.reads_assumed and not snapshot.endpoint_slices):
+        return None
+    return ready_endpoints(snapshot.endpoint_slices, c.KSERVE_NAMESPACE, c.WEBHOOK_SERVICE)
 
 
 def explained(
@@ -624,8 +634,9 @@ def _denial_note(why: WhyNotCached) -> str:
     gate = adm.blocked_by
     assert gate is not None
     subject = "this pod" if why.basis == BASIS_MANIFEST else "this pod's replacement (a rollout, a restart, a scale-up)"
+    who = "KServe's webhook" if gate.id != a.WEBHOOK_REACHABLE else "The API server, which cannot call the webhook,"
     text = (
-        f"KServe's webhook would deny {subject}: {a.denial_message(adm)}. Its ReplicaSet shows this as a "
+        f"{who} would deny {subject}: {a.denial_message(adm)}. Its ReplicaSet shows this as a "
         "FailedCreate event and no new pod is created."
     )
     if gate.id in a.SIDECAR_GATES:
@@ -845,6 +856,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         a.WEBHOOK_INSTALLED: webhook,
         a.OBJECT_SELECTOR: webhook,
         a.MATCH_CONDITIONS: webhook,
+        a.WEBHOOK_REACHABLE: doctor("control-plane"),
         a.NAMESPACE_SELECTOR: lambda: kubectl("get namespace {ns} --show-labels", ns=Namespace(ns)),
         a.ISVC_LABEL: lambda: pod_cmd("--show-labels"),
         a.SUPPORTED: lambda: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),

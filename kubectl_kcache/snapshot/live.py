@@ -403,6 +403,7 @@ def collect_for_fleet(client: Client, namespace: str | None, selector: str = "")
         plan.CAPTURES.in_namespace(namespace),
         plan.CONFIGMAP,
         plan.WEBHOOK,
+        plan.WEBHOOK_ENDPOINTS,
         plan.namespace(namespace) if namespace else plan.NAMESPACES,
         plan.NODE_GROUPS,
     ]

@@ -191,7 +191,8 @@ def why_group(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple
 def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> tuple[ListSpec, ...]:
     """What why-not-cached reads: the pod, every KernelCacheNode (KServe lists them all), the namespace's
     KernelCaches and captures (the sidecar step skips a revision whose capture is terminal), the ConfigMap, the
-    pod webhook's configuration, the namespace, the groups, the pod's node."""
+    pod webhook's configuration and its Service's endpoints (whether it can be called), the namespace, the
+    groups, the pod's node."""
     return (
         *((pod(ns, pod_name),) if pod_name else ()),
         KERNEL_CACHE_NODES,
@@ -199,6 +200,7 @@ def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> 
         CAPTURES.in_namespace(ns),
         CONFIGMAP,
         WEBHOOK,
+        WEBHOOK_ENDPOINTS,
         namespace(ns),
         NODE_GROUPS,
         *(node(n) for n in nodes),

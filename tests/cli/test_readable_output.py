@@ -229,7 +229,7 @@ def test_wide_adds_the_evidence():
     args = ["why-not-cached", "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd", "-n", "team-llm", "-f", BROKEN]
     short = piped(args).stdout
     wide = piped([*args, "-o", "wide"]).stdout
-    assert "Gates (in KServe's order" not in short and "-o wide adds all 20 gates" in short
+    assert "Gates (in KServe's order" not in short and "-o wide adds all 21 gates" in short
     assert "Gates (in KServe's order" in wide and "factors (10)" in wide and "The webhook adds" in wide
     assert wide.index("Next:") < wide.index("Gates")
 

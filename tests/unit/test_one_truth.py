@@ -281,6 +281,7 @@ def sidecar_snapshots(draw: Any) -> list[dict[str, Any]]:
         kc,
         b.kcn("gpu-1", {f"{NS}/qwen": b.cache_entry(kc)}),
         b.webhook_configuration(),
+        b.webhook_endpoints(),
         b.namespace(NS),
     ]
     for i in range(draw(st.integers(1, 4))):

@@ -28,6 +28,7 @@ from .gates import (
     INJECTION,
     REJECT,
     SELECTION,
+    WEBHOOK_REACHABLE,
     Admission,
     Candidate,
     EntryIndex,
@@ -128,6 +129,8 @@ def denial_message(admission: Admission) -> str:
     gate = admission.blocked_by
     if gate is None or gate.effect != REJECT:
         return ""
+    if gate.id == WEBHOOK_REACHABLE:  # the API server's own error: the webhook was never reached
+        return gate.message
     return f'admission webhook "{c.WEBHOOK_NAME}" denied the request: {gate.message}'
 
 
@@ -146,6 +149,7 @@ def snapshot_inputs(
     kernel_caches: Mapping[str, KernelCache] | None = None,
     entries: EntryIndex | None = None,
     miss_details: bool = True,
+    webhook_endpoints: int | None = None,
 ) -> Inputs:
     """The decision's inputs for `pod` (as its controller creates it) from a snapshot: only the namespace's
     KernelCaches and captures, as the webhook reads them. Whether the webhook configuration and the captures
@@ -169,4 +173,5 @@ def snapshot_inputs(
         captures={x.name: x for x in snapshot.captures if x.namespace == namespace} if captures_known else None,
         revision_known=revision_known,
         miss_details=miss_details,
+        webhook_endpoints=webhook_endpoints,
     )

@@ -32,6 +32,7 @@ WEBHOOK_INSTALLED = "webhook-installed"
 NAMESPACE_SELECTOR = "namespace-selector"
 OBJECT_SELECTOR = "object-selector"
 MATCH_CONDITIONS = "match-conditions"
+WEBHOOK_REACHABLE = "webhook-reachable"
 ISVC_LABEL = "isvc-label"
 SUPPORTED = "kernelcache-supported"
 CONFIG = "config"
@@ -54,6 +55,7 @@ POD_GATES = (
     NAMESPACE_SELECTOR,
     OBJECT_SELECTOR,
     MATCH_CONDITIONS,
+    WEBHOOK_REACHABLE,
     ISVC_LABEL,
     SUPPORTED,
     CONFIG,
@@ -105,6 +107,7 @@ _EFFECTS = {
     NAMESPACE_SELECTOR: NOT_CALLED,
     OBJECT_SELECTOR: NOT_CALLED,
     MATCH_CONDITIONS: NOT_CALLED,
+    WEBHOOK_REACHABLE: REJECT,  # with failurePolicy Fail; the gate says SKIP itself with Ignore
     ISVC_LABEL: SKIP,
     SUPPORTED: SKIP,
     CONFIG: REJECT,
@@ -295,3 +298,5 @@ class Inputs:
     # False for a caller that counts outcomes (the fleet): a footprint miss keeps no text, the costliest part
     # of a decision with many KernelCaches in the namespace
     miss_details: bool = True
+    # ready endpoints behind the webhook's Service; None: not read (whether it can be called is then not judged)
+    webhook_endpoints: int | None = None

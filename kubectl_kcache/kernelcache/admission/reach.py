@@ -22,6 +22,7 @@ from ..selectors import describe_label_selector, label_selector_matches
 
 if TYPE_CHECKING:
     pass
+from ..webhook_reach import Reach
 from .gates import (
     CONFIG,
     ENABLED,
@@ -30,8 +31,10 @@ from .gates import (
     NAMESPACE_SELECTOR,
     OBJECT_SELECTOR,
     SIDECAR_ANNOTATION,
+    SKIP,
     SUPPORTED,
     WEBHOOK_INSTALLED,
+    WEBHOOK_REACHABLE,
     Gate,
     Inputs,
 )
@@ -131,7 +134,7 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
                 "the webhook configuration was not read (list mutatingwebhookconfigurations was "
                 "forbidden, or it is not in the input): not checked",
             )
-            for g in (WEBHOOK_INSTALLED, NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS)
+            for g in (WEBHOOK_INSTALLED, NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS, WEBHOOK_REACHABLE)
         ]
     config = next((w for w in inputs.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     entry = next((w for w in config.webhooks if w.name == c.WEBHOOK_NAME), None) if config else None
@@ -165,7 +168,8 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
         )
     if entry is None:
         return gates + [
-            Gate(g, None, "no webhook to check") for g in (NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS)
+            Gate(g, None, "no webhook to check")
+            for g in (NAMESPACE_SELECTOR, OBJECT_SELECTOR, MATCH_CONDITIONS, WEBHOOK_REACHABLE)
         ]
     selector = describe_label_selector(entry.namespace_selector)
     if inputs.namespace_labels is None:
@@ -222,7 +226,33 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
                 f"{len(results)} matchCondition(s) true for the pod" if results else "no matchConditions",
             )
         )
+    gates.append(reachable_gate(entry, inputs.webhook_endpoints))
     return gates
+
+
+def reachable_gate(entry: WebhookEntry, endpoints: int | None) -> Gate:
+    """Whether the API server can call the webhook (`webhook_reach`, the doctor's rule): with failurePolicy Fail
+    it rejects the pod when it cannot, with Ignore it admits it untouched."""
+    reach = Reach(entry, endpoints)
+    why_not = reach.why_not
+    if why_not and entry.failure_policy == "Ignore":
+        return Gate(
+            WEBHOOK_REACHABLE,
+            False,
+            f"{why_not}: with failurePolicy Ignore the API server admits the pod without calling it (no cache)",
+            effect=SKIP,
+        )
+    if why_not:
+        return Gate(
+            WEBHOOK_REACHABLE,
+            False,
+            f"{why_not}: with failurePolicy Fail the API server rejects the pod (kubectl kcache doctor --only "
+            "control-plane says why)",
+            message=reach.api_server_error,
+        )
+    if endpoints is None:
+        return Gate(WEBHOOK_REACHABLE, None, f"the endpoints of Service {reach.service} were not read: not checked")
+    return Gate(WEBHOOK_REACHABLE, True, f"Service {reach.service} has {endpoints} ready endpoint(s)")
 
 
 # ---- handler -------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ def cluster(
         "config": b.config_map(config if config is not None else {"enabled": True, "defaultNodeGroup": "gpu"}),
         "namespace": namespace,
         "webhook": webhook if webhook is not None else b.webhook_configuration(),
+        "webhook-endpoints": b.webhook_endpoints(),
         "group": b.group("gpu", {"pool": "gpu"}),
         "gpu-1": b.node("gpu-1", {"pool": "gpu"}),
         "cpu-1": b.node("cpu-1", {"pool": "cpu"}),
