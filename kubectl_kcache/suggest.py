@@ -12,8 +12,9 @@ answer says which object and why no command is suggested."""
 
 from __future__ import annotations
 
+import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .apivalidation import dns_label_errors, label_value_errors, qualified_name_errors, shown, subdomain_errors
@@ -65,7 +66,7 @@ class Name:
         return self.value
 
 
-def Namespace(value: str) -> Name:  # noqa: N802 -- reads as the word it builds
+def Namespace(value: str) -> Name:
     return Name("namespace", value)
 
 
@@ -100,11 +101,23 @@ class Selector:
 
 
 @dataclass(frozen=True)
+class Labels(Selector):
+    """Labels to set (`kubectl label`): one `key=value` word each, so the placeholder stands alone."""
+
+    @staticmethod
+    def of(labels: Mapping[str, str]) -> Labels:
+        return Labels(tuple(labels.items()))
+
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.render().split(","))
+
+
+@dataclass(frozen=True)
 class Json:
     """A JSON document as one word (`kubectl patch -p`): built by the encoder, it starts with `{` or `[`, and
     no value inside it can end the word."""
 
-    value: dict[str, object] | list[object]
+    value: Mapping[str, object] | Sequence[object]
 
     def problem(self) -> str | None:
         return None
@@ -113,7 +126,21 @@ class Json:
         return json_body(self.value)
 
 
-Word = Name | Selector | Json
+@dataclass(frozen=True)
+class Placeholder:
+    """A stand-in for what the data does not say (`text.PLACEHOLDER_ISVC`): upper case, so that Kubernetes
+    refuses it if it is left in by mistake, and never shell syntax."""
+
+    value: str
+
+    def problem(self) -> str | None:
+        return None if re.fullmatch("[A-Z][A-Z_]*", self.value) else f"{shown(self.value)} is not a placeholder"
+
+    def render(self) -> str:
+        return self.value
+
+
+Word = Name | Selector | Json | Placeholder
 
 
 @dataclass(frozen=True)
@@ -138,16 +165,19 @@ def build(template: str, /, **words: Word) -> Built:
         problem = word.problem()
         if problem is not None:
             return Built(None, f"no command suggested: {problem}")
-    argv = []
+    argv: list[str] = []
     for part in template.split():
+        if part.startswith("{") and isinstance(labels := words.get(part[1:-1]), Labels):
+            argv += labels.words()
+            continue
         out = []
         for i, (literal, field, _spec, _conv) in enumerate(_FORMATTER.parse(part)):
             out.append(literal)
             if field is not None:
-                word = words[field]
-                value = word.render()
+                data = words[field]
+                value = data.render()
                 if i == 0 and not literal and value.startswith("-"):
-                    what = f"{word.kind} name" if isinstance(word, Name) else "the value"
+                    what = f"{data.kind} name" if isinstance(data, Name) else "the value"
                     return Built(None, f"no command suggested: {what} {shown(value)} would be read as an option")
                 out.append(value)
         argv.append("".join(out))

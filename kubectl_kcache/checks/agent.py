@@ -35,7 +35,6 @@ from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
-from ..text import command
 from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, read_ok, rfc3339, touch_group_hint
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
@@ -150,14 +149,11 @@ def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 container=Name("container", c.AGENT_CONTAINER),
             )
             if pods
-            else command(
-                "kubectl",
-                "-n",
-                c.AGENT_EVENTS_NAMESPACE,
-                "get",
-                "events",
-                "--field-selector",
-                f"involvedObject.kind={c.KIND_NODE},involvedObject.name={node},type=Warning",
+            else kubectl(
+                "-n {ns} get events --field-selector "
+                "involvedObject.kind=KernelCacheNode,involvedObject.name={kcn},type=Warning",
+                ns=Namespace(c.AGENT_EVENTS_NAMESPACE),
+                kcn=Name("kernelcachenode", node),
             )
         )
         yield Finding(

@@ -49,8 +49,8 @@ from ..kernelcache.prefetcher import requeue_holders
 from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..suggest import Name, Namespace, Selector, kubectl
-from ..text import PLACEHOLDER_GROUP, command, json_body
+from ..suggest import Json, Name, Namespace, Selector, kubectl
+from ..text import PLACEHOLDER_GROUP
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -155,14 +155,17 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Finding:
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
-    kind = c.PLURAL_CACHES[:-1]
     ready = o.find_condition(kc.conditions, "Ready")
     shown = f"{kc.state or 'no state'}/{ready.reason}" if ready is not None else (kc.state or "no status")
     code, severity, hint = {
         cp.TERMINATING: (
             "terminating",
             "warning",
-            command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.metadata.finalizers}"),
+            kubectl(
+                "-n {ns} get kernelcache {kc} -o jsonpath={{.metadata.finalizers}}",
+                ns=Namespace(kc.namespace),
+                kc=Name("kernelcache", kc.name),
+            ),
         ),
         cp.LINK: ("pass-stopped", "error", kubectl("kcache doctor --only capture")),
         cp.NODE_GROUP: ("pass-stopped", "error", kubectl("kcache doctor --only group-selector")),
@@ -180,7 +183,11 @@ def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Findin
         orphan = next((h.job for h in holders if h.orphan), None)
         if orphan is not None:
             code, severity = "status-held", "error"
-            hint = command("kubectl", "-n", orphan.meta.namespace or job_ns, "delete", "job", orphan.meta.name)
+            hint = kubectl(
+                "-n {ns} delete job {job}",
+                ns=Namespace(orphan.meta.namespace or job_ns),
+                job=Name("job", orphan.meta.name),
+            )
     return Finding(
         ID,
         severity,
@@ -305,16 +312,11 @@ def _cache(
             what.append(f"imageReference {e.image_reference or '(empty)'} instead of {kc.artifact.image_reference}")
         if e.footprints != kc.artifact.footprints:
             what.append("footprints differ")
-        agent = command(
-            "kubectl",
-            "-n",
-            c.KSERVE_NAMESPACE,
-            "get",
-            "pods",
-            "-l",
-            "=".join(c.AGENT_POD_LABEL),
-            "--field-selector",
-            f"spec.nodeName={node}",
+        agent = kubectl(
+            "-n {ns} get pods -l {selector} --field-selector spec.nodeName={node}",
+            ns=Namespace(c.KSERVE_NAMESPACE),
+            selector=Selector.of(dict([c.AGENT_POD_LABEL])),
+            node=Name("node", node),
         )
         yield Finding(
             ID,
@@ -402,7 +404,6 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
 
 def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: str, from_ref: bool) -> Finding | None:
     key = f"{kc.namespace}/{kc.name}"
-    kind = c.PLURAL_CACHES[:-1]
     if not group:
         return Finding(
             ID,
@@ -410,16 +411,11 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
             ref,
             f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
             f'Error/NodeGroupNotFound "{MSG_NO_GROUP_NAME}"',
-            hint=command(
-                "kubectl",
-                "-n",
-                kc.namespace,
-                "patch",
-                kind,
-                kc.name,
-                "--type=merge",
-                "-p",
-                json_body({"spec": {"nodeGroupRef": {"name": PLACEHOLDER_GROUP}}}),
+            hint=kubectl(
+                "-n {ns} patch kernelcache {kc} --type=merge -p {body}",
+                ns=Namespace(kc.namespace),
+                kc=Name("kernelcache", kc.name),
+                body=Json({"spec": {"nodeGroupRef": {"name": PLACEHOLDER_GROUP}}}),
             ),
             code="no-group",
         )
@@ -471,11 +467,10 @@ def _error_state(
     kc: o.KernelCache, ref: ObjectRef, ready: o.Condition | None, group: str, job_ns: str, group_ok: bool
 ) -> Finding:
     key = f"{kc.namespace}/{kc.name}"
-    kind = c.PLURAL_CACHES[:-1]
     reason = ready.reason if ready else ""
     message = f"KernelCache {key} is in Error"
     message += f": {condition_text(ready)}" if ready else " (no Ready condition)"
-    hint = command("kubectl", "-n", kc.namespace, "describe", kind, kc.name)
+    hint = kubectl("-n {ns} describe kernelcache {kc}", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name))
     evidence: list[str] = []
     v = kc.verification
     if reason == "VerificationFailed" and v is not None:
@@ -484,7 +479,11 @@ def _error_state(
         evidence.append(f"verification: mode {v.mode}, state {v.state}, reason {v.reason}")
         if verification_advice(v.reason):
             evidence.append(verification_advice(v.reason))
-        hint = command("kubectl", "-n", kc.namespace, "get", kind, kc.name, "-o", "jsonpath={.status.verification}")
+        hint = kubectl(
+            "-n {ns} get kernelcache {kc} -o jsonpath={{.status.verification}}",
+            ns=Namespace(kc.namespace),
+            kc=Name("kernelcache", kc.name),
+        )
     elif reason == "PreparationFailed":
         jobs = kubectl(
             "-n {ns} get jobs,pods -l {selector}",

@@ -40,7 +40,6 @@ from ..kernelcache.selection import requested_group_outside
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, Selector, kubectl
-from ..text import command
 from .capture_identity import CONTROLLER_LOG, IDENTITY_LISTS, identities_text
 from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
@@ -113,7 +112,11 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         capture=Name("kernelcachecapture", cap.name),
         ns=Namespace(cap.namespace),
     )
-    describe = command("kubectl", "-n", cap.namespace, "describe", KIND, cap.name)
+    describe = kubectl(
+        "-n {ns} describe kernelcachecapture {capture}",
+        ns=Namespace(cap.namespace),
+        capture=Name("kernelcachecapture", cap.name),
+    )
     ready = o.find_condition(cap.conditions, "Ready")
     session = cap.active_session
     result = cap.runtime_result

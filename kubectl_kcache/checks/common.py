@@ -21,8 +21,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
-from ..suggest import Name, kubectl
-from ..text import command, json_body
+from ..suggest import Json, Name, Selector, kubectl, kubectl_or_none
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -253,13 +252,27 @@ def selector_arg(selector: Mapping[str, str]) -> str | None:
     return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
 
-def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None, *extra: str) -> str:
-    """`kubectl get nodes -l SELECTOR` for a group's selector (or `selector`); the group itself when the
-    selector cannot be a label selector."""
-    arg = selector_arg(group.node_selector if selector is None else selector)
-    if arg is None:
+def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None, columns: str = "") -> str:
+    """`kubectl get nodes -l SELECTOR` for a group's selector (or `selector`), with the `columns` named
+    (taints, ready, cordoned, kubelet); the group itself when the selector cannot be a label selector."""
+    sel = Selector.of(dict(sorted((group.node_selector if selector is None else selector).items())))
+    if sel.problem() is not None:
         return show_group_command(group.name)
-    return command("kubectl", "get", "nodes", "-l", arg, *extra)
+    if columns == "taints":
+        return kubectl("get nodes -l {s} -o custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key", s=sel)
+    if columns == "ready":
+        return kubectl(
+            "get nodes -l {s} -o "
+            "custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')].status",
+            s=sel,
+        )
+    if columns == "cordoned":
+        return kubectl("get nodes -l {s} -o custom-columns=NAME:.metadata.name,CORDONED:.spec.unschedulable", s=sel)
+    if columns == "kubelet":
+        return kubectl(
+            "get nodes -l {s} -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion", s=sel
+        )
+    return kubectl("get nodes -l {s}", s=sel)
 
 
 def show_group_command(name: str) -> str:
@@ -300,10 +313,8 @@ def touch_group_hint(group: str | None) -> str:
     """A command that triggers KServe's node pass now (a group change), else the embedded reconcile."""
     if not group:
         return RECONCILE
-    return (
-        kubectl("annotate kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group))
-        + ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite'
-    )
+    annotate = kubectl_or_none("annotate kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group))
+    return annotate + ' kcache.kserve.io/touched-at="$(date +%s)" --overwrite' if annotate else RECONCILE
 
 
 def toleration_for(taint: o.Taint) -> dict[str, str]:
@@ -323,17 +334,21 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
         ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in tols]
     else:
         ops = [{"op": "add", "path": "/spec/tolerations", "value": tols}]
-    return command("kubectl", "patch", c.PLURAL_NODE_GROUPS[:-1], group.name, "--type=json", "-p", json_body(ops))
+    return kubectl(
+        "patch kernelcachenodegroup {group} --type=json -p {ops}",
+        group=Name("kernelcachenodegroup", group.name),
+        ops=Json(ops),
+    )
 
 
 def taints_lister(group: o.NodeGroup) -> str:
     """The group's member nodes with their taints."""
-    return nodes_command(group, None, "-o", "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key")
+    return nodes_command(group, None, "taints")
 
 
 def members_lister(group: o.NodeGroup, columns: str = "") -> str:
     """The group's member nodes (with extra `-o custom-columns=` when given)."""
-    return nodes_command(group, None, *(("-o", f"custom-columns={columns}") if columns else ()))
+    return nodes_command(group, None, columns)
 
 
 def condition_text(cond: o.Condition | None) -> str:

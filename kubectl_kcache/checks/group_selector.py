@@ -21,7 +21,8 @@ from ..kernelcache import constants as c
 from ..kernelcache.selectors import LabelMismatch, label_mismatch, near_misses
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE, command, json_body
+from ..suggest import Json, Labels, Name, Selector, kubectl
+from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE
 from .common import facts, fmt_selector, group_ref, join_names, selector_arg, show_group_command
 from .model import CheckRead, Finding, NotApplicable
 from .registry import check
@@ -40,10 +41,12 @@ def label_hint(group: o.NodeGroup, node: str, mm: LabelMismatch) -> str:
     """`kubectl label node` with the labels the node lacks; the group itself when a label is one no node can
     carry (Kubernetes refuses such a key or value, and one like `--overwrite` would be read as a flag: valid
     keys, values and node names never start with `-`)."""
-    if selector_arg(mm.wanted) is None:
+    labels = Labels.of(mm.wanted)
+    if labels.problem() is not None:
         return show_group_command(group.name)
-    labels = [f"{k}={v}" for k, v in mm.wanted.items()]
-    return command("kubectl", "label", "node", node, labels, *(["--overwrite"] if mm.different else []))
+    if mm.different:
+        return kubectl("label node {node} {labels} --overwrite", node=Name("node", node), labels=labels)
+    return kubectl("label node {node} {labels}", node=Name("node", node), labels=labels)
 
 
 @check(
@@ -90,14 +93,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
                 f"updated for any group{agents}",
                 group=group.name,
-                hint=command(
-                    "kubectl",
-                    "patch",
-                    c.PLURAL_NODE_GROUPS[:-1],
-                    group.name,
-                    "--type=merge",
-                    "-p",
-                    json_body({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}}),
+                hint=kubectl(
+                    "patch kernelcachenodegroup {group} --type=merge -p {body}",
+                    group=Name("kernelcachenodegroup", group.name),
+                    body=Json({"spec": {"nodeSelector": {PLACEHOLDER_LABEL: PLACEHOLDER_VALUE}}}),
                 ),
                 code="empty-selector",
             )
@@ -132,7 +131,7 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
     elif selector_arg(group.node_selector) is None:
         hint = show_group_command(group.name)
     else:
-        hint = command("kubectl", "get", "nodes", "-L", ",".join(sorted(group.node_selector)))
+        hint = kubectl("get nodes -L {keys}", keys=Selector.has(*sorted(group.node_selector)))
     return Finding(
         ID,
         "warning",

@@ -72,7 +72,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 cause=f"member nodes of {group} {'with no Ready condition' if node.ready is None else 'NotReady'}",
                 lister=members_lister(
                     f.groups_of_node[node.name][0],
-                    "NAME:.metadata.name,READY:.status.conditions[?(@.type=='Ready')].status",
+                    "ready",
                 ),
             )
         if node.unschedulable:
@@ -86,9 +86,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
                 cause=f"member nodes of {group} cordoned",
-                lister=members_lister(
-                    f.groups_of_node[node.name][0], "NAME:.metadata.name,CORDONED:.spec.unschedulable"
-                ),
+                lister=members_lister(f.groups_of_node[node.name][0], "cordoned"),
             )
         version = minor_version(node.kubelet_version)
         if version is None:
@@ -107,9 +105,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 evidence=(f"kubeletVersion: {node.kubelet_version}",),
                 code="kubelet-too-old",
                 cause=f"member nodes of {group} with a kubelet older than v1.31",
-                lister=members_lister(
-                    f.groups_of_node[node.name][0], "NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion"
-                ),
+                lister=members_lister(f.groups_of_node[node.name][0], "kubelet"),
             )
         elif version < DEFAULT_IMAGE_VOLUME:
             for g in f.groups_of_node[node.name]:

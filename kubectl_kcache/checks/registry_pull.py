@@ -60,7 +60,6 @@ from ..kernelcache.preparation import EXITED, WAITING, Preparation, agent_job, j
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Json, Name, Namespace, Selector, kubectl
-from ..text import command, json_body
 from .cache_status import why_not_ready
 from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
 from .model import CheckRead, Finding, ObjectRef
@@ -88,7 +87,7 @@ def _jobs_lister(ns: str) -> str:
 
 
 def _delete(job: o.Job) -> str:
-    return command("kubectl", "-n", job.meta.namespace or "", "delete", "job", job.meta.name)
+    return kubectl("-n {ns} delete job {job}", ns=Namespace(job.meta.namespace or ""), job=Name("job", job.meta.name))
 
 
 @check(
@@ -271,16 +270,11 @@ def _failed_job(job: o.Job, prep: Preparation, cfg: KernelCacheConfig, hint: str
 
 def _suspended(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
     ns = job.meta.namespace or ""
-    resume = command(
-        "kubectl",
-        "-n",
-        ns,
-        "patch",
-        "job",
-        job.meta.name,
-        "--type=merge",
-        "-p",
-        json_body({"spec": {"suspend": False}}),
+    resume = kubectl(
+        "-n {ns} patch job {job} --type=merge -p {body}",
+        ns=Namespace(ns),
+        job=Name("job", job.meta.name),
+        body=Json({"spec": {"suspend": False}}),
     )
     return Finding(
         ID,

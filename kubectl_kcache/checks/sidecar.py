@@ -23,15 +23,13 @@ rollout) is refused. Fix the pod template, or opt the InferenceService out of ca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..suggest import kubectl
-from ..text import command
+from ..suggest import Json, Name, Namespace, kubectl
 from .common import read_ok
 from .model import CheckRead, Finding, ObjectRef
 from .registry import check
@@ -81,9 +79,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             continue
         cached = f", after mounting KernelCache {adm.winner.key}" if adm.injection is not None and adm.winner else ""
         isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
-        patch = json.dumps(
-            {"spec": {"predictor": {"annotations": {c.ANNOTATION_SIDECAR_INJECTION: "false"}}}}, separators=(",", ":")
-        )
         yield Finding(
             ID,
             "error",
@@ -91,7 +86,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             f"ReplicaSet {ns}/{rs.name} ({rs.replicas} replica(s), InferenceService {isvc}): KServe's pod "
             f"webhook would deny its next pod in the capture sidecar step{cached}, with HTTP 500 "
             f'"{gate.message}"; fix the pod template, or opt the InferenceService out of capture',
-            hint=command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch),
+            hint=kubectl(
+                "-n {ns} patch inferenceservice {isvc} --type=merge -p {patch}",
+                ns=Namespace(ns),
+                isvc=Name("inferenceservice", isvc),
+                patch=Json({"spec": {"predictor": {"annotations": {c.ANNOTATION_SIDECAR_INJECTION: "false"}}}}),
+            ),
             evidence=(f"{a.denial_message(adm)}", *(f"{g.id}: {g.detail}" for g in adm.gates if g.id == a.SIDECAR)),
             code=gate.id,
             cause=f"the capture sidecar step fails: {gate.message}",

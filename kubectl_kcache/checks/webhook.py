@@ -30,8 +30,7 @@ from ..kernelcache import constants as c
 from ..kernelcache.selectors import describe_label_selector, label_selector_matches
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..suggest import Name, kubectl
-from ..text import command
+from ..suggest import Name, Namespace, Selector, kubectl
 from .common import join_names, read_ok
 from .model import CheckRead, Finding, NotApplicable, ObjectRef
 from .registry import check
@@ -140,7 +139,7 @@ def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Fi
             ),
             None,
         )
-        hint = command("kubectl", "label", "namespace", ns, f"{fix}-") if fix else SHOW
+        hint = kubectl("label namespace {ns} {key}-", ns=Namespace(ns), key=Selector.has(fix)) if fix else SHOW
         yield Finding(
             ID,
             "error",

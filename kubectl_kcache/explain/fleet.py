@@ -441,7 +441,9 @@ def _next(results: Sequence[PodResult], gate: str) -> tuple[str, str]:
             first = group[0]
             return (
                 first.next_command
-                or kubectl("kcache why-not-cached {pod} -n {ns}", pod=Name("pod", first.name), ns=Namespace(first.namespace))
+                or kubectl(
+                    "kcache why-not-cached {pod} -n {ns}", pod=Name("pod", first.name), ns=Namespace(first.namespace)
+                )
             ), first.name
     return "", ""
 

@@ -20,7 +20,7 @@ from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import unusable
 from ..suggest import Name, Namespace, Selector, kubectl, kubectl_or_none
 from .ready_index import chain_index
-from .ready_model import WAITING, CacheGate, safe_command
+from .ready_model import WAITING, CacheGate
 
 # ---- the cache level ------------------------------------------------------------------------------------
 
@@ -52,11 +52,12 @@ class CacheContext:
         return False
 
 
-def kc_command(ctx: CacheContext, *words: str) -> str | None:
-    kc = ctx.kc
-    return safe_command(
-        "kubectl", "-n", kc.namespace, *words, f"{c.PLURAL_CACHES}/{kc.name}", names=(kc.namespace, kc.name)
-    )
+def kc_command(ctx: CacheContext, edit: bool = False) -> str | None:
+    """The KernelCache as YAML, or opened in an editor."""
+    cache_ns, cache = Namespace(ctx.kc.namespace), Name("kernelcache", ctx.kc.name)
+    if edit:
+        return kubectl_or_none("-n {ns} edit kernelcaches/{kc}", ns=cache_ns, kc=cache)
+    return kubectl_or_none("-n {ns} get -o yaml kernelcaches/{kc}", ns=cache_ns, kc=cache)
 
 
 def cache_gates(ctx: CacheContext) -> list[CacheGate]:
@@ -72,7 +73,7 @@ def cache_gates(ctx: CacheContext) -> list[CacheGate]:
                 f"terminating since {kc.meta.deletion_timestamp}: KServe does nothing for it (no link, no status, "
                 "no Jobs)",
                 evidence=(f"finalizers: {held}",),
-                next=kc_command(ctx, "get", "-o", "yaml"),
+                next=kc_command(ctx),
             )
         )
         return gates
@@ -92,7 +93,7 @@ def cache_gates(ctx: CacheContext) -> list[CacheGate]:
         job_namespace=ctx.job_namespace,
     )
     if stop is not None and stop.name == LINK:
-        gates.append(CacheGate("capture-link", False, stop.text, next=kc_command(ctx, "get", "-o", "yaml")))
+        gates.append(CacheGate("capture-link", False, stop.text, next=kc_command(ctx)))
         return gates
     gates.append(CacheGate("capture-link", True if captures_read else None, "no artifact mismatch with its capture"))
     gates.append(CacheGate("usage", True, "the usage bookkeeping does not stop the pass (KServe returns its errors)"))
@@ -106,7 +107,7 @@ def cache_gates(ctx: CacheContext) -> list[CacheGate]:
     mount = kc.mount_type or cfg.config.default_mount_type
     if kc.mount_type and kc.mount_type != c.MOUNT_TYPE_OCI:
         text = f'unsupported KernelCache mount type "{kc.mount_type}"'
-        gates.append(CacheGate("config", False, text, ("Error", "ConfigError", text), next=kc_command(ctx, "edit")))
+        gates.append(CacheGate("config", False, text, ("Error", "ConfigError", text), next=kc_command(ctx, edit=True)))
         return gates
     if not cfg.config.enabled:
         text = "kernel cache is disabled in inferenceservice-config"
@@ -161,7 +162,7 @@ def _verification(ctx: CacheContext, written: tuple[str, str, str]) -> CacheGate
             evidence=tuple(
                 x for x in (f"verification: {v.state} {v.reason}".strip() if v is not None else "",) if x.strip()
             ),
-            next=kc_command(ctx, "get", "-o", "yaml"),
+            next=kc_command(ctx),
         )
     if v is not None and v.state == "Succeeded" and v.verified:
         return CacheGate("verification", True, "verified (cert mode)")
@@ -169,7 +170,7 @@ def _verification(ctx: CacheContext, written: tuple[str, str, str]) -> CacheGate
         "verification",
         WAITING,
         "cert mode: not verified yet (KServe verifies on its next pass; no Job before it succeeds)",
-        next=kc_command(ctx, "get", "-o", "yaml"),
+        next=kc_command(ctx),
     )
 
 
@@ -177,7 +178,7 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
     name, group = ctx.group_name, ctx.group
     if not name:
         text = "nodeGroupRef.name is required and default node group is not specified"
-        return CacheGate("group", False, text, ("Error", "NodeGroupNotFound", text), next=kc_command(ctx, "edit"))
+        return CacheGate("group", False, text, ("Error", "NodeGroupNotFound", text), next=kc_command(ctx, edit=True))
     if group is None:
         if not ctx.read(plan.NODE_GROUPS, "the group is not checked"):
             return CacheGate("group", None, f"group {name} not read")
@@ -208,7 +209,7 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
         )
     members = membership_of(ctx.snapshot).members_of_group.get(name, [])
     ready = ctx.snapshot.derived(f"ready-members/{name}", lambda: [n for n in members if n.ready is True])
-    lister = safe_command("kubectl", "get", "nodes", "-l", _selector_text(group), names=(name,))
+    lister = kubectl_or_none("get nodes -l {selector}", selector=Selector.of(dict(sorted(group.node_selector.items()))))
     if not members:
         text = c.MSG_NO_MATCHING_NODES
         return CacheGate(
@@ -226,10 +227,6 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
     cordoned = sum(1 for n in ready if n.unschedulable)
     extra = f" ({cordoned} cordoned: they count and their Job's pod cannot be scheduled)" if cordoned else ""
     return CacheGate("group", True, f"group {name}: {len(ready)} Ready of {len(members)} members = nodeCount{extra}")
-
-
-def _selector_text(group: o.NodeGroup) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(group.node_selector.items()))
 
 
 def _job_namespace_gate(ctx: CacheContext) -> CacheGate:
@@ -257,15 +254,19 @@ def _identity_gate(ctx: CacheContext) -> CacheGate:
     )
     if error:
         if "RoleBinding" in error:  # the binding in the KernelCache's namespace: its namespace's caches fail
-            where, obj, scope = ctx.kc.namespace, f"rolebinding/{c.PREFETCHER_ROLE_BINDINGS[0]}", "of the namespace"
-            nxt = safe_command("kubectl", "-n", where, "get", obj, "-o", "yaml", names=(where,))
-        elif "ServiceAccount" in error:  # the one in the job namespace: every KernelCache of the cluster fails
-            where, obj, scope = (
-                ctx.job_namespace,
-                f"serviceaccount/{c.PREFETCHER_SERVICE_ACCOUNTS[0]}",
-                "of the cluster",
+            scope = "of the namespace"
+            nxt = kubectl_or_none(
+                "-n {ns} get rolebinding/{rb} -o yaml",
+                ns=Namespace(ctx.kc.namespace),
+                rb=Name("rolebinding", c.PREFETCHER_ROLE_BINDINGS[0]),
             )
-            nxt = safe_command("kubectl", "-n", where, "get", obj, "-o", "yaml", names=(where,))
+        elif "ServiceAccount" in error:  # the one in the job namespace: every KernelCache of the cluster fails
+            scope = "of the cluster"
+            nxt = kubectl_or_none(
+                "-n {ns} get serviceaccount/{sa} -o yaml",
+                ns=Namespace(ctx.job_namespace),
+                sa=Name("serviceaccount", c.PREFETCHER_SERVICE_ACCOUNTS[0]),
+            )
         else:  # the configuration (pullRoleRef)
             scope = "of the cluster"
             nxt = kubectl(

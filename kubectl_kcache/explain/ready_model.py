@@ -3,15 +3,12 @@ documents (`kind: WhyNotReady`, and `WhyNotReadyList` for -A), with the gate ids
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import objects as o
-from ..apivalidation import subdomain_errors
 from ..kernelcache import constants as c
 from ..kernelcache.aggregate import Aggregate
-from ..text import command
 
 KIND = "WhyNotReady"
 VERSION = 1
@@ -41,16 +38,6 @@ NODE_GATES = (
     "entry-state",
 )
 Passed = bool | str | None  # True, False, "waiting", or None: not read / not evaluated
-
-
-def _valid(*names: str) -> bool:
-    return all(n and not subdomain_errors(n) for n in names)
-
-
-def safe_command(*words: str, names: Iterable[str] = ()) -> str | None:
-    """A command to run, or None when a name in it is not a valid object name (a value from the cluster is
-    never put where kubectl could read it as an option)."""
-    return command(*words) if _valid(*names) else None
 
 
 # ---- the model ------------------------------------------------------------------------------------------

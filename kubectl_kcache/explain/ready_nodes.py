@@ -17,7 +17,7 @@ from ..snapshot import plan
 from ..suggest import Name, Namespace, kubectl, kubectl_or_none
 from .ready_cache import CacheContext, kc_command
 from .ready_index import ChainIndex, chain_index
-from .ready_model import WAITING, CacheGate, NodeGate, NodeTrace, Passed, safe_command
+from .ready_model import WAITING, CacheGate, NodeGate, NodeTrace, Passed
 
 # ---- the node level -------------------------------------------------------------------------------------
 
@@ -220,15 +220,10 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f"the agent's pass fails (its Warning event on KernelCacheNode {node.name}, {w.count or 1}x, last "
             f"{w.last_seen or 'unknown'}): {text}",
             f"the agent's pass fails: {text}",
-            safe_command(
-                "kubectl",
-                "-n",
-                c.AGENT_EVENTS_NAMESPACE,
-                "get",
-                "events",
-                "--field-selector",
-                f"involvedObject.name={node.name}",
-                names=(node.name,),
+            kubectl_or_none(
+                "-n {ns} get events --field-selector involvedObject.name={kcn}",
+                ns=Namespace(c.AGENT_EVENTS_NAMESPACE),
+                kcn=Name("kernelcachenode", node.name),
             ),
         )
         if entry is None or entry.state != c.ENTRY_READY:
@@ -243,13 +238,12 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             f"KernelCacheNode {node.name} has no entry for {key}: the agent has not discovered it, so KServe makes "
             "no Job; the node counts as preparing and the cache stays Preparing for good",
             "no entry: the agent has not discovered the cache (no Job is made)",
-            safe_command(
-                "kubectl",
-                "-n",
-                c.KSERVE_NAMESPACE,
-                "logs",
-                f"pod/{pods[0].name}" if pods else f"daemonset/{c.AGENT_DAEMONSET}",
-                names=(pods[0].name,) if pods else (),
+            kubectl_or_none("-n {ns} logs pod/{pod}", ns=Namespace(c.KSERVE_NAMESPACE), pod=Name("pod", pods[0].name))
+            if pods
+            else kubectl(
+                "-n {ns} logs daemonset/{ds}",
+                ns=Namespace(c.KSERVE_NAMESPACE),
+                ds=Name("daemonset", c.AGENT_DAEMONSET),
             ),
         )
     same = entry_matches_cache(entry, kc)
@@ -297,7 +291,7 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             WAITING,
             f"no Job {expected_job} yet: KServe makes it on its next KernelCache pass",
             "no Job yet",
-            kc_command(ctx, "get", "-o", "yaml"),
+            kc_command(ctx),
         )
     elif p.state == prep.JOB_SUSPENDED:
         return stop(

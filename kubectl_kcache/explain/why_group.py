@@ -61,8 +61,8 @@ from ..objects import ActiveSession, Capture, KernelCache, Node, Pod
 from ..snapshot import plan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import covering, require
-from ..suggest import Name, Namespace, kubectl
-from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC, command, json_body
+from ..suggest import Json, Name, Namespace, Placeholder, kubectl
+from ..text import PLACEHOLDER_GROUP, PLACEHOLDER_ISVC
 
 KIND = "WhyGroup"
 VERSION = 1
@@ -142,14 +142,10 @@ class WhyGroup:
         """The capture's events, where KServe's Warning for a failed selection shows ('' without a capture)."""
         if self.capture is None:
             return ""
-        return command(
-            "kubectl",
-            "get",
-            "events",
-            "-n",
-            self.capture.namespace,
-            "--field-selector",
-            f"involvedObject.name={self.capture.name}",
+        return kubectl(
+            "get events -n {ns} --field-selector involvedObject.name={capture}",
+            ns=Namespace(self.capture.namespace),
+            capture=Name("kernelcachecapture", self.capture.name),
         )
 
     @property
@@ -655,9 +651,13 @@ def _drift_text(pod: Pod, d: SessionDrift, commands: list[str]) -> str:
 def request_group_command(pod: Pod, group: str) -> str:
     """`kubectl patch` requesting `group` on the pod's InferenceService's predictor (placeholders, not shell
     syntax, where the pod does not say)."""
-    isvc = pod.meta.labels.get(c.LABEL_ISVC, "") or PLACEHOLDER_ISVC
-    body = json_body({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group or PLACEHOLDER_GROUP}}}})
-    return command("kubectl", "-n", pod.namespace, "patch", "inferenceservice", isvc, "--type=merge", "-p", body)
+    isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
+    return kubectl(
+        "-n {ns} patch inferenceservice {isvc} --type=merge -p {body}",
+        ns=Namespace(pod.namespace),
+        isvc=Name("inferenceservice", isvc) if isvc else Placeholder(PLACEHOLDER_ISVC),
+        body=Json({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group or PLACEHOLDER_GROUP}}}}),
+    )
 
 
 def _drift(
@@ -747,8 +747,10 @@ def answer(why: WhyGroup) -> tuple[str, str]:
             return text, kubectl(
                 "-n {ns} get pod {pod} -o wide", ns=Namespace(why.namespace), pod=Name("pod", why.pod_name)
             )
-        return text, command(
-            "kubectl", "-n", ns, "get", "kernelcachecapture", why.capture.name if why.capture else "", "-o", "yaml"
+        return text, kubectl(
+            "-n {ns} get kernelcachecapture {capture} -o yaml",
+            ns=Namespace(ns),
+            capture=Name("kernelcachecapture", why.capture.name if why.capture else ""),
         )
     if d.reason == c.REASON_NO_MATCH and why.node and why.node_found:
         return text, kubectl("get node {node} --show-labels", node=Name("node", why.node))
@@ -767,12 +769,14 @@ def answer(why: WhyGroup) -> tuple[str, str]:
 
 def _request_group(why: WhyGroup, group: str) -> str:
     """A merge patch that requests `group` on the InferenceService's predictor (a JSON body, shell-quoted)."""
-    import json
-
     isvc = why.pod.meta.labels.get(c.LABEL_ISVC, "") if why.pod is not None else ""
     if not isvc and why.capture is not None:
         isvc = why.capture.meta.labels.get(c.LABEL_ISVC, "")
     if not isvc or not group:
         return kubectl("get kernelcachenodegroups")
-    body = json.dumps({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}}, separators=(",", ":"))
-    return command("kubectl", "-n", why.namespace, "patch", "inferenceservice", "--type=merge", "-p", body, "--", isvc)
+    return kubectl(
+        "-n {ns} patch inferenceservice --type=merge -p {body} -- {isvc}",
+        ns=Namespace(why.namespace),
+        body=Json({"spec": {"predictor": {"annotations": {c.ANNOTATION_NODE_GROUP: group}}}}),
+        isvc=Name("inferenceservice", isvc),
+    )

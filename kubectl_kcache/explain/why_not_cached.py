@@ -40,8 +40,7 @@ from ..snapshot import plan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import covering, require, unusable
-from ..suggest import Name, Namespace, kubectl
-from ..text import command, json_body
+from ..suggest import Json, Name, Namespace, Selector, kubectl
 
 KIND = "WhyNotCached"
 VERSION = 1
@@ -764,9 +763,11 @@ def _placement_story(why: WhyNotCached, notes: list[str]) -> str:
         "(spec.predictor.nodeSelector or affinity)."
     )
     if p.selector and why.isvc and p.node_in_group is False:
-        patch = json_body({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}})
-        return command(
-            "kubectl", "-n", why.namespace, "patch", "inferenceservice", why.isvc, "--type=merge", "-p", patch
+        return kubectl(
+            "-n {ns} patch inferenceservice {isvc} --type=merge -p {patch}",
+            ns=Namespace(why.namespace),
+            isvc=Name("inferenceservice", why.isvc),
+            patch=Json({"spec": {"predictor": {"nodeSelector": dict(sorted(p.selector.items()))}}}),
         )
     if not p.node_in_group:
         return kubectl("get node {node} --show-labels", node=Name("node", p.node))
@@ -801,20 +802,33 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     def predictor_annotation(key: str, value: str) -> str:
         if not isvc:
             return ""
-        patch = json_body({"spec": {"predictor": {"annotations": {key: value}}}})
-        return command("kubectl", "-n", ns, "patch", "inferenceservice", isvc, "--type=merge", "-p", patch)
+        return kubectl(
+            "-n {ns} patch inferenceservice {isvc} --type=merge -p {patch}",
+            ns=Namespace(ns),
+            isvc=Name("inferenceservice", isvc),
+            patch=Json({"spec": {"predictor": {"annotations": {key: value}}}}),
+        )
 
-    def pod_cmd(*words: str) -> str:
-        return command("kubectl", "-n", ns, "get", "pod", why.pod_name, *words) if on_pod else ""
+    pod_word = Name("pod", why.pod_name)
+
+    def pod_labels() -> str:
+        return kubectl("-n {ns} get pod {pod} --show-labels", ns=Namespace(ns), pod=pod_word) if on_pod else ""
+
+    def pod_yaml() -> str:
+        return kubectl("-n {ns} get pod {pod} -o yaml", ns=Namespace(ns), pod=pod_word) if on_pod else ""
+
+    def pod_images() -> str:
+        if not on_pod:
+            return ""
+        return kubectl(
+            "-n {ns} get pod {pod} -o jsonpath={{.spec.containers[*].image}}", ns=Namespace(ns), pod=pod_word
+        )
 
     def webhook() -> str:
         return kubectl(
             "get mutatingwebhookconfiguration {webhook} -o yaml",
             webhook=Name("mutatingwebhookconfiguration", c.WEBHOOK_CONFIGURATION),
         )
-
-    def doctor(check: str) -> Callable[[], str]:
-        return lambda: command("kubectl", "kcache", "doctor", "--only", check)
 
     def edit_config() -> str:
         return kubectl(
@@ -824,7 +838,7 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
     def not_ready() -> str:
         """No Ready entry anywhere: why the closest KernelCache is not Ready, node by node."""
         found = why_not_ready_command(kc.namespace, kc.name) if kc is not None else None
-        return found or doctor("cache-status")()
+        return found or kubectl("kcache doctor --only cache-status")
 
     if blocked == a.FOOTPRINT and kc is not None:
         return kubectl(
@@ -833,20 +847,14 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
             kc=Name("kernelcache", kc.name),
         )
     if blocked == a.ENTRY_MATCHES_SPEC and best is not None and best.entries:
-        key, value = c.AGENT_POD_LABEL
-        return command(
-            "kubectl",
-            "-n",
-            c.KSERVE_NAMESPACE,
-            "get",
-            "pods",
-            "-l",
-            f"{key}={value}",
-            "--field-selector",
-            f"spec.nodeName={best.entries[0].node}",
+        return kubectl(
+            "-n {ns} get pods -l {selector} --field-selector spec.nodeName={node}",
+            ns=Namespace(c.KSERVE_NAMESPACE),
+            selector=Selector.of(dict([c.AGENT_POD_LABEL])),
+            node=Name("node", best.entries[0].node),
         )
     if blocked == a.NAMESPACE and best is not None:
-        return command("kubectl", "get", "kernelcaches", "-A", "--field-selector", f"metadata.name={best.name}")
+        return kubectl("get kernelcaches -A --field-selector metadata.name={kc}", kc=Name("kernelcache", best.name))
     if blocked in (a.ARTIFACT, a.MOUNT_TYPE, a.CACHE_CONTAINER, a.OCI_PATH, a.CONTAINER_PATH) and kc is not None:
         return kubectl(
             "-n {ns} get kernelcache {kc} -o yaml", ns=Namespace(kc.namespace), kc=Name("kernelcache", kc.name)
@@ -856,11 +864,11 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
         a.WEBHOOK_INSTALLED: webhook,
         a.OBJECT_SELECTOR: webhook,
         a.MATCH_CONDITIONS: webhook,
-        a.WEBHOOK_REACHABLE: doctor("control-plane"),
+        a.WEBHOOK_REACHABLE: lambda: kubectl("kcache doctor --only control-plane"),
         a.NAMESPACE_SELECTOR: lambda: kubectl("get namespace {ns} --show-labels", ns=Namespace(ns)),
-        a.ISVC_LABEL: lambda: pod_cmd("--show-labels"),
+        a.ISVC_LABEL: lambda: pod_labels(),
         a.SUPPORTED: lambda: predictor_annotation(c.ANNOTATION_SUPPORTED, "true"),
-        a.CONFIG: doctor("config"),
+        a.CONFIG: lambda: kubectl("kcache doctor --only config"),
         a.ENABLED: edit_config,
         a.SIDECAR_ANNOTATION: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "true"),
         a.MODEL_SOURCE: lambda: (
@@ -870,13 +878,13 @@ def _why_not_now(why: WhyNotCached, notes: list[str], candidate_notes: bool = Tr
             if isvc
             else ""
         ),
-        a.RUNTIME_CONTAINER: lambda: pod_cmd("-o", "yaml"),
-        a.RUNTIME_IMAGE: lambda: pod_cmd("-o", "jsonpath={.spec.containers[*].image}"),
+        a.RUNTIME_CONTAINER: pod_yaml,
+        a.RUNTIME_IMAGE: pod_images,
         a.CANDIDATES: not_ready,
         a.ENTRY_READY: not_ready,
         a.KERNELCACHE_EXISTS: lambda: kubectl("get kernelcachenodes"),
-        a.VERIFICATION: doctor("verification"),
-        a.INJECTION: lambda: pod_cmd("-o", "yaml"),
+        a.VERIFICATION: lambda: kubectl("kcache doctor --only verification"),
+        a.INJECTION: pod_yaml,
         a.CAPTURE_PATHS: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
         a.READINESS_PROBE: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),
         a.CAPTURE_MOUNTS: lambda: predictor_annotation(c.ANNOTATION_SIDECAR_INJECTION, "false"),

@@ -1,15 +1,12 @@
-"""The plugin's own commands that answers point to, each built in one place: only with names Kubernetes
-would accept (a value from the cluster is never put where kubectl could read it as an option)."""
+"""The plugin's own commands that answers point to, each built in one place by the command builder (only
+with names Kubernetes would accept)."""
 
 from __future__ import annotations
 
-from ..apivalidation import dns_label_errors, subdomain_errors
-from ..text import command
+from ..suggest import Name, Namespace, kubectl_or_none
 
 
 def why_not_ready_command(namespace: str, name: str) -> str | None:
     """`kubectl kcache why-not-ready NAME -n NAMESPACE`: one KernelCache's path to Ready, node by node; None
     when the name or the namespace is not one Kubernetes accepts."""
-    if not name or not namespace or subdomain_errors(name) or dns_label_errors(namespace):
-        return None
-    return command("kubectl", "kcache", "why-not-ready", name, "-n", namespace)
+    return kubectl_or_none("kcache why-not-ready {kc} -n {ns}", kc=Name("kernelcache", name), ns=Namespace(namespace))

@@ -11,7 +11,6 @@ from typing import TextIO
 
 from ..explain.why_group import BASIS_CAPTURE, BASIS_POD, BASIS_WHAT_IF, WARNING, WhyGroup
 from ..kernelcache import constants as c
-from ..text import command
 from .why_layout import Node, Page, spans
 
 STYLE_OK = "green"
@@ -34,18 +33,7 @@ def render(why: WhyGroup, out: TextIO, *, color: bool, width: int | None, wide: 
     page.blank()
     page.tree(_outcome(page, why))
     if not why.decision.ok and why.capture is not None and why.basis == BASIS_CAPTURE:
-        page.command(
-            "KServe's event:",
-            command(
-                "kubectl",
-                "get",
-                "events",
-                "-n",
-                why.capture.namespace,
-                "--field-selector",
-                f"involvedObject.name={why.capture.name}",
-            ),
-        )
+        page.command("KServe's event:", why.events_command)
     page.blank()
     page.tree(_node(page, why))
     page.tree(_groups(page, why))

@@ -17,13 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubectl_kcache import apivalidation as v
-from kubectl_kcache.suggest import Json, Name, Namespace, Selector, build, kubectl, kubectl_or_none
+from kubectl_kcache.suggest import Json, Labels, Name, Namespace, Placeholder, Selector, build, kubectl, kubectl_or_none
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kcache"
 BUILDERS = {"kubectl", "kubectl_or_none", "build"}
-WORDS = {"Name", "Namespace", "Selector.of", "Selector.has", "Json"}
-# text.command outside the builder: a record of how the plugin was invoked (the page header), not a suggestion
-RAW_COMMAND_ALLOWED = {"suggest.py", "text.py", "cli/doctor.py"}
+WORDS = {"Name", "Namespace", "Selector.of", "Selector.has", "Labels.of", "Json", "Placeholder"}
+# text.command outside the builder: a record of how the plugin was invoked (the page header), not a suggestion;
+# the access hint's words are the API server's own (a refused user, verb and resource), not object names, and
+# its user goes into `--user=`/`--as=` words that kubectl cannot read as another option
+RAW_COMMAND_ALLOWED = {"suggest.py", "text.py", "cli/doctor.py", "cli/pages.py", "report/access_hint.py"}
 
 OPTIONS = st.sampled_from(
     ["-x", "-n", "--", "-", "--namespace=kube-system", "--server=https://evil.example", "--kubeconfig=/tmp/k",
@@ -62,12 +64,30 @@ def _callee(node: ast.expr) -> str:
     return ""
 
 
+ASSIGNED: dict[str, dict[str, list[ast.expr]]] = {}  # module -> variable -> what is assigned to it
+
+
+def _assignments(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    out: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(target.id, []).append(node.value)
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    for t, v in zip(target.elts, node.value.elts, strict=True):
+                        if isinstance(t, ast.Name):
+                            out.setdefault(t.id, []).append(v)
+    return out
+
+
 def _calls() -> list[tuple[str, ast.Call, set[str]]]:
     """Every call in the package, with the builders its module imports."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         tree = ast.parse(path.read_text(), rel)
+        ASSIGNED[rel] = _assignments(tree)
         imported = {
             a.asname or a.name
             for node in ast.walk(tree)
@@ -85,7 +105,15 @@ WordKind = tuple[str, str]  # ("Name", kind) | ("Selector", "") | ("Json", "")
 
 
 def _word_kind(rel: str, expr: ast.expr) -> WordKind:
-    assert isinstance(expr, ast.Call), (rel, expr.lineno, "a word is built where it is used")
+    """What a keyword of a builder call is: a word's constructor, directly, in a conditional, or in a variable
+    of the module that only ever holds such a word."""
+    if isinstance(expr, ast.IfExp):
+        return _word_kind(rel, expr.body)
+    if isinstance(expr, ast.Name):
+        kinds = {_word_kind(rel, v) for v in ASSIGNED[rel].get(expr.id, ())}
+        assert len(kinds) == 1, (rel, expr.lineno, expr.id, "a variable holds one kind of word")
+        return kinds.pop()
+    assert isinstance(expr, ast.Call), (rel, expr.lineno, "a word is built by its constructor")
     name = _callee(expr.func)
     assert name in WORDS, (rel, expr.lineno, name)
     if name == "Name":
@@ -94,6 +122,8 @@ def _word_kind(rel: str, expr: ast.expr) -> WordKind:
         return ("Name", kind.value)
     if name == "Namespace":
         return ("Name", "namespace")
+    if name == "Labels.of":
+        return ("Labels", "")
     return (name.split(".")[0], "")
 
 
@@ -131,6 +161,10 @@ def _filled(words: dict[str, WordKind], draw: Callable[[st.SearchStrategy[str]],
         elif kind == "Selector":
             pairs = draw(st.lists(st.tuples(STRINGS, st.one_of(st.none(), STRINGS)), min_size=1, max_size=3))
             out[field] = Selector(tuple(pairs))
+        elif kind == "Labels":
+            out[field] = Labels.of(draw(st.dictionaries(STRINGS, STRINGS, min_size=1, max_size=3)))
+        elif kind == "Placeholder":
+            out[field] = Placeholder(draw(st.sampled_from(["INFERENCESERVICE", "GROUP"])))
         else:
             out[field] = Json({draw(STRINGS): draw(STRINGS)})
     return out
@@ -168,9 +202,18 @@ def test_every_suggested_command_holds_only_valid_names_never_as_options(site, t
         assert kubectl_or_none(template, **filled) is None  # type: ignore[arg-type]
         return
     assert valid, (site, filled)
-    parts = template.split()
-    assert len(built.argv) == len(parts), (site, built.argv)
-    for part, word in zip(parts, built.argv, strict=True):
+    parts: list[str] = []
+    expected: list[str] = []
+    for part in template.split():
+        word = filled.get(part[1:-1]) if part.startswith("{") else None
+        if isinstance(word, Labels):
+            expected += [f"{k}={x}" for k, x in word.pairs]
+            assert all(not w.startswith("-") for w in word.words()), (site, word)
+        else:
+            parts.append(part)
+    argv = [w for w in built.argv if w not in expected]
+    assert len(argv) == len(parts), (site, built.argv)
+    for part, word in zip(parts, argv, strict=True):
         fields = list(string.Formatter().parse(part))
         data_first = not fields[0][0] and fields[0][1] is not None
         if data_first:
@@ -184,7 +227,9 @@ def test_every_suggested_command_holds_only_valid_names_never_as_options(site, t
 
 
 @settings(max_examples=300, deadline=None)
-@given(kind=st.sampled_from(["pod", "namespace", "deployment", "rolebinding", "container", "kernelcache"]), value=STRINGS)
+@given(
+    kind=st.sampled_from(["pod", "namespace", "deployment", "rolebinding", "container", "kernelcache"]), value=STRINGS
+)
 def test_a_name_of_any_kind(kind, value):
     built = build("-n kserve describe {kind} {name}", kind=Name("resource", "pod"), name=Name(kind, value))
     if built.argv is None:
@@ -215,7 +260,9 @@ def test_an_option_is_refused_and_said_why():
 
 
 def test_selectors_and_bodies():
-    assert kubectl("get nodes -l {s}", s=Selector.of({"role": "gpu", "a/b": ""})) == "kubectl get nodes -l role=gpu,a/b="
+    assert (
+        kubectl("get nodes -l {s}", s=Selector.of({"role": "gpu", "a/b": ""})) == "kubectl get nodes -l role=gpu,a/b="
+    )
     assert kubectl("get nodes -L {s}", s=Selector.has("zone", "role")) == "kubectl get nodes -L zone,role"
     assert kubectl("get nodes -l {s}", s=Selector.of({"role": "--all"})).startswith("no command suggested: label value")
     assert kubectl("get nodes -l {s}", s=Selector.of({})) == "no command suggested: the label selector is empty"
