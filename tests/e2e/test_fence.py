@@ -7,7 +7,10 @@ judged from its audit log and the objects (never from response codes alone: a 50
   write leaves the process after its own check (an executor with no in-process guard stands for that case);
 - the Lease deleted under a leader: the leader stops writing at once, and no candidate takes it before the
   old holder's lease duration has passed;
-- a write verb RBAC refuses is said once per cause and on /readyz, not once per object.
+- a write verb RBAC refuses is said once per cause and on /readyz, not once per object, and not sent again
+  but for one probe on a growing interval, at once when the RBAC objects change;
+- a fence that refuses the controller because its identity does not name its pod is said once, with the
+  identity it expects and how to pass it; the controller stands back and only probes.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SA = "kubectl-kcache-reconcile"
 SA_USER = f"system:serviceaccount:kserve:{SA}"
 POLICY = "kubectl-kcache-reconcile-fence"
+WINDOW = 20  # seconds refused requests are counted over, after the first pass
 
 
 # ---- helpers -----------------------------------------------------------------------------------------
@@ -379,18 +383,61 @@ def test_a_write_rbac_refuses_is_said_once_and_makes_the_controller_not_ready(cl
 
         def refused() -> Any:
             code, body = ctl.http("/readyz")
-            return code == 503 and "cannot create kernelcachenodes" in body and body
+            return code == 503 and "create kernelcachenodes refused" in body and body
 
         body = cluster.wait_for("/readyz to say it cannot write", refused, timeout=30)
-        assert "forbidden" in body
-        time.sleep(5)  # several passes, 200 refused creates each
+        assert "forbidden" in body and "(rbac" in body
+        mark = cluster.audit_mark()
+        time.sleep(WINDOW)  # a pass every second, 200 creates planned in each
+        creates = [
+            e
+            for e in cluster.audit_events(mark)
+            if ctl.mine(e) and e["verb"] == "create" and e["objectRef"]["resource"] == "kernelcachenodes"
+        ]
+        print(f"measured: {len(creates)} refused creates in {WINDOW} s after the first pass")
+        assert creates and all(e["responseStatus"]["code"] == 403 for e in creates)
+        assert len(creates) <= 4, f"{len(creates)} refused creates in {WINDOW} s"  # probes after 5, 15, 35 s
         lines = [x for x in ctl.log().splitlines() if "kernelcachenodes" in x and "create" in x]
-        assert 1 <= len(lines) <= 2, lines  # once, then again only with backoff
+        assert len(lines) == 1, lines  # once
         assert "gpu-0" not in "\n".join(lines)  # one cause, not one line per object
-        # access back: writes flow and readiness returns
+        metric = [x for x in ctl.http("/metrics")[1].splitlines() if x.startswith("kcache_reconcile_refused{")]
+        assert 'kcache_reconcile_refused{reason="rbac",resource="kernelcachenodes",verb="create"} 1.0' in metric
+        # access back: the ClusterRole's change is seen at once (the next probe would be 20-40 s away)
         cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
-        cluster.wait_for("the KernelCacheNodes", lambda: len(kcn_names(cluster)) == 200, timeout=60, interval=1)
+        cluster.wait_for("the KernelCacheNodes", lambda: len(kcn_names(cluster)) == 200, timeout=10, interval=0.5)
         cluster.wait_for("ready again", ctl.ready, timeout=30)
-        assert "working again" in ctl.log()
+        assert "admitted again" in ctl.log()
     finally:
         ctl.stop()
+
+
+# ---- 5. the fence misconfigured -----------------------------------------------------------------------
+def test_a_fence_that_refuses_every_write_is_said_once_with_the_identity_it_expects(cluster, tmp_path):
+    cluster.apply([b.config_map({"enabled": True}), b.group("gpu", {"pool": "gpu"}), b.agent_daemonset()])
+    cluster.create([b.node(f"gpu-{i:03d}", {"pool": "gpu"}, ready=None) for i in range(300)])
+    with fence(cluster):
+        kc = token_kubeconfig(cluster, tmp_path, "fence-a")
+        set_holder(cluster, "nobody_1_0")  # the policy has the Lease before the controller takes it
+        wait_enforced(cluster, kc)
+        # run from pod fence-a's token, but without POD_NAME: its identity starts with the host's name
+        ctl = Replica(cluster, tmp_path, "unnamed", *LEADER_FLAGS, env={"KUBECONFIG": str(kc), "POD_NAME": ""})
+        try:
+            said = "the API server's fence (deploy/fence.yaml) refuses every write of this replica"
+            cluster.wait_for("the controller to say what the fence expects", lambda: said in ctl.log(), timeout=60)
+            assert "expects the Lease holder to start with fence-a_" in ctl.log() and "POD_NAME" in ctl.log()
+            mark = cluster.audit_mark()
+            time.sleep(WINDOW)
+            writes = [
+                e
+                for e in cluster.audit_events(mark)
+                if ctl.mine(e) and e["verb"] in MUTATING and e["objectRef"]["resource"] != "leases"
+            ]
+            print(f"measured: {len(writes)} writes refused by the fence in {WINDOW} s after it was said")
+            assert len(writes) <= 4, f"{len(writes)} refused writes in {WINDOW} s"
+            assert all(e["responseStatus"]["code"] == 403 for e in writes)
+            assert ctl.log().count(said) == 1
+            code, body = ctl.http("/readyz")
+            assert code == 503 and "every write refused (fence" in body
+            assert ctl.proc.poll() is None  # it stands back, leading, and probes; it does not exit
+        finally:
+            ctl.stop()
