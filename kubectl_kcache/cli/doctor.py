@@ -166,7 +166,7 @@ def explain(code: str) -> int:
     """
     from ..report.doctor_common import write_text
     from ..report.doctor_explain import explain_text
-    from ..report.layout import terminal_width
+    from ..report.terminal import terminal_width
 
     write_text(sys.stdout, explain_text(code, terminal_width(sys.stdout), color=use_color()))
     return EXIT_OK

@@ -51,8 +51,27 @@ def _set_color(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+def _set_width(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from ..report.terminal import choose_width
+
+    choose_width(value)  # every run says it (None: the rule decides), so one process can run many commands
+    return value
+
+
 def color_params() -> list[click.Parameter]:
+    """The options of how output for people looks, which every command takes: --color, --no-color, --width."""
     return [
+        click.Option(
+            ["--width"],
+            type=click.IntRange(min=0),
+            default=None,
+            expose_value=False,
+            callback=_set_width,
+            is_eager=True,
+            help="Lay out output for people at this many columns (0: one line per item, never wrapped). By "
+            "default: $COLUMNS when exported, else the terminal's width on a terminal, else (a pipe or a file) "
+            "one line per item.",
+        ),
         click.Option(
             ["--color"],
             type=click.Choice(COLOR_MODES),

@@ -128,12 +128,6 @@ def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
     return add(doc, source)
 
 
-def plain_width() -> int:
-    from ..report.doctor_common import plain_width as width
-
-    return width()
-
-
 def source_of(meta: Any, namespace: str | None) -> Any:
     """The `source` of a machine-readable answer (a Provenance), from its snapshot's meta."""
     from ..snapshot.model import provenance

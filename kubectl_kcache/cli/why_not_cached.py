@@ -160,19 +160,9 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
             lambda out: render(HIT_RATE, fleet, output, out, source=source, run=facts), "hit-rate", source.cluster
         )
         return EXIT_OK if fleet.clean else EXIT_FINDINGS
-    from ..report.doctor_table import output_width
+    from ..report.terminal import terminal_width
 
-    color = use_color()
-    tty = bool(getattr(sys.stdout, "isatty", lambda: False)())
-    render(
-        HIT_RATE,
-        fleet,
-        output,
-        sys.stdout,
-        color=color,
-        source=source,
-        width=output_width(sys.stdout, color) if (color or tty) else None,
-    )
+    render(HIT_RATE, fleet, output, sys.stdout, color=use_color(), source=source, width=terminal_width(sys.stdout))
     return EXIT_OK if fleet.clean else EXIT_FINDINGS
 
 

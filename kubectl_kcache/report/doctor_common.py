@@ -3,7 +3,6 @@ line, the width of plain output."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -45,15 +44,6 @@ def marks_for(out: TextIO) -> dict[str, str]:
     """The status marks `out` can show: the Unicode ones, or plain ASCII when its encoding can't."""
     unicode_ok = can_encode(out, "".join(UNICODE_MARKS.values()) + UNICODE_BULLET)
     return UNICODE_MARKS if unicode_ok else ASCII_MARKS
-
-
-def plain_width() -> int:
-    """The width of output that is not a terminal: $COLUMNS when it is a sane number, else 80."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        return 80
-    return columns if 20 <= columns <= 1000 else 80
 
 
 def object_path(obj: ObjectRef) -> str:

@@ -12,9 +12,10 @@
 
 Errors first, then warnings, then infos; findings of one check together under a line with its tally. The
 summary is the first line and the last. The headline is the message's first clause; the rest is the note,
-word-wrapped at the width `layout.terminal_width` gives, only at spaces (no name is ever cut). Text that many
+word-wrapped at the width `terminal.terminal_width` gives, only at spaces (no name is ever cut). Text that many
 findings share (why KServe's node pass may not have run) is said once, at the end, as a numbered note. The
-next command (`help:`) is printed whole on its own line, never wrapped, never dim. With no terminal at all
+next command (`help:`) is printed on its own line, never dim, broken only between shell words with a line
+continuation when longer than the width (a paste runs it whole). With no terminal at all
 (piped into a file), every finding is one line, as `kubectl get` prints. Findings of one cause on many objects
 (a taint on 3,000 nodes) are one entry with the count, a sample of names and the command listing them all.
 `wide` lists every object, the evidence, the full messages and every check; `show` hides findings below a
@@ -24,10 +25,7 @@ over M objects`. Every value from the cluster is escaped; free text is cut at a 
 
 from __future__ import annotations
 
-import io
-import os
 import re
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -42,12 +40,12 @@ from .doctor_common import (
     clean_line,
     finding_groups,
     is_clean,
-    plain_width,
     plural,
     summary_line,
     write_text,
 )
 from .registry import renderer
+from .terminal import terminal_width
 
 if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
@@ -73,32 +71,13 @@ def render_wide(report: DoctorReport, out: TextIO, *, color: bool = False, show:
     _render(report, out, color=color, wide=True, show=show)
 
 
-def _isatty(out: TextIO) -> bool:
-    isatty = getattr(out, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # closed
-        return False
-
-
-def output_width(out: TextIO, color: bool) -> int:
-    """The terminal's width when writing to one (or in colour), else $COLUMNS or 80 (status's table)."""
-    if not (color or _isatty(out)):
-        return plain_width()
-    try:
-        width = os.get_terminal_size(out.fileno()).columns
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        width = shutil.get_terminal_size((plain_width(), 24)).columns
-    return max(width, MIN_WIDTH)
-
-
 def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show: str) -> None:
     if is_clean(report) and not wide:
         write_text(out, clean_line(report) + "\n")
         return
     writer = _Writer(
         report,
-        layout.terminal_width(out),
+        terminal_width(out),
         color=color,
         wide=wide,
         show=show,
@@ -333,7 +312,9 @@ class _Writer:
             out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE)
         for line in evidence:
             out += self._wrapped(line, len(INDENT) + 2, indent=len(INDENT) + 4, first=f"{INDENT}= ")
-        out += [INDENT + self.paint(HELP, "bold cyan") + h for h in hints]  # never wrapped: it must copy whole
+        for h in hints:  # broken only between shell words, with a line continuation: it must paste whole
+            first, *more = layout.command_lines(h, self.width, len(INDENT + HELP), len(INDENT) + 4)
+            out += [INDENT + self.paint(HELP, "bold cyan") + first, *more]
         return out
 
     @staticmethod

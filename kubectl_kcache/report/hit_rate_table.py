@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..text import escape
 from .doctor_common import plural, write_text
+from .layout import command_lines, wrap
 from .status_common import source_line
 
 if TYPE_CHECKING:
@@ -71,16 +72,7 @@ def summary_sentence(fleet: FleetHitRate) -> str:
 
 def _wrap(text: str, width: int | None) -> list[str]:
     """A sentence wrapped at spaces (whole when piped)."""
-    if width is None or len(text) <= width:
-        return [text]
-    lines, line = [], ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line]
+    return wrap(text, width)
 
 
 Cell = tuple[str, str]  # text, style
@@ -111,8 +103,10 @@ def _fitted(
         if moved:
             out += [UNDER + x + "\n" for x in _wrap(moved, None if width is None else width - len(UNDER))]
         text, style = row[last]
-        if text not in ("", "-"):
-            out.append(f"{UNDER}{titles[last].lower()}: {_style(text, style, color)}\n")
+        if text not in ("", "-"):  # a command: broken between its words with ` \\` when wider than the line
+            label = f"{UNDER}{titles[last].lower()}: "
+            first, *more = command_lines(text, width, len(label), len(UNDER) + 2)
+            out += [label + _style(first, style, color) + "\n", *(_style(x, style, color) + "\n" for x in more)]
     return out
 
 

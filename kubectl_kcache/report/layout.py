@@ -1,22 +1,15 @@
-"""Text layout for people, shared by the human renderers: the width to lay out at, wrapping at spaces only
-(never inside a name, label, selector, image or path), cutting huge free text, and colour.
-
-Width: $COLUMNS when exported (a deliberate choice), else the terminal stdout is, else the controlling
-terminal (stderr, stdin, /dev/tty: `doctor | less` still fits the screen), else None: no terminal at all,
-so nothing is wrapped (as `kubectl get` prints into a file). A terminal reporting 0 columns is unknown; a
-stream with no file descriptor (a StringIO) is no terminal.
+"""Text layout for people, shared by the human renderers: wrapping at spaces only (never inside a name,
+label, selector, image or path), commands broken so they paste whole, cutting huge free text, and colour. The
+width to lay out at is `terminal.terminal_width`'s.
 Everything here is linear in the size of the text: a 5 MB field costs milliseconds.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from typing import TextIO
 
 from ..text import escape
 
-MIN_WIDTH = 40  # narrower than this, wrapping helps nobody: lay out as if there were no limit
 MAX_FREE_TEXT = 400  # characters of one free-text field shown in human output
 
 STYLES = {
@@ -33,59 +26,6 @@ STYLES = {
     "bold cyan": "1;36",
     "bold green": "1;32",
 }
-
-
-def _columns_env() -> int | None:
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        return None
-    return columns if 20 <= columns <= 10000 else None
-
-
-def _fd_columns(fd: int) -> int | None:
-    try:
-        columns = os.get_terminal_size(fd).columns
-    except (OSError, ValueError):
-        return None
-    return columns or None  # 0x0: a pty nobody sized
-
-
-def _tty_columns() -> int | None:
-    try:
-        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
-    except OSError:
-        return None
-    try:
-        return _fd_columns(fd)
-    finally:
-        os.close(fd)
-
-
-def _fileno(stream: object) -> int | None:
-    try:
-        return int(stream.fileno())  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def terminal_width(out: TextIO | None = None) -> int | None:
-    """The width to lay out at for `out` (see the module's docstring); None: no limit, one item per line."""
-    import sys
-
-    width = _columns_env()
-    target = out if out is not None else sys.stdout
-    # text kept in memory (a StringIO) goes to no screen: only $COLUMNS sizes it
-    if width is None and _fileno(target) is not None:
-        for stream in (target, sys.stderr, sys.stdin):
-            fd = _fileno(stream)
-            if fd is not None and (width := _fd_columns(fd)) is not None:
-                break
-        else:
-            width = _tty_columns()
-    if width is None:
-        return None
-    return max(width, MIN_WIDTH)
 
 
 def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None = None) -> str:
@@ -138,6 +78,66 @@ def wrap_items(
     """`items` joined by `sep` and wrapped as `wrap` does, never breaking inside an item (`agent 3`)."""
     glued = [item.replace(" ", "\x00") for item in items]
     return [line.replace("\x00", " ") for line in wrap(sep.join(glued), width, first_indent, indent)]
+
+
+def shell_words(cmd: str) -> list[str]:
+    """The words of a command line as written (quotes kept), split at spaces outside quotes: a break between
+    two of them, with a line continuation, leaves the command the shell runs the same."""
+    words: list[str] = []
+    word: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in cmd:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":  # in $'...' (ANSI-C quoting) a backslash escapes too
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote[-1] else quote
+        elif ch in "'\"":
+            quote = "$'" if ch == "'" and word[-1:] == ["$"] else ch
+        elif ch == " ":
+            if word:
+                words.append("".join(word))
+                word = []
+            continue
+        word.append(ch)
+    if word:
+        words.append("".join(word))
+    return words
+
+
+def _option_pairs(words: list[str]) -> list[str]:
+    """A short option and its value as one unit (`-n team-llm`, `-c manager`): a break never parts them."""
+    out: list[str] = []
+    for word in words:
+        if out and re.fullmatch(r"-[A-Za-z]", out[-1]) and not word.startswith("-"):
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
+
+
+def command_lines(cmd: str, width: int | None, first_indent: int = 0, indent: int = 0) -> list[str]:
+    """A command to run, whole and copyable: one line when it fits in `width` (after `first_indent` columns
+    already used) or when there is no width; else broken between its shell words with a line continuation
+    (` \\`), the next lines indented by `indent` spaces, so the terminal cuts nothing and a paste runs the same
+    command. A word never breaks (a long JSON patch stays on a line of its own)."""
+    if width is None or first_indent + len(cmd) <= width:
+        return [cmd]
+    lines: list[str] = []
+    line: list[str] = []
+    used = first_indent
+    words = _option_pairs(shell_words(cmd))
+    for i, word in enumerate(words):
+        extra = len(word) + (1 if line else 0)
+        if line and used + extra + (2 if i < len(words) - 1 else 0) > width:  # room for " \" unless last
+            lines.append(" ".join(line) + " \\")
+            line, used, extra = [], indent, len(word)
+        line.append(word)
+        used += extra
+    lines.append(" ".join(line))
+    return [lines[0], *(" " * indent + x for x in lines[1:])]
 
 
 def paint(text: str, style: str, color: bool) -> str:

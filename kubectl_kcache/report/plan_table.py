@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from ..text import escape
 from .doctor_common import write_text
-from .terminal import wrap
+from .layout import wrap
 
 VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1;33", "EVENT": "36"}
 REASON_INDENT = "    "
@@ -68,7 +68,8 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, 
         reason = escape(_reason(act))
         if stacked:
             lines.append(head + name)
-            lines += wrap(reason, width, REASON_INDENT)
+            first, *more = wrap(reason, width, first_indent=len(REASON_INDENT), indent=len(REASON_INDENT))
+            lines += [REASON_INDENT + first, *more]
         else:
             lines.append(f"{head}{name:<{w_name}}  {reason}")
         for change in act.get("diff") or []:

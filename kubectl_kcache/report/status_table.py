@@ -97,14 +97,12 @@ class View:
 
 @renderer("table", kind=STATUS, order=0)
 def render_status_table(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
-    tty = bool(getattr(out, "isatty", lambda: False)())
-    write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out) if tty else None), out))
+    write_text(out, for_stream(status_text(report, color=color, width=terminal_width(out)), out))
 
 
 @renderer("wide", kind=STATUS, order=1)
 def render_status_wide(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
-    tty = bool(getattr(out, "isatty", lambda: False)())
-    text = status_text(report, color=color, width=terminal_width(out) if tty else None, view=View(wide=True))
+    text = status_text(report, color=color, width=terminal_width(out), view=View(wide=True))
     write_text(out, for_stream(text, out))
 
 

@@ -1,9 +1,13 @@
-"""The width output for people is laid out at, and word wrapping that never cuts a word.
+"""THE width output for people is laid out at (docs/user-guide.md, "First run", states the same rule):
 
-The width is the terminal's: stdout's when it is one, else, when stdout is a pipe, the controlling
-terminal's (`kcache ... | less` is read on that terminal); $COLUMNS overrides both. None means there is no
-terminal to fit (`> file`, cron, CI) or it reports no size (a 0x0 pty): then nothing is wrapped, one item a
-line, as `kubectl get`.
+1. `--width N` says it (N = 0: no wrapping), for `less -R`, CI logs, or a file meant to be read at N columns;
+2. else $COLUMNS, when exported (shells set it but do not export it: exporting it is a choice);
+3. else the terminal standard output is, at its size;
+4. else nothing is wrapped: standard output is a pipe or a file, read anywhere, so each finding or row stays
+   one line with its code and object, as `kubectl get` prints (`grep` finds whole findings).
+
+Colour never changes the width (`--color=always` into `less -R` is rule 2 or 4 like any pipe). A terminal that
+reports 0 columns (a pty nobody sized) is no terminal; a stream without a file descriptor (a StringIO) neither.
 """
 
 from __future__ import annotations
@@ -11,73 +15,39 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
-MIN_WIDTH = 40
+MIN_WIDTH = 40  # narrower than this, wrapping helps nobody: lay out at this width
+_chosen: dict[str, int | None] = {"width": None}  # --width, for this run
 
 
-def _size_of(fd: int) -> int | None:
-    try:
-        columns = os.get_terminal_size(fd).columns
-    except (OSError, ValueError):
-        return None
-    return columns if columns > 0 else None
+def choose_width(width: int | None) -> None:
+    """`--width N`: every renderer of this run lays out at N columns (0: no wrapping); None: the rule decides."""
+    _chosen["width"] = width
 
 
-def _is_pipe(fd: int) -> bool:
-    import stat
-
-    try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-
-
-def terminal_width(out: TextIO | None = None) -> int | None:
-    """Columns of the terminal `out` is read on, or None when there is none (or it reports no size).
-    $COLUMNS, when set to a sane number, says it instead (shells do not export it: setting it is a choice)."""
+def _columns_env() -> int | None:
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
-        columns = 0
-    if 20 <= columns <= 1000:
-        return max(columns, MIN_WIDTH)
-    fd: int | None
+        return None
+    return columns if 20 <= columns <= 10000 else None
+
+
+def _size_of(out: TextIO) -> int | None:
     try:
-        fd = out.fileno() if out is not None else None
+        fd = out.fileno()
+        if not os.isatty(fd):
+            return None
+        return os.get_terminal_size(fd).columns or None
     except (AttributeError, OSError, ValueError):
-        fd = None
-    if fd is not None and os.isatty(fd):
-        width = _size_of(fd)
-        return max(width, MIN_WIDTH) if width else None
-    if fd is None or not _is_pipe(fd):  # `> file`: a file is read anywhere; nothing to fit
         return None
-    try:
-        tty = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
-    except OSError:
-        return None
-    try:
-        width = _size_of(tty)
-    finally:
-        os.close(tty)
+
+
+def terminal_width(out: TextIO | None = None) -> int | None:
+    """The columns to lay out at for `out` (default: standard output), or None: one line per item."""
+    import sys
+
+    chosen = _chosen["width"]
+    if chosen is not None:
+        return max(chosen, MIN_WIDTH) if chosen > 0 else None
+    width = _columns_env() or _size_of(out if out is not None else sys.stdout)
     return max(width, MIN_WIDTH) if width else None
-
-
-def wrap(text: str, width: int | None, indent: str = "", first: str | None = None) -> list[str]:
-    """`text` as lines of at most `width` characters, broken at spaces only (a word longer than the line
-    stays whole on a line of its own). `first` prefixes the first line (default: `indent`), `indent` the
-    others. With `width` None the text is one line."""
-    lead = indent if first is None else first
-    if width is None:
-        return [lead + text]
-    lines: list[str] = []
-    line = lead
-    bare = True
-    for word in text.split(" "):
-        if not bare and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line, bare = indent + word, False
-        elif bare:
-            line, bare = line + word, False
-        else:
-            line += " " + word
-    lines.append(line)
-    return lines

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from ..text import escape
 from .doctor_common import can_encode, write_text
+from .layout import command_lines
 
 Span = tuple[str, str]  # (text, style)
 Part = str | Span
@@ -147,10 +148,13 @@ class Page:
         wrapped[0][0:1] = [(lead, style)]
         self.lines += wrapped
 
-    def command(self, label: str, cmd: str) -> None:
-        """A command on a line of its own, never wrapped, after its label."""
-        self.lines.append([(label, "bold")])
-        self.lines.append([("  ", ""), (escape(cmd), "bold")])
+    def command(self, label: str, cmd: str, indent: str = "  ") -> None:
+        """A command on lines of its own after its label (none: under the line before), broken only between
+        its shell words with a line continuation when it is wider than the page (`layout.command_lines`)."""
+        if label:
+            self.lines.append([(label, "bold")])
+        for i, line in enumerate(command_lines(escape(cmd), self.width, len(indent), len(indent) + 2)):
+            self.lines.append([(indent if i == 0 else "", ""), (line, "bold")])
 
     def blank(self) -> None:
         if self.lines and self.lines[-1]:

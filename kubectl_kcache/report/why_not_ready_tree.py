@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..explain.why_not_ready import WAITING, CacheGate, NodeGate, NodeTrace, WhyNotReady, WhyNotReadyFleet
-from ..text import escape, quote
 from .why_layout import Node, Page, spans, wrap_spans
 
 STYLE_OK = "green"
@@ -23,27 +22,7 @@ SHOWN_NODES = 6  # node names listed on a cause line before "and N more"
 
 
 def _command(page: Page, cmd: str, indent: str) -> None:
-    """A command, whole and copyable: on one line when it fits; else broken between its words with a shell
-    line continuation (` \\`), never inside a word, so that the terminal does not cut it and a paste runs it."""
-    text = escape(cmd)
-    width = page.width
-    if width is None or len(indent) + len(text) <= width:
-        page.lines.append([(indent, ""), (text, "bold")])
-        return
-    import shlex
-
-    try:
-        words = [quote(w) for w in shlex.split(cmd)]
-    except ValueError:
-        page.lines.append([(indent, ""), (text, "bold")])
-        return
-    line: list[str] = []
-    for word in words:
-        if line and len(indent) + len(" ".join([*line, word])) + 2 > width:
-            page.lines.append([(indent, ""), (escape(" ".join(line)) + " \\", "bold")])
-            line, indent = [], indent + "  " if not indent.endswith("      ") else indent
-        line.append(word)
-    page.lines.append([(indent, ""), (escape(" ".join(line)), "bold")])
+    page.command("", cmd, indent)
 
 
 def _mark(page: Page, passed: object) -> tuple[str, str]:

@@ -189,7 +189,7 @@ def zsh(tmp_path_factory: pytest.TempPathFactory):
         "autoload -U compinit && compinit -u\n"
         "_kubectl() { compadd kubectl-own-candidate }\ncompdef _kubectl kubectl\n"  # a kubectl of before 1.26
         f"source {shlex.quote(str(rc / 'kcache.zsh'))}\n"
-        "PS1='READY> '\n"
+        "PS1='READY> '\nLISTMAX=0\n"  # list what fits the screen without asking (doctor has over 100 flags)
     )
     term = Terminal(str(rc))
     yield term

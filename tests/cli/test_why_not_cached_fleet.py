@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests import builders as b
+from tests.layout_checks import pasted
 from tests.unit.explain.test_why_not_cached import CREATED, EARLY, cluster
 
 from .test_why_not_cached import cli, write
@@ -92,7 +93,7 @@ def test_flags_that_need_or_exclude_a_pod(capsys):
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
-def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide):
+def test_at_every_width_names_whole_and_each_next_command_pastes_whole(wide):
     from .test_readable_output import ANSI, WIDTHS, _env, assert_readable, in_pty, piped
 
     args = ["why-not-cached", "-A", "-f", BROKEN, *(["-o", "wide"] if wide else [])]
@@ -108,9 +109,9 @@ def test_at_every_width_names_whole_and_each_next_command_whole_on_its_line(wide
         code, text = in_pty(args, columns)
         assert code == 1 and "\x1b[" in text
         lines = assert_readable(text, columns, names, longer)
-        # each command whole: ending its row when the table fits, else under the row on a line of its own
+        # each command whole: ending its row when the table fits, else under the row, pasting as one line
         for n in nexts:
-            assert any(x.endswith("  " + n) or x == f"    next: {n}" for x in lines), (n, text)
+            assert any(x.endswith("  " + n) or x == f"    next: {n}" for x in pasted(lines)), (n, text)
         plain = in_pty([*args, "--no-color"], columns)[1]
         assert plain == ANSI.sub("", text)  # colour never changes the layout
     assert len(in_pty(args, 80)[1].splitlines()) > len(in_pty(args, 200)[1].splitlines())
