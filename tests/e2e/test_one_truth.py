@@ -292,7 +292,7 @@ def test_doctor_and_why_not_cached_agree_on_a_replicaset_the_sidecar_step_denies
     cluster.apply(rs)
     webhook = b.webhook_configuration()
     webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it
-    cluster.apply(webhook)
+    cluster.apply([b.webhook_endpoints(), webhook])  # a webhook the API server can call, as a healthy install
     try:
         live = kcache(cluster, "doctor", "--only", "capture-sidecar", "-o", "json")
         dump = str(tmp_path / "snap.yaml")

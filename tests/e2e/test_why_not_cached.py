@@ -197,10 +197,12 @@ def install(cluster) -> str:
     return late
 
 
-def _webhook() -> dict[str, Any]:
+def _webhook() -> list[dict[str, Any]]:
+    """KServe's pod webhook as a healthy install has it: its configuration, and a ready endpoint behind its
+    Service (the test bed runs no webhook server; why-not-cached judges whether the API server can call it)."""
     webhook = b.webhook_configuration()
     webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it
-    return webhook
+    return [b.webhook_endpoints(), webhook]
 
 
 def explain_both(cluster, dump: str, name: str, ns: str) -> dict[str, Any]:
