@@ -47,22 +47,22 @@ def load_snapshot_files(from_files: Iterable[str], select: Any = None) -> Any:
     for warning in snap.warnings:
         sys.stderr.write(f"warning: {escape(str(warning))}\n")
     scope.check_recorded(snap)
-    command, everywhere = _command_scope()
-    if everywhere:
-        scope.check_all_namespaces(snap, command)
+    command, everywhere, asked = _command_scope()
+    scope.check_namespace_scope(snap, command, everywhere, asked)
     return snap
 
 
-def _command_scope() -> tuple[str, bool]:
-    """The running command's name and whether it was given -A (on it or before it), however it reads its
-    flags."""
+def _command_scope() -> tuple[str, bool, str | None]:
+    """The running command's name, whether it was given -A, and the namespace it was given with -n (on it or
+    before it), however it reads its flags."""
     import click
 
     ctx = click.get_current_context(silent=True)
     if ctx is None:
-        return "kubectl kcache", False
+        return "kubectl kcache", False, None
     given = (ctx.find_root().obj or {}).get("kube", {}) if isinstance(ctx.find_root().obj, dict) else {}
-    return str(ctx.info_name or ""), bool(ctx.params.get("all_namespaces") or given.get("all_namespaces"))
+    everywhere = bool(ctx.params.get("all_namespaces") or given.get("all_namespaces"))
+    return str(ctx.info_name or ""), everywhere, ctx.params.get("namespace") or given.get("namespace")
 
 
 def read_snapshot(

@@ -117,8 +117,9 @@ def test_a_dump_taken_with_n_is_answered_within_its_namespace_and_says_so(capsys
 def test_a_dump_taken_with_n_does_not_answer_for_another_namespace(capsys, tmp_path):
     path = write(tmp_path, namespaced_dump("team-llm"))
     code, out, err = cli(capsys, "status", "-f", path, "-n", "team-vision")
-    assert code == 2 and out == ""
-    assert "kernelcaches in namespace team-vision are not in the input files" in err
+    assert code == 3 and out == ""  # not read, as with -A: no verdict on what the dump never listed
+    assert "cannot answer for namespace team-vision: the input was dumped with -n team-llm" in err
+    assert "kernelcaches" in err and "(give -n team-llm, or dump with -n team-vision or -A)" in err
 
 
 # ---- issue 27 items 2 and 3 -------------------------------------------------------------------------------------

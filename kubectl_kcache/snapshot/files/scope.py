@@ -60,16 +60,20 @@ def check_recorded(snapshot: ClusterSnapshot) -> None:
         )
 
 
-def check_all_namespaces(snapshot: ClusterSnapshot, command: str) -> None:
-    """A dump taken with -n read with -A: the lists of its namespace say nothing of the others."""
+def check_namespace_scope(snapshot: ClusterSnapshot, command: str, everywhere: bool, asked: str | None) -> None:
+    """A dump taken with -n NS read for all namespaces (-A) or for another namespace (-n OTHER): the lists of
+    NS say nothing of the others, so there is no verdict (exit 3, as for any list that was not read)."""
     namespace = snapshot.meta.namespace
-    if snapshot.meta.source != FILE or not namespace:
+    if snapshot.meta.source != FILE or not namespace or not (everywhere or (asked and asked != namespace)):
         return
-    everywhere = {r.resource for r in snapshot.reads if r.namespace is None}
+    everywhere_read = {r.resource for r in snapshot.reads if r.namespace is None}
     scoped = list(dict.fromkeys(r.resource for r in snapshot.reads if r.namespace == namespace))
-    unread = [resource for resource in scoped if resource not in everywhere]
-    if unread:
-        raise IncompleteError(
-            f"{command} cannot answer for all namespaces: the input was dumped with -n {namespace} and read "
-            f"{', '.join(unread)} only in namespace {namespace} (give -n {namespace}, or dump with -A)"
-        )
+    unread = [resource for resource in scoped if resource not in everywhere_read]
+    if not unread:
+        return
+    target = "all namespaces" if everywhere else f"namespace {asked}"
+    raise IncompleteError(
+        f"{command} cannot answer for {target}: the input was dumped with -n {namespace} and read "
+        f"{', '.join(unread)} only in namespace {namespace} (give -n {namespace}, or dump with "
+        f"{'-A' if everywhere else f'-n {asked} or -A'})"
+    )
