@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..checks.catalogue import RBAC_FILE, ROLE_NAME, api_group_of
-from ..text import command, escape
+from ..suggest import Identity, Name, Namespace, Url, Verb, kubectl
+from ..text import escape
 
 RBAC_URL = f"https://raw.githubusercontent.com/kserve/kubectl-kcache/v{__version__}/{RBAC_FILE}"
 # the API server's words for RBAC's refusal: `pods is forbidden: User "alice" cannot list resource "pods" ...`
@@ -37,9 +38,22 @@ def identity(refused: Iterable[Refused]) -> str | None:
 
 def _binding(user: str) -> str:
     sa = re.fullmatch(r"system:serviceaccount:([^:]+):([^:]+)", user)
-    subject = f"--serviceaccount={sa.group(1)}:{sa.group(2)}" if sa else f"--user={user}"
-    name = re.sub(r"[^a-z0-9.-]+", "-", f"kcache-doctor-{sa.group(2) if sa else user}".lower()).strip("-.")[:63]
-    return command("kubectl", "create", "clusterrolebinding", name, f"--clusterrole={ROLE_NAME}", subject)
+    name = Name(
+        "clusterrolebinding",
+        re.sub(r"[^a-z0-9.-]+", "-", f"kcache-doctor-{sa.group(2) if sa else user}".lower()).strip("-.")[:63],
+    )
+    role = Name("clusterrole", ROLE_NAME)
+    if sa:
+        return kubectl(
+            "create clusterrolebinding {name} --clusterrole={role} --serviceaccount={ns}:{sa}",
+            name=name,
+            role=role,
+            ns=Namespace(sa.group(1)),
+            sa=Name("serviceaccount", sa.group(2)),
+        )
+    return kubectl(
+        "create clusterrolebinding {name} --clusterrole={role} --user={user}", name=name, role=role, user=Identity(user)
+    )
 
 
 def access_hint(refused: list[Refused], impersonated: bool) -> str:
@@ -57,10 +71,24 @@ def access_hint(refused: list[Refused], impersonated: bool) -> str:
         )
     unique = _unique(refused)
     first = unique[0]
-    scope = ["-n", first.namespace] if first.namespace else []
-    as_user = [f"--as={user}"] if impersonated else []
-    can_i = command("kubectl", "auth", "can-i", first.verb, _qualified(first.resource), *scope, *as_user)
-    grant = command("kubectl", "apply", "-f", RBAC_URL) + " && " + _binding(user)
+    verb, resource = Verb(first.verb), Name("resource", _qualified(first.resource))
+    if first.namespace and impersonated:
+        can_i = kubectl(
+            "auth can-i {verb} {resource} -n {ns} --as={user}",
+            verb=verb,
+            resource=resource,
+            ns=Namespace(first.namespace),
+            user=Identity(user),
+        )
+    elif first.namespace:
+        can_i = kubectl(
+            "auth can-i {verb} {resource} -n {ns}", verb=verb, resource=resource, ns=Namespace(first.namespace)
+        )
+    elif impersonated:
+        can_i = kubectl("auth can-i {verb} {resource} --as={user}", verb=verb, resource=resource, user=Identity(user))
+    else:
+        can_i = kubectl("auth can-i {verb} {resource}", verb=verb, resource=resource)
+    grant = kubectl("apply -f {url}", url=Url(RBAC_URL)) + " && " + _binding(user)
     who = f'User "{escape(user)}"'
     reads = f"{len(unique)} read{'s' if len(unique) > 1 else ''}"
     return f"{who} was refused {reads}; bind the read-only role: {grant}; check a read: {can_i}"

@@ -17,15 +17,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubectl_kcache import apivalidation as v
-from kubectl_kcache.suggest import Json, Labels, Name, Namespace, Placeholder, Selector, build, kubectl, kubectl_or_none
+from kubectl_kcache.suggest import (
+    Identity,
+    Json,
+    Labels,
+    Name,
+    Namespace,
+    Placeholder,
+    Selector,
+    Url,
+    Verb,
+    build,
+    kubectl,
+    kubectl_or_none,
+)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kcache"
 BUILDERS = {"kubectl", "kubectl_or_none", "build"}
-WORDS = {"Name", "Namespace", "Selector.of", "Selector.has", "Labels.of", "Json", "Placeholder"}
-# text.command outside the builder: a record of how the plugin was invoked (the page header), not a suggestion;
-# the access hint's words are the API server's own (a refused user, verb and resource), not object names, and
-# its user goes into `--user=`/`--as=` words that kubectl cannot read as another option
-RAW_COMMAND_ALLOWED = {"suggest.py", "text.py", "cli/doctor.py", "cli/pages.py", "report/access_hint.py"}
+WORDS = {
+    "Name",
+    "Namespace",
+    "Selector.of",
+    "Selector.has",
+    "Labels.of",
+    "Json",
+    "Placeholder",
+    "Identity",
+    "Verb",
+    "Url",
+}
+# text.command outside the builder: a record of how the plugin was invoked (the page header), not a suggestion
+RAW_COMMAND_ALLOWED = {"suggest.py", "text.py", "cli/doctor.py", "cli/pages.py"}
 
 OPTIONS = st.sampled_from(
     ["-x", "-n", "--", "-", "--namespace=kube-system", "--server=https://evil.example", "--kubeconfig=/tmp/k",
@@ -165,6 +187,8 @@ def _filled(words: dict[str, WordKind], draw: Callable[[st.SearchStrategy[str]],
             out[field] = Labels.of(draw(st.dictionaries(STRINGS, STRINGS, min_size=1, max_size=3)))
         elif kind == "Placeholder":
             out[field] = Placeholder(draw(st.sampled_from(["INFERENCESERVICE", "GROUP"])))
+        elif kind in ("Identity", "Verb", "Url"):
+            out[field] = {"Identity": Identity, "Verb": Verb, "Url": Url}[kind](draw(STRINGS))
         else:
             out[field] = Json({draw(STRINGS): draw(STRINGS)})
     return out
@@ -179,6 +203,12 @@ def _valid_of_its_kind(word: object) -> bool:
         if word.kind.endswith(("role", "rolebinding")):
             return value not in ("", ".", "..") and not set("/%") & set(value) and value.isprintable()
         return len(value) <= 253 and re.fullmatch(v.DNS1123_SUBDOMAIN, value) is not None
+    if isinstance(word, Identity):
+        return bool(word.value) and word.value.isprintable() and word.value == word.value.strip()
+    if isinstance(word, Verb):
+        return re.fullmatch("[a-z]+", word.value) is not None
+    if isinstance(word, Url):
+        return word.value.startswith("https://") and not set(" '\"\\$`;&|<>") & set(word.value)
     if isinstance(word, Selector):
         return bool(word.pairs) and all(
             not v.qualified_name_errors(k) and (x is None or not v.label_value_errors(x)) for k, x in word.pairs
