@@ -45,26 +45,36 @@ DNS_LABEL_MSG = (
 )
 
 
-def go_quote(value: str) -> str:
-    """Go's %q of a string (how Kubernetes prints a bad value): what Go does not call printable is escaped."""
-    import unicodedata
-
+def go_quote(value: str | bytes) -> str:
+    """Go's strconv.Quote (%q), how Kubernetes and Go's url package print a bad value: what Go's
+    unicode.IsPrint refuses is escaped, as \\xNN below U+0020 and for DEL, \\uNNNN in the BMP (C1 controls
+    included), \\UNNNNNNNN beyond; from bytes, an invalid UTF-8 byte is \\xNN."""
+    text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
     out = []
-    for ch in value:
+    for ch in text:
         code = ord(ch)
-        if ch in '"\\':
+        if isinstance(value, bytes) and 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in '"\\':
             out.append("\\" + ch)
         elif ch in _GO_ESCAPES:
             out.append(_GO_ESCAPES[ch])
-        elif ch == " " or unicodedata.category(ch)[0] not in "CZ":
+        elif _go_printable(ch):
             out.append(ch)
-        elif code < 0x80:
+        elif code < 0x20 or code == 0x7F:
             out.append(f"\\x{code:02x}")
         elif code < 0x10000:
             out.append(f"\\u{code:04x}")
         else:
             out.append(f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
+
+
+def _go_printable(ch: str) -> bool:
+    """unicode.IsPrint: letters, marks, numbers, punctuation, symbols, and the ASCII space (no other space)."""
+    import unicodedata
+
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
 
 
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}

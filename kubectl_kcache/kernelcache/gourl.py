@@ -13,6 +13,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
+from ..apivalidation import go_quote
+
 _PATH, _HOST, _ZONE, _USER, _FRAGMENT = "path", "host", "zone", "user", "fragment"
 _HEX = b"0123456789ABCDEF"
 
@@ -30,37 +32,6 @@ class URL:
     path: str = ""  # decoded
     raw_path: str = ""
     omit_host: bool = False
-
-
-def go_quote(data: bytes) -> str:
-    """strconv.Quote of a Go string (bytes): invalid UTF-8 as \\xNN, non-printable runes escaped."""
-    out = ['"']
-    text = data.decode("utf-8", "surrogateescape")
-    short = {
-        "\a": "\\a",
-        "\b": "\\b",
-        "\f": "\\f",
-        "\n": "\\n",
-        "\r": "\\r",
-        "\t": "\\t",
-        "\v": "\\v",
-        '"': '\\"',
-        "\\": "\\\\",
-    }
-    for ch in text:
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # an invalid byte
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch in short:
-            out.append(short[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _ishex(c: int) -> bool:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-from ..text import escape
-
 MAX_FREE_TEXT = 400  # characters of one free-text field shown in human output
 
 STYLES = {
@@ -144,8 +142,3 @@ def paint(text: str, style: str, color: bool) -> str:
     """`text` in `style` (a key of STYLES) when `color`, else as is."""
     code = STYLES.get(style) if color and text else None
     return f"\x1b[{code}m{text}\x1b[0m" if code else text
-
-
-def display(value: object) -> str:
-    """A cluster value made safe for a terminal (control and bidi characters shown as \\xNN)."""
-    return escape(str(value))

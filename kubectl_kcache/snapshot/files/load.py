@@ -571,7 +571,7 @@ class _Loader:
             return
         top = self._head(name, data, "$")
         if top.kind == SNAPSHOT_KIND:
-            self._snapshot_head(name, top.version, top.meta is not None)
+            self._snapshot_head(name, top.version)
             if top.meta is None and data.startswith(DUMP_HEAD + b"\n"):
                 raise _truncated(name, len(d.decode_json(top.items, list[msgspec.Raw])) if top.items else 0)
             items = self._json_items(name, top.items, "$.items", "snapshot")
@@ -752,7 +752,7 @@ class _Loader:
                 )
                 self.out.uids[key] = (md.uid, name)
 
-    def _snapshot_head(self, name: str, version: Any, has_meta: bool) -> None:
+    def _snapshot_head(self, name: str, version: Any) -> None:
         if type(version) is not int or version != SNAPSHOT_VERSION:  # `true` == 1 in Python: not a version
             shown = "missing" if version is None else _shown_value(version)
             raise InputError(f"{name}: snapshot version {shown} is not supported (expected {SNAPSHOT_VERSION})")
@@ -786,7 +786,7 @@ class _Loader:
         for n, doc in enumerate(docs):
             where = "$" if len(docs) == 1 else f"document {n + 1}: $"
             if isinstance(doc, dict) and doc.get("kind") == SNAPSHOT_KIND:
-                self._snapshot_head(name, doc.get("version"), "meta" in doc)
+                self._snapshot_head(name, doc.get("version"))
                 if "meta" not in doc and data.startswith(YAML_HEAD):
                     raise _truncated(name, len(doc.get("items") or ()))  # laid out by dump, its end missing
                 items = doc.get("items")
