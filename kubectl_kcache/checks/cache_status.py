@@ -273,7 +273,7 @@ def _cache(
             group=group or None,
             hint=why or describe,
             code="entry-error",
-            cause=f"KernelCache {key} failed to prepare: {e.message or 'no message'}",
+            cause=f"KernelCaches failed to prepare: {e.message or 'no message'}",
             lister=kubectl(
                 "-n {ns} get jobs -l {selector}",
                 ns=Namespace(job_ns),

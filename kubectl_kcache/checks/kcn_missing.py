@@ -71,6 +71,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             evidence=evidence,
             code="missing",
             shared=(NODE_PASS_TRIGGERS,),
-            cause=f"member nodes of {group} without a KernelCacheNode",
+            cause="member nodes without a KernelCacheNode",
             lister=kubectl("get kernelcachenodes"),
         )

@@ -45,8 +45,9 @@ class Finding:
     # the kind of finding within its check, stable and documented (`check/code` in docs/checks.md), so that a
     # suppression can hide one kind without hiding another on the same object
     code: str = ""
-    # findings of one check and code with the same cause are one problem hitting many objects: shown once
-    # in the table, with a count, a sample and `lister`, the command that lists every object it hits
+    # findings of one check and code with the same cause are one problem hitting many objects, whatever their
+    # node group: shown once in the table, with a count, a sample and `lister`, the command that lists every
+    # object it hits. So a cause names neither the object nor its group (those are `object` and `group`)
     cause: str = ""
     lister: str = ""
     # parts of `message`, verbatim, that many findings share (why KServe's node pass may not have run): the

@@ -69,7 +69,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 hint=kubectl("describe node {node}", node=Name("node", node.name)),
                 evidence=(f"Ready: {'absent' if node.ready is None else 'False'}{f' ({detail})' if detail else ''}",),
                 code="not-ready",
-                cause=f"member nodes of {group} {'with no Ready condition' if node.ready is None else 'NotReady'}",
+                cause=f"member nodes {'with no Ready condition' if node.ready is None else 'NotReady'}"
+                + (f" ({detail})" if detail else ""),
                 lister=members_lister(
                     f.groups_of_node[node.name][0],
                     "ready",
@@ -85,7 +86,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 group=group,
                 hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
-                cause=f"member nodes of {group} cordoned",
+                cause="member nodes cordoned",
                 lister=members_lister(f.groups_of_node[node.name][0], "cordoned"),
             )
         version = minor_version(node.kubelet_version)
@@ -104,7 +105,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ),
                 evidence=(f"kubeletVersion: {node.kubelet_version}",),
                 code="kubelet-too-old",
-                cause=f"member nodes of {group} with a kubelet older than v1.31",
+                cause="member nodes with a kubelet older than v1.31",
                 lister=members_lister(f.groups_of_node[node.name][0], "kubelet"),
             )
         elif version < DEFAULT_IMAGE_VOLUME:

@@ -3,9 +3,12 @@ line, the width of plain output."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
+
+from .layout import shell_words
 
 if TYPE_CHECKING:
     from ..checks.model import CheckResult, DoctorReport, Finding, ObjectRef
@@ -100,6 +103,17 @@ def check_groups(report: DoctorReport) -> list[CheckGroup]:
     return groups
 
 
+def without_shared(message: str, shared: Sequence[str]) -> str:
+    """`message` without the `shared` parts (said once per report, as a note) and the punctuation that led
+    into them."""
+    for part in shared:
+        if part in message:
+            message = message.replace(part, "")
+            if not message.rstrip().endswith(")"):
+                message = re.sub(r"([.;:,])\s*[.;:,]?\s*$", "", message.rstrip())
+    return re.sub(r"\. \.", ".", message).strip()
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -139,12 +153,16 @@ def summary_line(report: DoctorReport) -> str:
 
 GROUP_AT = 4  # this many findings of one cause are shown as one, with a count, a sample and the lister
 SAMPLE = 3
+MERGE_AT_MOST = 12  # names one merged next command may take: past that it is no longer read before it is run
+# kubectl verbs that take several names of one resource and fix something (`describe` fixes nothing)
+MANY_NAMES = frozenset({"annotate", "label", "uncordon"})
+WIDE_LISTS_ALL = "-o wide lists all"
 
 
 @dataclass(frozen=True)
 class FindingGroup:
-    """Findings of one check, code, node group and cause: one problem hitting many objects. A group of one
-    (or of findings without a cause) is a single finding."""
+    """Findings of one check, code and cause, whatever their node group: one problem hitting many objects. A
+    group of one (or of findings without a cause) is a single finding."""
 
     findings: tuple[Finding, ...]
 
@@ -166,24 +184,63 @@ class FindingGroup:
         kinds = sorted({f.object.kind for f in self.findings})
         return f"{len(self.findings)} {' and '.join(k + 's' for k in kinds)}"
 
-    def sample(self, n: int = SAMPLE) -> str:
+    @property
+    def node_groups(self) -> list[str]:
+        return sorted({f.group for f in self.findings if f.group})
+
+    def sample(self, n: int = SAMPLE, ellipsis: str = "…") -> str:
+        """`a, b, c, … (+27)`: the first names and how many more."""
         names = [f.object.name for f in self.findings[:n]]
-        more = len(self.findings) - n
-        return ", ".join(names) + (f" and {more} more" if more > 0 else "")
+        more = len(self.findings) - len(names)
+        return ", ".join(names) + (f", {ellipsis} (+{more})" if more > 0 else "")
+
+    def where(self, n: int = SAMPLE, ellipsis: str = "…") -> str:
+        """`30 Nodes in 30 groups: a, b, c, … (+27)` (`in group h100` for one), and how to see them all when no
+        one command lists them."""
+        groups = self.node_groups
+        scope = f" in group {groups[0]}" if len(groups) == 1 else f" in {len(groups)} groups" if groups else ""
+        text = f"{self.kinds}{scope}: {self.sample(n, ellipsis)}"
+        return text if self.lister or len(self.findings) <= n else f"{text}; {WIDE_LISTS_ALL}"
 
     @property
     def hint(self) -> str:
-        """The next command when it is the same for every object (a per-object command is not shown)."""
-        hints = {f.hint for f in self.findings}
-        return self.first.hint if len(hints) == 1 else ""
+        """The next command when one fixes every object: the same for all, or theirs merged into one."""
+        hints = list(dict.fromkeys(f.hint for f in self.findings))
+        return hints[0] if len(hints) == 1 else merged_command(hints)
+
+    @property
+    def lister(self) -> str:
+        """The command listing every object, when it is the same for all (one per group is none)."""
+        listers = {f.lister for f in self.findings}
+        return self.first.lister if len(listers) == 1 else ""
+
+
+def merged_command(commands: Sequence[str]) -> str:
+    """One command doing what `commands` do, when they differ in one word only, the object's name, and kubectl
+    takes several names there (`kubectl uncordon a b`, `kubectl annotate kernelcachenodegroup a b k=v`); else
+    ''."""
+    if not 2 <= len(commands) <= MERGE_AT_MOST:
+        return ""
+    split = [shell_words(cmd) for cmd in commands]
+    if len({len(words) for words in split}) != 1 or split[0][:1] != ["kubectl"]:
+        return ""
+    differ = [i for i in range(len(split[0])) if len({words[i] for words in split}) > 1]
+    verb = next((i for i, w in enumerate(split[0]) if i and not w.startswith("-") and split[0][i - 1] != "-n"), 0)
+    if len(differ) != 1 or split[0][verb] not in MANY_NAMES or differ[0] <= verb:
+        return ""
+    at = differ[0]
+    names = sorted(words[at] for words in split)
+    if any(name.startswith("-") or "=" in name for name in names):
+        return ""
+    return " ".join([*split[0][:at], *names, *split[0][at + 1 :]])
 
 
 def finding_groups(findings: Sequence[Finding]) -> list[FindingGroup]:
-    """`findings` in their order, those of one (check, code, node group, cause) together at the first one's
-    place; findings without a cause stay alone."""
+    """`findings` in their order, those of one (check, code, cause) together at the first one's place whatever
+    their node group (30 NotReady nodes in 30 groups are one problem); findings without a cause stay alone."""
     keyed: dict[object, list[Finding]] = {}
     for i, f in enumerate(findings):
-        key: object = (f.check, f.code, f.group, f.cause, f.suppressed) if f.cause else i
+        key: object = (f.check, f.code, f.cause, f.suppressed) if f.cause else i
         keyed.setdefault(key, []).append(f)
     out: list[FindingGroup] = []
     for members in keyed.values():

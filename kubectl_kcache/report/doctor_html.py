@@ -38,6 +38,7 @@ from .doctor_common import (
     object_path,
     plural,
     summary_line,
+    without_shared,
     write_text,
 )
 from .hit_rate_html import serving_pods_section
@@ -103,9 +104,9 @@ def page(
         _summary(report, checks),
         _fleet(status),
         serving_pods_section(fleet),
-        _findings(checks),
+        _findings(checks, notes := _notes_of(checks)),
         _checks(checks),
-        _suppressed(checks),
+        _suppressed(checks, notes),
     ]
     return document("Kernel Cache doctor", cluster, body, "kubectl kcache doctor -o html")
 
@@ -480,63 +481,75 @@ def _unassigned(status: FleetStatus) -> str:
 # ---- findings -----------------------------------------------------------------------------------------
 
 
-def _findings(checks: list[CheckGroup]) -> str:
+def _notes_of(checks: list[CheckGroup]) -> list[str]:
+    """The explanations many findings share (why KServe's node pass may not have run), in the order first
+    used: the page says each once, as a numbered note after the findings, and the findings point to it."""
+    found = [s for c in checks for f in (*c.active, *c.suppressed) for s in f.shared if s in f.message]
+    return list(dict.fromkeys(found))
+
+
+def _findings(checks: list[CheckGroup], notes: list[str]) -> str:
     active = [c for c in checks if c.active]
     if not active:
         return '<section id="findings"><h2>Findings</h2><p class="ok-text">No findings.</p></section>'
+    items = "".join(f'<li id="note-{i}">{e(text)}</li>' for i, text in enumerate(notes, 1))
     return (
         '<section id="findings"><h2>Findings</h2>'
-        + "".join(_check_section(c, c.active, anchor=True) for c in active)
+        + "".join(_check_section(c, c.active, notes, anchor=True) for c in active)
+        + (f'<section id="notes"><h3>Notes</h3><ol class="notes">{items}</ol></section>' if notes else "")
         + "</section>"
     )
 
 
-def _suppressed(checks: list[CheckGroup]) -> str:
+def _suppressed(checks: list[CheckGroup], notes: list[str]) -> str:
     quiet = [c for c in checks if c.suppressed]
     if not quiet:
         return ""
     n = sum(len(c.suppressed) for c in checks)
-    inner = "".join(_check_section(c, c.suppressed, anchor=False) for c in quiet)
+    inner = "".join(_check_section(c, c.suppressed, notes, anchor=False) for c in quiet)
     return (
         f'<section id="suppressed"><details><summary><h2>Suppressed findings ({n})</h2></summary>{inner}'
         "</details></section>"
     )
 
 
-def _check_section(check: CheckGroup, findings: Iterable[Finding], *, anchor: bool) -> str:
+def _check_section(check: CheckGroup, findings: Iterable[Finding], notes: list[str], *, anchor: bool) -> str:
     groups = sorted(finding_groups(tuple(findings)), key=lambda g: SEVERITY_ORDER.get(g.severity, 3))
     count = sum(len(g.findings) for g in groups)
     ident = f' id="check-{e(check.id)}"' if anchor else ""
     title = f" <span>{e(check.title)}</span>" if check.title else ""
     return (
         f'<section class="check"{ident}><h3><code>{e(check.id)}</code>{title}'
-        f"<small>{plural(count, 'finding')}</small></h3>" + "".join(_finding(g) for g in groups) + "</section>"
+        f"<small>{plural(count, 'finding')}</small></h3>" + "".join(_finding(g, notes) for g in groups) + "</section>"
     )
 
 
-def _finding(group: FindingGroup) -> str:
+def _finding(group: FindingGroup, notes: list[str]) -> str:
     f = group.first
     sev = e(group.severity)
     code = f'<a class="code" href="{CATALOGUE_URL}#{e(f.full_code)}"><code>{e(f.full_code)}</code></a>'
     where = f' <span class="group">group <b>{e(f.group)}</b></span>' if f.group else ""
     if group.grouped:
+        groups = group.node_groups
+        where = f' <span class="group">group <b>{e(groups[0])}</b></span>' if len(groups) == 1 else ""
+        where = where or (f' <span class="group">in <b>{len(groups)}</b> groups</span>' if groups else "")
         head = (
             f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
             f'<span class="obj">{e(group.kinds)}</span>{where}</div>'
         )
-        body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span></p>'
+        body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span>{_refs(f, notes)}</p>'
         hint = group.hint
         extra = ""
-        if f.lister:
-            extra += f'<p class="next">all {len(group.findings)}:</p><pre><code>{e(f.lister)}</code></pre>'
-        items = "".join(_object_item(x, hint) for x in group.findings)
+        if group.lister:
+            extra += f'<p class="next">all {len(group.findings)}:</p><pre><code>{e(group.lister)}</code></pre>'
+        items = "".join(_object_item(x, hint, notes) for x in group.findings)
         extra += f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol></details>'
     else:
         head = (
             f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
             f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>'
         )
-        body = f'<p class="msg">{e(f.message)}</p>' + _evidence(f.evidence)
+        body = f'<p class="msg">{_message(f, notes)}</p>' + _evidence(f.evidence)
         hint = f.hint
         extra = ""
     hint_html = f'<p class="next">next:</p><pre><code>{e(hint)}</code></pre>' if hint else ""
@@ -544,12 +557,24 @@ def _finding(group: FindingGroup) -> str:
     return f'<article class="finding {sev}{kind}">{head}{body}{hint_html}{extra}</article>'
 
 
-def _object_item(f: Finding, shared_hint: str) -> str:
+def _object_item(f: Finding, shared_hint: str, notes: list[str]) -> str:
     """One object of a grouped finding: its message, evidence and, when it has its own, its next command."""
     hint = f"<pre><code>{e(f.hint)}</code></pre>" if f.hint and f.hint != shared_hint else ""
     return (
-        f"<li><code>{e(object_path(f.object))}</code><p class=msg>{e(f.message)}</p>{_evidence(f.evidence)}{hint}</li>"
+        f"<li><code>{e(object_path(f.object))}</code><p class=msg>{_message(f, notes)}</p>"
+        f"{_evidence(f.evidence)}{hint}</li>"
     )
+
+
+def _message(f: Finding, notes: list[str]) -> str:
+    """The message without the explanations the page says once (`notes`), and links to them."""
+    return e(without_shared(f.message, [s for s in f.shared if s in notes])) + _refs(f, notes)
+
+
+def _refs(f: Finding, notes: list[str]) -> str:
+    numbers = [notes.index(s) + 1 for s in f.shared if s in notes and s in f.message]
+    links = ", ".join(f'<a href="#note-{n}">note {n}</a>' for n in numbers)
+    return f' <span class="muted">(see {links})</span>' if links else ""
 
 
 def _evidence(evidence: Iterable[str]) -> str:

@@ -111,10 +111,13 @@ def _section(group: CheckGroup, findings: tuple[Finding, ...]) -> list[str]:
     for g in finding_groups(findings):
         f = g.first
         if g.grouped:
-            where = escape_inline(g.kinds) + (f" (group {code_span(f.group)})" if f.group else "")
+            groups = g.node_groups
+            where = escape_inline(g.kinds)
+            if groups:
+                where += f" (group {code_span(groups[0])})" if len(groups) == 1 else f" (in {len(groups)} groups)"
             lines.append(f"- **{g.severity}** {where}: {escape_inline(f.cause)}: {code_span(g.sample())}")
-            if f.lister:
-                lines.append(f"  - all {len(g.findings)}: {code_span(f.lister)}")
+            if g.lister:
+                lines.append(f"  - all {len(g.findings)}: {code_span(g.lister)}")
             hint = g.hint
         else:
             where = code_span(object_path(f.object))

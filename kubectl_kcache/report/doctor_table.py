@@ -25,7 +25,6 @@ over M objects`. Every value from the cluster is escaped; free text is cut at a 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -34,6 +33,7 @@ from ..text import escape
 from . import layout
 from .doctor_common import (
     SEVERITY_RANK,
+    WIDE_LISTS_ALL,
     FindingGroup,
     can_encode,
     check_groups,
@@ -42,6 +42,7 @@ from .doctor_common import (
     is_clean,
     plural,
     summary_line,
+    without_shared,
     write_text,
 )
 from .registry import renderer
@@ -89,12 +90,7 @@ def _render(report: DoctorReport, out: TextIO, *, color: bool, wide: bool, show:
 def split_message(message: str, shared: Sequence[str] = ()) -> tuple[str, str, str]:
     """(headline, separator, rest): the headline is the message's first clause (up to the first `: `, `. ` or
     `; ` outside parentheses), the rest what follows, without the `shared` parts."""
-    for part in shared:
-        if part in message:
-            message = message.replace(part, "")
-            if not message.rstrip().endswith(")"):  # the punctuation that led into the shared part
-                message = re.sub(r"([.;:,])\s*[.;:,]?\s*$", "", message.rstrip())
-    message = re.sub(r"\. \.", ".", message).strip()
+    message = without_shared(message, shared)
     cuts = _clause_ends(message)
     for n, i in enumerate(cuts):
         if i < 12:
@@ -135,6 +131,7 @@ class _Writer:
     ):
         self.report = report
         self.dot = dot
+        self.ellipsis = "…" if dot == " · " else "..."
         self.width = width
         self.color = color
         self.wide = wide
@@ -269,8 +266,8 @@ class _Writer:
         prefix_len = len(SEVERITY_WORDS.get(group.severity, group.severity)) + len(code) + 4
         shared = () if self.wide else finding.shared
         if group.grouped:
-            headline, sep, rest = escape(layout.cut(finding.cause, self.limit)), "", ""
-            where = f"{group.kinds}: {escape(group.sample())}"
+            headline, sep, rest = split_message(escape(layout.cut(finding.cause, self.limit)))
+            where = escape(group.where(ellipsis=self.ellipsis))
         else:
             # only the start of a huge message is looked at: the work stays small whatever its size
             message = finding.message[:WORK_TEXT]
@@ -293,8 +290,8 @@ class _Writer:
             rest = f"{rest} (see {', '.join(refs)} below)" if rest else f"see {', '.join(refs)} below"
         hint = group.hint if group.grouped else finding.hint
         hints = [escape(h) for h in hint.splitlines() if h.strip()]
-        if group.grouped and finding.lister:
-            hints.append(f"{escape(finding.lister)}  # all {len(group.findings)}")
+        if group.grouped and group.lister:
+            hints.append(f"{escape(group.lister)}  # all {len(group.findings)}")
         evidence = [escape(layout.cut(e, self.limit)) for e in finding.evidence] if self.wide else []
         if self.width is None:
             named = self._names_object(headline, finding, group) and not self.wide
@@ -307,7 +304,8 @@ class _Writer:
             ]
         out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
         if self.wide or not self._names_object(headline, finding, group):
-            out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ")
+            keep = ("… (+", "... (+", WIDE_LISTS_ALL)  # never `-o wide` / `lists all` on two lines
+            out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ", keep=keep)
         if rest:
             out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE)
         for line in evidence:
@@ -335,8 +333,8 @@ class _Writer:
         line = layout.wrap(" ".join(parts), None)[0]
         return line + "".join(f"  {self.paint(HELP, 'bold cyan')}{h}" for h in hints)
 
-    def _wrapped(self, text: str, used: int, *, indent: int, first: str) -> list[str]:
-        lines = layout.wrap(text, self.width, first_indent=used, indent=indent)
+    def _wrapped(self, text: str, used: int, *, indent: int, first: str, keep: tuple[str, ...] = ()) -> list[str]:
+        lines = layout.wrap(text, self.width, first_indent=used, indent=indent, keep=keep)
         return [first + lines[0], *lines[1:]]
 
     def _note_number(self, text: str) -> int:

@@ -44,11 +44,16 @@ def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None
 _WORD = re.compile(r"\S+")
 
 
-def wrap(text: str, width: int | None, first_indent: int = 0, indent: int = 0) -> list[str]:
+def wrap(text: str, width: int | None, first_indent: int = 0, indent: int = 0, keep: tuple[str, ...] = ()) -> list[str]:
     """`text` in lines of at most `width` columns (the first starting after `first_indent` columns already
-    used, the others indented by `indent` spaces), broken only at spaces. A word too long for an indented line
-    starts further left, as far as it needs (a 90-character image reference at 80 columns: alone, at column 0);
-    it is never cut. `width` None: one line. Runs of spaces become one."""
+    used, the others indented by `indent` spaces), broken only at spaces, never inside a phrase of `keep`
+    (`-o wide lists all`). A word too long for an indented line starts further left, as far as it needs (a
+    90-character image reference at 80 columns: alone, at column 0); it is never cut. `width` None: one line.
+    Runs of spaces become one."""
+    if keep and width is not None:
+        for phrase in keep:
+            text = text.replace(phrase, phrase.replace(" ", "\x00"))
+        return [line.replace("\x00", " ") for line in wrap(text, width, first_indent, indent)]
     words = _WORD.findall(text)
     if width is None:
         return [" ".join(words)]

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests import builders as b
+from tests import fleets
 from tests.layout_checks import fits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +34,7 @@ HEALTHY = str(ROOT / "examples" / "healthy-cluster.yaml")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HEADLINE = re.compile(r"^(error|warning|info)\[([a-z0-9-]+(?:/[a-z0-9-]+)?)\]: ")
 HELP = "  help: "
+STDERR_NOTE = "note: the input does not say when it was read"
 RANK = {"error": 3, "warning": 2, "info": 1}
 
 
@@ -330,3 +332,41 @@ def test_piped_output_is_one_line_per_finding_even_from_a_terminal_and_width_ask
     lines = blocks.splitlines()
     assert all(fits(line, 100) for line in lines)
     assert any(line.startswith("    ") for line in lines), "wrapped at the width asked for"
+
+
+@pytest.fixture(scope="module")
+def problem_fleet(tmp_path_factory) -> str:
+    """Issue 34's fleet (tests/fleets.py): 50 groups, 30 NotReady nodes in 30 groups, 20 cordoned, 10 without
+    a KernelCacheNode, 22 entries in Error with the same 401."""
+    return fleets.write(tmp_path_factory.mktemp("problems") / "fleet.json")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_one_cause_across_the_fleet_is_one_block(problem_fleet, columns):
+    doc = json_doc(problem_fleet)
+    causes = {(f["check"], f["code"]) for f in doc["findings"]}
+    assert len(doc["findings"]) == 82 and len(causes) == 4
+    code, text = in_pty(["doctor", "-f", problem_fleet], columns)
+    assert code == 1
+    # stderr shares the pty: its one-line note (a plain List says not when it was read) is not the report
+    text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith(STDERR_NOTE))
+    blocks = check_terminal_output(text, columns, doc)
+    assert len(blocks) == len(causes), blocks  # 82 blocks before (the fold key held the node group)
+    plain = ANSI.sub("", text)
+    assert "30 Nodes in 30 groups: " in plain and "(+27)" in plain and "-o wide lists all" in plain
+    pasted = "\n".join(plain.splitlines()).replace(" \\\n", " ")
+    # one command for the 10 groups whose members miss their KernelCacheNode
+    groups = " ".join(sorted({f["group"] for f in doc["findings"] if f["code"] == "missing"}))
+    assert f"kubectl annotate kernelcachenodegroup {groups} kcache.kserve.io/touched-at=" in " ".join(pasted.split())
+    if columns == 120:
+        assert len(plain.splitlines()) <= 50, "the fleet's problems on one screen"
+
+
+def test_one_cause_across_the_fleet_piped_keeps_its_code_on_its_line(problem_fleet):
+    code, text = piped(["doctor", "-f", problem_fleet])
+    heads = [line for line in text.splitlines() if HEADLINE.match(line)]
+    assert len(heads) == 4
+    for f in json_doc(problem_fleet)["findings"][:3]:  # the sample's names are on their finding's line
+        assert any(f["object"]["name"] in line and f"[{f['check']}/{f['code']}]" in line for line in heads)
+    wide = piped(["doctor", "-f", problem_fleet, "-o", "wide"])[1]
+    assert len([line for line in wide.splitlines() if HEADLINE.match(line)]) == 82, "-o wide lists all"

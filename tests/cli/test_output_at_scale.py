@@ -51,8 +51,8 @@ def test_a_systematic_taint_on_3000_nodes_is_one_entry_in_the_table(tainted):
         any(
             line.startswith(
                 "error[group-taints/blocks-jobs]: taint nvidia.com/gpu=present:NoSchedule is not "
-                "tolerated by preparation Jobs of gpu (3000 Nodes: gpu-0000, gpu-0001, gpu-0002 and "
-                "2997 more)"
+                "tolerated by preparation Jobs of gpu (3000 Nodes in group gpu: gpu-0000, gpu-0001, gpu-0002, "
+                "… (+2997))"
             )
             for line in piped.stdout.splitlines()
         )
@@ -66,7 +66,7 @@ def test_a_systematic_taint_on_3000_nodes_is_one_entry_in_the_table(tainted):
     text = " ".join(proc.stdout.split())
     assert (
         "error[group-taints/blocks-jobs]: taint nvidia.com/gpu=present:NoSchedule is not tolerated by preparation "
-        "Jobs of gpu --> 3000 Nodes: gpu-0000, gpu-0001, gpu-0002 and 2997 more"
+        "Jobs of gpu --> 3000 Nodes in group gpu: gpu-0000, gpu-0001, gpu-0002, … (+2997)"
     ) in text
     assert (
         "help: kubectl get nodes -l pool=gpu -o "

@@ -163,7 +163,7 @@ def test_one_cause_on_many_objects_is_one_entry_with_a_collapsible_list():
     articles = [a for t, a in page.tags if t == "article"]
     assert len(articles) == 1 and "grouped" in (articles[0]["class"] or "")
     body = page.all_text
-    assert "12 Nodes" in body and "gpu-00, gpu-01, gpu-02 and 9 more" in body
+    assert "12 Nodes" in body and "gpu-00, gpu-01, gpu-02, … (+9)" in body
     assert "kubectl get nodes -l pool=gpu" in body and "kubectl patch kernelcachenodegroup gpu ..." in body
     details = text[text.index("<details") : text.index("</details>")]
     assert details.count("<li><code>Node/") == 12

@@ -10,7 +10,7 @@ import pytest
 
 from kubectl_kcache.checks.model import CheckResult, DoctorReport, Finding, ObjectRef
 from kubectl_kcache.report import render_doctor
-from kubectl_kcache.report.doctor_common import plural, summary_line
+from kubectl_kcache.report.doctor_common import finding_groups, merged_command, plural, summary_line
 from tests.layout_checks import fits, pasted
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -314,3 +314,45 @@ def test_checks_skipped_for_one_reason_are_one_line(monkeypatch):
     text = rendered(DoctorReport(checks=(*checks, CheckResult("crds", "fail")), findings=()))
     assert f"skipped group-selector, group-overlap, nodes: {reason}" in text.splitlines()
     assert text.count(reason) == 1
+
+
+def _missing(node: str, group: str) -> Finding:
+    return Finding(
+        "kcn-missing",
+        "error",
+        ObjectRef("Node", node),
+        f"Node {node} is a member of {group} but has no KernelCacheNode",
+        group=group,
+        hint=f'kubectl annotate kernelcachenodegroup {group} kcache.kserve.io/touched-at="$(date +%s)" --overwrite',
+        code="missing",
+        cause="member nodes without a KernelCacheNode",
+        lister=f"kubectl get nodes -l pool={group}",
+    )
+
+
+def test_one_cause_is_one_entry_whatever_the_group_with_one_command_for_all():
+    findings = [_missing(f"gpu-{i}", f"pool-{9 - i}") for i in range(6)]
+    (group,) = finding_groups(findings)
+    assert group.where() == "6 Nodes in 6 groups: gpu-0, gpu-1, gpu-2, … (+3); -o wide lists all"
+    assert group.lister == ""  # one per group: none lists them all
+    assert group.hint == (
+        "kubectl annotate kernelcachenodegroup pool-4 pool-5 pool-6 pool-7 pool-8 pool-9 "
+        'kcache.kserve.io/touched-at="$(date +%s)" --overwrite'
+    )
+    same = finding_groups([_missing(f"gpu-{i}", "pool-1") for i in range(4)])[0]
+    assert same.where() == "4 Nodes in group pool-1: gpu-0, gpu-1, gpu-2, … (+1)" and same.lister
+
+
+@pytest.mark.parametrize(
+    "commands, merged",
+    [
+        (["kubectl uncordon a", "kubectl uncordon b"], "kubectl uncordon a b"),
+        (["kubectl describe node a", "kubectl describe node b"], ""),  # looking is no fix
+        (["kubectl -n x label pod a k=v", "kubectl -n y label pod a k=v"], ""),  # not a name that differs
+        (["kubectl -n x label pod a k=v", "kubectl -n x label pod b k=v"], "kubectl -n x label pod a b k=v"),
+        (["kubectl label pod a k=v", "kubectl label pod a k=w"], ""),
+        ([f"kubectl uncordon n{i}" for i in range(13)], ""),  # too many to read before running it
+    ],
+)
+def test_merged_command(commands, merged):
+    assert merged_command(commands) == merged
