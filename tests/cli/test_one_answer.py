@@ -14,21 +14,13 @@ import pytest
 import yaml
 
 from kubectl_kcache.anonymize import anonymize
-from kubectl_kcache.cli import run
 from tests import builders as b
+from tests.cli.in_process import cli
 from tests.unit.explain.test_why_not_cached import CREATED, LATER, cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = ROOT / "examples" / "healthy-cluster.yaml"
 BROKEN = ROOT / "examples" / "broken-cluster.yaml"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "internal error" not in err and "Traceback" not in err, err
-    return code, out, err
 
 
 def write_list(path: Path, items: list[dict[str, Any]]) -> str:

@@ -11,20 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli import run
+from tests.cli.in_process import cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BROKEN = EXAMPLES / "broken-cluster.yaml"
 AMBIGUOUS_POD = "llama-3-1-8b-instruct-predictor-7d9c6b5f48-nhngp"
 MISTRAL_MISS = "mistral-7b-instruct-v0-3-predictor-5c8d7b6f49-8zhfd"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "internal error" not in err and "Traceback" not in err, err
-    return code, out, err
 
 
 def dump() -> dict[str, Any]:

@@ -11,22 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli import run
 from tests import builders as b
+from tests.cli.in_process import cli
 from tests.unit.explain.test_why_not_cached import CREATED, EARLY, LATER, cluster
 
 
 def write(path: Path, items: list[dict[str, Any]]) -> str:
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     return str(path)
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "internal error" not in err and "Traceback" not in err, err
-    return code, out, err
 
 
 @pytest.fixture

@@ -10,23 +10,15 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli import run
 from kubectl_kcache.explain.why_not_ready import CACHE_GATES, NODE_GATES
 from tests import builders as b
+from tests.cli.in_process import cli
 from tests.unit.explain.test_why_not_ready import KC, NS, cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = str(ROOT / "examples" / "broken-cluster.yaml")
 HEALTHY = str(ROOT / "examples" / "healthy-cluster.yaml")
 BIG = "llama-3-1-70b-instruct-kcc-84b9f6cd57-008ead7571de3f5b9fb55dd7"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "internal error" not in err and "Traceback" not in err, err
-    return code, out, err
 
 
 def write(path: Path, items: list[dict[str, Any]]) -> str:
