@@ -1,7 +1,7 @@
 """The 2,000-node fleet of issue 34, shared by the layout tests and the docs' screenshots: 50 node groups of 40
 nodes (an agent pod on each), 30 NotReady nodes (one in each of 30 groups, all for the same reason), 20
 cordoned, 10 without a KernelCacheNode, 200 KernelCaches (4 per group) of which 22 have an entry in Error
-with the same `401 Unauthorized`, and 100 serving pods of which 61 use a cache.
+with the same `401 Unauthorized`, and 100 serving pods of 20 InferenceServices of which 61 use a cache.
 
     python3 -m tests.fleets PATH      writes it as one `kind: List` JSON file
 """
@@ -23,6 +23,7 @@ CORDONED = 20
 NO_KCN = 10
 IN_ERROR = 22
 SERVING = 100
+PODS_PER_ISVC = 5
 CACHED = 61
 LABEL = "kserve.example.com/kernel-cache"
 POOL = "example.com/pool"
@@ -54,7 +55,7 @@ def cordoned(i: int) -> bool:
 
 
 def without_kcn(i: int) -> bool:
-    return i % 199 == 3 and i // 199 < NO_KCN
+    return i % 10 == 3 and i < 10 * NO_KCN  # two in each of 5 groups
 
 
 def cache_name(j: int) -> str:
@@ -110,7 +111,7 @@ def items() -> list[dict[str, Any]]:
             )
         out.append(b.kcn(name, entries))
     for k in range(SERVING):
-        j = (k * 3) % CACHES
+        j = 30 + k // PODS_PER_ISVC  # Ready caches
         kc = caches[j]
         ns = kc["metadata"]["namespace"]
         out.append(

@@ -117,7 +117,7 @@ def _show_status(
     from ..explain.status import StatusReport, fleet_status
     from ..kernelcache.selectors import label_selector_matches
     from ..report import render
-    from ..report.status_common import narrowed, problems_only
+    from ..report.status_common import narrowed, problems_only, totals_line
 
     shape = shape or {}
     fleet = fleet_status(snap, provenance.namespace)
@@ -135,9 +135,11 @@ def _show_status(
         }
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
+    serving = _serving_pods(snap, provenance.namespace)
+    totals = totals_line(fleet, serving)  # the answer counts every row, those --problems leaves out too
     if shape.get("problems"):  # every format shows the same rows
         fleet = problems_only(fleet)
-    report = StatusReport(fleet, provenance, notes, watch, serving=_serving_pods(snap, provenance.namespace))
+    report = StatusReport(fleet, provenance, notes, watch, serving=serving)
     if output not in ("table", "wide"):
         render(STATUS, report, output, out)
         return ""
@@ -149,7 +151,7 @@ def _show_status(
     width = terminal_width(out)
     if previous is not None and width is not None:
         width -= 2  # room for the change mark
-    text = status_text(report, color=color, width=width, header=header, view=view)
+    text = status_text(report, color=color, width=width, header=header, view=view, totals=totals)
     shown = with_changes(text, previous, color) if previous is not None else text
     write_text(out, for_stream(shown, out))
     return text

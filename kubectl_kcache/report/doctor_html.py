@@ -52,7 +52,9 @@ from .status_common import (
     SEGMENTS,
     cell_counts,
     cells_by_cache,
+    problems_first,
     selector_text,
+    totals_line,
 )
 
 if TYPE_CHECKING:
@@ -247,12 +249,13 @@ def _fleet(status: FleetStatus | str | None) -> str:
         return f'{head}<p class="warning-text">Not shown: {e(status)}</p></section>'
     if not status.groups:
         return f"{head}<p>No KernelCacheNodeGroups.</p></section>"
-    return head + _groups_table(status) + _heatmap(status) + _unassigned(status) + "</section>"
+    totals = f'<p class="totals"><b>{e(totals_line(status))}</b></p>'
+    return head + totals + _groups_table(status) + _heatmap(status) + _unassigned(status) + "</section>"
 
 
 def _groups_table(status: FleetStatus) -> str:
     rows = []
-    for g in status.groups:
+    for g in problems_first(status.groups):
         agents = "bad" if g.agent_ready < g.agent_desired else ""
         rows.append(
             f"<tr><th scope=row>{e(g.name)}</th><td data-label=selector><code>{_selector(g.selector)}</code></td>"

@@ -233,9 +233,11 @@ def render_hit_rate(
     write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
 
 
-def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int | None) -> list[str]:
+def serving_lines(
+    fleet: FleetHitRate | str | None, *, color: bool, width: int | None, problems: bool = False
+) -> list[str]:
     """`status`'s serving pods section: the summary and one row per InferenceService (no revisions, no next
-    command: `why-not-cached -A` has them)."""
+    command: `why-not-cached -A` has them), those with cold or denied pods first; `problems`: only those."""
     if fleet is None:
         return []
     if isinstance(fleet, str):
@@ -243,7 +245,9 @@ def serving_lines(fleet: FleetHitRate | str | None, *, color: bool, width: int |
             _style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
         ]
     out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
-    rows = [r for r in fleet.rows if not r.revision]
+    rows = sorted((r for r in fleet.rows if not r.revision), key=lambda r: not (r.cold or r.denied))
+    if problems:
+        rows = [r for r in rows if r.cold or r.denied]
     if not rows:
         return out
     cells = [

@@ -10,6 +10,7 @@ from ..kernelcache import constants as c
 from ..provenance import LIVE
 
 if TYPE_CHECKING:
+    from ..explain.fleet import FleetHitRate
     from ..explain.status import CacheCell, FleetStatus, GroupStatus
     from ..provenance import Provenance
 
@@ -92,6 +93,11 @@ def group_problem(g: GroupStatus) -> bool:
     return bool(g.kernel_cache_nodes_missing or g.not_ready or g.agent_ready < g.agent_desired or not g.members)
 
 
+def problems_first(groups: tuple[GroupStatus, ...]) -> list[GroupStatus]:
+    """The groups with a problem first, each part by name: the order of every groups table."""
+    return sorted(groups, key=lambda g: (not group_problem(g), g.name))
+
+
 def cell_problem(cell: CacheCell, members: int) -> int:
     """How bad a heat row is, by KServe's state for the cache on its own group: 3 Error, 2 Pending (no member
     or no Ready member) or Ready members without an entry, 1 still preparing, 0 Ready. A cell of another group
@@ -140,3 +146,41 @@ def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | N
     shown = {cell.cache for g in groups for cell in g.caches} | {u.cache for u in unassigned}
     kept = tuple(k for k in status.caches if (caches is None or k in caches) and (group is None or k in shown))
     return replace(status, groups=groups, unassigned=unassigned, caches=kept)
+
+
+def _counted(n: int, word: str, plural: str = "") -> str:
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def caches_not_ready(status: FleetStatus) -> int:
+    """KernelCaches that are not Ready as KServe computes them on their own group, or that no group prepares."""
+    own = {cell.cache: cell.state for g in status.groups for cell in g.caches if cell.assigned}
+    return sum(1 for cache in status.caches if own.get(cache) != c.CACHE_READY)
+
+
+def totals_line(status: FleetStatus, serving: FleetHitRate | str | None = None) -> str:
+    """`status`'s answer, its first line and its last: `50 node groups: 12 with problems; 2,000 nodes: 30
+    NotReady, 20 cordoned, 10 without a KernelCacheNode; 200 KernelCaches: 22 not Ready; serving pods: 61%
+    cached`. Nodes are counted as the groups table counts its members (a node in two groups in each)."""
+    t = status.totals()
+    bad = sum(1 for g in status.groups if group_problem(g))
+    parts = [f"{_counted(t['groups'], 'node group')}: {f'{bad:,} with problems' if bad else 'no problem'}"]
+    nodes = [
+        f"{n:,} {what}"
+        for n, what in (
+            (t["notReady"], "NotReady"),
+            (t["cordoned"], "cordoned"),
+            (t["kernelCacheNodesMissing"], "without a KernelCacheNode"),
+            (t["agentsNotReady"], "without a running agent"),
+        )
+        if n
+    ]
+    parts.append(f"{_counted(t['members'], 'node')}: {', '.join(nodes) or 'all Ready'}")
+    not_ready = caches_not_ready(status)
+    parts.append(
+        f"{_counted(t['kernelCaches'], 'KernelCache')}: {f'{not_ready:,} not Ready' if not_ready else 'all Ready'}"
+    )
+    rate = None if serving is None or isinstance(serving, str) else serving.totals.hit_rate
+    if rate is not None:
+        parts.append(f"serving pods: {rate}% cached")
+    return "; ".join(parts)

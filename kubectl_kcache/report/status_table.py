@@ -1,5 +1,7 @@
-"""`status` for people: a groups table, then one heat row per KernelCache and group.
+"""`status` for people: the answer, a groups table, then one heat row per KernelCache and group, and the answer
+again as the last line.
 
+    4 node groups: 1 with problems; 4 nodes: 1 NotReady; 1 KernelCache: 1 not Ready; serving pods: 61% cached
     cluster prod-eu · https://10.0.0.1:6443 · read 2026-06-18T09:40:00Z · all namespaces
 
     GROUP  SELECTOR                    MEMBERS  READY  NOTREADY  CORDONED  KCN  MISSING  AGENTS  CACHES  PODS
@@ -18,7 +20,9 @@ preparing). Rows are ordered by KServe's state for the cache on its own group (E
 (Ready) member or preparing with members lacking an entry, then Preparing, then Ready); `--problems` keeps
 the caches that are not Ready. Entries on NotReady members are listed apart, after the table, and are never
 the cache's problem (an Error there does not fail the cache); not with `--problems` or `--no-headers`.
-`-o wide` adds the groups' selectors and the caches' STATE (KServe's, `-` in another group's cells).
+`-o wide` adds the groups' selectors (on a terminal a line under each group's row, piped a column) and the
+caches' STATE (KServe's, `-` in another group's cells). Problem rows come first in every table; `--problems`
+keeps only them, and the answer still counts every row.
 
 PODS: a group's is what its members' KernelCacheNodes count as pods using any cache (totalPodsUsing); a
 KernelCache's is what KServe records in its status.usage (running, scheduled pods carrying its usage
@@ -46,6 +50,7 @@ from ..kernelcache import constants as c
 from ..text import escape
 from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
+from .layout import wrap
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -59,8 +64,10 @@ from .status_common import (
     cells_by_cache,
     group_problem,
     not_ready_cells,
+    problems_first,
     selector_text,
     source_line,
+    totals_line,
 )
 from .terminal import terminal_width
 
@@ -112,10 +119,18 @@ def for_stream(text: str, out: TextIO) -> str:
 
 
 def status_text(
-    report: StatusReport, *, color: bool, width: int | None, header: str = "", view: View | None = None
+    report: StatusReport,
+    *,
+    color: bool,
+    width: int | None,
+    header: str = "",
+    view: View | None = None,
+    totals: str | None = None,
 ) -> str:
-    """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output)."""
-    return "".join(_Screen(report, color=color, width=width, view=view or View()).lines(header))
+    """The whole screen as text (`status -w` redraws it). `width` None: no wrapping (piped output). `totals`:
+    the answer line, when `report` holds only some rows (`--problems`); else it is counted from `report`."""
+    screen = _Screen(report, color=color, width=width, view=view or View())
+    return "".join(screen.lines(header, totals or totals_line(report.status, report.serving)))
 
 
 def state_text(cell: CacheCell) -> str:
@@ -220,13 +235,14 @@ class _Screen:
     def _text(self, text: str, style: str = "") -> str:
         return _style(text, style, self.color) + "\n"
 
-    def lines(self, header: str) -> list[str]:
+    def lines(self, header: str, totals: str) -> list[str]:
         if not self.view.headers:  # as `kubectl get --no-headers`: the rows only
             return self._groups() + self._caches()
         line = source_line(self.report.provenance)
         if header:
             line = f"{header} · {line}"
-        out = self._wrapped(escape(line), "dim")
+        answer = self._wrapped(escape(totals), "bold")  # the first line and the last, as the doctor's summary
+        out = answer + self._wrapped(escape(line), "dim")
         for note in self.report.notes:
             out += self._wrapped(escape(note), "yellow")
         out.append("\n")
@@ -235,12 +251,15 @@ class _Screen:
         out += self._caches()
         out += self._not_ready()
         out += self._unassigned()
-        out += serving_lines(self.report.serving, color=self.color, width=self.width)
-        return out
+        out += serving_lines(self.report.serving, color=self.color, width=self.width, problems=self.view.problems)
+        return [*out, "\n", *answer]
 
     def _groups(self) -> list[str]:
+        # -o wide: piped, the selector is a column (a row is one line, as kubectl's); on a terminal a line of its
+        # own under the row (as a column it folded above every row at 120 columns, and numbers fell to column 0)
+        selector_column = self.view.wide and self.width is None
         columns = [Column("GROUP", fold=True)]
-        if self.view.wide:
+        if selector_column:
             columns.append(Column("SELECTOR", fold=True))
         columns += [
             Column("MEMBERS", right=True),
@@ -254,12 +273,10 @@ class _Screen:
             Column("PODS", right=True),
         ]
         table = _Table(columns)
-        groups = sorted(self.status.groups, key=lambda g: (not group_problem(g), g.name))  # problems first
-        for g in groups:
-            if self.view.problems and not group_problem(g):
-                continue
+        shown = [g for g in problems_first(self.status.groups) if not self.view.problems or group_problem(g)]
+        for g in shown:
             row: list[Any] = [(escape(g.name), "bold")]
-            if self.view.wide:
+            if selector_column:
                 row.append((escape(selector_text(g.selector)), "dim" if g.selector else "red"))
             row += [
                 (str(g.members), "" if g.members else "yellow"),
@@ -275,7 +292,17 @@ class _Screen:
             table.add(*row)
         if not table.rows:
             return [self._text("no node group with a problem")]
-        return table.render(self.color, self.width, self.view.headers)
+        lines = table.render(self.color, self.width, self.view.headers)
+        if not self.view.wide or selector_column:
+            return lines
+        head, rows = lines[: len(lines) - len(shown)], lines[len(lines) - len(shown) :]
+        out = head
+        for g, row_line in zip(shown, rows, strict=True):
+            out.append(row_line)
+            text = f"selector: {escape(selector_text(g.selector))}"
+            for part in wrap(text, self.width, first_indent=len(GAP), indent=2 * len(GAP)):
+                out.append(self._text(GAP + part if not part.startswith(" ") else part, "dim" if g.selector else "red"))
+        return out
 
     def _caches(self) -> list[str]:
         if not self.status.caches and self.view.problems:  # `problems_only` left none
@@ -288,7 +315,7 @@ class _Screen:
             return []
         columns = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True)]
         if self.view.wide:
-            columns.append(Column("STATE"))
+            columns.append(Column("STATE", fold=True))  # at 80 columns a long state goes above its row
         columns.append(Column("NODES", right=True))
         heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
         if heat:
@@ -397,15 +424,23 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def with_changes(text: str, previous: str, color: bool) -> str:
     """`text` with ` ~` after every table row that was not on the previous screen (a watch's redraw); the
-    header line (its time changes every time), column titles and footnotes are never marked."""
+    header lines (the time changes every time), the answer (first and last), column titles and footnotes are
+    never marked."""
     before = set(previous.splitlines())
+    lines = text.splitlines()
+    head = set(lines[: next((i for i, x in enumerate(lines) if not x.strip()), len(lines))])  # the answer too
     out = []
     in_tables = False
-    for line in text.splitlines():
+    for line in lines:
         plain = _ANSI.sub("", line)
         if not plain.strip():
             in_tables = True
-        elif in_tables and line not in before and not plain.startswith(("GROUP", "KERNELCACHE", "* ")):
+        elif (
+            in_tables
+            and line not in before
+            and line not in head
+            and not plain.startswith(("GROUP", "KERNELCACHE", "* "))
+        ):
             line += " " + _style(CHANGED_MARK, "yellow", color)
         out.append(line + "\n")
     return "".join(out)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests import builders as b
+from tests import fleets
 from tests.layout_checks import fits, pasted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -357,6 +358,57 @@ def test_status_problems_come_first_on_the_broken_example():
     lines = piped(["status", "-f", BROKEN]).stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("KERNELCACHE"))
     assert lines[first + 1].startswith("team-llm/llama-3-1-70b-instruct-kcc-")  # its entries are in Error
+
+
+@pytest.fixture(scope="module")
+def problem_fleet(tmp_path_factory) -> str:
+    """Issue 34's fleet (tests/fleets.py): 50 groups, 2,000 nodes, 200 KernelCaches, 100 serving pods."""
+    return fleets.write(tmp_path_factory.mktemp("problems") / "fleet.json")
+
+
+ANSWER = (
+    "50 node groups: 32 with problems; 2,000 nodes: 30 NotReady, 20 cordoned, 10 without a KernelCacheNode; "
+    "200 KernelCaches: 40 not Ready; serving pods: 61% cached"
+)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_status_answers_first_and_last(problem_fleet, columns):
+    doc = json.loads(piped(["status", "-f", problem_fleet, "-o", "json"]).stdout)
+    names = {"names": [g["name"] for g in doc["groups"]]}
+    for args in ([], ["--problems"], ["-o", "wide"]):
+        code, text = in_pty(["status", "-f", problem_fleet, *args], columns)
+        assert code == 0
+        lines = assert_readable(text, columns, names, set())
+        head = lines[: lines.index(next(line for line in lines if line.startswith("from ")))]
+        assert " ".join(head) == ANSWER, "the totals on row 1, counted over every row, --problems too"
+        assert " ".join(lines[-len(head) :]) == ANSWER and lines[-len(head) - 1] == ""
+        groups = [line.split()[0] for line in lines if line.startswith("pool-")]
+        problems = [g["name"] for g in doc["groups"] if g["notReady"] or g["members"] != g["kernelCacheNodes"]]
+        assert groups[: len(problems)] == sorted(problems), "problems first"
+        if args == ["--problems"]:
+            assert sorted(groups) == sorted(problems)
+            if columns >= 120:
+                assert len(lines) <= 100, "two screens"
+        if args == ["-o", "wide"]:
+            assert sum(line.startswith("  selector: ") for line in lines) == 50
+    piped_lines = piped(["status", "-f", problem_fleet, "--problems"]).stdout.splitlines()
+    assert piped_lines[0] == piped_lines[-1] == ANSWER  # piped: one line, as a row
+    cold = [line for line in piped_lines if line.startswith("team-")]
+    assert cold and all(line.split()[3] != line.split()[2] for line in cold[-8:]), (
+        "only InferenceServices with cold pods"
+    )
+
+
+def test_status_wide_fits_80_columns_on_the_broken_example():
+    code, text = in_pty(["status", "-f", BROKEN, "-o", "wide"], 80)
+    lines = ANSI.sub("", text).splitlines()
+    assert all(fits(line, 80) for line in lines), [line for line in lines if not fits(line, 80)]
+    at = lines.index(next(line for line in lines if line.startswith("h200 ")))
+    assert lines[at + 1 : at + 3] == [
+        "  selector:",
+        "    kserve.example.com/kernel-cache=enabled,nvidia.com/gpu.product=NVIDIA-H200",
+    ]
 
 
 # ---- reconcile ---------------------------------------------------------------------------------------
