@@ -1,5 +1,7 @@
 """docs/doctor-80.png and docs/doctor-120.png: `kubectl kcache doctor` on the broken example as a terminal of
-80 and 120 columns shows it (colours included), rendered by headless Chromium.
+80 and 120 columns shows it (colours included), rendered by headless Chromium; docs/fleet-doctor-120.png,
+docs/fleet-status-problems-120.png and docs/fleet-doctor-piped.png: the doctor and `status --problems` on
+tests/fleets.py's 2,000 nodes (one block per cause; the answer line first), and the doctor piped into `cut`.
 
     python3 -m tests.terminal_screenshot        # needs tmux and chromium
 
@@ -21,6 +23,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "kubectl kcache doctor --from-file examples/broken-cluster.yaml"
+FLEET = "fleet-dump.json"  # tests/fleets.py's fleet as a dump, in the pane's working directory
+# (name, command, columns, window width in pixels)
+SHOTS = (
+    ("doctor-80", COMMAND, 80, 760),
+    ("doctor-120", COMMAND, 120, 1120),
+    ("fleet-doctor-120", f"kubectl kcache doctor --from-file {FLEET}", 120, 1120),
+    ("fleet-status-problems-120", f"kubectl kcache status --from-file {FLEET} --problems", 120, 1120),
+    ("fleet-doctor-piped", f"kubectl kcache doctor --from-file {FLEET} | cut -c1-118", 120, 1120),
+)
 ROWS = 56
 COLOURS = {
     30: "#3b4252",
@@ -43,8 +54,8 @@ COLOURS = {
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
-def capture(columns: int) -> str:
-    """The pane's whole history, with its escape codes, after the command ran in it."""
+def capture(columns: int, command: str = COMMAND, cwd: Path = ROOT) -> str:
+    """The pane's whole history, with its escape codes, after the command ran in it (in `cwd`)."""
     session = f"kcache-shot-{os.getpid()}-{columns}"
     bin_dir = str(Path(sys.executable).parent)
     env = f"env -u COLUMNS -u NO_COLOR TERM=xterm-256color PATH={bin_dir}:{os.environ.get('PATH', '')}"
@@ -54,10 +65,16 @@ def capture(columns: int) -> str:
     )
     try:
         time.sleep(0.5)
-        subprocess.run(["tmux", "send-keys", "-t", session, f"cd {ROOT} && PS1='$ ' && clear", "Enter"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", session, f"cd {cwd} && PS1='$ ' && clear", "Enter"], check=True)
         time.sleep(0.5)
-        subprocess.run(["tmux", "send-keys", "-t", session, COMMAND, "Enter"], check=True)
-        time.sleep(5)
+        subprocess.run(["tmux", "send-keys", "-t", session, command, "Enter"], check=True)
+        for _ in range(60):  # until the prompt is back
+            time.sleep(1)
+            shown = subprocess.run(
+                ["tmux", "capture-pane", "-t", session, "-p"], check=True, capture_output=True, text=True
+            ).stdout.rstrip()
+            if shown.endswith("\n$"):
+                break
         return subprocess.run(
             ["tmux", "capture-pane", "-t", session, "-p", "-e", "-S", "-", "-E", "-"],
             check=True,
@@ -91,6 +108,11 @@ def to_html(text: str, columns: int) -> str:
                     style["bold"] = True
                 elif code == 2:
                     style["dim"] = True
+                elif code == 22:  # tmux ends bold and dim with 22, a colour with 39, not with 0
+                    style.pop("bold", None)
+                    style.pop("dim", None)
+                elif code == 39:
+                    style.pop("fg", None)
                 elif code in COLOURS:
                     style["fg"] = COLOURS[code]
         out.append(span(line[pos:]))
@@ -108,11 +130,18 @@ def main() -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if not (browser and shutil.which("tmux")):
         sys.exit("needs tmux and chromium (apt-get install -y tmux chromium)")
+    from tests import fleets
+
     with tempfile.TemporaryDirectory() as tmp:
-        for columns, width in ((80, 760), (120, 1120)):
-            page = Path(tmp) / f"doctor-{columns}.html"
-            page.write_text(to_html(capture(columns), columns), encoding="utf-8")
-            shot = ROOT / "docs" / f"doctor-{columns}.png"
+        listed = fleets.write(Path(tmp) / "fleet.json")
+        # as a dump, which says when it was read (a plain List gets a note on stderr)
+        dump = [sys.executable, "-m", "kubectl_kcache", "dump", "-f", listed, "-o", "json"]
+        (Path(tmp) / FLEET).write_text(subprocess.run(dump, check=True, capture_output=True, text=True).stdout)
+        for name, command, columns, width in SHOTS:
+            page = Path(tmp) / f"{name}.html"
+            cwd = ROOT if FLEET not in command else Path(tmp)
+            page.write_text(to_html(capture(columns, command, cwd), columns), encoding="utf-8")
+            shot = ROOT / "docs" / f"{name}.png"
             subprocess.run(
                 [
                     browser,
