@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -44,13 +46,27 @@ def _with_status(pair: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     return {**body, "status": status}
 
 
-def items(n: int, node_size: str, groups: int, caches: int) -> Any:
-    """Every item of the dump, in the order `dump` writes kinds (nodes first)."""
+# The fleets the budgets name (design.md, issue 24 and 36): nodes -> (node groups, KernelCaches). Other sizes
+# get the 50,000-node fleet's 200 groups and 5,000 KernelCaches, as every round before issue 36 had them.
+SHAPES = {5000: (50, 2000), 50000: (200, 5000), 130000: (500, 13000)}
+DEFAULT_SHAPE = (200, 5000)
+
+
+def shape(n: int, groups: int | None, caches: int | None) -> tuple[int, int]:
+    g, c = SHAPES.get(n, DEFAULT_SHAPE)
+    return (groups or g, caches or c)
+
+
+def items(n: int, node_size: str, groups: int, caches: int, seed: int = 0) -> Any:
+    """Every item of the dump, in the order `dump` writes kinds (nodes first). A pure function of its
+    arguments: the only randomness (a large node's images and sizes) comes from `random.Random` seeded per
+    node from `seed` and the node's index, so the same arguments write the same bytes (seed 0 is the
+    generator of every round before issue 36)."""
     for i in range(n):
         if node_size == "small":
             yield fx.small_node(i, groups)
         else:  # the artifacts its KernelCacheNode holds are among its images, as on a node that pulled them
-            node = fx.gpu_node(i, groups)
+            node = fx.gpu_node(i, groups, random.Random(i + seed * 1_000_003))
             pulled = [
                 {"names": [e["imageReference"]], "sizeBytes": 3 * 10**9}
                 for e in fx.kcn(i, caches, groups)[1]["cacheStatus"].values()
@@ -96,18 +112,25 @@ def items(n: int, node_size: str, groups: int, caches: int) -> Any:
         }
 
 
-def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> None:
-    """The dump, laid out as snapshot/dump.py writes it (its reads: every kind listed, ok)."""
+def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int, seed: int = 0) -> str:
+    """The dump, laid out as snapshot/dump.py writes it (its reads: every kind listed, ok); returns the
+    sha256 of its bytes (recorded with the results: the same arguments give the same file)."""
     from kubectl_kcache.snapshot import kinds
     from kubectl_kcache.snapshot.files.layout import DUMP_HEAD, DUMP_META
 
     enc = msgspec.json.Encoder()
+    digest = hashlib.sha256()
     count = 0
     with open(path, "wb") as fh:
-        fh.write(DUMP_HEAD)
-        for item in items(n, node_size, groups, caches):
-            fh.write(b"\n" if count == 0 else b",\n")
-            fh.write(enc.encode(item))
+
+        def write(b: bytes) -> None:
+            digest.update(b)
+            fh.write(b)
+
+        write(DUMP_HEAD)
+        for item in items(n, node_size, groups, caches, seed):
+            write(b"\n" if count == 0 else b",\n")
+            write(enc.encode(item))
             count += 1
         reads = [{"resource": p, "namespace": None, "status": "ok", "count": 0} for p in kinds.PLURALS]
         meta = {
@@ -119,7 +142,8 @@ def write_dump(path: Path, n: int, node_size: str, groups: int, caches: int) -> 
             "scope": {},
             "reads": reads,
         }
-        fh.write(b"\n" + DUMP_META + enc.encode(meta) + b"}\n")
+        write(b"\n" + DUMP_META + enc.encode(meta) + b"}\n")
+    return digest.hexdigest()
 
 
 def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
@@ -137,6 +161,7 @@ def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
         "reconcile_dry_run": ([*kc, "reconcile", "--dry-run", *f, "-o", "json"], (0, 1)),
         "why_not_ready": ([*kc, "why-not-ready", cache["name"], "-n", cache["namespace"], *f, "-o", "json"], (0, 1)),
         "why_not_ready_all": ([*kc, "why-not-ready", "-A", *f, "-o", "json"], (0, 1)),
+        "why_not_cached_all": ([*kc, "why-not-cached", "-A", *f, "-o", "json"], (0, 1)),
     }
 
 
@@ -167,6 +192,15 @@ def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
     if "json_load" in out and "doctor" in out:
         out["doctor_vs_json_load"] = round(out["doctor"]["median_s"] / out["json_load"]["median_s"], 3)
         out["doctor_vs_json_load_cpu"] = round(out["doctor"]["median_cpu_s"] / out["json_load"]["median_cpu_s"], 3)
+    # each command against its floors, per round (the commands of one round ran side by side): json.load of
+    # the file, and the doctor (status and the fleet views' budget is 1.2x the doctor)
+    for name in runs:
+        for floor in ("json_load", "doctor"):
+            if floor in runs and name != floor:
+                for key, unit in (("seconds", "s"), ("cpu_s", "cpu")):
+                    rs = [a[key] / b[key] for a, b in zip(runs[name], runs[floor], strict=True) if b[key]]
+                    if rs:
+                        out[name][f"vs_{floor}_{unit}"] = round(statistics.median(rs), 3)
     return out
 
 
@@ -251,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,20000,50000")
     ap.add_argument("--node-size", default="small,large")
-    ap.add_argument("--groups", type=int, default=200)
-    ap.add_argument("--caches", type=int, default=5000)
+    ap.add_argument("--groups", type=int, help="node groups (default: by size, SHAPES; else 200)")
+    ap.add_argument("--caches", type=int, help="KernelCaches (default: by size, SHAPES; else 5000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generator (0: every earlier round's dumps)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--commands", default=",".join(commands(Path("x"))))
     ap.add_argument(
@@ -291,16 +326,23 @@ def main(argv: list[str] | None = None) -> int:
     which = args.commands.split(",")
     for node_size in args.node_size.split(","):
         for n in sorted(int(x) for x in args.sizes.split(",")):
-            path = d / f"dump-{node_size}-{n}.json"
+            groups, caches = shape(n, args.groups, args.caches)
+            path = d / f"dump-{node_size}-{n}-g{groups}-c{caches}-s{args.seed}.json"
+            sha = None
             if not path.exists():
                 t0 = time.perf_counter()
-                write_dump(path, n, node_size, args.groups, args.caches)
-                log(f"wrote {path} ({path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - t0:.0f}s")
+                sha = write_dump(path, n, node_size, groups, caches, args.seed)
+                log(
+                    f"wrote {path} ({path.stat().st_size / 2**20:.0f} MB, sha256 {sha[:12]}) in "
+                    f"{time.perf_counter() - t0:.0f}s"
+                )
             log(f"  {node_size} x {n} (load {os.getloadavg()[0]:.1f})")
             cmds = [c for c in which if c != "json_load" or node_size == "small" or n <= args.json_load_max]
             m = measure(path, args.rounds, cmds)
             m["file_mb"] = round(path.stat().st_size / 2**20, 1)
-            m["groups"], m["caches"] = args.groups, args.caches
+            m["groups"], m["caches"], m["seed"] = groups, caches, args.seed
+            if sha:
+                m["sha256"] = sha
             m["load"] = round(os.getloadavg()[0], 2)
             slot = res["runs"].setdefault(node_size, {}).setdefault(str(n), {})
             slot.update(m)

@@ -1,7 +1,8 @@
 """THE YAML writer of every document the plugin prints or writes (`-o yaml` of every command, `dump -o yaml`):
 keys in the document's order, block style, long strings on one line (never folded: hints are commands to
 copy whole), non-ASCII kept when the output can take it, and YAML's own escapes for a bidi or invisible
-character from the cluster, so the text stays readable as YAML and harmless on a terminal."""
+character from the cluster, so the text stays readable as YAML and harmless on a terminal. And THE JSON writer
+of `-o json` (`json_text`): the text of `json.dumps(doc, indent=2)`, made in C."""
 
 from __future__ import annotations
 
@@ -23,6 +24,32 @@ def yaml_text(doc: Any, *, unicode: bool = True) -> str:
             doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=False
         )
     return text
+
+
+_FLOAT: Any = None
+
+
+def json_text(doc: Any) -> str:
+    """`json.dumps(doc, indent=2)`, the text every `-o json` has always been, made by msgspec (the standard
+    library's indenting encoder is pure Python: 1.3 s for a 21 MB doctor report at 130,000 nodes, against
+    ~0.1 s). msgspec writes the same text for str, int, bool, None, lists and dicts of ASCII; a document with a
+    non-ASCII character or DEL (json escapes them as \\uXXXX), a float (another spelling of exponents) or anything else
+    msgspec would write otherwise is written by json itself. NaN (msgspec: null) is in no document."""
+    import json
+    import re
+
+    import msgspec
+
+    global _FLOAT
+    if _FLOAT is None:  # a number with a fraction or an exponent, where a value can start (no spaces)
+        _FLOAT = re.compile(rb"(?:^|[:,\[])-?\d+[.eE]")
+    try:
+        raw = msgspec.json.encode(doc)
+    except (TypeError, ValueError, OverflowError):
+        raw = b""
+    if not raw or not raw.isascii() or b"\x7f" in raw or _FLOAT.search(raw):  # (json escapes DEL too)
+        return json.dumps(doc, indent=2)
+    return msgspec.json.format(raw, indent=2).decode("ascii")
 
 
 def takes_unicode(out: TextIO) -> bool:

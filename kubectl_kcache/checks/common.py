@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from .. import apivalidation
 from .. import objects as o
@@ -36,9 +37,14 @@ def resolved(snapshot: ClusterSnapshot, spec: ListSpec) -> ListSpec:
 
 
 def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> Read:
-    """The read that speaks for a list of the plan (`reads.covering`); of several, the first not ok."""
-    reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
-    return next((r for r in reads if not r.ok), reads[0])
+    """The read that speaks for a list of the plan (`reads.covering`); of several, the first not ok. Kept per
+    snapshot: checks ask it for each of thousands of objects."""
+    memo: dict[Any, Read] = snapshot.derived("read-of", dict)
+    found = memo.get(what)
+    if found is None:
+        reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
+        found = memo[what] = next((r for r in reads if not r.ok), reads[0])
+    return found
 
 
 def read_ok(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> bool:

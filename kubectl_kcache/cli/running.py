@@ -6,6 +6,7 @@ every error (never a traceback).
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from typing import Any
@@ -133,6 +134,7 @@ def run(argv: list[str]) -> int:
     finally:
         if isinstance(sys.stderr, _Tolerant):
             sys.stderr = stderr
+        gc.unfreeze()  # what reading.load_snapshot_files froze, collectable again (tests run many commands)
     return code
 
 

@@ -116,11 +116,12 @@ def compute_aggregate(
     present = sorted((position[n], n, state, message) for n, (state, message) in mine.items() if n in position)
     ready = [n for _, n, state, _ in present if state == c.ENTRY_READY]
     errors = [(n, message) for _, n, state, message in present if state == c.ENTRY_ERROR]
-    missing = sorted(position.keys() - mine.keys(), key=position.__getitem__)
-    preparing = sorted(
-        [*missing, *(n for _, n, state, _ in present if state not in (c.ENTRY_READY, c.ENTRY_ERROR))],
-        key=position.__getitem__,
-    )
+    if len(position) == len(expected):  # (node names are unique) the members without an entry, in order
+        missing = [n for n in expected if n not in mine]
+    else:
+        missing = sorted(position.keys() - mine.keys(), key=position.__getitem__)
+    waiting = [n for _, n, state, _ in present if state not in (c.ENTRY_READY, c.ENTRY_ERROR)]
+    preparing = sorted([*missing, *waiting], key=position.__getitem__) if waiting else missing
     counts = Counts(len(expected), len(ready), len(preparing), len(errors))
     if errors:
         message = next((m for _, m in errors if m), "")

@@ -10,6 +10,8 @@ import msgspec
 from msgspec import field
 from msgspec.structs import force_setattr
 
+from ..sharing import active as sharing_active
+from ..sharing import share
 from .base import (
     Bool,
     Condition,
@@ -143,10 +145,6 @@ class CacheStatus(_Obj, frozen=True):
     last_update: Any | None = None
     footprints: Footprints | None = None
 
-    def __post_init__(self) -> None:
-        _Obj.__post_init__(self)  # a cache's entry is on every node of its group: its parts are kept once
-        _share_parts(self, "kernel_cache_ref", "image_reference", "footprints")
-
     def ref_under(self, key: str) -> NamespacedName:
         """The KernelCache this entry, kept under `key` in cacheStatus, stands for: its kernelCacheRef, else
         the key read as "namespace/name"."""
@@ -164,6 +162,20 @@ class KernelCacheNodeStatus(_Obj, frozen=True):
     cache_status: dict[str, CacheStatus] | None = None
     counts: _KcnCounts | None = None
     total_pods_using: Int = 0  # read at either place: KServe's counts are derived, not relied on
+
+    def __post_init__(self) -> None:
+        _Obj.__post_init__(self)
+        if self.cache_status and sharing_active():
+            # a cache's entry is on every node of its group, most often the same (state, time, message): the
+            # entry and its key are kept once; an entry that differs still keeps its parts once
+            force_setattr(self, "cache_status", {share(k): _shared_entry(v) for k, v in self.cache_status.items()})
+
+
+def _shared_entry(entry: CacheStatus) -> CacheStatus:
+    kept = share(entry)
+    if kept is entry:
+        _share_parts(entry, "kernel_cache_ref", "image_reference", "footprints", "state", "last_update")
+    return kept
 
 
 class KernelCacheNode(_Object, frozen=True, dict=True):

@@ -5,10 +5,9 @@ The tree and table modules are imported when they render, so that `--help` stays
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
-from ..documents import takes_unicode, yaml_text
+from ..documents import json_text, takes_unicode, yaml_text
 from .registry import renderer
 
 WHY_GROUP = "why-group"
@@ -31,7 +30,7 @@ def _document(report: Any, source: Any) -> Any:
 def _register_documents(kind: str) -> None:
     @renderer("json", kind=kind, order=10, wants=("source",))
     def render_json(report: Any, out: TextIO, *, color: bool = False, source: Any = None) -> None:
-        json.dump(_document(report, source), out, indent=2)
+        out.write(json_text(_document(report, source)))
         out.write("\n")
 
     @renderer("yaml", kind=kind, order=11, wants=("source",))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, TextIO
 
-from ..documents import takes_unicode, yaml_text
+from ..documents import json_text, takes_unicode, yaml_text
 from .registry import renderer
 
 if TYPE_CHECKING:
@@ -14,7 +13,7 @@ if TYPE_CHECKING:
 
 @renderer("json", order=10)
 def render_json(report: DoctorReport, out: TextIO, *, color: bool = False) -> None:
-    json.dump(report.to_dict(), out, indent=2)
+    out.write(json_text(report.to_dict()))
     out.write("\n")
 
 

@@ -4,10 +4,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..documents import takes_unicode, yaml_text
+from ..documents import json_text, takes_unicode, yaml_text
 from .registry import renderer
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ STATUS = "status"
 
 @renderer("json", kind=STATUS, order=10)
 def render_status_json(report: StatusReport, out: TextIO, *, color: bool = False, **_: Any) -> None:
-    json.dump(report.to_dict(), out, indent=2)
+    out.write(json_text(report.to_dict()))
     out.write("\n")
 
 

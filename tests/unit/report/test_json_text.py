@@ -1,0 +1,35 @@
+"""`documents.json_text` is `json.dumps(doc, indent=2)`, made faster: the same text for every document, the
+fallbacks included (non-ASCII, floats, what msgspec cannot encode)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubectl_kcache.documents import json_text
+
+_leaves = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=12)
+_docs = st.recursive(
+    _leaves | st.floats(allow_nan=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_docs)
+def test_the_text_of_json_dumps(doc: Any) -> None:
+    assert json_text(doc) == json.dumps(doc, indent=2)
+
+
+def test_the_fallbacks() -> None:
+    for doc in (
+        {"message": "caf\u00e9 \u202e"},  # json escapes non-ASCII
+        {"rate": 1e16, "x": [0.5, -2.5e-7]},  # floats are spelled by json
+        {"evil": '\x00\x1f\x7f \\ " /'},
+        {"tuple": (1, "a"), "empty": [], "nothing": {}},
+    ):
+        assert json_text(doc) == json.dumps(doc, indent=2)
