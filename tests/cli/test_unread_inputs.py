@@ -101,7 +101,7 @@ def test_a_dump_taken_with_n_is_answered_within_its_namespace_and_says_so(capsys
     assert report["summary"]["incomplete"] == 0
     assert "note: the input was dumped with -n team-llm: answering for namespace team-llm only" in err
     code, out, _ = cli(capsys, "status", "-f", path)
-    assert code == 0 and "namespace team-llm" in out.splitlines()[0]
+    assert code == 0 and "namespace team-llm" in out.splitlines()[1]  # under the answer line
     code, out, _ = cli(capsys, "status", "-f", path, "-o", "json")
     assert json.loads(out)["source"]["scope"] == {"namespace": "team-llm"}
 
