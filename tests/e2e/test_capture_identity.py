@@ -19,7 +19,7 @@ from kubectl_kcache.kube.kubeconfig import Overrides
 from tests import builders as b
 
 from .cluster import OWNED_LABEL
-from .test_doctor import doctor, findings, healthy_install, kcache
+from .test_doctor import doctor, findings, healthy_install
 
 pytestmark = pytest.mark.e2e
 
@@ -178,7 +178,7 @@ def test_a_capture_pushing_without_its_reporter_secret(cluster, tmp_path):
     assert added["object"]["metadata"]["name"] == "kernel-cache-reporter-late"
     assert b"PartialObjectMetadata" in lines[0] and encoded.encode() not in lines[0] and b'"data"' not in lines[0]
     # and the table says it too
-    table = kcache(cluster, "doctor", "--only", "capture-identity", "--fail-on", "warning")
+    table = cluster.kcache("doctor", "--only", "capture-identity", "--fail-on", "warning")
     assert table.returncode == 1 and name in table.stdout and SECRET_VALUE not in table.stdout
 
 

@@ -5,8 +5,6 @@ read-only user can run it; the audit log shows no mutating request."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -20,19 +18,13 @@ GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"
 GPU_TAINT = b.taint("nvidia.com/gpu", "present")
 
 
-def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
-    )
-
-
 def doctor(cluster, tmp_path, *args: str) -> tuple[int, dict]:
     """doctor live and on the dumped snapshot: the same report and exit code, or the test fails."""
-    live = kcache(cluster, "doctor", "-o", "json", *args)
+    live = cluster.kcache("doctor", "-o", "json", *args)
     assert live.returncode in (0, 1), live.stderr
-    dumped = kcache(cluster, "dump", "--file", str(tmp_path / "snap.yaml"))
+    dumped = cluster.kcache("dump", "--file", str(tmp_path / "snap.yaml"))
     assert dumped.returncode == 0, dumped.stderr
-    offline = kcache(cluster, "doctor", "-o", "json", "--from-file", str(tmp_path / "snap.yaml"), *args)
+    offline = cluster.kcache("doctor", "-o", "json", "--from-file", str(tmp_path / "snap.yaml"), *args)
     assert offline.returncode == live.returncode, offline.stderr
     live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
     live_source, offline_source = live_doc.pop("source"), offline_doc.pop("source")
@@ -302,7 +294,7 @@ def test_missing_controller_deployment_is_said_first(cluster, tmp_path):
     assert code == 1
     first = [f for f in doc["findings"] if not f["suppressed"]][0]
     assert first["check"] == "control-plane" and first["severity"] == "error"
-    table = kcache(cluster, "doctor")
+    table = cluster.kcache("doctor")
     assert table.returncode == 1 and "kserve-localmodel-controller-manager" in table.stdout
     assert "\x1b[" not in table.stdout
 
@@ -362,7 +354,7 @@ def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
         ]
     )
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "doctor", "--context", "alice", "-o", "json")
+    proc = cluster.kcache("doctor", "--context", "alice", "-o", "json")
     doc = json.loads(proc.stdout)
     assert proc.returncode in (0, 1), doc  # findings are fine; incomplete (3) is not
     assert doc["summary"]["skipped"] == 0
@@ -373,7 +365,7 @@ def test_read_only_user_and_no_mutating_request(cluster, tmp_path):
 
 def test_forbidden_reads_are_skipped_with_verb_and_resource(cluster):
     healthy_install(cluster)
-    proc = kcache(cluster, "doctor", "--context", "alice", "-o", "json")
+    proc = cluster.kcache("doctor", "--context", "alice", "-o", "json")
     doc = json.loads(proc.stdout)
     assert proc.returncode == 3
     skipped = [c for c in doc["checks"] if c["status"] == "skipped"]

@@ -6,8 +6,6 @@ to bind and `kubectl auth can-i` for the refused reads."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,12 +22,6 @@ RBAC = Path(__file__).resolve().parents[2] / "deploy" / "doctor-rbac.yaml"
 USER = "alice"  # a context of the test bed's kubeconfig (a client certificate), bound to nothing by default
 
 
-def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
-    )
-
-
 def bind_doctor_role(cluster, user: str) -> None:
     docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
     for d in docs:
@@ -44,7 +36,7 @@ def test_a_user_bound_to_the_doctor_role_gets_no_skipped_check(cluster, tmp_path
     healthy_install(cluster, extra=[b.capture("model-kcc-1", "team-a")])
     bind_doctor_role(cluster, USER)
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "doctor", "--context", USER, "-o", "json")
+    proc = cluster.kcache("doctor", "--context", USER, "-o", "json")
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     assert [c["id"] for c in doc["checks"] if c["status"] == "skipped"] == []
@@ -58,13 +50,13 @@ def test_a_user_bound_to_the_doctor_role_gets_no_skipped_check(cluster, tmp_path
         ["why-group", "--capture", "model-kcc-1", "-n", "team-a"],
         ["dump", "--file", str(tmp_path / "d.yaml")],
     ):
-        other = kcache(cluster, *args, "--context", USER)
+        other = cluster.kcache(*args, "--context", USER)
         assert other.returncode == 0, (args, other.stderr)
 
 
 def test_a_user_without_it_is_told_who_was_refused_and_what_to_bind(cluster):
     healthy_install(cluster)
-    proc = kcache(cluster, "doctor", "--context", USER, "-o", "json")
+    proc = cluster.kcache("doctor", "--context", USER, "-o", "json")
     assert proc.returncode == 3
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr  # one line: the error, then who was refused and what to run
@@ -83,5 +75,5 @@ def test_a_user_without_it_is_told_who_was_refused_and_what_to_bind(cluster):
     answer = cluster.kubectl(*can_i.split()[1:], f"--as={USER}", check=False)
     assert answer.stdout.strip() == "no", (can_i, answer.stdout, answer.stderr)  # as the doctor found
     bind_doctor_role(cluster, USER)
-    again = kcache(cluster, "doctor", "--context", USER, "-o", "json")
+    again = cluster.kcache("doctor", "--context", USER, "-o", "json")
     assert again.returncode in (0, 1), again.stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -53,17 +51,11 @@ def install(cluster) -> None:
 CUT_HASH = re.compile(r"sha256:[0-9a-f]{12}\.\.\.")
 
 
-def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
-    )
-
-
 def test_an_anonymized_dump_gives_the_same_answers(cluster, tmp_path):
     install(cluster)
     plain, anonymized = tmp_path / "plain.json", tmp_path / "anonymized.json"
     for path, extra in ((plain, []), (anonymized, ["--anonymize"])):
-        proc = kcache(cluster, "dump", "-o", "json", "--file", str(path), *extra)
+        proc = cluster.kcache("dump", "-o", "json", "--file", str(path), *extra)
         assert proc.returncode == 0, proc.stderr
     text = anonymized.read_text()
     for name in (NS, ISVC, "gpu-1", "cpu-1", cluster.server):
@@ -79,8 +71,8 @@ def test_an_anonymized_dump_gives_the_same_answers(cluster, tmp_path):
         ),
         (["why-not-cached", POD, "-n", NS], ["why-not-cached", anon.replace(POD), "-n", anon.replace(NS)]),
     ):
-        one = kcache(cluster, *args, "-o", "json", "--from-file", str(plain))
-        two = kcache(cluster, *anon_args, "-o", "json", "--from-file", str(anonymized))
+        one = cluster.kcache(*args, "-o", "json", "--from-file", str(plain))
+        two = cluster.kcache(*anon_args, "-o", "json", "--from-file", str(anonymized))
         assert one.returncode == two.returncode, (args, one.stderr, two.stderr)
         doc1, doc2 = json.loads(anon.replace(one.stdout)), json.loads(two.stdout)
         doc1.pop("source"), doc2.pop("source")

@@ -5,8 +5,6 @@ warned about as kubectl does, and kubectl's flags are checked before any request
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +15,6 @@ from kubectl_kcache.snapshot.files.from_files import load_files
 from tests import builders as b
 
 pytestmark = pytest.mark.e2e
-
-
-def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args],
-        capture_output=True,
-        text=True,
-        env=cluster.env,
-        timeout=timeout,
-    )
 
 
 def hook(**kw: Any) -> dict[str, Any]:
@@ -65,10 +53,10 @@ def test_the_loader_refuses_enums_and_keys_as_the_api_server_does(cluster, tmp_p
 
 
 def test_a_mistyped_namespace_is_warned_about_live(cluster):
-    typo = kcache(cluster, "doctor", "-n", "tema", "-o", "json", "--fail-on", "never")
+    typo = cluster.kcache("doctor", "-n", "tema", "-o", "json", "--fail-on", "never")
     assert "warning: No resources found in tema namespace.\n" in typo.stderr, typo.stderr
     assert json.loads(typo.stdout)["kind"] == "DoctorReport"
-    known = kcache(cluster, "doctor", "-n", "kserve", "-o", "json", "--fail-on", "never")
+    known = cluster.kcache("doctor", "-n", "kserve", "-o", "json", "--fail-on", "never")
     assert "No resources found" not in known.stderr
 
 
@@ -82,6 +70,6 @@ def test_a_mistyped_namespace_is_warned_about_live(cluster):
 )
 def test_bad_flags_end_before_any_request(cluster, args, words):
     mark = cluster.audit_mark()
-    proc = kcache(cluster, *args)
+    proc = cluster.kcache(*args)
     assert proc.returncode == 2 and words in proc.stderr, proc.stderr
     assert not [e for e in cluster.audit_events(mark) if "kubectl-kcache" in (e.get("userAgent") or "")]

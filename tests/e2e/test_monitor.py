@@ -60,8 +60,8 @@ def get(port: int, path: str) -> tuple[int, str]:
 
 def install(cluster) -> dict[str, Any]:
     """A group of two KWOK nodes, both with a Ready entry of KernelCache qwen, one serving pod that got it, and
-    the pod webhook configured with failurePolicy Ignore (no webhook server runs: new pods are created
-    untouched, as when KServe's webhook is down)."""
+    the pod webhook configured with failurePolicy Ignore and a ready endpoint behind its Service (no webhook
+    server runs: new pods are created untouched, as when KServe's webhook was down)."""
     cluster.apply(
         [
             b.config_map(CONFIG),
@@ -83,7 +83,9 @@ def install(cluster) -> dict[str, Any]:
     cluster.create([hit])
     hook = b.webhook_configuration(failure_policy="Ignore")
     hook["metadata"]["labels"][OWNED_LABEL] = "true"
-    cluster.apply(hook)
+    # its Service has a ready endpoint (the webhook is up now: a recreate would get the cache), but no server
+    # answers in the test bed, so the pods created here get none (failurePolicy Ignore, as when it was down)
+    cluster.apply([b.webhook_endpoints(), hook])
     cluster.kubectl("apply", "-f", str(ROOT / "deploy" / "monitor" / "rbac.yaml"))
     return kc
 

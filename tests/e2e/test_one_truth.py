@@ -6,8 +6,6 @@ node-pass triggers are said, and a session claimed once is explained as such."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -19,12 +17,6 @@ from .cluster import OWNED_LABEL
 pytestmark = pytest.mark.e2e
 
 NS = "team-a"
-
-
-def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
-    )
 
 
 def writes_by(cluster, mark: int) -> list[tuple[str, str, str]]:
@@ -73,16 +65,16 @@ def test_reconcile_restores_a_deleted_kernel_cache(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     complete_capture(cluster, "model-kcc-abc", "gpu-1")
     name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     assert cluster.get("kernelcachecapture", "model-kcc-abc", NS)["status"]["kernelCacheRef"]["name"] == name
     cluster.kubectl("delete", "kernelcache", name, "-n", NS)
-    doctor = json.loads(kcache(cluster, "doctor", "--only", "capture", "-o", "json").stdout)
+    doctor = json.loads(cluster.kcache("doctor", "--only", "capture", "-o", "json").stdout)
     [finding] = doctor["findings"]
     assert finding["message"].startswith(
         f"its KernelCache {NS}/{name} was deleted (status.kernelCacheRef still names it): KServe re-creates it at once"
     )
     mark = cluster.audit_mark()
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     kc = cluster.get("kernelcache", name, NS)
     assert kc["spec"]["nodeGroupRef"] == {"name": "gpu"}
     # the capture's ref already names it: KServe writes no status then, and neither do we
@@ -100,10 +92,10 @@ def test_reconcile_links_an_existing_kernel_cache_without_selection_or_event(clu
     complete_capture(cluster, "model-kcc-abc", "gpu-node")
     name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
     cluster.apply(b.kernel_cache(name, NS, "gpu-a"))
-    plan = json.loads(kcache(cluster, "reconcile", "--dry-run", "-o", "json").stdout)
+    plan = json.loads(cluster.kcache("reconcile", "--dry-run", "-o", "json").stdout)
     assert [(a["verb"], a["kind"]) for a in plan["actions"]] == [("update-status", "KernelCacheCapture")]
     mark = cluster.audit_mark()
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     assert writes_by(cluster, mark) == [("update", "kernelcachecaptures", "model-kcc-abc")]
     assert cluster.get("kernelcachecapture", "model-kcc-abc", NS)["status"]["kernelCacheRef"] == {
         "namespace": NS,
@@ -121,7 +113,7 @@ def test_colliding_captures_get_one_link(cluster):
     complete_capture(cluster, second, "gpu-1", pod="pod-2")
     complete_capture(cluster, first, "gpu-1", pod="pod-1")
     name = generated_kernel_cache_name(first, b.image("cache"))
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 0, proc.stderr
     assert f"capture {NS}/{second} maps to KernelCache {name} like capture {first}" in proc.stderr
     assert cluster.get("kernelcachecapture", first, NS)["status"]["kernelCacheRef"]["name"] == name
@@ -139,7 +131,7 @@ def test_an_invalid_toleration_is_refused_with_doctors_words_and_the_api_servers
             b.node("gpu-1", {"pool": "gpu"}),
         ]
     )
-    doctor = json.loads(kcache(cluster, "doctor", "--only", "group-taints", "-o", "json").stdout)
+    doctor = json.loads(cluster.kcache("doctor", "--only", "group-taints", "-o", "json").stdout)
     [finding] = [f for f in doctor["findings"] if f["object"]["kind"] == "KernelCacheNodeGroup"]
     words = finding["message"].split(": Kubernetes rejects")[0]
     assert words == (
@@ -164,7 +156,7 @@ def test_an_invalid_toleration_is_refused_with_doctors_words_and_the_api_servers
     assert real.returncode != 0
     assert json.dumps(predicted)[1:-1] in real.stderr
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 0, proc.stderr
     assert words + ": Kubernetes rejects these tolerations" in proc.stderr
     assert writes_by(cluster, mark) == []  # no patch that would fail, no KernelCacheNode (KServe's pass aborts)
@@ -173,7 +165,7 @@ def test_an_invalid_toleration_is_refused_with_doctors_words_and_the_api_servers
 def test_doctor_names_the_node_pass_triggers_for_a_hand_deleted_kernel_cache_node(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     cluster.kubectl("delete", "kernelcachenode", "gpu-1")
-    doctor = json.loads(kcache(cluster, "doctor", "--only", "kcn-missing", "-o", "json").stdout)
+    doctor = json.loads(cluster.kcache("doctor", "--only", "kcn-missing", "-o", "json").stdout)
     [finding] = doctor["findings"]
     assert "not on KernelCacheNode or DaemonSet changes" in finding["message"]
     assert finding["hint"] == (
@@ -198,7 +190,7 @@ def test_why_group_says_a_session_is_claimed_once(cluster):
     del pod["status"]
     cluster.apply(pod)
     complete_capture(cluster, "model-kcc-7d9f8c6b5", "gpu-1", pod="model-predictor-7d9f8c6b5-abcde")
-    proc = kcache(cluster, "why-group", "model-predictor-7d9f8c6b5-abcde", "-n", NS, "-o", "json")
+    proc = cluster.kcache("why-group", "model-predictor-7d9f8c6b5-abcde", "-n", NS, "-o", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["result"]["group"] == "gpu" and doc["result"]["source"] == "auto"
@@ -220,14 +212,14 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
         "the deletionTimestamp", lambda: cluster.get("kernelcache", name, NS)["metadata"].get("deletionTimestamp")
     )
     try:
-        proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
+        proc = cluster.kcache("reconcile", "--dry-run", "-o", "json")
         plan = json.loads(proc.stdout)
         assert [a for a in plan["actions"] if a["kind"] == "KernelCacheCapture"] == []
         assert f"KernelCache {NS}/{name} is terminating" in " ".join(proc.stderr.split())
-        live = kcache(cluster, "doctor", "--only", "capture,cache-status", "-o", "json")
+        live = cluster.kcache("doctor", "--only", "capture,cache-status", "-o", "json")
         dump = str(tmp_path / "snap.yaml")
-        assert kcache(cluster, "dump", "--file", dump).returncode == 0
-        offline = kcache(cluster, "doctor", "--only", "capture,cache-status", "-o", "json", "--from-file", dump)
+        assert cluster.kcache("dump", "--file", dump).returncode == 0
+        offline = cluster.kcache("doctor", "--only", "capture,cache-status", "-o", "json", "--from-file", dump)
         live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
         live_doc.pop("source"), offline_doc.pop("source")
         assert live_doc == offline_doc and live.returncode == offline.returncode
@@ -238,7 +230,7 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
             "once it is gone KServe re-creates it from capture model-kcc-abc"
             in by_code["kernel-cache-terminating"]["message"]
         )
-        group = json.loads(kcache(cluster, "why-group", "--capture", "model-kcc-abc", "-n", NS, "-o", "json").stdout)
+        group = json.loads(cluster.kcache("why-group", "--capture", "model-kcc-abc", "-n", NS, "-o", "json").stdout)
         assert f"KernelCache {NS}/{name} is terminating" in json.dumps(group)
     finally:
         cluster.kubectl(
@@ -253,7 +245,7 @@ def test_a_terminating_kernel_cache_is_not_linked_and_doctor_says_what_holds_it(
             check=False,
         )
     cluster.wait_for("the KernelCache gone", lambda: cluster.get("kernelcache", name, NS, check=False) is None)
-    plan = json.loads(kcache(cluster, "reconcile", "--dry-run", "-o", "json").stdout)
+    plan = json.loads(cluster.kcache("reconcile", "--dry-run", "-o", "json").stdout)
     assert ("create", "KernelCache") in [(a["verb"], a["kind"]) for a in plan["actions"]]
 
 
@@ -294,10 +286,10 @@ def test_doctor_and_why_not_cached_agree_on_a_replicaset_the_sidecar_step_denies
     webhook["metadata"]["labels"][OWNED_LABEL] = "true"  # the test bed's reset deletes it
     cluster.apply([b.webhook_endpoints(), webhook])  # a webhook the API server can call, as a healthy install
     try:
-        live = kcache(cluster, "doctor", "--only", "capture-sidecar", "-o", "json")
+        live = cluster.kcache("doctor", "--only", "capture-sidecar", "-o", "json")
         dump = str(tmp_path / "snap.yaml")
-        assert kcache(cluster, "dump", "--file", dump).returncode == 0
-        offline = kcache(cluster, "doctor", "--only", "capture-sidecar", "-o", "json", "--from-file", dump)
+        assert cluster.kcache("dump", "--file", dump).returncode == 0
+        offline = cluster.kcache("doctor", "--only", "capture-sidecar", "-o", "json", "--from-file", dump)
         assert live.returncode == offline.returncode == 1, live.stderr
         live_doc, offline_doc = json.loads(live.stdout), json.loads(offline.stdout)
         live_doc.pop("source"), offline_doc.pop("source")
@@ -307,7 +299,7 @@ def test_doctor_and_why_not_cached_agree_on_a_replicaset_the_sidecar_step_denies
         assert finding["object"] == {"kind": "ReplicaSet", "name": "qwen-predictor-669889f77f", "namespace": NS}
         manifest = tmp_path / "rs.json"
         manifest.write_text(json.dumps(cluster.get("replicaset", "qwen-predictor-669889f77f", NS)))
-        why = kcache(cluster, "why-not-cached", "--manifest", str(manifest), "-n", NS, "-o", "json")
+        why = cluster.kcache("why-not-cached", "--manifest", str(manifest), "-n", NS, "-o", "json")
         now = json.loads(why.stdout)["result"]["now"]
         assert (now["outcome"], now["blockedBy"]) == ("rejected", "readiness-probe")
         assert finding["evidence"][0] == now["denial"]

@@ -46,12 +46,6 @@ READABLE = [
 ]
 
 
-def kcache(cluster, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args], capture_output=True, text=True, env=cluster.env, timeout=180
-    )
-
-
 def readers(cluster, missing: list[str]) -> dict[str, str]:
     """One user per resource in `missing` (impersonated by the test bed's admin), who may get/list/watch
     every resource but that one; "" stands for a user who may read everything. Returns resource -> user."""
@@ -117,10 +111,10 @@ def install(cluster) -> None:
 def test_a_user_who_can_read_everything_gets_an_answer(cluster):
     install(cluster)
     user = readers(cluster, [""])[""]
-    doctor = kcache(cluster, "doctor", "--as", user, "-o", "json")
+    doctor = cluster.kcache("doctor", "--as", user, "-o", "json")
     assert doctor.returncode in (0, 1), doctor.stderr
     assert json.loads(doctor.stdout)["summary"]["incomplete"] == 0
-    why = kcache(cluster, "why-group", POD, "-n", NS, "--as", user, "-o", "json")
+    why = cluster.kcache("why-group", POD, "-n", NS, "--as", user, "-o", "json")
     assert why.returncode == 0, why.stderr
     assert json.loads(why.stdout)["result"] == {
         "group": "gpu",
@@ -135,7 +129,7 @@ def test_doctor_without_any_one_read_is_incomplete(cluster):
     users = readers(cluster, [res for _, res in READABLE])
     wrong = {}
     for resource, user in users.items():
-        proc = kcache(cluster, "doctor", "--as", user, "-o", "json")
+        proc = cluster.kcache("doctor", "--as", user, "-o", "json")
         unread = [u for c in json.loads(proc.stdout)["checks"] for u in c.get("unread", [])] if proc.stdout else []
         if (
             proc.returncode != 3
@@ -162,7 +156,7 @@ def test_why_group_without_any_one_read_it_uses_is_incomplete(cluster):
     wrong = {}
     for resource, named in WHY_GROUP_READS.items():
         for target in ([POD], ["--capture", CAPTURE]):
-            proc = kcache(cluster, "why-group", *target, "-n", NS, "--as", users[resource], "-o", "json")
+            proc = cluster.kcache("why-group", *target, "-n", NS, "--as", users[resource], "-o", "json")
             if proc.returncode != 3 or proc.stdout or named not in proc.stderr or proc.stderr.count("\n") != 1:
                 wrong[(resource, target[0])] = (proc.returncode, proc.stdout[:200], proc.stderr)
     assert wrong == {}
@@ -174,9 +168,9 @@ def test_dump_without_one_read_is_incomplete_and_so_is_a_doctor_on_it(cluster, t
     wrong = {}
     for resource, user in users.items():
         out = tmp_path / f"{resource}.yaml"
-        proc = kcache(cluster, "dump", "--as", user, "--file", str(out))
+        proc = cluster.kcache("dump", "--as", user, "--file", str(out))
         # the dump records the forbidden read: a doctor on it is incomplete too, never "missing in the cluster"
-        offline = kcache(cluster, "doctor", "--from-file", str(out), "-o", "json")
+        offline = cluster.kcache("doctor", "--from-file", str(out), "-o", "json")
         if proc.returncode != 3 or f"list {resource}" not in proc.stderr or offline.returncode != 3:
             wrong[resource] = (proc.returncode, proc.stderr, offline.returncode, offline.stderr)
     assert wrong == {}
@@ -194,12 +188,12 @@ def _same_answer_or_incomplete(cluster, command: list[str]) -> dict:
         doc.pop("source", None)
         return proc.returncode, doc
 
-    full = kcache(cluster, *command, "--as", users[""], "-o", "json")
+    full = cluster.kcache(*command, "--as", users[""], "-o", "json")
     assert full.returncode in (0, 1), full.stderr
     expected = answer(full)
     wrong, incomplete, said = {}, [], []
     for _, resource in READABLE:
-        proc = kcache(cluster, *command, "--as", users[resource], "-o", "json")
+        proc = cluster.kcache(*command, "--as", users[resource], "-o", "json")
         if (
             proc.returncode == 3
             and not proc.stdout
@@ -260,17 +254,17 @@ def test_reconcile_dry_run_without_any_one_read_it_depends_on_plans_nothing(clus
         "daemonsets",
     ]
     users = readers(cluster, ["", *needed, "deployments"])
-    full = kcache(cluster, "reconcile", "--dry-run", "--as", users[""], "-o", "json")
+    full = cluster.kcache("reconcile", "--dry-run", "--as", users[""], "-o", "json")
     assert full.returncode == 1, full.stderr
     planned = json.loads(full.stdout)["actions"]
     assert any(x["verb"] == "create" and x["name"] == "gpu-2" for x in planned), planned
     for resource in needed:
-        proc = kcache(cluster, "reconcile", "--dry-run", "--as", users[resource], "-o", "json")
+        proc = cluster.kcache("reconcile", "--dry-run", "--as", users[resource], "-o", "json")
         assert (proc.returncode, proc.stdout) == (3, ""), (resource, proc.stdout[:300], proc.stderr)
         assert f"reconcile cannot answer: cannot list {resource}" in proc.stderr and "(forbidden)" in proc.stderr
         assert "Traceback" not in proc.stderr
     # KServe's controller's Deployment only decides whether to write: a dry run plans without it
-    proc = kcache(cluster, "reconcile", "--dry-run", "--as", users["deployments"], "-o", "json")
+    proc = cluster.kcache("reconcile", "--dry-run", "--as", users["deployments"], "-o", "json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["actions"] == planned, proc.stderr
 
 
@@ -279,7 +273,7 @@ def test_dump_names_each_forbidden_read_once(cluster, tmp_path):
     names each refused list once."""
     install(cluster)
     user = readers(cluster, ["pods"])["pods"]
-    proc = kcache(cluster, "dump", "--as", user, "--file", str(tmp_path / "d.json"), "-o", "json")
+    proc = cluster.kcache("dump", "--as", user, "--file", str(tmp_path / "d.json"), "-o", "json")
     assert proc.returncode == 3, proc.stderr
     line = next(x for x in proc.stderr.splitlines() if x.startswith("warning: some reads were forbidden"))
     entries = line.split("missing from the dump: ", 1)[1].split(", ")
@@ -328,7 +322,7 @@ def test_a_dump_cut_short_is_said_to_be_truncated(cluster, tmp_path, output):
         pxy.kill()
     assert proc.returncode == 3 and "timed out after 3s" in proc.stderr, proc.stderr
     assert out.stat().st_size > 0
-    doctor = kcache(cluster, "doctor", "--from-file", str(out))
+    doctor = cluster.kcache("doctor", "--from-file", str(out))
     assert doctor.returncode == 2, (doctor.stdout, doctor.stderr)
     assert "the dump is truncated: it ends after" in doctor.stderr and doctor.stdout == ""
     assert "not in the input" not in doctor.stderr and "not read" not in doctor.stderr

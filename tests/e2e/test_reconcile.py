@@ -21,16 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
-def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args],
-        capture_output=True,
-        text=True,
-        env=cluster.env,
-        timeout=timeout,
-    )
-
-
 def start(cluster, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "kubectl_kcache", "reconcile", "--resync-period", "5", *args],
@@ -72,7 +62,7 @@ def writes_by(cluster, mark: int) -> list[dict]:
 def test_dry_run_plans_and_writes_nothing(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
+    proc = cluster.kcache("reconcile", "--dry-run", "-o", "json")
     assert proc.returncode == 1, proc.stderr  # writes are planned
     plan = json.loads(proc.stdout)
     assert plan["kind"] == "ReconcilePlan"
@@ -90,7 +80,7 @@ def test_once_converges_and_a_second_pass_writes_nothing(cluster):
         [b.node("a", {"gpu": "h100"}), b.node("b", {"gpu": "l40s"}), b.node("cpu", {})],
         [b.kcn("stale")],
     )
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 0, proc.stderr
     assert kcn_names(cluster) == ["a", "b"]
     spec = cluster.get("daemonset", "kserve-kernelcachenode-agent", "kserve")["spec"]["template"]["spec"]
@@ -101,7 +91,7 @@ def test_once_converges_and_a_second_pass_writes_nothing(cluster):
     ]
     assert spec["tolerations"] == [GPU_TOL]
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once", "-o", "json")
+    proc = cluster.kcache("reconcile", "--once", "-o", "json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["actions"] == []
     assert writes_by(cluster, mark) == []
 
@@ -111,7 +101,7 @@ def test_daemonset_already_in_kserve_shape_is_never_patched(cluster):
     ds = b.agent_daemonset(tolerations=[GPU_TOL], terms=[b.term({"gpu": "h100"})])
     cluster.apply([b.config_map({"enabled": True}), ds, *groups, b.node("a", {"gpu": "h100"})])
     mark = cluster.audit_mark()
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     assert not [e for e in writes_by(cluster, mark) if e["objectRef"]["resource"] == "daemonsets"]
 
 
@@ -119,7 +109,7 @@ def test_disabled_feature_plans_nothing(cluster):
     cluster.apply(
         [b.config_map({"enabled": False}), b.agent_daemonset(), b.group("g", {"a": "b"}), b.node("n", {"a": "b"})]
     )
-    proc = kcache(cluster, "reconcile", "--dry-run", "-o", "json")
+    proc = cluster.kcache("reconcile", "--dry-run", "-o", "json")
     assert json.loads(proc.stdout)["actions"] == [] and "disabled" in proc.stderr
 
 
@@ -134,7 +124,7 @@ def _complete_capture(cluster, name: str, node: str, requested: str = "", seed: 
 def test_completed_capture_becomes_a_kernel_cache(cluster):
     install(cluster, [b.group("gpu", {"pool": "gpu"})], [b.node("gpu-1", {"pool": "gpu"})])
     _complete_capture(cluster, "model-kcc-abc", "gpu-1")
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     name = generated_kernel_cache_name("model-kcc-abc", b.image("cache"))
     kc = cluster.get("kernelcache", name, "team-a")
     assert kc["spec"]["nodeGroupRef"] == {"name": "gpu"}
@@ -156,7 +146,7 @@ def test_ambiguous_capture_gets_the_warning_event_and_nothing_else(cluster):
     cluster.apply(b.agent_daemonset(terms=[b.term({"pool": "gpu"}), b.term({"zone": "east"})]))
     _complete_capture(cluster, "model-kcc-1", "gpu-node")
     mark = cluster.audit_mark()
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     writes = writes_by(cluster, mark)
     assert [(e["verb"], e["objectRef"]["resource"]) for e in writes] == [("create", "events")]
     events = cluster.get("events.events.k8s.io", namespace="team-a")["items"]
@@ -170,12 +160,12 @@ def test_ambiguous_capture_gets_the_warning_event_and_nothing_else(cluster):
     assert ev["regarding"]["name"] == "model-kcc-1" and ev["regarding"]["kind"] == "KernelCacheCapture"
     assert cluster.get("kernelcaches", namespace="team-a")["items"] == []
     # another process (a new leader) evaluating the same state does not repeat the event
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     events = cluster.get("events.events.k8s.io", namespace="team-a")["items"]
     assert len(events) == 1 and "series" not in events[0]
     # an evaluation on changed inputs with the same outcome folds into the same Event's series
     cluster.apply(b.group("unrelated", {"zone": "west"}))
-    assert kcache(cluster, "reconcile", "--once").returncode == 0
+    assert cluster.kcache("reconcile", "--once").returncode == 0
     events = cluster.get("events.events.k8s.io", namespace="team-a")["items"]
     assert len(events) == 1 and events[0]["series"]["count"] == 2
 
@@ -197,10 +187,10 @@ def test_refuses_to_write_while_kserve_controller_is_active(cluster):
         ),
     )
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 3 and "KServe's controller is active" in proc.stderr and "--force" in proc.stderr
     assert writes_by(cluster, mark) == []
-    assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
+    assert cluster.kcache("reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
 
 
@@ -325,7 +315,7 @@ def test_shipped_rbac_is_sufficient_and_no_more(cluster):
     _complete_capture(cluster, "model-kcc-ok", "n1")
     _complete_capture(cluster, "model-kcc-amb", "n2", seed="other")
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once", "--leader-elect", *imp)
+    proc = cluster.kcache("reconcile", "--once", "--leader-elect", *imp)
     assert proc.returncode == 0, proc.stderr
     denied = [e for e in cluster.audit_events(mark) if e["responseStatus"]["code"] == 403]
     assert denied == []

@@ -17,7 +17,7 @@ import pytest
 
 from tests import builders as b
 
-from .test_reconcile import install, kcache, kcn_names, writes_by
+from .test_reconcile import install, kcn_names, writes_by
 from .test_reconcile_faults import LEADER_FLAGS, WRITERS, AuditTail, Replica, big_group, received
 
 pytestmark = pytest.mark.e2e
@@ -50,14 +50,14 @@ def test_kserve_controller_under_another_name_in_another_namespace_stops_a_pass(
     cluster.apply([b.node("control", ready=None, simulated=True), kserve_controller("localmodel", "team-a", 1)])
     cluster.wait_for("the controller to be ready", lambda: ready_replicas(cluster, "localmodel", "team-a") == 1)
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
     assert (
         "KServe's controller is active (Deployment team-a/localmodel has ready replicas; labelled "
         "control-plane=kserve-localmodel-controller-manager)" in proc.stderr
     )
     assert writes_by(cluster, mark) == []
-    assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
+    assert cluster.kcache("reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
 
 
@@ -76,7 +76,7 @@ def test_kserve_controller_found_by_its_image_or_by_its_lease(cluster):
     cluster.apply([b.node("control", ready=None, simulated=True), dep])
     cluster.wait_for("the controller to be ready", lambda: ready_replicas(cluster, "cache-ctl", "team-b") == 1)
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
     assert (
         "KServe's controller is active (Deployment team-b/cache-ctl has ready replicas; image "
@@ -98,14 +98,14 @@ def test_kserve_controller_found_by_its_image_or_by_its_lease(cluster):
         }
     )
     mark = cluster.audit_mark()
-    proc = kcache(cluster, "reconcile", "--once")
+    proc = cluster.kcache("reconcile", "--once")
     assert proc.returncode == 3, proc.stderr
     assert (
         "KServe's controller is active (it holds Lease team-b/kserve-local-model-manager-leader-lock: "
         "localmodel-7d9f_3b1c)" in proc.stderr
     )
     assert writes_by(cluster, mark) == []
-    assert kcache(cluster, "reconcile", "--once", "--force").returncode == 0
+    assert cluster.kcache("reconcile", "--once", "--force").returncode == 0
     assert kcn_names(cluster) == ["gpu-1"]
 
 

@@ -33,16 +33,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 SCREEN_HEAD = "watching, Ctrl-C to stop"
 
 
-def kcache(cluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kubectl_kcache", *args],
-        capture_output=True,
-        text=True,
-        env=cluster.env,
-        timeout=timeout,
-    )
-
-
 def counts(ready: int = 0, pending: int = 0, pulling: int = 0, error: int = 0) -> dict[str, int]:
     return {"Ready": ready, "Pending": pending, "Pulling": pulling, "Error": error}
 
@@ -239,7 +229,7 @@ EXPECTED_TOTALS = {
 @pytest.mark.simulate
 def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     build_fleet(cluster)
-    live = kcache(cluster, "status", "-o", "json")
+    live = cluster.kcache("status", "-o", "json")
     assert live.returncode == 0, live.stderr
     doc = json.loads(live.stdout)
     assert doc["groups"] == EXPECTED_GROUPS
@@ -250,21 +240,21 @@ def test_status_counts_a_known_fleet_live_and_from_its_dump(cluster, tmp_path):
     assert (meta["from"], meta["server"], meta["cluster"]) == ("live", cluster.server, "testbed")
     assert meta["scope"] == {"namespace": None} and meta["takenAt"].endswith("Z")
 
-    dumped = kcache(cluster, "dump", "--file", str(tmp_path / "snap.json"), "-o", "json")
+    dumped = cluster.kcache("dump", "--file", str(tmp_path / "snap.json"), "-o", "json")
     assert dumped.returncode == 0, dumped.stderr
-    offline = kcache(cluster, "status", "-o", "json", "--from-file", str(tmp_path / "snap.json"))
+    offline = cluster.kcache("status", "-o", "json", "--from-file", str(tmp_path / "snap.json"))
     assert offline.returncode == 0, offline.stderr
     offline_doc = json.loads(offline.stdout)
     assert {k: v for k, v in offline_doc.items() if k != "source"} == {k: v for k, v in doc.items() if k != "source"}
     assert offline_doc["source"]["files"] == [str(tmp_path / "snap.json")]
 
-    scoped = json.loads(kcache(cluster, "status", "-o", "json", "-n", "team-b").stdout)
+    scoped = json.loads(cluster.kcache("status", "-o", "json", "-n", "team-b").stdout)
     assert [g["caches"] for g in scoped["groups"]] == [  # team-a's entries are out of scope
         {"team-b/qwen": cell(ready=1, nodes=1, no_entry=0, aggregate="Ready/CacheReady")},
         {"team-b/qwen": cell(ready=1, nodes=3, no_entry=2)},
     ]
 
-    table = kcache(cluster, "status", "-o", "wide")
+    table = cluster.kcache("status", "-o", "wide")
     assert table.returncode == 0 and "\x1b[" not in table.stdout
     lines = table.stdout.splitlines()
     gpu = next(line for line in lines if line.startswith("gpu "))  # the groups table
@@ -299,7 +289,7 @@ def rows_under(lines: list[str], title: str) -> list[str]:
 def test_status_reads_like_doctor_and_writes_nothing(cluster):
     cluster.apply([b.group("gpu", {"pool": "gpu"}), b.node("g1", {"pool": "gpu"}), b.kcn("g1")])
     mark = cluster.audit_mark()
-    done = kcache(cluster, "status", "-o", "json", "-n", "team-a")
+    done = cluster.kcache("status", "-o", "json", "-n", "team-a")
     assert done.returncode == 0, done.stderr
     time.sleep(1)  # the audit log is written as requests complete
     mine = [
@@ -338,7 +328,7 @@ def test_status_exit_3_names_a_forbidden_read(cluster):
     ]
     grant(cluster, user, rules)
     cluster.apply([b.group("gpu", {"pool": "gpu"}), b.node("g1", {"pool": "gpu"})])
-    done = kcache(cluster, "status", "--as", user)
+    done = cluster.kcache("status", "--as", user)
     assert done.returncode == 3
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
@@ -360,7 +350,7 @@ def test_status_watch_exit_3_when_list_is_allowed_but_watch_is_not(cluster):
         )
     ]
     grant(cluster, user, rules)
-    done = kcache(cluster, "status", "-w", "--as", user, timeout=60)
+    done = cluster.kcache("status", "-w", "--as", user, timeout=60)
     assert done.returncode == 3
     assert "status --watch cannot watch nodes (forbidden" in done.stderr
     assert "Traceback" not in done.stderr
