@@ -20,6 +20,7 @@ from .doctor_common import (
     write_text,
 )
 from .registry import renderer
+from .tables import markdown_lines
 
 if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
@@ -63,7 +64,7 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
     verdict = clean_line(report) if is_clean(report) else summary_line(report)
     lines += [f"**{verdict}**", "", f"Source: {escape_inline(_where(report))}, objects read: {report.object_count}", ""]
 
-    lines += ["| | Check | Title | Status | Findings | Reason |", "|---|---|---|---|---|---|"]
+    rows = []
     for g in groups:
         found = str(len(g.active)) + (f" (+{len(g.suppressed)} suppressed)" if g.suppressed else "")
         cells = [
@@ -74,7 +75,8 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
             found,
             escape_inline(g.reason),
         ]
-        lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
+        rows.append([escape_cell(c) for c in cells])
+    lines += markdown_lines(["", "Check", "Title", "Status", "Findings", "Reason"], rows)
 
     active = [g for g in groups if g.active]
     if active:

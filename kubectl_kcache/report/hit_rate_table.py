@@ -32,6 +32,7 @@ from ..text import escape
 from .doctor_common import plural, write_text
 from .layout import command_lines, wrap
 from .status_common import source_line
+from .tables import plain_lines
 
 if TYPE_CHECKING:
     from ..explain.fleet import FleetHitRate, PodResult, Row
@@ -111,16 +112,8 @@ def _fitted(
 
 
 def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool) -> list[str]:
-    widths = _widths(titles, rows)
-
-    def line(cells: Sequence[tuple[str, str]]) -> str:
-        parts = []
-        for i, (text, style) in enumerate(cells):
-            pad = " " * (widths[i] - len(text))
-            parts.append(pad + _style(text, style, color) if i in right else _style(text, style, color) + pad)
-        return GAP.join(parts).rstrip() + "\n"
-
-    return [line([(t, "bold") for t in titles])] + [line(r) for r in rows]
+    cells = [[_style(t, "bold", color) for t in titles], *([_style(t, s, color) for t, s in row] for row in rows)]
+    return plain_lines(cells, right)
 
 
 def _n(value: int, style: str) -> tuple[str, str]:
@@ -245,7 +238,7 @@ def serving_lines(
             _style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
         ]
     out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
-    rows = sorted((r for r in fleet.rows if not r.revision), key=lambda r: not (r.cold or r.denied))
+    rows = [r for r in worst_first(fleet.rows) if not r.revision]
     if problems:
         rows = [r for r in rows if r.cold or r.denied]
     if not rows:

@@ -69,6 +69,7 @@ from .status_common import (
     source_line,
     totals_line,
 )
+from .tables import plain_lines
 from .terminal import terminal_width
 
 if TYPE_CHECKING:
@@ -180,11 +181,15 @@ class _Table:
             max([len(c.title), c.min_width] + [sum(len(t) for t, _ in row[i]) for row in self.rows])
             for i, c in enumerate(self.columns)
         ]
-        if width is not None and self._fit(widths, width):
-            for i, c in enumerate(self.columns):  # as wide as the longest cell that still fits in it
-                if c.fold:
-                    fits = [n for row in self.rows if (n := sum(len(t) for t, _ in row[i])) <= widths[i]]
-                    widths[i] = max([len(c.title), c.min_width, *fits])
+        if width is None or not self._fit(widths, width):  # one line a row: tabulate lays it out
+            titles = [_style(c.title, "bold", color) for c in self.columns] if headers else None
+            cells = [["".join(_style(t, s, color) for t, s in cell) for cell in row] for row in self.rows]
+            right = {i for i, column in enumerate(self.columns) if column.right}
+            return plain_lines([titles, *cells] if titles else cells, right)
+        for i, column in enumerate(self.columns):  # as wide as the longest cell that still fits in it
+            if column.fold:
+                fits = [n for row in self.rows if (n := sum(len(t) for t, _ in row[i])) <= widths[i]]
+                widths[i] = max([len(column.title), column.min_width, *fits])
         lines = [self._line([[(c.title, "bold")] for c in self.columns], widths, color)] if headers else []
         for row in self.rows:
             lines.append(self._line(row, widths, color))

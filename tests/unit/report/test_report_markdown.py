@@ -21,7 +21,8 @@ def markdown(report: DoctorReport) -> str:
 
 
 def table_rows(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("|")]
+    """The table's rows, without the padding that aligns its columns."""
+    return [re.sub(r" {2,}", " ", line) for line in text.splitlines() if line.startswith("|")]
 
 
 def test_heading_summary_and_a_row_per_check(problem_report):
@@ -35,7 +36,7 @@ def test_heading_summary_and_a_row_per_check(problem_report):
     assert all(len(UNESCAPED_PIPE.findall(row)) == columns for row in rows)
     for check, row in zip(problem_report.checks, rows[2:], strict=True):
         assert f"`{check.id}`" in row and f"| {check.status} |" in row
-    assert "| ⊘ | `registry-pull` |" in text and "forbidden: list pods in kserve" in text
+    assert any(row.startswith("| ⊘ | `registry-pull` |") for row in rows) and "forbidden: list pods in kserve" in text
     assert "1 (+1 suppressed)" in text
 
 
