@@ -4,5 +4,6 @@ Prometheus metrics, the doctor's HTML page, and health endpoints; with --events 
 Events when a finding appears or clears (its only writes).
 
 Modules: `source` (the one adapter over the informer code), `evaluate` (one pass over a snapshot), `metrics`
-(Prometheus text), `events` (the Event recorder), `server` (HTTP), `run` (the loop and its health).
+(Prometheus text), `events` (the Event recorder), `run` (the loop, its readiness and its routes; the process,
+its liveness and the HTTP server are `runtime`'s).
 """

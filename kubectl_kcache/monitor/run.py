@@ -2,50 +2,29 @@
 least every `resync` seconds (findings that depend on time, such as a capture stuck for too long, change
 without an event). Each evaluation replaces the published one; the HTTP endpoints read the published one.
 
-Health:
-* /healthz (liveness): the loop made progress within `LIVENESS_STALL` seconds and every watch thread runs;
-* /readyz (readiness): the lists were made and every watch works now, no list was forbidden, and the last
-  evaluation succeeded; a 503 lists why.
-
-It never writes, except Events with --events (events.py).
+Ready once the lists were made, every watch works now, no list was forbidden and the last evaluation
+succeeded. It never writes, except Events with --events (events.py).
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from .. import __version__
-from ..errors import EXIT_INTERRUPTED, EXIT_OK, IncompleteError, InputError
+from ..errors import EXIT_OK, IncompleteError
 from ..kube.client import Client, backoff_delays
 from ..provenance import now_rfc3339
+from ..runtime import probes
+from ..runtime.process import Process
 from ..snapshot.live import Scope
 from . import metrics
 from .evaluate import Evaluation, evaluate
 from .events import EventRecorder
-from .server import HTML, METRICS, TEXT, Answer, serve
 from .source import Source
-
-LIVENESS_STALL = 120.0
-
-
-ENDPOINTS = (
-    ("/metrics", "Prometheus metrics: findings, node groups, KernelCaches, serving pods, the monitor's health"),
-    ("/report", "the doctor's HTML page, as of the last evaluation"),
-    ("/healthz", "liveness: the loop makes progress and every watch runs"),
-    ("/readyz", "readiness: listed, every watch works, the last evaluation succeeded (503 says why)"),
-)
-INDEX = (
-    "<!doctype html><html lang=en><head><meta charset=utf-8><title>kubectl kcache monitor</title></head><body>"
-    "<h1>kubectl kcache monitor</h1><ul>"
-    + "".join(f'<li><a href="{path}">{path}</a>: {what}</li>' for path, what in ENDPOINTS)
-    + "</ul></body></html>\n"
-).encode()
 
 
 def _commit() -> str:
@@ -71,14 +50,14 @@ class Monitor:
         self.log = log or (lambda m: print(f"kcache-monitor: {m}", file=sys.stderr, flush=True))
         self.source = Source(client, Scope(namespace=opts.namespace))
         self.recorder = EventRecorder(client, log=self.log) if opts.events else None
-        self.stop = threading.Event()
+        watches = ("watch thread(s)", self.source.alive)
+        self.process = Process("the monitor loop", [self._reasons], [watches], on_stop=[self.source.stop])
+        self.stop = self.process.stop
         self.published: Evaluation | None = None
         self.evaluations = 0
         self.last_read = 0.0
         self.eval_error = ""
         self.evaluated_since_list = False  # the published evaluation is of the current lists
-        self.beat_at = time.monotonic()
-        self.interrupted_by: int | None = None
         self.lock = threading.Lock()
         self.commit = _commit()
 
@@ -86,7 +65,7 @@ class Monitor:
     def _connect(self) -> bool:
         delays = backoff_delays(1.0)
         while not self.stop.is_set():
-            self.beat_at = time.monotonic()
+            self.process.beat()
             try:
                 self.evaluated_since_list = False
                 self.source.connect()
@@ -103,7 +82,7 @@ class Monitor:
         self._evaluate()
         next_resync = time.monotonic() + self.opts.resync
         while not self.stop.is_set():
-            self.beat_at = time.monotonic()
+            self.process.beat()
             if self.source.due_for_reconnect():
                 self._connect()
                 self._evaluate()
@@ -137,16 +116,8 @@ class Monitor:
             self.recorder.observe(ev.report.findings)
 
     # ---- health --------------------------------------------------------------------------------------
-    def liveness(self) -> tuple[bool, str]:
-        stalled = time.monotonic() - self.beat_at
-        if stalled > LIVENESS_STALL:
-            return False, f"the monitor loop has not made progress for {stalled:.0f}s"
-        dead = self.source.alive()
-        if dead:
-            return False, "watch thread(s) stopped: " + ", ".join(dead)
-        return True, "ok"
-
-    def readiness(self) -> tuple[bool, list[str]]:
+    def _reasons(self) -> list[str]:
+        """Not ready: not listed, a read failing now, or no evaluation of the current lists."""
         reasons = []
         if not self.source.connected and not self.source.failure:
             reasons.append("not listed yet")
@@ -157,12 +128,12 @@ class Monitor:
             reasons.append("not evaluated yet")
         elif not self.evaluated_since_list:  # listed again: the published numbers are of the lists before
             reasons.append("not evaluated since it listed again")
-        return not reasons, reasons
+        return reasons
 
     def health(self) -> metrics.Health:
         rec = self.recorder
         return metrics.Health(
-            ready=self.readiness()[0],
+            ready=self.process.readiness()[0],
             read_errors=self.source.read_errors(),
             last_read=self.last_read,
             evaluations=self.evaluations,
@@ -173,47 +144,25 @@ class Monitor:
         )
 
     # ---- endpoints -----------------------------------------------------------------------------------
-    def routes(self) -> dict[str, Callable[[], Answer]]:
-        def healthz() -> Answer:
-            alive, why = self.liveness()
-            return (200, TEXT, b"ok\n") if alive else (503, TEXT, f"not alive: {why}\n".encode())
-
-        def readyz() -> Answer:
-            ready, reasons = self.readiness()
-            text = "ok\n" if ready else "not ready:\n" + "".join(f"- {x}\n" for x in reasons)
-            return 200 if ready else 503, TEXT, text.encode()
-
-        def metrics_page() -> Answer:
-            return 200, METRICS, metrics.render(self.published, self.health()).encode()
-
-        def report() -> Answer:
+    def endpoints(self) -> list[probes.Endpoint]:
+        def report() -> probes.Answer:
             ev = self.published
             if ev is None:
-                return 503, TEXT, b"not evaluated yet\n"
-            return 200, HTML, ev.html.encode()
+                return 503, probes.TEXT, b"not evaluated yet\n"
+            return 200, probes.HTML, ev.html.encode()
 
-        def index() -> Answer:
-            return 200, HTML, INDEX
-
-        return {"/": index, "/healthz": healthz, "/readyz": readyz, "/metrics": metrics_page, "/report": report}
-
-    def install_signals(self) -> None:
-        def handler(signum: int, _frame: Any) -> None:
-            self.interrupted_by = signum
-            self.stop.set()
-            self.source.stop()
-
-        signal.signal(signal.SIGTERM, handler)
-        signal.signal(signal.SIGINT, handler)
+        return probes.endpoints(
+            self.process,
+            lambda: metrics.render(self.published, self.health()),
+            "findings, node groups, KernelCaches, serving pods, the monitor's health",
+            [probes.Endpoint("/report", "the doctor's HTML page, as of the last evaluation", report)],
+        )
 
 
 def run_monitor(client: Client, opts: MonitorOptions) -> int:
     mon = Monitor(client, opts)
-    mon.install_signals()
-    try:
-        server = serve(opts.address, opts.port, mon.routes())
-    except OSError as exc:
-        raise InputError(f"cannot listen on {opts.address}:{opts.port}: {exc.strerror or exc}") from None
+    mon.process.install_signals()
+    server = probes.serve(opts.address, opts.port, "kubectl kcache monitor", mon.endpoints())
     mon.log(f"serving /metrics, /report, /healthz and /readyz on {opts.address}:{server.server_address[1]}")
     try:
         code = mon.run()
@@ -221,4 +170,4 @@ def run_monitor(client: Client, opts: MonitorOptions) -> int:
         mon.stop.set()
         mon.source.stop()
         server.shutdown()
-    return EXIT_INTERRUPTED if mon.interrupted_by == signal.SIGINT else code
+    return mon.process.exit_code(code)

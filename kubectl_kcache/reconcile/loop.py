@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import signal
 import sys
 import threading
 import time
@@ -37,7 +36,6 @@ from typing import Any
 from .. import __version__
 from ..errors import (
     EXIT_INCOMPLETE,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     ApiError,
     Forbidden,
@@ -47,6 +45,8 @@ from ..kernelcache import constants as c
 from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
+from ..runtime import probes
+from ..runtime.process import Process
 from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
@@ -57,7 +57,6 @@ from ..snapshot.reads import require
 from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions
-from .health import serve_health
 from .lease import LeaderElector, LostLeadership, new_identity
 from .metrics import Metrics
 from .peers import ControllerActive, Peers
@@ -68,7 +67,6 @@ from .refusals import EVERY_WRITE, FENCE, Refusals
 QUIET_PERIOD = 0.3  # seconds without new events before a pass starts
 MAX_DELAY = 2.0  # a pass starts at the latest this long after the first event of a burst
 RECONNECTED = "reconnected"  # what an informer reports when its watch is accepted again after a break
-LIVENESS_STALL = 120.0  # /healthz fails when the loop has made no progress for this long
 
 
 @dataclass(frozen=True)
@@ -115,7 +113,11 @@ class Controller:
         # the identity in the user agent tells replicas apart in the API server's audit log
         client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"
         self.client = client
-        self.stop = threading.Event()
+        informers = ("informer thread(s)", lambda: [i.spec.plural for i in self.informers if not i.is_alive()])
+        self.process = Process("the reconcile loop", [self._reasons], [informers])
+        self.stop = self.process.stop
+        self.beat = self.process.beat
+        self.liveness, self.readiness = self.process.liveness, self.process.readiness
         self.work = Coalescer(QUIET_PERIOD, MAX_DELAY)
         self.reconnected = threading.Event()
         self.metrics = Metrics()
@@ -154,17 +156,12 @@ class Controller:
         self.access_informers: list[Informer] = []  # RBAC and admission policies: their changes re-probe
         self.last_snapshot: snap.ClusterSnapshot | None = None  # its membership serves the next pass when it can
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
-        self.interrupted_by: int | None = None
-        self.beat_at = time.monotonic()  # the loop's heartbeat, for /healthz
 
     # ---- change tracking --------------------------------------------------------------------------
     def changed(self, what: str) -> None:
         if what == RECONNECTED:
             self.reconnected.set()
         self.work.notify()
-
-    def beat(self) -> None:
-        self.beat_at = time.monotonic()
 
     def _wait_for_work(self, next_resync: float) -> bool:
         """Block until a burst of changes has settled (True) or the resync is due (False)."""
@@ -179,19 +176,9 @@ class Controller:
             self.reconnected.wait(min(1.0, max(0.0, deadline - time.monotonic())))
 
     # ---- health -----------------------------------------------------------------------------------
-    def liveness(self) -> tuple[bool, str]:
-        """The process and its loop are alive: the loop beat recently and every informer thread runs."""
-        stalled = time.monotonic() - self.beat_at
-        if stalled > LIVENESS_STALL:
-            return False, f"the reconcile loop has not made progress for {stalled:.0f}s"
-        dead = [inf.spec.plural for inf in self.informers if not inf.is_alive() and not self.stop.is_set()]
-        if dead:
-            return False, "informer thread(s) stopped: " + ", ".join(dead)
-        return True, "ok"
-
-    def readiness(self) -> tuple[bool, list[str]]:
-        """It can see the cluster (every informer synced and able to list/watch now) and it is leading, or
-        standing by as a candidate that can read the Lease."""
+    def _reasons(self) -> list[str]:
+        """Why not ready: it must see the cluster (every informer synced and able to list/watch now) and lead, or
+        stand by as a candidate that can read the Lease."""
         reasons = []
         if not self.informers:
             reasons.append("not watching (yet)")
@@ -216,7 +203,7 @@ class Controller:
         reasons.extend(self.refusals.reasons())
         if self.lost.is_set():
             reasons.append("lost leadership; stopping")
-        return not reasons, reasons
+        return reasons
 
     # ---- one pass ---------------------------------------------------------------------------------
     def run_pass(self, snapshot: snap.ClusterSnapshot) -> tuple[Plan, Result]:
@@ -446,14 +433,6 @@ class Controller:
                 self._back_off(next(self._pass_delays))
         return EXIT_OK
 
-    def install_signals(self) -> None:
-        def handler(signum: int, _frame: Any) -> None:
-            self.interrupted_by = signum
-            self.stop.set()
-
-        signal.signal(signal.SIGTERM, handler)
-        signal.signal(signal.SIGINT, handler)
-
 
 def _reader(inf: Informer) -> str:
     return f"list/watch {inf.spec.plural}"
@@ -461,9 +440,15 @@ def _reader(inf: Informer) -> str:
 
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:
     ctrl = Controller(client, opts)
-    ctrl.install_signals()
+    ctrl.process.install_signals()
     if opts.health_port:
-        serve_health(opts.health_port, ctrl)
+        about = "passes, actions, refused writes, read errors, leadership"
+        probes.serve(
+            "0.0.0.0",
+            opts.health_port,
+            "kubectl kcache reconcile",
+            probes.endpoints(ctrl.process, ctrl.metrics.render, about),
+        )
     try:
         code = ctrl.run_once(report) if opts.once else ctrl.run_forever()
     finally:
@@ -471,6 +456,4 @@ def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]
         if ctrl.elector is not None:
             ctrl.elector.release()
             ctrl.metrics.leader = 0
-    if ctrl.interrupted_by == signal.SIGINT:
-        return EXIT_INTERRUPTED
-    return code
+    return ctrl.process.exit_code(code)
