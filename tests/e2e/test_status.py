@@ -586,7 +586,9 @@ def test_status_watch_redraws_in_place_on_a_terminal_and_ctrl_c_exits_130(cluste
         deadline = time.time() + 30
         while "no KernelCaches" not in screen and time.time() < deadline:  # the first screen's last line
             screen += _pty_read(master, 0.5)
-        assert screen.lstrip().startswith("\x1b[2m" + SCREEN_HEAD), screen
+        lines = screen.lstrip().splitlines()
+        assert ANSI.sub("", lines[0]).startswith("1 node group: 1 with problems; 1 node:"), screen  # the answer
+        assert lines[1].startswith("\x1b[2m" + SCREEN_HEAD), screen  # then what this screen is
         assert "\x1b[" in screen  # colour on a terminal
         first = ANSI.sub("", screen)
         assert re.search(r"^gpu\s+1\s", first, re.MULTILINE), first  # selectors are in -o wide
