@@ -51,37 +51,23 @@ def dump(
     if from_files:
         return _from_files(from_files, output, out_file, anonymize)
     flags = merged_flags(ctx, kwargs)
-    from ..snapshot.dump import LARGE, DumpWriter, meta_document, open_output
+    from ..snapshot.dump import LARGE, DumpWriter, meta_document
     from ..snapshot.live import Scope, collect
 
     client = make_client(flags).bounded()
     scope = Scope(namespace=scope_namespace(flags))
-    try:
-        out, tmp = open_output(out_file) if out_file else (sys.stdout.buffer, None)
-    except OSError as exc:
-        raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
     progress = Progress()
     try:
-        writer: Any = DumpWriter(out, output)
-        if anonymize:
-            from ..anonymize import AnonymizingWriter
+        with _output(out_file) as out:
+            writer: Any = DumpWriter(out, output)
+            if anonymize:
+                from ..anonymize import AnonymizingWriter
 
-            writer = AnonymizingWriter(writer)
-        snap = collect(client, scope, progress=progress, sink=writer.item)
-        writer.finish(meta_document(snap, scope.describe()))
-        if tmp:
-            out.close()
-            os.replace(tmp, str(out_file))
-            tmp = None
-    except OSError as exc:
-        if tmp:
-            raise InputError(f"--file {out_file}: {exc.strerror or exc}") from None
-        raise
+                writer = AnonymizingWriter(writer)
+            snap = collect(client, scope, progress=progress, sink=writer.item)
+            writer.finish(meta_document(snap, scope.describe()))
     finally:
         progress.done()
-        if tmp:
-            out.close()
-            os.unlink(tmp)
     if output == "yaml" and writer.count > LARGE:
         sys.stderr.write(
             f"note: {writer.count} objects: for a cluster this size `-o json` writes the dump and "

@@ -187,26 +187,6 @@ def test_endless_devices_end_quickly_in_one_line(script, shown):
     assert proc.stderr == f"error: {shown}: not text (it holds NUL bytes): give a YAML or JSON file\n"
 
 
-def test_an_endless_text_stream_is_cut_at_the_limit(monkeypatch, capsys):
-    import io
-
-    class Endless(io.RawIOBase):
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buf):  # type: ignore[override]
-            buf[:] = b"a" * len(buf)
-            return len(buf)
-
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
-    code, _, err = cli(capsys, "doctor", "-f", "-", "--max-input-size", "4Mi")
-    assert code == EXIT_USAGE
-    assert one_error(err) == (
-        "error: standard input: more than the 4 MiB read from one input: give --max-input-size 8Mi if it is "
-        "meant to be read"
-    )
-
-
 def test_config_in_utf16_is_read_as_from_file_reads_it(capsys, tmp_path):
     path = tmp_path / "config.yaml"
     path.write_bytes("suppress:\n- check: crds\n".encode("utf-16"))
