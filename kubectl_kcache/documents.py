@@ -34,7 +34,8 @@ def json_text(doc: Any) -> str:
     library's indenting encoder is pure Python: 1.3 s for a 21 MB doctor report at 130,000 nodes, against
     ~0.1 s). msgspec writes the same text for str, int, bool, None, lists and dicts of ASCII; a document with a
     non-ASCII character or DEL (json escapes them as \\uXXXX), a float (another spelling of exponents) or anything else
-    msgspec would write otherwise is written by json itself. NaN (msgspec: null) is in no document."""
+    msgspec would write otherwise is written by json itself. A float JSON cannot spell (NaN, ±Infinity) is null,
+    as msgspec writes it, where json would write a constant no JSON reader takes."""
     import json
     import re
 
@@ -48,8 +49,23 @@ def json_text(doc: Any) -> str:
     except (TypeError, ValueError, OverflowError):
         raw = b""
     if not raw or not raw.isascii() or b"\x7f" in raw or _FLOAT.search(raw):  # (json escapes DEL too)
-        return json.dumps(doc, indent=2)
+        try:
+            return json.dumps(doc, indent=2, allow_nan=False)
+        except ValueError:  # NaN or ±Infinity beside other floats (rare): null, as msgspec writes them
+            return json.dumps(_finite(doc), indent=2)
     return msgspec.json.format(raw, indent=2).decode("ascii")
+
+
+def _finite(doc: Any) -> Any:
+    import math
+
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: _finite(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [_finite(v) for v in doc]
+    return doc
 
 
 def takes_unicode(out: TextIO) -> bool:

@@ -13,7 +13,7 @@ from kubectl_kcache.documents import json_text
 
 _leaves = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=12)
 _docs = st.recursive(
-    _leaves | st.floats(allow_nan=False),
+    _leaves | st.floats(allow_nan=False, allow_infinity=False),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=20,
 )
@@ -33,3 +33,16 @@ def test_the_fallbacks() -> None:
         {"tuple": (1, "a"), "empty": [], "nothing": {}},
     ):
         assert json_text(doc) == json.dumps(doc, indent=2)
+
+
+def test_a_float_json_cannot_spell_is_written_as_valid_json() -> None:
+    """json.dumps writes Infinity, which is not JSON (jq and Go refuse it); a document stays parseable."""
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} is not JSON")
+
+    for value in (float("inf"), float("-inf"), float("nan")):
+        text = json_text({"x": value, "y": [1, value]})
+        assert json.loads(text, parse_constant=refuse) == {"x": None, "y": [1, None]}
+        mixed = json_text({"x": value, "rate": 0.5, "name": "caf\u00e9"})  # json writes this one
+        assert json.loads(mixed, parse_constant=refuse) == {"x": None, "rate": 0.5, "name": "caf\u00e9"}
