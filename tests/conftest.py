@@ -10,6 +10,14 @@ os.environ.pop("NO_COLOR", None)
 for _var in ("COLUMNS", "LINES"):
     os.environ.pop(_var, None)
 
+# CI (.ci/run) runs the property tests on the same examples every time: a landing is decided by the code, not
+# by which strings Hypothesis happened to draw that day; by hand they explore anew on every run
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
 
 def pytest_collection_modifyitems(config, items):
     """With `-n` (./run-tests runs two workers, `--dist loadgroup`): every end-to-end test on one worker, which
