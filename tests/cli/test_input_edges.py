@@ -16,20 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kcache.cli import run
 from kubectl_kcache.errors import EXIT_OK, EXIT_USAGE
 from tests import builders as b
+from tests.cli.in_process import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = str(ROOT / "examples" / "healthy-cluster.yaml")
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err and "internal error" not in err, err
-    return code, out, err
 
 
 def one_error(err: str) -> str:

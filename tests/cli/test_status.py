@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from kubectl_kcache.cli import run
+from tests.cli.in_process import cli
 
 from .test_examples import BROKEN, HEALTHY
 
@@ -101,14 +99,6 @@ BROKEN_GROUPS = [
         },
     },
 ]
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    assert "internal error" not in err, err
-    return code, out, err
 
 
 def test_status_json_on_broken_example(capsys):
