@@ -21,10 +21,6 @@ STYLE_DIM = "dim"
 SHOWN_NODES = 6  # node names listed on a cause line before "and N more"
 
 
-def _command(page: Page, cmd: str, indent: str) -> None:
-    page.command("", cmd, indent)
-
-
 def _mark(page: Page, passed: object) -> tuple[str, str]:
     g = page.g
     if passed is True:
@@ -55,8 +51,7 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
             what += f" (KServe writes {stop.kserve[0]}/{stop.kserve[1]})"
         page.para("Why:", what)
         if stop.next:
-            page.lines.append([("Next:", "bold")])
-            _command(page, stop.next, "  ")
+            page.command("Next:", stop.next)
     counted = why.node_causes
     if counted:
         total = sum(len(x.nodes) for x in counted)
@@ -80,7 +75,7 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
                 "    ",
             )
             if cause.next:
-                _command(page, cause.next, "    ")
+                page.command("", cause.next, "    ")
     apart = [x for x in why.causes if x.gate in ("member", "ready")]
     for cause in apart:
         page.line(
@@ -210,5 +205,5 @@ def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: in
             "  ",
         )
         if nxt:
-            _command(page, nxt, "    ")
+            page.command("", nxt, "    ")
     page.write()
