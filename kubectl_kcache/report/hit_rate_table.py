@@ -72,8 +72,8 @@ def summary_sentence(fleet: FleetHitRate) -> str:
 
 
 def _wrap(text: str, width: int | None) -> list[str]:
-    """A sentence wrapped at spaces (whole when piped)."""
-    return wrap(text, width)
+    """A sentence wrapped at spaces; as it is when piped or when it fits (a cluster's name keeps its spaces)."""
+    return [text] if width is None or len(text) <= width else wrap(text, width)
 
 
 Cell = tuple[str, str]  # text, style

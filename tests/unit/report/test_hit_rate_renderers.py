@@ -104,3 +104,13 @@ def test_the_hit_rate_page_is_the_doctor_pages_header_and_section_with_every_val
     out = io.StringIO()
     render("hit-rate", hit_rate(BROKEN), "html", out, source=provenance(BROKEN.meta))
     assert out.getvalue().startswith("<!DOCTYPE html>")
+
+
+def test_a_line_that_fits_or_is_piped_is_printed_as_it_is():
+    """Wrapping never rewrites data: a cluster name with two spaces keeps them when its line is not broken."""
+    import dataclasses
+
+    meta = dataclasses.replace(BROKEN.meta, cluster="team  cluster")
+    for width in (None, 200):
+        text = hit_rate_text(hit_rate(BROKEN), provenance(meta), color=False, width=width)
+        assert "cluster team  cluster" in text.splitlines()[0], width
