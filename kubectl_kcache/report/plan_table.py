@@ -66,10 +66,13 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, 
     for act, verb, kind, name in zip(actions, verbs, kinds, names, strict=True):
         head = f"{_paint(verb, VERB_STYLES.get(verb, ''), color)}{' ' * (w_verb - len(verb))}  {kind:<{w_kind}}  "
         reason = escape(_reason(act))
-        if stacked:
+        if width is not None:  # stacked
             lines.append(head + name)
-            first, *more = wrap(reason, width, first_indent=len(REASON_INDENT), indent=len(REASON_INDENT))
-            lines += [REASON_INDENT + first, *more]
+            if len(REASON_INDENT) + len(reason) <= width:  # as it is: wrapping never rewrites a name's spaces
+                lines.append(REASON_INDENT + reason)
+            else:
+                first, *more = wrap(reason, width, first_indent=len(REASON_INDENT), indent=len(REASON_INDENT))
+                lines += [REASON_INDENT + first, *more]
         else:
             lines.append(f"{head}{name:<{w_name}}  {reason}")
         for change in act.get("diff") or []:
