@@ -12,6 +12,7 @@ grows as it did."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ BUILD = ROOT / "tests" / "testbed" / "build-promtool"
 SampleKey = tuple[str, frozenset[tuple[str, str]]]
 
 
+@functools.cache
 def promtool() -> Path:
     """The promtool binary, built from the Go module proxy and cached (tests/testbed/build-promtool)."""
     out = subprocess.run([str(BUILD)], stdout=subprocess.PIPE, text=True, timeout=1800)
