@@ -600,3 +600,19 @@ def webhook_endpoints(ready: bool = True) -> dict[str, Any]:
         "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.0.0.9"], "conditions": {"ready": ready}}],
     }
+
+
+def prefetcher_binding(ns: str, *subjects: tuple[str, str], role: str = "pull") -> dict[str, Any]:
+    """KServe's managed kernel-cache-prefetcher-rb in namespace `ns` (the KernelCache's), binding ClusterRole
+    `role` to these ServiceAccount subjects (name, namespace)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": "kernel-cache-prefetcher-rb",
+            "namespace": ns,
+            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": n, "namespace": sns} for n, sns in subjects],
+    }

@@ -109,22 +109,6 @@ def cluster(*extra: dict[str, Any], entries: dict[str, str] | None = None, **kw:
     return items + list(extra)
 
 
-def prefetcher_binding(*subjects: tuple[str, str]) -> dict[str, Any]:
-    """KServe's managed kernel-cache-prefetcher-rb in the KernelCache's namespace, with these ServiceAccount
-    subjects (name, namespace)."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {
-            "name": "kernel-cache-prefetcher-rb",
-            "namespace": NS,
-            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
-        },
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pull"},
-        "subjects": [{"kind": "ServiceAccount", "name": n, "namespace": ns} for n, ns in subjects],
-    }
-
-
 def trace(*items: dict[str, Any], nodes: tuple[str, ...] = ()) -> Any:
     return explain(build(list(items), reads_assumed=True), NS, KC, nodes)
 
@@ -252,7 +236,7 @@ def test_a_cordoned_member_counts_and_its_pod_cannot_be_scheduled():
 
 
 def test_a_second_subject_on_the_prefetcher_binding_is_a_storage_error():
-    rb = prefetcher_binding(("kernel-cache-prefetcher-sa", JOBS), ("other", JOBS))
+    rb = b.prefetcher_binding(NS, ("kernel-cache-prefetcher-sa", JOBS), ("other", JOBS))
     why = trace(*cluster(rb))
     gate = why.cache_blocked_by
     assert gate.id == "prefetcher-identity" and gate.kserve[:2] == ("Error", "StorageError")
@@ -281,7 +265,7 @@ def test_a_reserved_prefetcher_service_account_fails_every_cache():
 
 
 def test_an_orphan_job_holds_every_pass_of_the_namespace_for_good():
-    rb = prefetcher_binding(("kernel-cache-prefetcher-sa", JOBS))
+    rb = b.prefetcher_binding(NS, ("kernel-cache-prefetcher-sa", JOBS))
     orphan = job("n1", kc="deleted-cache", seed="old")
     stuck = job_pod(orphan, "a", phase="Pending", waiting=("ImagePullBackOff", "back-off"))
     why = trace(*cluster(rb, orphan, stuck))
@@ -445,7 +429,7 @@ def test_another_caches_group_with_an_empty_selector_fails_every_agent():
 
 
 def test_a_second_subject_is_not_a_requeue_and_names_the_binding_in_its_namespace():
-    rb = prefetcher_binding(("kernel-cache-prefetcher-sa", JOBS), ("other", JOBS))
+    rb = b.prefetcher_binding(NS, ("kernel-cache-prefetcher-sa", JOBS), ("other", JOBS))
     running = job("n1")
     gate = trace(*cluster(rb, running)).cache_blocked_by
     assert gate.id == "prefetcher-identity"  # KServe fails on the subject before it looks at running Jobs
@@ -454,7 +438,7 @@ def test_a_second_subject_is_not_a_requeue_and_names_the_binding_in_its_namespac
 
 
 def test_the_caches_own_stuck_job_holds_the_namespace_for_good():
-    rb = prefetcher_binding(("kernel-cache-prefetcher-sa", JOBS))
+    rb = b.prefetcher_binding(NS, ("kernel-cache-prefetcher-sa", JOBS))
     j = job("n1")
     stuck = job_pod(j, "a", phase="Pending", waiting=("ImagePullBackOff", "back-off"))
     gate = trace(*cluster(rb, j, stuck)).cache_blocked_by

@@ -116,19 +116,7 @@ def test_cache_status_names_a_frozen_pass_after_an_artifact_mismatch():
 
 def test_cache_status_names_the_prefetch_requeue():
     kc = b.kernel_cache("kc", NS, "gpu", state="Pending", reason="NoReadyNodes", message="matching nodes are not ready")
-    rb = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {
-            "name": "kernel-cache-prefetcher-rb",
-            "namespace": NS,
-            "labels": {"internal.serving.kserve.io/kernelcache-prefetcher": "true"},
-        },
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "puller"},
-        "subjects": [
-            {"kind": "ServiceAccount", "name": "kernel-cache-prefetcher-sa", "namespace": "kserve-kernelcache-jobs"}
-        ],
-    }
+    rb = b.prefetcher_binding(NS, ("kernel-cache-prefetcher-sa", "kserve-kernelcache-jobs"), role="puller")
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
