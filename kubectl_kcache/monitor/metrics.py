@@ -16,13 +16,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .. import prometheus
 from ..checks.model import STATUSES
 from ..checks.registry import all_checks
 from ..explain.fleet import FleetHitRate
 from ..explain.status import FleetStatus
 from ..explain.why_not_ready import WhyNotReadyFleet
-from ..prometheus import Family
+from ..runtime import metrics as prometheus
+from ..runtime.metrics import Family
 from .evaluate import Evaluation
 
 PREFIX = "kcache_"
@@ -189,9 +189,7 @@ def _own(ev: Evaluation | None, health: Health) -> Iterable[Family]:
     info.add(1, version=health.version or "unknown", commit=health.commit or "unknown")
     ready = _family("kcache_monitor_ready")
     ready.add(int(health.ready))
-    errors = _family("kcache_monitor_read_errors_total")
-    for what, n in sorted(health.read_errors.items()):
-        errors.add(n, read=what)
+    errors = _family("kcache_monitor_read_errors_total").add_counts(health.read_errors, "read")
     total = _family("kcache_monitor_evaluations_total")
     total.add(health.evaluations)
     seconds = _family("kcache_monitor_evaluation_duration_seconds")
@@ -202,12 +200,12 @@ def _own(ev: Evaluation | None, health: Health) -> Iterable[Family]:
     last_read.add(round(health.last_read, 3))
     out = [info, ready, errors, total, seconds, stamp, last_read]
     if health.events is not None:
-        sent = _family("kcache_monitor_events_total")
-        for kind in sorted(set(EVENT_TYPES) | set(health.events)):
-            sent.add(health.events.get(kind, 0), type=kind)
-        dropped = _family("kcache_monitor_events_dropped_total")
-        for reason in sorted(set(EVENT_DROPS) | set(health.events_dropped)):
-            dropped.add(health.events_dropped.get(reason, 0), reason=reason)
+        sent = _family("kcache_monitor_events_total").add_counts(
+            dict.fromkeys(EVENT_TYPES, 0) | dict(health.events), "type"
+        )
+        dropped = _family("kcache_monitor_events_dropped_total").add_counts(
+            dict.fromkeys(EVENT_DROPS, 0) | dict(health.events_dropped), "reason"
+        )
         out += [sent, dropped]
     return out
 

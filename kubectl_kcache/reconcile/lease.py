@@ -34,9 +34,9 @@ from ..errors import Conflict, IncompleteError, NotFound
 from ..kube import resources as r
 from ..kube import write_guard
 from ..kube.client import Client
+from ..runtime.read_errors import ReadErrors
 from .executor import micro_time
 from .peers import label_lease
-from .read_errors import ReadErrors
 
 
 class LostLeadership(write_guard.WriteRefused):

@@ -47,6 +47,7 @@ from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from ..runtime import probes
 from ..runtime.process import Process
+from ..runtime.read_errors import ReadErrors
 from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
@@ -61,7 +62,6 @@ from .lease import LeaderElector, LostLeadership, new_identity
 from .metrics import Metrics
 from .peers import ControllerActive, Peers
 from .planner import Plan, plan
-from .read_errors import ReadErrors
 from .refusals import EVERY_WRITE, FENCE, Refusals
 
 QUIET_PERIOD = 0.3  # seconds without new events before a pass starts

@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .. import prometheus
-from ..prometheus import Family
+from ..runtime import metrics as prometheus
+from ..runtime.metrics import Family
 
 
 class Metrics:
@@ -38,28 +38,22 @@ class Metrics:
         with self.lock:
             family("reconcile_total", "counter", "Reconcile passes.").add(self.reconciles)
             family("reconcile_errors_total", "counter", "Failed passes or actions.").add(self.errors)
-            actions = family("actions_total", "counter", "Actions applied, by verb and kind.")
-            for (verb, kind), n in sorted(self.actions.items()):
-                actions.add(n, verb=verb, kind=kind)
-            overtaken = family(
+            family("actions_total", "counter", "Actions applied, by verb and kind.").add_counts(
+                self.actions, "verb", "kind"
+            )
+            family(
                 "actions_overtaken_total",
                 "counter",
                 "Writes answered 409 or 404: already done by "
                 "someone else (already-exists, already-gone) or the object changed since the plan "
                 "(changed).",
-            )
-            for (verb, kind, reason), n in sorted(self.overtaken.items()):
-                overtaken.add(n, verb=verb, kind=kind, reason=reason)
-            relists = family(
+            ).add_counts(self.overtaken, "verb", "kind", "reason")
+            family(
                 "relists_total", "counter", "Lists restarted (410 Gone, or after a failed list), by resource."
-            )
-            for res, n in sorted(self.relists().items()):
-                relists.add(n, resource=res)
-            read_errors = family(
+            ).add_counts(self.relists(), "resource")
+            family(
                 "read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource and reason."
-            )
-            for (res, reason), n in sorted(self.read_errors.items()):
-                read_errors.add(n, resource=res, reason=reason)
+            ).add_counts(self.read_errors, "resource", "reason")
             undecodable = self.decode_failures()
             failures = family(
                 "decode_failures_total",

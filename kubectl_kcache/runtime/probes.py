@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..errors import InputError
-from ..prometheus import CONTENT_TYPE as METRICS
+from .metrics import CONTENT_TYPE as METRICS
 from .process import Process
 
 Answer = tuple[int, str, bytes]  # status, content type, body

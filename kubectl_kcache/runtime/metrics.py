@@ -1,10 +1,11 @@
-"""THE Prometheus text of the monitor's and the controller's metrics, written by prometheus_client (which
-escapes the label values; they come from the cluster). A family is its name, type, help and samples; no
-prometheus_client state is kept between scrapes: each scrape renders the families it is given."""
+"""THE Prometheus text of the long-running commands' /metrics (the monitor's and reconcile's), written by
+prometheus_client (which escapes the label values; they come from the cluster). A family is its name, type,
+help and samples; no prometheus_client state is kept between scrapes: each scrape renders the families it is
+given."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,14 @@ class Family:
 
     def add(self, value: float, **labels: str) -> None:
         self.samples.append((labels, value))
+
+    def add_counts(self, counts: Mapping[Any, float], *labels: str) -> Family:
+        """One sample per key of `counts`, in key order: a key is the value of the one label, or a tuple of
+        the values of `labels`."""
+        for key, value in sorted(counts.items()):
+            values = key if isinstance(key, tuple) else (key,)
+            self.add(value, **dict(zip(labels, values, strict=True)))
+        return self
 
     def metric(self) -> Any:
         """The family as prometheus_client exposes it; every sample of a family has the same labels."""

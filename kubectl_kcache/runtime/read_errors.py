@@ -1,8 +1,10 @@
-"""Failures to see the cluster (a list, a watch, the Lease): said once per distinct cause, then again with
-backoff while it lasts, counted by resource and reason, and kept as each reader's current state for /readyz.
+"""Failures to see the cluster (a list, a watch, the Lease), for both long-running commands: said once per
+distinct cause, then again with backoff while it lasts, counted by resource and reason (reconcile's
+`kcache_read_errors_total`) and by verb and what was read (the monitor's `kcache_monitor_read_errors_total`),
+and kept as each reader's current state for /readyz.
 
-A controller that cannot read is blind: it must say so on stderr, in its metrics and in its readiness,
-never look healthy while it plans nothing.
+A process that cannot read is blind: it must say so on stderr, in its metrics and in its readiness,
+never look healthy while it plans or evaluates nothing.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class ReadErrors:
         self.first_repeat = first_repeat
         self.max_repeat = max_repeat
         self.counts: Counter[tuple[str, str]] = Counter()  # (resource, reason) -> failures
+        self.reads: Counter[str] = Counter()  # "list nodes" -> failures; `expect` puts a read at 0
         self._failing: dict[str, _Failing] = {}  # reader -> what is wrong now
         self._lock = threading.Lock()
 
@@ -78,6 +81,7 @@ class ReadErrors:
         message = ""
         with self._lock:
             self.counts[(resource, reason_of(exc))] += 1
+            self.reads[f"{verb} {resource}"] += 1
             state = self._failing.get(reader)
             if state is None or state.cause != cause:
                 self._failing[reader] = _Failing(cause, now, 1, now + self.first_repeat, self.first_repeat)
@@ -90,6 +94,17 @@ class ReadErrors:
                     state.next_log = now + state.interval
         if message:
             self.log(message)
+
+    def expect(self, *reads: str) -> None:
+        """Count these reads ("list nodes") from 0: a counter exported before its first failure lets
+        `increase()` see that failure."""
+        with self._lock:
+            for read in reads:
+                self.reads.setdefault(read, 0)
+
+    def by_read(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.reads)
 
     def ok(self, reader: str) -> None:
         with self._lock:

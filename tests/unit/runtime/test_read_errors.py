@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_kcache.errors import ApiError, Forbidden, Gone, NotFound, Unreachable
-from kubectl_kcache.reconcile.read_errors import ReadErrors, one_line, reason_of
+from kubectl_kcache.runtime.read_errors import ReadErrors, one_line, reason_of
 
 
 class Clock:
