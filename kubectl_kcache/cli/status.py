@@ -184,7 +184,9 @@ def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[s
     out = sys.stdout
     tty = bool(getattr(out, "isatty", lambda: False)())
     header = "watching, Ctrl-C to stop"
-    live = LiveSnapshot(client, snap, lists)
+    # a list refused now stays refused on the screen; a refused watch ends it (exit 3): no counts shown as live
+    # that cannot be kept live
+    live = LiveSnapshot(client, snap, [made for made in lists if made.resource_version], forbidden_is_fatal=True)
     shown = _show_status(
         snap, provenance, output, out, color=color, header=header, shape=shape, watch=live.watch_state()
     )

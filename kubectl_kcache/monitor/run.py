@@ -2,8 +2,8 @@
 least every `resync` seconds (findings that depend on time, such as a capture stuck for too long, change
 without an event). Each evaluation replaces the published one; the HTTP endpoints read the published one.
 
-Ready once the lists were made, every watch works now, no list was forbidden and the last evaluation
-succeeded. It never writes, except Events with --events (events.py).
+Ready once the lists were made, every list and watch works now and the last evaluation succeeded. It never
+writes, except Events with --events (events.py).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ..kube.client import Client, backoff_delays
 from ..provenance import now_rfc3339
 from ..runtime import probes
 from ..runtime.process import Process
+from ..runtime.read_errors import ReadErrors
 from ..snapshot.live import Scope
 from . import metrics
 from .evaluate import Evaluation, evaluate
@@ -48,7 +49,7 @@ class Monitor:
         self.client = client
         self.opts = opts
         self.log = log or (lambda m: print(f"kcache-monitor: {m}", file=sys.stderr, flush=True))
-        self.source = Source(client, Scope(namespace=opts.namespace))
+        self.source = Source(client, Scope(namespace=opts.namespace), ReadErrors(self.log))
         self.recorder = EventRecorder(client, log=self.log) if opts.events else None
         watches = ("watch thread(s)", self.source.alive)
         self.process = Process("the monitor loop", [self._reasons], [watches], on_stop=[self.source.stop])
@@ -57,7 +58,7 @@ class Monitor:
         self.evaluations = 0
         self.last_read = 0.0
         self.eval_error = ""
-        self.evaluated_since_list = False  # the published evaluation is of the current lists
+        self.evaluated_since_list = False  # the published evaluation is of the current lists, every one read
         self.lock = threading.Lock()
         self.commit = _commit()
 
@@ -71,8 +72,7 @@ class Monitor:
                 self.source.connect()
                 self.log("listed; watching")
                 return True
-            except IncompleteError as exc:
-                self.log(f"{exc}; retrying")
+            except IncompleteError:  # said once per cause, and counted, by the source
                 self.stop.wait(next(delays))
         return False
 
@@ -109,7 +109,7 @@ class Monitor:
             self.published = ev
             self.evaluations += 1
             self.eval_error = ""
-            self.evaluated_since_list = True
+            self.evaluated_since_list = not problems  # of every list, current
             if not problems:
                 self.last_read = ev.at
         if self.recorder is not None:
@@ -126,8 +126,8 @@ class Monitor:
             reasons.append(self.eval_error)
         elif self.published is None:
             reasons.append("not evaluated yet")
-        elif not self.evaluated_since_list:  # listed again: the published numbers are of the lists before
-            reasons.append("not evaluated since it listed again")
+        elif not self.evaluated_since_list and not reasons:  # the published numbers are of reads that failed
+            reasons.append("not evaluated since every read works")
         return reasons
 
     def health(self) -> metrics.Health:

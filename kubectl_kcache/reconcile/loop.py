@@ -51,10 +51,11 @@ from ..runtime.read_errors import ReadErrors
 from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
-from ..snapshot.informer import LISTED, ClientListerWatcher, Coalescer, Informer
+from ..snapshot.follow import LiveSnapshot
+from ..snapshot.informer import LISTED, ListerWatcher
 from ..snapshot.kinds import ListSpec
 from ..snapshot.live import collect_for_reconcile
-from ..snapshot.reads import require
+from ..snapshot.reads import ListMade, require
 from ..text import escape
 from . import actions as a
 from .executor import Executor, Fenced, Result, pin_preconditions
@@ -106,22 +107,44 @@ FENCE_POD = re.compile(r"pod (\S+) does not hold Lease \S+ \(holder: ([^)]*)\)")
 
 
 class Controller:
-    def __init__(self, client: Client, opts: LoopOptions, log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        client: Client,
+        opts: LoopOptions,
+        log: Callable[[str], None] | None = None,
+        lister_watcher: Callable[[ListMade], ListerWatcher] | None = None,  # tests: a fake API server
+    ):
         self.opts = opts
         self.log = log or (lambda m: print(f"kcache-reconcile: {escape(m)}", file=sys.stderr, flush=True))
         self.identity = new_identity()
         # the identity in the user agent tells replicas apart in the API server's audit log
         client.user_agent = f"kubectl-kcache/{__version__} reconcile/{self.identity}"
         self.client = client
-        informers = ("informer thread(s)", lambda: [i.spec.plural for i in self.informers if not i.is_alive()])
-        self.process = Process("the reconcile loop", [self._reasons], [informers])
+        self.process = Process("the reconcile loop", [self._reasons], [("informer thread(s)", self._stopped)])
         self.stop = self.process.stop
         self.beat = self.process.beat
         self.liveness, self.readiness = self.process.liveness, self.process.readiness
-        self.work = Coalescer(QUIET_PERIOD, MAX_DELAY)
         self.reconnected = threading.Event()
         self.metrics = Metrics()
         self.errors = ReadErrors(self.log)
+        # informers run in every replica, the leader and those standing by (a warm takeover; readiness); the
+        # access lists are not waited for: their changes only make a refused write due at once
+        self.live = LiveSnapshot(
+            client,
+            None,
+            [ListMade(spec, "") for spec in plan_lists.RECONCILE + plan_lists.RECONCILE_ACCESS],
+            owner="reconcile",
+            kind=kinds.with_writers,
+            on_change=lambda spec, what: self.changed(what) if spec in plan_lists.RECONCILE else None,
+            on_error=lambda spec, verb, exc: self.errors.failed(_reader(spec), verb, spec.plural, exc),
+            on_ok=lambda spec: self.errors.ok(_reader(spec)),
+            stop=self.stop,
+            quiet=QUIET_PERIOD,
+            max_delay=MAX_DELAY,
+            lister_watcher=lister_watcher,
+        )
+        self.work = self.live.coalescer
+        self.informers = self.live.of(*plan_lists.RECONCILE)
         self.pass_errors = ReadErrors(self.log)  # failed passes: logged the same way, counted as reconcile errors
         self.write_errors = ReadErrors(self.log)  # the fence's refusals right after a takeover
         self.refusals = Refusals(self.log)  # writes the API server refuses: learned, held back, probed
@@ -150,10 +173,15 @@ class Controller:
         self.executor = Executor(
             client, guard=self.elector.guard if self.elector else None, peers=self.peers, refusals=self.refusals
         )
+        self.live.add_handler(plan_lists.DEPLOYMENTS, self.peers.on_deployment)
+        for spec in (*plan_lists.KSERVE_LEASES, plan_lists.PLUGIN_LEASES):
+            self.live.add_handler(spec, self.peers.on_lease)
+        for spec in (plan_lists.KERNEL_CACHE_NODES, plan_lists.AGENT_DAEMONSET):
+            self.live.add_handler(spec, self.peers.foreign.handler(spec.resource.kind))
+        for spec in plan_lists.RECONCILE_ACCESS:  # RBAC and admission policies: their changes re-probe
+            self.live.add_handler(spec, self._access_changed)
         self.lost = threading.Event()
         self.fenced = ""  # the API server's fence refused a write: what it said
-        self.informers: list[Informer] = []
-        self.access_informers: list[Informer] = []  # RBAC and admission policies: their changes re-probe
         self.last_snapshot: snap.ClusterSnapshot | None = None  # its membership serves the next pass when it can
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
 
@@ -176,17 +204,18 @@ class Controller:
             self.reconnected.wait(min(1.0, max(0.0, deadline - time.monotonic())))
 
     # ---- health -----------------------------------------------------------------------------------
+    def _stopped(self) -> list[str]:
+        return [inf.spec.plural for inf in self.live.informers if not inf.is_alive()]
+
     def _reasons(self) -> list[str]:
         """Why not ready: it must see the cluster (every informer synced and able to list/watch now) and lead, or
         stand by as a candidate that can read the Lease."""
         reasons = []
-        if not self.informers:
-            reasons.append("not watching (yet)")
         for inf in self.informers:
             if not inf.synced.is_set():
                 reasons.append(
                     f"{inf.spec.plural}: "
-                    + (self.errors.current(_reader(inf)) or "not synced yet (listing or re-watching)")
+                    + (self.errors.current(_reader(inf.spec)) or "not synced yet (listing or re-watching)")
                 )
             for why in inf.poison_lines():  # the store lacks it: no pass plans from it
                 reasons.append(f"{inf.spec.plural}: skipped, cannot be decoded: {why}")
@@ -348,43 +377,17 @@ class Controller:
             report(p.writes + p.events)
         return EXIT_INCOMPLETE if result.errors else EXIT_OK
 
-    def _informer(self, spec: ListSpec, on_change: Callable[[str], None] | None = None) -> Informer:
-        reader = f"list/watch {spec.describe()}"
-        inf = Informer(
-            ClientListerWatcher(self.client, spec),
-            spec,
-            stop=self.stop,
-            on_change=on_change or self.changed,
-            on_error=lambda verb, exc: self.errors.failed(reader, verb, spec.plural, exc),
-            on_ok=lambda: self.errors.ok(reader),
-            kind=kinds.with_writers(spec.resource),
-        )
-        if spec.resource == plan_lists.DEPLOYMENTS.resource:
-            inf.add_handler(self.peers.on_deployment)
-        elif spec.resource == plan_lists.PLUGIN_LEASES.resource:
-            inf.add_handler(self.peers.on_lease)
-        elif spec.resource in (plan_lists.KERNEL_CACHE_NODES.resource, plan_lists.AGENT_DAEMONSET.resource):
-            inf.add_handler(self.peers.foreign.handler(spec.resource.kind))
-        return inf
-
     def _access_changed(self, type_: str, _old: Any, _new: Any) -> None:
         if type_ != LISTED and self.refusals.access_changed():
             self.log("RBAC or an admission policy changed: probing the refused writes now")
             self.changed("access")
 
     def _current(self) -> bool:
-        """Every store known to be current and complete (synced, no object it could not decode)."""
-        return all(inf.synced.is_set() and not inf.poisoned for inf in self.informers)
+        """Every store of the plan known to be current and complete (synced, no object it could not decode)."""
+        return self.live.current(plan_lists.RECONCILE)
 
     def run_forever(self) -> int:
-        # informers run in every replica, the leader and those standing by (a warm takeover; readiness)
-        self.informers = [self._informer(spec) for spec in plan_lists.RECONCILE]
-        # not waited for: they only make a refused write due at once
-        self.access_informers = [self._informer(spec, lambda _what: None) for spec in plan_lists.RECONCILE_ACCESS]
-        for inf in self.access_informers:
-            inf.add_handler(self._access_changed)
-        for inf in self.informers + self.access_informers:
-            inf.start()
+        self.live.start()
         if not self.lead():
             return EXIT_OK
         next_resync = time.monotonic() + self.opts.resync_period
@@ -406,7 +409,7 @@ class Controller:
                 continue
             if not triggered and time.monotonic() >= next_resync:
                 next_resync = time.monotonic() + self.opts.resync_period
-            snapshot = snap.assemble((inf.kind.field, obj) for inf in self.informers for obj in inf.items())
+            snapshot = self.live.snapshot()
             carry_membership(self.last_snapshot, snapshot)  # unless nodes or groups changed since the last pass
             self.last_snapshot = snapshot
             try:
@@ -434,8 +437,8 @@ class Controller:
         return EXIT_OK
 
 
-def _reader(inf: Informer) -> str:
-    return f"list/watch {inf.spec.plural}"
+def _reader(spec: ListSpec) -> str:
+    return f"list/watch {spec.describe()}"
 
 
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:

@@ -81,7 +81,7 @@ class ReadErrors:
         message = ""
         with self._lock:
             self.counts[(resource, reason_of(exc))] += 1
-            self.reads[f"{verb} {resource}"] += 1
+            self.reads[f"{verb} {resource}".strip()] += 1  # "list": no resource named
             state = self._failing.get(reader)
             if state is None or state.cause != cause:
                 self._failing[reader] = _Failing(cause, now, 1, now + self.first_repeat, self.first_repeat)

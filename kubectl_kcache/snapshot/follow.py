@@ -1,14 +1,20 @@
-"""Keep a snapshot current from watches, for `status -w`: every list that `collect` made gets an informer
-(`snapshot/informer.py`) that watches it from the resourceVersion it was read at; the snapshot is assembled from
-their stores.
+"""THE kept-current snapshot, of `status -w`, `monitor` and `reconcile`: one informer (`snapshot/informer.py`)
+per plan list, the snapshot assembled from their stores.
 
-- What is failing now (a broken stream, an unreachable server, an object that cannot be decoded) is in
-  `problems()` and in `watch_state()`, so neither the screen nor a JSON or YAML document passes stale
-  counts off as current.
-- A watch that is forbidden (RBAC may allow `list` and not `watch`) ends the watch with IncompleteError
-  naming the verb and resource: no counts are shown as live that cannot be kept live.
-- `wait()` returns once a burst of changes has settled (0.2 s of quiet, at most 1 s after its first
-  event), so that 5,000 node updates re-render once, not 5,000 times.
+- A list starts from where it was made (`ListMade` with its resourceVersion: `status -w` and the monitor,
+  which listed everything first), or is listed by its informer (a `ListMade` without one: reconcile's lists,
+  and a list the monitor was refused).
+- Consumers of the changes themselves add a handler per list (`add_handler`: reconcile's peers, foreign
+  writes and access lists); the owner hears of every change (`on_change`, by default a wake-up of `wait()`).
+- ONE policy for a failing list or watch, the informer's: said to the owner (`on_error`, `on_ok`: each
+  command counts and logs it through runtime/read_errors.py), shown in `problems()` (the monitor's /readyz,
+  `status -w`'s screen and documents), retried from the last resourceVersion after a jittered backoff growing
+  to 30 s, and a refused (403) read at most every 2 s, so that access granted again is seen within 2 s. The
+  owner decides whether a refusal is fatal (`forbidden_is_fatal`): `status -w` shows no counts as live that
+  cannot be kept live, and ends with IncompleteError naming the verb and resource; the monitor and
+  reconcile stay up, unready, and recover by themselves.
+- `wait()` returns once a burst of changes has settled (0.2 s of quiet, at most 1 s after its first event,
+  by default), so that 5,000 node updates re-render once, not 5,000 times.
 """
 
 from __future__ import annotations
@@ -16,14 +22,17 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from ..errors import IncompleteError
+from ..kube.resources import Resource
 from . import kinds
 from . import model as snap
-from .informer import ClientListerWatcher, Coalescer, Informer, ListerWatcher
-from .reads import ListMade
+from .informer import ClientListerWatcher, Coalescer, Handler, Informer, ListerWatcher
+from .kinds import ListSpec
+from .reads import OK, ListMade, Read
 
 QUIET_PERIOD = 0.2  # seconds without events before the screen is redrawn
 MAX_DELAY = 1.0  # the screen is redrawn at the latest this long after the first event of a burst
@@ -35,15 +44,27 @@ class LiveSnapshot:
     def __init__(
         self,
         client: Any,
-        initial: snap.ClusterSnapshot,
+        initial: snap.ClusterSnapshot | None,
         lists: Iterable[ListMade],
+        *,
+        forbidden_is_fatal: bool = False,
+        owner: str = "status --watch",  # who stops on a fatal refusal, in its error
+        kind: Callable[[Resource], kinds.Kind] = kinds.for_resource,
+        on_change: Callable[[ListSpec, str], None] | None = None,
+        on_error: Callable[[ListSpec, str, BaseException], None] = lambda _spec, _verb, _exc: None,
+        on_ok: Callable[[ListSpec], None] = lambda _spec: None,
+        stop: threading.Event | None = None,
+        quiet: float = QUIET_PERIOD,
+        max_delay: float = MAX_DELAY,
         clock: Callable[[], float] = time.monotonic,
         lister_watcher: Callable[[ListMade], ListerWatcher] | None = None,
+        delays: Callable[[], Iterator[float]] | None = None,
     ):
-        self.meta = initial.meta
-        self.reads = initial.reads
-        self.stop_event = threading.Event()
-        self.coalescer = Coalescer(QUIET_PERIOD, MAX_DELAY, clock)
+        initial = initial or snap.ClusterSnapshot()
+        self.meta, self.reads, self.owner = initial.meta, initial.reads, owner
+        self.stop_event = stop or threading.Event()
+        self.coalescer = Coalescer(quiet, max_delay, clock)
+        self.on_change = on_change
         by_key = {
             (field, obj.metadata.namespace or "", obj.metadata.name): obj
             for field in kinds.FIELDS
@@ -55,9 +76,13 @@ class LiveSnapshot:
                 make(listed),
                 listed.spec,
                 stop=self.stop_event,
-                on_change=self._changed,
-                forbidden_is_fatal=True,
+                on_change=partial(self._changed, listed.spec),
+                on_error=partial(on_error, listed.spec),
+                on_ok=partial(on_ok, listed.spec),
+                forbidden_is_fatal=forbidden_is_fatal,
                 initial=([by_key[k] for k in listed.keys if k in by_key], listed.resource_version),
+                kind=kind(listed.spec.resource),
+                **({"delays": delays} if delays else {}),
             )
             for listed in lists
         ]
@@ -65,6 +90,20 @@ class LiveSnapshot:
     @property
     def relists(self) -> int:
         return sum(inf.relists for inf in self.informers)
+
+    def of(self, *specs: ListSpec) -> list[Informer]:
+        """The informers of these lists."""
+        return [inf for inf in self.informers if inf.spec in specs]
+
+    def add_handler(self, spec: ListSpec, handler: Handler) -> None:
+        """`handler(type, old, new)` for every change of that list (before `start()`: its first list too)."""
+        for inf in self.of(spec):
+            inf.add_handler(handler)
+
+    def current(self, specs: Iterable[ListSpec] | None = None) -> bool:
+        """Every store (of `specs`) known to be current and complete: synced, no object it could not decode."""
+        wanted = self.informers if specs is None else self.of(*specs)
+        return all(inf.synced.is_set() and not inf.poisoned for inf in wanted)
 
     # ---- the caller's side ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -77,7 +116,7 @@ class LiveSnapshot:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until a burst of changes has settled (True), or `timeout` passed without one (False).
-        Raises IncompleteError when a watch cannot be made (forbidden)."""
+        Raises IncompleteError when a read is refused and the owner said that is fatal."""
         self._raise_fatal()
         deadline = None if timeout is None else self.coalescer.clock() + timeout
         settled = self.coalescer.wait(self.stop_event.is_set, deadline, beat=self._raise_fatal)
@@ -85,10 +124,16 @@ class LiveSnapshot:
         return settled and not self.stop_event.is_set()
 
     def snapshot(self, taken_at: str = "") -> snap.ClusterSnapshot:
-        """The objects as the watches have them now."""
-        items = [(inf.kind.field, obj) for inf in self.informers for obj in inf.items()]
+        """The objects as the watches have them now; a list refused at first and listed since reads ok."""
+        items = [(inf.kind.field, obj) for inf in self.informers if inf.kind.field for obj in inf.items()]
         meta = dataclasses.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
-        return snap.assemble(items, meta=meta, reads=self.reads)
+        return snap.assemble(items, meta=meta, reads=self._reads())
+
+    def _reads(self) -> Iterator[Read]:
+        listed = {Read.of(inf.spec, OK): inf for inf in self.informers if inf.listed}
+        for read in self.reads:
+            inf = None if read.ok else listed.get(dataclasses.replace(read, status=OK, count=0, message=""))
+            yield read if inf is None else Read.of(inf.spec, OK, len(inf.items()))
 
     def problems(self) -> list[str]:
         """What is failing now (the counts of those kinds may be stale until it recovers)."""
@@ -96,6 +141,8 @@ class LiveSnapshot:
         for inf in sorted(self.informers, key=lambda i: i.spec.describe()):
             if inf.problem:
                 out.append(f"watch {inf.spec.describe()}: {inf.problem}; retrying")
+            elif not inf.listed:
+                out.append(f"list {inf.spec.describe()}: not listed yet")
             out += [f"watch {inf.spec.describe()}: skipped, cannot be decoded: {why}" for why in inf.poison_lines()]
         return out
 
@@ -107,7 +154,10 @@ class LiveSnapshot:
     def _raise_fatal(self) -> None:
         for inf in self.informers:
             if inf.fatal is not None:
-                raise IncompleteError(f"status --watch {inf.fatal}")
+                raise IncompleteError(f"{self.owner} {inf.fatal}")
 
-    def _changed(self, _what: str) -> None:
-        self.coalescer.notify()
+    def _changed(self, spec: ListSpec, what: str) -> None:
+        if self.on_change is None:
+            self.coalescer.notify()
+        else:
+            self.on_change(spec, what)

@@ -1,4 +1,5 @@
-"""ONE informer, for `status -w` (snapshot/follow.py) and the reconcile loop (reconcile/loop.py), and ONE coalescer.
+"""ONE informer, under the one kept-current snapshot (snapshot/follow.py) of `status -w`, `monitor` and
+`reconcile`, and ONE coalescer.
 
 An `Informer` keeps a store of one list current, over a `ListerWatcher` (the real one is
 `ClientListerWatcher`; tests use a small fake): it lists, then watches from that list's resourceVersion
@@ -164,6 +165,11 @@ class Informer(threading.Thread):
                 self.synced.set()
 
     # ---- the owner's side ---------------------------------------------------------------------------
+    @property
+    def listed(self) -> bool:
+        """A list of it was made (given, or its own): the store holds the list, however stale."""
+        return self._listed_once
+
     def add_handler(self, handler: Handler) -> None:
         """Called with every change from now on (add it before `start()` to see the first list)."""
         self.handlers.append(handler)

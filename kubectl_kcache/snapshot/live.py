@@ -100,7 +100,7 @@ class Collector:
         self.client = client
         self.objects: dict[tuple[str, str, str], Any] = {}  # (snapshot field, namespace, name) -> object
         self.reads: list[reads.Read] = []
-        self.lists: list[ListMade] = []  # the lists that succeeded, with their resourceVersions
+        self.lists: list[ListMade] = []  # the lists made, with their resourceVersions ("" when refused)
         self.sink = sink
         self.progress = progress or (lambda _msg: None)
         # read_pipelined: the lists in the order they are recorded, and what each returned as it arrived
@@ -154,6 +154,8 @@ class Collector:
         if isinstance(listing, (Forbidden, NotFound)):
             status = reads.FORBIDDEN if isinstance(listing, Forbidden) else reads.ABSENT
             self.reads.append(reads.Read.of(spec, status, message=str(listing)))
+            if keep and status == reads.FORBIDDEN:  # a kept-current snapshot may list it once it is allowed
+                self.lists.append(ListMade(spec, ""))
             return []
         got = listing.items
         self.reads.append(reads.Read.of(spec, reads.OK, len(got)))
@@ -244,7 +246,8 @@ def collect(
 ) -> snap.ClusterSnapshot:
     """The snapshot doctor reads. With a `sink` (dump), every item goes to the sink as it arrives and the
     snapshot keeps only its reads: memory stays at one page whatever the cluster's size. `lists`, when given,
-    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching).
+    receives each list made, with its resourceVersion (where `snapshot/follow.py` starts watching; "" when
+    it was refused).
 
     Without a sink the lists run PARALLEL at a time, and those that wait for the configuration (the job
     namespace's) start as soon as the ConfigMap is read, not after the node list. `on_list`, when given, is

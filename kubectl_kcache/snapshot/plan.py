@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from ..kernelcache import constants as c
 from ..kernelcache import controller as kserve_controller
 from ..kube import resources as r
+from . import kinds
 from .kinds import ListSpec
 
 SCOPE = "{namespace}"
@@ -205,6 +206,13 @@ def why_not_cached(ns: str, pod_name: str | None, nodes: Iterable[str] = ()) -> 
         NODE_GROUPS,
         *(node(n) for n in nodes),
     )
+
+
+def fields_of(command: str) -> frozenset[str]:
+    """The snapshot fields the lists of `why-group` or `why-not-cached` fill: what a file selection decodes for
+    it (snapshot/files), so that reading a new kind is one change here."""
+    specs = {"why-group": why_group, "why-not-cached": why_not_cached}[command]("", "pod", ("node",))
+    return frozenset(kinds.for_resource(spec.resource).field for spec in specs)
 
 
 # why-not-ready: the chain of one KernelCache (§2.4) and, with -A, of every one in scope. Nodes with their

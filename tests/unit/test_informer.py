@@ -226,32 +226,49 @@ def test_the_coalescer_turns_a_burst_into_one_wake_up(events: list[float], settl
 # ---- where a poison object is said: the controller's /readyz and metrics, status -w's screen and documents ----
 
 
-def poisoned_informer(stop: threading.Event) -> tuple[Informer, FakeLW]:
-    lw = FakeLW([page([node("a", "5"), node("bad", "6", **POISON)], "10")], [])
-    return Informer(lw, readplan.NODES, stop=stop, delays=lambda: iter(lambda: 0.01, None)), lw
+class QuietLW:
+    """An empty list, then watches that bring nothing."""
+
+    def list(self, decode: Callable[[bytes], Page[Any]]) -> tuple[list[Any], str]:
+        got = decode(json.dumps({"items": [], "metadata": {"resourceVersion": "1"}}).encode())
+        return list(got.items), got.resource_version
+
+    def watch(self, resource_version: str, decode: Callable[[bytes], Any], opened: Callable[[], None]) -> Iterable[Any]:
+        opened()
+        time.sleep(0.2)
+        return iter(())
 
 
-def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_plans_nothing():
+def controller(lw_of: Callable[[Any], Any]) -> Any:
+    """The controller over fake lists: `lw_of(spec)` (None: an empty list, watches that bring nothing)."""
     from kubectl_kcache.reconcile.loop import Controller, LoopOptions
 
     class Client:  # the controller only names itself to it here: nothing is listed or written
         user_agent = ""
 
-    ctrl = Controller(Client(), LoopOptions(), log=lambda _m: None)  # type: ignore[arg-type]
-    stop = threading.Event()
-    inf, lw = poisoned_informer(stop)
-    ctrl.informers = [inf]
-    inf.start()
-    assert lw.done.wait(5)
-    ready, reasons = ctrl.readiness()
-    assert not ready and any("nodes: skipped, cannot be decoded: " in r and "Node bad" in r for r in reasons), reasons
-    metrics = ctrl.metrics.render()
-    assert 'kcache_decode_failures_total{resource="nodes"} 1' in metrics
-    assert 'kcache_undecodable_objects{resource="nodes"} 1' in metrics
-    assert ctrl.liveness()[0] is True  # alive: the informer still runs, it never died
-    assert not ctrl._current()  # no pass plans from a store that lacks an object
-    stop.set()
-    inf.join(5)
+    return Controller(
+        Client(),  # type: ignore[arg-type]
+        LoopOptions(),
+        log=lambda _m: None,
+        lister_watcher=lambda made: lw_of(made.spec) or QuietLW(),
+    )
+
+
+def test_the_controller_says_a_poison_object_on_readyz_and_in_its_metrics_and_plans_nothing():
+    lw = FakeLW([page([node("a", "5"), node("bad", "6", **POISON)], "10")], [])
+    ctrl = controller(lambda spec: lw if spec == readplan.NODES else None)
+    ctrl.live.start()
+    try:
+        assert lw.done.wait(5)
+        ready, reasons = ctrl.readiness()
+        assert not ready and any("nodes: skipped, cannot be decoded: " in r and "Node bad" in r for r in reasons)
+        metrics = ctrl.metrics.render()
+        assert 'kcache_decode_failures_total{resource="nodes"} 1' in metrics
+        assert 'kcache_undecodable_objects{resource="nodes"} 1' in metrics
+        assert ctrl.liveness()[0] is True  # alive: the informer still runs, it never died
+        assert not ctrl._current()  # no pass plans from a store that lacks an object
+    finally:
+        ctrl.live.stop()
 
 
 def test_status_watch_says_a_poison_object_on_the_screen_and_in_every_document():

@@ -1,6 +1,7 @@
 """deploy/rbac.yaml grants reconcile's reads exactly as the read plan makes them: every list its informers
 watch (plan.RECONCILE, plan.RECONCILE_ACCESS) is allowed to list and watch, in its namespace and by name
-where the list is by name, and no rule grants a list or watch that no plan list makes."""
+where the list is by name, and no rule grants a list or watch that no plan list makes; every write the
+executor and leader election make is granted, and no other verb is."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from pathlib import Path
 
 import yaml
 
+from kubectl_kcache.kernelcache import constants as c
+from kubectl_kcache.reconcile import actions as a
+from kubectl_kcache.reconcile.executor import write_cause
 from kubectl_kcache.snapshot import plan
 from kubectl_kcache.snapshot.kinds import ListSpec
 
@@ -52,3 +56,45 @@ def test_no_list_or_watch_is_granted_that_no_plan_list_makes():
                         if (s.resource.group, s.resource.plural) == (group, plural) and grants(ns, rule, s, verb)
                     ]
                     assert used, f"{verb} {plural} ({ns or 'cluster-wide'}) is granted but no plan list needs it"
+
+
+# Every other request reconcile makes: the writes of each action the planner makes (executor.write_cause names
+# them as RBAC does), the reads after a 409/404 and before a status update or an event's series, the series'
+# patch, and leader election's Lease in its namespace.
+ACTIONS = [
+    (a.CREATE, c.KIND_NODE),
+    (a.DELETE, c.KIND_NODE),
+    (a.PATCH, "DaemonSet"),
+    (a.CREATE, c.KIND_CACHE),
+    (a.UPDATE_STATUS, c.KIND_CAPTURE),
+    (a.EVENT, "Event"),
+]
+OTHER_REQUESTS = {
+    ("get", "kernelcachenodes"),  # the object after a 409/404 (executor._overtaken)
+    ("get", "daemonsets"),
+    ("get", "kernelcaches"),  # and a capture's KernelCache before its kernelCacheRef
+    ("get", "kernelcachecaptures"),  # read before its status update, with its resourceVersion
+    ("get", "events"),  # an event series already sent
+    ("patch", "events"),  # its count, as a series
+    ("get", "leases"),
+    ("create", "leases"),
+    ("update", "leases"),
+}
+# granted get beside list and watch, although reconcile itself makes no get of them (left as shipped)
+GET_WITH_LISTS = {"nodes", "kernelcachenodegroups", "configmaps"}
+
+
+def requests() -> set[tuple[str, str]]:
+    return {tuple(write_cause(verb, kind).split(" ", 1)) for verb, kind in ACTIONS} | OTHER_REQUESTS  # type: ignore[misc]
+
+
+def test_every_write_reconcile_makes_is_granted_and_nothing_more():
+    granted = {
+        (verb, plural)
+        for _, rule in rules()
+        for verb in rule["verbs"]
+        if verb not in READS
+        for plural in rule["resources"]
+    }
+    assert requests() <= granted, requests() - granted
+    assert granted - requests() <= {("get", plural) for plural in GET_WITH_LISTS}, granted - requests()
