@@ -363,6 +363,9 @@ class Plugin:
     def vm(self, key: str) -> float:
         return round(br._vm(self.proc.pid, key), 1)
 
+    def cpu(self) -> float:
+        return round(br._cpu_seconds(self.proc.pid), 2)
+
     def sample(self) -> None:
         self.rss_samples.append(self.vm("VmRSS"))
 
@@ -454,6 +457,8 @@ def quiet_and_churn(t: Trials, n: int, quiet_s: float, changes: int, timeout: fl
         out["load_start"] = round(br.load(), 2)
         q0 = t.bed.audit_mark()
         tq = time.time()
+        cpu0 = {"reconcile": rec.cpu(), "monitor": mon.cpu()}
+        evals0 = mon.metric("kcache_monitor_evaluations_total") or 0
         loads = []
         while time.time() - tq < quiet_s:
             time.sleep(5)
@@ -473,7 +478,12 @@ def quiet_and_churn(t: Trials, n: int, quiet_s: float, changes: int, timeout: fl
                 "peak_rss_mb": p.vm("VmHWM"),
                 "rss_mb_max_during": max(p.rss_samples),
                 "rss_mb_end": p.vm("VmRSS"),
+                "cpu_s": round(p.cpu() - cpu0[name], 2),
             }
+        evals = (mon.metric("kcache_monitor_evaluations_total") or 0) - evals0
+        quiet["monitor"]["evaluations"] = evals
+        quiet["monitor"]["cpu_s_per_evaluation"] = round(quiet["monitor"]["cpu_s"] / evals, 2) if evals else None
+        quiet["monitor"]["last_evaluation_duration_s"] = mon.metric("kcache_monitor_evaluation_duration_seconds")
         out["quiet"] = quiet
         log(f"  quiet: {json.dumps(quiet)[:1500]}")
         out["churn"] = churn(t, rec, mon, changes)
@@ -510,6 +520,8 @@ def churn(t: Trials, rec: Plugin, mon: Plugin, changes: int) -> dict[str, Any]:
         before = mon.metric("kcache_nodegroup_members", nodegroup=pool)
         want = (before or 0) + (-1 if leaving else 1)
         pos = t.bed.audit_mark()
+        cpu0 = mon.cpu()
+        evals0 = mon.metric("kcache_monitor_evaluations_total") or 0
         t_sent = time.time()
         t.label(i, "none" if leaving else pool)
         node = fx.node_name(i)
@@ -517,7 +529,7 @@ def churn(t: Trials, rec: Plugin, mon: Plugin, changes: int) -> dict[str, Any]:
         t_patch = None
         t_rec = None
         t_mon = None
-        deadline = time.time() + 60
+        deadline = time.time() + 180
         while time.time() < deadline and (t_rec is None or t_mon is None or t_patch is None):
             if t_mon is None and mon.metric("kcache_nodegroup_members", nodegroup=pool) == want:
                 t_mon = time.time()
@@ -537,6 +549,11 @@ def churn(t: Trials, rec: Plugin, mon: Plugin, changes: int) -> dict[str, Any]:
         t0 = t_patch or t_sent
         row["reconcile_s"] = round(t_rec - t0, 3) if t_rec else None
         row["monitor_s"] = round(t_mon - t0, 3) if t_mon else None  # within the 0.1 s poll
+        # what the monitor did meanwhile: its CPU seconds and evaluations until the change showed
+        row["monitor_cpu_s"] = round(mon.cpu() - cpu0, 2)
+        row["monitor_evaluations"] = (mon.metric("kcache_monitor_evaluations_total") or 0) - evals0
+        row["monitor_last_evaluation_s"] = mon.metric("kcache_monitor_evaluation_duration_seconds")
+        row["load1"] = round(br.load(), 2)
         rows.append(row)
         log(f"  churn {k + 1}/{changes}: {row}")
         time.sleep(max(0.0, t.args.churn_interval - (time.time() - t_sent)))
@@ -796,6 +813,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", default="", help="comma-separated: quiet,forbidden,fence,mid_batch,large")
     ap.add_argument("--dir", help="test bed folder (reused when it is up)")
     ap.add_argument("--keep", action="store_true", help="leave the test bed up")
+    ap.add_argument("--resume", action="store_true", help="keep the phases already in --out (with --dir, --skip)")
     ap.add_argument("--out", default=str(br.RESULTS / f"{dt.date.today()}-controller-trials.json"))
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
@@ -829,6 +847,13 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
 
+    if args.resume and out_path.exists():
+        kept = json.loads(out_path.read_text())
+        res = {**kept, **{k: v for k, v in res.items() if k not in ("date", "command", "commit", "machine")}}
+        res.setdefault("resumed", []).append(
+            {"date": dt.datetime.now().isoformat(timespec="seconds"), "command": " ".join(sys.argv[1:])}
+        )
+
     def save() -> None:
         out_path.write_text(json.dumps(res, indent=1) + "\n")
 
@@ -845,7 +870,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         res["machine"].update(t.bed.versions())
         log(f"filling to {args.nodes} nodes and {args.deployments} Deployments")
-        res["fill"] = t.fill(args.nodes)
+        fill = t.fill(args.nodes)
+        res.setdefault("fill", fill)
         t.deployments(args.deployments)
         t.cluster.kubectl("apply", "-f", str(CODE / "deploy" / "rbac.yaml"))
         save()
