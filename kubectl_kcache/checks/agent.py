@@ -93,9 +93,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ID,
                 "error",
                 DS_REF,
-                f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}. "
-                f"KServe's controller has not updated it, so agent pods run on the wrong nodes. "
-                f"{NODE_PASS_TRIGGERS}",
+                f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}, "
+                f"so agent pods run on the wrong nodes. {NODE_PASS_TRIGGERS}",
                 hint=touch_group_hint(min((g.name for g in groups), default=None)),
                 evidence=tuple(placement_changes(ds, groups)),
                 code="placement-stale",
@@ -264,18 +263,23 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
             lister=AGENT_PODS,
         )
     if waiting is not None:
+        # CrashLoopBackOff's message only names the container and pod again (`back-off 5m0s restarting failed
+        # container=manager pod=...`): the evidence keeps it, the exit code below says why
+        crash = waiting.waiting_reason == "CrashLoopBackOff"
         text = (
             f"{waiting.waiting_reason}: {waiting.waiting_message}"
-            if waiting.waiting_message
+            if waiting.waiting_message and not crash
             else waiting.waiting_reason
         )
+        if crash and waiting.waiting_message:
+            evidence += (f"container {waiting.name}: {waiting.waiting_reason}: {waiting.waiting_message}",)
         if waiting.terminated_reason or waiting.exit_code:
             last = ": ".join(x for x in (waiting.terminated_reason, waiting.terminated_message) if x)
             text += f" (last exit code {waiting.exit_code}{f', {last}' if last else ''})"
         hint = describe
         if waiting.waiting_reason == "CrashLoopBackOff":
             hint = kubectl(
-                "-n {ns} logs {pod} -c {container} --previous",
+                "-n {ns} logs {pod} -c {container} -p",  # kubectl logs -p: the previous instance
                 ns=Namespace(NS),
                 pod=Name("pod", pod.name),
                 container=Name("container", waiting.name),

@@ -308,10 +308,13 @@ def _cache(
         if e.state == c.ENTRY_ERROR or entry_matches_cache(e, kc):
             continue
         what = []
+        said = []  # as `what`, a digest that alone differs said once (the repository is the same)
         if e.image_reference != kc.artifact.image_reference:
             what.append(f"imageReference {e.image_reference or '(empty)'} instead of {kc.artifact.image_reference}")
+            said.append(_other_reference(e.image_reference, kc.artifact.image_reference))
         if e.footprints != kc.artifact.footprints:
             what.append("footprints differ")
+            said.append("footprints differ")
         agent = kubectl(
             "-n {ns} get pods -l {selector} --field-selector spec.nodeName={node}",
             ns=Namespace(c.KSERVE_NAMESPACE),
@@ -322,9 +325,9 @@ def _cache(
             ID,
             "warning",
             ObjectRef(c.KIND_NODE, node),
-            f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} has "
-            f"{' and '.join(what)}: the pod webhook never counts it, so it is never ready for admission "
-            f"until the node's agent refreshes it",
+            f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} does not match its "
+            "artifact, so the pod webhook does not count it until the node's agent refreshes it. It has "
+            f"{' and '.join(said)}",
             group=group or None,
             code="entry-mismatch",
             cause=f"entries of KernelCache {key} with {' and '.join(what)}",
@@ -332,6 +335,14 @@ def _cache(
             hint=why or agent,
             evidence=(*what, *((f"agent pod: {agent}",) if why else ())),
         )
+
+
+def _other_reference(have: str, want: str) -> str:
+    """`imageReference R@sha256:a instead of digest sha256:b` when only the digests differ, else both whole."""
+    repo, at, digest = want.partition("@")
+    if have and at and have.startswith(repo + "@"):
+        return f"imageReference {have} instead of digest {digest}"
+    return f"imageReference {have or '(empty)'} instead of {want}"
 
 
 MISSING_SHOWN = 20  # nodes named in an entry-missing finding's evidence

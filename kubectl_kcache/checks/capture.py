@@ -392,7 +392,7 @@ def _complete(
             ID,
             "error",
             ref,
-            f"{what}: KServe cannot select a node group: {decision.reason}: {decision.message}",
+            f"{what}: KServe cannot select a node group ({decision.reason}: {decision.message})",
             hint=why_group,
             evidence=steps,
             code="selection-fails",

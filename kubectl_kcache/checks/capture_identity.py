@@ -100,8 +100,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             "error" if conflicts else "warning",
             ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
             f"capture {ids.capture} ({cap.phase or 'Pending'}): {_short(first)}: "
-            f"the mcv sidecar of pod {ids.pod} {effect} (the capture's status does not say)"
-            + (f" ({more} more below)" if more else ""),
+            f"the mcv sidecar of pod {ids.pod} {effect}" + (f" ({more} more below)" if more else ""),
             hint=CONTROLLER_LOG,
             evidence=tuple(_evidence(p) for p in pieces),
             code="conflict" if conflicts else "missing",

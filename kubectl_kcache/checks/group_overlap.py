@@ -61,7 +61,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         for g in groups:
             merged.update(g.node_selector)
         message = (
-            f"Node {node.name} matches several node groups: {names}. Captures from pods on this node get "
+            f"Node {node.name} matches several node groups: {names}. Captures from its pods get "
             f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}"
         )
         evidence = tuple(f"{g.name}: nodeSelector {fmt_selector(g.node_selector)}" for g in groups)
@@ -72,7 +72,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ID,
                 "error",
                 node_ref(node.name),
-                message + f"; blocked now: {', '.join(captures)}",
+                # one blocked capture is the one the next command names
+                message + ("; 1 is blocked now" if len(captures) == 1 else f"; blocked now: {', '.join(captures)}"),
                 hint=kubectl(
                     "kcache why-group --capture {capture} -n {ns}",
                     capture=Name("kernelcachecapture", first),

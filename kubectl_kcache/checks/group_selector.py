@@ -118,14 +118,14 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
     near.sort(key=lambda x: (x[1].count, x[0].name))
     selector = fmt_selector(group.node_selector)
     message = (
-        f"KernelCacheNodeGroup {group.name} matches no node (nodeSelector {selector}): KServe creates no "
-        "KernelCacheNode for it and its KernelCaches stay Pending/NoMatchingNodes"
+        f"KernelCacheNodeGroup {group.name} matches no node (nodeSelector {selector}): its KernelCaches stay "
+        "Pending/NoMatchingNodes"
     )
     evidence = [f"nodeSelector: {selector}"]
     if near:
         shown = [describe_mismatch(n.name, mm) for n, mm in near[:SHOWN]]
         more = f" and {len(near) - SHOWN} more" if len(near) > SHOWN else ""
-        message += f"; near misses: {'; '.join(shown)}{more}"
+        message += f"; near miss{'es' if len(shown) > 1 else ''}: {'; '.join(shown)}{more}"
         evidence += [f"near miss: {s}" for s in shown]
         hint = label_hint(group, near[0][0].name, near[0][1])
     elif selector_arg(group.node_selector) is None:

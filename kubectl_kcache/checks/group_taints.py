@@ -67,6 +67,11 @@ def _relevant(taints: list[o.Taint]) -> list[o.Taint]:
     return [t for t in taints if t.key not in CONDITION_TAINTS]
 
 
+def _listed(taints: list[o.Taint]) -> str:
+    """`taint k=v:NoSchedule` / `taints a:NoSchedule, b:NoExecute`."""
+    return ("taint " if len(taints) == 1 else "taints ") + ", ".join(str(t) for t in taints)
+
+
 def _taints(taints: list[o.Taint]) -> str:
     """`taint k=v:NoSchedule is` / `taints a:NoSchedule, b:NoExecute are`."""
     listed = ", ".join(str(t) for t in taints)
@@ -124,9 +129,8 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             ID,
             "error",
             ref,
-            f"preparation Jobs cannot run on {node.name}: {_taints(blocking)} not tolerated by "
-            f"KernelCacheNodeGroup {group.name}'s tolerations (Jobs use the group's tolerations only), so "
-            "the node's cache entries stay Pending/Pulling",
+            f"preparation Jobs cannot run on {node.name}: node group {group.name} does not tolerate "
+            f"{_listed(blocking)}, so the node's cache entries stay Pending/Pulling",
             group=group.name,
             hint=add_tolerations_hint(group, blocking),
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),
@@ -173,22 +177,24 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
     ref = node_ref(node.name)
     blocking = _relevant(agent.untolerated(node))
     if blocking:
-        stale = not _relevant(desired.untolerated(node))
-        if stale:
-            why = (
-                "the DaemonSet's tolerations are stale: the node groups' tolerations would tolerate it, but "
-                "KServe's controller has not updated the DaemonSet"
+        missing = _relevant(desired.untolerated(node))
+        stale = not missing
+        if stale:  # the groups tolerate them: KServe has not written their union into the DaemonSet yet
+            why = "the DaemonSet's tolerations are stale"
+            text = (
+                f"the node groups tolerate {_listed(blocking)}, but KServe's controller has not updated the "
+                "agent's DaemonSet"
             )
             hint = RECONCILE
         else:
-            why = "no node group tolerates it, and KServe gives the agent the union of the groups' tolerations"
+            why = "no node group tolerates it"
+            text = f"no node group tolerates {_listed(missing)}, so neither does the agent"  # it gets their union
             hint = add_tolerations_hint(group, blocking)
         yield Finding(
             ID,
             "error",
             ref,
-            f"the agent cannot run on {node.name}: {_taints(blocking)} not tolerated by {DS} "
-            f"({why}); nothing reports the node's cache status",
+            f"no agent can run on {node.name}: {text}; nothing reports the node's cache status",
             group=group.name,
             hint=hint,
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),

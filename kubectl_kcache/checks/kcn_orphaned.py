@@ -54,10 +54,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             else "Node {name} matches no KernelCacheNodeGroup"
         ).format(name=name)
         ready = [e.key for e in kcns[name].entries if e.state == c.ENTRY_READY]
-        message = f"KernelCacheNode {name} is orphaned: {why}; KServe deletes it on its next node pass"
+        its = why.replace(f"Node {name}", "its Node")  # a KernelCacheNode is named after its node
+        message = f"KernelCacheNode {name} is orphaned: {its}; KServe deletes it on its next node pass"
         if ready:
             entries = "1 Ready entry" if len(ready) == 1 else f"{len(ready)} Ready entries"
-            message += f" (it still lists {entries} the pod webhook may count)"
+            message += f" (until then the pod webhook may count its {entries})"
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
         yield Finding(

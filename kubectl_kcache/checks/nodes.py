@@ -81,8 +81,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 ID,
                 "warning",
                 ref,
-                f"Node {node.name} is cordoned (spec.unschedulable): preparation Jobs cannot be scheduled "
-                "there while the agent still runs, so its cache entries stay Pulling",
+                f"Node {node.name} is cordoned: preparation Jobs cannot be scheduled there (spec.unschedulable) "
+                "while the agent still runs, so its cache entries stay Pulling",
                 group=group,
                 hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
@@ -117,8 +117,8 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             ID,
             "info",
             group_ref(name),
-            f"{len(nodes)} member node{plural} of {name} run a kubelet from v1.31 to v1.34 "
-            f"({join_names(nodes)}): {IMAGE_VOLUME_GATE}",
+            f"{len(nodes)} member node{plural} of {name} {'run kubelets' if plural else 'runs a kubelet'} from "
+            f"v1.31 to v1.34 ({join_names(nodes)}): {IMAGE_VOLUME_GATE}",
             shared=(IMAGE_VOLUME_GATE,),
             group=name,
             hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion",

@@ -76,10 +76,11 @@ def _on(meta: o.Meta) -> str:
     return f" on node {node}" if node else ""
 
 
-def _prepares(meta: o.Meta) -> str:
-    """`for KernelCache ns/kc; ` (the Job or pod itself is the finding's object)."""
+def _prepares(meta: o.Meta, hint: str | None) -> str:
+    """`for KernelCache ns/kc; ` (the Job or pod itself is the finding's object), or nothing when the next
+    command, why-not-ready of that KernelCache, names it already."""
     ns, name, _ = job_target(meta)
-    return f"for KernelCache {ns}/{name}; " if name else ""
+    return f"for KernelCache {ns}/{name}; " if name and not hint else ""
 
 
 def _jobs_lister(ns: str) -> str:
@@ -243,15 +244,16 @@ def _failed_job(job: o.Job, prep: Preparation, cfg: KernelCacheConfig, hint: str
     at = parse_time(failed.last_transition) if failed is not None else None
     left = f", due {_due(at, ttl)}" if at is not None else ""
     why = condition_text(failed) or "no reason given"
+    # the entry carries the Job's condition message, most often the one just quoted
+    said = "with that message" if prep.entry_message and prep.entry_message in why else f'"{prep.entry_message}"'
     delete = _delete(job)
     return Finding(
         ID,
         "error",
         ObjectRef("Job", job.meta.name, ns),
-        f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta)}the node's cache entry is Error "
-        f'"{prep.entry_message}" (the Job\'s condition message, whatever its pods said), and KServe does not '
-        "create the Job again while one with this name exists, so preparation is retried only after its TTL "
-        f"(ttlSecondsAfterFinished {ttl}s{left}) deletes it",
+        f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta, hint)}the node's cache entry is Error "
+        f"{said}, whatever its pods said; KServe creates the Job again only after its TTL deletes it "
+        f"(ttlSecondsAfterFinished {ttl}s{left})",
         hint=hint or delete,
         evidence=tuple(
             x
@@ -281,7 +283,7 @@ def _suspended(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
         "error",
         ObjectRef("Job", job.meta.name, ns),
         f"preparation Job{_on(job.meta)} is suspended (spec.suspend: true) and has not started: "
-        f'{_prepares(job.meta)}the node\'s entry stays Pulling "{prep.entry_message}" and the KernelCache '
+        f'{_prepares(job.meta, hint)}the node\'s entry stays Pulling "{prep.entry_message}" and the KernelCache '
         "Preparing until something resumes the Job (a queueing admission such as Kueue suspends Jobs until it "
         "admits them): KServe never resumes one, does not watch Jobs and creates no Job while one of this name "
         "exists",
@@ -302,7 +304,7 @@ def _refused(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
         "error",
         ObjectRef("Job", job.meta.name, ns),
         f"preparation Job{_on(job.meta)} has no pod: the Job controller's pod creation is refused (FailedCreate: "
-        f'{first}): {_prepares(job.meta)}the node\'s entry stays Pulling "{prep.entry_message}" and the '
+        f'{first}): {_prepares(job.meta, hint)}the node\'s entry stays Pulling "{prep.entry_message}" and the '
         f"KernelCache Preparing for good: {NO_WATCH}; fix the refusal, then delete the Job (KServe makes it again)",
         hint=hint or delete,
         evidence=(
@@ -364,7 +366,7 @@ def _orphan(job: o.Job, prep: Preparation, holder: HeldBy | None, job_ns: str) -
 def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | None:
     ref = ObjectRef("Pod", pod.name, pod.namespace)
     lead = f"preparation pod{_on(pod.meta)}"
-    which = _prepares(pod.meta)
+    which = _prepares(pod.meta, cache_hint)
     describe = kubectl("-n {ns} describe pod {pod}", ns=Namespace(pod.namespace), pod=Name("pod", pod.name))
     hint = cache_hint or describe
     lister = kubectl("-n {ns} get pods -l serving.kserve.io/kernel-cache-name -o wide", ns=Namespace(pod.namespace))
@@ -437,8 +439,7 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
             ID,
             "error",
             ref,
-            f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}; "
-            "the node's cache entry stays Pulling",
+            f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}",
             hint=hint,
             evidence=(f"pod: {describe}",) if cache_hint else (),
             code="pod-unschedulable",

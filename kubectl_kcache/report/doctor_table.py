@@ -15,7 +15,8 @@ summary is the first line and the last. The headline is the message's first clau
 word-wrapped at the width `terminal.terminal_width` gives, only at spaces (no name is ever cut). Text that many
 findings share (why KServe's node pass may not have run) is said once, at the end, as a numbered note. The
 next command (`help:`) is printed on its own line, never dim, broken only between shell words with a line
-continuation when longer than the width (a paste runs it whole). With no terminal at all
+continuation when longer than the width (a paste runs it whole); the same command as the finding's just above,
+in the same check, is `help: as above` (one command for both). With no terminal at all
 (piped into a file), every finding is one line, as `kubectl get` prints. Findings of one cause on many objects
 (a taint on 3,000 nodes) are one entry with the count, a sample of names and the command listing them all.
 `wide` lists every object, the evidence, the full messages and every check; `show` hides findings below a
@@ -54,12 +55,14 @@ if TYPE_CHECKING:
 MIN_WIDTH = 40
 SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
+SHORT_REST = 40  # a message's last clause this short stays in the headline (`rollout is not healthy: 5/7 pods ready`)
 NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
 WIDE_FREE_TEXT = 2000
 WORK_TEXT = 4 * WIDE_FREE_TEXT  # -o wide shows every message whole; only a pathological field is cut
 INDENT = "  "
 NOTE = "note: "
 HELP = "help: "
+AS_ABOVE = "as above"  # the next command of a finding whose command is the one of the finding above it
 
 
 @renderer("table", order=0, wants=("show",))
@@ -98,7 +101,10 @@ def split_message(message: str, shared: Sequence[str] = ()) -> tuple[str, str, s
         # `matches several node groups: h100, llm-serving. Captures...`: a short list stays in the headline
         if message[i] == ":" and n + 1 < len(cuts) and cuts[n + 1] - i <= 40:
             i = cuts[n + 1]
-        return message[:i], message[i], message[i + 2 :].strip()
+        rest = message[i + 2 :].strip()
+        if message[i] == ":" and i == cuts[-1] and len(rest) <= SHORT_REST:  # `rollout is not healthy: 5/7 pods
+            break  # ready`: a short last clause ends the headline rather than being a note of its own
+        return message[:i], message[i], rest
     return message.rstrip(".:; "), "", ""
 
 
@@ -138,6 +144,7 @@ class _Writer:
         self.show = SEVERITY_RANK.get(show, 1)
         self.checks = check_groups(report)
         self.shared: list[str] = []  # the shared explanations, in the order first used (note [1], [2]...)
+        self.above: list[str] = []  # the next commands of the finding just above, in the same check
         # piped into a file, a finding is one line: its whole text, for grep
         whole = wide or width is None
         self.limit = WIDE_FREE_TEXT if whole else layout.MAX_FREE_TEXT
@@ -159,6 +166,7 @@ class _Writer:
             key = (entry.severity, entry.check, entry.group.first.suppressed)
             if key != current:  # a blank line between checks; `wide` names each check with its title
                 out.append("")
+                self.above = []
                 if self.wide:
                     out += self._check_header(entry.check, suppressed=entry.group.first.suppressed)
                 current = key
@@ -286,8 +294,9 @@ class _Writer:
             why = f": {escape(finding.suppressed_by)}" if finding.suppressed_by else ""
             headline = f"(suppressed{why}) {headline}"
         refs = [f"[{self._note_number(s)}]" for s in shared if s in finding.message]
-        if refs:
-            rest = f"{rest} (see {', '.join(refs)} below)" if rest else f"see {', '.join(refs)} below"
+        see = f"(see {', '.join(refs)} below)" if refs else ""
+        if see and rest:  # at the end of the note, or of the headline when there is no note of its own
+            rest, see = f"{rest} {see}", ""
         hint = group.hint if group.grouped else finding.hint
         hints = [escape(h) for h in hint.splitlines() if h.strip()]
         if group.grouped and group.lister:
@@ -297,12 +306,19 @@ class _Writer:
             named = self._names_object(headline, finding, group) and not self.wide
             if group.grouped:  # the cause, then which objects: `... (500 Nodes: a, b, c and 497 more)`
                 headline, where = f"{headline} ({where})", ""
+            headline += f" {see}" if see else ""
             return [
                 self._one_line(
                     head_prefix, headline + (sep or ":" if rest else ""), "" if named else where, rest, evidence, hints
                 )
             ]
-        out = self._wrapped(headline, prefix_len, indent=4, first=head_prefix)
+        out = self._wrapped(
+            f"{headline} {see}" if see else headline,
+            prefix_len,
+            indent=4,
+            first=head_prefix,
+            keep=(see,) if see else (),
+        )
         if self.wide or not self._names_object(headline, finding, group):
             keep = ("… (+", "... (+", WIDE_LISTS_ALL)  # never `-o wide` / `lists all` on two lines
             out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ", keep=keep)
@@ -310,6 +326,9 @@ class _Writer:
             out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE)
         for line in evidence:
             out += self._wrapped(line, len(INDENT) + 2, indent=len(INDENT) + 4, first=f"{INDENT}= ")
+        if hints and hints == self.above and not self.wide:  # one command fixes both: said once, just above
+            return [*out, INDENT + self.paint(HELP, "bold cyan") + AS_ABOVE]
+        self.above = hints
         for h in hints:  # broken only between shell words, with a line continuation: it must paste whole
             first, *more = layout.command_lines(h, self.width, len(INDENT + HELP), len(INDENT) + 4)
             out += [INDENT + self.paint(HELP, "bold cyan") + first, *more]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 MAX_FREE_TEXT = 400  # characters of one free-text field shown in human output
+SENTENCE_SLACK = 30  # a cut text ends at a sentence's end this near its cut instead
 
 STYLES = {
     "bold": "1",
@@ -38,6 +39,10 @@ def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None
     space = head.rfind(" ")
     if space > 0 or text[limit : limit + 1] == " ":  # never inside a name; only a blob with no space is cut
         head = head[:space] if text[limit : limit + 1] != " " else head
+        # a sentence that ends near the cut ends the text, not a fragment of the next (`It has ...`)
+        end = max(head.rfind(". "), head.rfind("; "))
+        if end > 0 and len(head) - end <= SENTENCE_SLACK:
+            head = head[: end + 1]
     return f"{head.rstrip()} ... ({total} characters)"
 
 

@@ -169,11 +169,14 @@ def test_broken_example_details(capsys: pytest.CaptureFixture[str]) -> None:
     pull = next(f for f in report["findings"] if f["check"] == "registry-pull" and "ImagePullBackOff" in f["message"])
     assert "401 Unauthorized" in pull["message"]
     crash = next(f for f in report["findings"] if f["check"] == "agent" and "CrashLoopBackOff" in f["message"])
-    assert crash["hint"].endswith("--previous")
+    assert crash["hint"].endswith(" -p")  # kubectl logs -p: the previous instance
     overlap = text[("group-overlap", f"Node/{AMBIGUOUS_NODE}")]
     assert overlap["hint"] == f"kubectl kcache why-group --capture {AMBIGUOUS_CAPTURE} -n team-llm"
     stale = text[("group-taints", f"Node/{NEW_NODE}")]
-    assert "stale" in stale["message"] and stale["hint"] == "kubectl kcache reconcile --once"
+    assert (
+        "has not updated the agent's DaemonSet" in stale["message"]
+        and stale["hint"] == "kubectl kcache reconcile --once"
+    )
 
 
 def test_doctor_fail_on_never_exits_zero_on_broken_example(capsys: pytest.CaptureFixture[str]) -> None:

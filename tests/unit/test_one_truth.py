@@ -179,7 +179,7 @@ def test_the_plan_creates_what_doctor_says_is_missing_and_links_what_it_says_is_
         (f.object.name, r)
         for f in report.findings
         if f.check == "capture"
-        for r in re.findall(r"KServe cannot select a node group: (\w+):", f.message)
+        for r in re.findall(r"KServe cannot select a node group \((\w+):", f.message)
     }
     assert events == errors
 

@@ -49,9 +49,15 @@ def test_crash_looping_and_image_pull_failing_pods():
         "kserve",
         "h100",
     )
-    assert "on gpu-2 is not running: container manager is waiting: CrashLoopBackOff: back-off 5m0s" in crash.message
+    assert "on gpu-2 is not running: container manager is waiting: CrashLoopBackOff (last exit code 1" in crash.message
     assert "last exit code 1, Error: NODE_NAME environment variable is required" in crash.message
-    assert crash.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager --previous"
+    # the kubelet's back-off message names the container and pod again: kept as evidence, not in the message
+    assert "back-off" not in crash.message
+    assert (
+        "container manager: CrashLoopBackOff: back-off 5m0s restarting failed container=manager "
+        "pod=kserve-kernelcachenode-agent-9pq7d_kserve(4c1d)"
+    ) in crash.evidence
+    assert crash.hint == "kubectl -n kserve logs kserve-kernelcachenode-agent-9pq7d -c manager -p"
     pull = one(findings, name="kserve-kernelcachenode-agent-zz81c")
     assert "ImagePullBackOff: Back-off pulling image" in pull.message and "429 Too Many Requests" in pull.message
     assert pull.hint == "kubectl -n kserve describe pod kserve-kernelcachenode-agent-zz81c"

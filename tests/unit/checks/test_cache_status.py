@@ -60,8 +60,16 @@ def test_entry_that_differs_from_the_cache_is_never_ready_for_admission():
     assert result.status == "fail"
     f = one(findings)
     assert (f.severity, f.object.kind, f.object.name) == ("warning", "KernelCacheNode", "gpu-1")
-    assert "never ready for admission" in f.message
+    assert "does not match its artifact, so the pod webhook does not count it until the node's agent" in f.message
     assert "imageReference registry.example.com:5000/team-a/kernel-cache-qwen@sha256:cba06b" in f.message
+    # one repository, two digests: the repository is said once in the message, both references whole as evidence
+    assert f.message.endswith(
+        " instead of digest sha256:2e1901c1cc8da7957c2d23ca52ca94c54ac33bee30a31a93b0801bc03d649999"
+    )
+    assert f.evidence[0].endswith(
+        " instead of registry.example.com:5000/team-a/kernel-cache-qwen@sha256:2e1901c1cc8da7957c2d23ca52ca94c54ac33be"
+        "e30a31a93b0801bc03d649999"
+    )
     assert f.hint == f"kubectl kcache why-not-ready {KC} -n team-a"
     assert f.evidence[-1] == (
         "agent pod: kubectl -n kserve get pods -l control-plane=kserve-kernelcachenode-agent --field-selector "

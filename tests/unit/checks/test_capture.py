@@ -17,8 +17,8 @@ def test_selection_failures_carry_kserves_reason_and_message():
         "team-b",
     )
     assert (
-        "KServe cannot select a node group: AmbiguousNodeGroup: producer node gpu-1 matches multiple node groups: "
-        "gpu-all, h100; set serving.kserve.io/kernelcache-nodegroup"
+        "KServe cannot select a node group (AmbiguousNodeGroup: producer node gpu-1 matches multiple node groups: "
+        "gpu-all, h100; set serving.kserve.io/kernelcache-nodegroup)"
     ) in ambiguous.message
     assert ambiguous.hint == "kubectl kcache why-group --capture llama-kcc-7d9f8c6b5 -n team-b"
     requested = one(findings, name="mistral-kcc-5c4b3a2d1")

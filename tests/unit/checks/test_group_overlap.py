@@ -21,8 +21,10 @@ def test_error_when_a_complete_capture_is_blocked_by_it():
     _, findings = run_check("group-overlap", load("group-overlap", "overlap.yaml", "blocked-capture.yaml"))
     f = one(findings, name="gpu-1")
     assert f.severity == "error"
-    assert "blocked now: team-a/llama-kcc-7d9f8c6b5" in f.message
+    # one blocked capture is counted in the message and named by the next command and the evidence
+    assert f.message.endswith("; 1 is blocked now")
     assert f.hint == "kubectl kcache why-group --capture llama-kcc-7d9f8c6b5 -n team-a"
+    assert "blocked capture: team-a/llama-kcc-7d9f8c6b5" in f.evidence
     assert one(findings, name="gpu-2").severity == "warning"
 
 

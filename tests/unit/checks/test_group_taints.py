@@ -17,17 +17,23 @@ def test_untolerated_taints_block_jobs_and_agent():
     assert result.status == "fail"
     job = one(findings, name="l40s-1")
     assert (job.severity, job.object.kind, job.group) == ("error", "Node", "l40s")
-    assert "preparation Jobs cannot run on l40s-1: taint nvidia.com/gpu:NoSchedule is not tolerated" in job.message
+    assert (
+        "preparation Jobs cannot run on l40s-1: node group l40s does not tolerate taint nvidia.com/gpu:NoSchedule"
+        in job.message
+    )
     assert job.hint == L40S_HINT
 
     gpu2 = [f for f in findings if f.object.name == "gpu-2"]
     assert len(gpu2) == 2
     jobs = next(f for f in gpu2 if f.message.startswith("preparation Jobs"))
     assert (jobs.severity, jobs.group) == ("error", "h100")
-    assert "preparation Jobs cannot run on gpu-2: taint dedicated=inference:NoExecute is not tolerated" in jobs.message
-    agent = next(f for f in gpu2 if "the agent cannot run" in f.message)
+    assert "cannot run on gpu-2: node group h100 does not tolerate taint dedicated=inference:NoExecute" in jobs.message
+    agent = next(f for f in gpu2 if "no agent can run" in f.message)
     assert agent.severity == "error"
-    assert "the agent cannot run on gpu-2: taint dedicated=inference:NoExecute" in agent.message
+    assert (
+        "no agent can run on gpu-2: no node group tolerates taint dedicated=inference:NoExecute, so neither does "
+        "the agent"
+    ) in agent.message
     assert '"value":{"key":"dedicated","operator":"Exists","effect":"NoExecute"}' in agent.hint
 
 
@@ -35,8 +41,10 @@ def test_stale_daemonset_tolerations_point_to_reconcile():
     _, findings = run_check("group-taints", load("group-taints", "stale-daemonset.yaml"))
     f = one(findings)
     assert f.object.name == "l40s-1"
-    assert "the agent cannot run on l40s-1: taint workload=gpu:NoSchedule" in f.message
-    assert "stale" in f.message
+    assert (
+        "no agent can run on l40s-1: the node groups tolerate taint workload=gpu:NoSchedule, but KServe's "
+        "controller has not updated the agent's DaemonSet"
+    ) in f.message
     assert f.hint == "kubectl kcache reconcile --once"
 
 

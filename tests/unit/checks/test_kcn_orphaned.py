@@ -11,8 +11,8 @@ def test_orphans_are_warnings():
     assert result.status == "fail"
     gone = one(findings, name="gpu-9")
     assert (gone.severity, gone.object.kind) == ("warning", "KernelCacheNode")
-    assert "Node gpu-9 no longer exists" in gone.message
-    assert "1 Ready entry the pod webhook may count" in gone.message
+    assert "KernelCacheNode gpu-9 is orphaned: its Node no longer exists" in gone.message
+    assert "(until then the pod webhook may count its 1 Ready entry)" in gone.message
     assert gone.hint == TOUCH_H100
     assert (
         "KServe's node pass runs on KernelCacheNodeGroup, Node and inferenceservice-config changes, not on "
@@ -20,7 +20,7 @@ def test_orphans_are_warnings():
     ) in gone.message
     assert "kubectl kcache reconcile --once" in gone.message
     cpu = one(findings, name="cpu-1")
-    assert "Node cpu-1 matches no KernelCacheNodeGroup" in cpu.message
+    assert "KernelCacheNode cpu-1 is orphaned: its Node matches no KernelCacheNodeGroup" in cpu.message
 
 
 def test_all_orphaned_when_no_group_exists():

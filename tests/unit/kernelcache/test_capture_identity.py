@@ -181,7 +181,7 @@ def test_a_missing_reporter_secret_is_named_and_the_stuck_push_says_so():
     assert (f.severity, f.code, f.object.kind, f.object.name) == ("warning", "missing", "KernelCacheCapture", CAP)
     assert f.message == (
         f"capture {NS}/{CAP} (Pushing): Secret {name} is missing: the mcv sidecar of pod {POD} cannot report the "
-        "capture's progress (the capture's status does not say)"
+        "capture's progress"
     )
     assert f.evidence[0].startswith(
         f"Secret {NS}/{name}, the reporter's token, mounted into the mcv sidecar, is missing"

@@ -356,3 +356,77 @@ def test_one_cause_is_one_entry_whatever_the_group_with_one_command_for_all():
 )
 def test_merged_command(commands, merged):
     assert merged_command(commands) == merged
+
+
+def _finding(name: str, message: str, hint: str, check: str = "agent", code: str = "no-pod") -> Finding:
+    return Finding(check, "error", ObjectRef("Node", name), message, hint, code=code)
+
+
+def test_the_command_of_the_finding_just_above_is_said_once(monkeypatch):
+    """On a terminal, a finding whose next command is the one of the finding just above it, in the same check,
+    says `help: as above`; piped and in `wide`, every finding carries its command whole (grep returns it)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    same = "kubectl kcache why-not-ready llama-3-1-70b-instruct-kcc-84b9f6cd57-008ead7571de3f5b9fb55dd7 -n team-llm"
+    findings = (
+        _finding("a", "no agent pod on a: the DaemonSet controller has not created one", same),
+        _finding("b", "no agent pod on b: the DaemonSet controller has not created one", same),
+        _finding("c", "no agent pod on c: the DaemonSet controller has not created one", "kubectl describe node c"),
+        _finding("d", "no agent pod on d: the DaemonSet controller has not created one", same),
+        _finding("e", "Node e has no KernelCacheNode: nothing reports", same, "kcn-missing", "missing"),
+    )
+    checks = (CheckResult("agent", "fail"), CheckResult("kcn-missing", "fail"))
+    report = DoctorReport(checks=checks, findings=findings)
+    lines = rendered(report).splitlines()
+    helps = [line for line in lines if line.startswith("  help: ")]
+    # b repeats a's command; d follows c's other one; e is in another check, after a blank line
+    assert [h == "  help: as above" for h in helps] == [False, True, False, False, False]
+    assert pasted(lines).count(f"  help: {same}") == 3
+    monkeypatch.delenv("COLUMNS")
+    assert rendered(report).count(same) == 4, "piped: every finding's line has its command"
+    monkeypatch.setenv("COLUMNS", "80")
+    assert "as above" not in rendered(report, "wide")
+
+
+def test_a_short_last_clause_ends_the_headline_and_a_lone_reference_too(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    shared = "image volumes need the ImageVolume feature gate before v1.35"
+    findings = (
+        Finding(
+            "agent",
+            "warning",
+            ObjectRef("DaemonSet", "agent", "kserve"),
+            "DaemonSet kserve/agent rollout is not healthy: 5/7 pods ready",
+            "kubectl get ds",
+            code="rollout",
+        ),
+        Finding(
+            "nodes",
+            "info",
+            ObjectRef("KernelCacheNodeGroup", "h100"),
+            f"1 member node of h100 runs a kubelet from v1.31 to v1.34 (gpu-1): {shared}",
+            "kubectl get nodes",
+            code="image-volume-gated",
+            shared=(shared,),
+        ),
+    )
+    checks = (CheckResult("agent", "fail"), CheckResult("nodes", "fail"))
+    lines = rendered(DoctorReport(checks=checks, findings=findings)).splitlines()
+    assert "warning[agent/rollout]: DaemonSet kserve/agent rollout is not healthy: 5/7 pods ready" in lines
+    assert (
+        "info[nodes/image-volume-gated]: 1 member node of h100 runs a kubelet from v1.31 to v1.34 (gpu-1) "
+        "(see [1] below)"
+    ) in lines
+    assert not [line for line in lines if line.startswith("  note: ")], "nothing left for a note of its own"
+
+
+def test_a_cut_text_ends_at_a_sentence_end_near_its_cut():
+    from kubectl_kcache.report.layout import cut
+
+    text = "the entry does not match its artifact, so the webhook does not count it. It has imageReference " + (
+        "x" * 300
+    )
+    assert cut(text, 110) == (
+        f"the entry does not match its artifact, so the webhook does not count it. ... ({len(text)} characters)"
+    )
+    far = "a sentence. " + "word " * 60
+    assert cut(far, 100).startswith("a sentence. word word"), "a sentence end far from the cut is not used"
