@@ -295,6 +295,7 @@ class _Writer:
             headline = f"(suppressed{why}) {headline}"
         refs = [f"[{self._note_number(s)}]" for s in shared if s in finding.message]
         see = f"(see {', '.join(refs)} below)" if refs else ""
+        whole = (see,) if see else ()  # never `(see` / `[1] below)` on two lines
         if see and rest:  # at the end of the note, or of the headline when there is no note of its own
             rest, see = f"{rest} {see}", ""
         hint = group.hint if group.grouped else finding.hint
@@ -317,13 +318,13 @@ class _Writer:
             prefix_len,
             indent=4,
             first=head_prefix,
-            keep=(see,) if see else (),
+            keep=whole,
         )
         if self.wide or not self._names_object(headline, finding, group):
             keep = ("… (+", "... (+", WIDE_LISTS_ALL)  # never `-o wide` / `lists all` on two lines
             out += self._wrapped(where, len(INDENT) + 4, indent=len(INDENT) + 4, first=f"{INDENT}--> ", keep=keep)
         if rest:
-            out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE)
+            out += self._wrapped(rest, len(INDENT + NOTE), indent=len(INDENT + NOTE), first=INDENT + NOTE, keep=whole)
         for line in evidence:
             out += self._wrapped(line, len(INDENT) + 2, indent=len(INDENT) + 4, first=f"{INDENT}= ")
         if hints and hints == self.above and not self.wide:  # one command fixes both: said once, just above

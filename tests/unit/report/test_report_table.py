@@ -257,6 +257,10 @@ def test_shared_explanations_are_said_once_per_report(monkeypatch):
     text = rendered(report)
     assert flat(text).count(flat(shared)) == 1 and "[1] " + shared.split()[0] in text
     assert text.count("(see [1] below)") == 3
+    for columns in range(40, 121):  # a reference is never broken across lines
+        monkeypatch.setenv("COLUMNS", str(columns))
+        assert rendered(report).count("(see [1] below)") == 3, columns
+    monkeypatch.setenv("COLUMNS", "100")
     assert flat(rendered(report, "wide")).count(flat(shared)) == 3, "wide keeps every message whole"
     assert all(f.to_dict()["message"].endswith(shared) for f in findings)
 
