@@ -247,7 +247,7 @@ class _Screen:
         line = source_line(self.report.provenance)
         if header:
             line = f"{header} · {line}"
-        answer = self._wrapped(escape(totals), "bold")  # the first line and the last, as the doctor's summary
+        answer = self._answer(escape(totals))  # the first line and the last, as the doctor's summary
         out = answer + self._wrapped(escape(line), "dim")
         for note in self.report.notes:
             out += self._wrapped(escape(note), "yellow")
@@ -401,6 +401,21 @@ class _Screen:
                     _count(n.error, "red"),
                 )
         return ["\n", *self._wrapped(NOT_READY_TITLE, "bold"), *table.render(self.color, self.width)]
+
+    def _answer(self, totals: str) -> list[str]:
+        """The answer, broken between its parts (`200 KernelCaches: 22 not Ready` stays on one line) when each
+        fits a line; else at words."""
+        parts = totals.split("; ")
+        if self.width is None or len(totals) <= self.width or max(len(p) + 1 for p in parts) > self.width:
+            return self._wrapped(totals, "bold")
+        lines = [parts[0]]
+        for part in parts[1:]:
+            if len(lines[-1]) + 2 + len(part) + 1 <= self.width:  # room for `; ` and the `;` ending the line
+                lines[-1] += f"; {part}"
+            else:
+                lines[-1] += ";"
+                lines.append(part)
+        return [self._text(x, "bold") for x in lines]
 
     def _wrapped(self, text: str, style: str) -> list[str]:
         """A sentence, wrapped at word boundaries to the terminal's width (whole when piped)."""

@@ -287,3 +287,19 @@ def test_the_watch_header_line_is_never_marked(report):
     later = replace(report, provenance=replace(PROV, taken_at="2026-11-29T10:05:00Z"))
     after = status_text(later, color=False, width=None, header="watching, Ctrl-C to stop")
     assert with_changes(after, before, color=False) == after
+
+
+def test_the_answer_breaks_between_its_parts_on_a_terminal(report):
+    """`200 KernelCaches: 22 not Ready` is one part: a line ends after a part's `;`, never inside it, when each
+    part fits a line; a part too long for the line is broken at words."""
+    whole = status_text(report, color=False, width=None).splitlines()[0]
+    parts = whole.split("; ")
+    assert len(parts) >= 3
+    for width in range(max(len(p) for p in parts) + 1, len(whole)):
+        lines = status_text(report, color=False, width=width).splitlines()
+        answer = lines[: next(i for i, x in enumerate(lines) if x.startswith("cluster "))]
+        assert len(answer) > 1 and all(len(x) <= width for x in answer), width
+        assert [x.endswith(";") for x in answer] == [True] * (len(answer) - 1) + [False], answer
+        assert " ".join(answer) == whole and lines[-len(answer) :] == answer
+    narrow = status_text(report, color=False, width=40).splitlines()
+    assert " ".join(narrow[: next(i for i, x in enumerate(narrow) if x.startswith("cluster "))]) == whole
