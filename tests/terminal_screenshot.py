@@ -86,9 +86,13 @@ def capture(columns: int, command: str = COMMAND, cwd: Path = ROOT) -> str:
 
 
 def to_html(text: str, columns: int) -> str:
+    # tmux writes a style once, where it starts, and never again at the start of the lines it goes on into (a
+    # bold answer line wrapped at the pane's width, a bold name that starts a row): the style carries over
+    style: dict[str, object] = {}
+
     def line_html(line: str) -> str:
+        nonlocal style
         out: list[str] = []
-        style: dict[str, object] = {}
         pos = 0
 
         def span(part: str) -> str:
