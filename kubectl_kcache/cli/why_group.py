@@ -54,7 +54,10 @@ def why_group(
     from ..explain.why_group import explain
 
     if from_files:
-        snap = load_snapshot_files(from_files, why_selection(WHY_GROUP_READS, flags.get("namespace")))
+        from . import why_pick
+
+        select = why_pick.why_group(why_selection(WHY_GROUP_READS, flags.get("namespace")), what_if_node)
+        snap = load_snapshot_files(from_files, select)
         namespace = flags.get("namespace") or default_namespace_offline(snap, pod, capture_name)
     else:
         from ..snapshot.live import collect_for_why_group

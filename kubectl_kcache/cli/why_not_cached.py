@@ -100,11 +100,14 @@ def why_not_cached(
 
     manifest_pod, note, manifest_ns = _manifest_pod(manifest) if manifest else (None, "", None)
     if from_files:
+        from . import why_pick
+
         select = why_selection(
             WHY_NOT_CACHED_READS,
             flags.get("namespace") or manifest_ns,
             pods_nodes(pod, flags.get("namespace")) if pod else None,
         )
+        select = why_pick.why_not_cached(select, pod, flags.get("namespace"), manifest_pod)
         snap = load_snapshot_files(from_files, select)
         namespace = (
             flags.get("namespace") or manifest_ns or (default_namespace_offline(snap, pod, None) if pod else "default")

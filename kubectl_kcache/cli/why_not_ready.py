@@ -138,45 +138,64 @@ _NODE_NAME = re.compile(rb'"nodeName"\s*:\s*"([^"\\]+)"')
 
 
 def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -> Any:
-    """What one KernelCache's chain reads of a file, as its live reads would need: every node (membership),
-    but only the KernelCacheNodes of its group's members or holding an entry of it (the admission note), and
-    only the agent pods on those members and the pods of the job namespace; the rest is counted, not decoded."""
+    """What one KernelCache's chain reads of a file, as its live reads would need: the nodes of its group (the
+    others are not members: the chain never looks at them) and any node listing images (whether nodes list
+    them at all is asked of every node), the KernelCacheNodes of its group's members or holding an entry of it
+    (the admission note), and only the agent pods on those members and the pods of the job namespace; the rest
+    is counted, not decoded. Which nodes are the group's is known only once the groups, the KernelCaches and
+    the configuration are read, after the nodes in a dump: a node's line is decoded when it holds one of the
+    selector's labels in its bytes (or an escape), and the members are then matched on the decoded nodes."""
     from ..kernelcache import constants as c
     from ..kernelcache.caches import effective_group
     from ..kernelcache.config import read_config
     from ..kernelcache.selectors import selector_matches
-    from ..snapshot.files.load import Selection, namespace_of
+    from ..snapshot.files.load import Scan, Selection, namespace_of
 
     members: dict[str, Any] = {}
+
+    def config_groups(objects: list[tuple[str, Any]]) -> tuple[Any, list[Any]]:
+        """(the configuration, the selectors of the groups of the KernelCaches of that name)."""
+        by_field: dict[str, list[Any]] = {}
+        for f, obj in objects:
+            by_field.setdefault(f, []).append(obj)
+        cm = next(
+            (
+                x
+                for x in by_field.get("configmaps", [])
+                if (x.meta.namespace, x.meta.name) == (c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
+            ),
+            None,
+        )
+        cfg = read_config(cm).config
+        default = cfg.default_node_group if cfg is not None else ""
+        groups = {g.name: g for g in by_field.get("node_groups", [])}
+        selectors = []
+        for kc in by_field.get("kernel_caches", []):
+            if kc.name == name and (namespace is None or kc.namespace == namespace):
+                group = groups.get(effective_group(kc, default))
+                if group is not None and group.node_selector:
+                    selectors.append(group.node_selector)
+        return cfg, selectors
 
     def scope(objects: list[tuple[str, Any]]) -> Any:
         """(member node names, the job namespace), worked out once from the decoded objects."""
         if "nodes" not in members:
-            by_field: dict[str, list[Any]] = {}
-            for f, obj in objects:
-                by_field.setdefault(f, []).append(obj)
-            cm = next(
-                (
-                    x
-                    for x in by_field.get("configmaps", [])
-                    if (x.meta.namespace, x.meta.name) == (c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
-                ),
-                None,
-            )
-            cfg = read_config(cm).config
-            default = cfg.default_node_group if cfg is not None else ""
-            groups = {g.name: g for g in by_field.get("node_groups", [])}
+            cfg, selectors = config_groups(objects)
             wanted = set(extra_nodes)
-            for kc in by_field.get("kernel_caches", []):
-                if kc.name == name and (namespace is None or kc.namespace == namespace):
-                    group = groups.get(effective_group(kc, default))
-                    if group is not None and group.node_selector:
-                        wanted |= {
-                            n.name for n in by_field.get("nodes", []) if selector_matches(group.node_selector, n.labels)
-                        }
+            nodes = [obj for f, obj in objects if f == "nodes"]
+            for selector in selectors:
+                wanted |= {n.name for n in nodes if selector_matches(selector, n.labels)}
             members["nodes"] = wanted
             members["job_ns"] = cfg.job_namespace if cfg is not None else ""
         return members["nodes"], members["job_ns"]
+
+    def pick_nodes(objects: list[tuple[str, Any]]) -> Any:
+        """Every node that may be a member (one of each selector's labels, as JSON writes it, in its bytes), the
+        nodes named by --node, and those listing images."""
+        needles: list[Any] = [BACKSLASH, (b'images"', re.compile(rb'images"\s*:\s*\[\s*[^\s\]]'), None), b"#image"]
+        for selector in config_groups(objects)[1]:
+            needles.append(min(selector.items())[1].encode("utf-8") + b'"')  # the value, as a string ends
+        return Scan(frozenset(extra_nodes), tuple(needles))
 
     needle = f'"{namespace}/{name}"'.encode() if namespace else f'/{name}"'.encode()
 
@@ -195,18 +214,31 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
             ns, node = item.namespace, item.node_name
         return f"node/{node}" if ns == c.KSERVE_NAMESPACE else f"namespace/{ns}"
 
-    def pick_kcns(objects: list[tuple[str, Any]]) -> set[str]:
-        return scope(objects)[0] | {HOLDS}
+    def pick_kcns(objects: list[tuple[str, Any]]) -> Any:
+        """The members' KernelCacheNodes (by name) and those holding an entry of the cache (by its key in their
+        bytes), exactly as kcn_key picks them."""
+        wanted = scope(objects)[0] | {HOLDS}
+        return Scan(frozenset(scope(objects)[0]), (needle[1:],), keeps=lambda x: kcn_key(x) in wanted)
 
-    def pick_pods(objects: list[tuple[str, Any]]) -> set[str]:
+    def pick_pods(objects: list[tuple[str, Any]]) -> Any:
+        """The agent pods on the members and the pods of the job namespace, exactly as pod_key picks them; a
+        line is looked at when it names a member as its node or the job namespace (or holds an escape)."""
         nodes, job_ns = scope(objects)
-        return {f"node/{n}" for n in nodes} | {f"namespace/{job_ns}"}
+        wanted = {f"node/{n}" for n in nodes} | {f"namespace/{job_ns}"}
+        needles = (
+            BACKSLASH,
+            job_ns.encode("utf-8") + b'"',  # the namespace, as a string ends
+            (b'nodeName"', re.compile(rb'nodeName"\s*:\s*"([^"\\]*)"'), frozenset(nodes)),
+        )
+        return Scan(frozenset(), needles, keeps=lambda x: pod_key(x) in wanted)
 
-    return Selection(
-        READS,
-        later={"kcns": pick_kcns, "pods": pick_pods},
-        later_keys={"kcns": kcn_key, "pods": pod_key},
-    )
+    return Selection(READS, later={"nodes": pick_nodes, "kcns": pick_kcns, "pods": pick_pods})
+
+
+# A Scan's needles are the bytes of a string's end (`value"`: a needle starting with a quote, the commonest byte
+# of JSON, is looked for ~30x slower), and a line with an escape is looked at whatever it holds (its strings may
+# be spelled otherwise)
+BACKSLASH = b"\\"
 
 
 HOLDS = "\x00holds-the-entry"  # the key of a KernelCacheNode with an entry of the cache (no name has a NUL)

@@ -64,6 +64,71 @@ class Loaded:
     uids: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
 
 
+def _found(needle: Any, data: bytes) -> Iterator[int]:
+    """Where a Scan's needle is found in `data`, at most once per line. A needle is bytes, found as they are,
+    or (bytes, a regex, values or None): where the bytes are found, the regex matches from there, and its first
+    group is one of the values when they are given. The bytes are looked for by the string search, which skips
+    ahead by their length (the regex engine tries each `"` of a JSON line), and a value by a lookup (an
+    alternation of many values tries each of them at every hit)."""
+    literal, regex, values = (needle, None, None) if isinstance(needle, bytes) else needle
+    at = data.find(literal)
+    while at >= 0:
+        m = regex.match(data, at) if regex is not None else None
+        if regex is None or (m is not None and (values is None or m.group(1).decode("utf-8", "replace") in values)):
+            yield at
+            after = data.find(NEWLINE, at)
+            if after < 0:
+                return
+            at = data.find(literal, after)
+        else:
+            at = data.find(literal, at + 1)
+
+
+class _Where:
+    """`$.items[N]` of a line of a held run (the run's first line's N, where the run starts in its file, where
+    the line starts in the run), counted from the file when it is shown (a bad line): the run's bytes are not
+    kept for it."""
+
+    def __init__(self, first: int, path: str, offset: int, start: int):
+        self.first, self.path, self.offset, self.start = first, path, offset, start
+
+    def __str__(self) -> str:
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            return f"$.items[{self.first + fh.read(self.start).count(NEWLINE)}]"
+
+
+class _Every:
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY = _Every()
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a Selection.later picker answers when which objects its command reads shows in their bytes: the
+    objects named `names`, and those whose line one of `needles` (bytes regexes) finds: more than it reads,
+    never fewer, as long as `enough` says so of the objects decoded; else every object of the field is."""
+
+    names: frozenset[str]
+    needles: tuple[Any, ...]  # bytes, or (bytes, a regex matched where they are, the values of its group or None)
+    enough: Callable[[list[Any]], bool] = lambda objects: True
+    # of the objects named or found, those the command reads (told a line's bytes or a decoded object); a
+    # decoded object (a file read whole) is not looked for by its bytes: it is told this alone. None: all
+    keeps: Callable[[Any], bool] | None = None
+
+    def finds(self, line: bytes, name: str) -> bool:
+        return name in self.names or any(next(_found(n, line), None) is not None for n in self.needles)
+
+    def keeps_held(self, held: Any, name: str) -> bool:
+        """Whether an object held on its own (not in a run) is read: its line's bytes, or decoded."""
+        if isinstance(held, bytes) and not self.finds(held, name):
+            return False
+        return self.keeps is None or self.keeps(held)
+
+
 @dataclass(frozen=True)
 class Selection:
     """What a command reads of the input, as its live reads would: the snapshot fields to decode (None: all)
@@ -281,9 +346,10 @@ class _Lines:
                 if nl < 0:
                     carry += chunk
                     continue
-                self.chunk, self.pos, pos = chunk, nl + 1, nl + 1
-                line, carry = carry + chunk[:pos], b""
+                self.chunk, self.pos = chunk, nl + 1
+                line, carry = carry + chunk[: nl + 1], b""
                 yield memoryview(line)
+                pos = self.pos  # (`run` may have moved on)
             while True:
                 nl = chunk.find(b"\n", pos)
                 if nl < 0:
@@ -292,7 +358,22 @@ class _Lines:
                     break
                 self.chunk, self.pos = chunk, nl + 1
                 yield view[pos : nl + 1]
-                pos = nl + 1
+                pos = self.pos
+
+    def run(self, ends: Any, head: bytes) -> tuple[int, int]:
+        """Passes over the whole lines that follow the line just given, up to the first newline `ends` finds
+        (a regex from a newline: where the run of alike lines stops) or the chunk's last whole line; returns
+        (lines, bytes) passed over, never a line cut by the chunk's end. Every line of a run starts with
+        `head` after its newline (how they are counted)."""
+        chunk, pos = self.chunk, self.pos
+        if not pos or pos >= len(chunk):
+            return 0, 0
+        m = ends.search(chunk, pos - 1)
+        end = m.start() if m is not None else chunk.rfind(b"\n")
+        if end < pos:
+            return 0, 0
+        self.pos = end + 1
+        return chunk.count(head, pos - 1, end), end + 1 - pos
 
     def rest(self) -> bytes:
         tail = self._read()
@@ -308,6 +389,12 @@ def _dump_head(line: Any) -> _Top | None:
     (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the item: the
     objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed. None
     when the item does not start so (then its head is decoded)."""
+    found = _dump_prefix(line)
+    return found[1] if found is not None else None
+
+
+def _dump_prefix(line: Any) -> tuple[bytes, _Top] | None:
+    """(the head's bytes, the head) of a dump's item, as `_dump_head`."""
     global _ITEM_HEAD
     if _ITEM_HEAD is None:
         import re
@@ -322,7 +409,37 @@ def _dump_head(line: Any) -> _Top | None:
         text = prefix.decode("utf-8")
         api_version, kind = text[len('{"apiVersion":"') :].split('","kind":"')
         top = _HEADS[prefix] = _Top(kind=kind[:-2], api_version=api_version)
-    return top
+    return prefix, top
+
+
+NEWLINE = b"\n"
+_RUN = "\x00run"  # Loader.held: a run of a streamed dump's lines, held by name together (no name has a NUL)
+_RUN_NAMES: Any = None
+
+
+_RUN_LINES: Any = None
+
+
+def _run_lines() -> Any:
+    """`_run_names` of every line after the first (from the newline before it)."""
+    global _RUN_LINES
+    if _RUN_LINES is None:
+        import re
+
+        _RUN_LINES = re.compile(rb'\n\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
+    return _RUN_LINES
+
+
+def _run_names() -> Any:
+    """Each line's head and name in a held run (every line of one is laid out so: `_Loader._run_plan`)."""
+    global _RUN_NAMES
+    if _RUN_NAMES is None:
+        import re
+
+        _RUN_NAMES = re.compile(
+            rb'^\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]', re.M
+        )
+    return _RUN_NAMES
 
 
 def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
@@ -338,28 +455,142 @@ class _Loader:
         self.path = ""  # the streamed dump
         # Selection.later: (file, name, where, kind, dump, object or None, offset, length) of each held back
         self.held: list[tuple[str, str, str, kinds.Kind, bool, Any, int, int]] = []
+        # a dump line's head -> (the regex where a run of lines the selection reads alike ends, held or not)
+        self.plans: dict[bytes, tuple[Any, bool] | None] = {}
 
     def finish(self) -> None:
         """The objects held back for Selection.later: those the command names, decoded (again read from
-        their file when the dump was streamed), in input order."""
+        their file when the dump was streamed), in input order. One field after the other, in the order of
+        `later`: a picker is told the objects of the fields picked before it too."""
         if not self.held or self.select is None:
             return
-        wanted = {f: pick(self.out.objects) for f, pick in self.select.later.items()}
-        for path, name, where, kind, dump, obj, offset, length in self.held:
-            if name not in wanted[kind.field]:
-                self._skipped(kind, dump)
-                continue
-            if obj is None:
-                with open(path, "rb") as fh:
-                    fh.seek(offset)
-                    raw = fh.read(length)
-                try:
-                    obj = self._decode(kind, raw)
-                except msgspec.ValidationError as exc:
-                    what = f"{kind.kind} {_name_of(raw)}"
-                    raise d.object_error(exc, origin=shown_path(path), what=what, base=where) from None
+        found: list[tuple[tuple[int, int], kinds.Kind, str, Any, bool]] = []  # (input order, kind, file, obj, dump)
+        for f, pick in self.select.later.items():
+            want = pick(self.out.objects + [(f0, o) for _, k, _, o, _ in found for f0 in (k.field,)])
+            picked = self._picked(f, want)
+            if isinstance(want, Scan) and not want.enough([o for _, _, _, o, _ in picked]):
+                picked = self._picked(f, _EVERY)  # every object of the field, in input order
+            found += picked
+        found.sort(key=lambda x: x[0])
+        for _, kind, path, obj, dump in found:
             self._add(shown_path(path), kind, obj, dump)
         self.held.clear()
+
+    def _picked(self, field: str, want: Any) -> list[tuple[tuple[int, int], kinds.Kind, str, Any, bool]]:
+        """The held objects of `field` that `want` picks (a set of keys, anything that answers `in`, a Scan),
+        decoded, each with its place in the input."""
+        scan = want if isinstance(want, Scan) else None
+        out: list[tuple[tuple[int, int], kinds.Kind, str, Any, bool]] = []
+        for i, (path, name, where, kind, dump, obj, offset, length) in enumerate(self.held):
+            if kind.field != field:
+                continue
+            if name is _RUN:
+                picks = self._run_picks(path, int(where), kind, offset, length, want)
+            elif scan is not None and want is not _EVERY:
+                x = obj if obj is not None else self._reread(path, offset, length)
+                picks = [(kind, path, where, x, dump)] if scan.keeps_held(x, name) else []
+            elif want is _EVERY or name in want:
+                picks = [(kind, path, where, obj if obj is not None else self._reread(path, offset, length), dump)]
+            else:
+                picks = []
+            if not picks:
+                self._skipped(kind, dump)
+            for j, (kind, path, where, x, dump) in enumerate(picks):
+                out.append(((i, j), kind, path, self._held_object(kind, path, where, x), dump))
+        return out
+
+    @staticmethod
+    def _reread(path: str, offset: int, length: int) -> bytes:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(length)
+
+    def _held_object(self, kind: kinds.Kind, path: str, where: Any, x: Any) -> Any:
+        """A held object, decoded from its bytes when it was held so."""
+        if not isinstance(x, bytes):
+            return x
+        try:
+            return self._decode(kind, x)
+        except msgspec.ValidationError as exc:
+            what = f"{kind.kind} {_name_of(x)}"
+            raise d.object_error(exc, origin=shown_path(path), what=what, base=str(where)) from None
+
+    def _run_picks(
+        self, path: str, first: int, kind: kinds.Kind, offset: int, length: int, wanted: Any
+    ) -> list[tuple[kinds.Kind, str, Any, Any, bool]]:
+        """The lines of a held run (`_run_plan`) that the command wants, as bytes, in input order: by name (a
+        set, or anything that answers `in`), or for a `Scan` its names and the lines its needles find."""
+        data = self._reread(path, offset, length)
+        names = _run_names()
+        scan = wanted if isinstance(wanted, Scan) else None
+        by_name = scan.names if scan is not None else wanted
+        starts: set[int] = set()
+        if isinstance(by_name, (set, frozenset)) and len(by_name) <= 4:
+            # a few names: each found by its bytes, then checked to be its line's name (`"NAME`: the needle
+            # ends on a character of the name, which the string search skips by faster than a quote)
+            for want in by_name:
+                if not isinstance(want, str) or not want:
+                    continue
+                needle = b'"' + want.encode("utf-8")
+                at = data.find(needle)
+                while at >= 0:
+                    start = data.rfind(NEWLINE, 0, at) + 1
+                    m = names.match(data, start)
+                    if m is not None and m.start(1) == at + 1 and m.end(1) == at + len(needle):
+                        starts.add(start)
+                    at = data.find(needle, at + 1)
+        else:  # each line's head (from its newline: a literal the regex engine looks for fast)
+            first_line = names.match(data)
+            if first_line is not None and first_line.group(1).decode("utf-8") in by_name:
+                starts.add(0)
+            starts.update(m.start() + 1 for m in _run_lines().finditer(data) if m.group(1).decode("utf-8") in by_name)
+        if scan is not None:
+            for needle in scan.needles:
+                starts.update(data.rfind(NEWLINE, 0, at) + 1 for at in _found(needle, data))
+        out: list[tuple[kinds.Kind, str, Any, Any, bool]] = []
+        for start in sorted(starts):
+            end = data.find(NEWLINE, start)
+            end = len(data) if end < 0 else end
+            while end > start and data[end - 1] in b"\r\n":
+                end -= 1
+            if end > start and data[end - 1] == 44:  # b","
+                end -= 1
+            line = data[start:end]
+            if scan is not None and scan.keeps is not None and not scan.keeps(line):
+                continue
+            out.append((kind, path, _Where(first, path, offset, start), line, True))  # (where: counted if bad)
+        return out
+
+    def _run_plan(self, prefix: bytes, top: _Top) -> tuple[Any, bool] | None:
+        """How the lines that follow a streamed dump's line with this head are read together, when the selection
+        reads them alike without decoding them: (a regex finding the newline after the last line of such a run,
+        whether the run is held for `Selection.later` by name). Skipped alike: an unread kind or field, or
+        another namespace than the field's (as `Selection.skips` reads it from the line); held alike: a field
+        named later by name (`_name_of`). None: each line is read on its own."""
+        if prefix in self.plans:
+            return self.plans[prefix]
+        import re
+
+        select = self.select
+        kind = kinds.lookup(top.api_version, top.kind) if isinstance(top.kind, str) else None
+        head = re.escape(prefix)
+        plan: tuple[Any, bool] | None = None
+        if select is None or not isinstance(top.kind, str) or not isinstance(top.api_version, str):
+            plan = None
+        elif kind is None or (select.fields is not None and kind.field not in select.fields):
+            plan = (re.compile(rb"\n(?!" + head + rb")"), False)
+        elif kind.field in select.namespaces:
+            ns = re.escape(select.namespaces[kind.field].encode("utf-8"))
+            other = (
+                rb'"metadata":\{"name":"[^"\\]*",(?:"generateName":"[^"\\]*",)?"namespace":"(?!'
+                + ns
+                + rb'")[^"\\]*"[,}]'
+            )
+            plan = (re.compile(rb"\n(?!" + head + other + rb")"), False)
+        elif kind.field in select.later and kind.field not in select.later_keys:
+            plan = (re.compile(rb"\n(?!" + head + rb'"metadata":\{"name":"[^"\\]+"[,}])'), True)
+        self.plans[prefix] = plan
+        return plan
 
     # -- per file --
     def load(self, path: str) -> None:
@@ -420,7 +651,9 @@ class _Loader:
             self.path = path
             lines = _Lines(fh, name)
             objects = 0
-            for index, line in enumerate(lines):
+            index = -1
+            for line in lines:
+                index += 1
                 self.offset, offset = offset, offset + len(line)
                 if line[: len(DUMP_META)] == DUMP_META:
                     meta = bytes(line[len(DUMP_META) :]).rstrip()
@@ -444,7 +677,8 @@ class _Loader:
                 item = line[:end]
                 where = f"$.items[{index}]"
                 try:
-                    top = _dump_head(line) or self._head(name, item, where)
+                    found = _dump_prefix(line)
+                    top = found[1] if found is not None else self._head(name, item, where)
                     self._json_object(name, item, where, None, top=top, dump=True)
                 except (msgspec.DecodeError, InputError):
                     if line[-1] != 10 and not lines.rest():
@@ -453,6 +687,18 @@ class _Loader:
                 finally:
                     self.offset = -1
                 objects = index + 1
+                plan = self._run_plan(*found) if found is not None and self.select is not None else None
+                if plan is not None and found is not None:  # the lines after it the selection reads alike, together
+                    count, size = lines.run(plan[0], NEWLINE + found[0])
+                    if count:
+                        if plan[1]:
+                            self.held.append(
+                                (self.path, _RUN, str(index + 1), self._kind_of(top), True, None, offset, size)
+                            )
+                        self.out.object_count += count
+                        index += count
+                        offset += size
+                        objects = index + 1
             else:
                 raise _truncated(name, objects)  # every line an object, and the end before the meta
         # not laid out as written by dump: forget what was read, read it whole
@@ -698,6 +944,11 @@ class _Loader:
         keyed = self.select is not None and kind.field in self.select.later_keys
         key = self.select.key_of(kind, raw, "") if keyed and self.select is not None else _name_of(raw)
         self.held.append((self.path, key, where, kind, dump, None, self.offset, len(raw)))
+
+    def _kind_of(self, top: _Top) -> kinds.Kind:
+        kind = kinds.lookup(top.api_version, top.kind)
+        assert kind is not None
+        return kind
 
     # -- shared --
     def _skipped(self, kind: kinds.Kind, dump: bool) -> None:
