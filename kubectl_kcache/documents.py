@@ -42,13 +42,16 @@ def json_text(doc: Any) -> str:
     import msgspec
 
     global _FLOAT
-    if _FLOAT is None:  # a number with a fraction or an exponent, where a value can start (no spaces)
-        _FLOAT = re.compile(rb"(?:^|[:,\[])-?\d+[.eE]")
+    if _FLOAT is None:  # a number with a fraction or an exponent, where a value can start (no spaces); the
+        # strings taken out first (a digest `"sha256:1e...` is no float: it sent a 7 MB answer through json)
+        _FLOAT = (re.compile(rb"(?:^|[:,\[])-?\d+[.eE]"), re.compile(rb'"(?:[^"\\]|\\.)*"'))
     try:
         raw = msgspec.json.encode(doc)
     except (TypeError, ValueError, OverflowError):
         raw = b""
-    if not raw or not raw.isascii() or b"\x7f" in raw or _FLOAT.search(raw):  # (json escapes DEL too)
+    number, string = _FLOAT
+    floats = bool(raw) and number.search(raw) is not None and number.search(string.sub(b'""', raw)) is not None
+    if not raw or not raw.isascii() or b"\x7f" in raw or floats:  # (json escapes DEL too)
         try:
             return json.dumps(doc, indent=2, allow_nan=False)
         except ValueError:  # NaN or ±Infinity beside other floats (rare): null, as msgspec writes them
