@@ -87,7 +87,6 @@ def read_snapshot(
 ) -> tuple[Any, Any]:
     """The snapshot (from files, or listed live in `scope`) and where it came from (a Provenance);
     -n scopes both the same way."""
-    from ..snapshot.live import Scope, collect
     from ..snapshot.model import provenance
 
     namespace = scope_namespace(flags)
@@ -101,9 +100,16 @@ def read_snapshot(
                 f"note: the input was dumped with -n {escape(namespace)}: answering for namespace "
                 f"{escape(namespace)} only\n"
             )
-        scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
-        snap = scope.apply(loaded)
+        if scope is None and namespace is None:
+            snap = loaded  # (Scope.apply scopes a namespace only: the live reader and the API client not imported)
+        else:
+            from ..snapshot.live import Scope
+
+            scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+            snap = scope.apply(loaded)
     else:
+        from ..snapshot.live import Scope, collect
+
         scope = scope or Scope(namespace=namespace)
         client = client or make_client(flags).bounded()
         progress = Progress()
