@@ -3,8 +3,13 @@ asks for, counted from the API server's audit log.
 
     python3 -m bench.controller_trials --nodes 5000 --deployments 2000 --out FILE
         [--code DIR] [--quiet-seconds 600] [--churn-changes 12] [--churn-interval 5] [--window 60]
-        [--mid-batch-runs 3] [--large-nodes 50000] [--large-quiet-seconds 120] [--fill-deadline 900]
-        [--min-free-gb 6] [--skip quiet,forbidden,fence,mid_batch,large] [--dir DIR] [--keep]
+        [--mid-batch-runs 3] [--large-nodes 50000] [--large-quiet-seconds 120] [--large-churn-changes 6]
+        [--fill-deadline 900] [--fill-workers 12] [--min-free-gb 6] [--skip quiet,forbidden,fence,mid_batch,large]
+        [--dir DIR] [--keep] [--resume]
+
+A phase can be run apart on a kept test bed: `--dir DIR --keep` first, then `--dir DIR --resume --skip ...`
+with the same --out (the phases already there are kept). The 2026-12-05 results were made that way: the
+5,000-node trials, then the large phase alone (docs/performance.md, "Long-running processes at scale").
 
 The cluster is bench.run's (bench/fixtures.py: 20-40 KB GPU nodes, 50 node groups covering them, a
 KernelCacheNode and an agent pod per node, 2,000 KernelCaches in 20 namespaces, KServe's singletons), with
