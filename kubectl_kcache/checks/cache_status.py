@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from functools import lru_cache
 
 from .. import objects as o
 from ..kernelcache import cache_pass as cp
@@ -63,6 +64,12 @@ MSG_NO_MATCH = "no nodes match the referenced KernelCacheNodeGroup"
 MSG_NOT_READY = "matching nodes are not ready"
 # the agent discovers a new KernelCache from its watch at once; a younger one may not have its entries yet
 DISCOVERY_GRACE = dt.timedelta(seconds=60)
+
+
+@lru_cache(maxsize=1)
+def _kcn_lister() -> str:
+    """`kubectl get kernelcachenodes`, built once (a finding per KernelCache carries it)."""
+    return kubectl("get kernelcachenodes")
 
 
 def why_not_ready(namespace: str, name: str) -> str | None:
@@ -300,7 +307,7 @@ def _cache(
             or kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node)),
             code="entry-error-uncounted",
             cause=f"Error entries of KernelCache {key} on nodes KServe does not count",
-            lister=kubectl("get kernelcachenodes"),
+            lister=_kcn_lister(),
         )
     if kc.artifact is None:
         return
@@ -331,7 +338,7 @@ def _cache(
             group=group or None,
             code="entry-mismatch",
             cause=f"entries of KernelCache {key} with {' and '.join(what)}",
-            lister=kubectl("get kernelcachenodes"),
+            lister=_kcn_lister(),
             hint=why or agent,
             evidence=(*what, *((f"agent pod: {agent}",) if why else ())),
         )
@@ -416,7 +423,7 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
         ),
         code="entry-missing",
         cause="KernelCaches have no entry on nodes whose agent runs",
-        lister=kubectl("get kernelcachenodes"),
+        lister=_kcn_lister(),
     )
 
 
