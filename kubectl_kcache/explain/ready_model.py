@@ -228,10 +228,6 @@ class WhyNotReady:
             return gate.next
         return next((x.next for x in self.causes if x.next), None)
 
-    @property
-    def exit_ready(self) -> bool:
-        return self.ready
-
     def to_dict(self) -> dict[str, Any]:
         agg: dict[str, Any] | None = None
         if self.aggregate is not None:

@@ -25,7 +25,6 @@ from .names import capture_revision_name
 
 PRODUCER = "producer"
 BEING_CAPTURED = "being-captured"
-COLD_BY_DESIGN = (PRODUCER, BEING_CAPTURED)
 
 
 @dataclass(frozen=True)

@@ -167,9 +167,7 @@ NODE_STATUS_MAX_IMAGES = 50  # the kubelet's default nodeStatusMaxImages
 # pkg/kernelcache/podconfig/reporter.go, pkg/kernelcache/reporter)
 MCV_CONTAINER = "mcv"
 MCV_CACHE_VOLUME_PREFIX = "mcv-cache-"
-MCV_CACHE_MOUNT_ROOT = "/workspace/cache"
 MCV_REPORTER_VOLUME = "mcv-reporter-access"
-MCV_REPORTER_PATH = "/var/run/secrets/mcv-reporter"
 ANNOTATION_REPORTER_SECRET = "internal.serving.kserve.io/kernelcache-reporter-secret"
 REPORTER_PREFIX = "kernel-cache-reporter-"
 REPORTER_ACCESS_KEY = "access.json"
@@ -179,7 +177,6 @@ REASON_PRODUCER_GONE = "ProducerGone"
 # The KernelCacheCapture status validator (pkg/webhook/admission/kernelcache/capture_validator.go)
 CAPTURE_WEBHOOK_CONFIGURATION = "kernelcachecapture.serving.kserve.io"
 CAPTURE_WEBHOOK_NAME = "kernelcachecapture.kserve-webhook-server.status-validator"
-CAPTURE_WEBHOOK_PATH = "/validate-kernelcachecapture-status"
 TOKEN_REQUESTER = "kserve-kernelcache-token-requester"  # RoleBinding and ClusterRole in each workload namespace
 
 # The capture's identities in its namespace (capture_controller.go, registry_reconciler.go, pkg/kernelcache/

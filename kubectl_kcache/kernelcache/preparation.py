@@ -62,8 +62,6 @@ MSG_JOB_NOT_STARTED = "waiting for the OCI prefetch Job to start"
 MSG_JOB_RUNNING = "OCI artifact is being prefetched"
 MSG_JOB_COMPLETE = "OCI artifact was prefetched on the node"
 MSG_JOB_FAILED = "preparation Job failed"
-MSG_ARTIFACT_ON_NODE = "OCI artifact is present on the node"
-MSG_ENTRY_RESET = "waiting for the preparation Job"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 # a Job's state as why-not-ready reports it (`job.state` in its JSON)
