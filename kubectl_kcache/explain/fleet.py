@@ -330,7 +330,8 @@ def hit_rate(
     if any(not a.recorded_cache(p)[0] for p in pods):  # whether a pod without a cache is a producer
         require_captures(snapshot, namespace)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
-    entries = a.index_entries(snapshot.kcns)
+    # built once per change of the KernelCacheNodes when the snapshot is kept current (the monitor)
+    entries = snapshot.derived("admission-entries", lambda: a.index_entries(snapshot.kcns), on=("kcns",))
     caches: dict[str, dict[str, KernelCache]] = {}
     for k, v in snapshot.kc_by_key.items():
         caches.setdefault(v.namespace, {})[k] = v

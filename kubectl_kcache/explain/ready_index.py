@@ -3,7 +3,7 @@ caches): the cache-level requeue gate and every node's chain read the same Jobs,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import objects as o
@@ -26,6 +26,11 @@ class ChainIndex:
     events_by_job: dict[str, list[o.Event]]
     images_known: bool
     situations: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def carried(self) -> ChainIndex:
+        """The same index for the next snapshot of a kept-current view; situations are asked again (they
+        depend on the KernelCacheNodes too)."""
+        return replace(self, situations={})
 
     def situation(self, node: o.Node, has_kcn: bool) -> tuple[Any, ...]:
         """What decides a member's chain besides its entry, when it has no Job: cordon, KernelCacheNode, agent
@@ -81,4 +86,4 @@ def chain_index(snap: ClusterSnapshot, job_ns: str) -> ChainIndex:
             any(n.image_count or n.images.keys for n in snap.nodes),
         )
 
-    return snap.derived(f"why-not-ready-index/{job_ns}", build)
+    return snap.derived(f"why-not-ready-index/{job_ns}", build, on=("pods", "jobs", "events", "nodes"))

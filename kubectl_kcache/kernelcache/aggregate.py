@@ -77,6 +77,12 @@ class EntryIndex:
                 self.by_cache.setdefault(key, {})[node] = (entry.state, entry.message)
         self._ready: dict[int, tuple[Sequence[Node], list[str], dict[str, int]]] = {}
 
+    def carried(self) -> EntryIndex:
+        """The same entries for the next snapshot of a kept-current view, without this one's member lists."""
+        copy = EntryIndex({})
+        copy.by_cache = self.by_cache
+        return copy
+
     def ready_members(self, members: Sequence[Node]) -> tuple[list[str], dict[str, int]]:
         """The Ready members' names in order, and each one's position."""
         hit = self._ready.get(id(members))
@@ -89,7 +95,7 @@ class EntryIndex:
 
 def entry_index_of(snapshot: ClusterSnapshot) -> EntryIndex:
     """The snapshot's entry index, built on first use and kept with the snapshot."""
-    return snapshot.derived("entry-index", lambda: EntryIndex(snapshot.kcn_by_name))
+    return snapshot.derived("entry-index", lambda: EntryIndex(snapshot.kcn_by_name), on=("kcns",))
 
 
 def compute_aggregate(

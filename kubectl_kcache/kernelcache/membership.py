@@ -75,13 +75,15 @@ def membership(nodes: Iterable[Node], groups: Iterable[NodeGroup], index: LabelI
 
 def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
     """The label index of the snapshot's nodes, kept with the snapshot."""
-    return snapshot.derived("label-index", lambda: LabelIndex(snapshot.nodes))
+    return snapshot.derived("label-index", lambda: LabelIndex(snapshot.nodes), on=("nodes",))
 
 
 def membership_of(snapshot: ClusterSnapshot) -> Membership:
     """The snapshot's membership, computed on first use and kept with the snapshot."""
     return snapshot.derived(
-        "membership", lambda: membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot))
+        "membership",
+        lambda: membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot)),
+        on=("nodes", "node_groups"),
     )
 
 

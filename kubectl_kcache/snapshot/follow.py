@@ -87,6 +87,13 @@ class LiveSnapshot:
             for listed in lists
         ]
 
+        self._by_field: dict[str, list[Informer]] = {}  # the informers of each snapshot field, in list order
+        for inf in self.informers:
+            if inf.kind.field:
+                self._by_field.setdefault(inf.kind.field, []).append(inf)
+        self._fields: dict[str, tuple[tuple[int, ...], tuple[Any, ...]]] = {}  # field -> (store changes, value)
+        self._last: snap.ClusterSnapshot | None = None
+
     @property
     def relists(self) -> int:
         return sum(inf.relists for inf in self.informers)
@@ -124,10 +131,33 @@ class LiveSnapshot:
         return settled and not self.stop_event.is_set()
 
     def snapshot(self, taken_at: str = "") -> snap.ClusterSnapshot:
-        """The objects as the watches have them now; a list refused at first and listed since reads ok."""
-        items = [(inf.kind.field, obj) for inf in self.informers if inf.kind.field for obj in inf.items()]
+        """The objects as the watches have them now; a list refused at first and listed since reads ok.
+
+        Made again after every settled burst (the monitor, `status -w`, reconcile's passes), so it is made from
+        what changed: a field whose lists' stores have not changed since the last snapshot is the very same
+        tuple, and the indexes built for the last snapshot over fields that did not change are carried over
+        (`ClusterSnapshot.carry_derived`): a node relabelled rebuilds the node indexes, not the entries'. Only
+        the last snapshot is kept (for that), never the one before."""
+        fields: dict[str, Any] = {}
+        for field, infs in self._by_field.items():
+            stamp = tuple(inf.changes for inf in infs)
+            kept = self._fields.get(field)
+            if kept is not None and kept[0] == stamp:
+                fields[field] = kept[1]
+                continue
+            objects: list[Any] = []
+            counted = []
+            for inf in infs:
+                items, changes = inf.items_changed()
+                objects += items
+                counted.append(changes)
+            fields[field] = snap.field_value(objects)
+            self._fields[field] = (tuple(counted), fields[field])
         meta = dataclasses.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
-        return snap.assemble(items, meta=meta, reads=self._reads())
+        made = snap.ClusterSnapshot(meta=meta, reads=tuple(self._reads()), **fields)
+        made.carry_derived(self._last)
+        self._last = made
+        return made
 
     def _reads(self) -> Iterator[Read]:
         listed = {Read.of(inf.spec, OK): inf for inf in self.informers if inf.listed}

@@ -146,6 +146,7 @@ class Informer(threading.Thread):
         self.forbidden_is_fatal = forbidden_is_fatal
         self.lock = threading.Lock()
         self.store: dict[Key, Any] = {}
+        self.changes = 0  # store changes so far (under `lock`): the snapshot reuses a list's objects until it moves
         self.synced = threading.Event()
         self.poisoned: dict[Key, str] = {}  # objects that do not decode now, and why
         self.decode_failures = 0  # every object or event skipped since the start
@@ -183,6 +184,11 @@ class Informer(threading.Thread):
         with self.lock:
             return list(self.store.values())
 
+    def items_changed(self) -> tuple[list[Any], int]:
+        """The objects, and how many store changes they reflect (`changes`), read together."""
+        with self.lock:
+            return list(self.store.values()), self.changes
+
     def poison_lines(self) -> list[str]:
         """What cannot be decoded now, one line per object."""
         with self.lock:
@@ -202,12 +208,14 @@ class Informer(threading.Thread):
             current = self.store.get(key)
             if current is None or not _newer(current.metadata.resource_version, obj.metadata.resource_version):
                 self.store[key] = obj
+                self.changes += 1
 
     def removed(self, namespace: str, name: str, uid: str) -> None:
         with self.lock:
             current = self.store.get((namespace, name))
             if current is not None and (not uid or current.metadata.uid == uid):
                 del self.store[(namespace, name)]
+                self.changes += 1
 
     # ---- decoding ------------------------------------------------------------------------------------
     def _decode_page(self, data: bytes) -> Page[Any]:
@@ -258,6 +266,7 @@ class Informer(threading.Thread):
         objs, rv = self.lw.list(self._decode_page)
         with self.lock:
             before, self.store = self.store, {key_of(o): o for o in objs}
+            self.changes += 1
             self.poisoned = dict(self._list_poison)
             self.decode_failures += len(self._list_poison)
         if self._listed_once:
@@ -278,6 +287,7 @@ class Informer(threading.Thread):
             with self.lock:
                 self.decode_failures += 1
                 gone = self.store.pop(event.key, None)  # never keep a version known to be stale
+                self.changes += gone is not None
                 if event.type == "DELETED":
                     self.poisoned.pop(event.key, None)
                 else:
@@ -297,6 +307,7 @@ class Informer(threading.Thread):
             else:
                 old = self.store.get(key)
                 self.store[key] = event.object
+            self.changes += 1
         if self.handlers:
             self._handle([(event.type, old, None if event.type == "DELETED" else event.object)])
         self.on_change(self.spec.plural)

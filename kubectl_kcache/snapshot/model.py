@@ -102,13 +102,41 @@ class ClusterSnapshot:
     def capture_by_key(self) -> dict[str, o.Capture]:
         return {f"{k.namespace}/{k.name}": k for k in self.captures}
 
-    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+    def derived(self, key: str, compute: Callable[[], _T], on: tuple[str, ...] = ()) -> _T:
         """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
-        group membership here, so that every check, explanation and plan of one snapshot shares it)."""
+        group membership here, so that every check, explanation and plan of one snapshot shares it). `on`: the
+        only fields it is derived from, when it may be carried over to the next snapshot of a kept-current
+        view that holds the very same objects in them (`carry_derived`)."""
         memo = self.__dict__.setdefault("_derived", {})
         if key not in memo:
             memo[key] = compute()
+            if on:
+                self.__dict__.setdefault("_derived_on", {})[key] = on
         return memo[key]  # type: ignore[no-any-return]
+
+    def carry_derived(self, previous: ClusterSnapshot | None) -> list[str]:
+        """Take over the indexes computed for `previous` (the last snapshot of the same kept-current view, see
+        snapshot/follow.py) whose fields hold the very same tuple here: each built once per change of its
+        inputs instead of once per snapshot. A value with a `carried()` method is carried as what it returns (a
+        copy without the lookups it memoised for the previous snapshot). The keys carried."""
+        if previous is None:
+            return []
+        same = {f for f in kinds.FIELDS if getattr(previous, f) is getattr(self, f)}
+        carried = []
+        for name, fields in _INDEXES.items():  # the cached_property indexes
+            if name in previous.__dict__ and name not in self.__dict__ and same.issuperset(fields):
+                self.__dict__[name] = previous.__dict__[name]
+                carried.append(name)
+        memo = self.__dict__.setdefault("_derived", {})
+        deps = self.__dict__.setdefault("_derived_on", {})
+        for key, on in previous.__dict__.get("_derived_on", {}).items():
+            if key in memo or not same.issuperset(on):
+                continue
+            value = previous.__dict__["_derived"][key]
+            carry = getattr(value, "carried", None)
+            memo[key], deps[key] = (carry() if callable(carry) else value), on
+            carried.append(key)
+        return carried
 
     def derived_so_far(self, key: str) -> Any:
         """The value `derived` computed for `key`, or None when it has not been asked for."""
@@ -139,6 +167,16 @@ class ClusterSnapshot:
         return sum(len(getattr(self, f)) for f in kinds.FIELDS)
 
 
+# the cached_property indexes of a snapshot and the one field each is built from (`carry_derived`)
+_INDEXES = {
+    "node_by_name": ("nodes",),
+    "group_by_name": ("node_groups",),
+    "kcn_by_name": ("kcns",),
+    "kc_by_key": ("kernel_caches",),
+    "capture_by_key": ("captures",),
+}
+
+
 # ---- building from objects ----------------------------------------------------------------------
 
 
@@ -155,10 +193,19 @@ def assemble(
     fields: dict[str, dict[tuple[str, str], Any]] = {f: {} for f in kinds.FIELDS}
     for name, obj in parsed:
         fields[name][(obj.metadata.namespace or "", obj.metadata.name)] = obj
-    values = {name: tuple(v[k] for k in sorted(v)) for name, v in fields.items()}
+    values = {name: _sorted(v) for name, v in fields.items()}
     return ClusterSnapshot(
         meta=meta, reads=tuple(reads), reads_assumed=reads_assumed, warnings=tuple(warnings), **values
     )
+
+
+def _sorted(by_key: dict[tuple[str, str], Any]) -> tuple[Any, ...]:
+    return tuple(by_key[k] for k in sorted(by_key))
+
+
+def field_value(objects: Iterable[Any]) -> tuple[Any, ...]:
+    """One snapshot field from its objects, as `assemble` makes it: the last of a namespace/name wins, sorted."""
+    return _sorted({(obj.metadata.namespace or "", obj.metadata.name): obj for obj in objects})
 
 
 def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...objects import (
@@ -274,6 +274,11 @@ class EntryIndex:
     by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
     # footprint misses without text (`Inputs.miss_details` False), built once for every decision
     misses: dict[tuple[str, str], Candidate] = field(default_factory=dict, compare=False, repr=False)
+
+    def carried(self) -> EntryIndex:
+        """The same entries for the next snapshot of a kept-current view (`ClusterSnapshot.carry_derived`),
+        without the misses built against this one's KernelCaches."""
+        return replace(self, misses={})
 
 
 @dataclass(frozen=True)

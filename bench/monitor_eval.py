@@ -1,0 +1,218 @@
+"""The monitor's evaluation, offline: a dump (bench.scale's) loaded as `--from-file` loads it, put into the
+informer stores of a LiveSnapshot (snapshot/follow.py, no watch running) as the monitor's lists hold it, then
+evaluated `--evaluations` times as the monitor does after a settled burst of changes (one node relabelled
+before each: a change), each part timed in CPU seconds, side by side with the doctor alone on a fresh snapshot
+(the floor, measured in the same process and round). Every dump runs in a fresh process (peak RSS is
+/proc/self/status VmHWM).
+
+    python3 -m bench.monitor_eval DUMP [DUMP...] [--evaluations 3] [--profile N] [--out FILE]
+
+The machine is shared: read the CPU seconds and the ratios to the doctor, not wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _status(key: str) -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _live(snap: Any) -> Any:
+    """A LiveSnapshot whose stores hold `snap`'s objects, one list per snapshot field (not started)."""
+    from kubectl_kcache.snapshot import kinds
+    from kubectl_kcache.snapshot.follow import LiveSnapshot
+    from kubectl_kcache.snapshot.kinds import ListSpec
+    from kubectl_kcache.snapshot.reads import ListMade
+
+    lists = []
+    for kind in kinds.KINDS:
+        if kind.resource.plural == "events" and kind.resource.group:
+            continue  # one list per field
+        keys = frozenset(
+            (kind.field, obj.metadata.namespace or "", obj.metadata.name) for obj in getattr(snap, kind.field)
+        )
+        lists.append(ListMade(ListSpec(kind.resource), "1", keys))
+    return LiveSnapshot(None, snap, lists, lister_watcher=lambda _listed: None)  # type: ignore[arg-type,return-value]
+
+
+def _relabel(live: Any, i: int) -> None:
+    """A change as a watch brings it: a node's label flipped (in or out of its group), the store updated."""
+    import msgspec
+
+    inf = next(inf for inf in live.informers if inf.kind.field == "nodes")
+    with inf.lock:
+        key = sorted(inf.store)[i % len(inf.store)]
+        node = inf.store[key]
+        labels = dict(node.metadata.labels or {})
+        labels["bench.kcache/flip"] = str(i)
+        inf.store[key] = msgspec.structs.replace(node, metadata=msgspec.structs.replace(node.metadata, labels=labels))
+        inf.changes += 1
+    live.coalescer.notify()
+
+
+def child(path: str, evaluations: int, profile: int) -> dict[str, Any]:
+    import dataclasses
+    import gc
+    import time
+
+    from kubectl_kcache.checks import run_doctor
+    from kubectl_kcache.monitor import evaluate as ev_mod
+    from kubectl_kcache.monitor.metrics import Health, render
+    from kubectl_kcache.provenance import now_rfc3339
+    from kubectl_kcache.snapshot.files.from_files import load_files
+
+    out: dict[str, Any] = {"dump": path, "import_rss_mb": round(_status("VmHWM"), 1)}
+    t = time.process_time()
+    gc.disable()  # as reading.load_snapshot_files reads files; the monitor's lists are made with the GC on
+    snap = load_files([path])
+    gc.enable()
+    out["load_cpu_s"] = round(time.process_time() - t, 2)
+    out["nodes"], out["kernel_caches"] = len(snap.nodes), len(snap.kernel_caches)
+    live = _live(snap)
+    del snap
+    gc.collect()
+    out["loaded_rss_mb"] = round(_status("VmRSS"), 1)
+
+    # each part of the evaluation, timed where evaluate() calls it (module-level names of monitor/evaluate.py)
+    parts: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            t0 = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                parts[name] = parts.get(name, 0.0) + time.process_time() - t0
+
+        return wrapper
+
+    for name in ("run_doctor", "fleet_status", "hit_rate", "explain_all", "Derived", "derive"):
+        if hasattr(ev_mod, name):
+            setattr(ev_mod, name, timed(name, getattr(ev_mod, name)))
+
+    rounds = []
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+    for i in range(evaluations + (1 if prof is not None else 0)):
+        profiled = prof is not None and i == evaluations  # an extra evaluation, left out of the figures
+        _relabel(live, i)
+        parts.clear()
+        t0 = time.process_time()
+        snapshot = live.snapshot(now_rfc3339())
+        t1 = time.process_time()
+        if profiled:
+            prof.enable()  # type: ignore[union-attr]
+        ev = ev_mod.evaluate(snapshot, None)
+        if profiled:
+            prof.disable()  # type: ignore[union-attr]
+        t2 = time.process_time()
+        text = render(ev, Health(ready=True, read_errors={}, last_read=time.time(), evaluations=i + 1))
+        t3 = time.process_time()
+        # the floor: the doctor alone on a fresh snapshot of the same objects (every index built again)
+        fresh = dataclasses.replace(snapshot)
+        del snapshot
+        t4 = time.process_time()
+        run_doctor(fresh)
+        t5 = time.process_time()
+        del fresh
+        row = {
+            "snapshot_s": round(t1 - t0, 3),
+            "evaluate_s": round(t2 - t1, 3),
+            "metrics_s": round(t3 - t2, 3),
+            "total_s": round(t3 - t0, 3),
+            "doctor_alone_s": round(t5 - t4, 3),
+            "parts_s": {k: round(v, 3) for k, v in parts.items()},
+            "metrics_lines": text.count("\n"),
+            "html_rendered": "html" in ev.__dict__,
+        }
+        row["total_per_doctor"] = round(row["total_s"] / row["doctor_alone_s"], 2)
+        if profiled:
+            break
+        rounds.append(row)
+        print(f"{Path(path).name} evaluation {i + 1}: {json.dumps(row)}", file=sys.stderr, flush=True)
+        published = ev  # noqa: F841 - held, as the monitor holds the published one while it makes the next
+    out["rounds"] = rounds
+    out["rss_after_evaluations_mb"] = round(_status("VmRSS"), 1)
+    out["peak_rss_mb"] = round(_status("VmHWM"), 1)
+    t = time.process_time()
+    page = ev.html
+    out["report_cpu_s"], out["report_mb"] = round(time.process_time() - t, 2), round(len(page) / 2**20, 1)
+    if prof is not None:
+        import io
+        import pstats
+
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(profile)
+        pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(profile)
+        out["profile"] = s.getvalue()
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    import statistics
+
+    return round(statistics.median(xs), 3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dumps", nargs="+")
+    ap.add_argument("--evaluations", type=int, default=3)
+    ap.add_argument("--profile", type=int, default=0, help="cProfile the last evaluation: top N by cumulative time")
+    ap.add_argument("--label", default="", help="what code is measured (recorded with the results)")
+    ap.add_argument("--out", help="append the results to this JSON file (a list)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.dumps[0], args.evaluations, args.profile)))
+        return 0
+    results = []
+    for dump in args.dumps:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+        cmd = [sys.executable, "-m", "bench.monitor_eval", "--child", dump, "--evaluations", str(args.evaluations)]
+        cmd += ["--profile", str(args.profile)]
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True, cwd=ROOT)
+        res = json.loads(proc.stdout)
+        if "profile" in res:
+            print(res["profile"], file=sys.stderr)
+        rows = res["rounds"][1:] or res["rounds"]  # the first evaluation apart (its imports, first-call caches)
+        res["label"] = args.label
+        res["median"] = {
+            k: _median([r[k] for r in rows])
+            for k in ("snapshot_s", "evaluate_s", "metrics_s", "total_s", "doctor_alone_s", "total_per_doctor")
+        }
+        results.append(res)
+        print(
+            f"{Path(dump).name}: per evaluation CPU {res['median']['total_s']} s "
+            f"(snapshot {res['median']['snapshot_s']}, evaluate {res['median']['evaluate_s']}, "
+            f"metrics {res['median']['metrics_s']}), doctor alone {res['median']['doctor_alone_s']} s, "
+            f"ratio {res['median']['total_per_doctor']}; peak RSS {res['peak_rss_mb']} MB "
+            f"(loaded {res['loaded_rss_mb']} MB)",
+            flush=True,
+        )
+    if args.out:
+        out = Path(args.out)
+        prior = json.loads(out.read_text()) if out.exists() else []
+        out.write_text(json.dumps(prior + [{k: v for k, v in r.items() if k != "profile"} for r in results], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
