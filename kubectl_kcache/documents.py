@@ -44,7 +44,7 @@ def json_text(doc: Any) -> str:
     global _FLOAT
     if _FLOAT is None:  # a number with a fraction or an exponent, where a value can start (no spaces); the
         # strings taken out first (a digest `"sha256:1e...` is no float: it sent a 7 MB answer through json)
-        _FLOAT = (re.compile(rb"(?:^|[:,\[])-?\d+[.eE]"), re.compile(rb'"(?:[^"\\]|\\.)*"'))
+        _FLOAT = (re.compile(rb"(?:^|[:,\[])-?\d+[.eE]"), re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"'))
     try:
         raw = msgspec.json.encode(doc)
     except (TypeError, ValueError, OverflowError):
