@@ -5,7 +5,7 @@ before each: a change), each part timed in CPU seconds, side by side with the do
 (the floor, measured in the same process and round). Every dump runs in a fresh process (peak RSS is
 /proc/self/status VmHWM).
 
-    python3 -m bench.monitor_eval DUMP [DUMP...] [--evaluations 3] [--profile N] [--out FILE]
+    python3 -m bench.monitor_eval DUMP [DUMP...] [--evaluations 3] [--profile N] [--code WORKTREE] [--out FILE]
 
 The machine is shared: read the CPU seconds and the ratios to the doctor, not wall times.
 """
@@ -60,7 +60,7 @@ def _relabel(live: Any, i: int) -> None:
         labels = dict(node.metadata.labels or {})
         labels["bench.kcache/flip"] = str(i)
         inf.store[key] = msgspec.structs.replace(node, metadata=msgspec.structs.replace(node.metadata, labels=labels))
-        inf.changes += 1
+        inf.changes = getattr(inf, "changes", 0) + 1  # (the code before 2026-12-05 has no counter)
     live.coalescer.notify()
 
 
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--evaluations", type=int, default=3)
     ap.add_argument("--profile", type=int, default=0, help="cProfile the last evaluation: top N by cumulative time")
     ap.add_argument("--label", default="", help="what code is measured (recorded with the results)")
+    ap.add_argument("--code", default=str(ROOT), help="the tree whose kubectl_kcache is measured (a worktree)")
     ap.add_argument("--out", help="append the results to this JSON file (a list)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -185,15 +186,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = []
     for dump in args.dumps:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-        cmd = [sys.executable, "-m", "bench.monitor_eval", "--child", dump, "--evaluations", str(args.evaluations)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.code, str(ROOT)]), "NO_COLOR": "1"}
+        cmd = [sys.executable, __file__, "--child", dump, "--evaluations", str(args.evaluations)]
         cmd += ["--profile", str(args.profile)]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True, cwd=ROOT)
         res = json.loads(proc.stdout)
         if "profile" in res:
             print(res["profile"], file=sys.stderr)
         rows = res["rounds"][1:] or res["rounds"]  # the first evaluation apart (its imports, first-call caches)
-        res["label"] = args.label
+        res["label"], res["code"] = args.label, args.code
         res["median"] = {
             k: _median([r[k] for r in rows])
             for k in ("snapshot_s", "evaluate_s", "metrics_s", "total_s", "doctor_alone_s", "total_per_doctor")

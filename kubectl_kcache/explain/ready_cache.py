@@ -43,7 +43,10 @@ class CacheContext:
             spec = spec[0]
         spec = resolve(spec, self.kc.namespace, self.job_namespace)
         # the same lists are asked about for every KernelCache (-A): each one's answer is kept with the snapshot
-        problem = self.snapshot.derived(f"why-not-ready-read/{spec}", lambda: unusable(self.snapshot, spec, True))
+        answers: dict[Any, Any] = self.snapshot.derived("why-not-ready-reads", dict)
+        if spec not in answers:
+            answers[spec] = unusable(self.snapshot, spec, True)
+        problem = answers[spec]
         if problem is None:
             return True
         text = f"{problem} ({what})"
@@ -209,7 +212,13 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
         )
     members = membership_of(ctx.snapshot).members_of_group.get(name, [])
     ready = ctx.snapshot.derived(f"ready-members/{name}", lambda: [n for n in members if n.ready is True])
-    lister = kubectl_or_none("get nodes -l {selector}", selector=Selector.of(dict(sorted(group.node_selector.items()))))
+    # the same for every KernelCache of the group (-A and the monitor explain thousands): once per snapshot
+    lister = ctx.snapshot.derived(
+        f"group-lister/{name}",
+        lambda: kubectl_or_none(
+            "get nodes -l {selector}", selector=Selector.of(dict(sorted(group.node_selector.items())))
+        ),
+    )
     if not members:
         text = c.MSG_NO_MATCHING_NODES
         return CacheGate(
@@ -224,7 +233,7 @@ def _group_gate(ctx: CacheContext) -> CacheGate:
             ("Pending", "NoReadyNodes", text),
             next=lister,
         )
-    cordoned = sum(1 for n in ready if n.unschedulable)
+    cordoned = ctx.snapshot.derived(f"ready-cordoned/{name}", lambda: sum(1 for n in ready if n.unschedulable))
     extra = f" ({cordoned} cordoned: they count and their Job's pod cannot be scheduled)" if cordoned else ""
     return CacheGate("group", True, f"group {name}: {len(ready)} Ready of {len(members)} members = nodeCount{extra}")
 

@@ -182,16 +182,18 @@ def _summary(
     key = f"{kc.namespace}/{kc.name}"
     seen: dict[tuple[Any, ...], tuple[str | None, str, str | None]] = {}
     records: list[tuple[str, str, str, str | None]] = []
-    for node in members:
-        if node.name not in held:
+    kcn_by_name, situation_of, any_jobs = snap.kcn_by_name, sh.index.situation, bool(sh.index.jobs)
+    for node in members:  # (the loop runs for every held member of every KernelCache: kept lean)
+        name = node.metadata.name
+        if name not in held:
             continue
         situation: tuple[Any, ...] | None = None
-        if not sh.jobs_for(kc, node.name):
-            kcn = snap.kcn_by_name.get(node.name)
+        if not any_jobs or not sh.jobs_for(kc, name):
+            kcn = kcn_by_name.get(name)
             status = kcn.status if kcn is not None else None
             entry = ((status.cache_status if status is not None else None) or {}).get(key)
             situation = (
-                sh.index.situation(node, kcn is not None),
+                situation_of(node, kcn is not None),
                 None if entry is None else (entry.state, entry.message, entry.image_reference, entry.footprints),
             )
         found = seen.get(situation) if situation is not None else None
@@ -201,7 +203,7 @@ def _summary(
             if situation is not None:
                 seen[situation] = found
         if found[0] is not None:
-            records.append((node.name, found[0], found[1], found[2]))
+            records.append((name, found[0], found[1], found[2]))
     counted = aggregate.counts.node_count if aggregate is not None else 0
     ready = aggregate.counts.nodes_ready if aggregate is not None else 0
     return WhyNotReady(

@@ -76,6 +76,9 @@ class EntryIndex:
             for key, entry in entries.items():
                 self.by_cache.setdefault(key, {})[node] = (entry.state, entry.message)
         self._ready: dict[int, tuple[Sequence[Node], list[str], dict[str, int]]] = {}
+        # the aggregates computed against this index, by cache key and member list: the doctor's cache-status,
+        # status and why-not-ready -A (all three in one monitor evaluation) ask for the same ones
+        self._aggregates: dict[tuple[str, int], tuple[Sequence[Node], Aggregate]] = {}
 
     def carried(self) -> EntryIndex:
         """The same entries for the next snapshot of a kept-current view, without this one's member lists."""
@@ -109,15 +112,21 @@ def compute_aggregate(
     when many aggregates are computed over one snapshot (the same answer, faster)."""
     if not members:
         return Aggregate(c.CACHE_PENDING, c.REASON_NO_MATCHING_NODES, c.MSG_NO_MATCHING_NODES, _NONE)
-    index = (
-        index
-        if index is not None
-        else EntryIndex({n.name: kcn_by_name[n.name] for n in members if n.name in kcn_by_name})
-    )
+    if index is None:
+        index = EntryIndex({n.name: kcn_by_name[n.name] for n in members if n.name in kcn_by_name})
+    memo = (f"{kc.namespace}/{kc.name}", id(members))
+    hit = index._aggregates.get(memo)
+    if hit is not None and hit[0] is members:
+        return hit[1]
+    made = _aggregate(memo[0], members, index)
+    index._aggregates[memo] = (members, made)
+    return made
+
+
+def _aggregate(key: str, members: Sequence[Node], index: EntryIndex) -> Aggregate:
     expected, position = index.ready_members(members)
     if not expected:
         return Aggregate(c.CACHE_PENDING, c.REASON_NO_READY_NODES, c.MSG_NO_READY_NODES, _NONE)
-    key = f"{kc.namespace}/{kc.name}"
     mine = index.by_cache.get(key, {})
     present = sorted((position[n], n, state, message) for n, (state, message) in mine.items() if n in position)
     ready = [n for _, n, state, _ in present if state == c.ENTRY_READY]

@@ -30,6 +30,13 @@ class Evaluation:
     at: float = field(default_factory=time.time)  # when (Unix time)
 
     @cached_property
+    def metrics_text(self) -> str:
+        """This evaluation's part of /metrics (`metrics.evaluation_text`), rendered on the first scrape."""
+        from .metrics import evaluation_text
+
+        return evaluation_text(self)
+
+    @cached_property
     def html(self) -> str:
         """The page of `doctor -o html` for this evaluation."""
         from ..report import render_doctor

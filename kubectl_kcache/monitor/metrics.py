@@ -210,15 +210,21 @@ def _own(ev: Evaluation | None, health: Health) -> Iterable[Family]:
     return out
 
 
-def render(ev: Evaluation | None, health: Health) -> str:
-    families: list[Family] = []
-    if ev is not None:
-        families += _findings(ev)
-        if isinstance(ev.status, FleetStatus):
-            families += _groups(ev.status)
-        if isinstance(ev.readiness, WhyNotReadyFleet):
-            families += _readiness(ev.readiness)
-        if isinstance(ev.fleet, FleetHitRate):
-            families.append(_pods(ev.fleet))
-    families += _own(ev, health)
+def evaluation_text(ev: Evaluation) -> str:
+    """The families of one evaluation (all but the monitor's own), rendered once per evaluation
+    (`Evaluation.metrics_text`): tens of thousands of lines at 50,000 nodes, which every scrape would render
+    again, holding the interpreter while the next evaluation waits."""
+    families: list[Family] = [*_findings(ev)]
+    if isinstance(ev.status, FleetStatus):
+        families += _groups(ev.status)
+    if isinstance(ev.readiness, WhyNotReadyFleet):
+        families += _readiness(ev.readiness)
+    if isinstance(ev.fleet, FleetHitRate):
+        families.append(_pods(ev.fleet))
     return prometheus.render(families)
+
+
+def render(ev: Evaluation | None, health: Health) -> str:
+    """The scrape: the last evaluation's families (rendered when it was first scraped), then the monitor's own,
+    rendered now (each family's text stands alone in the exposition format)."""
+    return (ev.metrics_text if ev is not None else "") + prometheus.render(_own(ev, health))

@@ -1,0 +1,128 @@
+"""The shape of the monitor's evaluation (issue 36 point 3), counted, not timed: over bench.scale's fleet kept in
+a LiveSnapshot's stores (as the monitor's lists hold it), one evaluation after a node changed builds each index
+once and only those whose inputs changed (a relabelled node rebuilds the node indexes, not the entries'), every
+KernelCache's aggregate once for the doctor, status and why-not-ready together, the metrics text once however
+often /metrics is scraped, and no HTML until /report asks; what it exports is what a fresh evaluation of the
+same objects exports."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+import msgspec
+import pytest
+
+from bench.scale import write_dump
+from kubectl_kcache.kernelcache import aggregate, selectors
+from kubectl_kcache.kernelcache.admission import candidates
+from kubectl_kcache.monitor import metrics
+from kubectl_kcache.monitor.evaluate import evaluate
+from kubectl_kcache.monitor.metrics import Health, render
+from kubectl_kcache.runtime import metrics as prometheus
+from kubectl_kcache.snapshot import kinds
+from kubectl_kcache.snapshot.files.from_files import load_files
+from kubectl_kcache.snapshot.follow import LiveSnapshot
+from kubectl_kcache.snapshot.kinds import ListSpec
+from kubectl_kcache.snapshot.reads import ListMade
+
+GROUPS, CACHES, NODES = 6, 60, 240
+HEALTH = Health(ready=True, read_errors={}, last_read=1.5e9, evaluations=1)
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("fleet") / "fleet.json"
+    write_dump(path, NODES, "small", GROUPS, CACHES)
+    return load_files([str(path)])
+
+
+def _live(snap: Any) -> LiveSnapshot:
+    lists = [
+        ListMade(
+            ListSpec(k.resource),
+            "1",
+            frozenset((k.field, x.metadata.namespace or "", x.metadata.name) for x in getattr(snap, k.field)),
+        )
+        for k in kinds.KINDS
+        if not (k.resource.plural == "events" and k.resource.group)  # one list per field
+    ]
+    return LiveSnapshot(None, snap, lists, lister_watcher=lambda _listed: None)  # type: ignore[arg-type,return-value]
+
+
+def _relabel(live: LiveSnapshot, i: int) -> None:
+    """A watch's MODIFIED of one node (a label added), as the informer applies it."""
+    inf = next(x for x in live.informers if x.kind.field == "nodes")
+    node = inf.store[sorted(inf.store)[i]]
+    labels = {**(node.metadata.labels or {}), "test/flip": str(i)}
+    relabelled = msgspec.structs.replace(node, metadata=msgspec.structs.replace(node.metadata, labels=labels))
+    inf._apply(_Event("MODIFIED", relabelled))
+
+
+class _Event(msgspec.Struct):
+    type: str
+    object: Any
+    resource_version: str = ""
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, counts: Counter[str]) -> None:
+    def count(owner: Any, name: str, what: str) -> None:
+        inner = getattr(owner, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            counts[what] += 1
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, wrapped)
+
+    count(selectors.LabelIndex, "__init__", "label index")
+    count(aggregate.EntryIndex, "__init__", "entry index")
+    count(aggregate, "_aggregate", "aggregate")
+    count(candidates, "collect_entries", "admission entries")
+    count(metrics, "evaluation_text", "metrics text")
+
+
+def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    live = _live(fleet)
+    first = live.snapshot()
+    evaluate(first)
+    again = live.snapshot()
+    assert all(getattr(again, f) is getattr(first, f) for f in kinds.FIELDS)  # nothing changed: nothing re-sorted
+    _relabel(live, 5)
+    counts: Counter[str] = Counter()
+    with monkeypatch.context() as m:
+        _counting(m, counts)
+        snap = live.snapshot()
+        assert snap.nodes is not first.nodes and snap.kcns is first.kcns
+        ev = evaluate(snap)
+        for _ in range(3):  # scrapes
+            render(ev, HEALTH)
+    assert counts["label index"] == 1  # the nodes changed: rebuilt once for the doctor, status and why-not-ready
+    assert counts["entry index"] <= 1  # the KernelCacheNodes did not: carried (a fresh copy of the same entries)
+    assert counts["admission entries"] == 0
+    assert 0 < counts["aggregate"] <= CACHES  # once per KernelCache, not once per part of the evaluation
+    assert counts["metrics text"] == 1  # the evaluation's families rendered once; each scrape adds the monitor's own
+    assert "html" not in ev.__dict__  # the page is rendered when /report asks, not per evaluation
+
+
+def test_what_it_exports_is_a_fresh_evaluations(fleet: Any) -> None:
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    _relabel(live, 7)
+    kept = live.snapshot()
+    fresh = dataclasses.replace(kept)  # the same objects, no index carried over
+    a, b = evaluate(kept), evaluate(fresh)
+    assert a.metrics_text == b.metrics_text  # every metric but the monitor's own (its duration and time differ)
+
+
+def test_a_scrape_is_the_whole_text_rendered_at_once(fleet: Any) -> None:
+    ev = evaluate(fleet)
+    families = [
+        *metrics._findings(ev),
+        *metrics._groups(ev.status),  # type: ignore[arg-type]
+        *metrics._readiness(ev.readiness),  # type: ignore[arg-type]
+        metrics._pods(ev.fleet),  # type: ignore[arg-type]
+        *metrics._own(ev, HEALTH),
+    ]
+    assert render(ev, HEALTH) == prometheus.render(families)
