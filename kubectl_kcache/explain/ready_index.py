@@ -26,15 +26,17 @@ class ChainIndex:
     events_by_job: dict[str, list[o.Event]]
     images_known: bool
     situations: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    _interned: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def carried(self) -> ChainIndex:
         """The same index for the next snapshot of a kept-current view; situations are asked again (they
         depend on the KernelCacheNodes too)."""
-        return replace(self, situations={})
+        return replace(self, situations={}, _interned={})
 
     def situation(self, node: o.Node, has_kcn: bool) -> tuple[Any, ...]:
         """What decides a member's chain besides its entry, when it has no Job: cordon, KernelCacheNode, agent
-        pods and the agent's newest Warning (kept per node: -A asks it for every KernelCache of the group)."""
+        pods and the agent's newest Warning (kept per node: -A asks it for every KernelCache of the group). Equal
+        situations are the same tuple (-A tells them apart by identity)."""
         found = self.situations.get(node.name)
         if found is None:
             agents = tuple((p.phase, p.ready, p.meta.deleting) for p in self.agent_pods.get(node.name, ()))
@@ -45,6 +47,7 @@ class ChainIndex:
                 agents,
                 (warnings[0].reason, warnings[0].message) if warnings else None,
             )
+            found = self._interned.setdefault(found, found)
             self.situations[node.name] = found
         return found
 
@@ -77,13 +80,15 @@ def chain_index(snap: ClusterSnapshot, job_ns: str) -> ChainIndex:
         for e in snap.events:
             if e.involved_namespace == job_ns and e.involved_kind == "Job":
                 events.setdefault(e.involved_name, []).append(e)
-        return ChainIndex(
-            agents,
-            agent_warnings(snap.events),
-            jobs,
-            pods,
-            events,
-            any(n.image_count or n.images.keys for n in snap.nodes),
-        )
+        return ChainIndex(agents, agent_warnings(snap.events), jobs, pods, events, False)
 
-    return snap.derived(f"why-not-ready-index/{job_ns}", build, on=("pods", "jobs", "events", "nodes"))
+    def assemble() -> ChainIndex:
+        # the lists' part is carried to the next snapshot of a kept-current view while the pods, Jobs and events
+        # stay the same (a node relabelled does not rebuild it); whether any node lists its images, per snapshot
+        lists = snap.derived(f"why-not-ready-lists/{job_ns}", build, on=("pods", "jobs", "events"))
+        images = snap.derived(
+            "why-not-ready-images-known", lambda: any(n.image_count or n.images.keys for n in snap.nodes), on=("nodes",)
+        )
+        return replace(lists, images_known=images, situations={}, _interned={})
+
+    return snap.derived(f"why-not-ready-index/{job_ns}", assemble)

@@ -321,7 +321,13 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
     key, value = c.AGENT_POD_LABEL
     agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
     members = membership_of(snapshot).members_of_group
-    phases = {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()}
+    # every KernelCacheNode's entries by cache: carried to the next snapshot of a kept-current view (the monitor)
+    # while the KernelCacheNodes and KernelCaches stay the same
+    phases: dict[str, dict[str, str]] = snapshot.derived(
+        f"status-node-phases/{namespace}",
+        lambda: {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()},
+        on=("kcns", "kernel_caches"),
+    )
 
     kc_by_key = {f"{kc.namespace}/{kc.name}": kc for kc in caches}
     out = []

@@ -155,13 +155,18 @@ class ClusterSnapshot:
         return any(n.meta.name == name for n in self.namespaces)
 
     def pods_labelled(self, namespace: str | None, key: str, value: str | None = None) -> list[o.Pod]:
-        return [
-            p
-            for p in self.pods
-            if (namespace is None or p.namespace == namespace)
-            and key in p.meta.labels
-            and (value is None or p.meta.labels[key] == value)
-        ]
+        # asked by several checks, status and why-not-ready with the same arguments: one pass over the pods each
+        found: dict[tuple[str | None, str, str | None], list[o.Pod]] = self.derived("pods-labelled", dict, on=("pods",))
+        hit = found.get((namespace, key, value))
+        if hit is None:
+            hit = found[(namespace, key, value)] = [
+                p
+                for p in self.pods
+                if (namespace is None or p.namespace == namespace)
+                and key in p.meta.labels
+                and (value is None or p.meta.labels[key] == value)
+            ]
+        return list(hit)
 
     def object_count(self) -> int:
         return sum(len(getattr(self, f)) for f in kinds.FIELDS)

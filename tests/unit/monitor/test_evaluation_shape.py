@@ -106,14 +106,39 @@ def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, mon
     assert "html" not in ev.__dict__  # the page is rendered when /report asks, not per evaluation
 
 
-def test_what_it_exports_is_a_fresh_evaluations(fleet: Any) -> None:
+def _unlabel(live: LiveSnapshot, i: int) -> None:
+    """A node's labels all removed: out of its group."""
+    inf = next(x for x in live.informers if x.kind.field == "nodes")
+    node = inf.store[sorted(inf.store)[i]]
+    inf._apply(
+        _Event("MODIFIED", msgspec.structs.replace(node, metadata=msgspec.structs.replace(node.metadata, labels={})))
+    )
+
+
+def _delete_kcn(live: LiveSnapshot, i: int) -> None:
+    inf = next(x for x in live.informers if x.kind.field == "kcns")
+    inf._apply(_Event("DELETED", inf.store[sorted(inf.store)[i]]))
+
+
+@pytest.mark.parametrize(
+    ("change", "shows"),
+    [
+        (lambda live: _relabel(live, 7), False),
+        (lambda live: _unlabel(live, 3), True),
+        (lambda live: _delete_kcn(live, 11), True),
+    ],
+    ids=["label-added", "out-of-its-group", "kernelcachenode-deleted"],
+)
+def test_what_it_exports_is_a_fresh_evaluations(fleet: Any, change: Any, shows: bool) -> None:
     live = _live(fleet)
-    evaluate(live.snapshot())
-    _relabel(live, 7)
+    before = evaluate(live.snapshot())
+    change(live)
     kept = live.snapshot()
     fresh = dataclasses.replace(kept)  # the same objects, no index carried over
     a, b = evaluate(kept), evaluate(fresh)
     assert a.metrics_text == b.metrics_text  # every metric but the monitor's own (its duration and time differ)
+    assert a.report.to_dict() == b.report.to_dict()
+    assert (a.metrics_text != before.metrics_text) is shows  # a label no group selects changes no metric
 
 
 def test_a_scrape_is_the_whole_text_rendered_at_once(fleet: Any) -> None:
