@@ -55,7 +55,7 @@ from ..kernelcache.gostrings import trim_space
 from ..kernelcache.membership import membership_of
 from ..provenance import Provenance
 from ..snapshot import plan
-from ..snapshot.model import ClusterSnapshot
+from ..snapshot.model import ALL_BUT_NODES, ClusterSnapshot
 from ..snapshot.reads import require
 from .fleet import FleetHitRate
 
@@ -330,9 +330,16 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
     )
 
     kc_by_key = {f"{kc.namespace}/{kc.name}": kc for kc in caches}
+    # a group's counts read the nodes only through its members: the last snapshot's are reused while every other
+    # field holds the same objects and its members are the very same nodes (the monitor, after a node changed)
+    kept = snapshot.reuse("status-groups", on=ALL_BUT_NODES)
     out = []
     for g in snapshot.node_groups:
         nodes = members[g.name]
+        again = kept.get((namespace, g.name), nodes)
+        if again is not None:
+            out.append(again)
+            continue
         mine = assigned.get(g.name, ())
         counts: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in mine}
         apart: dict[str, list[int]] = {}  # entries on NotReady members: KServe does not count them
@@ -371,6 +378,7 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
                 ),
             )
         )
+        kept.keep((namespace, g.name), nodes, out[-1])
     return FleetStatus(
         groups=tuple(out),
         unassigned=tuple(unassigned),

@@ -16,7 +16,6 @@ gate whose input was not read says so (`passed` None) and the answer is incomple
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,7 @@ from ..kernelcache.aggregate import Aggregate, EntryIndex, compute_aggregate, en
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import ConfigState, read_config
 from ..kernelcache.membership import membership_of
-from ..snapshot import kinds
-from ..snapshot.model import ClusterSnapshot
+from ..snapshot.model import ALL_BUT_NODES, ClusterSnapshot
 from .ready_cache import CacheContext, cache_gates, written_condition
 from .ready_index import chain_index
 from .ready_model import (
@@ -304,7 +302,10 @@ def explain_all(
     match = check_selector(selector) if selector else None
     config = _config(snapshot)
     default_group = config.config.default_node_group if config.config is not None else ""
-    memo = _rows_of(snapshot)
+    # a row reads the nodes only through its group's members: the last snapshot's row of a KernelCache is reused
+    # while every other field holds the same objects (a node relabelled explains again the KernelCaches of the
+    # groups it left or joined, not the other thousands: the monitor)
+    memo = snapshot.reuse("why-not-ready-rows", on=ALL_BUT_NODES)
     members = membership_of(snapshot).members_of_group
     job_ns = config.config.job_namespace if config.config is not None else ""
     images_known = chain_index(snapshot, job_ns).images_known
@@ -317,65 +318,11 @@ def explain_all(
         kc_group = effective_group(kc, default_group)
         if group and kc_group != group:
             continue
-        row = memo.reuse(snapshot, kc, members.get(kc_group), images_known)
+        key, inputs = (kc.namespace, kc.name), (snapshot.reads, images_known)
+        row = memo.get(key, members.get(kc_group), (kc,), inputs)
         if row is None:
             row = explain(snapshot, kc.namespace, kc.name, index=entry_index_of(snapshot), summary=True)
-            memo.keep(kc, members.get(kc_group), row, snapshot.reads, images_known)
+            memo.keep(key, members.get(kc_group), row, (kc,), inputs)
         rows.append(row)
     rows.sort(key=lambda w: (w.ready, w.namespace, w.name))
     return WhyNotReadyFleet(tuple(rows))
-
-
-# what a KernelCache's -A row reads besides its group's member nodes (every field but the nodes)
-_ROW_FIELDS = tuple(f for f in kinds.FIELDS if f != "nodes")
-
-
-class _Rows:
-    """The -A rows of one snapshot, by KernelCache. Carried to the next snapshot of a kept-current view (the
-    monitor) while every field but the nodes holds the same objects (`ClusterSnapshot.carry_derived`): a row
-    reads the nodes only through its group's members, so it is reused while they are the very same objects in
-    the same order, the reads the same and whether any node lists images the same. A node relabelled explains
-    again the KernelCaches of the groups it left or joined, not the other thousands."""
-
-    def __init__(self, previous: dict[tuple[str, str], tuple[Any, ...]] | None = None):
-        self.previous = previous or {}
-        self.current: dict[tuple[str, str], tuple[Any, ...]] = {}
-        self._same_members: dict[tuple[int, int], bool] = {}  # (both lists are held: their ids are stable)
-
-    def carried(self) -> _Rows:
-        return _Rows({**self.previous, **self.current})
-
-    def reuse(
-        self, snapshot: ClusterSnapshot, kc: o.KernelCache, members: list[o.Node] | None, images_known: bool
-    ) -> WhyNotReady | None:
-        hit = self.previous.get((kc.namespace, kc.name))
-        if hit is None:
-            return None
-        was_kc, was_members, was_reads, was_images, row = hit
-        if was_kc is not kc or was_images != images_known or was_reads != snapshot.reads:
-            return None
-        if was_members is not members:
-            if was_members is None or members is None:
-                return None
-            same = self._same_members.get((id(was_members), id(members)))
-            if same is None:
-                same = len(was_members) == len(members) and all(map(operator.is_, was_members, members))
-                self._same_members[(id(was_members), id(members))] = same
-            if not same:
-                return None
-        self.keep(kc, members, row, snapshot.reads, images_known)
-        return row  # type: ignore[no-any-return]
-
-    def keep(
-        self,
-        kc: o.KernelCache,
-        members: list[o.Node] | None,
-        row: WhyNotReady,
-        reads: tuple[Any, ...],
-        images_known: bool,
-    ) -> None:
-        self.current[(kc.namespace, kc.name)] = (kc, members, reads, images_known, row)
-
-
-def _rows_of(snapshot: ClusterSnapshot) -> _Rows:
-    return snapshot.derived("why-not-ready-rows", _Rows, on=_ROW_FIELDS)

@@ -9,7 +9,8 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -138,6 +139,11 @@ class ClusterSnapshot:
             carried.append(key)
         return carried
 
+    def reuse(self, key: str, on: tuple[str, ...]) -> Reuse:
+        """The `Reuse` of values kept under `key`, carried from the last snapshot of a kept-current view while
+        the fields `on` hold the same objects."""
+        return self.derived(key, Reuse, on=on)
+
     def derived_so_far(self, key: str) -> Any:
         """The value `derived` computed for `key`, or None when it has not been asked for."""
         return self.__dict__.get("_derived", {}).get(key)
@@ -171,6 +177,51 @@ class ClusterSnapshot:
     def object_count(self) -> int:
         return sum(len(getattr(self, f)) for f in kinds.FIELDS)
 
+
+class Reuse:
+    """Values computed per key over one snapshot (a KernelCache's why-not-ready row, a group's status), offered to
+    the next snapshot of a kept-current view: kept with the snapshot by `ClusterSnapshot.reuse(name, on)` and
+    carried over while the fields `on` hold the same objects. A value is reused while what else it read is the
+    same: `members` the very same objects in the same order (a group's member nodes), `same` the very same
+    objects, `equal` equal."""
+
+    def __init__(self, previous: dict[Any, tuple[Any, ...]] | None = None):
+        self.previous = previous or {}
+        self.current: dict[Any, tuple[Any, ...]] = {}
+        self._same_members: dict[tuple[int, int], bool] = {}  # (both lists are held: their ids are stable)
+
+    def carried(self) -> Reuse:
+        return Reuse({**self.previous, **self.current})
+
+    def get(self, key: Any, members: Sequence[Any] | None, same: tuple[Any, ...] = (), equal: Any = None) -> Any:
+        """The value kept for `key` when it is still valid (and kept again), else None."""
+        hit = self.previous.get(key)
+        if hit is None:
+            return None
+        was_members, was_same, was_equal, value = hit
+        if len(was_same) != len(same) or not all(map(operator.is_, was_same, same)) or was_equal != equal:
+            return None
+        if was_members is not members:
+            if was_members is None or members is None:
+                return None
+            pair = (id(was_members), id(members))
+            same_members = self._same_members.get(pair)
+            if same_members is None:
+                same_members = len(was_members) == len(members) and all(map(operator.is_, was_members, members))
+                self._same_members[pair] = same_members
+            if not same_members:
+                return None
+        self.current[key] = (members, was_same, was_equal, value)
+        return value
+
+    def keep(
+        self, key: Any, members: Sequence[Any] | None, value: Any, same: tuple[Any, ...] = (), equal: Any = None
+    ) -> None:
+        self.current[key] = (members, same, equal, value)
+
+
+# every field but the nodes: what a value read besides a group's member nodes (`Reuse`)
+ALL_BUT_NODES = tuple(f for f in kinds.FIELDS if f != "nodes")
 
 # the cached_property indexes of a snapshot and the one field each is built from (`carry_derived`)
 _INDEXES = {

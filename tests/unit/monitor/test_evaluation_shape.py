@@ -2,7 +2,7 @@
 a LiveSnapshot's stores (as the monitor's lists hold it), one evaluation after a node changed builds each index
 once and only those whose inputs changed (a relabelled node rebuilds the node indexes, not the entries'), every
 KernelCache's aggregate once for the doctor, status and why-not-ready together, why-not-ready's chain only for
-the KernelCaches of the node's group, the metrics text once however
+the KernelCaches of the node's group and status's counts only for that group, the metrics text once however
 often /metrics is scraped, and no HTML until /report asks; what it exports is what a fresh evaluation of the
 same objects exports."""
 
@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from bench.scale import write_dump
-from kubectl_kcache.explain import why_not_ready
+from kubectl_kcache.explain import status, why_not_ready
 from kubectl_kcache.kernelcache import aggregate, selectors
 from kubectl_kcache.kernelcache.admission import candidates
 from kubectl_kcache.monitor import metrics
@@ -84,6 +84,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, counts: Counter[str]) -> None:
     count(candidates, "collect_entries", "admission entries")
     count(metrics, "evaluation_text", "metrics text")
     count(why_not_ready, "explain", "why-not-ready chain")
+    count(status, "GroupStatus", "group counted")
 
 
 def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +110,7 @@ def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, mon
     assert "html" not in ev.__dict__  # the page is rendered when /report asks, not per evaluation
     # the KernelCaches of the node's group are explained again, the other groups' rows are reused
     assert 0 < counts["why-not-ready chain"] <= CACHES // GROUPS
+    assert counts["group counted"] == 1  # and status counts that group again, not every group
 
 
 def _unlabel(live: LiveSnapshot, i: int) -> None:
