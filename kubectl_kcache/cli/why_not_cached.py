@@ -137,8 +137,13 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
     from ..snapshot.model import provenance
 
     namespace = None if flags.get("all_namespaces") else flags.get("namespace")
-    if from_files:  # decoding only what the single answer reads: nodes without their images, no agent pods' Jobs
-        snap = load_snapshot_files(from_files, why_selection(WHY_NOT_CACHED_READS, namespace))
+    if from_files:  # decoding only what the answers read: the serving pods, their nodes without their images and
+        # the KernelCacheNodes their admission reads; no agent pods' Jobs
+        from .why_pick import why_not_cached_fleet
+
+        snap = load_snapshot_files(
+            from_files, why_not_cached_fleet(why_selection(WHY_NOT_CACHED_READS, namespace), namespace)
+        )
     else:
         from ..snapshot.live import collect_for_fleet
 

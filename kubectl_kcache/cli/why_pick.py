@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 Objects = list[tuple[str, Any]]  # (snapshot field, object) as the loader read them
+_MAX_NEEDLES = 40  # a Scan's needles each search every byte held: past this many, decoding every object pays
 
 
 def with_later(select: Any, later: dict[str, Callable[[Objects], Any]], keys: dict[str, Any] | None = None) -> Any:
@@ -119,11 +120,6 @@ def cached_kcns(pod: str | None, namespace: str | None, manifest: Any) -> Callab
     every entry of that cache, on any node: then every KernelCacheNode is decoded."""
 
     def pick(objects: Objects) -> Any:
-
-        from ..kernelcache.admission.candidates import identity_gates
-        from ..kernelcache.admission.reach import pre_admission
-        from ..snapshot.files.load import Scan
-
         pods = [
             o for f, o in objects if f == "pods" and o.name == pod and (namespace is None or o.namespace == namespace)
         ]
@@ -131,47 +127,106 @@ def cached_kcns(pod: str | None, namespace: str | None, manifest: Any) -> Callab
         if manifest is not None:
             spaces.add(namespace or manifest.meta.namespace or "default")
             pods.append(manifest)
-        footprints: set[str] = set()
-        for p in pods:
-            for ns in spaces:
-                ident = identity_gates(pre_admission(p), ns)[2]
-                if ident is not None and ident.compatibility_footprint:
-                    footprints.add(ident.compatibility_footprint)
-        names = {p.node_name for p in pods if p.node_name}
-        # the users of the KernelCache the pod records (any annotation value naming it) or would get (its namespace's)
-        named = {v for p in pods for v in p.meta.annotations.values()}
-        for f, o in objects:
-            if f == "kernel_caches" and (o.namespace in spaces or f"{o.namespace}/{o.name}" in named):
-                names |= {u.node_name for u in o.usage_pods if u.node_name}
-        # (the end of a string, never its opening quote: a needle starting with the commonest byte of JSON is
-        # looked for ~30x slower; a line with an escape: whatever it holds)
-        needles: list[Any] = [b"\\"]
-        for ns in sorted(s for s in spaces if s):
-            needles += [ns.encode("utf-8") + b"/", ns.encode("utf-8") + b'"']  # an entry's key, a kernelCacheRef
-        needles += [fp.encode("utf-8") for fp in sorted(footprints)]
-
-        def enough(kcns: list[Any]) -> bool:
-            from ..kernelcache import constants as c
-
-            for kcn in kcns:
-                cache = kcn.status.cache_status if kcn.status is not None else None
-                for key, e in (cache or {}).items():
-                    ref = e.ref_under(key)
-                    if (
-                        ref.name
-                        and ref.namespace not in spaces
-                        and e.state == c.ENTRY_READY
-                        and e.footprints is not None
-                        and e.footprints.compatibility in footprints
-                    ):
-                        return False
-            return True
-
-        return Scan(frozenset(n for n in names if isinstance(n, str)), tuple(needles), enough)
+        return _kcns_scan(objects, [(p, ns) for p in pods for ns in spaces], spaces)
 
     return pick
+
+
+def _kcns_scan(objects: Objects, decided: list[tuple[Any, str]], spaces: set[str]) -> Any:
+    """The Scan of the KernelCacheNodes the admission of each (pod, namespace it is decided in) reads, its
+    usage and placement (`cached_kcns`); `spaces`: the namespaces of the decisions."""
+    from ..kernelcache.admission.candidates import identity_gates
+    from ..kernelcache.admission.reach import pre_admission
+    from ..snapshot.files.load import Scan
+
+    pods = [p for p, _ in decided]
+    footprints: set[str] = set()
+    for p, ns in decided:
+        ident = identity_gates(pre_admission(p), ns)[2]
+        if ident is not None and ident.compatibility_footprint:
+            footprints.add(ident.compatibility_footprint)
+    names = {p.node_name for p in pods if p.node_name}
+    # the users of the KernelCache the pod records (any annotation value naming it) or would get (its namespace's)
+    named = {v for p in pods for v in p.meta.annotations.values()}
+    for f, o in objects:
+        if f == "kernel_caches" and (o.namespace in spaces or f"{o.namespace}/{o.name}" in named):
+            names |= {u.node_name for u in o.usage_pods if u.node_name}
+    # (the end of a string, never its opening quote: a needle starting with the commonest byte of JSON is
+    # looked for ~30x slower; a line with an escape: whatever it holds)
+    needles: list[Any] = [b"\\"]
+    for ns in sorted(s for s in spaces if s):
+        needles += [ns.encode("utf-8") + b"/", ns.encode("utf-8") + b'"']  # an entry's key, a kernelCacheRef
+    needles += [fp.encode("utf-8") for fp in sorted(footprints)]
+
+    def enough(kcns: list[Any]) -> bool:
+        from ..kernelcache import constants as c
+
+        for kcn in kcns:
+            cache = kcn.status.cache_status if kcn.status is not None else None
+            for key, e in (cache or {}).items():
+                ref = e.ref_under(key)
+                if (
+                    ref.name
+                    and ref.namespace not in spaces
+                    and e.state == c.ENTRY_READY
+                    and e.footprints is not None
+                    and e.footprints.compatibility in footprints
+                ):
+                    return False
+        return True
+
+    if len(needles) > _MAX_NEEDLES:
+        return _Every()
+    return Scan(frozenset(n for n in names if isinstance(n, str)), tuple(needles), enough)
 
 
 def why_not_cached(select: Any, pod: str | None, namespace: str | None, manifest: Any) -> Any:
     """why-not-cached's selection for one pod: only the KernelCacheNodes its admission reads."""
     return with_later(select, {"kcns": cached_kcns(pod, namespace, manifest)})
+
+
+# ---- why-not-cached -A -------------------------------------------------------------------------------------
+
+
+def _serving(objects: Objects, namespace: str | None) -> list[Any]:
+    """The serving pods (the InferenceService label) among the pods read, in `namespace` when given."""
+    from ..kernelcache.constants import LABEL_ISVC
+
+    return [
+        o
+        for f, o in objects
+        if f == "pods" and LABEL_ISVC in o.meta.labels and (namespace is None or o.namespace == namespace)
+    ]
+
+
+def serving_pods(objects: Objects) -> Any:
+    """The pods the fleet view reads: those whose line holds the InferenceService label's key (the end of the
+    string; a line with an escape whatever it holds); the fleet keeps the labelled ones (agent pods, 1 in 3 of
+    a dump's lines at 130,000 nodes, are not decoded)."""
+    from ..kernelcache.constants import LABEL_ISVC
+    from ..snapshot.files.load import Scan
+
+    return Scan(frozenset(), (b"\\", LABEL_ISVC.encode("utf-8") + b'"'))
+
+
+def serving_nodes(namespace: str | None) -> Callable[[Objects], Any]:
+    """The nodes the fleet view reads: the serving pods' (each pod's answer reads its node by name)."""
+    return lambda objects: {p.node_name for p in _serving(objects, namespace)}
+
+
+def fleet_kcns(namespace: str | None) -> Callable[[Objects], Any]:
+    """The KernelCacheNodes the fleet view reads: those each serving pod's answer reads (`cached_kcns`, the
+    pod decided in its own namespace, as explain.fleet.hit_rate decides it)."""
+
+    def pick(objects: Objects) -> Any:
+        pods = _serving(objects, namespace)
+        return _kcns_scan(objects, [(p, p.namespace) for p in pods], {p.namespace for p in pods})
+
+    return pick
+
+
+def why_not_cached_fleet(select: Any, namespace: str | None) -> Any:
+    """why-not-cached -A's selection (or -n NS): only the serving pods, their nodes and the KernelCacheNodes
+    their answers read (in this order: each picker is told the objects picked before it)."""
+    later = {"pods": serving_pods, "nodes": serving_nodes(namespace), "kcns": fleet_kcns(namespace)}
+    return dataclasses.replace(select, later={**later, **select.later}, later_keys=dict(select.later_keys))

@@ -84,3 +84,49 @@ def test_one_answer_decodes_what_its_decision_reads(
     # 4 of its group's 20 caches, in 20 namespaces), the members' and those holding the cache (why-not-ready)
     assert counts["kcns"] <= {"why-group": 0, "why-not-cached": NODES // 3, "why-not-ready": NODES // GROUPS}[command]
     assert counts["pods"] <= {"why-group": 1, "why-not-cached": 1, "why-not-ready": NODES // GROUPS + 1}[command]
+
+
+@pytest.fixture(scope="module")
+def serving_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests.fleets' 2,000 nodes (an agent pod each) and 100 serving pods in 10 namespaces, as `dump` writes it."""
+    from kubectl_kcache.cli import run
+    from tests import fleets
+
+    folder = tmp_path_factory.mktemp("serving")
+    listed = fleets.write(folder / "list.json")
+    path = folder / "dump.json"
+    assert run(["dump", "-f", listed, "-o", "json", "--file", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize(("which", "scope"), [("bench", ["-A"]), ("serving", ["-A"]), ("serving", ["-n", "team-3"])])
+def test_fleet_view_decodes_what_its_answers_read(
+    which: str,
+    scope: list[str],
+    fleet: Path,
+    serving_fleet: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """why-not-cached -A (and -n) decodes the serving pods, their nodes and the KernelCacheNodes their admission
+    reads, not the agent pods nor every node, and answers as with every object decoded."""
+    path, nodes = (fleet, NODES) if which == "bench" else (serving_fleet, 2000)
+    answers, decoded = [], []
+    for every in (False, True):
+        with monkeypatch.context() as m:
+            counts = _decoded(m)
+            if every:
+                m.setattr(why_pick, "why_not_cached_fleet", lambda select, namespace: select)
+            code, out, _ = cli(capsys, "why-not-cached", *scope, "--from-file", str(path), "-o", "json")
+            answers.append((code, _answer(out), cli(capsys, "why-not-cached", *scope, "--from-file", str(path))))
+        decoded.append(counts)
+    assert answers[0] == answers[1]
+    pods = answers[0][1]["summary"]["pods"]
+    assert pods >= 1
+    # twice each (two runs): the serving pods and no agent pod (-n: the namespace's pods only, as before), at most
+    # a node each, KernelCacheNodes of their namespaces and footprints
+    assert decoded[0]["pods"] == 2 * pods < decoded[1]["pods"] or "-n" in scope
+    assert decoded[0]["nodes"] <= 2 * pods < decoded[1]["nodes"] == 2 * nodes
+    # (tests.fleets: an entry of a serving pod's footprint is Ready in another namespace, so KServe takes every
+    # entry of that cache: every KernelCacheNode is read)
+    assert decoded[0]["kcns"] < decoded[1]["kcns"] or which == "serving"
