@@ -5,7 +5,8 @@ before each: a change), each part timed in CPU seconds, side by side with the do
 (the floor, measured in the same process and round). Every dump runs in a fresh process (peak RSS is
 /proc/self/status VmHWM).
 
-    python3 -m bench.monitor_eval DUMP [DUMP...] [--evaluations 3] [--profile N] [--code WORKTREE] [--out FILE]
+    python3 -m bench.monitor_eval DUMP [DUMP...] [--evaluations 3] [--change nodes|kcns] [--profile N]
+                                  [--code WORKTREE] [--out FILE]
 
 The machine is shared: read the CPU seconds and the ratios to the doctor, not wall times.
 """
@@ -49,11 +50,15 @@ def _live(snap: Any) -> Any:
     return LiveSnapshot(None, snap, lists, lister_watcher=lambda _listed: None)  # type: ignore[arg-type,return-value]
 
 
+CHANGE = "nodes"  # the field whose objects are changed before each evaluation (--change)
+
+
 def _relabel(live: Any, i: int) -> None:
-    """A change as a watch brings it: a node's label flipped (in or out of its group), the store updated."""
+    """A change as a watch brings it: a label added to one object (a node, by default; `--change kcns`: a
+    KernelCacheNode, as its agent's status writes replace it), the store updated."""
     import msgspec
 
-    inf = next(inf for inf in live.informers if inf.kind.field == "nodes")
+    inf = next(inf for inf in live.informers if inf.kind.field == CHANGE)
     with inf.lock:
         key = sorted(inf.store)[i % len(inf.store)]
         node = inf.store[key]
@@ -185,22 +190,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="", help="what code is measured (recorded with the results)")
     ap.add_argument("--code", default=str(ROOT), help="the tree whose kubectl_kcache is measured (a worktree)")
     ap.add_argument("--out", help="append the results to this JSON file (a list)")
+    ap.add_argument("--change", default="nodes", help="the snapshot field of the object changed (nodes, kcns)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
+        global CHANGE
+        CHANGE = args.change
         print(json.dumps(child(args.dumps[0], args.evaluations, args.profile)))
         return 0
     results = []
     for dump in args.dumps:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.code, str(ROOT)]), "NO_COLOR": "1"}
         cmd = [sys.executable, __file__, "--child", dump, "--evaluations", str(args.evaluations)]
-        cmd += ["--profile", str(args.profile)]
+        cmd += ["--profile", str(args.profile), "--change", args.change]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True, cwd=ROOT)
         res = json.loads(proc.stdout)
         if "profile" in res:
             print(res["profile"], file=sys.stderr)
         rows = res["rounds"][1:] or res["rounds"]  # the first evaluation apart (its imports, first-call caches)
-        res["label"], res["code"] = args.label, args.code
+        res["label"], res["code"], res["change"] = args.label, args.code, args.change
         res["median"] = {k: _median([r[k] for r in rows]) for k in ("snapshot_s", "evaluate_s", "metrics_s", "total_s")}
         res["median"]["doctor_alone_s"] = _median(res["doctor_alone_s"])
         res["median"]["total_per_doctor"] = round(res["median"]["total_s"] / res["median"]["doctor_alone_s"], 2)

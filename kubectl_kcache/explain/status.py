@@ -52,10 +52,10 @@ from ..kernelcache.aggregate import Aggregate, compute_aggregate, entry_index_of
 from ..kernelcache.caches import PHASES, effective_group, entry_phase, pods_using
 from ..kernelcache.config import read_config
 from ..kernelcache.gostrings import trim_space
-from ..kernelcache.membership import membership_of
+from ..kernelcache.membership import member_objects, membership_of
 from ..provenance import Provenance
 from ..snapshot import plan
-from ..snapshot.model import ALL_BUT_NODES, ClusterSnapshot
+from ..snapshot.model import ALL_BUT_MEMBERS, ClusterSnapshot
 from ..snapshot.reads import require
 from .fleet import FleetHitRate
 
@@ -321,22 +321,30 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
     key, value = c.AGENT_POD_LABEL
     agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
     members = membership_of(snapshot).members_of_group
-    # every KernelCacheNode's entries by cache: carried to the next snapshot of a kept-current view (the monitor)
-    # while the KernelCacheNodes and KernelCaches stay the same
-    phases: dict[str, dict[str, str]] = snapshot.derived(
-        f"status-node-phases/{namespace}",
-        lambda: {name: _node_phases(kcn, in_scope) for name, kcn in snapshot.kcn_by_name.items()},
-        on=("kcns", "kernel_caches"),
-    )
+    # a KernelCacheNode's entries by cache, kept for the next snapshot of a kept-current view (the monitor) while
+    # it and the KernelCaches stay the same
+    kept_phases = snapshot.reuse(f"status-node-phases/{namespace}", on=("kernel_caches",))
+
+    def phases_of(name: str) -> dict[str, str]:
+        kcn = snapshot.kcn_by_name.get(name)
+        if kcn is None:
+            return {}
+        found: dict[str, str] | None = kept_phases.get(name, None, (kcn,))
+        if found is None:
+            found = _node_phases(kcn, in_scope)
+            kept_phases.keep(name, None, found, (kcn,))
+        return found
 
     kc_by_key = {f"{kc.namespace}/{kc.name}": kc for kc in caches}
-    # a group's counts read the nodes only through its members: the last snapshot's are reused while every other
-    # field holds the same objects and its members are the very same nodes (the monitor, after a node changed)
-    kept = snapshot.reuse("status-groups", on=ALL_BUT_NODES)
+    # a group's counts read the nodes and KernelCacheNodes only through its members: the last snapshot's are
+    # reused while every other field holds the same objects and its members and their KernelCacheNodes are the
+    # very same (the monitor, after a node or a KernelCacheNode changed)
+    kept = snapshot.reuse("status-groups", on=ALL_BUT_MEMBERS)
     out = []
     for g in snapshot.node_groups:
         nodes = members[g.name]
-        again = kept.get((namespace, g.name), nodes)
+        objects = member_objects(snapshot, g.name)
+        again = kept.get((namespace, g.name), objects)
         if again is not None:
             out.append(again)
             continue
@@ -348,7 +356,7 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
             up = node.ready is True  # KServe's expected nodes: Ready condition True (cordoned ones included)
             ready += up
             into = counts if up else apart
-            for cache, phase in phases.get(node.name, {}).items():
+            for cache, phase in phases_of(node.name).items():
                 into.setdefault(cache, [0, 0, 0, 0])[_PHASE_INDEX[phase]] += 1
         cells = tuple(
             CacheCell(
@@ -378,7 +386,7 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
                 ),
             )
         )
-        kept.keep((namespace, g.name), nodes, out[-1])
+        kept.keep((namespace, g.name), objects, out[-1])
     return FleetStatus(
         groups=tuple(out),
         unassigned=tuple(unassigned),

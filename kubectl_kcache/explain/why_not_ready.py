@@ -26,8 +26,8 @@ from ..kernelcache.admission import entry_matches_cache
 from ..kernelcache.aggregate import Aggregate, EntryIndex, compute_aggregate, entry_index_of
 from ..kernelcache.caches import effective_group
 from ..kernelcache.config import ConfigState, read_config
-from ..kernelcache.membership import membership_of
-from ..snapshot.model import ALL_BUT_NODES, ClusterSnapshot
+from ..kernelcache.membership import member_objects, membership_of
+from ..snapshot.model import ALL_BUT_MEMBERS, ClusterSnapshot
 from .ready_cache import CacheContext, cache_gates, written_condition
 from .ready_index import chain_index
 from .ready_model import (
@@ -302,10 +302,10 @@ def explain_all(
     match = check_selector(selector) if selector else None
     config = _config(snapshot)
     default_group = config.config.default_node_group if config.config is not None else ""
-    # a row reads the nodes only through its group's members: the last snapshot's row of a KernelCache is reused
-    # while every other field holds the same objects (a node relabelled explains again the KernelCaches of the
-    # groups it left or joined, not the other thousands: the monitor)
-    memo = snapshot.reuse("why-not-ready-rows", on=ALL_BUT_NODES)
+    # a row reads the nodes and KernelCacheNodes only through its group's members: the last snapshot's row of a
+    # KernelCache is reused while every other field holds the same objects (a node relabelled or a KernelCacheNode
+    # written explains again the KernelCaches of that node's groups, not the other thousands: the monitor)
+    memo = snapshot.reuse("why-not-ready-rows", on=ALL_BUT_MEMBERS)
     members = membership_of(snapshot).members_of_group
     job_ns = config.config.job_namespace if config.config is not None else ""
     images_known = chain_index(snapshot, job_ns).images_known
@@ -319,10 +319,11 @@ def explain_all(
         if group and kc_group != group:
             continue
         key, inputs = (kc.namespace, kc.name), (snapshot.reads, images_known)
-        row = memo.get(key, members.get(kc_group), (kc,), inputs)
+        objects = member_objects(snapshot, kc_group) if kc_group in members else None
+        row = memo.get(key, objects, (kc,), inputs)
         if row is None:
             row = explain(snapshot, kc.namespace, kc.name, index=entry_index_of(snapshot), summary=True)
-            memo.keep(key, members.get(kc_group), row, (kc,), inputs)
+            memo.keep(key, objects, row, (kc,), inputs)
         rows.append(row)
     rows.sort(key=lambda w: (w.ready, w.namespace, w.name))
     return WhyNotReadyFleet(tuple(rows))

@@ -87,6 +87,19 @@ def membership_of(snapshot: ClusterSnapshot) -> Membership:
     )
 
 
+def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
+    """A group's member nodes, then each one's KernelCacheNode (None without one): what a value computed per
+    group or per KernelCache reads of the nodes and KernelCacheNodes (`snapshot.model.Reuse`); one list per
+    group and snapshot."""
+
+    def make() -> list[object]:
+        members = membership_of(snapshot).members_of_group.get(group, [])
+        kcns = snapshot.kcn_by_name
+        return [*members, *(kcns.get(n.name) for n in members)]
+
+    return snapshot.derived(f"member-objects/{group}", make)
+
+
 def carry_membership(previous: ClusterSnapshot | None, current: ClusterSnapshot) -> bool:
     """Let `current` reuse the membership (and label index) computed for `previous` when both hold the very
     same Node and KernelCacheNodeGroup objects, as when the informers' changes since the last pass touched

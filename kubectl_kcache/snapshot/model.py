@@ -220,8 +220,9 @@ class Reuse:
         self.current[key] = (members, same, equal, value)
 
 
-# every field but the nodes: what a value read besides a group's member nodes (`Reuse`)
-ALL_BUT_NODES = tuple(f for f in kinds.FIELDS if f != "nodes")
+# every field but the nodes and KernelCacheNodes: what a value read besides a group's member nodes and their
+# KernelCacheNodes (`Reuse`, with `kernelcache.membership.member_objects`)
+ALL_BUT_MEMBERS = tuple(f for f in kinds.FIELDS if f not in ("nodes", "kcns"))
 
 # the cached_property indexes of a snapshot and the one field each is built from (`carry_derived`)
 _INDEXES = {

@@ -159,3 +159,17 @@ def test_a_scrape_is_the_whole_text_rendered_at_once(fleet: Any) -> None:
         *metrics._own(ev, HEALTH),
     ]
     assert render(ev, HEALTH) == prometheus.render(families)
+
+
+def test_a_kernelcachenode_written_explains_again_only_its_groups_caches(
+    fleet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    _delete_kcn(live, 11)  # (an agent's status write replaces it the same way)
+    counts: Counter[str] = Counter()
+    with monkeypatch.context() as m:
+        _counting(m, counts)
+        evaluate(live.snapshot())
+    assert 0 < counts["why-not-ready chain"] <= CACHES // GROUPS
+    assert counts["group counted"] == 1
