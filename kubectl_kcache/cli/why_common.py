@@ -11,24 +11,18 @@ from typing import Any
 from ..errors import InputError
 from .flags import use_color
 
-# What the why-* commands read live (collect.collect_for_why_*), as snapshot fields: from a file the rest
-# is not decoded.
-WHY_GROUP_READS = frozenset({"captures", "pods", "kernel_caches", "node_groups", "configmaps", "nodes"})
-WHY_NOT_CACHED_READS = frozenset(
-    {"pods", "kcns", "kernel_caches", "configmaps", "webhooks", "endpoint_slices", "namespaces", "node_groups"}
-    | {"nodes", "captures"}
-)
 
-
-def why_selection(fields: frozenset[str], namespace: str | None, nodes: Any = None) -> Any:
-    """Only `fields`, and only the pods of `namespace` when it is known (the pod asked about is there); nodes
+def why_selection(command: str, namespace: str | None, nodes: Any = None) -> Any:
+    """Only the kinds `command` reads live (its lists in snapshot/plan.py: from a file the rest is not
+    decoded), and only the pods of `namespace` when it is known (the pod asked about is there); nodes
     without their image lists (only the doctor reads them); with `nodes` (objects -> node names), only the
     nodes it names, as the live reads get them by name."""
     from ..objects import NodeWithoutImages
+    from ..snapshot import plan
     from ..snapshot.files.load import Selection
 
     return Selection(
-        fields,
+        plan.fields_of(command),
         {"pods": namespace} if namespace else {},
         {"nodes": NodeWithoutImages},
         {"nodes": nodes} if nodes is not None else {},

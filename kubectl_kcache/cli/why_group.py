@@ -15,7 +15,7 @@ from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags
 from .reading import load_snapshot_files, source_of
-from .why_common import WHY_GROUP_READS, default_namespace_offline, print_explanation, why_selection
+from .why_common import default_namespace_offline, print_explanation, why_selection
 
 # ---- why-group ----------------------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ def why_group(
     if from_files:
         from . import why_pick
 
-        select = why_pick.why_group(why_selection(WHY_GROUP_READS, flags.get("namespace")), what_if_node)
+        select = why_pick.why_group(why_selection("why-group", flags.get("namespace")), what_if_node)
         snap = load_snapshot_files(from_files, select)
         namespace = flags.get("namespace") or default_namespace_offline(snap, pod, capture_name)
     else:

@@ -20,7 +20,6 @@ from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, use_color
 from .reading import load_snapshot_files, source_of
 from .why_common import (
-    WHY_NOT_CACHED_READS,
     default_namespace_offline,
     pod_in_namespace,
     pods_nodes,
@@ -103,7 +102,7 @@ def why_not_cached(
         from . import why_pick
 
         select = why_selection(
-            WHY_NOT_CACHED_READS,
+            "why-not-cached",
             flags.get("namespace") or manifest_ns,
             pods_nodes(pod, flags.get("namespace")) if pod else None,
         )
@@ -142,7 +141,7 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         from .why_pick import why_not_cached_fleet
 
         snap = load_snapshot_files(
-            from_files, why_not_cached_fleet(why_selection(WHY_NOT_CACHED_READS, namespace), namespace)
+            from_files, why_not_cached_fleet(why_selection("why-not-cached", namespace), namespace)
         )
     else:
         from ..snapshot.live import collect_for_fleet
