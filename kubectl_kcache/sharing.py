@@ -29,8 +29,27 @@ def share(value: _V) -> _V:
         return value
     try:
         return table.setdefault(value, value)  # type: ignore[no-any-return]
-    except TypeError:  # unhashable (a part holding a dict): kept as decoded
+    except TypeError:  # unhashable (a part holding a dict): kept once by its type and its encoding
+        return share_encoded(value)
+
+
+def share_encoded(value: _V) -> _V:
+    """`share` for a value holding dicts or lists (an agent pod's containers with an env `valueFrom`, its
+    volumes): an equal value seen before, told by its type and its JSON encoding (dicts in their order, so the
+    one kept reads the same), else `value`. Never mutated once decoded, so it may be shared."""
+    import msgspec
+
+    table = _table
+    if table is None or not value:
         return value
+    try:
+        key = (_ENCODED, type(value), msgspec.json.encode(value))
+    except (TypeError, msgspec.EncodeError):
+        return value
+    return table.setdefault(key, value)  # type: ignore[no-any-return]
+
+
+_ENCODED = object()  # marks the keys of values kept by their encoding (no decoded value is this tuple)
 
 
 def active() -> bool:

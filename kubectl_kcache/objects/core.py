@@ -298,8 +298,9 @@ class PodSpec(_Obj, frozen=True):
     image_pull_secrets: Items[_NameRef] = ()
 
     def __post_init__(self) -> None:
-        _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers hold dicts: not shared)
-        _share_parts(self, "tolerations")
+        _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers and volumes hold dicts:
+        # kept once by their encoding)
+        _share_parts(self, "tolerations", "containers", "init_containers", "volumes")
 
 
 class PodStatus(_Obj, frozen=True):

@@ -74,9 +74,29 @@ def test_sharing_keeps_only_equal_immutable_values():
     assert share(same) is same  # outside sharing(): nothing is kept
     with sharing():
         assert share(first) is first and share(same) is first and share(other) is other
-        unhashable = ({"a": 1},)
+        unhashable = ({"a": 1, "b": 2},)
         assert share(unhashable) is unhashable
+        # an equal one, by its encoding (agent pods' containers and volumes); in another order, its own
+        assert share(({"a": 1, "b": 2},)) is unhashable and share([{"a": 1, "b": 2}]) is not unhashable
+        reordered = ({"b": 2, "a": 1},)
+        assert share(reordered) is reordered
     assert share(same) is same
+
+
+def test_agent_pods_containers_and_volumes_are_kept_once(tmp_path):
+    items = [b.pod(f"agent-{i}", ns="kserve", node_name=f"gpu-{i}", labels={"app": "agent"}) for i in range(2)]
+    for pod in items:
+        pod["spec"]["volumes"] = [{"name": "cache", "hostPath": {"path": "/var/lib/kc", "type": "DirectoryOrCreate"}}]
+        pod["spec"]["containers"] = [
+            {
+                "name": "manager",
+                "image": "agent:v1",
+                "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}],
+            }
+        ]
+    one, two = load_files([streamed_dump(tmp_path / "d.json", items)]).pods
+    assert one.spec.containers is two.spec.containers and one.spec.volumes is two.spec.volumes
+    assert one.node_name != two.node_name and (one, two) == tuple(build(items).pods)
 
 
 @pytest.mark.parametrize("kind_first", [False, True])
