@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..objects import KernelCacheNode, Node, NodeGroup
@@ -98,33 +98,6 @@ def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
         return [*members, *(kcns.get(n.name) for n in members)]
 
     return snapshot.derived(f"member-objects/{group}", make)
-
-
-def carry_membership(previous: ClusterSnapshot | None, current: ClusterSnapshot) -> bool:
-    """Let `current` reuse the membership (and label index) computed for `previous` when both hold the very
-    same Node and KernelCacheNodeGroup objects, as when the informers' changes since the last pass touched
-    neither (a KernelCache or KernelCacheNode event). Whether it was carried over."""
-    if (
-        previous is None
-        or not _same(previous.nodes, current.nodes)
-        or not _same(previous.node_groups, current.node_groups)
-    ):
-        return False
-    carried = False
-    for key in ("label-index", "membership"):
-        value = previous.derived_so_far(key)
-        if value is not None:
-            current.derived(key, partial(_itself, value))
-            carried = True
-    return carried
-
-
-def _itself(value: object) -> object:
-    return value
-
-
-def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def groups_by_node(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> dict[str, list[NodeGroup]]:

@@ -42,7 +42,6 @@ from ..errors import (
     Unreachable,
 )
 from ..kernelcache import constants as c
-from ..kernelcache.membership import carry_membership
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
 from ..runtime import probes
@@ -182,7 +181,6 @@ class Controller:
             self.live.add_handler(spec, self._access_changed)
         self.lost = threading.Event()
         self.fenced = ""  # the API server's fence refused a write: what it said
-        self.last_snapshot: snap.ClusterSnapshot | None = None  # its membership serves the next pass when it can
         self.emitted: dict[tuple[str, str], str] = {}  # capture -> signature of its last event
 
     # ---- change tracking --------------------------------------------------------------------------
@@ -409,9 +407,7 @@ class Controller:
                 continue
             if not triggered and time.monotonic() >= next_resync:
                 next_resync = time.monotonic() + self.opts.resync_period
-            snapshot = self.live.snapshot()
-            carry_membership(self.last_snapshot, snapshot)  # unless nodes or groups changed since the last pass
-            self.last_snapshot = snapshot
+            snapshot = self.live.snapshot()  # the membership carried over unless nodes or groups changed
             try:
                 self.refusals.unanswered()  # a probe the last pass handed out and never sent is due again
                 self.run_pass(snapshot)
