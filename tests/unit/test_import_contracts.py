@@ -51,3 +51,17 @@ def test_following_watches_may_not_use_the_live_lister(tmp_path):
     assert "kubectl_kcache.snapshot.follow is not allowed to import kubectl_kcache.snapshot.live" in " ".join(
         result.stdout.split()
     )
+
+
+def test_reconciles_peers_may_not_hold_a_client(tmp_path):
+    """Another controller is judged from the informers' stores and events (peers.py), never by reading the API
+    server around the read plan."""
+    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    peers = tmp_path / "kubectl_kcache" / "reconcile" / "peers.py"
+    peers.write_text(peers.read_text() + "\nfrom ..kube.listing import list_all  # noqa: E402,F401\n")
+    result = lint(tmp_path)
+    assert result.returncode != 0
+    broken = " ".join(result.stdout[result.stdout.index("Broken contracts") :].split())
+    assert "holds no client" in broken and "never by listing or watching with kube/ themselves" in broken
+    assert "kubectl_kcache.reconcile.peers -> kubectl_kcache.kube.listing" in broken
