@@ -144,10 +144,6 @@ class ClusterSnapshot:
         the fields `on` hold the same objects."""
         return self.derived(key, Reuse, on=on)
 
-    def derived_so_far(self, key: str) -> Any:
-        """The value `derived` computed for `key`, or None when it has not been asked for."""
-        return self.__dict__.get("_derived", {}).get(key)
-
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
 

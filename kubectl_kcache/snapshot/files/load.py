@@ -384,17 +384,11 @@ _ITEM_HEAD: Any = None
 _HEADS: dict[bytes, _Top] = {}
 
 
-def _dump_head(line: Any) -> _Top | None:
-    """The kind and apiVersion of a dump's item from its first bytes, where `dump` writes them
-    (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the item: the
-    objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed. None
-    when the item does not start so (then its head is decoded)."""
-    found = _dump_prefix(line)
-    return found[1] if found is not None else None
-
-
 def _dump_prefix(line: Any) -> tuple[bytes, _Top] | None:
-    """(the head's bytes, the head) of a dump's item, as `_dump_head`."""
+    """(the head's bytes, the head): the kind and apiVersion of a dump's item from its first bytes, where `dump`
+    writes them (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the
+    item: the objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed.
+    None when the item does not start so (then its head is decoded)."""
     global _ITEM_HEAD
     if _ITEM_HEAD is None:
         import re
@@ -445,6 +439,15 @@ def _run_names() -> Any:
 def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
     """None for a field that is absent or null."""
     return None if len(raw) == 0 or bytes(raw).strip() == b"null" else raw
+
+
+def _open_regular(path: str) -> Any:
+    """The file opened for reading, or None when it is not a regular file (a pipe can be read once only: the
+    caller reads it whole)."""
+    try:
+        return open(path, "rb") if stat.S_ISREG(os.stat(path).st_mode) else None
+    except OSError:
+        return None
 
 
 class _Loader:
@@ -625,28 +628,30 @@ class _Loader:
                 raise InputError(f"{shown_path(path)}: not valid JSON: {_json_problem(exc, data)}") from None
             return _json_problem(exc, data)
 
+    def _mark(self) -> tuple[int, int, dict[str, int], int, int]:
+        out = self.out
+        return len(out.objects), out.object_count, dict(out.plain_counts), len(out.warnings), len(self.held)
+
+    def _forget(self, mark: tuple[int, int, dict[str, int], int, int]) -> None:
+        """Forget what was read since `mark`."""
+        del self.out.objects[mark[0] :]
+        self.out.object_count, self.out.plain_counts = mark[1], mark[2]
+        del self.out.warnings[mark[3] :]
+        del self.held[mark[4] :]
+
     def _stream_dump(self, path: str) -> bool:
         """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
         read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
         is laid out any other way: the caller reads it whole."""
-        try:
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                return False  # a pipe can be read once only: read it whole
-            fh = open(path, "rb")  # noqa: SIM115 - closed below
-        except OSError:
+        fh = _open_regular(path)
+        if fh is None:
             return False
         with fh:
             if fh.readline(len(DUMP_HEAD) + 1) != DUMP_HEAD + b"\n":
                 return False
             check_size(path, os.fstat(fh.fileno()).st_size)
             name = shown_path(path)
-            start = (
-                len(self.out.objects),
-                self.out.object_count,
-                dict(self.out.plain_counts),
-                len(self.out.warnings),
-                len(self.held),
-            )
+            start = self._mark()
             offset = len(DUMP_HEAD) + 1
             self.path = path
             lines = _Lines(fh, name)
@@ -701,11 +706,7 @@ class _Loader:
                         objects = index + 1
             else:
                 raise _truncated(name, objects)  # every line an object, and the end before the meta
-        # not laid out as written by dump: forget what was read, read it whole
-        del self.out.objects[start[0] :]
-        self.out.object_count, self.out.plain_counts = start[1], start[2]
-        del self.out.warnings[start[3] :]
-        del self.held[start[4] :]
+        self._forget(start)  # not laid out as written by dump: read it whole
         return False
 
     def _stream_yaml_dump(self, path: str) -> bool:
@@ -713,24 +714,15 @@ class _Loader:
         block at column 0, `meta:` last) is parsed item by item: libyaml builds one item's tree at a time
         instead of the whole document's (gigabytes for a large cluster). False, with nothing kept, for
         any other layout."""
-        try:
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                return False
-            fh = open(path, "rb")  # noqa: SIM115 - closed below
-        except OSError:
+        fh = _open_regular(path)
+        if fh is None:
             return False
         with fh:
             if fh.read(len(YAML_HEAD)) != YAML_HEAD:
                 return False
             check_size(path, os.fstat(fh.fileno()).st_size)
             name = shown_path(path)
-            start = (
-                len(self.out.objects),
-                self.out.object_count,
-                dict(self.out.plain_counts),
-                len(self.out.warnings),
-                len(self.held),
-            )
+            start = self._mark()
             import yaml
 
             loader = yaml_loader()
@@ -801,10 +793,7 @@ class _Loader:
                 raise _truncated(name, index)  # the end before the meta
             if ok:
                 return True
-        del self.out.objects[start[0] :]
-        self.out.object_count, self.out.plain_counts = start[1], start[2]
-        del self.out.warnings[start[3] :]
-        del self.held[start[4] :]
+        self._forget(start)
         return False
 
     def _json(self, path: str, data: bytes) -> None:
