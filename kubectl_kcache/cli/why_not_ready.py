@@ -101,7 +101,7 @@ def why_not_ready(
         from ..snapshot.files.load import Selection
 
         namespace = None if all_ns else flags.get("namespace")
-        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(READS)
+        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(READS, share=True)
         snap = load_snapshot_files(from_files, select)
         if kernelcache and namespace is None:
             namespace = _offline_namespace(snap, kernelcache)

@@ -145,6 +145,7 @@ class Selection:
     # field -> what `later` names its held objects by instead of their name: told an item's bytes (a streamed
     # dump) or its decoded object, it gives the key (e.g. the node a pod runs on)
     later_keys: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    share: bool = False  # a fleet view: it holds whole fleets, so equal parts are kept once, as without a selection
 
     def key_of(self, kind: kinds.Kind, raw_or_obj: Any, name: str) -> str:
         """The key a held object is picked by: its name, unless `later_keys` says otherwise."""
@@ -1310,9 +1311,9 @@ def read_all(paths: Iterable[str], select: Selection | None = None) -> Loaded:
         skipped = f" ({'; '.join(out.warnings)})" if out.warnings else ""
         raise InputError(f"--from-file: no .yaml, .yml or .json files found{skipped}")
     loader = _Loader(out, select)
-    # equal parts kept once where whole fleets are held (doctor, status, reconcile); a selection (why-*) holds
-    # few objects and pays only the lookups
-    with sharing() if select is None else contextlib.nullcontext():
+    # equal parts kept once where whole fleets are held (doctor, status, reconcile, a fleet view); a selection
+    # of one object's answer holds few objects and would pay only the lookups
+    with sharing() if select is None or select.share else contextlib.nullcontext():
         for path in names:
             out.files.append(shown_path(path))
             loader.load(path)
