@@ -204,53 +204,88 @@ def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
     return out
 
 
+NAMES = {
+    "json_load": "json.load (the floor)",
+    "doctor": "doctor",
+    "status": "status",
+    "why_not_cached_all": "why-not-cached -A",
+    "why_not_ready_all": "why-not-ready -A",
+    "reconcile_dry_run": "reconcile --dry-run",
+    "why_group": "why-group POD",
+    "why_not_cached": "why-not-cached POD",
+    "why_not_ready": "why-not-ready KERNELCACHE",
+}
+STYLES = {
+    "json_load": "k:",
+    "doctor": "o-",
+    "status": "s-",
+    "why_not_cached_all": "D-",
+    "why_not_ready_all": "P-",
+    "reconcile_dry_run": "d-",
+    "why_group": "^--",
+    "why_not_cached": "v--",
+    "why_not_ready": "<--",
+}
+
+
 def plot(res: dict[str, Any], path: Path) -> None:
+    """How each command grows with the fleet: CPU seconds and peak RSS against nodes, both axes logarithmic
+    (a straight line of slope 1 is linear growth), one row of panels per node size measured."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=False)
-    styles = {
-        "doctor": "o-",
-        "status": "s-",
-        "why_group": "^-",
-        "why_not_cached": "v-",
-        "reconcile_dry_run": "d-",
-        "json_load": "k:",
-    }
-    for ax, node_size in zip(axes, ("small", "large"), strict=True):
-        by = res["runs"].get(node_size, {})
+    node_sizes = [ns for ns in ("small", "large") if res["runs"].get(ns)]
+    fig, axes = plt.subplots(len(node_sizes), 2, figsize=(12, 4.8 * len(node_sizes)), squeeze=False)
+    for row, node_size in zip(axes, node_sizes, strict=True):
+        by = res["runs"][node_size]
         sizes = sorted(int(k) for k in by)
-        if not sizes:
-            ax.set_visible(False)
-            continue
-        for cmd, style in styles.items():
-            pts = [(n, by[str(n)][cmd]) for n in sizes if cmd in by[str(n)]]
-            if pts:
-                name = cmd.replace("_", " ").replace("reconcile dry run", "reconcile --dry-run")
-                (line,) = ax.plot(
-                    [p[0] for p in pts], [p[1]["median_cpu_s"] for p in pts], style, label=f"{name} (CPU)"
-                )
-                ax.plot(
-                    [p[0] for p in pts], [p[1]["median_s"] for p in pts], ":", color=line.get_color(), alpha=0.4, lw=0.8
-                )
-        ax.axhline(10, ls=":", color="grey", label="budget: doctor 10 s")
-        ax.axhline(2, ls="--", color="grey", lw=0.8, label="budget: why-* 2 s")
-        ax.set_yscale("log")
-        kb = "~0.6 KB" if node_size == "small" else "20-40 KB"
-        ax.set_title(f"{node_size} nodes ({kb} each), --from-file")
-        ax.set_xlabel("nodes (+ as many KernelCacheNodes and agent pods)")
-        ax.set_ylabel("CPU seconds, median (faint: wall, on a shared machine)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        for ax, key, unit in ((row[0], "median_cpu_s", "CPU seconds"), (row[1], "median_rss_mb", "peak RSS, MB")):
+            for cmd, style in STYLES.items():
+                pts = [(n, by[str(n)][cmd][key]) for n in sizes if cmd in by[str(n)]]
+                if pts:
+                    ax.plot([n for n, _ in pts], [v for _, v in pts], style, label=NAMES[cmd], ms=5)
+            if key == "median_cpu_s":
+                ax.axhline(10, ls=":", color="grey", lw=0.8)
+                ax.axhline(2, ls=":", color="grey", lw=0.8)
+            else:
+                ax.axhline(1024, ls=":", color="grey", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
+            kb = "~0.6 KB" if node_size == "small" else "20-40 KB"
+            ax.set_title(f"{unit}, {node_size} nodes ({kb} each), --from-file", fontsize=10)
+            ax.set_xlabel("nodes (+ as many KernelCacheNodes and agent pods)")
+            ax.set_ylabel(f"{unit} (median)")
+            ax.grid(alpha=0.3, which="both")
+        row[0].legend(fontsize=7)
+    shapes = "; ".join(f"{n:,}: {g} groups, {c:,} KernelCaches" for n, (g, c) in SHAPES.items())
     fig.suptitle(
-        "offline commands vs nodes (200 groups, 5,000 KernelCaches; "
-        f"{res['machine']['cpus']} cores shared with other work, Python {res['machine']['python']})",
+        f"offline commands vs nodes ({shapes})\ndotted: the budgets 2 s, 10 s and 1 GB; "
+        f"{res['machine']['cpus']} shared cores, Python {res['machine']['python']}",
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
+
+
+def by_command(res: dict[str, Any], node_size: str = "small") -> str:
+    """One table per command, as docs/performance.md shows them: at each fleet size its CPU seconds, its ratio
+    to json.load of the same file in the same round, and its peak RSS."""
+    by = res["runs"].get(node_size, {})
+    sizes = sorted(int(k) for k in by)
+    out = []
+    for cmd, name in NAMES.items():
+        rows = [(n, by[str(n)][cmd]) for n in sizes if cmd in by[str(n)]]
+        if not rows or cmd == "json_load":
+            continue
+        out += [f"**{name}**", "", "| nodes | CPU s | / json.load | peak RSS |", "|---|---|---|---|"]
+        for n, r in rows:
+            ratio = f"{r['vs_json_load_cpu']:.2f}x" if "vs_json_load_cpu" in r else ""
+            out.append(f"| {n:,} | {r['median_cpu_s']:.2f} | {ratio} | {r['median_rss_mb']:.0f} MB |")
+        out.append("")
+    return "\n".join(out)
 
 
 COLUMNS = ("doctor", "status", "why_group", "why_not_cached", "reconcile_dry_run", "json_load")
@@ -301,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="results file (default bench/results/<date>-scale.json)")
     ap.add_argument("--plot", help="plot file (default docs/performance-scale.png; 'none' for no plot)")
     ap.add_argument("--table", action="store_true", help="print the table of the results file and exit")
+    ap.add_argument("--by-command", action="store_true", help="print one table per command of the results file")
     args = ap.parse_args(argv)
     d = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kcache-scale-"))
     d.mkdir(parents=True, exist_ok=True)
@@ -320,8 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     if out_path.exists():  # several invocations (a few commands at a time) add to one results file
         prev = json.loads(out_path.read_text())
         res["runs"] = prev.get("runs", {})
-    if args.table:
-        print(table(res))
+    if args.table or args.by_command:
+        print(by_command(res) if args.by_command else table(res))
         return 0
     which = args.commands.split(",")
     for node_size in args.node_size.split(","):
