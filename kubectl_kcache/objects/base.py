@@ -7,7 +7,8 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Generic, Optional, TypeAlias, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -385,3 +386,16 @@ class LabelSelector(_Obj, frozen=True):
 
 class _NameRef(_Obj, frozen=True):
     name: Str = ""
+
+
+class _Of(Generic[_T]):
+    """A read-only attribute of an object: `path` (a field, or dotted) of its part `part` (its spec, its
+    status), or of `empty` (that part with every field at its default) when the object has none."""
+
+    def __init__(self, part: str, empty: Any, path: str) -> None:
+        self.part = part
+        self.empty = empty
+        self.read = attrgetter(path)
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        return self.read(getattr(obj, self.part) or self.empty)  # type: ignore[no-any-return]
