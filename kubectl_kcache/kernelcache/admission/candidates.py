@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...objects import (
     CacheStatus,
@@ -405,8 +405,11 @@ def load_candidate(cand: Candidate, inputs: Inputs, mode: str) -> tuple[str, str
     return None
 
 
-def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[str, KernelCache]) -> Candidate:
-    return Candidate(ns, name, tuple(entries), kcs.get(f"{ns}/{name}"))
+def _candidate_base(
+    key: tuple[str, str], entries: Sequence[NodeEntry], kcs: Mapping[str, KernelCache], **fields: Any
+) -> Candidate:
+    """The KernelCache `key` (namespace, name) with its entries and the KernelCache itself (None when absent)."""
+    return Candidate(key[0], key[1], tuple(entries), kcs.get(f"{key[0]}/{key[1]}"), **fields)
 
 
 def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None, details: bool) -> Candidate:
@@ -441,7 +444,7 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
         # both passes need a Ready entry of the pod's compatibility footprint: only those caches can match
         compatible = set(index.by_compatibility.get(ident.compatibility_footprint, ()))
         matchable = [k for k in kserve if k in compatible]
-        cands = {k: _candidate_base(k[0], k[1], index.ready[k], kcs) for k in matchable}
+        cands = {k: _candidate_base(k, index.ready[k], kcs) for k in matchable}
         for pass_name, matches in ((WORKLOAD, _workload_match), (COMPATIBILITY, _compatibility_match)):
             for key in matchable:
                 cand = cands[key]
@@ -469,10 +472,8 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
                 )
     else:
         for key in kserve:
-            cands[key] = replace(
-                _candidate_base(key[0], key[1], index.ready[key], kcs),
-                evaluated=False,
-                detail="not evaluated: the pod's footprints are unknown",
+            cands[key] = _candidate_base(
+                key, index.ready[key], kcs, evaluated=False, detail="not evaluated: the pod's footprints are unknown"
             )
     out = [cands[k] for k in kserve]
     out += _non_candidates(inputs, ident, index, set(kserve))
@@ -499,15 +500,7 @@ def _non_candidates(
             else "no KernelCacheNode has an entry for it: it is prepared on no node yet"
         )
         out.append(
-            Candidate(
-                key[0],
-                key[1],
-                tuple(entries),
-                inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
-                rejected_by=ENTRY_READY,
-                detail=detail,
-                candidate=False,
-            )
+            _candidate_base(key, entries, inputs.kernel_caches, rejected_by=ENTRY_READY, detail=detail, candidate=False)
         )
     if ident is None:
         return out
@@ -517,11 +510,10 @@ def _non_candidates(
         ready = index.ready[key]
         if _compatibility_match(ident, ready) or _workload_match(ident, ready):
             out.append(
-                Candidate(
-                    key[0],
-                    key[1],
-                    tuple(ready),
-                    inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
+                _candidate_base(
+                    key,
+                    ready,
+                    inputs.kernel_caches,
                     rejected_by=NAMESPACE,
                     candidate=False,
                     detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "
