@@ -113,30 +113,20 @@ def qualified_name_errors(key: str) -> list[str]:
 
 
 def label_value_errors(value: str) -> list[str]:
-    out = []
-    if len(value.encode()) > 63:
-        out.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        out.append(VALUE_MSG)
-    return out
+    return _errors(len(value.encode()), 63, "bytes", _LABEL_VALUE_RE.fullmatch(value), VALUE_MSG)
 
 
 def subdomain_errors(name: str) -> list[str]:
-    out = []
-    if len(name) > 253:
-        out.append("must be no more than 253 characters")
-    if not _SUBDOMAIN_RE.fullmatch(name):
-        out.append(SUBDOMAIN_MSG)
-    return out
+    return _errors(len(name), 253, "characters", _SUBDOMAIN_RE.fullmatch(name), SUBDOMAIN_MSG)
 
 
 def dns_label_errors(name: str) -> list[str]:
-    out = []
-    if len(name) > 63:
-        out.append("must be no more than 63 characters")
-    if not _DNS_LABEL_RE.fullmatch(name):
-        out.append(DNS_LABEL_MSG)
-    return out
+    return _errors(len(name), 63, "characters", _DNS_LABEL_RE.fullmatch(name), DNS_LABEL_MSG)
+
+
+def _errors(length: int, limit: int, unit: str, matched: re.Match[str] | None, message: str) -> list[str]:
+    """The API server's length error (past `limit` `unit`s), then its format error (`message`, not `matched`)."""
+    return ([f"must be no more than {limit} {unit}"] if length > limit else []) + ([] if matched else [message])
 
 
 def metadata_errors(
