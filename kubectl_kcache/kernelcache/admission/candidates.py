@@ -7,16 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ...objects import (
-    CacheStatus,
-    Container,
-    KernelCache,
-    KernelCacheNode,
-    Pod,
-    Verification,
-)
+from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
 from .. import constants as c
 from ..identity import (
     CONTAINER_KSERVE,
@@ -30,9 +23,6 @@ from ..identity import (
     runtime_container,
     workload_ref,
 )
-
-if TYPE_CHECKING:
-    pass
 from .gates import (
     ARTIFACT,
     CACHE_CONTAINER,

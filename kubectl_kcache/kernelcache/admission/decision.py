@@ -8,16 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...objects import (
-    KernelCache,
-    Pod,
-)
+from ...objects import KernelCache, Pod
 from .. import constants as c
 from ..config import ConfigState
-from ..identity import (
-    Identity,
-    ModelSource,
-)
+from ..identity import Identity, ModelSource
 
 if TYPE_CHECKING:
     from ...snapshot.model import ClusterSnapshot

@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
-from ...objects import (
-    Container,
-    Pod,
-    PodSpec,
-    WebhookEntry,
-)
+from ...objects import Container, Pod, PodSpec, WebhookEntry
 from .. import constants as c
 from ..config import ConfigState
 from ..selectors import describe_label_selector, label_selector_matches
-
-if TYPE_CHECKING:
-    pass
 from ..webhook_reach import Reach
 from .gates import (
     CONFIG,
