@@ -189,15 +189,16 @@ class _ReplicaSetStatus(_Obj, frozen=True):
     replicas: Int = 0
 
 
+_RS_SPEC = _ReplicaSetSpec()
+
+
 class ReplicaSet(_Object, frozen=True, dict=True):
     """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
 
     spec: _ReplicaSetSpec | None = None
     status: _ReplicaSetStatus | None = None
 
-    @property
-    def replicas(self) -> int:
-        return self.spec.replicas if self.spec is not None else 1
+    replicas = _Of[int]("spec", _RS_SPEC, "replicas")
 
     def template_pod(self) -> Pod:
         """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""
