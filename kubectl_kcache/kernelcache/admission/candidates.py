@@ -20,6 +20,8 @@ from ..identity import (
     ModelSource,
     container_identity,
     model_source,
+    resolve_container,
+    resolve_oci_path,
     runtime_container,
     workload_ref,
 )
@@ -262,27 +264,6 @@ def _footprint_miss(
         if evidence:
             detail += "; differing factors: " + "; ".join(evidence)
     return detail, tuple(evidence)
-
-
-def resolve_container(name: str, containers: Sequence[Container]) -> Container | str:
-    """The container a cache path targets, or KServe's error text."""
-    if name:
-        found = next((x for x in containers if x.name == name), None)
-        return found if found is not None else f'cache container "{name}" was not found'
-    for default in (CONTAINER_KSERVE, CONTAINER_MAIN):
-        found = next((x for x in containers if x.name == default), None)
-        if found is not None:
-            return found
-    return "containerName is required when no standard KServe runtime container is present"
-
-
-def resolve_oci_path(oci_path: str) -> tuple[str, str]:
-    """(resolved path, KServe's error text or "")."""
-    if not oci_path:
-        return c.OCI_PATH_VLLM, ""
-    if oci_path in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
-        return oci_path, ""
-    return "", (f'unsupported OCI path "{oci_path}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"')
 
 
 def resolve_container_path(container: Container, container_path: str, oci_path: str) -> tuple[str, str]:

@@ -9,7 +9,8 @@ from msgspec.structs import replace as struct_replace
 
 from ...objects import Container, KernelCache, Pod, PodSpec, Volume, VolumeMount
 from .. import constants as c
-from .candidates import resolve_container, resolve_container_path, resolve_oci_path
+from ..identity import resolve_container, resolve_oci_path
+from .candidates import resolve_container_path
 from .gates import Injection, Mount
 
 # ---- injection ---------------------------------------------------------------------------------------------
