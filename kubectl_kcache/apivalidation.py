@@ -178,6 +178,11 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
 
+def invalid(value: str, message: str) -> str:
+    """field.Invalid's text."""
+    return f"Invalid value: {go_quote(value)}: {message}"
+
+
 def not_supported(value: str, supported: tuple[str, ...]) -> str:
     """field.NotSupported's text."""
     return f"Unsupported value: {go_quote(value)}: supported values: {', '.join(go_quote(s) for s in supported)}"
@@ -189,7 +194,7 @@ def selector_requirement_error(operator: str, values: tuple[str, ...]) -> str | 
         return None if values else "Required value: must be specified when `operator` is 'In' or 'NotIn'"
     if operator in ("Exists", "DoesNotExist"):
         return None if not values else "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-    return f"Invalid value: {go_quote(operator)}: not a valid selector operator"
+    return invalid(operator, "not a valid selector operator")
 
 
 def integer_error(value: int, bits: int, go_field: str, nonnegative: bool = False) -> str | None:

@@ -366,7 +366,7 @@ class SelectorRequirement(_Obj, frozen=True):
         _Obj.__post_init__(self)
         bad_key = av.qualified_name_errors(self.key)
         if bad_key:  # the API server validates a selector's key as a label key
-            _refuse("key", f"Invalid value: {av.go_quote(self.key)}: {bad_key[0]}")
+            _refuse("key", av.invalid(self.key, bad_key[0]))
         error = av.selector_requirement_error(self.operator, self.values)
         if error:
             _refuse("values" if error.startswith(("Required", "Forbidden")) else "operator", error)
