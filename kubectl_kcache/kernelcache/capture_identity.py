@@ -166,13 +166,11 @@ def capture_identities(
         pieces.append(
             _owned(kind, ns, reporter, what, obj, c.REPORTER_LABEL, "KernelCacheCapture", cap, capture.meta.uid)
         )
+    on_pod = partial(Piece, "Pod", ns, pod.name)  # the pod's annotation naming a Secret
     named = pod.meta.annotations.get(c.ANNOTATION_REPORTER_SECRET, "")
     if named != reporter:
         pieces.append(
-            Piece(
-                "Pod",
-                ns,
-                pod.name,
+            on_pod(
                 f"annotation {c.ANNOTATION_REPORTER_SECRET}",
                 f"names {named or '(nothing)'}, not {reporter}",
                 "capture Pod has no reporter access Secret reference",
@@ -199,10 +197,7 @@ def capture_identities(
         access = pod.meta.annotations.get(c.ANNOTATION_ACCESS_SECRET, "")
         if not access.startswith(c.ACCESS_SECRET_PREFIX):
             pieces.append(
-                Piece(
-                    "Pod",
-                    ns,
-                    pod.name,
+                on_pod(
                     f"annotation {c.ANNOTATION_ACCESS_SECRET}",
                     f"names {access or '(nothing)'}, not a {c.ACCESS_SECRET_PREFIX}* Secret",
                     "capture Pod has no registry access Secret reference",
