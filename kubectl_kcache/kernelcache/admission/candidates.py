@@ -68,56 +68,49 @@ def identity_gates(pod: Pod, namespace: str) -> tuple[list[Gate], ModelSource | 
             None,
         )
     gates: list[Gate] = []
+
+    def gate(gate_id: str, passed: bool | None, detail: str, effect: str = "", message: str = "") -> None:
+        gates.append(Gate(gate_id, passed, detail, effect, message))
+
     model = model_source(workload.kind, pod.meta.annotations)
     if model.known:
-        gates.append(Gate(MODEL_SOURCE, True, f"model {model.uri} (modelURIHash {model.hash})"))
+        gate(MODEL_SOURCE, True, f"model {model.uri} (modelURIHash {model.hash})")
     else:
-        gates.append(Gate(MODEL_SOURCE, False, f"{model.problem}: the webhook looks for no cache"))
+        gate(MODEL_SOURCE, False, f"{model.problem}: the webhook looks for no cache")
     try:
         container = runtime_container(workload.kind, pod.spec_containers)
     except IdentityError as exc:
         names = ", ".join(x.name for x in pod.spec_containers) or "none"
-        gates.append(
-            Gate(
-                RUNTIME_CONTAINER,
-                False,
-                f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
-                f"(containers: {names}): the webhook rejects the pod with HTTP "
-                f'500 "{exc}"',
-                message=str(exc),
-            )
+        gate(
+            RUNTIME_CONTAINER,
+            False,
+            f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
+            f"(containers: {names}): the webhook rejects the pod with HTTP "
+            f'500 "{exc}"',
+            message=str(exc),
         )
-        gates.append(Gate(RUNTIME_IMAGE, None, "no runtime container"))
+        gate(RUNTIME_IMAGE, None, "no runtime container")
         return gates, model, None
-    gates.append(Gate(RUNTIME_CONTAINER, True, f"runtime container {container.name}"))
+    gate(RUNTIME_CONTAINER, True, f"runtime container {container.name}")
     # Build validates the image before the model hash (unreachable through the webhook) matters
     probe = model.hash or "sha256:" + "0" * 64
     try:
         ident = container_identity(namespace, workload, container, probe)
     except IdentityError as exc:
-        gates.append(
-            Gate(
-                RUNTIME_IMAGE,
-                False,
-                f'image {container.image!r}: the webhook rejects the pod with HTTP 500 "{exc}"',
-                effect=REJECT,
-                message=str(exc),
-            )
-        )
+        detail = f'image {container.image!r}: the webhook rejects the pod with HTTP 500 "{exc}"'
+        gate(RUNTIME_IMAGE, False, detail, effect=REJECT, message=str(exc))
         return gates, model, None
     if ident.image_class == IMAGE_FLOATING:
-        gates.append(
-            Gate(
-                RUNTIME_IMAGE,
-                False,
-                f"image {ident.runtime_image} is floating (latest or untagged): "
-                "no footprint, so the webhook looks for no cache; pin a tag (a "
-                "Compatibility match) or a digest (also a Workload match)",
-            )
+        gate(
+            RUNTIME_IMAGE,
+            False,
+            f"image {ident.runtime_image} is floating (latest or untagged): "
+            "no footprint, so the webhook looks for no cache; pin a tag (a "
+            "Compatibility match) or a digest (also a Workload match)",
         )
         return gates, model, None
     kinds = "workload and compatibility footprints" if ident.workload_footprint else "a compatibility footprint only"
-    gates.append(Gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: {kinds}"))
+    gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: {kinds}")
     return gates, model, ident if model.known else None
 
 
