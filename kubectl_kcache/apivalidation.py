@@ -113,30 +113,20 @@ def qualified_name_errors(key: str) -> list[str]:
 
 
 def label_value_errors(value: str) -> list[str]:
-    out = []
-    if len(value.encode()) > 63:
-        out.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        out.append(VALUE_MSG)
-    return out
+    return _errors(len(value.encode()), 63, "bytes", _LABEL_VALUE_RE.fullmatch(value), VALUE_MSG)
 
 
 def subdomain_errors(name: str) -> list[str]:
-    out = []
-    if len(name) > 253:
-        out.append("must be no more than 253 characters")
-    if not _SUBDOMAIN_RE.fullmatch(name):
-        out.append(SUBDOMAIN_MSG)
-    return out
+    return _errors(len(name), 253, "characters", _SUBDOMAIN_RE.fullmatch(name), SUBDOMAIN_MSG)
 
 
 def dns_label_errors(name: str) -> list[str]:
-    out = []
-    if len(name) > 63:
-        out.append("must be no more than 63 characters")
-    if not _DNS_LABEL_RE.fullmatch(name):
-        out.append(DNS_LABEL_MSG)
-    return out
+    return _errors(len(name), 63, "characters", _DNS_LABEL_RE.fullmatch(name), DNS_LABEL_MSG)
+
+
+def _errors(length: int, limit: int, unit: str, matched: re.Match[str] | None, message: str) -> list[str]:
+    """The API server's length error (past `limit` `unit`s), then its format error (`message`, not `matched`)."""
+    return ([f"must be no more than {limit} {unit}"] if length > limit else []) + ([] if matched else [message])
 
 
 def metadata_errors(
@@ -188,6 +178,11 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
 
+def invalid(value: str, message: str) -> str:
+    """field.Invalid's text."""
+    return f"Invalid value: {go_quote(value)}: {message}"
+
+
 def not_supported(value: str, supported: tuple[str, ...]) -> str:
     """field.NotSupported's text."""
     return f"Unsupported value: {go_quote(value)}: supported values: {', '.join(go_quote(s) for s in supported)}"
@@ -199,7 +194,7 @@ def selector_requirement_error(operator: str, values: tuple[str, ...]) -> str | 
         return None if values else "Required value: must be specified when `operator` is 'In' or 'NotIn'"
     if operator in ("Exists", "DoesNotExist"):
         return None if not values else "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-    return f"Invalid value: {go_quote(operator)}: not a valid selector operator"
+    return invalid(operator, "not a valid selector operator")
 
 
 def integer_error(value: int, bits: int, go_field: str, nonnegative: bool = False) -> str | None:

@@ -127,62 +127,52 @@ class Json:
 
 
 @dataclass(frozen=True)
-class Placeholder:
-    """A stand-in for what the data does not say (`text.PLACEHOLDER_ISVC`): upper case, so that Kubernetes
-    refuses it if it is left in by mistake, and never shell syntax."""
+class _Text:
+    """A word written as its value, once `problem` (each kind's own) finds nothing wrong with it."""
 
     value: str
-
-    def problem(self) -> str | None:
-        return None if re.fullmatch("[A-Z][A-Z_]*", self.value) else f"{shown(self.value)} is not a placeholder"
 
     def render(self) -> str:
         return self.value
 
 
 @dataclass(frozen=True)
-class Identity:
+class Placeholder(_Text):
+    """A stand-in for what the data does not say (`text.PLACEHOLDER_ISVC`): upper case, so that Kubernetes
+    refuses it if it is left in by mistake, and never shell syntax."""
+
+    def problem(self) -> str | None:
+        return None if re.fullmatch("[A-Z][A-Z_]*", self.value) else f"{shown(self.value)} is not a placeholder"
+
+
+@dataclass(frozen=True)
+class Identity(_Text):
     """A user the API server names (`alice@example.com`, `system:serviceaccount:ns:sa`): any printable text,
     put only after a flag in the same word (`--as={user}`, `--user={user}`), where kubectl cannot read it as
     another option."""
-
-    value: str
 
     def problem(self) -> str | None:
         if not self.value or not self.value.isprintable() or self.value != self.value.strip():
             return f"the user {shown(self.value)} is not one a command can name"
         return None
 
-    def render(self) -> str:
-        return self.value
-
 
 @dataclass(frozen=True)
-class Verb:
+class Verb(_Text):
     """An API verb (`list`, `watch`, `create`): lower-case letters."""
-
-    value: str
 
     def problem(self) -> str | None:
         return None if re.fullmatch("[a-z]+", self.value) else f"{shown(self.value)} is not an API verb"
 
-    def render(self) -> str:
-        return self.value
-
 
 @dataclass(frozen=True)
-class Url:
+class Url(_Text):
     """An https URL of the project's (a manifest to apply): no quote, space or control character in it."""
-
-    value: str
 
     def problem(self) -> str | None:
         if re.fullmatch(r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~/-]*)?", self.value):
             return None
         return f"{shown(self.value)} is not a URL a command can hold"
-
-    def render(self) -> str:
-        return self.value
 
 
 Word = Name | Selector | Json | Placeholder | Identity | Verb | Url

@@ -170,9 +170,7 @@ class Anonymizer:
 
     def _own_names(self, by_kind: dict[str, list[dict[str, Any]]], kind: str, fmt: str) -> None:
         """Objects of `kind` whose names hold no token yet: named by people, not from an InferenceService."""
-        names = sorted(
-            {str(_meta(i).get("name") or "") for i in by_kind.get(kind, [])} - {""},
-        )
+        names = sorted({str(_meta(i).get("name") or "") for i in by_kind.get(kind, [])} - {""})
         names = [n for n in names if n not in self.map and self.replace(n) == n]
         for name in names:
             self._token(kind, name, fmt, len(str(len(names))))
@@ -237,14 +235,10 @@ class Anonymizer:
         """(original name, how to make it again from anonymized parts) for KServe's hashed names: captures,
         their reporter and pusher identities, KernelCaches (from captures), preparation Jobs (from
         KernelCaches)."""
-        out: list[tuple[str, Any]] = []
-        for pod in by_kind.get("Pod", []):
-            labels = _meta(pod).get("labels") or {}
-            isvc, rev = str(labels.get(c.LABEL_ISVC, "")), str(labels.get(c.LABEL_POD_TEMPLATE_HASH, ""))
-            if isvc and rev:
-                out.append(
-                    (kn.capture_revision_name(isvc, rev), lambda r, i=isvc, v=rev: kn.capture_revision_name(r(i), v))
-                )
+        out: list[tuple[str, Any]] = [
+            (kn.capture_revision_name(isvc, rev), lambda r, i=isvc, v=rev: kn.capture_revision_name(r(i), v))
+            for isvc, rev in _revisions(by_kind)
+        ]
         captures = sorted({_meta(i).get("name", "") for i in by_kind.get("KernelCacheCapture", [])} - {""})
         refs = sorted(set(images) | {str(_spec_image(k)) for k in by_kind.get("KernelCache", []) if _spec_image(k)})
         capture_names, out = out, []
@@ -412,17 +406,23 @@ def _isvc_names(by_kind: dict[str, list[dict[str, Any]]], items: list[dict[str, 
 
 def _registry_hosts(config_maps: list[dict[str, Any]]) -> list[str]:
     """The registry host (and port) of KServe's kernel cache configuration."""
+    registry = _kernelcache_config(config_maps).get("registry") or {}
+    endpoint = str(registry.get("endpoint") or "") if isinstance(registry, dict) else ""
+    return [h for h in (endpoint, endpoint.rsplit(":", 1)[0]) if h and not h.replace(".", "").isdigit()]
+
+
+def _kernelcache_config(config_maps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of KServe's kernel cache configuration in the dump; empty when absent or not an object."""
     import json
 
     for cm in config_maps:
         if _meta(cm).get("name") == c.CONFIGMAP_NAME:
             try:
-                registry = json.loads(str((cm.get("data") or {}).get(c.CONFIG_KEY) or "{}")).get("registry") or {}
-                endpoint = str(registry.get("endpoint") or "")
+                config = json.loads(str((cm.get("data") or {}).get(c.CONFIG_KEY) or "{}"))
             except (ValueError, AttributeError):
-                return []
-            return [h for h in (endpoint, endpoint.rsplit(":", 1)[0]) if h and not h.replace(".", "").isdigit()]
-    return []
+                return {}
+            return config if isinstance(config, dict) else {}
+    return {}
 
 
 def _label_values(nodes: list[str]) -> list[tuple[str, Any]]:
@@ -485,16 +485,7 @@ def _images(item: dict[str, Any]) -> Iterable[str]:
 
 
 def _job_namespace(config_maps: list[dict[str, Any]]) -> str:
-    import json
-
-    for cm in config_maps:
-        if _meta(cm).get("name") == c.CONFIGMAP_NAME:
-            try:
-                raw = json.loads(str((cm.get("data") or {}).get(c.CONFIG_KEY) or "{}"))
-                return str(raw.get("jobNamespace") or DEFAULT_JOB_NAMESPACE)
-            except (ValueError, AttributeError):
-                break
-    return DEFAULT_JOB_NAMESPACE
+    return str(_kernelcache_config(config_maps).get("jobNamespace") or DEFAULT_JOB_NAMESPACE)
 
 
 def anonymize(items: list[dict[str, Any]], meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import msgspec
@@ -151,47 +151,6 @@ class PodResult:
 
 
 @dataclass(frozen=True)
-class Row:
-    """The counts of one InferenceService (revision "") or of one of its revisions."""
-
-    namespace: str
-    isvc: str
-    revision: str
-    pods: int
-    cached: int
-    cold: int
-    now: int
-    denied: int
-    unprepared: int
-    gate: str  # the most common blocking gate ("" when none)
-    gate_count: int
-    next_command: str
-    sample: str  # the pod the next command is about
-    producer: int = 0  # started cold by design: not in the hit rate's denominator
-
-    @property
-    def hit_rate(self) -> int | None:
-        """Cached at admission, in percent of the pods that could be (producers left out); None without any."""
-        return hit_rate_percent(self.cached, self.pods - self.producer)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "namespace": self.namespace,
-            "inferenceService": self.isvc or None,
-            "revision": self.revision or None,
-            "pods": self.pods,
-            "cached": self.cached,
-            "cold": self.cold,
-            "wouldBeCachedNow": self.now,
-            "denied": self.denied,
-            "unprepared": self.unprepared,
-            "producer": self.producer,
-            "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
-            "next": self.next_command or None,
-        }
-
-
-@dataclass(frozen=True)
 class Totals:
     pods: int = 0
     cached: int = 0
@@ -199,10 +158,11 @@ class Totals:
     now: int = 0
     denied: int = 0
     unprepared: int = 0
-    producer: int = 0
+    producer: int = 0  # started cold by design: not in the hit rate's denominator
 
     @property
     def hit_rate(self) -> int | None:
+        """Cached at admission, in percent of the pods that could be (producers left out); None without any."""
         return hit_rate_percent(self.cached, self.pods - self.producer)
 
     def to_dict(self) -> dict[str, int]:
@@ -214,6 +174,29 @@ class Totals:
             "denied": self.denied,
             "unprepared": self.unprepared,
             "producer": self.producer,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row(Totals):
+    """The counts of one InferenceService (revision "") or of one of its revisions."""
+
+    namespace: str
+    isvc: str
+    revision: str
+    gate: str  # the most common blocking gate ("" when none)
+    gate_count: int
+    next_command: str
+    sample: str  # the pod the next command is about
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "inferenceService": self.isvc or None,
+            "revision": self.revision or None,
+            **Totals.to_dict(self),
+            "topGate": {"id": self.gate, "pods": self.gate_count} if self.gate else None,
+            "next": self.next_command or None,
         }
 
 
@@ -400,24 +383,17 @@ def top_gate(results: Iterable[PodResult]) -> tuple[str, int]:
 
 
 def _row(namespace: str, isvc: str, revision: str, results: Sequence[PodResult]) -> Row:
-    t = _totals(results)
     gate, gate_count = top_gate(results)
     next_command, sample = _next(results, gate)
     return Row(
-        namespace,
-        isvc,
-        revision,
-        t.pods,
-        t.cached,
-        t.cold,
-        t.now,
-        t.denied,
-        t.unprepared,
-        gate,
-        gate_count,
-        next_command,
-        sample,
-        t.producer,
+        **asdict(_totals(results)),
+        namespace=namespace,
+        isvc=isvc,
+        revision=revision,
+        gate=gate,
+        gate_count=gate_count,
+        next_command=next_command,
+        sample=sample,
     )
 
 

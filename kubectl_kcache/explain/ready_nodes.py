@@ -137,10 +137,9 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             else "Ready",
         )
     )
-    kcn = sh.kcn_by_name.get(node.name)
     if not sh.kcn_read:
         return stop("kernelcachenode", None, "KernelCacheNodes not read", "not read", None)
-    if kcn is None:
+    if own is None:
         return stop(
             "kernelcachenode",
             False,
@@ -151,7 +150,6 @@ def node_chain(ctx: CacheContext, sh: NodeInputs, node: o.Node, member: bool, mi
             kubectl("kcache doctor --only kcn-missing"),
         )
     gates.append(NodeGate("kernelcachenode", True, f"KernelCacheNode {node.name} exists"))
-    entry = next((e for e in kcn.entries if e.key == key), None)
     pods = sh.index.agent_pods.get(node.name, [])
     if not sh.agents_read:
         gates.append(NodeGate("agent-pod", None, "agent pods not read"))

@@ -24,7 +24,8 @@ read; a Secret's data never is.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ..objects import Capture, Meta, Pod, Role, RoleBinding, Secret, ServiceAccount
@@ -127,14 +128,12 @@ def capture_identities(
     pieces: list[Piece] = []
 
     trb = _find(rbs, ns, c.TOKEN_REQUESTER)
-    role = "the controller's right to request the reporter's token"
+    requester = partial(
+        Piece, "RoleBinding", ns, c.TOKEN_REQUESTER, "the controller's right to request the reporter's token"
+    )
     if trb is None:
         pieces.append(
-            Piece(
-                "RoleBinding",
-                ns,
-                c.TOKEN_REQUESTER,
-                role,
+            requester(
                 "is missing",
                 absent=True,
                 detail="KServe's controller makes it before the first reporter token, so it has not "
@@ -146,11 +145,7 @@ def capture_identities(
         c.TOKEN_REQUESTER,
     ):
         pieces.append(
-            Piece(
-                "RoleBinding",
-                ns,
-                c.TOKEN_REQUESTER,
-                role,
+            requester(
                 f"is not KServe's (label {c.TOKEN_REQUESTER_LABEL}="
                 f"{trb.meta.labels.get(c.TOKEN_REQUESTER_LABEL, '(none)')}, roleRef "
                 f"{trb.role_kind or '(none)'}/{trb.role_name or '(none)'})",
@@ -158,7 +153,7 @@ def capture_identities(
             )
         )
     else:
-        pieces.append(Piece("RoleBinding", ns, c.TOKEN_REQUESTER, role))
+        pieces.append(requester())
 
     reporter = reporter_name(cap)
     found: tuple[tuple[str, ServiceAccount | Role | RoleBinding | Secret | None, str], ...] = (
@@ -171,13 +166,11 @@ def capture_identities(
         pieces.append(
             _owned(kind, ns, reporter, what, obj, c.REPORTER_LABEL, "KernelCacheCapture", cap, capture.meta.uid)
         )
+    on_pod = partial(Piece, "Pod", ns, pod.name)  # the pod's annotation naming a Secret
     named = pod.meta.annotations.get(c.ANNOTATION_REPORTER_SECRET, "")
     if named != reporter:
         pieces.append(
-            Piece(
-                "Pod",
-                ns,
-                pod.name,
+            on_pod(
                 f"annotation {c.ANNOTATION_REPORTER_SECRET}",
                 f"names {named or '(nothing)'}, not {reporter}",
                 "capture Pod has no reporter access Secret reference",
@@ -186,51 +179,25 @@ def capture_identities(
 
     if token_auth:
         pusher = pusher_name(cap)
+        registry_owned = (c.REGISTRY_LABEL, "KernelCacheCapture", cap, capture.meta.uid, True)  # by the capture
         pieces.append(
             _owned(
-                "ServiceAccount",
-                ns,
-                pusher,
-                "the push's registry identity",
-                _find(sas, ns, pusher),
-                c.REGISTRY_LABEL,
-                "KernelCacheCapture",
-                cap,
-                capture.meta.uid,
-                registry=True,
+                "ServiceAccount", ns, pusher, "the push's registry identity", _find(sas, ns, pusher), *registry_owned
             )
         )
-        rb = _find(rbs, ns, pusher)
-        piece = _owned(
-            "RoleBinding",
-            ns,
-            pusher,
-            "registry.auth.pushRoleRef bound to the pusher",
-            rb,
-            c.REGISTRY_LABEL,
-            "KernelCacheCapture",
-            cap,
-            capture.meta.uid,
-            registry=True,
-        )
+        role = "registry.auth.pushRoleRef bound to the pusher"
+        piece = _owned("RoleBinding", ns, pusher, role, _find(rbs, ns, pusher), *registry_owned)
         if push_role is None and not piece.problem:
-            piece = Piece(
-                "RoleBinding",
-                ns,
-                pusher,
-                piece.role,
-                "cannot be made: no registry.auth.pushRoleRef",
-                "registry push RoleRef is required for serviceAccountToken authentication",
-                registry=True,
+            piece = replace(
+                piece,
+                problem="cannot be made: no registry.auth.pushRoleRef",
+                kserve_error="registry push RoleRef is required for serviceAccountToken authentication",
             )
         pieces.append(piece)
         access = pod.meta.annotations.get(c.ANNOTATION_ACCESS_SECRET, "")
         if not access.startswith(c.ACCESS_SECRET_PREFIX):
             pieces.append(
-                Piece(
-                    "Pod",
-                    ns,
-                    pod.name,
+                on_pod(
                     f"annotation {c.ANNOTATION_ACCESS_SECRET}",
                     f"names {access or '(nothing)'}, not a {c.ACCESS_SECRET_PREFIX}* Secret",
                     "capture Pod has no registry access Secret reference",
@@ -238,19 +205,10 @@ def capture_identities(
                 )
             )
         else:
+            role = "the push's registry token, mounted into the mcv sidecar"
+            secret = _find(scs, ns, access)
             pieces.append(
-                _owned(
-                    "Secret",
-                    ns,
-                    access,
-                    "the push's registry token, mounted into the mcv sidecar",
-                    _find(scs, ns, access),
-                    c.REGISTRY_LABEL,
-                    "Pod",
-                    pod.name,
-                    pod.meta.uid,
-                    registry=True,
-                )
+                _owned("Secret", ns, access, role, secret, c.REGISTRY_LABEL, "Pod", pod.name, pod.meta.uid, True)
             )
     return Identities(f"{ns}/{cap}", pod.name, tuple(pieces))
 
@@ -267,52 +225,30 @@ def _owned(
     owner_uid: str,
     registry: bool = False,
 ) -> Piece:
+    piece = partial(Piece, kind, ns, name, role, registry=registry)
     if obj is None:
-        return Piece(
-            kind,
-            ns,
-            name,
-            role,
+        return piece(
             "is missing",
-            registry=registry,
             absent=True,
             detail=f"none of that name carries label {label}=true: KServe's controller has not made it, or "
             f"one without the label blocks it (KServe's error then: reserved {kind} {ns}/{name} "
             "already exists and is not managed by kernelcache)",
         )
     if obj.meta.labels.get(label) != "true":  # from files holding every object of the kind
-        return Piece(
-            kind,
-            ns,
-            name,
-            role,
+        return piece(
             f"is not KServe's (no label {label}=true)",
             f"reserved {kind} {ns}/{name} already exists and is not managed by kernelcache",
-            registry,
         )
     if not _controlled_by(obj.meta, owner_kind, owner, owner_uid):
-        return Piece(
-            kind,
-            ns,
-            name,
-            role,
-            f"is not controlled by {owner_kind} {owner}",
-            f"reserved {kind} {ns}/{name} has a different owner",
-            registry,
-        )
+        return piece(f"is not controlled by {owner_kind} {owner}", f"reserved {kind} {ns}/{name} has a different owner")
     if (
         kind == "RoleBinding"
         and isinstance(obj, RoleBinding)
         and label == c.REPORTER_LABEL
         and (obj.role_kind, obj.role_name) != ("Role", name)
     ):
-        return Piece(
-            kind,
-            ns,
-            name,
-            role,
+        return piece(
             f"binds {obj.role_kind}/{obj.role_name}, not Role/{name}",
             f"reserved RoleBinding {ns}/{name} conflicts with a KernelCache-managed identity",
-            registry,
         )
-    return Piece(kind, ns, name, role, registry=registry)
+    return piece()

@@ -77,13 +77,6 @@ REASON_PRODUCER_PENDING = "ProducerNodePending"
 REASON_AMBIGUOUS = "AmbiguousNodeGroup"
 REASON_NO_MATCH = "NoMatchingNodeGroup"
 REASON_INVALID_DEFAULT = "InvalidDefaultNodeGroup"
-SELECTION_REASONS = (
-    REASON_INVALID_REQUESTED,
-    REASON_PRODUCER_PENDING,
-    REASON_AMBIGUOUS,
-    REASON_NO_MATCH,
-    REASON_INVALID_DEFAULT,
-)
 EVENT_ACTION_SELECT = "SelectNodeGroup"
 MSG_GROUP_NOT_FOUND = 'KernelCacheNodeGroup "{name}" was not found'
 MSG_PRODUCER_PENDING = "producer Pod node assignment has not been observed yet"

@@ -189,8 +189,8 @@ def tokenize(script: str) -> list[str] | None:
     i = 0
     while i < len(data):
         c = data[i]
-        if quote == 0x27:  # inside '...'
-            if c == 0x27:
+        if quote == 0x27 or (quote == 0x22 and c != 0x5C):  # inside '...', or inside "..." but a backslash
+            if c == quote:
                 quote = 0
             else:
                 cur.append(c)
@@ -203,13 +203,6 @@ def tokenize(script: str) -> list[str] | None:
                 cur.append(data[i + 1])
                 started = True
             i += 2
-            continue
-        if quote == 0x22:  # inside "..."
-            if c == 0x22:
-                quote = 0
-            else:
-                cur.append(c)
-            i += 1
             continue
         if c in _SEPARATORS:
             if started:

@@ -83,6 +83,28 @@ def runtime_container(kind: str, containers: Sequence[Container]) -> Container:
     raise IdentityError(ERR_RUNTIME_CONTAINER)
 
 
+def resolve_container(name: str, containers: Sequence[Container]) -> Container | str:
+    """ResolveRuntimeContainerName: the container a cache path targets (the cache mount step and the capture
+    sidecar step), or KServe's error text."""
+    if name:
+        found = next((x for x in containers if x.name == name), None)
+        return found if found is not None else f'cache container "{name}" was not found'
+    for default in (CONTAINER_KSERVE, CONTAINER_MAIN):
+        found = next((x for x in containers if x.name == default), None)
+        if found is not None:
+            return found
+    return "containerName is required when no standard KServe runtime container is present"
+
+
+def resolve_oci_path(oci_path: str) -> tuple[str, str]:
+    """(resolved path, KServe's error text or "")."""
+    if not oci_path:
+        return c.OCI_PATH_VLLM, ""
+    if oci_path in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
+        return oci_path, ""
+    return "", (f'unsupported OCI path "{oci_path}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"')
+
+
 def classify_image(image: str) -> str:
     """classifyImageReference on the trimmed image: digest, tag or floating; IdentityError when malformed."""
     if not image or any(ch in image for ch in " \t\n"):

@@ -100,15 +100,6 @@ def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
     return snapshot.derived(f"member-objects/{group}", make)
 
 
-def groups_by_node(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> dict[str, list[NodeGroup]]:
-    """Node name -> the groups it is in, sorted by name as KServe sorts them; nodes in no group are left out."""
-    return membership(nodes, groups).groups_of_node
-
-
-def member_nodes(nodes: Iterable[Node], groups: Iterable[NodeGroup]) -> list[Node]:
-    return membership(nodes, groups).member_nodes
-
-
 def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:
     """A node in several groups: a capture from it without a requested group gets AmbiguousNodeGroup."""
     return len(list(groups_of_node)) > 1

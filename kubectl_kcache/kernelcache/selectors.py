@@ -107,10 +107,6 @@ def matching_groups(labels: Mapping[str, str], groups: Iterable[NodeGroup]) -> l
     return sorted((g for g in groups if selector_matches(g.node_selector, labels)), key=lambda g: g.name)
 
 
-def group_members(group: NodeGroup, nodes: Iterable[Node]) -> list[Node]:
-    return [n for n in nodes if selector_matches(group.node_selector, n.labels)]
-
-
 @dataclass(frozen=True)
 class LabelMismatch:
     """How a node's labels miss a selector: labels it lacks, and labels it has with another value."""

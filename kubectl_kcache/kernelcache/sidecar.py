@@ -30,7 +30,7 @@ from typing import Any
 from ..objects import CachePath, Capture, Container, Pod, VolumeMount, find_condition
 from . import constants as c
 from .config import KernelCacheConfig
-from .identity import KIND_ISVC, IdentityError, model_source, workload_ref
+from .identity import KIND_ISVC, IdentityError, model_source, resolve_container, resolve_oci_path, workload_ref
 from .names import capture_revision_name, reporter_name
 
 SIDECAR = "sidecar"
@@ -92,16 +92,12 @@ def terminal_capture_skips(capture: Capture | None) -> bool:
     return cond is None or cond.status != "False" or cond.reason != c.REASON_PRODUCER_GONE
 
 
-def _container(name: str, containers: Sequence[Container]) -> Container | str:
-    """ResolveRuntimeContainerName, then the container (KServe's error text when there is none)."""
-    if name:
-        found = next((x for x in containers if x.name == name), None)
-        return found if found is not None else f'cache container "{name}" was not found'
-    for default in ("kserve-container", "main"):
-        found = next((x for x in containers if x.name == default), None)
-        if found is not None:
-            return found
-    return "containerName is required when no standard KServe runtime container is present"
+def _container(name: str, containers: Sequence[Container]) -> Container:
+    """The container a capture path targets, or SidecarError with KServe's text."""
+    found = resolve_container(name, containers)
+    if isinstance(found, str):
+        raise SidecarError(CAPTURE_PATHS, found)
+    return found
 
 
 def _container_path(container: Container, explicit: str) -> str:
@@ -119,14 +115,10 @@ def _container_path(container: Container, explicit: str) -> str:
 
 
 def _oci_path(oci: str) -> str:
-    if not oci:
-        return c.OCI_PATH_VLLM
-    if oci in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
-        return oci
-    raise SidecarError(
-        CAPTURE_PATHS,
-        f'unsupported OCI path "{oci}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"',
-    )
+    path, error = resolve_oci_path(oci)
+    if error:
+        raise SidecarError(CAPTURE_PATHS, error)
+    return path
 
 
 def resolve_paths(paths: Sequence[CachePath], containers: Sequence[Container]) -> tuple[CachePath, ...]:
@@ -135,15 +127,11 @@ def resolve_paths(paths: Sequence[CachePath], containers: Sequence[Container]) -
     out: list[CachePath] = []
     for path in paths:
         found = _container(path.container_name, containers)
-        if isinstance(found, str):
-            raise SidecarError(CAPTURE_PATHS, found)
         target = _container_path(found, path.container_path)
         out.append(CachePath(container_name=found.name, container_path=target, oci_path=_oci_path(path.oci_path)))
     if out:
         return tuple(out)
     found = _container("", containers)
-    if isinstance(found, str):
-        raise SidecarError(CAPTURE_PATHS, found)
     return (CachePath(container_name=found.name, container_path=_container_path(found, ""), oci_path=c.OCI_PATH_VLLM),)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..apivalidation import go_quote, label_value_errors, qualified_name_errors
+from ..apivalidation import TAINT_EFFECTS, invalid, label_value_errors, not_supported, qualified_name_errors
 from ..objects import Node, Taint, Toleration
 
 NO_SCHEDULE = "NoSchedule"
@@ -104,7 +104,7 @@ def daemon_pod_tolerations(template_tolerations: Iterable[Toleration]) -> list[T
 
 SUPPORTED_OPERATORS = ("Equal", "Exists")
 GATED_OPERATORS = ("Lt", "Gt")  # alpha gate TaintTolerationComparisonOperators, off by default
-SUPPORTED_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+SUPPORTED_EFFECTS = TAINT_EFFECTS
 
 
 @dataclass(frozen=True)
@@ -122,53 +122,24 @@ def toleration_errors(tol: Toleration) -> list[TolerationError]:
     """Why Kubernetes rejects this toleration in a pod template (empty when it is valid), in its order."""
     out: list[TolerationError] = []
     if tol.key:
-        out += [
-            TolerationError("key", f"Invalid value: {go_quote(tol.key)}: {m}") for m in qualified_name_errors(tol.key)
-        ]
+        out += [TolerationError("key", invalid(tol.key, m)) for m in qualified_name_errors(tol.key)]
     elif tol.operator != "Exists":
-        out.append(
-            TolerationError(
-                "operator",
-                f"Invalid value: {go_quote(tol.operator)}: operator must be Exists "
-                'when `key` is empty, which means "match all values and all keys"',
-            )
-        )
+        message = 'operator must be Exists when `key` is empty, which means "match all values and all keys"'
+        out.append(TolerationError("operator", invalid(tol.operator, message)))
     if tol.toleration_seconds is not None and tol.effect != NO_EXECUTE:
-        out.append(
-            TolerationError(
-                "effect",
-                f"Invalid value: {go_quote(tol.effect)}: effect must be 'NoExecute' when `tolerationSeconds` is set",
-            )
-        )
+        message = "effect must be 'NoExecute' when `tolerationSeconds` is set"
+        out.append(TolerationError("effect", invalid(tol.effect, message)))
     if tol.operator in ("Equal", ""):
-        out += [
-            TolerationError("operator", f"Invalid value: {go_quote(tol.value)}: {m}")
-            for m in label_value_errors(tol.value)
-        ]
+        out += [TolerationError("operator", invalid(tol.value, m)) for m in label_value_errors(tol.value)]
     elif tol.operator == "Exists":
         if tol.value:
-            out.append(
-                TolerationError(
-                    "operator", f"Invalid value: {go_quote(tol.value)}: value must be empty when `operator` is 'Exists'"
-                )
-            )
+            message = "value must be empty when `operator` is 'Exists'"
+            out.append(TolerationError("operator", invalid(tol.value, message)))
     else:
         supported = SUPPORTED_OPERATORS + (GATED_OPERATORS if tol.operator in GATED_OPERATORS else ())
-        out.append(
-            TolerationError(
-                "operator",
-                f"Unsupported value: {go_quote(tol.operator)}: supported values: "
-                + ", ".join(go_quote(s) for s in supported),
-            )
-        )
+        out.append(TolerationError("operator", not_supported(tol.operator, supported)))
     if tol.effect and tol.effect not in SUPPORTED_EFFECTS:
-        out.append(
-            TolerationError(
-                "effect",
-                f"Unsupported value: {go_quote(tol.effect)}: supported values: "
-                + ", ".join(go_quote(s) for s in SUPPORTED_EFFECTS),
-            )
-        )
+        out.append(TolerationError("effect", not_supported(tol.effect, SUPPORTED_EFFECTS)))
     return out
 
 

@@ -16,7 +16,7 @@ import copy
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from ..errors import ApiError, Forbidden, InputError, NotFound, Unreachable
@@ -27,7 +27,6 @@ from .status import HTTPStatus, api_error, transport_error
 from .transport import Transport
 
 DEFAULT_TIMEOUT = 30.0
-PAGE_SIZE = listing.PAGE_SIZE
 FIELD_MANAGER = "kubectl-kcache"
 
 
@@ -200,110 +199,44 @@ class Client:
     def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
         return strip_object(self.request("GET", res.path(namespace, name), verb="get", resource=res.plural))
 
-    def list_pages(
-        self,
-        res: Resource,
-        namespace: str | None = None,
-        *,
-        label_selector: str = "",
-        field_selector: str = "",
-        page_size: int = PAGE_SIZE,
-        decode: Callable[[bytes], Page[Any]] | None = None,
-    ) -> Iterator[Page[Any]]:
-        """The pages of a list, each decoded by `decode` (default: dicts with kind and apiVersion filled
-        in, managedFields dropped). A 410 Gone on a continue token raises `Gone` (list_all restarts)."""
-        return listing.pages(
-            self,
-            res,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            page_size=page_size,
-            decode=decode,
-        )
+    list_all = listing.list_all  # every object of a list and its resourceVersion
+    watch = watching.watch  # the events of a watch
 
-    def list_all(
-        self,
-        res: Resource,
-        namespace: str | None = None,
-        *,
-        decode: Callable[[bytes], Page[Any]] | None = None,
-        convert: Callable[[Any], Any] | None = None,
-        label_selector: str = "",
-        field_selector: str = "",
-        page_size: int = PAGE_SIZE,
-    ) -> listing.ListResult:
-        """Every object (decoded page by page, then `convert`ed) and the list's resourceVersion; restarts
-        from the beginning on 410 Gone."""
-        return listing.list_all(
-            self,
-            res,
-            namespace,
-            decode=decode,
-            convert=convert,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            page_size=page_size,
-        )
-
-    def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    def _write(
+        self, method: str, path: str, body: Mapping[str, Any], verb: str, resource: str, content_type: str | None = None
+    ) -> dict[str, Any]:
+        """A create, patch or update, with this tool as the field manager."""
         return cast(
             dict[str, Any],
             self.request(
-                "POST",
-                res.path(namespace),
+                method,
+                path,
                 body=body,
+                content_type=content_type,
                 query={"fieldManager": FIELD_MANAGER},
-                verb="create",
-                resource=res.plural,
+                verb=verb,
+                resource=resource,
             ),
         )
+
+    def create(self, res: Resource, body: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        return self._write("POST", res.path(namespace), body, "create", res.plural)
 
     def merge_patch(
         self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(
-            dict[str, Any],
-            self.request(
-                "PATCH",
-                res.path(namespace, name),
-                body=patch,
-                content_type="application/merge-patch+json",
-                query={"fieldManager": FIELD_MANAGER},
-                verb="patch",
-                resource=res.plural,
-            ),
-        )
+        path = res.path(namespace, name)
+        return self._write("PATCH", path, patch, "patch", res.plural, "application/merge-patch+json")
 
     def replace_status(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(
-            dict[str, Any],
-            self.request(
-                "PUT",
-                res.path(namespace, name, "status"),
-                body=body,
-                query={"fieldManager": FIELD_MANAGER},
-                verb="update",
-                resource=f"{res.plural}/status",
-            ),
-        )
+        return self._write("PUT", res.path(namespace, name, "status"), body, "update", f"{res.plural}/status")
 
     def replace(
         self, res: Resource, name: str, body: Mapping[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
-        return cast(
-            dict[str, Any],
-            self.request(
-                "PUT",
-                res.path(namespace, name),
-                body=body,
-                query={"fieldManager": FIELD_MANAGER},
-                verb="update",
-                resource=res.plural,
-            ),
-        )
+        return self._write("PUT", res.path(namespace, name), body, "update", res.plural)
 
     def delete(
         self, res: Resource, name: str, namespace: str | None = None, *, resource_version: str = "", uid: str = ""
@@ -315,33 +248,6 @@ class Client:
             precond["uid"] = uid
         body = {"kind": "DeleteOptions", "apiVersion": "v1", **({"preconditions": precond} if precond else {})}
         self.request("DELETE", res.path(namespace, name), body=body, verb="delete", resource=res.plural)
-
-    def watch(
-        self,
-        res: Resource,
-        resource_version: str,
-        namespace: str | None = None,
-        *,
-        timeout_seconds: int = 300,
-        label_selector: str = "",
-        field_selector: str = "",
-        decode: Callable[[bytes], Any] | None = None,
-        opened: Callable[[], None] | None = None,
-    ) -> Iterator[Any]:
-        """Watch events from resource_version: dicts ({"type", "object"}) by default, or what `decode` makes
-        of each line. An ERROR event with code 410 raises Gone. `opened` is called once the server has
-        accepted the watch (before any event)."""
-        return watching.watch(
-            self,
-            res,
-            resource_version,
-            namespace,
-            timeout_seconds=timeout_seconds,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            decode=decode,
-            opened=opened,
-        )
 
     def server_version(self) -> str:
         try:

@@ -76,6 +76,8 @@ def pages(
     page_size: int = PAGE_SIZE,
     decode: Callable[[bytes], Page[Any]] | None = None,
 ) -> Iterator[Page[Any]]:
+    """The pages of a list, each decoded by `decode` (default: dicts with kind and apiVersion filled
+    in, managedFields dropped). A 410 Gone on a continue token raises `Gone` (list_all restarts)."""
     decode = decode or dict_page(res)
     cont = ""
     while True:
@@ -112,6 +114,8 @@ def list_all(
     field_selector: str = "",
     page_size: int = PAGE_SIZE,
 ) -> ListResult:
+    """Every object (decoded page by page, then `convert`ed) and the list's resourceVersion; restarts
+    from the beginning on 410 Gone. `Client.list_all`."""
     for _attempt in range(RESTARTS):
         out: list[Any] = []
         resource_version = ""

@@ -46,9 +46,7 @@ def build(resolved: Resolved, overrides: Overrides, user_agent: str) -> Any:
             persist_config=False,
             temp_file_path=tempfile.gettempdir(),
         )
-    except ConfigException as exc:
-        raise InputError(f"kubeconfig: {exc}") from None
-    except (OSError, ValueError) as exc:
+    except (ConfigException, OSError, ValueError) as exc:
         raise InputError(f"kubeconfig: {exc}") from None
     finally:
         root.removeHandler(capture)

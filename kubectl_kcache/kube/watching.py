@@ -64,6 +64,9 @@ def watch(
     decode: Callable[[bytes], Any] | None = None,
     opened: Callable[[], None] | None = None,
 ) -> Iterator[Any]:
+    """Watch events from resource_version: dicts ({"type", "object"}) by default, or what `decode` makes
+    of each line. An ERROR event with code 410 raises Gone. `opened` is called once the server has
+    accepted the watch (before any event). `Client.watch`."""
     decode = decode or dict_event(res)
     resp = client.request(
         "GET",

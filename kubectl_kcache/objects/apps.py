@@ -7,7 +7,7 @@ from typing import Any
 from msgspec.structs import force_setattr
 
 from .. import apivalidation as av
-from .base import Condition, Int, Items, Meta, OwnerRef, Str, StrMap, Toleration, _Obj, _Object, _refuse, _strs
+from .base import Condition, Int, Items, Meta, OwnerRef, Str, StrMap, Toleration, _Obj, _Object, _Of, _refuse, _strs
 from .core import Pod, PodSpec, _check_affinity
 
 
@@ -85,45 +85,16 @@ class DaemonSet(_Object, frozen=True, dict=True):
     spec: _TemplatedSpec | None = None
     status: DaemonSetStatus | None = None
 
-    @property
-    def node_selector(self) -> dict[str, str] | None:
-        return (self.spec or _TEMPLATED).pod.node_selector
-
-    @property
-    def affinity(self) -> dict[str, Any] | None:
-        return (self.spec or _TEMPLATED).pod.affinity
-
-    @property
-    def tolerations(self) -> tuple[Toleration, ...]:
-        return (self.spec or _TEMPLATED).pod.tolerations
-
-    @property
-    def desired(self) -> int:
-        return (self.status or _DS_STATUS).desired_number_scheduled
-
-    @property
-    def current(self) -> int:
-        return (self.status or _DS_STATUS).current_number_scheduled
-
-    @property
-    def ready(self) -> int:
-        return (self.status or _DS_STATUS).number_ready
-
-    @property
-    def updated(self) -> int:
-        return (self.status or _DS_STATUS).updated_number_scheduled
-
-    @property
-    def available(self) -> int:
-        return (self.status or _DS_STATUS).number_available
-
-    @property
-    def misscheduled(self) -> int:
-        return (self.status or _DS_STATUS).number_misscheduled
-
-    @property
-    def observed_generation(self) -> int:
-        return (self.status or _DS_STATUS).observed_generation
+    desired = _Of[int]("status", _DS_STATUS, "desired_number_scheduled")
+    current = _Of[int]("status", _DS_STATUS, "current_number_scheduled")
+    ready = _Of[int]("status", _DS_STATUS, "number_ready")
+    updated = _Of[int]("status", _DS_STATUS, "updated_number_scheduled")
+    available = _Of[int]("status", _DS_STATUS, "number_available")
+    misscheduled = _Of[int]("status", _DS_STATUS, "number_misscheduled")
+    observed_generation = _Of[int]("status", _DS_STATUS, "observed_generation")
+    node_selector = _Of[dict[str, str] | None]("spec", _TEMPLATED, "pod.node_selector")
+    affinity = _Of[dict[str, Any] | None]("spec", _TEMPLATED, "pod.affinity")
+    tolerations = _Of[tuple[Toleration, ...]]("spec", _TEMPLATED, "pod.tolerations")
 
 
 class DeploymentStatus(_Obj, frozen=True):
@@ -139,25 +110,14 @@ class Deployment(_Object, frozen=True, dict=True):
     spec: _TemplatedSpec | None = None
     status: DeploymentStatus | None = None
 
-    @property
-    def replicas(self) -> int:
-        return (self.spec or _TEMPLATED).replicas
-
-    @property
-    def ready_replicas(self) -> int:
-        return (self.status or _DEPLOY_STATUS).ready_replicas
+    replicas = _Of[int]("spec", _TEMPLATED, "replicas")
+    ready_replicas = _Of[int]("status", _DEPLOY_STATUS, "ready_replicas")
+    available_replicas = _Of[int]("status", _DEPLOY_STATUS, "available_replicas")
+    conditions = _Of[tuple[Condition, ...]]("status", _DEPLOY_STATUS, "conditions")
 
     @property
     def images(self) -> tuple[str, ...]:
         return tuple(x.image for x in (self.spec or _TEMPLATED).pod.containers)
-
-    @property
-    def available_replicas(self) -> int:
-        return (self.status or _DEPLOY_STATUS).available_replicas
-
-    @property
-    def conditions(self) -> tuple[Condition, ...]:
-        return (self.status or _DEPLOY_STATUS).conditions
 
 
 class JobStatus(_Obj, frozen=True):
@@ -176,21 +136,11 @@ class Job(_Object, frozen=True, dict=True):
     spec: _TemplatedSpec | None = None
     status: JobStatus | None = None
 
-    @property
-    def conditions(self) -> tuple[Condition, ...]:
-        return (self.status or _JOB_STATUS).conditions
-
-    @property
-    def active(self) -> int:
-        return (self.status or _JOB_STATUS).active
-
-    @property
-    def succeeded(self) -> int:
-        return (self.status or _JOB_STATUS).succeeded
-
-    @property
-    def failed(self) -> int:
-        return (self.status or _JOB_STATUS).failed
+    conditions = _Of[tuple[Condition, ...]]("status", _JOB_STATUS, "conditions")
+    active = _Of[int]("status", _JOB_STATUS, "active")
+    succeeded = _Of[int]("status", _JOB_STATUS, "succeeded")
+    failed = _Of[int]("status", _JOB_STATUS, "failed")
+    ttl_seconds = _Of[int | None]("spec", _TEMPLATED, "ttl_seconds_after_finished")
 
     @property
     def completion_time(self) -> str:
@@ -205,10 +155,6 @@ class Job(_Object, frozen=True, dict=True):
     def started(self) -> bool:
         """The Job controller has set status.startTime (never while the Job is suspended)."""
         return (self.status or _JOB_STATUS).start_time is not None
-
-    @property
-    def ttl_seconds(self) -> int | None:
-        return (self.spec or _TEMPLATED).ttl_seconds_after_finished
 
     @property
     def image_reference(self) -> str:
@@ -243,15 +189,16 @@ class _ReplicaSetStatus(_Obj, frozen=True):
     replicas: Int = 0
 
 
+_RS_SPEC = _ReplicaSetSpec()
+
+
 class ReplicaSet(_Object, frozen=True, dict=True):
     """A ReplicaSet with its whole pod template: what the pod webhook sees of each pod it creates."""
 
     spec: _ReplicaSetSpec | None = None
     status: _ReplicaSetStatus | None = None
 
-    @property
-    def replicas(self) -> int:
-        return self.spec.replicas if self.spec is not None else 1
+    replicas = _Of[int]("spec", _RS_SPEC, "replicas")
 
     def template_pod(self) -> Pod:
         """A pod as the ReplicaSet creates it (name generated: the ReplicaSet's name and `-(new)`)."""

@@ -7,7 +7,8 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Generic, Optional, TypeAlias, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -365,7 +366,7 @@ class SelectorRequirement(_Obj, frozen=True):
         _Obj.__post_init__(self)
         bad_key = av.qualified_name_errors(self.key)
         if bad_key:  # the API server validates a selector's key as a label key
-            _refuse("key", f"Invalid value: {av.go_quote(self.key)}: {bad_key[0]}")
+            _refuse("key", av.invalid(self.key, bad_key[0]))
         error = av.selector_requirement_error(self.operator, self.values)
         if error:
             _refuse("values" if error.startswith(("Required", "Forbidden")) else "operator", error)
@@ -385,3 +386,16 @@ class LabelSelector(_Obj, frozen=True):
 
 class _NameRef(_Obj, frozen=True):
     name: Str = ""
+
+
+class _Of(Generic[_T]):
+    """A read-only attribute of an object: `path` (a field, or dotted) of its part `part` (its spec, its
+    status), or of `empty` (that part with every field at its default) when the object has none."""
+
+    def __init__(self, part: str, empty: Any, path: str) -> None:
+        self.part = part
+        self.empty = empty
+        self.read = attrgetter(path)
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        return self.read(getattr(obj, self.part) or self.empty)  # type: ignore[no-any-return]

@@ -10,7 +10,7 @@ from msgspec import field
 from msgspec.structs import force_setattr
 
 from .. import apivalidation as av
-from .base import Bool, Condition, Items, LabelSelector, Str, _Obj, _Object, _refuse, find_condition
+from .base import Bool, Condition, Items, LabelSelector, Str, _Obj, _Object, _Of, _refuse, find_condition
 
 
 class _ServiceRef(_Obj, frozen=True):
@@ -26,6 +26,7 @@ class _ClientConfig(_Obj, frozen=True):
 
 
 _SERVICE = _ServiceRef()
+_CLIENT_CONFIG = _ClientConfig()
 
 
 class WebhookRule(_Obj, frozen=True):
@@ -52,14 +53,12 @@ class WebhookEntry(_Obj, frozen=True):
     timeout_seconds: int | None = None
     rules: Items[WebhookRule] = ()
 
+    url = _Of[str]("client_config", _CLIENT_CONFIG, "url")
+
     @property
     def match_conditions(self) -> tuple[tuple[str, str], ...]:
         """(name, CEL expression) of each matchCondition."""
         return tuple((m.name, m.expression) for m in self.conditions)
-
-    @property
-    def url(self) -> str:
-        return self.client_config.url if self.client_config else ""
 
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)
@@ -125,17 +124,15 @@ class _Subject(_Obj, frozen=True):
     name: Str = ""
 
 
+_ROLE_REF = _RoleRef()
+
+
 class RoleBinding(_Object, frozen=True, dict=True):
     role_ref: _RoleRef | None = None
     subject_list: Items[_Subject] = field(default=(), name="subjects")
 
-    @property
-    def role_kind(self) -> str:
-        return self.role_ref.kind if self.role_ref else ""
-
-    @property
-    def role_name(self) -> str:
-        return self.role_ref.name if self.role_ref else ""
+    role_kind = _Of[str]("role_ref", _ROLE_REF, "kind")
+    role_name = _Of[str]("role_ref", _ROLE_REF, "name")
 
     @property
     def subjects(self) -> tuple[tuple[str, str, str], ...]:
@@ -167,13 +164,14 @@ class _CrdStatus(_Obj, frozen=True):
     stored_versions: Any | None = None
 
 
+_CRD_SPEC = _CrdSpec()
+
+
 class Crd(_Object, frozen=True, dict=True):
     spec: _CrdSpec | None = None
     status: _CrdStatus | None = None
 
-    @property
-    def group(self) -> str:
-        return self.spec.group if self.spec else ""
+    group = _Of[str]("spec", _CRD_SPEC, "group")
 
     @property
     def kind(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Int, Str, _Obj, _Object
+from .base import Int, Str, _Obj, _Object, _Of
 
 
 class LeaseSpec(_Obj, frozen=True):
@@ -19,9 +19,8 @@ _EMPTY = LeaseSpec()
 class Lease(_Object, frozen=True, dict=True):
     spec: LeaseSpec | None = None
 
-    @property
-    def holder(self) -> str:
-        return (self.spec or _EMPTY).holder_identity
+    holder = _Of[str]("spec", _EMPTY, "holder_identity")
+    acquired = _Of[str]("spec", _EMPTY, "acquire_time")
 
     @property
     def duration(self) -> float:
@@ -32,7 +31,3 @@ class Lease(_Object, frozen=True, dict=True):
         """What a renewal changes: a candidate counts a Lease held while this changes within its duration."""
         spec = self.spec or _EMPTY
         return (spec.holder_identity, spec.renew_time, spec.lease_transitions)
-
-    @property
-    def acquired(self) -> str:
-        return (self.spec or _EMPTY).acquire_time

@@ -25,6 +25,7 @@ from .base import (
     _NameRef,
     _Obj,
     _Object,
+    _Of,
     _share_parts,
     _strs,
     time_text,
@@ -72,10 +73,6 @@ class Artifact(_Obj, frozen=True):
         """identity.factors (informational: KServe matches footprints)."""
         return self.identity.factors if self.identity else {}
 
-    @property
-    def cache_path_count(self) -> int:
-        return len(self.cache_paths)
-
 
 _NO_FOOTPRINTS = Footprints()
 
@@ -116,13 +113,8 @@ _GROUP_SPEC = NodeGroupSpec()
 class NodeGroup(_Object, frozen=True, dict=True):
     spec: NodeGroupSpec | None = None
 
-    @property
-    def node_selector(self) -> dict[str, str]:
-        return (self.spec or _GROUP_SPEC).node_selector
-
-    @property
-    def tolerations(self) -> tuple[Toleration, ...]:
-        return (self.spec or _GROUP_SPEC).tolerations
+    node_selector = _Of[dict[str, str]]("spec", _GROUP_SPEC, "node_selector")
+    tolerations = _Of[tuple[Toleration, ...]]("spec", _GROUP_SPEC, "tolerations")
 
 
 class CacheEntry(msgspec.Struct, frozen=True, gc=False):
@@ -274,35 +266,21 @@ class KernelCache(_Object, frozen=True, dict=True):
     spec: KernelCacheSpec | None = None
     status: KernelCacheStatus | None = None
 
+    artifact = _Of[Artifact | None]("spec", _KC_SPEC, "artifact")
+    mount_type = _Of[str]("spec", _KC_SPEC, "mount_type")
+    state = _Of[str]("status", _KC_STATUS, "state")
+    conditions = _Of[tuple[Condition, ...]]("status", _KC_STATUS, "conditions")
+    verification = _Of[Verification | None]("status", _KC_STATUS, "verification")
+
     @property
     def usage_pods(self) -> tuple[PodUsage, ...]:
         usage = (self.status or _KC_STATUS).usage
         return usage.pods if usage is not None else ()
 
     @property
-    def artifact(self) -> Artifact | None:
-        return (self.spec or _KC_SPEC).artifact
-
-    @property
     def node_group(self) -> str:
         ref = (self.spec or _KC_SPEC).node_group_ref
         return ref.name if ref else ""
-
-    @property
-    def mount_type(self) -> str:
-        return (self.spec or _KC_SPEC).mount_type
-
-    @property
-    def state(self) -> str:
-        return (self.status or _KC_STATUS).state
-
-    @property
-    def conditions(self) -> tuple[Condition, ...]:
-        return (self.status or _KC_STATUS).conditions
-
-    @property
-    def verification(self) -> Verification | None:
-        return (self.status or _KC_STATUS).verification
 
     @property
     def node_count(self) -> int:
@@ -381,52 +359,22 @@ class Capture(_Object, frozen=True, dict=True):
     spec: CaptureSpec | None = None
     status: CaptureStatus | None = None
 
-    @property
-    def source_kind(self) -> str:
-        return ((self.spec or _CAPTURE_SPEC).source_ref or _SOURCE).kind
+    phase = _Of[str]("status", _CAPTURE_STATUS, "phase")
+    cache_paths = _Of[tuple[CachePath, ...]]("spec", _CAPTURE_SPEC, "cache_paths")
+    target_image = _Of[str]("spec", _CAPTURE_SPEC, "target_image")
+    active_session = _Of[ActiveSession | None]("status", _CAPTURE_STATUS, "active_session")
+    runtime_result = _Of[dict[str, str]]("status", _CAPTURE_STATUS, "runtime_result")
+    artifact = _Of[Artifact | None]("status", _CAPTURE_STATUS, "artifact")
+    kernel_cache_ref = _Of[NamespacedName | None]("status", _CAPTURE_STATUS, "kernel_cache_ref")
+    signing = _Of[Signing | None]("status", _CAPTURE_STATUS, "signing")
+    conditions = _Of[tuple[Condition, ...]]("status", _CAPTURE_STATUS, "conditions")
 
     @property
     def source_name(self) -> str:
         return ((self.spec or _CAPTURE_SPEC).source_ref or _SOURCE).name
 
     @property
-    def phase(self) -> str:
-        return (self.status or _CAPTURE_STATUS).phase
-
-    @property
-    def cache_paths(self) -> tuple[CachePath, ...]:
-        return (self.spec or _CAPTURE_SPEC).cache_paths
-
-    @property
-    def target_image(self) -> str:
-        return (self.spec or _CAPTURE_SPEC).target_image
-
-    @property
-    def active_session(self) -> ActiveSession | None:
-        return (self.status or _CAPTURE_STATUS).active_session
-
-    @property
-    def runtime_result(self) -> dict[str, str]:
-        return (self.status or _CAPTURE_STATUS).runtime_result
-
-    @property
-    def artifact(self) -> Artifact | None:
-        return (self.status or _CAPTURE_STATUS).artifact
-
-    @property
-    def kernel_cache_ref(self) -> NamespacedName | None:
-        return (self.status or _CAPTURE_STATUS).kernel_cache_ref
-
-    @property
-    def signing(self) -> Signing | None:
-        return (self.status or _CAPTURE_STATUS).signing
-
-    @property
     def signing_profile(self) -> str:
         """spec.signing.profileRef.name ("" when not set)."""
         spec = (self.spec or _CAPTURE_SPEC).signing
         return spec.profile_ref.name if spec is not None and spec.profile_ref is not None else ""
-
-    @property
-    def conditions(self) -> tuple[Condition, ...]:
-        return (self.status or _CAPTURE_STATUS).conditions

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from kubectl_kcache.kube import listing
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
@@ -39,7 +40,7 @@ def test_pagination_really_pages(cluster):
     cluster.create(b.kcn(f"node-{i:04d}") for i in range(1100))
     c = Client(Overrides(kubeconfig=cluster.kubeconfig))
     mark = cluster.audit_mark()
-    pages = list(c.list_pages(r.KERNEL_CACHE_NODES, page_size=100))
+    pages = list(listing.pages(c, r.KERNEL_CACHE_NODES, page_size=100))
     assert [len(p.items) for p in pages] == [100] * 11
     assert all(p.continue_token for p in pages[:-1]) and not pages[-1].continue_token
     names = [item["metadata"]["name"] for page in pages for item in page.items]

@@ -206,7 +206,7 @@ def test_kernel_cache():
     assert kc.mount_type == "oci"
     assert kc.state == "Ready"
     assert kc.artifact.image_reference == b.image("cache")
-    assert kc.artifact.cache_path_count == 2
+    assert len(kc.artifact.cache_paths) == 2
     assert kc.artifact.footprints.workload == b.footprints("cache")["workloadFootprint"]
     assert kc.artifact.raw["identity"]["factors"] == {"vllm": "0.9.1", "gpu": "H100"}
     assert kc.verification == o.Verification("cert", "Failed", "BadSignature", "m")
@@ -247,7 +247,7 @@ def test_capture():
     )
     cap = o.Capture.from_dict(obj)
     assert (cap.name, cap.namespace) == ("model-kcc-669889f77f", "team-a")
-    assert (cap.source_kind, cap.source_name) == ("InferenceService", "model")
+    assert cap.source_name == "model"
     assert cap.meta.generation == 2
     assert cap.phase == "Complete"
     assert cap.active_session == o.ActiveSession("s-1", "model-pod", "gpu-1", "gpu")

@@ -33,13 +33,12 @@ is added), the image class in the sidecar step.
 """
 
 # The decision's surface, as callers use it (`from ..kernelcache import admission as a`; `a.decide(...)`).
+from ..identity import resolve_container, resolve_oci_path
 from .candidates import (
     can_mount,
     identity_gates,
     index_entries,
-    resolve_container,
     resolve_container_path,
-    resolve_oci_path,
     verification_allows_use,
 )
 from .decision import decide, denial_message, snapshot_inputs

@@ -7,16 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
-from ...objects import (
-    CacheStatus,
-    Container,
-    KernelCache,
-    KernelCacheNode,
-    Pod,
-    Verification,
-)
+from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
 from .. import constants as c
 from ..identity import (
     CONTAINER_KSERVE,
@@ -27,12 +20,11 @@ from ..identity import (
     ModelSource,
     container_identity,
     model_source,
+    resolve_container,
+    resolve_oci_path,
     runtime_container,
     workload_ref,
 )
-
-if TYPE_CHECKING:
-    pass
 from .gates import (
     ARTIFACT,
     CACHE_CONTAINER,
@@ -76,56 +68,49 @@ def identity_gates(pod: Pod, namespace: str) -> tuple[list[Gate], ModelSource | 
             None,
         )
     gates: list[Gate] = []
+
+    def gate(gate_id: str, passed: bool | None, detail: str, effect: str = "", message: str = "") -> None:
+        gates.append(Gate(gate_id, passed, detail, effect, message))
+
     model = model_source(workload.kind, pod.meta.annotations)
     if model.known:
-        gates.append(Gate(MODEL_SOURCE, True, f"model {model.uri} (modelURIHash {model.hash})"))
+        gate(MODEL_SOURCE, True, f"model {model.uri} (modelURIHash {model.hash})")
     else:
-        gates.append(Gate(MODEL_SOURCE, False, f"{model.problem}: the webhook looks for no cache"))
+        gate(MODEL_SOURCE, False, f"{model.problem}: the webhook looks for no cache")
     try:
         container = runtime_container(workload.kind, pod.spec_containers)
     except IdentityError as exc:
         names = ", ".join(x.name for x in pod.spec_containers) or "none"
-        gates.append(
-            Gate(
-                RUNTIME_CONTAINER,
-                False,
-                f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
-                f"(containers: {names}): the webhook rejects the pod with HTTP "
-                f'500 "{exc}"',
-                message=str(exc),
-            )
+        gate(
+            RUNTIME_CONTAINER,
+            False,
+            f"no container named {CONTAINER_KSERVE} or {CONTAINER_MAIN} "
+            f"(containers: {names}): the webhook rejects the pod with HTTP "
+            f'500 "{exc}"',
+            message=str(exc),
         )
-        gates.append(Gate(RUNTIME_IMAGE, None, "no runtime container"))
+        gate(RUNTIME_IMAGE, None, "no runtime container")
         return gates, model, None
-    gates.append(Gate(RUNTIME_CONTAINER, True, f"runtime container {container.name}"))
+    gate(RUNTIME_CONTAINER, True, f"runtime container {container.name}")
     # Build validates the image before the model hash (unreachable through the webhook) matters
     probe = model.hash or "sha256:" + "0" * 64
     try:
         ident = container_identity(namespace, workload, container, probe)
     except IdentityError as exc:
-        gates.append(
-            Gate(
-                RUNTIME_IMAGE,
-                False,
-                f'image {container.image!r}: the webhook rejects the pod with HTTP 500 "{exc}"',
-                effect=REJECT,
-                message=str(exc),
-            )
-        )
+        detail = f'image {container.image!r}: the webhook rejects the pod with HTTP 500 "{exc}"'
+        gate(RUNTIME_IMAGE, False, detail, effect=REJECT, message=str(exc))
         return gates, model, None
     if ident.image_class == IMAGE_FLOATING:
-        gates.append(
-            Gate(
-                RUNTIME_IMAGE,
-                False,
-                f"image {ident.runtime_image} is floating (latest or untagged): "
-                "no footprint, so the webhook looks for no cache; pin a tag (a "
-                "Compatibility match) or a digest (also a Workload match)",
-            )
+        gate(
+            RUNTIME_IMAGE,
+            False,
+            f"image {ident.runtime_image} is floating (latest or untagged): "
+            "no footprint, so the webhook looks for no cache; pin a tag (a "
+            "Compatibility match) or a digest (also a Workload match)",
         )
         return gates, model, None
     kinds = "workload and compatibility footprints" if ident.workload_footprint else "a compatibility footprint only"
-    gates.append(Gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: {kinds}"))
+    gate(RUNTIME_IMAGE, True, f"image {ident.runtime_image} is pinned by {ident.image_class}: {kinds}")
     return gates, model, ident if model.known else None
 
 
@@ -274,27 +259,6 @@ def _footprint_miss(
     return detail, tuple(evidence)
 
 
-def resolve_container(name: str, containers: Sequence[Container]) -> Container | str:
-    """The container a cache path targets, or KServe's error text."""
-    if name:
-        found = next((x for x in containers if x.name == name), None)
-        return found if found is not None else f'cache container "{name}" was not found'
-    for default in (CONTAINER_KSERVE, CONTAINER_MAIN):
-        found = next((x for x in containers if x.name == default), None)
-        if found is not None:
-            return found
-    return "containerName is required when no standard KServe runtime container is present"
-
-
-def resolve_oci_path(oci_path: str) -> tuple[str, str]:
-    """(resolved path, KServe's error text or "")."""
-    if not oci_path:
-        return c.OCI_PATH_VLLM, ""
-    if oci_path in (c.OCI_PATH_VLLM, c.OCI_PATH_TRITON):
-        return oci_path, ""
-    return "", (f'unsupported OCI path "{oci_path}"; supported paths are "{c.OCI_PATH_VLLM}" and "{c.OCI_PATH_TRITON}"')
-
-
 def resolve_container_path(container: Container, container_path: str, oci_path: str) -> tuple[str, str]:
     """ResolveContainerPath (the Triton-aware form): an explicit path, else the first env entry of the cache
     kind's variable (VLLM_CACHE_ROOT, or TRITON_CACHE_DIR for io.triton.cache), else the default path."""
@@ -405,8 +369,11 @@ def load_candidate(cand: Candidate, inputs: Inputs, mode: str) -> tuple[str, str
     return None
 
 
-def _candidate_base(ns: str, name: str, entries: list[NodeEntry], kcs: Mapping[str, KernelCache]) -> Candidate:
-    return Candidate(ns, name, tuple(entries), kcs.get(f"{ns}/{name}"))
+def _candidate_base(
+    key: tuple[str, str], entries: Sequence[NodeEntry], kcs: Mapping[str, KernelCache], **fields: Any
+) -> Candidate:
+    """The KernelCache `key` (namespace, name) with its entries and the KernelCache itself (None when absent)."""
+    return Candidate(key[0], key[1], tuple(entries), kcs.get(f"{key[0]}/{key[1]}"), **fields)
 
 
 def _miss(key: tuple[str, str], ident: Identity, index: EntryIndex, kc: KernelCache | None, details: bool) -> Candidate:
@@ -441,7 +408,7 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
         # both passes need a Ready entry of the pod's compatibility footprint: only those caches can match
         compatible = set(index.by_compatibility.get(ident.compatibility_footprint, ()))
         matchable = [k for k in kserve if k in compatible]
-        cands = {k: _candidate_base(k[0], k[1], index.ready[k], kcs) for k in matchable}
+        cands = {k: _candidate_base(k, index.ready[k], kcs) for k in matchable}
         for pass_name, matches in ((WORKLOAD, _workload_match), (COMPATIBILITY, _compatibility_match)):
             for key in matchable:
                 cand = cands[key]
@@ -469,10 +436,8 @@ def candidates(inputs: Inputs, ident: Identity | None) -> tuple[list[Candidate],
                 )
     else:
         for key in kserve:
-            cands[key] = replace(
-                _candidate_base(key[0], key[1], index.ready[key], kcs),
-                evaluated=False,
-                detail="not evaluated: the pod's footprints are unknown",
+            cands[key] = _candidate_base(
+                key, index.ready[key], kcs, evaluated=False, detail="not evaluated: the pod's footprints are unknown"
             )
     out = [cands[k] for k in kserve]
     out += _non_candidates(inputs, ident, index, set(kserve))
@@ -499,15 +464,7 @@ def _non_candidates(
             else "no KernelCacheNode has an entry for it: it is prepared on no node yet"
         )
         out.append(
-            Candidate(
-                key[0],
-                key[1],
-                tuple(entries),
-                inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
-                rejected_by=ENTRY_READY,
-                detail=detail,
-                candidate=False,
-            )
+            _candidate_base(key, entries, inputs.kernel_caches, rejected_by=ENTRY_READY, detail=detail, candidate=False)
         )
     if ident is None:
         return out
@@ -517,11 +474,10 @@ def _non_candidates(
         ready = index.ready[key]
         if _compatibility_match(ident, ready) or _workload_match(ident, ready):
             out.append(
-                Candidate(
-                    key[0],
-                    key[1],
-                    tuple(ready),
-                    inputs.kernel_caches.get(f"{key[0]}/{key[1]}"),
+                _candidate_base(
+                    key,
+                    ready,
+                    inputs.kernel_caches,
                     rejected_by=NAMESPACE,
                     candidate=False,
                     detail=f"its footprints match the pod, but it lives in namespace {key[0]}: the "

@@ -8,16 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...objects import (
-    KernelCache,
-    Pod,
-)
+from ...objects import KernelCache, Pod
 from .. import constants as c
 from ..config import ConfigState
-from ..identity import (
-    Identity,
-    ModelSource,
-)
+from ..identity import Identity, ModelSource
 
 if TYPE_CHECKING:
     from ...snapshot.model import ClusterSnapshot
@@ -59,35 +53,30 @@ def _cache_step(
     id_gates, model, ident = identity_gates(pod, inputs.namespace)
     gates += id_gates
     cands, winner = candidates(inputs, ident)
+
+    def gate(gate_id: str, passed: bool | None, detail: str, message: str = "") -> None:
+        gates.append(Gate(gate_id, passed, detail, message=message))
+
     n_ready = sum(1 for x in cands if x.candidate)
     if not n_ready:
-        gates.append(
-            Gate(
-                CANDIDATES,
-                False,
-                f"no KernelCacheNode has a Ready entry for a KernelCache in namespace "
-                f"{inputs.namespace}: nothing to select",
-            )
+        gate(
+            CANDIDATES,
+            False,
+            f"no KernelCacheNode has a Ready entry for a KernelCache in namespace "
+            f"{inputs.namespace}: nothing to select",
         )
     else:
-        gates.append(
-            Gate(CANDIDATES, True, f"{n_ready} KernelCache(s) with a Ready entry in namespace {inputs.namespace}")
-        )
+        gate(CANDIDATES, True, f"{n_ready} KernelCache(s) with a Ready entry in namespace {inputs.namespace}")
     if ident is None:
-        gates.append(Gate(SELECTION, None, "not evaluated: the pod's footprints are unknown"))
-        gates.append(Gate(INJECTION, None, "nothing selected"))
+        gate(SELECTION, None, "not evaluated: the pod's footprints are unknown")
+        gate(INJECTION, None, "nothing selected")
         return gates, cands, None, model, None, None
     if winner is None:
-        gates.append(
-            Gate(
-                SELECTION,
-                False if n_ready else None,
-                "no candidate passes every check (see candidates)" if n_ready else "no candidate",
-            )
-        )
-        gates.append(Gate(INJECTION, None, "nothing selected"))
+        no_winner = "no candidate passes every check (see candidates)" if n_ready else "no candidate"
+        gate(SELECTION, False if n_ready else None, no_winner)
+        gate(INJECTION, None, "nothing selected")
         return gates, cands, ident, model, None, None
-    gates.append(Gate(SELECTION, True, f"{winner.key} ({winner.match} match)"))
+    gate(SELECTION, True, f"{winner.key} ({winner.match} match)")
     assert winner.kernel_cache is not None
     cfg = inputs.config.config
     try:
@@ -98,23 +87,19 @@ def _cache_step(
             cfg.prefetch_image if cfg else "",
         )
     except InjectionError as exc:
-        gates.append(
-            Gate(
-                INJECTION,
-                False,
-                f"mounting {winner.key} fails: the webhook rejects the pod with HTTP "
-                f'500 "{exc}" (it does not fall back to another KernelCache)',
-                message=str(exc),
-            )
+        gate(
+            INJECTION,
+            False,
+            f"mounting {winner.key} fails: the webhook rejects the pod with HTTP "
+            f'500 "{exc}" (it does not fall back to another KernelCache)',
+            message=str(exc),
         )
         return gates, cands, ident, model, winner, None
-    gates.append(
-        Gate(
-            INJECTION,
-            True,
-            f"volume {c.SOURCE_VOLUME} (image {injection.image_reference}), init "
-            f"container {c.LINKER_CONTAINER}, annotation {c.ANNOTATION_USAGE}={winner.key}",
-        )
+    gate(
+        INJECTION,
+        True,
+        f"volume {c.SOURCE_VOLUME} (image {injection.image_reference}), init "
+        f"container {c.LINKER_CONTAINER}, annotation {c.ANNOTATION_USAGE}={winner.key}",
     )
     return gates, cands, ident, model, winner, injection
 

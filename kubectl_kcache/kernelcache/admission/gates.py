@@ -5,27 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from ...objects import (
-    CacheEntry,
-    Capture,
-    KernelCache,
-    KernelCacheNode,
-    Pod,
-    Volume,
-    WebhookConfiguration,
-)
+from ...objects import CacheEntry, Capture, KernelCache, KernelCacheNode, Pod, Volume, WebhookConfiguration
 from .. import constants as c
 from .. import sidecar as sc
 from ..config import ConfigState
-from ..identity import (
-    Identity,
-    ModelSource,
-)
-
-if TYPE_CHECKING:
-    pass
+from ..identity import Identity, ModelSource
 
 # ---- gate ids (stable: JSON gates[].id, candidates[].rejectedBy, result.now.blockedBy) -------------------
 WEBHOOK_INSTALLED = "webhook-installed"

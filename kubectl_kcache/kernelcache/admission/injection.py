@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
-from ...objects import (
-    Container,
-    KernelCache,
-    Pod,
-    PodSpec,
-    Volume,
-    VolumeMount,
-)
+from ...objects import Container, KernelCache, Pod, PodSpec, Volume, VolumeMount
 from .. import constants as c
-
-if TYPE_CHECKING:
-    pass
-from .candidates import resolve_container, resolve_container_path, resolve_oci_path
+from ..identity import resolve_container, resolve_oci_path
+from .candidates import resolve_container_path
 from .gates import Injection, Mount
 
 # ---- injection ---------------------------------------------------------------------------------------------

@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace as struct_replace
 
-from ...objects import (
-    Container,
-    Pod,
-    PodSpec,
-    WebhookEntry,
-)
+from ...objects import Container, Pod, PodSpec, WebhookEntry
 from .. import constants as c
 from ..config import ConfigState
 from ..selectors import describe_label_selector, label_selector_matches
-
-if TYPE_CHECKING:
-    pass
 from ..webhook_reach import Reach
 from .gates import (
     CONFIG,
@@ -139,33 +130,25 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
     config = next((w for w in inputs.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     entry = next((w for w in config.webhooks if w.name == c.WEBHOOK_NAME), None) if config else None
     gates: list[Gate] = []
+
+    def gate(gate_id: str, passed: bool | None, detail: str) -> None:
+        gates.append(Gate(gate_id, passed, detail))
+
     if config is None:
-        gates.append(
-            Gate(
-                WEBHOOK_INSTALLED,
-                False,
-                f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is "
-                "not installed: the API server calls no kernel cache webhook",
-            )
+        gate(
+            WEBHOOK_INSTALLED,
+            False,
+            f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is "
+            "not installed: the API server calls no kernel cache webhook",
         )
     elif entry is None:
-        gates.append(
-            Gate(
-                WEBHOOK_INSTALLED,
-                False,
-                f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}",
-            )
-        )
+        what = f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}"
+        gate(WEBHOOK_INSTALLED, False, what)
     elif not rule_covers_pod_create(entry):
-        gates.append(Gate(WEBHOOK_INSTALLED, False, f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods"))
+        gate(WEBHOOK_INSTALLED, False, f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods")
     else:
-        gates.append(
-            Gate(
-                WEBHOOK_INSTALLED,
-                True,
-                f"webhook {c.WEBHOOK_NAME} is installed for pod CREATE (failurePolicy {entry.failure_policy})",
-            )
-        )
+        policy = entry.failure_policy
+        gate(WEBHOOK_INSTALLED, True, f"webhook {c.WEBHOOK_NAME} is installed for pod CREATE (failurePolicy {policy})")
     if entry is None:
         return gates + [
             Gate(g, None, "no webhook to check")
@@ -173,58 +156,46 @@ def webhook_gates(inputs: Inputs) -> list[Gate]:
         ]
     selector = describe_label_selector(entry.namespace_selector)
     if inputs.namespace_labels is None:
-        gates.append(
-            Gate(
-                NAMESPACE_SELECTOR,
-                None,
-                f"namespace {inputs.namespace} was not read (list namespaces "
-                f"was forbidden, or it is not in the input): namespaceSelector "
-                f"{selector} not checked",
-            )
+        gate(
+            NAMESPACE_SELECTOR,
+            None,
+            f"namespace {inputs.namespace} was not read (list namespaces "
+            f"was forbidden, or it is not in the input): namespaceSelector "
+            f"{selector} not checked",
         )
     elif label_selector_matches(entry.namespace_selector, inputs.namespace_labels):
-        gates.append(
-            Gate(NAMESPACE_SELECTOR, True, f"namespace {inputs.namespace} matches namespaceSelector {selector}")
-        )
+        gate(NAMESPACE_SELECTOR, True, f"namespace {inputs.namespace} matches namespaceSelector {selector}")
     else:
-        gates.append(
-            Gate(
-                NAMESPACE_SELECTOR,
-                False,
-                f"namespace {inputs.namespace} does not match the webhook's "
-                f"namespaceSelector {selector}: its pods are never sent to "
-                "the kernel cache webhook",
-            )
+        gate(
+            NAMESPACE_SELECTOR,
+            False,
+            f"namespace {inputs.namespace} does not match the webhook's "
+            f"namespaceSelector {selector}: its pods are never sent to "
+            "the kernel cache webhook",
         )
     selector = describe_label_selector(entry.object_selector)
     if label_selector_matches(entry.object_selector, pod.meta.labels):
-        gates.append(Gate(OBJECT_SELECTOR, True, f"the pod's labels match objectSelector {selector}"))
+        gate(OBJECT_SELECTOR, True, f"the pod's labels match objectSelector {selector}")
     else:
-        gates.append(
-            Gate(OBJECT_SELECTOR, False, f"the pod's labels do not match the webhook's objectSelector {selector}")
-        )
+        gate(OBJECT_SELECTOR, False, f"the pod's labels do not match the webhook's objectSelector {selector}")
     results = [(name, expr, match_condition(expr, pod)) for name, expr in entry.match_conditions]
     failed = [(n, e) for n, e, r in results if r is False]
     unknown_cel = [(n, e) for n, e, r in results if r is None]
     if failed:
         name, expr = failed[0]
-        gates.append(
-            Gate(
-                MATCH_CONDITIONS,
-                False,
-                f"matchCondition {name} ({expr}) is false for the pod: the API server does not call the webhook",
-            )
+        gate(
+            MATCH_CONDITIONS,
+            False,
+            f"matchCondition {name} ({expr}) is false for the pod: the API server does not call the webhook",
         )
     elif unknown_cel:
         name, expr = unknown_cel[0]
-        gates.append(Gate(MATCH_CONDITIONS, None, f"matchCondition {name} ({expr}) is CEL this tool does not evaluate"))
+        gate(MATCH_CONDITIONS, None, f"matchCondition {name} ({expr}) is CEL this tool does not evaluate")
     else:
-        gates.append(
-            Gate(
-                MATCH_CONDITIONS,
-                True,
-                f"{len(results)} matchCondition(s) true for the pod" if results else "no matchConditions",
-            )
+        gate(
+            MATCH_CONDITIONS,
+            True,
+            f"{len(results)} matchCondition(s) true for the pod" if results else "no matchConditions",
         )
     gates.append(reachable_gate(entry, inputs.webhook_endpoints))
     return gates
@@ -267,75 +238,66 @@ def _config_error(config: ConfigState) -> str:
 def handler_gates(inputs: Inputs) -> list[Gate]:
     pod, config = inputs.pod, inputs.config
     gates: list[Gate] = []
+
+    def gate(gate_id: str, passed: bool | None, detail: str, message: str = "") -> None:
+        gates.append(Gate(gate_id, passed, detail, message=message))
+
     isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
-    gates.append(
-        Gate(
-            ISVC_LABEL,
-            bool(isvc),
-            f"label {c.LABEL_ISVC}={isvc}"
-            if isvc
-            else f"the pod has no (or an empty) {c.LABEL_ISVC} label: the webhook allows it untouched",
-        )
+    gate(
+        ISVC_LABEL,
+        bool(isvc),
+        f"label {c.LABEL_ISVC}={isvc}"
+        if isvc
+        else f"the pod has no (or an empty) {c.LABEL_ISVC} label: the webhook allows it untouched",
     )
     supported = pod.meta.annotations.get(c.ANNOTATION_SUPPORTED)
-    gates.append(
-        Gate(
-            SUPPORTED,
-            supported == "true",
-            f'annotation {c.ANNOTATION_SUPPORTED}: "true"'
-            if supported == "true"
-            else f"annotation {c.ANNOTATION_SUPPORTED} is "
-            f'{"missing" if supported is None else repr(supported)}, not "true": the webhook skips the pod '
-            "(set it on the ServingRuntime's spec.annotations or the InferenceService)",
-        )
+    gate(
+        SUPPORTED,
+        supported == "true",
+        f'annotation {c.ANNOTATION_SUPPORTED}: "true"'
+        if supported == "true"
+        else f"annotation {c.ANNOTATION_SUPPORTED} is "
+        f'{"missing" if supported is None else repr(supported)}, not "true": the webhook skips the pod '
+        "(set it on the ServingRuntime's spec.annotations or the InferenceService)",
     )
     if config.config is None:
-        gates.append(
-            Gate(
-                CONFIG,
-                False,
-                f"the kernelcache configuration cannot be loaded: the webhook rejects every "
-                f'pod it is called for with HTTP 500 "{_config_error(config)}"',
-                message=_config_error(config),
-            )
+        gate(
+            CONFIG,
+            False,
+            f"the kernelcache configuration cannot be loaded: the webhook rejects every "
+            f'pod it is called for with HTTP 500 "{_config_error(config)}"',
+            message=_config_error(config),
         )
-        gates.append(Gate(ENABLED, None, "no configuration to check"))
-        gates.append(Gate(SIDECAR_ANNOTATION, None, "no configuration to check"))
+        gate(ENABLED, None, "no configuration to check")
+        gate(SIDECAR_ANNOTATION, None, "no configuration to check")
         return gates
-    gates.append(Gate(CONFIG, True, f"{c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} key {c.CONFIG_KEY} is valid"))
+    gate(CONFIG, True, f"{c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} key {c.CONFIG_KEY} is valid")
     cfg = config.config
-    gates.append(
-        Gate(
-            ENABLED,
-            cfg.enabled,
-            "kernelcache.enabled is true"
-            if cfg.enabled
-            else "kernelcache.enabled is false: the webhook allows every pod untouched",
-        )
+    enabled = (
+        "kernelcache.enabled is true"
+        if cfg.enabled
+        else "kernelcache.enabled is false: the webhook allows every pod untouched"
     )
+    gate(ENABLED, cfg.enabled, enabled)
     value = pod.meta.annotations.get(c.ANNOTATION_SIDECAR_INJECTION)
     if not cfg.enabled:
-        gates.append(Gate(SIDECAR_ANNOTATION, None, "not read while the feature is disabled"))
+        gate(SIDECAR_ANNOTATION, None, "not read while the feature is disabled")
     elif value is None or value in ("true", "false"):
-        gates.append(
-            Gate(
-                SIDECAR_ANNOTATION,
-                True,
-                f"annotation {c.ANNOTATION_SIDECAR_INJECTION}: {value}"
-                if value is not None
-                else f"no {c.ANNOTATION_SIDECAR_INJECTION} annotation",
-            )
+        gate(
+            SIDECAR_ANNOTATION,
+            True,
+            f"annotation {c.ANNOTATION_SIDECAR_INJECTION}: {value}"
+            if value is not None
+            else f"no {c.ANNOTATION_SIDECAR_INJECTION} annotation",
         )
     else:
         message = f"{c.ANNOTATION_SIDECAR_INJECTION} must be true or false"
-        gates.append(
-            Gate(
-                SIDECAR_ANNOTATION,
-                False,
-                f"annotation {c.ANNOTATION_SIDECAR_INJECTION} is {value!r}: the "
-                f'webhook rejects the pod with HTTP 400 "{message}", before any '
-                "cache is looked at",
-                message=message,
-            )
+        gate(
+            SIDECAR_ANNOTATION,
+            False,
+            f"annotation {c.ANNOTATION_SIDECAR_INJECTION} is {value!r}: the "
+            f'webhook rejects the pod with HTTP 400 "{message}", before any '
+            "cache is looked at",
+            message=message,
         )
     return gates

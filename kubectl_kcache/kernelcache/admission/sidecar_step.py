@@ -5,13 +5,9 @@ earlier gate ended admission, a cache miss included.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import constants as c
 from .. import sidecar as sc
-
-if TYPE_CHECKING:
-    pass
 from .gates import CACHE_MISSES, SIDECAR, SIDECAR_GATES, SKIP, Gate, Injection, Inputs
 from .injection import with_injection
 

@@ -7,9 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_kcache.kernelcache import constants as c
-from kubectl_kcache.kernelcache.membership import MembershipPlan, member_nodes, plan_memberships
+from kubectl_kcache.kernelcache.membership import MembershipPlan, membership, plan_memberships
 from kubectl_kcache.kernelcache.selectors import (
-    group_members,
     label_mismatch,
     matching_groups,
     near_misses,
@@ -97,7 +96,7 @@ def test_steady_state_plans_nothing():
 
 def test_member_nodes_keeps_input_order():
     nodes = [node("b", {"role": "gpu"}), node("x", {"role": "cpu"}), node("a", {"role": "gpu"})]
-    assert [n.name for n in member_nodes(nodes, [GPU])] == ["b", "a"]
+    assert [n.name for n in membership(nodes, [GPU]).member_nodes] == ["b", "a"]
 
 
 # ---- nodegroup.GetNodes / MatchingGroups (nodes_test.go) -------------------------------------------
@@ -110,7 +109,7 @@ def test_get_nodes_selects_only_matching_labels():
         node("gpu-b", {"role": "gpu", "zone": "east"}, ready=False),
         node("cpu-a", {"role": "cpu"}),
     ]
-    members = group_members(GPU, nodes)
+    members = membership(nodes, [GPU]).members_of_group[GPU.name]
     assert [n.name for n in members if n.ready] == ["gpu-a"]
     assert [n.name for n in members if not n.ready] == ["gpu-b"]
 
@@ -119,7 +118,7 @@ def test_requires_all_selector_labels():
     # TestGetNodesRequiresAllSelectorLabels
     g = group("g", {"role": "gpu", "zone": "east"})
     nodes = [node("partial", {"role": "gpu"}), node("full", {"role": "gpu", "zone": "east"})]
-    assert [n.name for n in group_members(g, nodes)] == ["full"]
+    assert [n.name for n in membership(nodes, [g]).members_of_group[g.name]] == ["full"]
 
 
 def test_requires_empty_value_selector_label_to_exist():
@@ -129,7 +128,7 @@ def test_requires_empty_value_selector_label_to_exist():
         node("missing", {"role": "gpu"}),
         node("empty", {"role": "gpu", "node-role.kubernetes.io/worker": ""}),
     ]
-    assert [n.name for n in group_members(g, nodes)] == ["empty"]
+    assert [n.name for n in membership(nodes, [g]).members_of_group[g.name]] == ["empty"]
     assert not selector_matches({"node-role.kubernetes.io/worker": ""}, {"role": "gpu"})
     assert selector_matches({"node-role.kubernetes.io/worker": ""}, {"node-role.kubernetes.io/worker": ""})
     assert not selector_matches({"node-role.kubernetes.io/worker": ""}, {"node-role.kubernetes.io/worker": "x"})

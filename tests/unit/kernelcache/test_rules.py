@@ -11,7 +11,7 @@ from kubectl_kcache.kernelcache.config import (
     DEFAULT_GROUP_UNTRIMMED,
     default_group_problem,
 )
-from kubectl_kcache.kernelcache.membership import groups_by_node, is_ambiguous, member_nodes
+from kubectl_kcache.kernelcache.membership import is_ambiguous, membership
 from kubectl_kcache.kernelcache.placement import rejected_tolerations
 from kubectl_kcache.kernelcache.selection import (
     requested_group_outside,
@@ -32,14 +32,14 @@ def node(name: str, labels: dict[str, str]) -> o.Node:
 def test_groups_by_node_is_kserves_matching_groups_sorted():
     groups = [group("b", {"zone": "east"}), group("a", {"role": "gpu"}), group("c", {"role": "cpu"})]
     nodes = [node("n1", {"role": "gpu", "zone": "east"}), node("n2", {"role": "cpu"}), node("n3", {})]
-    index = groups_by_node(nodes, groups)
+    index = membership(nodes, groups).groups_of_node
     assert {k: [g.name for g in v] for k, v in index.items()} == {"n1": ["a", "b"], "n2": ["c"]}
     assert is_ambiguous(index["n1"]) and not is_ambiguous(index["n2"])
-    assert [n.name for n in member_nodes(nodes, groups)] == ["n1", "n2"]
+    assert [n.name for n in membership(nodes, groups).member_nodes] == ["n1", "n2"]
 
 
 def test_an_empty_selector_matches_every_node_as_in_kserve():
-    index = groups_by_node([node("n", {})], [group("all", {})])
+    index = membership([node("n", {})], [group("all", {})]).groups_of_node
     assert [g.name for g in index["n"]] == ["all"]
 
 

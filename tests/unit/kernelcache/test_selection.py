@@ -135,7 +135,13 @@ def test_ambiguous_message_lists_every_group_sorted():
 
 
 def test_reasons_are_kserves():
-    assert c.SELECTION_REASONS == (
+    assert (
+        c.REASON_INVALID_REQUESTED,
+        c.REASON_PRODUCER_PENDING,
+        c.REASON_AMBIGUOUS,
+        c.REASON_NO_MATCH,
+        c.REASON_INVALID_DEFAULT,
+    ) == (
         "InvalidRequestedNodeGroup",
         "ProducerNodePending",
         "AmbiguousNodeGroup",

@@ -32,7 +32,21 @@ def test_table_rows_are_whole_lines_with_the_next_command_last():
 def row(
     isvc: str, revision: str = "", pods: int = 4, cached: int = 4, now: int = 0, denied: int = 0, unprepared: int = 0
 ) -> Row:
-    return Row("team-a", isvc, revision, pods, cached, pods - cached, now, denied, unprepared, "", 0, "", "")
+    return Row(
+        pods=pods,
+        cached=cached,
+        cold=pods - cached,
+        now=now,
+        denied=denied,
+        unprepared=unprepared,
+        namespace="team-a",
+        isvc=isvc,
+        revision=revision,
+        gate="",
+        gate_count=0,
+        next_command="",
+        sample="",
+    )
 
 
 def test_rows_that_need_something_done_come_first_with_their_revisions():
