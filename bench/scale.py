@@ -180,18 +180,19 @@ def measure(path: Path, rounds: int, which: list[str], trees: dict[str, Path] | 
         }
 
     made = {k: v for k, v in commands(path).items() if k in which}
-    cmds = {k: (*v, env(ROOT)) for k, v in made.items() if not trees or k == "json_load"}
+    # each runs in its tree (`python -m` imports from the working directory before PYTHONPATH)
+    cmds = {k: (*v, env(ROOT), ROOT) for k, v in made.items() if not trees or k == "json_load"}
     for tree, root in (trees or {}).items():
-        cmds.update({f"{k}@{tree}": (*v, env(root)) for k, v in made.items() if k != "json_load"})
+        cmds.update({f"{k}@{tree}": (*v, env(root), root) for k, v in made.items() if k != "json_load"})
         for k in cmds:  # once before the rounds: each tree's bytecode written, the file in the page cache
             if k.endswith(f"@{tree}"):
-                run_timed(cmds[k][0], cmds[k][2], cmds[k][1])
+                run_timed(cmds[k][0], cmds[k][2], cmds[k][1], cmds[k][3])
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
     order = list(cmds)
     for r in range(rounds):
         for name in order if r % 2 == 0 else order[::-1]:
-            cmd, ok, cmd_env = cmds[name]
-            runs[name].append(run_timed(cmd, cmd_env, ok))
+            cmd, ok, cmd_env, cwd = cmds[name]
+            runs[name].append(run_timed(cmd, cmd_env, ok, cwd))
             x = runs[name][-1]
             log(f"    {name}: {x['seconds']:.2f}s wall, {x['cpu_s']:.2f}s CPU, {x['maxrss_mb']:.0f} MB")
     out: dict[str, Any] = {}
