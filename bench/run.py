@@ -245,14 +245,18 @@ class Filler:
 # ---- measuring commands -------------------------------------------------------------------------------
 
 
-def run_timed(cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
+def run_timed(
+    cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,), cwd: Path | None = None
+) -> dict[str, Any]:
     """Wall time, CPU time (user + system) and peak RSS (GNU time's %M) of one command, its stdout thrown
-    away. CPU time is the figure other load on the machine disturbs least."""
+    away. CPU time is the figure other load on the machine disturbs least. `cwd`: where it runs (`python -m`
+    imports from there first)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         t0 = time.perf_counter()
         proc = subprocess.run(
             ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, *cmd],
             env=env,
+            cwd=cwd,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

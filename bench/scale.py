@@ -4,7 +4,7 @@ sizes (no cluster needed).
 
     python3 -m bench.scale [--sizes 10000,20000,50000] [--node-size small,large] [--groups 200]
                            [--caches 5000] [--rounds 1] [--commands doctor,status,...] [--dir DIR] [--keep]
-                           [--out FILE] [--plot FILE]
+                           [--out FILE] [--plot FILE] [--tree NAME=DIR ...]
 
 A dump holds, for N nodes: N Nodes (`small`: 5 labels, a taint, a Ready condition, ~0.6 KB; `large`: the
 20-40 KB GPU nodes of bench.run with ~130 `status.images`), G KernelCacheNodeGroups each selecting N/G nodes
@@ -12,7 +12,9 @@ by one label, a KernelCacheNode per node (4 cache entries of its group), an agen
 in 20 namespaces, KServe's singletons and one producer pod with its capture (what why-group and
 why-not-cached are asked about). The file is laid out as `kubectl kcache dump -o json` writes it (one item
 per line), so `--from-file` streams it. Every command runs in a fresh process (wall, CPU, peak RSS by GNU
-time); commands of one size alternate their order between rounds.
+time); commands of one size alternate their order between rounds. `--tree NAME=DIR` (repeatable) runs the
+commands of other code trees instead of this checkout's, side by side in the same rounds (before and after a
+change, with json.load beside them).
 """
 
 from __future__ import annotations
@@ -165,20 +167,32 @@ def commands(path: Path) -> dict[str, tuple[list[str], tuple[int, ...]]]:
     }
 
 
-def measure(path: Path, rounds: int, which: list[str]) -> dict[str, Any]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "NO_COLOR": "1",
-        "PYTHONPATH": str(ROOT),
-        "HOME": os.environ.get("HOME", "/tmp"),
-    }
-    cmds = {k: v for k, v in commands(path).items() if k in which}
+def measure(path: Path, rounds: int, which: list[str], trees: dict[str, Path] | None = None) -> dict[str, Any]:
+    """`trees`: code trees (name -> a checkout's root) whose commands run side by side in the same rounds, as
+    `COMMAND@NAME` (json_load once); without them, this checkout's."""
+
+    def env(root: Path) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "NO_COLOR": "1",
+            "PYTHONPATH": str(root),
+            "HOME": os.environ.get("HOME", "/tmp"),
+        }
+
+    made = {k: v for k, v in commands(path).items() if k in which}
+    # each runs in its tree (`python -m` imports from the working directory before PYTHONPATH)
+    cmds = {k: (*v, env(ROOT), ROOT) for k, v in made.items() if not trees or k == "json_load"}
+    for tree, root in (trees or {}).items():
+        cmds.update({f"{k}@{tree}": (*v, env(root), root) for k, v in made.items() if k != "json_load"})
+        for k in cmds:  # once before the rounds: each tree's bytecode written, the file in the page cache
+            if k.endswith(f"@{tree}"):
+                run_timed(cmds[k][0], cmds[k][2], cmds[k][1], cmds[k][3])
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
     order = list(cmds)
     for r in range(rounds):
         for name in order if r % 2 == 0 else order[::-1]:
-            cmd, ok = cmds[name]
-            runs[name].append(run_timed(cmd, env, ok))
+            cmd, ok, cmd_env, cwd = cmds[name]
+            runs[name].append(run_timed(cmd, cmd_env, ok, cwd))
             x = runs[name][-1]
             log(f"    {name}: {x['seconds']:.2f}s wall, {x['cpu_s']:.2f}s CPU, {x['maxrss_mb']:.0f} MB")
     out: dict[str, Any] = {}
@@ -313,6 +327,12 @@ def table(res: dict[str, Any]) -> str:
                 else ""
             )
             lines.append(f"| {n:,} {node_size} | {r['file_mb']:.0f} MB | " + " | ".join(cells) + f" | {ratio} |")
+            lines += [  # the commands of other code trees (--tree), against the json.load of the same rounds
+                f"  {k} ({n:,} {node_size}): {v['median_cpu_s']:.2f} s CPU, {v['median_rss_mb']:.0f} MB, "
+                f"{v.get('vs_json_load_cpu', float('nan')):.3f}x json.load (CPU, median of the rounds)"
+                for k, v in r.items()
+                if "@" in k
+            ]
     return "\n".join(lines)
 
 
@@ -337,6 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", help="plot file (default docs/performance-scale.png; 'none' for no plot)")
     ap.add_argument("--table", action="store_true", help="print the table of the results file and exit")
     ap.add_argument("--by-command", action="store_true", help="print one table per command of the results file")
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="measure the commands of this code tree (e.g. a `git archive` of another commit), interleaved with "
+        "the other trees' in the same rounds; repeatable",
+    )
     args = ap.parse_args(argv)
     d = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kcache-scale-"))
     d.mkdir(parents=True, exist_ok=True)
@@ -360,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         print(by_command(res) if args.by_command else table(res))
         return 0
     which = args.commands.split(",")
+    trees = {name: Path(root).resolve() for name, _, root in (t.partition("=") for t in args.tree)} or None
     for node_size in args.node_size.split(","):
         for n in sorted(int(x) for x in args.sizes.split(",")):
             groups, caches = shape(n, args.groups, args.caches)
@@ -374,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             log(f"  {node_size} x {n} (load {os.getloadavg()[0]:.1f})")
             cmds = [c for c in which if c != "json_load" or node_size == "small" or n <= args.json_load_max]
-            m = measure(path, args.rounds, cmds)
+            m = measure(path, args.rounds, cmds, trees)
             m["file_mb"] = round(path.stat().st_size / 2**20, 1)
             m["groups"], m["caches"], m["seed"] = groups, caches, args.seed
             if sha:

@@ -43,14 +43,24 @@ def json_text(doc: Any) -> str:
 
     global _FLOAT
     if _FLOAT is None:  # a number with a fraction or an exponent, where a value can start (no spaces); the
-        # strings taken out first (a digest `"sha256:1e...` is no float: it sent a 7 MB answer through json)
-        _FLOAT = (re.compile(rb"(?:^|[:,\[])-?\d+[.eE]"), re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"'))
+        # strings taken out first (a digest `"sha256:1e...` is no float: it sent a 7 MB answer through json).
+        # The start of the text is tried apart: `(?:^|[:,\[])` made the search try every position (40 ms for
+        # the 5,000-node doctor's 3 MB), a pattern starting with a set of bytes is scanned for them (11 ms)
+        _FLOAT = (
+            re.compile(rb"-?\d+[.eE]"),
+            re.compile(rb"[:,\[]-?\d+[.eE]"),
+            re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"'),
+        )
     try:
         raw = msgspec.json.encode(doc)
     except (TypeError, ValueError, OverflowError):
         raw = b""
-    number, string = _FLOAT
-    floats = bool(raw) and number.search(raw) is not None and number.search(string.sub(b'""', raw)) is not None
+    first, after, string = _FLOAT
+
+    def number(text: bytes) -> bool:
+        return first.match(text) is not None or after.search(text) is not None
+
+    floats = bool(raw) and number(raw) and number(string.sub(b'""', raw))
     if not raw or not raw.isascii() or b"\x7f" in raw or floats:  # (json escapes DEL too)
         try:
             return json.dumps(doc, indent=2, allow_nan=False)

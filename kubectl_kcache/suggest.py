@@ -191,6 +191,24 @@ class Built:
 
 
 _FORMATTER = string.Formatter()
+# A template's parts, parsed once: templates are string literals of the code (a few hundred), while one is
+# built thousands of times for a fleet (a finding per KernelCache).
+_PARSED: dict[str, tuple[tuple[str | None, tuple[tuple[str, str | None], ...]], ...]] = {}
+
+
+def _parse(template: str) -> tuple[tuple[str | None, tuple[tuple[str, str | None], ...]], ...]:
+    """Per whitespace-separated part: the field it may be as a whole (a `Labels` word stands for several words),
+    and its literal text and fields in order."""
+    parsed = _PARSED.get(template)
+    if parsed is None:
+        parsed = _PARSED[template] = tuple(
+            (
+                part[1:-1] if part.startswith("{") else None,
+                tuple((literal, field) for literal, field, _spec, _conv in _FORMATTER.parse(part)),
+            )
+            for part in template.split()
+        )
+    return parsed
 
 
 def build(template: str, /, **words: Word) -> Built:
@@ -201,12 +219,12 @@ def build(template: str, /, **words: Word) -> Built:
         if problem is not None:
             return Built(None, f"no command suggested: {problem}")
     argv: list[str] = []
-    for part in template.split():
-        if part.startswith("{") and isinstance(labels := words.get(part[1:-1]), Labels):
+    for whole, pieces in _parse(template):
+        if whole is not None and isinstance(labels := words.get(whole), Labels):
             argv += labels.words()
             continue
         out = []
-        for i, (literal, field, _spec, _conv) in enumerate(_FORMATTER.parse(part)):
+        for i, (literal, field) in enumerate(pieces):
             out.append(literal)
             if field is not None:
                 data = words[field]

@@ -400,12 +400,16 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
         else f"{n} KernelCacheNodes have no entry for KernelCache {key} (e.g. {node}), although their nodes are Ready "
         f"members of group {group} and their agent pods are Running"
     )
-    logs = kubectl(
-        "-n {ns} logs {pod} -c {container}",
-        ns=Namespace(c.KSERVE_NAMESPACE),
-        pod=Name("pod", pod.name),
-        container=Name("container", c.AGENT_CONTAINER),
-    )
+    # the caches of a group mostly name the same agent pod first (2,000 caches, 250 pods at 5,000 nodes)
+    logs_of: dict[str, str] = snapshot.derived("agent-logs-command", dict)
+    logs = logs_of.get(pod.name)
+    if logs is None:
+        logs = logs_of[pod.name] = kubectl(
+            "-n {ns} logs {pod} -c {container}",
+            ns=Namespace(c.KSERVE_NAMESPACE),
+            pod=Name("pod", pod.name),
+            container=Name("container", c.AGENT_CONTAINER),
+        )
     hint = why_not_ready(kc.namespace, kc.name)
     yield Finding(
         ID,

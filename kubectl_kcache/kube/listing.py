@@ -79,9 +79,9 @@ def pages(
     """The pages of a list, each decoded by `decode` (default: dicts with kind and apiVersion filled
     in, managedFields dropped). A 410 Gone on a continue token raises `Gone` (list_all restarts)."""
     decode = decode or dict_page(res)
-    cont = ""
-    while True:
-        data = client.request(
+
+    def fetch(cont: str) -> bytes:
+        data: bytes = client.request(
             "GET",
             res.path(namespace),
             query={
@@ -95,12 +95,71 @@ def pages(
             resource=res.plural,
             accept=METADATA_ONLY if res.metadata_only else "",
         )
+        return data
+
+    data = fetch("")
+    while True:
+        # the next page is asked for before this one is decoded: the API server makes it meanwhile, instead of
+        # waiting for each page's decoding (10,000 KernelCacheNodes: 20 pages, ~0.1 s of decoding)
+        ahead = _Ahead(fetch, _continue_of(data))
         page = decode(data)
         del data
         yield page
-        cont = page.continue_token
-        if not cont:
+        if page.continue_token != ahead.token:  # (the token read first is the page's own: never seen to differ)
+            ahead = _Ahead(fetch, page.continue_token)
+        if not ahead.token:
             return
+        data = ahead.result()
+
+
+_LIST_META: Any = None
+
+
+def _continue_of(data: bytes) -> str:
+    """A list page's continue token, read where the API server writes the list's metadata (first for the built-in
+    kinds, last for custom resources, whose keys are sorted) without parsing the items: skipping them with the
+    JSON decoder cost ~30 ms of CPU for 10,000 KernelCacheNodes. "" when it is not found there (the page's
+    decoding then gives it, and the next page is asked for after that)."""
+    global _LIST_META
+    if _LIST_META is None:
+        import re
+
+        _LIST_META = (
+            re.compile(rb'\{"kind":"[^"\\]*","apiVersion":"[^"\\]*","metadata":\{([^{}]*)\}'),
+            re.compile(rb'"metadata":\{([^{}]*)\}\}\s*\Z'),
+            re.compile(rb'"continue":"([^"\\]*)"'),
+        )
+    head, tail, token = _LIST_META
+    found = head.match(data, 0, 4096) or tail.search(data, max(0, len(data) - 4096))
+    got = token.search(found.group(1)) if found is not None else None
+    return got.group(1).decode("ascii", "replace") if got is not None else ""
+
+
+class _Ahead:
+    """One request made in a thread of its own; `result()` its answer, or what it raised."""
+
+    def __init__(self, fetch: Callable[[str], bytes], token: str):
+        import threading
+
+        self.token = token
+        self._data: bytes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fetch,), name="list-page", daemon=True)
+        if token:
+            self._thread.start()
+
+    def _run(self, fetch: Callable[[str], bytes]) -> None:
+        try:
+            self._data = fetch(self.token)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the thread that waits for it
+            self._error = exc
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._data is not None
+        return self._data
 
 
 def list_all(

@@ -16,7 +16,7 @@ from msgspec.structs import force_setattr
 from .. import apivalidation as av
 from ..errors import InputError
 from ..sharing import active as sharing_active
-from ..sharing import share
+from ..sharing import share, share_encoded
 
 _T = TypeVar("_T")
 
@@ -118,6 +118,19 @@ def _share_parts(obj: Any, *names: str) -> None:
         value = getattr(obj, name)
         if value:
             kept = share(value)
+            if kept is not value:
+                force_setattr(obj, name, kept)
+
+
+def _share_encoded_parts(obj: Any, *names: str) -> None:
+    """`_share_parts` for fields that hold dicts (sharing.share_encoded): kept once by their encoding at once,
+    where `share` would first try to hash them (and raise: ~5 us a field)."""
+    if not sharing_active():
+        return
+    for name in names:
+        value = getattr(obj, name)
+        if value:
+            kept = share_encoded(value)
             if kept is not value:
                 force_setattr(obj, name, kept)
 

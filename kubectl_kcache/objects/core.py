@@ -27,6 +27,7 @@ from .base import (
     _NameRef,
     _Obj,
     _Object,
+    _share_encoded_parts,
     _share_parts,
     _strs,
     find_condition,
@@ -300,7 +301,8 @@ class PodSpec(_Obj, frozen=True):
     def __post_init__(self) -> None:
         _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers and volumes hold dicts:
         # kept once by their encoding)
-        _share_parts(self, "tolerations", "containers", "init_containers", "volumes")
+        _share_parts(self, "tolerations")
+        _share_encoded_parts(self, "containers", "init_containers", "volumes")
 
 
 class PodStatus(_Obj, frozen=True):

@@ -338,9 +338,16 @@ def collect_for_why_not_cached(client: Client, namespace: str, pod: str | None) 
     namespace's KernelCaches and the namespace itself, the config, the pod webhook's configuration, the
     groups, and the pod's node (no full node list)."""
     col = Collector(client)
-    pods = col.read(plan.pod(namespace, pod)) if pod else []
-    nodes = sorted({p.node_name for p in pods if p.node_name})
-    col.read_many(list(plan.why_not_cached(namespace, None, nodes)))  # together: the KernelCacheNodes are the slow one
+    lists = list(plan.why_not_cached(namespace, None))  # together: the KernelCacheNodes are the slow one
+    if pod:  # the pod's node once the pod has arrived; the other lists do not wait for the pod
+
+        def its_node(pods: list[Any]) -> list[ListSpec]:
+            return [plan.node(n) for n in sorted({p.node_name for p in pods if p.node_name})]
+
+        first = plan.pod(namespace, pod)
+        col.read_pipelined([first, *lists], first, its_node)
+    else:
+        col.read_many(lists)
     meta = snap.SnapshotMeta(
         cluster=client.resolved.cluster_name or client.server, source="live", server=client.server, taken_at=taken_at()
     )
