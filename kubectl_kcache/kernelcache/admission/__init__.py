@@ -40,6 +40,7 @@ from .candidates import (
     resolve_container,
     resolve_container_path,
     resolve_oci_path,
+    update_entries,
     verification_allows_use,
 )
 from .decision import decide, denial_message, snapshot_inputs
@@ -153,6 +154,7 @@ __all__ = [
     "entry_matches_cache",
     "identity_gates",
     "index_entries",
+    "update_entries",
     "match_condition",
     "plan_injection",
     "pre_admission",
