@@ -142,7 +142,9 @@ def compute_aggregate(
     hit = index._aggregates.get(memo)
     if hit is not None and hit[0] is members:
         return hit[1]
-    made = index.previous(memo[0], members) or _aggregate(memo[0], members, index)
+    made = index.previous(memo[0], members)
+    if made is None:
+        made = _aggregate(memo[0], members, index)
     index._aggregates[memo] = (members, made)
     return made
 
