@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import lru_cache
 
 from .. import objects as o
@@ -45,11 +46,12 @@ from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
 from ..kernelcache.commands import why_not_ready_command
 from ..kernelcache.gostrings import trim_space
+from ..kernelcache.membership import member_objects
 from ..kernelcache.names import label_value, preparation_job_name
 from ..kernelcache.prefetcher import requeue_holders
 from ..kernelcache.security import verification_advice
 from ..snapshot import plan as readplan
-from ..snapshot.model import ClusterSnapshot
+from ..snapshot.model import ALL_BUT_MEMBERS, ClusterSnapshot
 from ..suggest import Json, Name, Namespace, Selector, kubectl
 from ..text import PLACEHOLDER_GROUP
 from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, read_ok
@@ -151,13 +153,38 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         jobs=snapshot.jobs,
         job_namespace=f.config.job_namespace,
     )
+    # a KernelCache's findings read the nodes and KernelCacheNodes only through its group's members and its own
+    # entries: the last snapshot's are reused while every other field holds the same objects, its members and
+    # their KernelCacheNodes and its entries are the very same, and its stop and the reads are equal (a node
+    # relabelled judges again the KernelCaches of that node's group, not the other thousands: the monitor). A
+    # KernelCache younger than the discovery grace is judged every time (its findings change with the clock).
+    memo = snapshot.reuse("cache-status-findings", on=ALL_BUT_MEMBERS)
+    members = f.members_of_group
+    reads = snapshot.derived("reads-without-counts", lambda: repr([replace(r, count=0) for r in snapshot.reads]))
     for kc in snapshot.kernel_caches:
         stop = stops.get(f"{kc.namespace}/{kc.name}")
-        if stop is not None:
-            yield _stopped(snapshot, kc, stop)
-            if stop.frozen:
-                continue  # the status shown is not KServe's current answer: judge the entries only
-        yield from _cache(snapshot, kc, entries.get((kc.namespace, kc.name), []), judge_status=stop is None)
+        mine = entries.get((kc.namespace, kc.name), [])
+        group = effective_group(kc, f.config.default_node_group)
+        key = (kc.namespace, kc.name)
+        objects = member_objects(snapshot, group) if group in members else None
+        same = (kc, *(e for _, e in mine))
+        found: list[Finding] | None = memo.get(key, objects, same, (reads, stop))
+        if found is None:
+            found = list(_judged(snapshot, kc, stop, mine))
+            created = parse_time(kc.meta.created)
+            if created is None or f.now - created >= DISCOVERY_GRACE:
+                memo.keep(key, objects, found, same, (reads, stop))
+        yield from found
+
+
+def _judged(
+    snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop | None, entries: list[tuple[str, o.CacheEntry]]
+) -> Iterator[Finding]:
+    if stop is not None:
+        yield _stopped(snapshot, kc, stop)
+        if stop.frozen:
+            return  # the status shown is not KServe's current answer: judge the entries only
+    yield from _cache(snapshot, kc, entries, judge_status=stop is None)
 
 
 def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Finding:

@@ -20,6 +20,7 @@ the prefetch identity; `cache_pass`) is not part of this rule: this is the answe
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -79,12 +80,35 @@ class EntryIndex:
         # the aggregates computed against this index, by cache key and member list: the doctor's cache-status,
         # status and why-not-ready -A (all three in one monitor evaluation) ask for the same ones
         self._aggregates: dict[tuple[str, int], tuple[Sequence[Node], Aggregate]] = {}
+        # the last snapshot's aggregates by cache key (`carried`): the same entries, so each one holds while its
+        # member list holds the very same nodes in the same order (a node relabelled changes one group's list)
+        self._previous: dict[str, tuple[Sequence[Node], Aggregate]] = {}
+        self._same_members: dict[tuple[int, int], bool] = {}  # (both lists are held: their ids are stable)
 
     def carried(self) -> EntryIndex:
-        """The same entries for the next snapshot of a kept-current view, without this one's member lists."""
+        """The same entries for the next snapshot of a kept-current view, without this one's member lists; its
+        aggregates are offered to the next one."""
         copy = EntryIndex({})
         copy.by_cache = self.by_cache
+        # (those not asked for this time are offered again; a cache no entry names any more is dropped)
+        offered = {**self._previous, **{key: hit for (key, _), hit in self._aggregates.items()}}
+        copy._previous = {key: hit for key, hit in offered.items() if key in self.by_cache}
         return copy
+
+    def previous(self, key: str, members: Sequence[Node]) -> Aggregate | None:
+        """The last snapshot's aggregate of `key`, when its members were the very same nodes in the same order."""
+        hit = self._previous.get(key)
+        if hit is None:
+            return None
+        was = hit[0]
+        if was is not members:
+            pair = (id(was), id(members))
+            same = self._same_members.get(pair)
+            if same is None:
+                same = self._same_members[pair] = len(was) == len(members) and all(map(operator.is_, was, members))
+            if not same:
+                return None
+        return hit[1]
 
     def ready_members(self, members: Sequence[Node]) -> tuple[list[str], dict[str, int]]:
         """The Ready members' names in order, and each one's position."""
@@ -118,7 +142,9 @@ def compute_aggregate(
     hit = index._aggregates.get(memo)
     if hit is not None and hit[0] is members:
         return hit[1]
-    made = _aggregate(memo[0], members, index)
+    made = index.previous(memo[0], members)
+    if made is None:
+        made = _aggregate(memo[0], members, index)
     index._aggregates[memo] = (members, made)
     return made
 

@@ -103,16 +103,19 @@ class ClusterSnapshot:
     def capture_by_key(self) -> dict[str, o.Capture]:
         return {f"{k.namespace}/{k.name}": k for k in self.captures}
 
-    def derived(self, key: str, compute: Callable[[], _T], on: tuple[str, ...] = ()) -> _T:
+    def derived(self, key: str, compute: Callable[[], _T], on: tuple[str, ...] = (), updatable: bool = False) -> _T:
         """A value derived from this snapshot's objects, computed once (kernelcache/membership.py keeps the
         group membership here, so that every check, explanation and plan of one snapshot shares it). `on`: the
         only fields it is derived from, when it may be carried over to the next snapshot of a kept-current
-        view that holds the very same objects in them (`carry_derived`)."""
+        view that holds the very same objects in them (`carry_derived`); `updatable`: when they do not, the next
+        snapshot's `compute` may update it from what changed (`stale_derived`)."""
         memo = self.__dict__.setdefault("_derived", {})
         if key not in memo:
             memo[key] = compute()
             if on:
                 self.__dict__.setdefault("_derived_on", {})[key] = on
+            if updatable:
+                self.__dict__.setdefault("_derived_updatable", set()).add(key)
         return memo[key]  # type: ignore[no-any-return]
 
     def carry_derived(self, previous: ClusterSnapshot | None) -> list[str]:
@@ -130,14 +133,28 @@ class ClusterSnapshot:
                 carried.append(name)
         memo = self.__dict__.setdefault("_derived", {})
         deps = self.__dict__.setdefault("_derived_on", {})
+        stale = self.__dict__.setdefault("_derived_stale", {})
+        updatable: set[str] = previous.__dict__.get("_derived_updatable", set())
         for key, on in previous.__dict__.get("_derived_on", {}).items():
-            if key in memo or not same.issuperset(on):
+            if key in memo:
+                continue
+            if not same.issuperset(on):
+                if key in updatable:  # the last snapshot's, for `stale_derived` (only this one is kept)
+                    stale[key] = (previous.__dict__["_derived"][key], {f: getattr(previous, f) for f in on})
                 continue
             value = previous.__dict__["_derived"][key]
             carry = getattr(value, "carried", None)
             memo[key], deps[key] = (carry() if callable(carry) else value), on
+            if key in updatable:
+                self.__dict__.setdefault("_derived_updatable", set()).add(key)
             carried.append(key)
         return carried
+
+    def stale_derived(self, key: str) -> tuple[Any, dict[str, Any]] | None:
+        """What `derived` computed for `key` over the last snapshot of a kept-current view when its fields `on`
+        changed since (so it was not carried), with those fields as they were then: for a value that is cheaper
+        to update from what changed than to compute again. Handed out once."""
+        return self.__dict__.get("_derived_stale", {}).pop(key, None)  # type: ignore[no-any-return]
 
     def reuse(self, key: str, on: tuple[str, ...]) -> Reuse:
         """The `Reuse` of values kept under `key`, carried from the last snapshot of a kept-current view while

@@ -39,6 +39,7 @@ from .candidates import (
     identity_gates,
     index_entries,
     resolve_container_path,
+    update_entries,
     verification_allows_use,
 )
 from .decision import decide, denial_message, snapshot_inputs
@@ -152,6 +153,7 @@ __all__ = [
     "entry_matches_cache",
     "identity_gates",
     "index_entries",
+    "update_entries",
     "match_condition",
     "plan_injection",
     "pre_admission",

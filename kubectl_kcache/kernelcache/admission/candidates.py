@@ -205,6 +205,62 @@ def index_entries(kcns: Sequence[KernelCacheNode], namespace: str | None = None,
     )
 
 
+def update_entries(previous: EntryIndex, was: Sequence[KernelCacheNode], kcns: Sequence[KernelCacheNode]) -> EntryIndex:
+    """`index_entries(kcns)`, from `previous` (the index of `was`, every KernelCacheNode): only the KernelCaches
+    with an entry on a KernelCacheNode that changed are indexed again (an agent's status write, in the monitor)."""
+    before = {id(k) for k in was}
+    now = {id(k) for k in kcns}
+    changed = [k for k in was if id(k) not in now] + [k for k in kcns if id(k) not in before]
+    if len(changed) * 10 > len(kcns):
+        return index_entries(kcns)
+    nodes = {k.name for k in changed}
+    keys = {key for k in changed for key, _ in _keys_of(k)}
+    came = [k for k in kcns if id(k) not in before]
+    by_ref = dict(previous.by_ref)
+    ready = dict(previous.ready)
+    for key in keys:
+        kept = [e for e in by_ref.get(key, ()) if e.node not in nodes]
+        added = [NodeEntry(k.name, e) for k in came for e in k.entries if (e.ref.namespace, e.ref.name) == key]
+        # (node names are unique and a node's entries keep their order: the order collect_entries gives)
+        entries = sorted(kept + added, key=lambda e: e.node)
+        if entries:
+            by_ref[key] = entries
+        else:
+            by_ref.pop(key, None)
+        now_ready = [e for e in entries if e.entry.state == c.ENTRY_READY]
+        if now_ready:
+            ready[key] = now_ready
+        else:
+            ready.pop(key, None)
+    namespaces = {key[0] for key in keys}
+    ready_in = {ns: v for ns, v in previous.ready_in.items() if ns not in namespaces}
+    refs_in = {ns: v for ns, v in previous.refs_in.items() if ns not in namespaces}
+    for key in by_ref:
+        if key[0] in namespaces:
+            refs_in.setdefault(key[0], set()).add(key)
+    for key in ready:
+        if key[0] in namespaces:
+            ready_in.setdefault(key[0], []).append(key)
+    fps = {e.entry.footprints.compatibility for key in keys for e in previous.ready.get(key, ())}
+    fps |= {e.entry.footprints.compatibility for key in keys for e in ready.get(key, ())}
+    fps.discard("")
+    by_compat = dict(previous.by_compatibility)
+    for fp in fps:
+        mine = {k for k in by_compat.get(fp, ()) if k not in keys}
+        mine |= {k for k in keys if any(e.entry.footprints.compatibility == fp for e in ready.get(k, ()))}
+        if mine:
+            by_compat[fp] = sorted(mine)
+        else:
+            by_compat.pop(fp, None)
+    return EntryIndex(
+        by_ref,
+        ready,
+        {ns: sorted(v) if ns in namespaces else v for ns, v in ready_in.items()},
+        refs_in,
+        by_compat,
+    )
+
+
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
     return (
         bool(ident.workload_footprint)

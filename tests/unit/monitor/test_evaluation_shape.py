@@ -1,10 +1,10 @@
 """The shape of the monitor's evaluation (issue 36 point 3), counted, not timed: over bench.scale's fleet kept in
 a LiveSnapshot's stores (as the monitor's lists hold it), one evaluation after a node changed builds each index
 once and only those whose inputs changed (a relabelled node rebuilds the node indexes, not the entries'), every
-KernelCache's aggregate once for the doctor, status and why-not-ready together, why-not-ready's chain only for
-the KernelCaches of the node's group and status's counts only for that group, the metrics text once however
-often /metrics is scraped, and no HTML until /report asks; what it exports is what a fresh evaluation of the
-same objects exports."""
+KernelCache's aggregate once for the doctor, status and why-not-ready together, why-not-ready's chain and the
+doctor's cache-status findings only for the KernelCaches of the node's group and status's counts only for that
+group, the metrics text once however often /metrics is scraped, and no HTML until /report asks; what it exports
+is what a fresh evaluation of the same objects exports."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from bench.scale import write_dump
+from kubectl_kcache.checks import cache_status
 from kubectl_kcache.explain import status, why_not_ready
 from kubectl_kcache.kernelcache import aggregate, selectors
 from kubectl_kcache.kernelcache.admission import candidates
@@ -85,6 +86,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, counts: Counter[str]) -> None:
     count(metrics, "evaluation_text", "metrics text")
     count(why_not_ready, "explain", "why-not-ready chain")
     count(status, "GroupStatus", "group counted")
+    count(cache_status, "_judged", "cache judged")
 
 
 def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +113,7 @@ def test_an_evaluation_after_a_change_rebuilds_only_what_changed(fleet: Any, mon
     # the KernelCaches of the node's group are explained again, the other groups' rows are reused
     assert 0 < counts["why-not-ready chain"] <= CACHES // GROUPS
     assert counts["group counted"] == 1  # and status counts that group again, not every group
+    assert 0 < counts["cache judged"] <= CACHES // GROUPS  # and the doctor's cache-status judges only its caches
 
 
 def _unlabel(live: LiveSnapshot, i: int) -> None:
@@ -173,3 +176,35 @@ def test_a_kernelcachenode_written_explains_again_only_its_groups_caches(
         evaluate(live.snapshot())
     assert 0 < counts["why-not-ready chain"] <= CACHES // GROUPS
     assert counts["group counted"] == 1
+    assert 0 < counts["cache judged"] <= CACHES // GROUPS
+    assert counts["admission entries"] == 0  # the hit rate's index updated for that KernelCacheNode's caches
+
+
+def _entry_state(live: LiveSnapshot, i: int, state: str) -> None:
+    """An agent's status write: one entry of a KernelCacheNode in another state."""
+    inf = next(x for x in live.informers if x.kind.field == "kcns")
+    kcn = inf.store[sorted(inf.store)[i]]
+    doc = msgspec.to_builtins(kcn)
+    key = sorted(doc["status"]["cacheStatus"])[0]
+    doc["status"]["cacheStatus"][key]["state"] = state
+    inf._apply(_Event("MODIFIED", msgspec.convert(doc, type(kcn))))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        [lambda live: _entry_state(live, 4, "Pulling")],
+        [lambda live: _entry_state(live, 4, "Pulling"), lambda live: _entry_state(live, 4, "Ready")],
+        [lambda live: _delete_kcn(live, 9), lambda live: _entry_state(live, 20, "Error")],
+    ],
+    ids=["entry-pulling", "and-back", "deleted-and-error"],
+)
+def test_the_admission_index_updated_is_the_one_built_again(fleet: Any, changes: list[Any]) -> None:
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    for change in changes:
+        change(live)
+        kept = live.snapshot()
+        evaluate(kept)
+        fresh = candidates.index_entries(kept.kcns)
+        assert kept.derived("admission-entries", lambda: None) == fresh  # (None: the evaluation built none)
