@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..text import escape
 from .doctor_common import plural, write_text
-from .layout import command_lines, wrap
+from .layout import command_lines, paint, wrap
 from .status_common import source_line
 from .tables import plain_lines
 
@@ -39,11 +39,6 @@ if TYPE_CHECKING:
     from ..provenance import Provenance
 
 GAP = "  "
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
-
-
-def _style(text: str, style: str, color: bool) -> str:
-    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if color and style and text else text
 
 
 def summary_sentence(fleet: FleetHitRate) -> str:
@@ -107,12 +102,12 @@ def _fitted(
         if text not in ("", "-"):  # a command: broken between its words with ` \\` when wider than the line
             label = f"{UNDER}{titles[last].lower()}: "
             first, *more = command_lines(text, width, len(label), len(UNDER) + 2)
-            out += [label + _style(first, style, color) + "\n", *(_style(x, style, color) + "\n" for x in more)]
+            out += [label + paint(first, style, color) + "\n", *(paint(x, style, color) + "\n" for x in more)]
     return out
 
 
 def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool) -> list[str]:
-    cells = [[_style(t, "bold", color) for t in titles], *([_style(t, s, color) for t, s in row] for row in rows)]
+    cells = [[paint(t, "bold", color) for t in titles], *([paint(t, s, color) for t, s in row] for row in rows)]
     return plain_lines(cells, right)
 
 
@@ -181,8 +176,8 @@ def worst_first(rows: Sequence[Row]) -> list[Row]:
 def hit_rate_text(
     fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None, wide: bool = False
 ) -> str:
-    out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
-    out += [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    out = [paint(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
+    out += [paint(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     if not fleet.rows:
         return "".join(out)
     revisions = any(r.revision for r in fleet.rows)
@@ -221,9 +216,9 @@ def hit_rate_text(
 
 
 def render_hit_rate(
-    fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None, wide: bool = False
+    fleet: FleetHitRate, out: TextIO, *, color: bool, width: int | None, wide: bool = False, source: Provenance
 ) -> None:
-    write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
+    write_text(out, hit_rate_text(fleet, source, color=color, width=width, wide=wide))
 
 
 def serving_lines(
@@ -235,9 +230,9 @@ def serving_lines(
         return []
     if isinstance(fleet, str):
         return ["\n"] + [
-            _style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
+            paint(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
         ]
-    out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    out = ["\n"] + [paint(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     rows = [r for r in worst_first(fleet.rows) if not r.revision]
     if problems:
         rows = [r for r in rows if r.cold or r.denied]
