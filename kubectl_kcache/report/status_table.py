@@ -51,7 +51,7 @@ from ..kernelcache import constants as c
 from ..text import escape
 from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
-from .layout import wrap
+from .layout import paint, wrap
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -88,7 +88,6 @@ FOOTNOTE = (
 )
 NOT_READY_TITLE = "Entries on NotReady members (KServe does not count them):"
 STATE_STYLES = {c.CACHE_READY: "green", c.CACHE_PREPARING: "blue", c.CACHE_PENDING: "yellow", c.CACHE_ERROR: "red"}
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "bright_black": "90"}
 
 Span = tuple[str, str]  # (text, style)
 
@@ -144,13 +143,6 @@ def state_text(cell: CacheCell) -> str:
     return f"{agg.state}/{agg.reason}" if agg.state == c.CACHE_PENDING else agg.state
 
 
-def _style(text: str, style: str, color: bool) -> str:
-    if not color or not style or not text:
-        return text
-    codes = ";".join(_SGR[s] for s in style.split())
-    return f"\x1b[{codes}m{text}\x1b[0m"
-
-
 @dataclass(frozen=True)
 class Column:
     title: str
@@ -183,8 +175,8 @@ class _Table:
             for i, c in enumerate(self.columns)
         ]
         if width is None or not self._fit(widths, width):  # one line a row: tabulate lays it out
-            titles = [_style(c.title, "bold", color) for c in self.columns] if headers else None
-            cells = [["".join(_style(t, s, color) for t, s in cell) for cell in row] for row in self.rows]
+            titles = [paint(c.title, "bold", color) for c in self.columns] if headers else None
+            cells = [["".join(paint(t, s, color) for t, s in cell) for cell in row] for row in self.rows]
             right = {i for i, column in enumerate(self.columns) if column.right}
             return plain_lines([titles, *cells] if titles else cells, right)
         for i, column in enumerate(self.columns):  # as wide as the longest cell that still fits in it
@@ -216,7 +208,7 @@ class _Table:
         offset = 0
         for column, w, cell in zip(self.columns, widths, row, strict=True):
             length = sum(len(t) for t, _ in cell)
-            text = "".join(_style(t, s, color) for t, s in cell)
+            text = "".join(paint(t, s, color) for t, s in cell)
             if length > w and column.fold:
                 above.append(" " * offset + text + "\n")
                 text, length = "", 0
@@ -239,7 +231,7 @@ class _Screen:
         self.view = view
 
     def _text(self, text: str, style: str = "") -> str:
-        return _style(text, style, self.color) + "\n"
+        return paint(text, style, self.color) + "\n"
 
     def lines(self, header: str, totals: str) -> list[str]:
         if not self.view.headers:  # as `kubectl get --no-headers`: the rows only
@@ -462,6 +454,6 @@ def with_changes(text: str, previous: str, color: bool) -> str:
             and line not in head
             and not plain.startswith(("GROUP", "KERNELCACHE", "* "))
         ):
-            line += " " + _style(CHANGED_MARK, "yellow", color)
+            line += " " + paint(CHANGED_MARK, "yellow", color)
         out.append(line + "\n")
     return "".join(out)

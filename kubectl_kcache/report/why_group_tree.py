@@ -11,12 +11,7 @@ from typing import TextIO
 
 from ..explain.why_group import BASIS_CAPTURE, BASIS_POD, BASIS_WHAT_IF, WARNING, WhyGroup
 from ..kernelcache import constants as c
-from .why_layout import Node, Page, spans
-
-STYLE_OK = "green"
-STYLE_BAD = "red"
-STYLE_WARN = "yellow"
-STYLE_DIM = "dim"
+from .why_layout import STYLE_BAD, STYLE_DIM, STYLE_OK, STYLE_WARN, Node, Page, spans
 
 
 def _quoted(value: str) -> str:
