@@ -18,7 +18,7 @@ from ..errors import (
 from ..report.registry import DOCTOR, formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, merged_flags, use_color
+from .flags import from_file_option, kube_options, merged_flags, output_option, use_color
 from .reading import read_snapshot
 from .running import access_hint_line
 
@@ -28,9 +28,7 @@ from .running import access_hint_line
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options(namespaces="all")
 @from_file_option
-@click.option(
-    "-o", "--output", type=click.Choice(formats(DOCTOR)), default="table", show_default=True, help="Output format."
-)
+@output_option(formats(DOCTOR))
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info", "never"]),

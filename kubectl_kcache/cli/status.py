@@ -16,7 +16,15 @@ from ..report.registry import formats
 from ..report.status_table import STATUS
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags, scope_namespace, use_color
+from .flags import (
+    from_file_option,
+    kube_options,
+    make_client,
+    merged_flags,
+    output_option,
+    scope_namespace,
+    use_color,
+)
 from .reading import read_snapshot
 
 # ---- status -------------------------------------------------------------------------------------
@@ -25,9 +33,7 @@ from .reading import read_snapshot
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options
 @from_file_option
-@click.option(
-    "-o", "--output", type=click.Choice(formats(STATUS)), default="table", show_default=True, help="Output format."
-)
+@output_option(formats(STATUS))
 @click.option(
     "-w",
     "--watch",
