@@ -4,7 +4,6 @@ KServe's order; without a KernelCache, every one in scope."""
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 import click
@@ -13,28 +12,17 @@ from ..errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK
 from ..report.answers import WHY_NOT_READY, WHY_NOT_READY_ALL
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags, use_color
+from .flags import from_file_option, kube_options, make_client, merged_flags, output_option
 from .reading import load_snapshot_files, source_of
+from .why_common import print_explanation
 
-# what the chain reads, as snapshot fields: from a file the rest is not decoded
-READS = frozenset(
-    {
-        "nodes",
-        "node_groups",
-        "kcns",
-        "kernel_caches",
-        "captures",
-        "configmaps",
-        "daemonsets",
-        "deployments",
-        "pods",
-        "events",
-        "namespaces",
-        "jobs",
-        "service_accounts",
-        "role_bindings",
-    }
-)
+
+def reads() -> frozenset[str]:
+    """What the chain reads, as snapshot fields (its lists in snapshot/plan.py): from a file the rest is not
+    decoded."""
+    from ..snapshot import kinds, plan
+
+    return frozenset(kinds.for_resource(spec.resource).field for spec in plan.WHY_NOT_READY)
 
 
 @main.command("why-not-ready", context_settings=CONTEXT_SETTINGS)
@@ -48,13 +36,10 @@ READS = frozenset(
     multiple=True,
     help="Also trace NODE (repeatable): for a node outside the group, which selector pair fails.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(formats(WHY_NOT_READY)),
-    default="tree",
-    show_default=True,
-    help="Output format: tree (the answer first), wide (every gate of every node), json, yaml.",
+@output_option(
+    formats(WHY_NOT_READY),
+    "tree",
+    "Output format: tree (the answer first), wide (every gate of every node), json, yaml.",
 )
 @click.option(
     "-l", "--selector", metavar="SELECTOR", default="", help="Without KERNELCACHE: only KernelCaches with these labels."
@@ -101,7 +86,7 @@ def why_not_ready(
         from ..snapshot.files.load import Selection
 
         namespace = None if all_ns else flags.get("namespace")
-        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(READS, share=True)
+        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(reads(), share=True)
         snap = load_snapshot_files(from_files, select)
         if kernelcache and namespace is None:
             namespace = _offline_namespace(snap, kernelcache)
@@ -126,10 +111,10 @@ def why_not_ready(
             from ..errors import InputError
 
             raise InputError(f'KernelCache "{kernelcache}" not found in namespace {namespace}')
-        _print(WHY_NOT_READY, why, output, source)
+        print_explanation(why, WHY_NOT_READY, output, source)
         return _exit(snap, why.unread, why.ready)
     fleet = explain_all(snap, namespace, selector, group)
-    _print(WHY_NOT_READY_ALL, fleet, output, source)
+    print_explanation(fleet, WHY_NOT_READY_ALL, output, source)
     return _exit(snap, fleet.unread, fleet.all_ready)
 
 
@@ -232,7 +217,7 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
         )
         return Scan(frozenset(), needles, keeps=lambda x: pod_key(x) in wanted)
 
-    return Selection(READS, later={"nodes": pick_nodes, "kcns": pick_kcns, "pods": pick_pods})
+    return Selection(reads(), later={"nodes": pick_nodes, "kcns": pick_kcns, "pods": pick_pods})
 
 
 # A Scan's needles are the bytes of a string's end (`value"`: a needle starting with a quote, the commonest byte
@@ -255,13 +240,6 @@ def _exit(snap: Any, unread: tuple[str, ...], ready: bool) -> int:
     if unread and snap.meta.source != "file":
         return EXIT_INCOMPLETE
     return EXIT_OK if ready else EXIT_FINDINGS
-
-
-def _print(kind: str, report: Any, output: str, source: Any) -> None:
-    from ..report import render
-    from ..report.terminal import terminal_width
-
-    render(kind, report, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), source=source)
 
 
 def _offline_namespace(snap: Any, name: str) -> str:
