@@ -14,8 +14,8 @@ collapsible list. Suppressed findings are listed last, collapsed.
 Every name and value from the cluster or a file is HTML-escaped, after control and bidi characters are
 made visible (`text.escape`). The layout reads on a phone (under 600 px one column, every table row a card:
 its name, then its numbers, then the long values such as a selector or a command; CSS only) and on paper
-(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit). `document` and
-`header` make the hit rate's page too (`hit_rate_page`).
+(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit). `document`, `header`
+and `serving_pods_section` make the hit rate's page too (`hit_rate_page`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .. import __version__
 from ..kernelcache.constants import CACHE_ERROR
 from ..provenance import LIVE
 from ..text import escape
+from . import hit_rate_table
 from .doctor_common import (
     CheckGroup,
     FindingGroup,
@@ -41,7 +42,6 @@ from .doctor_common import (
     without_shared,
     write_text,
 )
-from .hit_rate_html import serving_pods_section
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -479,6 +479,47 @@ def _unassigned(status: FleetStatus) -> str:
         return ""
     items = "".join(f"<li><code>{e(u.cache)}</code>: {e(u.reason)}</li>" for u in status.unassigned)
     return f'<h3>KernelCaches no group prepares</h3><ul class="unassigned">{items}</ul>'
+
+
+# ---- serving pods -----------------------------------------------------------------------------------
+
+
+def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
+    """`why-not-cached -A`'s counts per InferenceService (and revision where they differ), with the top blocking
+    gate and the next command."""
+    head = '<section id="serving"><h2>Serving pods</h2>'
+    if fleet is None:
+        return ""
+    if isinstance(fleet, str):
+        return f'{head}<p class="warning-text">Not shown: {e(fleet)}</p></section>'
+    intro = f"<p>{e(hit_rate_table.summary_sentence(fleet))}</p>"
+    if not fleet.rows:
+        return head + intro + "</section>"
+    rows = []
+    for r in hit_rate_table.worst_first(fleet.rows):  # what needs doing first, as the text view
+        name = e(r.isvc) + (f" <small>revision {e(r.revision)}</small>" if r.revision else "")
+        gate = f"{e(r.gate)} ({r.gate_count})" if r.gate else ""
+        nxt = f"<code>{e(r.next_command)}</code>" if r.next_command else ""
+        rows.append(
+            f"<tr><td class=ns>{e(r.namespace)}</td><th scope=row>{name}</th>"
+            f"<td class=num data-label=pods>{r.pods}</td><td class=num data-label=cached>{r.cached}</td>"
+            f"<td class='num{' warn' if r.cold else ''}' data-label=cold>{r.cold}</td>"
+            f"<td class='num{' warn' if r.now else ''}' data-label='would be cached now'>{r.now}</td>"
+            f"<td class='num{' bad' if r.denied else ''}' data-label=denied>{r.denied}</td>"
+            f"<td class=num data-label='producers (cold by design)'>{r.producer}</td>"
+            f"<td class=num data-label='hit rate'>{'-' if r.hit_rate is None else f'{r.hit_rate}%'}</td>"
+            f"<td data-label='top blocking gate'>{gate}</td><td data-label=next>{nxt}</td></tr>"
+        )
+    table = (
+        '<div class="scroll"><table class="serving cards"><thead><tr><th>namespace</th><th>InferenceService</th>'
+        '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
+        '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
+        'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
+        '<th title="started cold by design: a producer of a cache (it compiled the kernels and holds them), or its '
+        'revision is being captured">producer</th><th title="cached of the pods that are not producers">hit rate</th>'
+        "<th>top blocking gate</th><th>next</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
+    return head + intro + table + "</section>"
 
 
 # ---- findings -----------------------------------------------------------------------------------------
