@@ -53,8 +53,6 @@ if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
 
 MIN_WIDTH = 40
-SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
-SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
 SHORT_REST = 40  # a message's last clause this short stays in the headline (`rollout is not healthy: 5/7 pods ready`)
 NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
 WIDE_FREE_TEXT = 2000
@@ -242,7 +240,7 @@ class _Writer:
                 items = [f"{escape(check)} {n}" for check, n in counts.items()]
                 lines = layout.wrap_items(items, self.width, len(label), len(label))
                 lines[0] = label + lines[0]
-                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word) :]
+                lines[0] = self.paint(word, layout.SEVERITY_STYLES[severity]) + lines[0][len(word) :]
                 out += lines
         return out
 
@@ -267,11 +265,9 @@ class _Writer:
     def _finding(self, group: FindingGroup) -> list[str]:
         finding = group.first
         code = escape(finding.full_code)
-        label = self.paint(
-            SEVERITY_WORDS.get(group.severity, escape(group.severity)), SEVERITY_STYLES.get(group.severity, "bold")
-        )
+        label = self.paint(escape(group.severity), layout.SEVERITY_STYLES.get(group.severity, "bold"))
         head_prefix = f"{label}{self.paint(f'[{code}]', 'bold')}: "
-        prefix_len = len(SEVERITY_WORDS.get(group.severity, group.severity)) + len(code) + 4
+        prefix_len = len(group.severity) + len(code) + 4
         shared = () if self.wide else finding.shared
         if group.grouped:
             headline, sep, rest = split_message(escape(layout.cut(finding.cause, self.limit)))

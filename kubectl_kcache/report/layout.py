@@ -21,6 +21,7 @@ SGR = {
     "cyan": "36",
     "bright_black": "90",
 }
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 
 
 def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None = None) -> str:
