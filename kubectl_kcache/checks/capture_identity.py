@@ -28,10 +28,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Namespace, kubectl
 from .common import facts, observed, read_ok
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "capture-identity"
+finding = finding_of(ID)
 CONTROLLER_LOG = kubectl(
     "-n {ns} logs deployment/kserve-localmodel-controller-manager", ns=Namespace(c.KSERVE_NAMESPACE)
 )
@@ -95,8 +96,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         first = (conflicts or pieces)[0]
         more = len(pieces) - 1
         effect = "cannot push the artifact" if first.registry else "cannot report the capture's progress"
-        yield Finding(
-            ID,
+        yield finding(
             "error" if conflicts else "warning",
             ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
             f"capture {ids.capture} ({cap.phase or 'Pending'}): {_short(first)}: "

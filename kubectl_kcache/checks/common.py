@@ -5,8 +5,10 @@ that word findings and hints the same way everywhere."""
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 from .. import apivalidation
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache import webhook_reach
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import Membership, MembershipPlan, membership_of, plan_memberships
@@ -22,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
-from ..suggest import Json, Name, Selector, kubectl, kubectl_or_none
+from ..suggest import Json, Name, Namespace, Selector, kubectl, kubectl_or_none
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -45,6 +48,21 @@ def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) ->
         reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
         found = memo[what] = next((r for r in reads if not r.ok), reads[0])
     return found
+
+
+def ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) -> int | None:
+    """Ready endpoints behind a webhook's Service, or None when its EndpointSlices could not be read."""
+    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
+        return None
+    return webhook_reach.ready_endpoints(snapshot.endpoint_slices, namespace, service)
+
+
+def endpoints_command(namespace: str, service: str) -> str:
+    return kubectl(
+        "-n {ns} get endpointslices -l {selector}",
+        ns=Namespace(namespace),
+        selector=Selector.of({"kubernetes.io/service-name": service}),
+    )
 
 
 def read_ok(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> bool:
@@ -207,6 +225,21 @@ def forget() -> None:
     _LAST.clear()
 
 
+@contextmanager
+def checks_running() -> Iterator[None]:
+    """Around checks run on a snapshot: the cyclic GC off, then the kept Facts dropped. The checks make many
+    small short-lived objects next to a large, long-lived snapshot: without this the cyclic GC rescans the whole
+    snapshot again and again (more than half the time on 5,000 nodes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        forget()
+        if enabled:
+            gc.enable()
+
+
 def facts(snapshot: ClusterSnapshot) -> Facts:
     """The Facts of `snapshot`; the last one is kept, so the checks of one doctor run share it."""
     if _LAST and _LAST[0][0] is snapshot:
@@ -279,6 +312,16 @@ def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None,
             "get nodes -l {s} -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion", s=sel
         )
     return kubectl("get nodes -l {s}", s=sel)
+
+
+def pod_logs(namespace: str, pod: str, container: str) -> str:
+    """`kubectl logs` of a pod's container."""
+    return kubectl(
+        "-n {ns} logs {pod} -c {container}",
+        ns=Namespace(namespace),
+        pod=Name("pod", pod),
+        container=Name("container", container),
+    )
 
 
 def show_group_command(name: str) -> str:

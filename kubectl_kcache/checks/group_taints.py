@@ -25,10 +25,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
 from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
-from .model import CheckRead, Finding, NotApplicable
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "group-taints"
+finding = finding_of(ID)
 CONDITION_TAINTS = frozenset(
     f"node.kubernetes.io/{k}"
     for k in (
@@ -48,8 +49,7 @@ def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     """Tolerations the CRD accepts and Kubernetes rejects (the same rule reconcile refuses with)."""
     rejected = rejected_tolerations(snapshot.node_groups)
     for group, problem in rejected.problems:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             group_ref(group),
             f'KernelCacheNodeGroup "{group}" {problem}: Kubernetes rejects this toleration, so KServe\'s '
@@ -125,8 +125,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
     ref = node_ref(node.name)
     blocking = _relevant(join.untolerated(node))
     if blocking:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"preparation Jobs cannot run on {node.name}: node group {group.name} does not tolerate "
@@ -140,8 +139,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
         )
     soft = _relevant(join.untolerated(node, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
@@ -157,8 +155,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
     for taint, seconds in join.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
@@ -190,8 +187,7 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             why = "no node group tolerates it"
             text = f"no node group tolerates {_listed(missing)}, so neither does the agent"  # it gets their union
             hint = add_tolerations_hint(group, blocking)
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"no agent can run on {node.name}: {text}; nothing reports the node's cache status",
@@ -205,8 +201,7 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
     for taint, seconds in agent.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "

@@ -43,17 +43,16 @@ class Suppression:
     reason: str = ""
 
     def matches(self, finding: Finding) -> bool:
-        if finding.check != self.check:
-            return False
-        if self.code and finding.code != self.code:
-            return False
-        if self.kind and self.kind.lower() != finding.object.kind.lower():
-            return False
-        if self.name and not fnmatchcase(finding.object.name, self.name):
-            return False
-        if self.namespace and not fnmatchcase(finding.object.namespace or "", self.namespace):
-            return False
-        return not (self.group and not fnmatchcase(finding.group or "", self.group))
+        """Every field given matches (names, namespace and group as globs)."""
+        obj = finding.object
+        return (
+            finding.check == self.check
+            and (not self.code or finding.code == self.code)
+            and (not self.kind or self.kind.lower() == obj.kind.lower())
+            and (not self.name or fnmatchcase(obj.name, self.name))
+            and (not self.namespace or fnmatchcase(obj.namespace or "", self.namespace))
+            and (not self.group or fnmatchcase(finding.group or "", self.group))
+        )
 
     def describe(self) -> str:
         return f"suppressed by file: {self.reason}" if self.reason else "suppressed by file"
