@@ -1,15 +1,21 @@
 """The formats of the other answers, registered like the doctor's: why-group and why-not-cached (`tree`, `wide`:
 the answer first, then its evidence), the hit rate of many serving pods (why-not-cached without POD, same
 choices), reconcile's plan (`table`, `name`), and `json`/`yaml` of each (its document with its `source`).
-The tree and table modules are imported when they render, so that `--help` stays fast."""
+The tree and table modules are imported when they render, so that `--help` stays fast.
+
+The doctor's and status's `json` and `yaml` are registered here too: exactly `DoctorReport.to_dict()`, the
+`doctor -o json` contract of the user guide, and `StatusReport.to_dict()`, the documented `KcacheStatus` with
+its `source` (its keys, and what version 1 added to each cache's cell: `nodeCount`, `noEntry`, `notReady`,
+`state`, `reason`, are described in `explain/status.py`)."""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
 from ..documents import json_text, takes_unicode, yaml_text
-from .registry import renderer
+from .registry import DOCTOR, renderer
 
+STATUS = "status"
 WHY_GROUP = "why-group"
 WHY_NOT_CACHED = "why-not-cached"
 HIT_RATE = "hit-rate"  # why-not-cached without POD
@@ -28,17 +34,20 @@ def _document(report: Any, source: Any) -> Any:
 
 
 def _register_documents(kind: str) -> None:
-    @renderer("json", kind=kind, order=10, wants=("source",))
+    # the doctor's and status's reports carry where they came from themselves: they take no `source`
+    wants = () if kind in (DOCTOR, STATUS) else ("source",)
+
+    @renderer("json", kind=kind, order=10, wants=wants)
     def render_json(report: Any, out: TextIO, *, color: bool = False, source: Any = None) -> None:
         out.write(json_text(_document(report, source)))
         out.write("\n")
 
-    @renderer("yaml", kind=kind, order=11, wants=("source",))
+    @renderer("yaml", kind=kind, order=11, wants=wants)
     def render_yaml(report: Any, out: TextIO, *, color: bool = False, source: Any = None) -> None:
         out.write(yaml_text(_document(report, source), unicode=takes_unicode(out)))
 
 
-for _kind in (WHY_GROUP, WHY_NOT_CACHED, HIT_RATE, PLAN, WHY_NOT_READY, WHY_NOT_READY_ALL):
+for _kind in (DOCTOR, STATUS, WHY_GROUP, WHY_NOT_CACHED, HIT_RATE, PLAN, WHY_NOT_READY, WHY_NOT_READY_ALL):
     _register_documents(_kind)
 
 

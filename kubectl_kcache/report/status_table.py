@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..kernelcache import constants as c
 from ..text import escape
+from .answers import STATUS
 from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
 from .layout import paint, wrap
@@ -76,7 +77,6 @@ from .terminal import terminal_width
 if TYPE_CHECKING:
     from ..explain.status import CacheCell, StatusReport
 
-STATUS = "status"
 BAR_WIDTH = 12
 HEAT_MIN_WIDTH = 100  # narrower terminals get the counts only: the numbers say what the bar shows
 GAP = "  "
@@ -149,6 +149,10 @@ class Column:
     right: bool = False  # numbers: right-aligned, never folded
     fold: bool = False  # names and selectors: may fold on a narrow terminal
     min_width: int = 0
+
+
+def _numbers(*titles: str) -> list[Column]:
+    return [Column(title, right=True) for title in titles]
 
 
 class _Table:
@@ -259,17 +263,7 @@ class _Screen:
         columns = [Column("GROUP", fold=True)]
         if selector_column:
             columns.append(Column("SELECTOR", fold=True))
-        columns += [
-            Column("MEMBERS", right=True),
-            Column("READY", right=True),
-            Column("NOTREADY", right=True),
-            Column("CORDONED", right=True),
-            Column("KCN", right=True),
-            Column("MISSING", right=True),
-            Column("AGENTS", right=True),
-            Column("CACHES", right=True),
-            Column("PODS", right=True),
-        ]
+        columns += _numbers("MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS", "CACHES", "PODS")
         table = _Table(columns)
         shown = [g for g in problems_first(self.status.groups) if not self.view.problems or group_problem(g)]
         for g in shown:
@@ -318,14 +312,7 @@ class _Screen:
         heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
         if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
-        columns += [
-            Column(READY.upper(), right=True),
-            Column(PENDING.upper(), right=True),
-            Column(PULLING.upper(), right=True),
-            Column(ERROR.upper(), right=True),
-            Column(NO_ENTRY.upper(), right=True),
-            Column("PODS", right=True),
-        ]
+        columns += _numbers(*(s.upper() for s in (READY, PENDING, PULLING, ERROR, NO_ENTRY)), "PODS")
         table = _Table(columns)
         marked = False
         ordered = []
@@ -371,16 +358,8 @@ class _Screen:
         rows = not_ready_cells(self.status.groups)
         if not rows or self.view.problems or not self.view.headers:
             return []
-        table = _Table(
-            [
-                Column("KERNELCACHE", fold=True),
-                Column("GROUP", fold=True),
-                Column(READY.upper(), right=True),
-                Column(PENDING.upper(), right=True),
-                Column(PULLING.upper(), right=True),
-                Column(ERROR.upper(), right=True),
-            ]
-        )
+        names = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True)]
+        table = _Table(names + _numbers(*(s.upper() for s in (READY, PENDING, PULLING, ERROR))))
         for cache, cells in rows.items():
             for index, (group, cell) in enumerate(cells):
                 n = cell.not_ready
