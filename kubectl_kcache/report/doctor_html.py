@@ -577,10 +577,7 @@ def _finding(group: FindingGroup, notes: list[str]) -> str:
         groups = group.node_groups
         where = f' <span class="group">group <b>{e(groups[0])}</b></span>' if len(groups) == 1 else ""
         where = where or (f' <span class="group">in <b>{len(groups)}</b> groups</span>' if groups else "")
-        head = (
-            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-            f'<span class="obj">{e(group.kinds)}</span>{where}</div>'
-        )
+        obj = e(group.kinds)
         body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span>{_refs(f, notes)}</p>'
         hint = group.hint
         extra = ""
@@ -589,13 +586,11 @@ def _finding(group: FindingGroup, notes: list[str]) -> str:
         items = "".join(_object_item(x, hint, notes) for x in group.findings)
         extra += f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol></details>'
     else:
-        head = (
-            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-            f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>'
-        )
+        obj = f"<code>{e(object_path(f.object))}</code>"
         body = f'<p class="msg">{_message(f, notes)}</p>' + _evidence(f.evidence)
         hint = f.hint
         extra = ""
+    head = f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}<span class="obj">{obj}</span>{where}</div>'
     hint_html = f'<p class="next">next:</p><pre><code>{e(hint)}</code></pre>' if hint else ""
     kind = " grouped" if group.grouped else ""
     return f'<article class="finding {sev}{kind}">{head}{body}{hint_html}{extra}</article>'

@@ -120,17 +120,23 @@ def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
     if revisions:
         cells.append((escape(r.revision) if r.revision else "(all)", "dim" if not r.revision else ""))
     gate = f"{r.gate} ({r.gate_count})" if r.gate else "-"
-    cells += [
+    return [*cells, *_counts(r), (gate, ""), (escape(r.next_command) or "-", "")]
+
+
+def _counts(r: Row) -> list[Cell]:
+    """PODS, CACHED, COLD, NOW, DENIED, PRODUCER."""
+    return [
         (str(r.pods), ""),
         _n(r.cached, "green"),
         _n(r.cold, "yellow"),
         _n(r.now, "yellow"),
         _n(r.denied, "red"),
         (str(r.producer), ""),
-        (gate, ""),
-        (escape(r.next_command) or "-", ""),
     ]
-    return cells
+
+
+def _rate(r: Row) -> str:
+    return f"{r.hit_rate}%" if r.hit_rate is not None else "-"
 
 
 def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
@@ -181,28 +187,11 @@ def hit_rate_text(
     if not fleet.rows:
         return "".join(out)
     revisions = any(r.revision for r in fleet.rows)
-    titles = [
-        "NAMESPACE",
-        "INFERENCESERVICE",
-        *(["REVISION"] if revisions else []),
-        "PODS",
-        "CACHED",
-        "COLD",
-        "NOW",
-        "DENIED",
-        "PRODUCER",
-        "TOP GATE",
-        "NEXT",
-    ]
-    first_number = 3 if revisions else 2
+    names = ["NAMESPACE", "INFERENCESERVICE", *(["REVISION"] if revisions else [])]
+    titles = [*names, "PODS", "CACHED", "COLD", "NOW", "DENIED", "PRODUCER", "TOP GATE", "NEXT"]
+    numbers = set(range(len(names), len(titles) - 2))
     out.append("\n")
-    out += _fitted(
-        titles,
-        set(range(first_number, first_number + 6)),
-        [_row_cells(r, revisions) for r in worst_first(fleet.rows)],
-        color,
-        width,
-    )
+    out += _fitted(titles, numbers, [_row_cells(r, revisions) for r in worst_first(fleet.rows)], color, width)
     if wide:
         out.append("\n")
         out += _fitted(
@@ -238,20 +227,7 @@ def serving_lines(
         rows = [r for r in rows if r.cold or r.denied]
     if not rows:
         return out
-    cells = [
-        [
-            (escape(r.namespace), ""),
-            (escape(r.isvc) or "(empty)", ""),
-            (str(r.pods), ""),
-            _n(r.cached, "green"),
-            _n(r.cold, "yellow"),
-            _n(r.now, "yellow"),
-            _n(r.denied, "red"),
-            (str(r.producer), ""),
-            (f"{r.hit_rate}%" if r.hit_rate is not None else "-", ""),
-        ]
-        for r in rows
-    ]
+    cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), *_counts(r), (_rate(r), "")] for r in rows]
     return (
         out
         + ["\n"]

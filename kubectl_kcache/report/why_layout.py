@@ -146,6 +146,13 @@ class Page:
     def line(self, *parts: Part, indent: str = "") -> None:
         self.lines += wrap_spans(spans(*parts), self.width, indent, indent)
 
+    def unread(self, reads: tuple[str, ...], what: str) -> None:
+        """The reads an answer could not make, each on a line: `what` is not checked."""
+        if reads:
+            self.line(("Not read ", "bold"), (f"({what} not checked):", STYLE_DIM))
+        for line in reads:
+            self.line((f"{self.g['warn']} {line}", STYLE_WARN), indent="  ")
+
     def para(self, label: str, text: str, style: str = "bold") -> None:
         """`label` then `text`, wrapped under itself: `Why: ...`."""
         lead = f"{label} " if label else ""

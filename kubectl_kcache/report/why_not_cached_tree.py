@@ -27,10 +27,7 @@ def render(why: WhyNotCached, out: TextIO, *, color: bool, width: int | None, wi
         page.para("Why:", why_text)
     if why.next_command:
         page.command("Next:", why.next_command)
-    if why.unread:  # it qualifies the verdict: said before the evidence
-        page.line(("Not read ", "bold"), ("(that part of the answer is not checked):", STYLE_DIM))
-        for line in why.unread:
-            page.line((f"{page.g['warn']} {line}", STYLE_WARN), indent="  ")
+    page.unread(why.unread, "that part of the answer is")  # it qualifies the verdict: said before the evidence
     page.blank()
     page.tree(_today(page, why))
     _where(page, why)

@@ -68,28 +68,19 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
             f"not counted by KServe ({_names(cause.nodes)}): {cause.cause}",
             indent="  ",
         )
-    if why.unread:
-        page.line(("Not read ", "bold"), ("(those gates are not checked):", STYLE_DIM))
-        for line in why.unread:
-            page.line((f"{g['warn']} {line}", STYLE_WARN), indent="  ")
+    page.unread(why.unread, "those gates are")
     page.blank()
     page.tree(_cache_tree(page, why, wide))
     _aggregate(page, why)
     if why.admission:
         page.para("Admission:", why.admission)
-    if wide:
+    if wide or why.nodes:
         page.blank()
-        root = Node(spans(("Nodes", "bold"), " (every gate):"))
+        root = Node(spans(("Nodes", "bold"), " (every gate):" if wide else ":"))
         for trace in why.nodes:
             child = root.add(*_node_label(page, trace))
-            for gate in trace.gates:
+            for gate in trace.gates if wide else ():
                 _gate(page, child, gate)
-        page.tree(root)
-    elif why.nodes:
-        page.blank()
-        root = Node(spans(("Nodes", "bold"), ":"))
-        for trace in why.nodes:
-            root.add(*_node_label(page, trace))
         page.tree(root)
     if not wide:
         page.blank()
