@@ -266,11 +266,7 @@ class KcacheCommand(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except click.UsageError as exc:  # raised by the command's body: say which command's help to read
-            if exc.ctx is None:
-                exc.ctx = ctx
-            raise
-        except click.BadParameter as exc:
+        except click.UsageError as exc:  # from the command's body (BadParameter is one): name the command's help
             if exc.ctx is None:
                 exc.ctx = ctx
             raise

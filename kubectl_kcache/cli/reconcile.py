@@ -16,7 +16,7 @@ from ..report.registry import formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import Seconds, from_file_option, kube_options, make_client, merged_flags, output_option, use_color
-from .reading import load_snapshot_files, source_of, with_source
+from .reading import load_snapshot_files, source_of
 
 # ---- reconcile ----------------------------------------------------------------------------------
 
@@ -134,5 +134,5 @@ def _render_plan(actions: Any, output: str, source: Any) -> None:
     from ..report import render
     from ..report.terminal import terminal_width
 
-    doc = with_source(plan_document(actions), source)
-    render(PLAN, doc, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout))
+    doc = plan_document(actions)
+    render(PLAN, doc, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), source=source)

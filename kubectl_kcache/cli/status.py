@@ -9,7 +9,6 @@ import click
 
 from ..errors import (
     EXIT_OK,
-    IncompleteError,
     InputError,
 )
 from ..report.registry import formats
@@ -25,7 +24,7 @@ from .flags import (
     scope_namespace,
     use_color,
 )
-from .reading import read_snapshot
+from .reading import read_snapshot, serving_pods
 
 # ---- status -------------------------------------------------------------------------------------
 
@@ -141,7 +140,7 @@ def _show_status(
         }
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
-    serving = _serving_pods(snap, provenance.namespace)
+    serving = serving_pods(snap, provenance.namespace)
     totals = totals_line(fleet, serving)  # the answer counts every row, those --problems leaves out too
     if shape.get("problems"):  # every format shows the same rows
         fleet = problems_only(fleet)
@@ -161,16 +160,6 @@ def _show_status(
     shown = with_changes(text, previous, color) if previous is not None else text
     write_text(out, for_stream(shown, out))
     return text
-
-
-def _serving_pods(snap: Any, namespace: str | None) -> Any:
-    """status's serving pods section: the fleet's hit rate, or why it cannot be shown (status still answers)."""
-    from ..explain.fleet import hit_rate
-
-    try:
-        return hit_rate(snap, namespace)
-    except (IncompleteError, InputError) as exc:
-        return str(exc)
 
 
 def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:

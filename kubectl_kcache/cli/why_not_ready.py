@@ -132,9 +132,9 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
     selector's labels in its bytes (or an escape), and the members are then matched on the decoded nodes."""
     from ..kernelcache import constants as c
     from ..kernelcache.caches import effective_group
-    from ..kernelcache.config import read_config
     from ..kernelcache.selectors import selector_matches
     from ..snapshot.files.load import Scan, Selection, namespace_of
+    from . import why_pick
 
     members: dict[str, Any] = {}
 
@@ -143,15 +143,7 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
         by_field: dict[str, list[Any]] = {}
         for f, obj in objects:
             by_field.setdefault(f, []).append(obj)
-        cm = next(
-            (
-                x
-                for x in by_field.get("configmaps", [])
-                if (x.meta.namespace, x.meta.name) == (c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
-            ),
-            None,
-        )
-        cfg = read_config(cm).config
+        cfg = next(iter(why_pick.configs(objects)), None)
         default = cfg.default_node_group if cfg is not None else ""
         groups = {g.name: g for g in by_field.get("node_groups", [])}
         selectors = []

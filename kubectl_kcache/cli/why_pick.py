@@ -38,7 +38,7 @@ class _Asked:
         return False
 
 
-def _configs(objects: Objects) -> list[Any]:
+def configs(objects: Objects) -> list[Any]:
     """Every KServe configuration read (KServe's one ConfigMap; the answer takes the first)."""
     from ..kernelcache import constants as c
     from ..kernelcache.config import read_config
@@ -63,7 +63,7 @@ def group_nodes(what_if_node: str | None) -> Callable[[Objects], Any]:
         from ..kernelcache.config import default_group_problem
 
         groups = [o.name for f, o in objects if f == "node_groups"]
-        for config in _configs(objects):
+        for config in configs(objects):
             asked = _Asked()
             default_group_problem(config.default_node_group if config is not None else "", groups, asked)
             if asked.asked:
