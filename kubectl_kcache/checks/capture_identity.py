@@ -37,6 +37,7 @@ CONTROLLER_LOG = kubectl(
     "-n {ns} logs deployment/kserve-localmodel-controller-manager", ns=Namespace(c.KSERVE_NAMESPACE)
 )
 SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
+SECRETS = (readplan.REPORTER_SECRETS, readplan.REGISTRY_SECRETS)
 # the lists of a capture's identity (the capture check reads them too, to say why a capture is stuck in Pushing)
 IDENTITY_LISTS = (
     readplan.TOKEN_REQUESTER_BINDINGS,
@@ -73,14 +74,7 @@ IDENTITY_LISTS = (
         CheckRead(readplan.CAPTURES),
         CheckRead(readplan.ISVC_PODS),
         CheckRead(readplan.CONFIGMAP),
-        CheckRead(readplan.TOKEN_REQUESTER_BINDINGS),
-        CheckRead(readplan.REPORTER_SERVICE_ACCOUNTS),
-        CheckRead(readplan.REPORTER_ROLES),
-        CheckRead(readplan.REPORTER_ROLE_BINDINGS),
-        CheckRead(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
-        CheckRead(readplan.PUSHER_SERVICE_ACCOUNTS),
-        CheckRead(readplan.PUSHER_ROLE_BINDINGS),
-        CheckRead(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
+        *(CheckRead(s, optional=True, note=SECRETS_NOTE) if s in SECRETS else CheckRead(s) for s in IDENTITY_LISTS),
     ),
 )
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:

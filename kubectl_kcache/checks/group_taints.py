@@ -152,21 +152,8 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             cause=f"{_taints(soft)} not tolerated by {group.name}",
             lister=taints_lister(group),
         )
-    for taint, seconds in join.evicting(node):
-        if taint.key in CONDITION_TAINTS:
-            continue
-        yield finding(
-            "warning",
-            ref,
-            f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
-            f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
-            group=group.name,
-            hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
-            evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
-            code="evicts-jobs",
-            cause=f"taint {taint} tolerated by {group.name} for {seconds}s",
-            lister=taints_lister(group),
-        )
+    by = f"KernelCacheNodeGroup {group.name}"
+    yield from _evicted(node, group, join, "evicts-jobs", ("preparation Job pods are", by, group.name))
 
 
 def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoin) -> Iterator[Finding]:
@@ -198,18 +185,27 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
             lister=taints_lister(group),
         )
-    for taint, seconds in agent.evicting(node):
+    yield from _evicted(node, group, agent, "evicts-agent", ("the agent is", DS, "the agent"))
+
+
+def _evicted(
+    node: o.Node, group: o.NodeGroup, join: TaintJoin, code: str, words: tuple[str, str, str]
+) -> Iterator[Finding]:
+    """NoExecute taints `join` tolerates only for tolerationSeconds; `words`: who is evicted, who tolerates the
+    taint, and that in short (the group's preparation Jobs, or the agent)."""
+    who, by, short = words
+    for taint, seconds in join.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
         yield finding(
             "warning",
-            ref,
-            f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
-            "only with tolerationSeconds",
+            node_ref(node.name),
+            f"{who} evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {by} only with "
+            "tolerationSeconds",
             group=group.name,
             hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
             evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
-            code="evicts-agent",
-            cause=f"taint {taint} tolerated by the agent for {seconds}s",
+            code=code,
+            cause=f"taint {taint} tolerated by {short} for {seconds}s",
             lister=taints_lister(group),
         )

@@ -122,6 +122,13 @@ def _clause_ends(message: str) -> list[int]:
     return out
 
 
+def _tally(findings: Sequence[Finding]) -> str:
+    """`2 errors, 1 warning` ("" for none)."""
+    return ", ".join(
+        plural(n, word) for word in ("error", "warning", "info") if (n := sum(f.severity == word for f in findings))
+    )
+
+
 @dataclass
 class _Entry:
     severity: str
@@ -204,13 +211,9 @@ class _Writer:
         )
 
     def _hidden(self) -> str:
-        active = [f for f in self.report.findings if not f.suppressed]
-        counts = [
-            plural(n, word)
-            for word in ("warning", "info")
-            if (n := sum(f.severity == word for f in active if SEVERITY_RANK.get(f.severity, 0) < self.show))
-        ]
-        return ", ".join(counts)
+        return _tally(
+            [f for f in self.report.findings if not f.suppressed and SEVERITY_RANK.get(f.severity, 0) < self.show]
+        )
 
     def _entries(self) -> list[_Entry]:
         """Findings to show, most severe first; within a severity in check order; one cause's findings as one."""
@@ -246,7 +249,7 @@ class _Writer:
 
     def _check_header(self, check_id: str, *, suppressed: bool = False) -> list[str]:
         check = next(c for c in self.checks if c.id == check_id)
-        tally = self._tally(check.active) if not suppressed else f"{len(check.suppressed)} suppressed"
+        tally = f"{len(check.suppressed)} suppressed" if suppressed else _tally(check.active) or "no active finding"
         head = f"{escape(check.id)}: {tally}"
         if not check.title:
             return [self.paint(head, "bold")]
@@ -254,13 +257,6 @@ class _Writer:
         lines = layout.wrap(f"{head}{self.dot}{title}", self.width, indent=4)
         lines[0] = self.paint(head, "bold") + lines[0][len(head) :]
         return lines
-
-    @staticmethod
-    def _tally(findings: Sequence[Finding]) -> str:
-        counts = [
-            plural(n, word) for word in ("error", "warning", "info") if (n := sum(f.severity == word for f in findings))
-        ]
-        return ", ".join(counts) or "no active finding"
 
     def _finding(self, group: FindingGroup) -> list[str]:
         finding = group.first
@@ -386,10 +382,8 @@ class _Writer:
             text = f"{', '.join(escape(i) for i in ids)}: {escape(layout.cut(reason, self.limit))}"
             out += self._wrapped(text, len("skipped "), indent=4, first=self.paint("skipped ", "bold yellow"))
         for check in self.checks:
-            said.add(check.id)
-            if check.status == "skipped":
-                continue
-            elif self.wide and check.reason:
+            if self.wide and check.reason and check.status != "skipped":
+                said.add(check.id)
                 status = words.get(check.status, check.status)
                 out += self._wrapped(
                     f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
@@ -397,8 +391,6 @@ class _Writer:
                     indent=4,
                     first=f"{status} ",
                 )
-            else:
-                said.discard(check.id)
         for status, word in words.items():
             ids = [escape(c.id) for c in self.checks if c.status == status and c.id not in said]
             if ids:
