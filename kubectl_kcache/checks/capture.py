@@ -279,9 +279,8 @@ def _complete(
             f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
             "creates no KernelCache from it",
             hint=describe,
-            evidence=(
-                f"signing: mode {signing.mode}, state {signing.state}",
-                *((signing_advice(signing.reason),) if signing_advice(signing.reason) else ()),
+            evidence=tuple(
+                x for x in (f"signing: mode {signing.mode}, state {signing.state}", signing_advice(signing.reason)) if x
             ),
             code="signing-failed",
         )

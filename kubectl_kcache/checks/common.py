@@ -390,16 +390,6 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
     )
 
 
-def taints_lister(group: o.NodeGroup) -> str:
-    """The group's member nodes with their taints."""
-    return nodes_command(group, None, "taints")
-
-
-def members_lister(group: o.NodeGroup, columns: str = "") -> str:
-    """The group's member nodes (with extra `-o custom-columns=` when given)."""
-    return nodes_command(group, None, columns)
-
-
 def condition_text(cond: o.Condition | None) -> str:
     """`Reason: message` of a condition ('' when absent)."""
     if cond is None:

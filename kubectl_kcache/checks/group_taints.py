@@ -24,7 +24,7 @@ from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_toler
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
-from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
+from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, nodes_command, read_ok
 from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
@@ -135,7 +135,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),
             code="blocks-jobs",
             cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
     soft = _relevant(join.untolerated(node, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
@@ -150,7 +150,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             evidence=tuple(f"untolerated taint: {t}" for t in soft),
             code="prefer-no-schedule",
             cause=f"{_taints(soft)} not tolerated by {group.name}",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
     by = f"KernelCacheNodeGroup {group.name}"
     yield from _evicted(node, group, join, "evicts-jobs", ("preparation Job pods are", by, group.name))
@@ -183,7 +183,7 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),
             code="blocks-agent",
             cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
     yield from _evicted(node, group, agent, "evicts-agent", ("the agent is", DS, "the agent"))
 
@@ -207,5 +207,5 @@ def _evicted(
             evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
             code=code,
             cause=f"taint {taint} tolerated by {short} for {seconds}s",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )

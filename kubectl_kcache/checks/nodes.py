@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
-from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
+from .common import facts, group_ref, join_names, minor_version, node_ref, nodes_command
 from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
@@ -72,7 +72,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 code="not-ready",
                 cause=f"member nodes {'with no Ready condition' if node.ready is None else 'NotReady'}"
                 + (f" ({detail})" if detail else ""),
-                lister=members_lister(first, "ready"),
+                lister=nodes_command(first, columns="ready"),
             )
         if node.unschedulable:
             yield finding(
@@ -84,7 +84,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
                 cause="member nodes cordoned",
-                lister=members_lister(first, "cordoned"),
+                lister=nodes_command(first, columns="cordoned"),
             )
         version = minor_version(node.kubelet_version)
         if version is None:
@@ -102,7 +102,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 evidence=(f"kubeletVersion: {node.kubelet_version}",),
                 code="kubelet-too-old",
                 cause="member nodes with a kubelet older than v1.31",
-                lister=members_lister(first, "kubelet"),
+                lister=nodes_command(first, columns="kubelet"),
             )
         elif version < DEFAULT_IMAGE_VOLUME:
             for g in f.groups_of_node[node.name]:

@@ -30,6 +30,7 @@ from ..provenance import LIVE
 from ..text import escape
 from . import hit_rate_table
 from .doctor_common import (
+    SEVERITY_RANK,
     CheckGroup,
     FindingGroup,
     check_groups,
@@ -213,8 +214,7 @@ def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
 
 
 def _worst(check: CheckGroup) -> str:
-    ranks = {"error": 3, "warning": 2, "info": 1}
-    return max((f.severity for f in check.active), key=lambda sev: ranks.get(sev, 0), default="info")
+    return max((f.severity for f in check.active), key=lambda sev: SEVERITY_RANK.get(sev, 0), default="info")
 
 
 def _checks(checks: list[CheckGroup]) -> str:

@@ -148,9 +148,8 @@ def _groups(page: Page, why: WhyGroup) -> Node:
 
 def _exists(page: Page, name: str, why: WhyGroup) -> list[str | tuple[str, str]]:
     g = page.g
-    if any(fit.name == name for fit in why.groups):
-        return [f'"{name}" ', (f"{g['ok']} exists", STYLE_OK)]
-    return [f'"{name}" ', (f"{g['no']} not found", STYLE_BAD)]
+    found = any(fit.name == name for fit in why.groups)
+    return [f'"{name}" ', (f"{g['ok']} exists", STYLE_OK) if found else (f"{g['no']} not found", STYLE_BAD)]
 
 
 def _requested(page: Page, why: WhyGroup) -> Node:
