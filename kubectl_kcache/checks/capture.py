@@ -48,7 +48,6 @@ from .registry import check
 ID = "capture"
 finding = finding_of(ID)
 STUCK_AFTER = dt.timedelta(hours=1)
-KIND = c.PLURAL_CAPTURES[:-1]
 
 
 IDENTITY_NOTE = "a capture stuck in Pushing is not told which piece of its identity is wrong"

@@ -101,10 +101,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
 
 
-def _piece(p: Piece) -> str:
-    return f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
-
-
 def _short(p: Piece) -> str:
     """The piece in a headline: in the capture's namespace, what it is for left to the evidence (but for the
     pod, whose piece is one annotation)."""
@@ -113,7 +109,7 @@ def _short(p: Piece) -> str:
 
 def _evidence(p: Piece) -> str:
     return (
-        _piece(p)
+        f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
         + (f": {p.detail}" if p.detail else "")
         + (f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
     )

@@ -52,7 +52,6 @@ from .terminal import terminal_width
 if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
 
-MIN_WIDTH = 40
 SHORT_REST = 40  # a message's last clause this short stays in the headline (`rollout is not healthy: 5/7 pods ready`)
 NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
 WIDE_FREE_TEXT = 2000
@@ -147,6 +146,7 @@ class _Writer:
         self.color = color
         self.wide = wide
         self.show = SEVERITY_RANK.get(show, 1)
+        self.show_word = show if show in SEVERITY_RANK else "info"
         self.checks = check_groups(report)
         self.shared: list[str] = []  # the shared explanations, in the order first used (note [1], [2]...)
         self.above: list[str] = []  # the next commands of the finding just above, in the same check
@@ -163,7 +163,7 @@ class _Writer:
         entries = self._entries()
         hidden = self._hidden()
         if hidden:
-            out.append(f"not shown: {hidden} (--show {self._show_word()})")
+            out.append(f"not shown: {hidden} (--show {self.show_word})")
         if not self.wide:
             out += self._tallies(entries)
         current: tuple[str, str, bool] | None = None
@@ -197,9 +197,6 @@ class _Writer:
         if not parts:
             return []
         return [self.paint(line, "dim") for line in layout.wrap(self.dot.join(parts), self.width, indent=4)]
-
-    def _show_word(self) -> str:
-        return {3: "error", 2: "warning", 1: "info"}[self.show]
 
     def _summary(self) -> str:
         s = self.report.summary()

@@ -75,17 +75,14 @@ Cell = tuple[str, str]  # text, style
 UNDER = "    "  # the indent of what moved under a row
 
 
-def _widths(titles: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[int]:
-    return [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
-
-
 def _fitted(
     titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool, width: int | None
 ) -> list[str]:
     """The table, or, when it is wider than `width`, its first columns that fit (at least one) with the others
     under each row: the short ones on one line wrapped at spaces (plain), the last one (the next command) whole
     on its own line."""
-    widths, keep = _widths(titles, rows), len(titles)
+    widths = [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
+    keep = len(titles)
     while width is not None and keep > 1 and sum(widths[:keep]) + len(GAP) * (keep - 1) > width:
         keep -= 1
     if keep == len(titles):
