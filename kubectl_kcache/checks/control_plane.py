@@ -73,9 +73,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     wh_config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     if disabled and wh_config is None:
         raise NotApplicable("the kernel cache feature is disabled and its pod webhook is not installed")
-    entry = None
-    if wh_config is not None:
-        entry = next((w for w in wh_config.webhooks if w.name == c.WEBHOOK_NAME), None)
+    entry = next((w for w in wh_config.webhooks if w.name == c.WEBHOOK_NAME), None) if wh_config is not None else None
     policy = entry.failure_policy if entry is not None else "Fail"
     service_ns = (entry.service_namespace if entry else "") or c.KSERVE_NAMESPACE
     service = (entry.service_name if entry else "") or c.WEBHOOK_SERVICE

@@ -58,9 +58,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if not is_ambiguous(groups):
             continue
         names = ", ".join(g.name for g in groups)
-        merged: dict[str, str] = {}
-        for g in groups:
-            merged.update(g.node_selector)
+        merged = {k: v for g in groups for k, v in g.node_selector.items()}
         message = (
             f"Node {node.name} matches several node groups: {names}. Captures from its pods get "
             f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}"

@@ -58,18 +58,6 @@ class Suppression:
         return f"suppressed by file: {self.reason}" if self.reason else "suppressed by file"
 
 
-def _valid_ids() -> list[str]:
-    from .registry import check_ids
-
-    return check_ids()
-
-
-def _valid_codes(check: str) -> list[str]:
-    from .registry import get_check
-
-    return [c.id for c in get_check(check).codes]
-
-
 def _text(value: Any, where: str) -> str:
     if value is None:
         return ""
@@ -92,7 +80,9 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
         return ()
     if not isinstance(entries, list):
         raise InputError(f"{origin}: 'suppress' must be a list, got {json_type(entries)}")
-    valid = _valid_ids()
+    from .registry import check_ids, get_check
+
+    valid = check_ids()
     out = []
     for i, entry in enumerate(entries):
         where = f"{origin}: suppress[{i}]"
@@ -107,10 +97,9 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
         if check not in valid:
             raise InputError(f"{where}: unknown check {check!r}; valid ids: {', '.join(valid)}")
         code = _text(entry.get("code"), f"{where}.code")
-        if code and code not in _valid_codes(check):
-            raise InputError(
-                f"{where}: check {check} has no code {code!r}; its codes: {', '.join(_valid_codes(check))}"
-            )
+        codes = [c.id for c in get_check(check).codes]
+        if code and code not in codes:
+            raise InputError(f"{where}: check {check} has no code {code!r}; its codes: {', '.join(codes)}")
         obj = entry.get("object") or {}
         if not isinstance(obj, Mapping):
             raise InputError(f"{where}.object must be an object, got {json_type(obj)}")
