@@ -163,10 +163,10 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         write_page(
             lambda out: render(HIT_RATE, fleet, output, out, source=source, run=facts), "hit-rate", source.cluster
         )
-        return EXIT_OK if fleet.clean else EXIT_FINDINGS
-    from ..report.terminal import terminal_width
+    else:
+        from ..report.terminal import terminal_width
 
-    render(HIT_RATE, fleet, output, sys.stdout, color=use_color(), source=source, width=terminal_width(sys.stdout))
+        render(HIT_RATE, fleet, output, sys.stdout, color=use_color(), source=source, width=terminal_width(sys.stdout))
     return EXIT_OK if fleet.clean else EXIT_FINDINGS
 
 

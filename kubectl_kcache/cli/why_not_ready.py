@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK
+from ..errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK, InputError
 from ..report.answers import WHY_NOT_READY, WHY_NOT_READY_ALL
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
@@ -103,13 +103,9 @@ def why_not_ready(
         assert namespace is not None
         unknown = [n for n in nodes if n not in snap.node_by_name]
         if unknown:
-            from ..errors import InputError
-
             raise InputError(f"--node: no node named {unknown[0]!r}")
         why = explain(snap, namespace, kernelcache, nodes)
         if not why.found:
-            from ..errors import InputError
-
             raise InputError(f'KernelCache "{kernelcache}" not found in namespace {namespace}')
         print_explanation(why, WHY_NOT_READY, output, source)
         return _exit(snap, why.unread, why.ready)
@@ -236,8 +232,6 @@ def _exit(snap: Any, unread: tuple[str, ...], ready: bool) -> int:
 
 def _offline_namespace(snap: Any, name: str) -> str:
     """Offline there is no kubeconfig context: the namespace holding a KernelCache of that name, if one."""
-    from ..errors import InputError
-
     found = sorted({k.namespace for k in snap.kernel_caches if k.name == name})
     if len(found) > 1:
         raise InputError(f"KernelCache {name!r} is in several namespaces ({', '.join(found)}): use -n")
