@@ -12,7 +12,7 @@ import click
 from .. import __version__
 from ..errors import EXIT_OK
 from ..text import escape
-from .completion_scripts import SHELLS
+from .completion_scripts import SHELLS, script
 from .flags import color_params, is_connection_flag, kube_options
 from .reading import dump_doc, write_out
 
@@ -452,6 +452,4 @@ def version(output: str, client: bool) -> None:
 def completion_command(shell: str) -> None:
     """Print the shell completion script for SHELL: `source <(kubectl kcache completion bash)` (or zsh;
     `| source` in fish). It completes `kubectl-kcache` and `kubectl kcache`, also on kubectl older than 1.26."""
-    from .completion_scripts import script
-
     sys.stdout.write(script(shell))

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from .app import main
+from .app import ALIASES, SUMMARIES, main
 from .flags import make_client
 
 # cobra's shell completion directives (kubectl's plugin completion protocol)
@@ -61,8 +61,6 @@ def described(words: list[str]) -> tuple[list[tuple[str, str]], int]:
     and captures."""
     current = words[-1] if words else ""
     if len(words) <= 1:
-        from .app import ALIASES, SUMMARIES
-
         return [
             (
                 name,

@@ -12,7 +12,7 @@ from ..errors import (
     InputError,
 )
 from ..report.registry import formats
-from ..report.status_table import STATUS
+from ..report.status_table import STATUS, View, for_stream, status_text, with_changes
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import (
@@ -149,7 +149,6 @@ def _show_status(
         render(STATUS, report, output, out)
         return ""
     from ..report.doctor_common import write_text
-    from ..report.status_table import View, for_stream, status_text, with_changes
     from ..report.terminal import terminal_width
 
     view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
