@@ -35,11 +35,12 @@ from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
-from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, read_ok, rfc3339, touch_group_hint
-from .model import CheckRead, Finding, ObjectRef
+from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, pod_logs, read_ok, rfc3339, touch_group_hint
+from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
 ID = "agent"
+finding = finding_of(ID)
 NS = c.KSERVE_NAMESPACE
 DS_NAME = f"DaemonSet {NS}/{c.AGENT_DAEMONSET}"
 DS_REF = ObjectRef("DaemonSet", c.AGENT_DAEMONSET, NS)
@@ -73,8 +74,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     ds = f.agent_daemonset
     if ds is None:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             DS_REF,
             f"{DS_NAME} is missing: KServe's node reconciler fails (\"get KernelCacheNode agent DaemonSet: "
@@ -89,8 +89,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not empty:
         diff = placement_diff(ds, groups)
         if diff:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 DS_REF,
                 f"{DS_NAME} placement differs from what the node groups imply: {'; '.join(diff.describe())}, "
@@ -141,12 +140,7 @@ def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         count = sum(e.count for e in events)
         pods = [p for p in f.agent_pods_by_node.get(node, []) if not p.meta.deleting]
         hint = (
-            kubectl(
-                "-n {ns} logs {pod} -c {container}",
-                ns=Namespace(NS),
-                pod=Name("pod", pods[0].name),
-                container=Name("container", c.AGENT_CONTAINER),
-            )
+            pod_logs(NS, pods[0].name, c.AGENT_CONTAINER)
             if pods
             else kubectl(
                 "-n {ns} get events --field-selector "
@@ -155,8 +149,7 @@ def _pass_failing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 kcn=Name("kernelcachenode", node),
             )
         )
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ObjectRef(c.KIND_NODE, node),
             f"the node agent reports {newest.reason} on KernelCacheNode {node} ({count} time"
@@ -191,8 +184,7 @@ def _rollout(ds: o.DaemonSet, members: int) -> Iterator[Finding]:
     if ds.observed_generation and ds.observed_generation < ds.meta.generation:
         issues.append(f"generation {ds.meta.generation} not yet observed (observedGeneration {ds.observed_generation})")
     if issues:
-        yield Finding(
-            ID,
+        yield finding(
             severity,
             DS_REF,
             f"{DS_NAME} rollout is not healthy: {'; '.join(issues)}",
@@ -226,8 +218,7 @@ def _no_pod(node: o.Node, ds: o.DaemonSet, stale: bool, unscheduled: list[o.Pod]
             for p in unscheduled[:3]:
                 detail = ": ".join(x for x in (p.scheduled_reason, p.scheduled_message) if x)
                 evidence.append(f"pod {p.name}: {detail or p.phase or 'Pending'}")
-    return Finding(
-        ID,
+    return finding(
         "error",
         ObjectRef("Node", node.name),
         f"no agent pod on {node.name}: {why}; nothing reports the node's cache status",
@@ -250,8 +241,7 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
     tail = "; nothing reports the node's cache status"
     if pod.phase in ("Failed", "Succeeded"):
         detail = ": ".join(x for x in (pod.reason, pod.message) if x) or "no reason given"
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} is {pod.phase} ({detail}){tail}",
@@ -284,8 +274,7 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
                 pod=Name("pod", pod.name),
                 container=Name("container", waiting.name),
             )
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} is not running: container {waiting.name} is waiting: {text}{tail}",
@@ -297,26 +286,19 @@ def _pod_problem(node: o.Node, pods: list[o.Pod], group: str | None) -> Finding:
             lister=AGENT_PODS,
         )
     if pod.phase == "Running":
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} is Running but not Ready (its readiness probe /readyz fails){tail}",
             group=group,
-            hint=kubectl(
-                "-n {ns} logs {pod} -c {container}",
-                ns=Namespace(NS),
-                pod=Name("pod", pod.name),
-                container=Name("container", c.AGENT_CONTAINER),
-            ),
+            hint=pod_logs(NS, pod.name, c.AGENT_CONTAINER),
             evidence=evidence,
             cause="agent pods Running but not Ready",
             code="pod-failed",
             lister=AGENT_PODS,
         )
     detail = ": ".join(x for x in (pod.reason, pod.message) if x)
-    return Finding(
-        ID,
+    return finding(
         "error",
         ref,
         f"{lead} is {pod.phase or 'Pending'}{f' ({detail})' if detail else ''}{tail}",

@@ -41,13 +41,13 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, Selector, kubectl
 from .capture_identity import CONTROLLER_LOG, IDENTITY_LISTS, identities_text
-from .common import RECONCILE, condition_text, facts, parse_time, rfc3339
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .common import RECONCILE, condition_text, facts, parse_time, pod_logs, rfc3339
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "capture"
+finding = finding_of(ID)
 STUCK_AFTER = dt.timedelta(hours=1)
-KIND = c.PLURAL_CAPTURES[:-1]
 
 
 IDENTITY_NOTE = "a capture stuck in Pushing is not told which piece of its identity is wrong"
@@ -126,8 +126,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         reported = (result.get("captureSessionID", ""), result.get("sourcePodName", ""))
         stale = any(reported) and reported != (session.id, session.pod_name)
         if stale:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"capture {key} has a result from a stale reporter: runtimeResult names session "
@@ -140,8 +139,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
         outside = requested_group_outside(session, snapshot.group_by_name, snapshot.node_by_name)
         if outside is not None:
             lacks = ", ".join(f"{k}={v}" for k, v in outside.wanted.items())
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"capture {key} requests group {outside.group} ({c.ANNOTATION_NODE_GROUP}), which does "
@@ -154,8 +152,7 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
             )
 
     if cap.phase == c.PHASE_FAILED:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"capture {key} Failed: {condition_text(ready) or 'no Ready condition'}",
@@ -209,19 +206,16 @@ def _capture(snapshot: ClusterSnapshot, cap: o.Capture) -> Iterator[Finding]:
             )
             + ", and the mcv sidecar's log, which also gets the capture status webhook's denials"
         )
-        hint = kubectl("-n {ns} logs {pod} -c mcv", ns=Namespace(cap.namespace), pod=Name("pod", pod))
+        hint = pod_logs(cap.namespace, pod, "mcv")
     else:
         what = f"the producer pod {pod} has not reported progress" if pod else "no session progress"
-        hint = (
-            kubectl("-n {ns} logs {pod} -c mcv", ns=Namespace(cap.namespace), pod=Name("pod", pod)) if pod else describe
-        )
+        hint = pod_logs(cap.namespace, pod, "mcv") if pod else describe
     # a condition whose reason is the phase the headline names adds its message, unless that is KServe's default
     if ready is not None and ready.reason == phase:
         detail = "" if ready.message == c.CAPTURE_PHASE_MESSAGES.get(phase) else ready.message
     else:
         detail = condition_text(ready)
-    yield Finding(
-        ID,
+    yield finding(
         "warning",
         ref,
         f"capture {key} is stuck in {phase} since {rfc3339(since)}, over an hour: {what}"
@@ -254,8 +248,7 @@ def _complete(
             if again.fails
             else ""
         )
-        yield Finding(
-            ID,
+        yield finding(
             "error" if again.fails else "warning",
             ref,
             f"capture {key} was signed under mode {signing.mode or '(none)'} (state "
@@ -268,8 +261,7 @@ def _complete(
             code="signing-mode-changed",
         )
     if signing is None:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"capture {key} is Complete without status.signing (signing not reconciled yet, or a controller "
@@ -280,16 +272,14 @@ def _complete(
         return
     if signing.state == c.SIGNING_FAILED:
         detail = ": ".join(x for x in (signing.reason, signing.message) if x) or condition_text(ready)
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"capture {key} is Complete but artifact signing failed ({detail or 'no reason given'}): KServe "
             "creates no KernelCache from it",
             hint=describe,
-            evidence=(
-                f"signing: mode {signing.mode}, state {signing.state}",
-                *((signing_advice(signing.reason),) if signing_advice(signing.reason) else ()),
+            evidence=tuple(
+                x for x in (f"signing: mode {signing.mode}, state {signing.state}", signing_advice(signing.reason)) if x
             ),
             code="signing-failed",
         )
@@ -299,8 +289,7 @@ def _complete(
     kc_text = f"{cap.namespace}/{name}"
     if outcome.outcome == NOT_ELIGIBLE:
         if not stale:  # a stale reporter is said above
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"capture {key} is Complete but not eligible for a KernelCache: {outcome.reason}",
@@ -313,8 +302,7 @@ def _complete(
     if outcome.outcome == SHADOWED:
         owner_kc = snapshot.kc_by_key.get(kc_text)
         same = owner_kc is not None and artifacts_equal(cap.artifact, owner_kc.artifact)
-        yield Finding(
-            ID,
+        yield finding(
             "info" if same else "warning",
             ref,
             f"capture {key} maps to the same KernelCache name {kc_text} as capture {outcome.owner} (their "
@@ -331,8 +319,7 @@ def _complete(
         return
     if outcome.outcome == MISMATCH:
         kc = snapshot.kc_by_key[kc_text]
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"{outcome.reason}: KServe refuses to link them and stops that KernelCache's pass (someone made "
@@ -347,8 +334,7 @@ def _complete(
     if outcome.outcome == TERMINATING:
         kc = snapshot.kc_by_key[kc_text]
         finalizers = kc.meta.finalizers
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"capture {key}: {outcome.reason}",
@@ -365,8 +351,7 @@ def _complete(
     if outcome.outcome == LINK:
         kc = snapshot.kc_by_key[kc_text]
         was = f"names {outcome.ref_was}" if outcome.ref_was else "is empty"
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"complete capture {key} is not linked to its KernelCache {kc_text} (status.kernelCacheRef "
@@ -388,8 +373,7 @@ def _complete(
         else f"complete capture {key} has no KernelCache"
     )
     if not decision.ok:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"{what}: KServe cannot select a node group ({decision.reason}: {decision.message})",
@@ -398,8 +382,7 @@ def _complete(
             code="selection-fails",
         )
         return
-    yield Finding(
-        ID,
+    yield finding(
         "warning",
         ref,
         f"{what}: KServe would create {kc_text} for group {decision.group} (source {decision.source}), but "

@@ -28,14 +28,16 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Namespace, kubectl
 from .common import facts, observed, read_ok
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "capture-identity"
+finding = finding_of(ID)
 CONTROLLER_LOG = kubectl(
     "-n {ns} logs deployment/kserve-localmodel-controller-manager", ns=Namespace(c.KSERVE_NAMESPACE)
 )
 SECRETS_NOTE = "the reporter and registry access Secrets are not checked"
+SECRETS = (readplan.REPORTER_SECRETS, readplan.REGISTRY_SECRETS)
 # the lists of a capture's identity (the capture check reads them too, to say why a capture is stuck in Pushing)
 IDENTITY_LISTS = (
     readplan.TOKEN_REQUESTER_BINDINGS,
@@ -72,14 +74,7 @@ IDENTITY_LISTS = (
         CheckRead(readplan.CAPTURES),
         CheckRead(readplan.ISVC_PODS),
         CheckRead(readplan.CONFIGMAP),
-        CheckRead(readplan.TOKEN_REQUESTER_BINDINGS),
-        CheckRead(readplan.REPORTER_SERVICE_ACCOUNTS),
-        CheckRead(readplan.REPORTER_ROLES),
-        CheckRead(readplan.REPORTER_ROLE_BINDINGS),
-        CheckRead(readplan.REPORTER_SECRETS, optional=True, note=SECRETS_NOTE),
-        CheckRead(readplan.PUSHER_SERVICE_ACCOUNTS),
-        CheckRead(readplan.PUSHER_ROLE_BINDINGS),
-        CheckRead(readplan.REGISTRY_SECRETS, optional=True, note=SECRETS_NOTE),
+        *(CheckRead(s, optional=True, note=SECRETS_NOTE) if s in SECRETS else CheckRead(s) for s in IDENTITY_LISTS),
     ),
 )
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -95,8 +90,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         first = (conflicts or pieces)[0]
         more = len(pieces) - 1
         effect = "cannot push the artifact" if first.registry else "cannot report the capture's progress"
-        yield Finding(
-            ID,
+        yield finding(
             "error" if conflicts else "warning",
             ObjectRef(c.KIND_CAPTURE, cap.name, cap.namespace),
             f"capture {ids.capture} ({cap.phase or 'Pending'}): {_short(first)}: "
@@ -107,10 +101,6 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
 
 
-def _piece(p: Piece) -> str:
-    return f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
-
-
 def _short(p: Piece) -> str:
     """The piece in a headline: in the capture's namespace, what it is for left to the evidence (but for the
     pod, whose piece is one annotation)."""
@@ -119,7 +109,7 @@ def _short(p: Piece) -> str:
 
 def _evidence(p: Piece) -> str:
     return (
-        _piece(p)
+        f"{p.kind} {p.namespace}/{p.name}, {p.role}, {p.problem}"
         + (f": {p.detail}" if p.detail else "")
         + (f"; KServe's error: {p.kserve_error}" if p.kserve_error and not p.absent else "")
     )

@@ -21,12 +21,13 @@ from collections.abc import Iterator
 from ..kernelcache import constants as c
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..suggest import Name, Namespace, Selector, kubectl
-from .common import observed
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from ..suggest import Name, Namespace, kubectl
+from .common import endpoints_command, ready_endpoints
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "capture-webhook"
+finding = finding_of(ID)
 REF = ObjectRef("ValidatingWebhookConfiguration", c.CAPTURE_WEBHOOK_CONFIGURATION)
 SHOW = kubectl(
     "get validatingwebhookconfiguration {webhook} -o yaml",
@@ -60,8 +61,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     entry = next((w for w in config.webhooks if w.name == c.CAPTURE_WEBHOOK_NAME), None) if config else None
     if entry is None:
         what = "is not installed" if config is None else f"has no webhook {c.CAPTURE_WEBHOOK_NAME}"
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             REF,
             f"ValidatingWebhookConfiguration {c.CAPTURE_WEBHOOK_CONFIGURATION} {what}: capture status "
@@ -81,8 +81,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         else f"capture status updates are admitted without validation (failurePolicy {policy})"
     )
     if policy != "Fail":
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             REF,
             f"webhook {c.CAPTURE_WEBHOOK_NAME} has failurePolicy {policy}: while it "
@@ -93,8 +92,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             code="failure-ignore",
         )
     if not entry.has_ca_bundle:
-        yield Finding(
-            ID,
+        yield finding(
             "error" if policy == "Fail" else "warning",
             REF,
             f"webhook {c.CAPTURE_WEBHOOK_NAME} has no caBundle, so the API server cannot verify the "
@@ -106,24 +104,12 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     service = entry.service_name or c.WEBHOOK_SERVICE
     if not entry.service_name and entry.url:
         raise NotApplicable(f"webhook {c.CAPTURE_WEBHOOK_NAME} calls a URL, not a Service")
-    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
-        return
-    ready = sum(
-        s.ready_endpoints
-        for s in snapshot.endpoint_slices
-        if s.meta.namespace == ns and s.meta.labels.get("kubernetes.io/service-name") == service
-    )
-    if ready == 0:
-        yield Finding(
-            ID,
+    if ready_endpoints(snapshot, ns, service) == 0:
+        yield finding(
             "error" if policy == "Fail" else "warning",
             ObjectRef("Service", service, ns),
             f"Service {ns}/{service} behind webhook {c.CAPTURE_WEBHOOK_NAME} has no ready endpoints: {effect}",
-            hint=kubectl(
-                "-n {ns} get endpointslices -l {selector}",
-                ns=Namespace(ns),
-                selector=Selector.of({"kubernetes.io/service-name": service}),
-            ),
+            hint=endpoints_command(ns, service),
             evidence=(f"failurePolicy: {policy}",),
             code="no-endpoints",
         )

@@ -5,8 +5,10 @@ that word findings and hints the same way everywhere."""
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 from .. import apivalidation
 from .. import objects as o
 from ..kernelcache import constants as c
+from ..kernelcache import webhook_reach
 from ..kernelcache.capture import CaptureCache, capture_caches
 from ..kernelcache.config import ConfigState, KernelCacheConfig, read_config
 from ..kernelcache.membership import Membership, MembershipPlan, membership_of, plan_memberships
@@ -22,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
-from ..suggest import Json, Name, Selector, kubectl, kubectl_or_none
+from ..suggest import Json, Name, Namespace, Selector, kubectl, kubectl_or_none
 from .model import ObjectRef
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -45,6 +48,21 @@ def read_of(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) ->
         reads = [covering(snapshot, resolved(snapshot, s)) for s in (what if isinstance(what, tuple) else (what,))]
         found = memo[what] = next((r for r in reads if not r.ok), reads[0])
     return found
+
+
+def ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) -> int | None:
+    """Ready endpoints behind a webhook's Service, or None when its EndpointSlices could not be read."""
+    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
+        return None
+    return webhook_reach.ready_endpoints(snapshot.endpoint_slices, namespace, service)
+
+
+def endpoints_command(namespace: str, service: str) -> str:
+    return kubectl(
+        "-n {ns} get endpointslices -l {selector}",
+        ns=Namespace(namespace),
+        selector=Selector.of({"kubernetes.io/service-name": service}),
+    )
 
 
 def read_ok(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...]) -> bool:
@@ -207,6 +225,21 @@ def forget() -> None:
     _LAST.clear()
 
 
+@contextmanager
+def checks_running() -> Iterator[None]:
+    """Around checks run on a snapshot: the cyclic GC off, then the kept Facts dropped. The checks make many
+    small short-lived objects next to a large, long-lived snapshot: without this the cyclic GC rescans the whole
+    snapshot again and again (more than half the time on 5,000 nodes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        forget()
+        if enabled:
+            gc.enable()
+
+
 def facts(snapshot: ClusterSnapshot) -> Facts:
     """The Facts of `snapshot`; the last one is kept, so the checks of one doctor run share it."""
     if _LAST and _LAST[0][0] is snapshot:
@@ -281,6 +314,16 @@ def nodes_command(group: o.NodeGroup, selector: Mapping[str, str] | None = None,
     return kubectl("get nodes -l {s}", s=sel)
 
 
+def pod_logs(namespace: str, pod: str, container: str) -> str:
+    """`kubectl logs` of a pod's container."""
+    return kubectl(
+        "-n {ns} logs {pod} -c {container}",
+        ns=Namespace(namespace),
+        pod=Name("pod", pod),
+        container=Name("container", container),
+    )
+
+
 def show_group_command(name: str) -> str:
     return kubectl("get kernelcachenodegroup {group} -o yaml", group=Name("kernelcachenodegroup", name))
 
@@ -345,16 +388,6 @@ def add_tolerations_hint(group: o.NodeGroup, taints: Iterable[o.Taint]) -> str:
         group=Name("kernelcachenodegroup", group.name),
         ops=Json(ops),
     )
-
-
-def taints_lister(group: o.NodeGroup) -> str:
-    """The group's member nodes with their taints."""
-    return nodes_command(group, None, "taints")
-
-
-def members_lister(group: o.NodeGroup, columns: str = "") -> str:
-    """The group's member nodes (with extra `-o custom-columns=` when given)."""
-    return nodes_command(group, None, columns)
 
 
 def condition_text(cond: o.Condition | None) -> str:

@@ -36,10 +36,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Namespace, kubectl
 from .common import EDIT_CONFIG, config_ref, facts, observed, read_ok
-from .model import CheckRead, Finding, ObjectRef
+from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
 ID = "config"
+finding = finding_of(ID)
 
 
 @check(
@@ -72,8 +73,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     assert state is not None  # the runner skips this check when the ConfigMap could not be read
     ref = config_ref()
     if not state.present:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} was not found: KServe's controllers fail "
@@ -92,8 +92,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             and same_config_error(ready.message, state.error)
         ]
         shown = f"; {len(showing)} of {len(snapshot.kernel_caches)} KernelCaches show it already" if showing else ""
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"key {c.CONFIG_KEY} of ConfigMap {c.KSERVE_NAMESPACE}/{c.CONFIGMAP_NAME} is invalid: "
@@ -114,8 +113,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             f"{len(snapshot.node_groups)} node groups, {len(snapshot.kernel_caches)} KernelCaches, "
             f"{len(snapshot.captures)} captures exist"
         )
-        yield Finding(
-            ID,
+        yield finding(
             "warning" if has_objects else "info",
             ref,
             f"the kernel cache feature is disabled ({why}): KServe creates no KernelCacheNode, prepares "
@@ -136,8 +134,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             if not trim_space(v)
         ]
         if missing:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"artifactSecurity.mode is cert but {' and '.join(missing)} "
@@ -157,8 +154,7 @@ def _unknown_keys(keys: tuple[str, ...]) -> Iterator[Finding]:
     for key in keys:
         close = difflib.get_close_matches(key, known, n=1)
         notes.append(f"{key} (did you mean {close[0]}?)" if close else key)
-    yield Finding(
-        ID,
+    yield finding(
         "info",
         config_ref(),
         f"unknown keys in {c.CONFIG_KEY}, ignored by KServe: {', '.join(notes)}",
@@ -186,8 +182,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
             if problem.groups_with_label
             else ""
         )
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"defaultNodeGroup {value!r} looks like a node label; it must name a KernelCacheNodeGroup "
@@ -197,8 +192,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
             code="default-group-label",
         )
     elif problem.kind == DEFAULT_GROUP_MISSING and groups_known:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"defaultNodeGroup: {c.MSG_GROUP_NOT_FOUND.format(name=problem.name)}; captures that fall "
@@ -209,8 +203,7 @@ def _default_group(snapshot: ClusterSnapshot, value: str) -> Iterator[Finding]:
             code="default-group-missing",
         )
     elif problem.kind == DEFAULT_GROUP_UNTRIMMED:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"defaultNodeGroup {value!r} has surrounding white space: capture selection trims it (and "
@@ -226,8 +219,7 @@ def _job_namespace(snapshot: ClusterSnapshot, namespace: str) -> Iterator[Findin
         return
     if snapshot.namespace_exists(namespace):
         return
-    yield Finding(
-        ID,
+    yield finding(
         "error",
         ObjectRef("Namespace", namespace),
         f"jobNamespace {namespace!r} does not exist: KServe never creates it, so every KernelCache fails "

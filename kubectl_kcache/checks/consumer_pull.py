@@ -25,11 +25,12 @@ from ..kernelcache.config import AUTH_SA_TOKEN
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
-from .common import facts
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .common import facts, pod_logs
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "consumer-pull"
+finding = finding_of(ID)
 PULL_REASONS = (*c.IMAGE_PULL_REASONS, "CreateContainerConfigError", "CreateContainerError")
 MISSING_SOURCE = "source directory does not exist"
 
@@ -58,9 +59,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         raise NotApplicable("no serving pod has a KernelCache mounted")
     token_auth = facts(snapshot).config.registry.auth.type == AUTH_SA_TOKEN
     for pod, volume in consumers:
-        finding = _pull(pod, volume.image_reference, token_auth) or _linker(pod)
-        if finding is not None:
-            yield finding
+        found = _pull(pod, volume.image_reference, token_auth) or _linker(pod)
+        if found is not None:
+            yield found
 
 
 def _pull(pod: o.Pod, artifact: str, token_auth: bool) -> Finding | None:
@@ -86,8 +87,7 @@ def _pull(pod: o.Pod, artifact: str, token_auth: bool) -> Finding | None:
             else ""
         )
         lead = "cannot pull" if names_artifact else "cannot pull an image, maybe"
-        return Finding(
-            ID,
+        return finding(
             "error" if names_artifact else "warning",
             ObjectRef("Pod", pod.name, pod.namespace),
             f"pod {pod.namespace}/{pod.name} {lead} the KernelCache artifact {artifact} (image volume "
@@ -117,18 +117,12 @@ def _linker(pod: o.Pod) -> Finding | None:
         )
     else:
         what = f"exit code {cs.exit_code}" + (f" ({detail})" if detail else "")
-    return Finding(
-        ID,
+    return finding(
         "error",
         ObjectRef("Pod", pod.name, pod.namespace),
         f"pod {pod.namespace}/{pod.name}: init container {c.LINKER_CONTAINER} failed, so the runtime never "
         f"starts: {what}",
-        hint=kubectl(
-            "-n {ns} logs {pod} -c {container}",
-            ns=Namespace(pod.namespace),
-            pod=Name("pod", pod.name),
-            container=Name("container", c.LINKER_CONTAINER),
-        ),
+        hint=pod_logs(pod.namespace, pod.name, c.LINKER_CONTAINER),
         evidence=tuple(x for x in (f"restarts: {cs.restarts}", detail) if x),
         code="linker-failed",
     )

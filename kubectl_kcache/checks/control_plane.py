@@ -21,15 +21,15 @@ from collections.abc import Iterator
 
 from .. import objects as o
 from ..kernelcache import constants as c
-from ..kernelcache.webhook_reach import ready_endpoints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
-from ..suggest import Name, Namespace, Selector, kubectl
-from .common import condition_text, facts, observed, parse_time, rfc3339
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from ..suggest import Name, Namespace, kubectl
+from .common import condition_text, endpoints_command, facts, parse_time, ready_endpoints, rfc3339
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "control-plane"
+finding = finding_of(ID)
 RECENT = dt.timedelta(hours=1)
 DEPLOY_REF = ObjectRef("Deployment", c.CONTROLLER_DEPLOYMENT, c.KSERVE_NAMESPACE)
 WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
@@ -73,21 +73,18 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     wh_config = next((w for w in snapshot.webhooks if w.meta.name == c.WEBHOOK_CONFIGURATION), None)
     if disabled and wh_config is None:
         raise NotApplicable("the kernel cache feature is disabled and its pod webhook is not installed")
-    entry = None
-    if wh_config is not None:
-        entry = next((w for w in wh_config.webhooks if w.name == c.WEBHOOK_NAME), None)
+    entry = next((w for w in wh_config.webhooks if w.name == c.WEBHOOK_NAME), None) if wh_config is not None else None
     policy = entry.failure_policy if entry is not None else "Fail"
     service_ns = (entry.service_namespace if entry else "") or c.KSERVE_NAMESPACE
     service = (entry.service_name if entry else "") or c.WEBHOOK_SERVICE
 
-    endpoints = _ready_endpoints(snapshot, service_ns, service)
+    endpoints = ready_endpoints(snapshot, service_ns, service)
     deploy = snapshot.deployment(c.KSERVE_NAMESPACE, c.CONTROLLER_DEPLOYMENT)
     deploy_ok = deploy is not None and deploy.replicas > 0 and deploy.ready_replicas >= deploy.replicas
     yield from _deployment(deploy, deploy_ok, policy, endpoints, service_ns, service)
 
     if wh_config is None:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             WEBHOOK_REF,
             f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} is not installed: no pod gets a kernel "
@@ -97,8 +94,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
     elif entry is None:
         names = ", ".join(w.name for w in wh_config.webhooks) or "none"
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             WEBHOOK_REF,
             f"MutatingWebhookConfiguration {c.WEBHOOK_CONFIGURATION} has no webhook {c.WEBHOOK_NAME}: no "
@@ -109,8 +105,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
     else:
         if not entry.has_ca_bundle:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 WEBHOOK_REF,
                 f"webhook {c.WEBHOOK_NAME} has no caBundle, so the API server cannot verify the webhook "
@@ -120,28 +115,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 code="webhook-no-ca",
             )
         if endpoints is not None and endpoints == 0 and deploy_ok:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ObjectRef("Service", service, service_ns),
                 f"Service {service_ns}/{service} behind webhook {c.WEBHOOK_NAME} has no ready endpoints: "
                 f"{_blocked(policy)}",
-                hint=kubectl(
-                    "-n {ns} get endpointslices -l {selector}",
-                    ns=Namespace(service_ns),
-                    selector=Selector.of({"kubernetes.io/service-name": service}),
-                ),
+                hint=endpoints_command(service_ns, service),
                 evidence=(f"failurePolicy: {policy}",),
                 code="webhook-no-endpoints",
             )
     yield from _denials(snapshot)
-
-
-def _ready_endpoints(snapshot: ClusterSnapshot, namespace: str, service: str) -> int | None:
-    """Ready endpoints behind the Service, or None when EndpointSlices could not be read."""
-    if not observed(snapshot, readplan.WEBHOOK_ENDPOINTS, bool(snapshot.endpoint_slices)):
-        return None
-    return ready_endpoints(snapshot.endpoint_slices, namespace, service)
 
 
 def _deployment(
@@ -153,8 +136,7 @@ def _deployment(
     if endpoints == 0:
         evidence.append(f"Service {service_ns}/{service} has no ready endpoints")
     if deploy is None:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             DEPLOY_REF,
             f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) "
@@ -173,8 +155,7 @@ def _deployment(
         if deploy.replicas == 0
         else (f"is not ready ({deploy.ready_replicas}/{deploy.replicas} replicas ready)")
     )
-    yield Finding(
-        ID,
+    yield finding(
         "error",
         DEPLOY_REF,
         f"Deployment {c.KSERVE_NAMESPACE}/{c.CONTROLLER_DEPLOYMENT} (KServe's localmodel controller) {what}: "
@@ -204,8 +185,7 @@ def _denials(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     for (ns, name), ev in sorted(latest.items()):
         seen = parse_time(ev.last_seen)
         when = f", last at {rfc3339(seen)}" if seen else ""
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ObjectRef("ReplicaSet", name, ns or None),
             f"ReplicaSet {ns}/{name} cannot create pods ({ev.count}x{when}): {ev.message}",

@@ -17,10 +17,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import ABSENT, NOT_IN_INPUT, NOT_READ
 from .common import observed, read_of
-from .model import CheckRead, Finding, ObjectRef, Skip
+from .model import CheckRead, Finding, ObjectRef, Skip, finding_of
 from .registry import check
 
 ID = "crds"
+finding = finding_of(ID)
 KINDS = (
     (c.KIND_NODE_GROUP, c.PLURAL_NODE_GROUPS),
     (c.KIND_NODE, c.PLURAL_NODES),
@@ -70,8 +71,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if r.status != ABSENT and not r.ok:
             unknown.append(plural)
         elif r.status == ABSENT:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ObjectRef("CustomResourceDefinition", name),
                 f"{plural}.{c.GROUP}/{c.VERSION} is not served: CRD {name} is not installed, so KServe's "
@@ -94,8 +94,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         ref = ObjectRef("CustomResourceDefinition", name)
         crd = by_name.get(name)
         if crd is None:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"CRD {name} is not installed: KServe's kernel cache controllers cannot watch {kind} objects",
@@ -107,8 +106,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             continue
         versions = ", ".join(crd.served_versions) or "none"
         if c.VERSION not in crd.served_versions:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"CRD {name} does not serve {c.VERSION} (served: {versions}); KServe's kernel cache "
@@ -119,8 +117,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             )
             continue
         if not crd.established:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"CRD {name} is not Established: the API server does not serve {plural} yet",
@@ -129,8 +126,7 @@ def _from_crds(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             )
         others = [v for v in crd.served_versions if v != c.VERSION]
         if others:
-            yield Finding(
-                ID,
+            yield finding(
                 "info",
                 ref,
                 f"CRD {name} also serves {', '.join(others)} besides {c.VERSION}: another KServe API "

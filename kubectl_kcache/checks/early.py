@@ -11,13 +11,12 @@ run there, on the full snapshot. Same checks, same reads, same report; only the 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 
 from ..snapshot import plan as readplan
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
-from .common import facts, forget
+from .common import checks_running, facts
 from .model import CheckResult, CheckSpec, Finding
 from .registry import all_checks
 
@@ -62,12 +61,6 @@ class EarlyChecks:
         from .runner import run_check
 
         partial = partial if partial is not None else snapshot_of_done()
-        enabled = gc.isenabled()
-        gc.disable()  # as in run_doctor: the checks' small objects next to a large snapshot
-        try:
+        with checks_running():
             for spec in ready:
                 self.results[spec.id] = run_check(spec, partial)
-        finally:
-            forget()
-            if enabled:
-                gc.enable()

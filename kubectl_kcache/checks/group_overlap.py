@@ -18,10 +18,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
 from .common import facts, fmt_selector, node_ref, nodes_command, read_ok
-from .model import CheckRead, Finding, NotApplicable
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "group-overlap"
+finding = finding_of(ID)
 
 
 @check(
@@ -57,9 +58,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if not is_ambiguous(groups):
             continue
         names = ", ".join(g.name for g in groups)
-        merged: dict[str, str] = {}
-        for g in groups:
-            merged.update(g.node_selector)
+        merged = {k: v for g in groups for k, v in g.node_selector.items()}
         message = (
             f"Node {node.name} matches several node groups: {names}. Captures from its pods get "
             f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}"
@@ -68,8 +67,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         captures = blocked.get(node.name)
         if captures:
             first_ns, _, first = captures[0].partition("/")
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 node_ref(node.name),
                 # one blocked capture is the one the next command names
@@ -84,8 +82,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             )
         else:
             lister = nodes_command(groups[0], merged)
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 node_ref(node.name),
                 message,

@@ -24,10 +24,11 @@ from ..snapshot.model import ClusterSnapshot
 from ..suggest import Json, Labels, Name, Selector, kubectl
 from ..text import PLACEHOLDER_LABEL, PLACEHOLDER_VALUE
 from .common import facts, fmt_selector, group_ref, join_names, selector_arg, show_group_command
-from .model import CheckRead, Finding, NotApplicable
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "group-selector"
+finding = finding_of(ID)
 SHOWN = 5
 
 
@@ -85,11 +86,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 if users
                 else ""
             )
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 group_ref(group.name),
-                f"{c.MSG_EMPTY_SELECTOR.format(name=group.name)}: KServe's node reconciler aborts every "
+                f"{failed}: KServe's node reconciler aborts every "
                 "pass on this, so no KernelCacheNode is created or deleted and the agent DaemonSet is not "
                 f"updated for any group{agents}",
                 group=group.name,
@@ -132,8 +132,7 @@ def _no_match(snapshot: ClusterSnapshot, group: o.NodeGroup) -> Finding:
         hint = show_group_command(group.name)
     else:
         hint = kubectl("get nodes -L {keys}", keys=Selector.has(*sorted(group.node_selector)))
-    return Finding(
-        ID,
+    return finding(
         "warning",
         group_ref(group.name),
         message,

@@ -24,11 +24,12 @@ from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_toler
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
-from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, read_ok, taints_lister
-from .model import CheckRead, Finding, NotApplicable
+from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, nodes_command, read_ok
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "group-taints"
+finding = finding_of(ID)
 CONDITION_TAINTS = frozenset(
     f"node.kubernetes.io/{k}"
     for k in (
@@ -48,8 +49,7 @@ def _invalid_tolerations(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     """Tolerations the CRD accepts and Kubernetes rejects (the same rule reconcile refuses with)."""
     rejected = rejected_tolerations(snapshot.node_groups)
     for group, problem in rejected.problems:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             group_ref(group),
             f'KernelCacheNodeGroup "{group}" {problem}: Kubernetes rejects this toleration, so KServe\'s '
@@ -125,8 +125,7 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
     ref = node_ref(node.name)
     blocking = _relevant(join.untolerated(node))
     if blocking:
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"preparation Jobs cannot run on {node.name}: node group {group.name} does not tolerate "
@@ -136,12 +135,11 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),
             code="blocks-jobs",
             cause=f"{_taints(blocking)} not tolerated by preparation Jobs of {group.name}",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
     soft = _relevant(join.untolerated(node, effects=(PREFER_NO_SCHEDULE,)))
     if soft:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"on {node.name}, {_taints(soft)} not tolerated by KernelCacheNodeGroup {group.name}: "
@@ -152,24 +150,10 @@ def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]
             evidence=tuple(f"untolerated taint: {t}" for t in soft),
             code="prefer-no-schedule",
             cause=f"{_taints(soft)} not tolerated by {group.name}",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
-    for taint, seconds in join.evicting(node):
-        if taint.key in CONDITION_TAINTS:
-            continue
-        yield Finding(
-            ID,
-            "warning",
-            ref,
-            f"preparation Job pods are evicted from {node.name} after {seconds}s: taint {taint} is tolerated "
-            f"by KernelCacheNodeGroup {group.name} only with tolerationSeconds",
-            group=group.name,
-            hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
-            evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
-            code="evicts-jobs",
-            cause=f"taint {taint} tolerated by {group.name} for {seconds}s",
-            lister=taints_lister(group),
-        )
+    by = f"KernelCacheNodeGroup {group.name}"
+    yield from _evicted(node, group, join, "evicts-jobs", ("preparation Job pods are", by, group.name))
 
 
 def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoin) -> Iterator[Finding]:
@@ -190,8 +174,7 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             why = "no node group tolerates it"
             text = f"no node group tolerates {_listed(missing)}, so neither does the agent"  # it gets their union
             hint = add_tolerations_hint(group, blocking)
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"no agent can run on {node.name}: {text}; nothing reports the node's cache status",
@@ -200,21 +183,29 @@ def _agent(node: o.Node, group: o.NodeGroup, agent: TaintJoin, desired: TaintJoi
             evidence=tuple(f"untolerated taint: {t}" for t in blocking),
             code="blocks-agent",
             cause=f"{_taints(blocking)} not tolerated by the agent ({why})",
-            lister=taints_lister(group),
+            lister=nodes_command(group, columns="taints"),
         )
-    for taint, seconds in agent.evicting(node):
+    yield from _evicted(node, group, agent, "evicts-agent", ("the agent is", DS, "the agent"))
+
+
+def _evicted(
+    node: o.Node, group: o.NodeGroup, join: TaintJoin, code: str, words: tuple[str, str, str]
+) -> Iterator[Finding]:
+    """NoExecute taints `join` tolerates only for tolerationSeconds; `words`: who is evicted, who tolerates the
+    taint, and that in short (the group's preparation Jobs, or the agent)."""
+    who, by, short = words
+    for taint, seconds in join.evicting(node):
         if taint.key in CONDITION_TAINTS:
             continue
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
-            ref,
-            f"the agent is evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {DS} "
-            "only with tolerationSeconds",
+            node_ref(node.name),
+            f"{who} evicted from {node.name} after {seconds}s: taint {taint} is tolerated by {by} only with "
+            "tolerationSeconds",
             group=group.name,
             hint=kubectl("edit kernelcachenodegroup {group}", group=Name("kernelcachenodegroup", group.name)),
             evidence=(f"taint: {taint}", f"tolerationSeconds: {seconds}"),
-            code="evicts-agent",
-            cause=f"taint {taint} tolerated by the agent for {seconds}s",
-            lister=taints_lister(group),
+            code=code,
+            cause=f"taint {taint} tolerated by {short} for {seconds}s",
+            lister=nodes_command(group, columns="taints"),
         )

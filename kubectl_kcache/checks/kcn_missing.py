@@ -18,10 +18,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import kubectl
 from .common import NODE_PASS_TRIGGERS, facts, node_ref, read_ok, touch_group_hint
-from .model import CheckRead, Finding, NotApplicable
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "kcn-missing"
+finding = finding_of(ID)
 
 
 @check(
@@ -59,8 +60,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     for name in plan.missing:
         group = f.first_group(name)
         groups = ", ".join(g.name for g in f.groups_of_node.get(name, []))
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             node_ref(name),
             f"Node {name} is a member of {groups} but has no KernelCacheNode: its agent has nowhere to "

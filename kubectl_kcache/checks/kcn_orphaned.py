@@ -16,10 +16,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import kubectl
 from .common import NODE_PASS_TRIGGERS, facts, touch_group_hint
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "kcn-orphaned"
+finding = finding_of(ID)
 
 
 @check(
@@ -61,8 +62,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             message += f" (until then the pod webhook may count its {entries})"
         message += f". {NODE_PASS_TRIGGERS}"
         first_group = min((g.name for g in snapshot.node_groups), default=None)
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ObjectRef(c.KIND_NODE, name),
             message,

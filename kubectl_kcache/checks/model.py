@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..snapshot.kinds import ListSpec
@@ -72,6 +73,11 @@ class Finding:
         if self.evidence:
             out["evidence"] = list(self.evidence)
         return out
+
+
+def finding_of(check: str) -> partial[Finding]:
+    """A check module's maker of its findings, the check id given once: `finding = finding_of(ID)`."""
+    return partial(Finding, check)
 
 
 @dataclass(frozen=True)
@@ -150,11 +156,6 @@ class CheckSpec:
 
     def code(self, code_id: str) -> Code | None:
         return next((x for x in self.codes if x.id == code_id), None)
-
-    @property
-    def anchor(self) -> str:
-        """Where the check is documented."""
-        return f"docs/checks.md#{self.id}"
 
 
 @dataclass(frozen=True)

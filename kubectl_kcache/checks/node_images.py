@@ -36,10 +36,11 @@ from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
 from .cache_status import why_not_ready
 from .common import facts, join_names, node_ref, read_ok
-from .model import CheckRead, Finding, NotApplicable
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "node-images"
+finding = finding_of(ID)
 PENDING_NOTE = "Pending entries whose preparation completed not told apart from new ones"
 
 
@@ -98,8 +99,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 gone.append(str(e.ref))
                 refs.add(e.ref)
         if cut:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 node_ref(node.name),
                 f"Node {node.name} lists {node.image_count} images in status.images, the kubelet's limit "
@@ -118,8 +118,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yaml_cmd = kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node.name))
             only = next(iter(refs)) if len(refs) == 1 else None
             hint = (why_not_ready(only.namespace, only.name) if only is not None else None) or yaml_cmd
-            yield Finding(
-                ID,
+            yield finding(
                 "info",
                 node_ref(node.name),
                 f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "

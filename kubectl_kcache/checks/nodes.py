@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
-from .common import facts, group_ref, join_names, members_lister, minor_version, node_ref
-from .model import CheckRead, Finding, NotApplicable
+from .common import facts, group_ref, join_names, minor_version, node_ref, nodes_command
+from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
 ID = "nodes"
+finding = finding_of(ID)
 # said once per report by the table, however many groups it hits
 IMAGE_VOLUME_GATE = (
     "image volumes, which KServe uses to pull the cache artifact, need the ImageVolume feature "
@@ -54,13 +55,13 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         raise NotApplicable("no node is a member of a KernelCacheNodeGroup")
     gated: dict[str, list[str]] = {}
     for node in f.member_nodes:
-        group = f.first_group(node.name)
+        first = f.groups_of_node[node.name][0]  # members only: every one has a group
+        group = first.name
         ref = node_ref(node.name)
         if node.ready is not True:
             state = "has no Ready condition" if node.ready is None else "is NotReady"
             detail = ": ".join(x for x in (node.ready_reason, node.ready_message) if x)
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
@@ -71,14 +72,10 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 code="not-ready",
                 cause=f"member nodes {'with no Ready condition' if node.ready is None else 'NotReady'}"
                 + (f" ({detail})" if detail else ""),
-                lister=members_lister(
-                    f.groups_of_node[node.name][0],
-                    "ready",
-                ),
+                lister=nodes_command(first, columns="ready"),
             )
         if node.unschedulable:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"Node {node.name} is cordoned: preparation Jobs cannot be scheduled there (spec.unschedulable) "
@@ -87,14 +84,13 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 hint=kubectl("uncordon {node}", node=Name("node", node.name)),
                 code="cordoned",
                 cause="member nodes cordoned",
-                lister=members_lister(f.groups_of_node[node.name][0], "cordoned"),
+                lister=nodes_command(first, columns="cordoned"),
             )
         version = minor_version(node.kubelet_version)
         if version is None:
             continue
         if version < MIN_IMAGE_VOLUME:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
@@ -106,15 +102,14 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 evidence=(f"kubeletVersion: {node.kubelet_version}",),
                 code="kubelet-too-old",
                 cause="member nodes with a kubelet older than v1.31",
-                lister=members_lister(f.groups_of_node[node.name][0], "kubelet"),
+                lister=nodes_command(first, columns="kubelet"),
             )
         elif version < DEFAULT_IMAGE_VOLUME:
             for g in f.groups_of_node[node.name]:
                 gated.setdefault(g.name, []).append(node.name)
     for name, nodes in sorted(gated.items()):
         plural = "s" if len(nodes) > 1 else ""
-        yield Finding(
-            ID,
+        yield finding(
             "info",
             group_ref(name),
             f"{len(nodes)} member node{plural} of {name} {'run kubelets' if plural else 'runs a kubelet'} from "

@@ -61,11 +61,22 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Json, Name, Namespace, Selector, kubectl
 from .cache_status import why_not_ready
-from .common import EDIT_CONFIG, condition_text, config_ref, facts, observed, parse_time, read_ok, rfc3339_after
-from .model import CheckRead, Finding, ObjectRef
+from .common import (
+    EDIT_CONFIG,
+    condition_text,
+    config_ref,
+    facts,
+    observed,
+    parse_time,
+    pod_logs,
+    read_ok,
+    rfc3339_after,
+)
+from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
 ID = "registry-pull"
+finding = finding_of(ID)
 # the newest names (cache_prefetch.go@30750567); older KServe named the ServiceAccount kernel-cache-prefetcher
 NO_WATCH = "KServe does not watch Jobs and creates no Job while one of this name exists, so nothing changes by itself"
 
@@ -174,9 +185,9 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             yield _refused(job, prep, hint)
         if pods_ok:
             for pod in prep.pods:
-                finding = _pod(pod, prep, hint)
-                if finding is not None:
-                    yield finding
+                found = _pod(pod, prep, hint)
+                if found is not None:
+                    yield found
     for (ns, _), holder in sorted(held.items()):
         if ns != job_ns:  # a Job in the namespace of the binding's older subject holds the namespace too
             yield _orphan(holder.job, preparation(holder.job, (), ()), holder, job_ns)
@@ -186,8 +197,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     yield from _role_bindings(snapshot, cfg)
     endpoint = cfg.registry.endpoint
     if endpoint and not endpoint_valid(endpoint):
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             config_ref(),
             f"registry.endpoint {endpoint!r} is not a registry host with optional port (KServe: "
@@ -247,8 +257,7 @@ def _failed_job(job: o.Job, prep: Preparation, cfg: KernelCacheConfig, hint: str
     # the entry carries the Job's condition message, most often the one just quoted
     said = "with that message" if prep.entry_message and prep.entry_message in why else f'"{prep.entry_message}"'
     delete = _delete(job)
-    return Finding(
-        ID,
+    return finding(
         "error",
         ObjectRef("Job", job.meta.name, ns),
         f"preparation Job{_on(job.meta)} failed ({why}): {_prepares(job.meta, hint)}the node's cache entry is Error "
@@ -278,8 +287,7 @@ def _suspended(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
         job=Name("job", job.meta.name),
         body=Json({"spec": {"suspend": False}}),
     )
-    return Finding(
-        ID,
+    return finding(
         "error",
         ObjectRef("Job", job.meta.name, ns),
         f"preparation Job{_on(job.meta)} is suspended (spec.suspend: true) and has not started: "
@@ -299,8 +307,7 @@ def _refused(job: o.Job, prep: Preparation, hint: str | None) -> Finding:
     ns = job.meta.namespace or ""
     first = prep.refusals[0]
     delete = _delete(job)
-    return Finding(
-        ID,
+    return finding(
         "error",
         ObjectRef("Job", job.meta.name, ns),
         f"preparation Job{_on(job.meta)} has no pod: the Job controller's pod creation is refused (FailedCreate: "
@@ -333,8 +340,7 @@ def _orphan(job: o.Job, prep: Preparation, holder: HeldBy | None, job_ns: str) -
     )
     delete = _delete(job)
     if holder is not None:
-        return Finding(
-            ID,
+        return finding(
             "error",
             ObjectRef("Job", job.meta.name, ns),
             f"{lead}: with the managed RoleBinding {kc_ns}/{PREFETCHER_RB}, KServe requeues every KernelCache pass "
@@ -350,8 +356,7 @@ def _orphan(job: o.Job, prep: Preparation, holder: HeldBy | None, job_ns: str) -
                 selector=Selector.of({c.LABEL_JOB_CACHE_NAMESPACE: label_value(kc_ns)}),
             ),
         )
-    return Finding(
-        ID,
+    return finding(
         "info",
         ObjectRef("Job", job.meta.name, ns),
         f"{lead}: it holds no KernelCache pass while namespace {kc_ns} has no managed RoleBinding {PREFETCHER_RB}, "
@@ -382,8 +387,7 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
             else ""
         )
         text = f"{failure.reason}: {failure.message}" if failure.message != failure.reason else failure.reason
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} cannot start: {which}container {failure.container} is waiting: {what}{text}{agent}",
@@ -395,14 +399,8 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
         )
     if failure is not None and failure.kind == EXITED:
         detail = ": ".join(dict.fromkeys(x for x in (failure.reason, failure.message) if x))
-        logs = kubectl(
-            "-n {ns} logs {pod} -c {container}",
-            ns=Namespace(pod.namespace),
-            pod=Name("pod", pod.name),
-            container=Name("container", failure.container),
-        )
-        return Finding(
-            ID,
+        logs = pod_logs(pod.namespace, pod.name, failure.container)
+        return finding(
             "error",
             ref,
             f"{lead} failed: {which}container {failure.container} exited with code {failure.exit_code} "
@@ -415,8 +413,7 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
         )
     if failure is not None:
         why = "it was evicted" if failure.reason == "Evicted" else f"phase {pod.phase or 'unknown'}"
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} failed ({why}): {which}{failure.message}{agent}",
@@ -435,8 +432,7 @@ def _pod(pod: o.Pod, prep: Preparation, cache_hint: str | None) -> Finding | Non
             lister=lister,
         )
     if pod.scheduled_reason == "Unschedulable":
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"{lead} cannot be scheduled: {which}{pod.scheduled_message or pod.scheduled_reason}",
@@ -455,8 +451,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
         return
     found = [sa for sa in accounts if sa.meta.name == PREFETCHER_SA]
     if not found and snapshot.kernel_caches:
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ObjectRef("ServiceAccount", PREFETCHER_SA, job_ns),
             f"no prefetcher ServiceAccount {PREFETCHER_SA} in {job_ns} although KernelCaches exist: KServe "
@@ -468,8 +463,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
     for sa in found:
         ref = ObjectRef("ServiceAccount", sa.meta.name, job_ns)
         if not is_managed(sa.meta.labels):
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"reserved ServiceAccount {job_ns}/{sa.meta.name} already exists and is not managed by "
@@ -482,8 +476,7 @@ def _service_accounts(snapshot: ClusterSnapshot, job_ns: str) -> Iterator[Findin
                 code="prefetcher-sa-unmanaged",
             )
         elif sa.automount_token is not False:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"managed ServiceAccount {job_ns}/{sa.meta.name} must disable token automount "
@@ -516,12 +509,12 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
             continue  # auth none: KServe ignores a binding it does not manage
         # KServe's StorageError for this binding alone (the ServiceAccount is judged above)
         error = identity_error(cfg, ns, (), (rb,)) if pull is not None or not token else ""
+        show = kubectl("-n {ns} get rolebinding {rb} -o yaml", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name))
         delete = kubectl("-n {ns} delete rolebinding {rb}", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)) + (
             "  # KServe re-creates it" if token else "  # with auth none KServe needs none"
         )
         if not managed:
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"{error or f'reserved RoleBinding {ns}/{rb.meta.name} is not managed by KernelCache'} (it lacks "
@@ -531,8 +524,7 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
             )
             continue
         if not subject_ok(rb):
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"{error or f'managed RoleBinding {ns}/{rb.meta.name} has an unexpected ServiceAccount subject'} "
@@ -550,32 +542,26 @@ def _role_bindings(snapshot: ClusterSnapshot, cfg: KernelCacheConfig) -> Iterato
                 if holders
                 else ""
             )
-            yield Finding(
-                ID,
+            yield finding(
                 "info",
                 ref,
                 f"managed RoleBinding {ns}/{rb.meta.name} binds ServiceAccount {old or '(no namespace)'}/{name}, "
                 f"not the one in the job namespace {job_ns}: KServe "
                 f"{'patches the subject' if token else 'deletes the binding (auth none)'} once no prefetch Job "
                 f"of namespace {ns} runs{now}; not an error",
-                hint=kubectl(
-                    "-n {ns} get rolebinding {rb} -o yaml", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)
-                ),
+                hint=show,
                 evidence=tuple(f"subject: {k} {n}/{m}" for k, n, m in rb.subjects),
                 code="prefetcher-rb-moving",
             )
         if token and pull is not None and (rb.role_kind, rb.role_name) != (pull.kind, pull.name):
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 ref,
                 f"RoleBinding {ns}/{rb.meta.name} binds {rb.role_kind}/{rb.role_name}, not "
                 f"registry.auth.pullRoleRef {pull.kind}/{pull.name}: preparation pulls in {ns} use the old "
                 "role until KServe replaces the binding (only while no preparation Job of the namespace "
                 "runs)",
-                hint=kubectl(
-                    "-n {ns} get rolebinding {rb} -o yaml", ns=Namespace(ns), rb=Name("rolebinding", rb.meta.name)
-                ),
+                hint=show,
                 evidence=(f"roleRef: {rb.role_kind}/{rb.role_name}", f"pullRoleRef: {pull.kind}/{pull.name}"),
                 code="prefetcher-rb-role",
             )

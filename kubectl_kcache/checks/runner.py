@@ -17,7 +17,6 @@ a check the check's own (deterministic) order is kept.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..errors import InputError
@@ -26,7 +25,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import ABSENT, Unread, unusable
 from . import suppress
-from .common import facts, forget, resolved
+from .common import checks_running, facts, resolved
 from .model import CheckRead, CheckResult, CheckSpec, DoctorReport, Finding, NotApplicable, Skip
 from .registry import all_checks
 
@@ -146,16 +145,8 @@ def run_doctor(
     early: Mapping[str, tuple[CheckResult, list[Finding]]] | None = None,
 ) -> DoctorReport:
     """The report; `early` holds checks already run while the last lists arrived (`early.EarlyChecks`)."""
-    # The checks make many small short-lived objects next to a large, long-lived snapshot: without this the
-    # cyclic GC rescans the whole snapshot again and again (more than half the time on 5,000 nodes).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with checks_running():
         return _run_doctor(snapshot, only, skip, suppressions, use_suppressions, early or {})
-    finally:
-        forget()
-        if enabled:
-            gc.enable()
 
 
 def _run_doctor(

@@ -31,10 +31,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Json, Name, Namespace, kubectl
 from .common import read_ok
-from .model import CheckRead, Finding, ObjectRef
+from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
 ID = "capture-sidecar"
+finding = finding_of(ID)
 LISTER = kubectl("get replicasets -A -l serving.kserve.io/inferenceservice")
 
 
@@ -79,8 +80,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             continue
         cached = f", after mounting KernelCache {adm.winner.key}" if adm.injection is not None and adm.winner else ""
         isvc = pod.meta.labels.get(c.LABEL_ISVC, "")
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ObjectRef("ReplicaSet", rs.name, ns),
             f"ReplicaSet {ns}/{rs.name} ({rs.replicas} replica(s), InferenceService {isvc}): KServe's pod "

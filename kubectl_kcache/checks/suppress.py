@@ -43,32 +43,19 @@ class Suppression:
     reason: str = ""
 
     def matches(self, finding: Finding) -> bool:
-        if finding.check != self.check:
-            return False
-        if self.code and finding.code != self.code:
-            return False
-        if self.kind and self.kind.lower() != finding.object.kind.lower():
-            return False
-        if self.name and not fnmatchcase(finding.object.name, self.name):
-            return False
-        if self.namespace and not fnmatchcase(finding.object.namespace or "", self.namespace):
-            return False
-        return not (self.group and not fnmatchcase(finding.group or "", self.group))
+        """Every field given matches (names, namespace and group as globs)."""
+        obj = finding.object
+        return (
+            finding.check == self.check
+            and (not self.code or finding.code == self.code)
+            and (not self.kind or self.kind.lower() == obj.kind.lower())
+            and (not self.name or fnmatchcase(obj.name, self.name))
+            and (not self.namespace or fnmatchcase(obj.namespace or "", self.namespace))
+            and (not self.group or fnmatchcase(finding.group or "", self.group))
+        )
 
     def describe(self) -> str:
         return f"suppressed by file: {self.reason}" if self.reason else "suppressed by file"
-
-
-def _valid_ids() -> list[str]:
-    from .registry import check_ids
-
-    return check_ids()
-
-
-def _valid_codes(check: str) -> list[str]:
-    from .registry import get_check
-
-    return [c.id for c in get_check(check).codes]
 
 
 def _text(value: Any, where: str) -> str:
@@ -93,7 +80,9 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
         return ()
     if not isinstance(entries, list):
         raise InputError(f"{origin}: 'suppress' must be a list, got {json_type(entries)}")
-    valid = _valid_ids()
+    from .registry import check_ids, get_check
+
+    valid = check_ids()
     out = []
     for i, entry in enumerate(entries):
         where = f"{origin}: suppress[{i}]"
@@ -108,10 +97,9 @@ def parse_suppressions(doc: Any, origin: str = "suppressions") -> tuple[Suppress
         if check not in valid:
             raise InputError(f"{where}: unknown check {check!r}; valid ids: {', '.join(valid)}")
         code = _text(entry.get("code"), f"{where}.code")
-        if code and code not in _valid_codes(check):
-            raise InputError(
-                f"{where}: check {check} has no code {code!r}; its codes: {', '.join(_valid_codes(check))}"
-            )
+        codes = [c.id for c in get_check(check).codes]
+        if code and code not in codes:
+            raise InputError(f"{where}: check {check} has no code {code!r}; its codes: {', '.join(codes)}")
         obj = entry.get("object") or {}
         if not isinstance(obj, Mapping):
             raise InputError(f"{where}.object must be an object, got {json_type(obj)}")

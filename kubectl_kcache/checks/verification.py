@@ -25,10 +25,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
 from .common import EDIT_CONFIG, config_ref, facts
-from .model import CheckRead, Finding, ObjectRef
+from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
 ID = "verification"
+finding = finding_of(ID)
 MODE_DISABLED = "disabled"
 
 
@@ -51,8 +52,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     mode = facts(snapshot).config.artifact_security.mode
     if mode == MODE_DISABLED:
         count = len(snapshot.kernel_caches)
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             config_ref(),
             f'kernelcache.artifactSecurity.mode is "{MODE_DISABLED}": KServe accepts it, but its controller '
@@ -85,8 +85,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         else:
             why = f"has verification state {v.state}" + (f" ({v.reason}: {v.message})" if v.reason else "")
         got = "none" if v is None else f"mode {v.mode or '(none)'}, state {v.state or '(none)'}, verified {v.verified}"
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f'KernelCache {kc.namespace}/{kc.name} {why}: with artifactSecurity.mode "{mode}" the pod '

@@ -32,10 +32,11 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, Selector, kubectl
 from .common import join_names, read_ok
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "webhook"
+finding = finding_of(ID)
 WEBHOOK_REF = ObjectRef("MutatingWebhookConfiguration", c.WEBHOOK_CONFIGURATION)
 SHOW = kubectl(
     "get mutatingwebhookconfiguration {webhook} -o yaml",
@@ -69,8 +70,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if entry is None:
         raise NotApplicable(f"webhook {c.WEBHOOK_NAME} is not installed (see check control-plane)")
     if not a.rule_covers_pod_create(entry):
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             WEBHOOK_REF,
             f"webhook {c.WEBHOOK_NAME} has no rule for CREATE of v1 pods: the API server never calls it, so "
@@ -80,8 +80,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             code="no-pod-rule",
         )
     if entry.failure_policy == "Ignore":
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             WEBHOOK_REF,
             f"webhook {c.WEBHOOK_NAME} has failurePolicy Ignore: while it cannot be reached, pods are "
@@ -93,8 +92,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
     for name, expr in entry.match_conditions:
         if c.ANNOTATION_SIDECAR_INJECTION in expr:
-            yield Finding(
-                ID,
+            yield finding(
                 "warning",
                 WEBHOOK_REF,
                 f"matchCondition {name} names {c.ANNOTATION_SIDECAR_INJECTION}: pods that opt out of the "
@@ -140,8 +138,7 @@ def _namespaces(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Fi
             None,
         )
         hint = kubectl("label namespace {ns} {key}-", ns=Namespace(ns), key=Selector.has(fix)) if fix else SHOW
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ObjectRef("Namespace", ns),
             f"namespace {ns} does not match the pod webhook's namespaceSelector {selector}: its pods are "
@@ -158,8 +155,7 @@ def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]
     for pod in _opted_in(snapshot):
         ref = ObjectRef("Pod", pod.name, pod.namespace)
         if not label_selector_matches(entry.object_selector, pod.meta.labels):
-            yield Finding(
-                ID,
+            yield finding(
                 "error",
                 ref,
                 f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but its labels do not match the "
@@ -173,8 +169,7 @@ def _pods(snapshot: ClusterSnapshot, entry: o.WebhookEntry) -> Iterator[Finding]
             continue
         for name, expr in entry.match_conditions:
             if a.match_condition(expr, pod) is False:
-                yield Finding(
-                    ID,
+                yield finding(
                     "error",
                     ref,
                     f"pod {pod.namespace}/{pod.name} opts in to the kernel cache but matchCondition {name} "

@@ -12,7 +12,7 @@ import click
 from .. import __version__
 from ..errors import EXIT_OK
 from ..text import escape
-from .completion_scripts import SHELLS
+from .completion_scripts import SHELLS, script
 from .flags import color_params, is_connection_flag, kube_options
 from .reading import dump_doc, write_out
 
@@ -266,11 +266,7 @@ class KcacheCommand(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except click.UsageError as exc:  # raised by the command's body: say which command's help to read
-            if exc.ctx is None:
-                exc.ctx = ctx
-            raise
-        except click.BadParameter as exc:
+        except click.UsageError as exc:  # from the command's body (BadParameter is one): name the command's help
             if exc.ctx is None:
                 exc.ctx = ctx
             raise
@@ -456,6 +452,4 @@ def version(output: str, client: bool) -> None:
 def completion_command(shell: str) -> None:
     """Print the shell completion script for SHELL: `source <(kubectl kcache completion bash)` (or zsh;
     `| source` in fish). It completes `kubectl-kcache` and `kubectl kcache`, also on kubectl older than 1.26."""
-    from .completion_scripts import script
-
     sys.stdout.write(script(shell))

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from .app import main
+from .app import ALIASES, SUMMARIES, main
 from .flags import make_client
 
 # cobra's shell completion directives (kubectl's plugin completion protocol)
@@ -61,8 +61,6 @@ def described(words: list[str]) -> tuple[list[tuple[str, str]], int]:
     and captures."""
     current = words[-1] if words else ""
     if len(words) <= 1:
-        from .app import ALIASES, SUMMARIES
-
         return [
             (
                 name,
@@ -141,18 +139,12 @@ def _check_words(part: str) -> list[str]:
 
 def _flag(words: list[str], *names: str) -> str | None:
     """The value of the last `--flag value` or `--flag=value` among `words` (the word being completed aside)."""
-    value = None
-    for i, word in enumerate(words[:-1]):
-        for name in names:
-            if word == name and i + 1 < len(words) - 1:
-                value = words[i + 1]
-            elif word.startswith(name + "="):
-                value = word.split("=", 1)[1]
-    return value
+    values = _flags(words, *names)
+    return values[-1] if values else None
 
 
 def _flags(words: list[str], *names: str) -> list[str]:
-    """Every value of a repeatable flag among `words` (the word being completed aside)."""
+    """Every value of a repeatable flag among `words` (the word being completed aside), in order."""
     values = []
     for i, word in enumerate(words[:-1]):
         for name in names:

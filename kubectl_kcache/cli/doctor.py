@@ -18,8 +18,8 @@ from ..errors import (
 from ..report.registry import DOCTOR, formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, merged_flags, use_color
-from .reading import read_snapshot
+from .flags import from_file_option, kube_options, merged_flags, output_option, use_color
+from .reading import read_snapshot, serving_pods
 from .running import access_hint_line
 
 # ---- doctor -------------------------------------------------------------------------------------
@@ -28,9 +28,7 @@ from .running import access_hint_line
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options(namespaces="all")
 @from_file_option
-@click.option(
-    "-o", "--output", type=click.Choice(formats(DOCTOR)), default="table", show_default=True, help="Output format."
-)
+@output_option(formats(DOCTOR))
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info", "never"]),
@@ -124,12 +122,7 @@ def doctor(
         except (IncompleteError, InputError) as exc:  # the page says why there is no matrix; the checks
             context["status"] = str(exc)  # still report
     if "fleet" in wants(output):
-        from ..explain.fleet import hit_rate
-
-        try:
-            context["fleet"] = hit_rate(snap, provenance.namespace)
-        except (IncompleteError, InputError) as exc:
-            context["fleet"] = str(exc)
+        context["fleet"] = serving_pods(snap, provenance.namespace)
     if "run" in wants(output):
         from .pages import run_facts
 

@@ -51,7 +51,7 @@ def dump(
     if from_files:
         return _from_files(from_files, output, out_file, anonymize)
     flags = merged_flags(ctx, kwargs)
-    from ..snapshot.dump import LARGE, DumpWriter, meta_document
+    from ..snapshot.dump import LARGE, meta_document
     from ..snapshot.live import Scope, collect
 
     client = make_client(flags).bounded()
@@ -59,11 +59,7 @@ def dump(
     progress = Progress()
     try:
         with _output(out_file) as out:
-            writer: Any = DumpWriter(out, output)
-            if anonymize:
-                from ..anonymize import AnonymizingWriter
-
-                writer = AnonymizingWriter(writer)
+            writer = _writer(out, output, anonymize)
             snap = collect(client, scope, progress=progress, sink=writer.item)
             writer.finish(meta_document(snap, scope.describe()))
     finally:
@@ -86,12 +82,22 @@ def dump(
     return EXIT_OK
 
 
+def _writer(out: Any, output: str, anonymize: bool) -> Any:
+    from ..snapshot.dump import DumpWriter
+
+    if not anonymize:
+        return DumpWriter(out, output)
+    from ..anonymize import AnonymizingWriter
+
+    return AnonymizingWriter(DumpWriter(out, output))
+
+
 def _from_files(paths: tuple[str, ...], output: str, out_file: str | None, anonymize: bool) -> int:
     import tempfile
 
     import msgspec
 
-    from ..snapshot.dump import DumpWriter, meta_document
+    from ..snapshot.dump import meta_document
     from ..snapshot.files.from_files import load_files
     from ..snapshot.files.raw import raw_objects
 
@@ -102,11 +108,7 @@ def _from_files(paths: tuple[str, ...], output: str, out_file: str | None, anony
     scope = metas[0].get("scope") if len(metas) == 1 and isinstance(metas[0].get("scope"), dict) else None
     meta = meta_document(snap, scope or {"namespace": None})
     with _output(out_file) as out:
-        writer: Any = DumpWriter(out, output)
-        if anonymize:
-            from ..anonymize import AnonymizingWriter
-
-            writer = AnonymizingWriter(writer)
+        writer = _writer(out, output, anonymize)
         for item in items:
             writer.item(msgspec.json.encode(item))
         writer.finish(meta)

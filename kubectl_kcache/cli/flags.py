@@ -335,3 +335,8 @@ def from_file_option(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Read a snapshot (dump file, `kubectl get -o yaml` output or a folder) "
         "instead of the live cluster. Repeatable; `-` reads stdin.",
     )(func)
+
+
+def output_option(choices: list[str], default: str = "table", help: str = "Output format.") -> Any:
+    """`-o/--output`, one of `choices` (a kind's registered formats)."""
+    return click.option("-o", "--output", type=click.Choice(choices), default=default, show_default=True, help=help)

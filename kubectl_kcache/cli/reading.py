@@ -140,10 +140,16 @@ def _namespace_seen(snap: Any, namespace: str) -> bool:
     )
 
 
-def with_source(doc: dict[str, Any], source: Any) -> dict[str, Any]:
-    from ..provenance import with_source as add
+def serving_pods(snap: Any, namespace: str | None) -> Any:
+    """The serving pods' hit rate (status's section, the doctor page's), or why it cannot be shown (the command
+    still answers)."""
+    from ..errors import IncompleteError, InputError
+    from ..explain.fleet import hit_rate
 
-    return add(doc, source)
+    try:
+        return hit_rate(snap, namespace)
+    except (IncompleteError, InputError) as exc:
+        return str(exc)
 
 
 def source_of(meta: Any, namespace: str | None) -> Any:

@@ -15,8 +15,8 @@ from ..report.answers import PLAN
 from ..report.registry import formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import Seconds, from_file_option, kube_options, make_client, merged_flags, use_color
-from .reading import load_snapshot_files, source_of, with_source
+from .flags import Seconds, from_file_option, kube_options, make_client, merged_flags, output_option, use_color
+from .reading import load_snapshot_files, source_of
 
 # ---- reconcile ----------------------------------------------------------------------------------
 
@@ -34,14 +34,7 @@ from .reading import load_snapshot_files, source_of, with_source
     "plan is computed here from what was read; server (the API server validating each write) is not offered.",
 )
 @click.option("--once", is_flag=True, help="One pass, then exit.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(formats(PLAN)),
-    default="table",
-    show_default=True,
-    help="Output format; `name`: the objects written, as `kubectl get -o name`.",
-)
+@output_option(formats(PLAN), help="Output format; `name`: the objects written, as `kubectl get -o name`.")
 @click.option("--force", is_flag=True, help="Write even while KServe's own controller is active.")
 @click.option("--leader-elect", is_flag=True, help="Take a coordination.k8s.io Lease before writing.")
 @click.option("--leader-elect-name", default="kubectl-kcache-reconcile", show_default=True)
@@ -141,5 +134,5 @@ def _render_plan(actions: Any, output: str, source: Any) -> None:
     from ..report import render
     from ..report.terminal import terminal_width
 
-    doc = with_source(plan_document(actions), source)
-    render(PLAN, doc, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout))
+    doc = plan_document(actions)
+    render(PLAN, doc, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), source=source)

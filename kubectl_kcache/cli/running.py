@@ -159,10 +159,7 @@ def _run(argv: list[str]) -> int:
     except click.ClickException as exc:
         sys.stderr.write(f"error: {escape(exc.format_message())}\n")
         return EXIT_USAGE
-    except click.exceptions.Abort:
-        sys.stderr.write("interrupted\n")
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     except InputError as exc:

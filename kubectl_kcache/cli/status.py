@@ -9,15 +9,22 @@ import click
 
 from ..errors import (
     EXIT_OK,
-    IncompleteError,
     InputError,
 )
 from ..report.registry import formats
-from ..report.status_table import STATUS
+from ..report.status_table import STATUS, View, for_stream, status_text, with_changes
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags, scope_namespace, use_color
-from .reading import read_snapshot
+from .flags import (
+    from_file_option,
+    kube_options,
+    make_client,
+    merged_flags,
+    output_option,
+    scope_namespace,
+    use_color,
+)
+from .reading import read_snapshot, serving_pods
 
 # ---- status -------------------------------------------------------------------------------------
 
@@ -25,9 +32,7 @@ from .reading import read_snapshot
 @main.command(context_settings=CONTEXT_SETTINGS)
 @kube_options
 @from_file_option
-@click.option(
-    "-o", "--output", type=click.Choice(formats(STATUS)), default="table", show_default=True, help="Output format."
-)
+@output_option(formats(STATUS))
 @click.option(
     "-w",
     "--watch",
@@ -135,7 +140,7 @@ def _show_status(
         }
     if shape.get("group") is not None or caches is not None:
         fleet = narrowed(fleet, shape.get("group"), caches)
-    serving = _serving_pods(snap, provenance.namespace)
+    serving = serving_pods(snap, provenance.namespace)
     totals = totals_line(fleet, serving)  # the answer counts every row, those --problems leaves out too
     if shape.get("problems"):  # every format shows the same rows
         fleet = problems_only(fleet)
@@ -144,7 +149,6 @@ def _show_status(
         render(STATUS, report, output, out)
         return ""
     from ..report.doctor_common import write_text
-    from ..report.status_table import View, for_stream, status_text, with_changes
     from ..report.terminal import terminal_width
 
     view = View(wide=output == "wide", problems=bool(shape.get("problems")), headers=shape.get("headers", True))
@@ -155,16 +159,6 @@ def _show_status(
     shown = with_changes(text, previous, color) if previous is not None else text
     write_text(out, for_stream(shown, out))
     return text
-
-
-def _serving_pods(snap: Any, namespace: str | None) -> Any:
-    """status's serving pods section: the fleet's hit rate, or why it cannot be shown (status still answers)."""
-    from ..explain.fleet import hit_rate
-
-    try:
-        return hit_rate(snap, namespace)
-    except (IncompleteError, InputError) as exc:
-        return str(exc)
 
 
 def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:

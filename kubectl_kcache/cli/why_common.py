@@ -1,4 +1,4 @@
-"""What why-group and why-not-cached share: their output formats, the lists they read from a file, the
+"""What the why-* commands share: their output formats, the lists they read from a file, the
 namespace they answer in offline, and how an explanation is printed.
 """
 

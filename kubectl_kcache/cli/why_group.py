@@ -13,7 +13,7 @@ from ..errors import (
 from ..report.answers import WHY_GROUP
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags
+from .flags import from_file_option, kube_options, make_client, merged_flags, output_option
 from .reading import load_snapshot_files, source_of
 from .why_common import default_namespace_offline, print_explanation, why_selection
 
@@ -27,13 +27,8 @@ from .why_common import default_namespace_offline, print_explanation, why_select
 @click.option("--capture", "capture_name", metavar="NAME", help="Start from this KernelCacheCapture instead of a pod.")
 @click.option("--node", "what_if_node", metavar="NODE", help="What if the producer ran on NODE?")
 @click.option("--group", "what_if_group", metavar="GROUP", help="What if the pod requested GROUP?")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(formats(WHY_GROUP)),
-    default="tree",
-    show_default=True,
-    help="Output format: tree (the answer first), wide (with all the evidence), json, yaml.",
+@output_option(
+    formats(WHY_GROUP), "tree", "Output format: tree (the answer first), wide (with all the evidence), json, yaml."
 )
 @click.pass_context
 def why_group(

@@ -17,7 +17,7 @@ from ..errors import (
 from ..report.answers import HIT_RATE, WHY_NOT_CACHED
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags, use_color
+from .flags import from_file_option, kube_options, make_client, merged_flags, output_option, use_color
 from .reading import load_snapshot_files, source_of
 from .why_common import (
     default_namespace_offline,
@@ -44,13 +44,10 @@ OUTPUTS = [*formats(WHY_NOT_CACHED), *(f for f in formats(HIT_RATE) if f not in 
     help="What if: a Pod, a Deployment/ReplicaSet pod template, or an InferenceService (with its "
     "ServingRuntime) not created yet; `-` reads stdin.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(OUTPUTS),
-    default="tree",
-    show_default=True,
-    help="Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
+@output_option(
+    OUTPUTS,
+    "tree",
+    "Output format: tree (the answer first; without POD the table of InferenceServices), wide (with "
     "all the evidence; without POD every pod), json, yaml, html (without POD: one page to share; to a "
     "terminal it is written to a file).",
 )
@@ -166,10 +163,10 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
         write_page(
             lambda out: render(HIT_RATE, fleet, output, out, source=source, run=facts), "hit-rate", source.cluster
         )
-        return EXIT_OK if fleet.clean else EXIT_FINDINGS
-    from ..report.terminal import terminal_width
+    else:
+        from ..report.terminal import terminal_width
 
-    render(HIT_RATE, fleet, output, sys.stdout, color=use_color(), source=source, width=terminal_width(sys.stdout))
+        render(HIT_RATE, fleet, output, sys.stdout, color=use_color(), source=source, width=terminal_width(sys.stdout))
     return EXIT_OK if fleet.clean else EXIT_FINDINGS
 
 

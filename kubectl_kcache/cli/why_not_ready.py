@@ -4,37 +4,25 @@ KServe's order; without a KernelCache, every one in scope."""
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 import click
 
-from ..errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK
+from ..errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK, InputError
 from ..report.answers import WHY_NOT_READY, WHY_NOT_READY_ALL
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
-from .flags import from_file_option, kube_options, make_client, merged_flags, use_color
+from .flags import from_file_option, kube_options, make_client, merged_flags, output_option
 from .reading import load_snapshot_files, source_of
+from .why_common import print_explanation
 
-# what the chain reads, as snapshot fields: from a file the rest is not decoded
-READS = frozenset(
-    {
-        "nodes",
-        "node_groups",
-        "kcns",
-        "kernel_caches",
-        "captures",
-        "configmaps",
-        "daemonsets",
-        "deployments",
-        "pods",
-        "events",
-        "namespaces",
-        "jobs",
-        "service_accounts",
-        "role_bindings",
-    }
-)
+
+def reads() -> frozenset[str]:
+    """What the chain reads, as snapshot fields (its lists in snapshot/plan.py): from a file the rest is not
+    decoded."""
+    from ..snapshot import kinds, plan
+
+    return frozenset(kinds.for_resource(spec.resource).field for spec in plan.WHY_NOT_READY)
 
 
 @main.command("why-not-ready", context_settings=CONTEXT_SETTINGS)
@@ -48,13 +36,10 @@ READS = frozenset(
     multiple=True,
     help="Also trace NODE (repeatable): for a node outside the group, which selector pair fails.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(formats(WHY_NOT_READY)),
-    default="tree",
-    show_default=True,
-    help="Output format: tree (the answer first), wide (every gate of every node), json, yaml.",
+@output_option(
+    formats(WHY_NOT_READY),
+    "tree",
+    "Output format: tree (the answer first), wide (every gate of every node), json, yaml.",
 )
 @click.option(
     "-l", "--selector", metavar="SELECTOR", default="", help="Without KERNELCACHE: only KernelCaches with these labels."
@@ -101,7 +86,7 @@ def why_not_ready(
         from ..snapshot.files.load import Selection
 
         namespace = None if all_ns else flags.get("namespace")
-        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(READS, share=True)
+        select = _one_cache(kernelcache, namespace, nodes) if kernelcache else Selection(reads(), share=True)
         snap = load_snapshot_files(from_files, select)
         if kernelcache and namespace is None:
             namespace = _offline_namespace(snap, kernelcache)
@@ -118,18 +103,14 @@ def why_not_ready(
         assert namespace is not None
         unknown = [n for n in nodes if n not in snap.node_by_name]
         if unknown:
-            from ..errors import InputError
-
             raise InputError(f"--node: no node named {unknown[0]!r}")
         why = explain(snap, namespace, kernelcache, nodes)
         if not why.found:
-            from ..errors import InputError
-
             raise InputError(f'KernelCache "{kernelcache}" not found in namespace {namespace}')
-        _print(WHY_NOT_READY, why, output, source)
+        print_explanation(why, WHY_NOT_READY, output, source)
         return _exit(snap, why.unread, why.ready)
     fleet = explain_all(snap, namespace, selector, group)
-    _print(WHY_NOT_READY_ALL, fleet, output, source)
+    print_explanation(fleet, WHY_NOT_READY_ALL, output, source)
     return _exit(snap, fleet.unread, fleet.all_ready)
 
 
@@ -147,9 +128,9 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
     selector's labels in its bytes (or an escape), and the members are then matched on the decoded nodes."""
     from ..kernelcache import constants as c
     from ..kernelcache.caches import effective_group
-    from ..kernelcache.config import read_config
     from ..kernelcache.selectors import selector_matches
     from ..snapshot.files.load import Scan, Selection, namespace_of
+    from . import why_pick
 
     members: dict[str, Any] = {}
 
@@ -158,15 +139,7 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
         by_field: dict[str, list[Any]] = {}
         for f, obj in objects:
             by_field.setdefault(f, []).append(obj)
-        cm = next(
-            (
-                x
-                for x in by_field.get("configmaps", [])
-                if (x.meta.namespace, x.meta.name) == (c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME)
-            ),
-            None,
-        )
-        cfg = read_config(cm).config
+        cfg = next(iter(why_pick.configs(objects)), None)
         default = cfg.default_node_group if cfg is not None else ""
         groups = {g.name: g for g in by_field.get("node_groups", [])}
         selectors = []
@@ -232,7 +205,7 @@ def _one_cache(name: str, namespace: str | None, extra_nodes: tuple[str, ...]) -
         )
         return Scan(frozenset(), needles, keeps=lambda x: pod_key(x) in wanted)
 
-    return Selection(READS, later={"nodes": pick_nodes, "kcns": pick_kcns, "pods": pick_pods})
+    return Selection(reads(), later={"nodes": pick_nodes, "kcns": pick_kcns, "pods": pick_pods})
 
 
 # A Scan's needles are the bytes of a string's end (`value"`: a needle starting with a quote, the commonest byte
@@ -257,17 +230,8 @@ def _exit(snap: Any, unread: tuple[str, ...], ready: bool) -> int:
     return EXIT_OK if ready else EXIT_FINDINGS
 
 
-def _print(kind: str, report: Any, output: str, source: Any) -> None:
-    from ..report import render
-    from ..report.terminal import terminal_width
-
-    render(kind, report, output, sys.stdout, color=use_color(), width=terminal_width(sys.stdout), source=source)
-
-
 def _offline_namespace(snap: Any, name: str) -> str:
     """Offline there is no kubeconfig context: the namespace holding a KernelCache of that name, if one."""
-    from ..errors import InputError
-
     found = sorted({k.namespace for k in snap.kernel_caches if k.name == name})
     if len(found) > 1:
         raise InputError(f"KernelCache {name!r} is in several namespaces ({', '.join(found)}): use -n")

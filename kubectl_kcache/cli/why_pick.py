@@ -10,6 +10,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ..kernelcache import constants as c
+from ..kernelcache.admission.candidates import identity_gates
+from ..kernelcache.admission.reach import pre_admission
+from ..kernelcache.config import default_group_problem, read_config
+from ..snapshot.files.load import Scan, namespace_of
+
 Objects = list[tuple[str, Any]]  # (snapshot field, object) as the loader read them
 _MAX_NEEDLES = 40  # a Scan's needles each search every byte held: past this many, decoding every object pays
 
@@ -38,11 +44,8 @@ class _Asked:
         return False
 
 
-def _configs(objects: Objects) -> list[Any]:
+def configs(objects: Objects) -> list[Any]:
     """Every KServe configuration read (KServe's one ConfigMap; the answer takes the first)."""
-    from ..kernelcache import constants as c
-    from ..kernelcache.config import read_config
-
     return [
         read_config(o).config
         for f, o in objects
@@ -60,10 +63,8 @@ def group_nodes(what_if_node: str | None) -> Callable[[Objects], Any]:
     holds none of `=/:`): the same function is asked here, with label keys that note the question."""
 
     def pick(objects: Objects) -> Any:
-        from ..kernelcache.config import default_group_problem
-
         groups = [o.name for f, o in objects if f == "node_groups"]
-        for config in _configs(objects):
+        for config in configs(objects):
             asked = _Asked()
             default_group_problem(config.default_node_group if config is not None else "", groups, asked)
             if asked.asked:
@@ -82,8 +83,6 @@ def group_nodes(what_if_node: str | None) -> Callable[[Objects], Any]:
 def kc_namespace(item: Any) -> str:
     """The namespace of a KernelCache, from a dump's line or decoded (a Selection.later key)."""
     if isinstance(item, (bytes, bytearray, memoryview)):
-        from ..snapshot.files.load import namespace_of
-
         return str(namespace_of(item) or "")
     return str(item.namespace or "")
 
@@ -135,10 +134,6 @@ def cached_kcns(pod: str | None, namespace: str | None, manifest: Any) -> Callab
 def _kcns_scan(objects: Objects, decided: list[tuple[Any, str]], spaces: set[str]) -> Any:
     """The Scan of the KernelCacheNodes the admission of each (pod, namespace it is decided in) reads, its
     usage and placement (`cached_kcns`); `spaces`: the namespaces of the decisions."""
-    from ..kernelcache.admission.candidates import identity_gates
-    from ..kernelcache.admission.reach import pre_admission
-    from ..snapshot.files.load import Scan
-
     pods = [p for p, _ in decided]
     footprints: set[str] = set()
     for p, ns in decided:
@@ -159,8 +154,6 @@ def _kcns_scan(objects: Objects, decided: list[tuple[Any, str]], spaces: set[str
     needles += [fp.encode("utf-8") for fp in sorted(footprints)]
 
     def enough(kcns: list[Any]) -> bool:
-        from ..kernelcache import constants as c
-
         for kcn in kcns:
             cache = kcn.status.cache_status if kcn.status is not None else None
             for key, e in (cache or {}).items():
@@ -190,12 +183,10 @@ def why_not_cached(select: Any, pod: str | None, namespace: str | None, manifest
 
 def _serving(objects: Objects, namespace: str | None) -> list[Any]:
     """The serving pods (the InferenceService label) among the pods read, in `namespace` when given."""
-    from ..kernelcache.constants import LABEL_ISVC
-
     return [
         o
         for f, o in objects
-        if f == "pods" and LABEL_ISVC in o.meta.labels and (namespace is None or o.namespace == namespace)
+        if f == "pods" and c.LABEL_ISVC in o.meta.labels and (namespace is None or o.namespace == namespace)
     ]
 
 
@@ -203,10 +194,7 @@ def serving_pods(objects: Objects) -> Any:
     """The pods the fleet view reads: those whose line holds the InferenceService label's key (the end of the
     string; a line with an escape whatever it holds); the fleet keeps the labelled ones (agent pods, 1 in 3 of
     a dump's lines at 130,000 nodes, are not decoded)."""
-    from ..kernelcache.constants import LABEL_ISVC
-    from ..snapshot.files.load import Scan
-
-    return Scan(frozenset(), (b"\\", LABEL_ISVC.encode("utf-8") + b'"'))
+    return Scan(frozenset(), (b"\\", c.LABEL_ISVC.encode("utf-8") + b'"'))
 
 
 def serving_nodes(namespace: str | None) -> Callable[[Objects], Any]:

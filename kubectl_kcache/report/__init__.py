@@ -10,14 +10,12 @@ from __future__ import annotations
 # Each module registers its formats when imported.
 from . import answers as answers
 from . import doctor_html as doctor_html
-from . import doctor_json as doctor_json
 from . import doctor_junit as doctor_junit
 from . import doctor_markdown as doctor_markdown
 from . import doctor_name as doctor_name
 from . import doctor_sarif as doctor_sarif
 from . import doctor_table as doctor_table
 from . import hit_rate_page as hit_rate_page
-from . import status_json as status_json
 from . import status_table as status_table
 from .registry import formats, get_renderer, render, render_doctor, renderer, wants
 

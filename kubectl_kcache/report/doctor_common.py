@@ -85,18 +85,10 @@ def check_groups(report: DoctorReport) -> list[CheckGroup]:
     by_check: dict[str, list[Finding]] = {}
     for finding in report.findings:
         by_check.setdefault(finding.check, []).append(finding)
-    groups = []
-    for result in report.checks:
-        groups.append(
-            CheckGroup(
-                result.id,
-                report.titles.get(result.id, ""),
-                result.status,
-                result.reason,
-                tuple(by_check.pop(result.id, ())),
-                result,
-            )
-        )
+    groups = [
+        CheckGroup(r.id, report.titles.get(r.id, ""), r.status, r.reason, tuple(by_check.pop(r.id, ())), r)
+        for r in report.checks
+    ]
     for check_id, findings in by_check.items():
         status = "fail" if any(not f.suppressed for f in findings) else "pass"
         groups.append(CheckGroup(check_id, report.titles.get(check_id, ""), status, "", tuple(findings)))

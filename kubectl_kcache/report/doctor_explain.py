@@ -37,7 +37,6 @@ def find_code(text: str) -> tuple[CheckSpec, Code | None]:
 def explain_text(text: str, width: int | None, *, color: bool = False) -> str:
     spec, code = find_code(text)
     head = f"{spec.id}/{code.id}" if code else spec.id
-    style = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
     out: list[str] = []
 
     def para(body: str, indent: int = 0, first: str = "") -> None:
@@ -47,7 +46,7 @@ def explain_text(text: str, width: int | None, *, color: bool = False) -> str:
 
     if code:
         out.append(
-            f"{layout.paint(code.severity, style.get(code.severity, 'bold'), color)}"
+            f"{layout.paint(code.severity, layout.SEVERITY_STYLES.get(code.severity, 'bold'), color)}"
             f"[{layout.paint(head, 'bold', color)}]: {code.summary}"
         )
         para(f"check {spec.id}: {spec.title}", indent=4)

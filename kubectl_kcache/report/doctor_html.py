@@ -14,8 +14,8 @@ collapsible list. Suppressed findings are listed last, collapsed.
 Every name and value from the cluster or a file is HTML-escaped, after control and bidi characters are
 made visible (`text.escape`). The layout reads on a phone (under 600 px one column, every table row a card:
 its name, then its numbers, then the long values such as a selector or a command; CSS only) and on paper
-(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit). `document` and
-`header` make the hit rate's page too (`hit_rate_page`).
+(print style: no shadows, no page-wide backgrounds, sections kept whole where they fit). `document`, `header`
+and `serving_pods_section` make the hit rate's page too (`hit_rate_page`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from .. import __version__
 from ..kernelcache.constants import CACHE_ERROR
 from ..provenance import LIVE
 from ..text import escape
+from . import hit_rate_table
 from .doctor_common import (
+    SEVERITY_RANK,
     CheckGroup,
     FindingGroup,
     check_groups,
@@ -41,7 +43,6 @@ from .doctor_common import (
     without_shared,
     write_text,
 )
-from .hit_rate_html import serving_pods_section
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -213,8 +214,7 @@ def _summary(report: DoctorReport, checks: list[CheckGroup]) -> str:
 
 
 def _worst(check: CheckGroup) -> str:
-    ranks = {"error": 3, "warning": 2, "info": 1}
-    return max((f.severity for f in check.active), key=lambda sev: ranks.get(sev, 0), default="info")
+    return max((f.severity for f in check.active), key=lambda sev: SEVERITY_RANK.get(sev, 0), default="info")
 
 
 def _checks(checks: list[CheckGroup]) -> str:
@@ -481,6 +481,47 @@ def _unassigned(status: FleetStatus) -> str:
     return f'<h3>KernelCaches no group prepares</h3><ul class="unassigned">{items}</ul>'
 
 
+# ---- serving pods -----------------------------------------------------------------------------------
+
+
+def serving_pods_section(fleet: FleetHitRate | str | None) -> str:
+    """`why-not-cached -A`'s counts per InferenceService (and revision where they differ), with the top blocking
+    gate and the next command."""
+    head = '<section id="serving"><h2>Serving pods</h2>'
+    if fleet is None:
+        return ""
+    if isinstance(fleet, str):
+        return f'{head}<p class="warning-text">Not shown: {e(fleet)}</p></section>'
+    intro = f"<p>{e(hit_rate_table.summary_sentence(fleet))}</p>"
+    if not fleet.rows:
+        return head + intro + "</section>"
+    rows = []
+    for r in hit_rate_table.worst_first(fleet.rows):  # what needs doing first, as the text view
+        name = e(r.isvc) + (f" <small>revision {e(r.revision)}</small>" if r.revision else "")
+        gate = f"{e(r.gate)} ({r.gate_count})" if r.gate else ""
+        nxt = f"<code>{e(r.next_command)}</code>" if r.next_command else ""
+        rows.append(
+            f"<tr><td class=ns>{e(r.namespace)}</td><th scope=row>{name}</th>"
+            f"<td class=num data-label=pods>{r.pods}</td><td class=num data-label=cached>{r.cached}</td>"
+            f"<td class='num{' warn' if r.cold else ''}' data-label=cold>{r.cold}</td>"
+            f"<td class='num{' warn' if r.now else ''}' data-label='would be cached now'>{r.now}</td>"
+            f"<td class='num{' bad' if r.denied else ''}' data-label=denied>{r.denied}</td>"
+            f"<td class=num data-label='producers (cold by design)'>{r.producer}</td>"
+            f"<td class=num data-label='hit rate'>{'-' if r.hit_rate is None else f'{r.hit_rate}%'}</td>"
+            f"<td data-label='top blocking gate'>{gate}</td><td data-label=next>{nxt}</td></tr>"
+        )
+    table = (
+        '<div class="scroll"><table class="serving cards"><thead><tr><th>namespace</th><th>InferenceService</th>'
+        '<th>pods</th><th title="KServe mounted a KernelCache at admission">cached</th>'
+        '<th title="started without one">cold</th><th title="cold, but admission would mount one today: '
+        'recreate them">now</th><th title="admission would reject a recreated pod">denied</th>'
+        '<th title="started cold by design: a producer of a cache (it compiled the kernels and holds them), or its '
+        'revision is being captured">producer</th><th title="cached of the pods that are not producers">hit rate</th>'
+        "<th>top blocking gate</th><th>next</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
+    return head + intro + table + "</section>"
+
+
 # ---- findings -----------------------------------------------------------------------------------------
 
 
@@ -536,10 +577,7 @@ def _finding(group: FindingGroup, notes: list[str]) -> str:
         groups = group.node_groups
         where = f' <span class="group">group <b>{e(groups[0])}</b></span>' if len(groups) == 1 else ""
         where = where or (f' <span class="group">in <b>{len(groups)}</b> groups</span>' if groups else "")
-        head = (
-            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-            f'<span class="obj">{e(group.kinds)}</span>{where}</div>'
-        )
+        obj = e(group.kinds)
         body = f'<p class="msg">{e(f.cause)}: <span class="sample">{e(group.sample())}</span>{_refs(f, notes)}</p>'
         hint = group.hint
         extra = ""
@@ -548,13 +586,11 @@ def _finding(group: FindingGroup, notes: list[str]) -> str:
         items = "".join(_object_item(x, hint, notes) for x in group.findings)
         extra += f'<details class="objects"><summary>{len(group.findings)} objects</summary><ol>{items}</ol></details>'
     else:
-        head = (
-            f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}'
-            f'<span class="obj"><code>{e(object_path(f.object))}</code></span>{where}</div>'
-        )
+        obj = f"<code>{e(object_path(f.object))}</code>"
         body = f'<p class="msg">{_message(f, notes)}</p>' + _evidence(f.evidence)
         hint = f.hint
         extra = ""
+    head = f'<div class="fhead"><span class="sev {sev}">{sev}</span>{code}<span class="obj">{obj}</span>{where}</div>'
     hint_html = f'<p class="next">next:</p><pre><code>{e(hint)}</code></pre>' if hint else ""
     kind = " grouped" if group.grouped else ""
     return f'<article class="finding {sev}{kind}">{head}{body}{hint_html}{extra}</article>'

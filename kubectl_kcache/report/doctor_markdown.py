@@ -78,16 +78,12 @@ def render_markdown(report: DoctorReport, out: TextIO, *, color: bool = False) -
         rows.append([escape_cell(c) for c in cells])
     lines += markdown_lines(["", "Check", "Title", "Status", "Findings", "Reason"], rows)
 
-    active = [g for g in groups if g.active]
-    if active:
-        lines += ["", "## Findings"]
-        for g in active:
-            lines += _section(g, g.active)
-    suppressed = [g for g in groups if g.suppressed]
-    if suppressed:
-        lines += ["", "## Suppressed findings"]
-        for g in suppressed:
-            lines += _section(g, g.suppressed)
+    for heading, part in (("Findings", lambda g: g.active), ("Suppressed findings", lambda g: g.suppressed)):
+        shown = [(g, part(g)) for g in groups if part(g)]
+        if shown:
+            lines += ["", f"## {heading}"]
+            for g, findings in shown:
+                lines += _section(g, findings)
     write_text(out, "\n".join(lines) + "\n")
 
 

@@ -41,7 +41,6 @@ def render_sarif(report: DoctorReport, out: TextIO, *, color: bool = False) -> N
 
 def sarif_log(report: DoctorReport) -> dict[str, Any]:
     groups = check_groups(report)
-    severities: dict[str, str] = dict(getattr(report, "severities", None) or {})
     rules: list[dict[str, Any]] = []
     rule_index: dict[str, int] = {}
     for g in groups:
@@ -49,7 +48,7 @@ def sarif_log(report: DoctorReport) -> dict[str, Any]:
         for code in codes or [g.id]:
             rule_index[code] = len(rules)
             found = [f for f in g.findings if f.full_code == code]
-            rules.append(_rule(g, code, found, severities.get(g.id)))
+            rules.append(_rule(g, code, found))
     results = [_result(f, rule_index[f.full_code], report.cluster) for g in groups for f in g.findings]
     invocation: dict[str, Any] = {"executionSuccessful": True}
     notifications = [
@@ -92,10 +91,9 @@ def rule_name(check_id: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in check_id.replace("_", "-").split("-") if part)
 
 
-def _rule(group: CheckGroup, rule_id: str, findings: list[Finding], severity: str | None) -> dict[str, Any]:
-    # The check's own severity when the report carries it; else the worst it found; else SARIF's default.
-    if severity is None and findings:
-        severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK.get(s, 0))
+def _rule(group: CheckGroup, rule_id: str, findings: list[Finding]) -> dict[str, Any]:
+    # The worst it found; else SARIF's default.
+    severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK.get(s, 0)) if findings else None
     code = rule_id.partition("/")[2]
     text = group.title or group.id
     return {

@@ -52,9 +52,6 @@ from .terminal import terminal_width
 if TYPE_CHECKING:
     from ..checks.model import DoctorReport, Finding
 
-MIN_WIDTH = 40
-SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
-SEVERITY_WORDS = {"error": "error", "warning": "warning", "info": "info"}
 SHORT_REST = 40  # a message's last clause this short stays in the headline (`rollout is not healthy: 5/7 pods ready`)
 NOTE_ROWS = 3  # the table's note is cut past about this many rows: the first screen holds a few findings
 WIDE_FREE_TEXT = 2000
@@ -124,6 +121,13 @@ def _clause_ends(message: str) -> list[int]:
     return out
 
 
+def _tally(findings: Sequence[Finding]) -> str:
+    """`2 errors, 1 warning` ("" for none)."""
+    return ", ".join(
+        plural(n, word) for word in ("error", "warning", "info") if (n := sum(f.severity == word for f in findings))
+    )
+
+
 @dataclass
 class _Entry:
     severity: str
@@ -142,6 +146,7 @@ class _Writer:
         self.color = color
         self.wide = wide
         self.show = SEVERITY_RANK.get(show, 1)
+        self.show_word = show if show in SEVERITY_RANK else "info"
         self.checks = check_groups(report)
         self.shared: list[str] = []  # the shared explanations, in the order first used (note [1], [2]...)
         self.above: list[str] = []  # the next commands of the finding just above, in the same check
@@ -158,7 +163,7 @@ class _Writer:
         entries = self._entries()
         hidden = self._hidden()
         if hidden:
-            out.append(f"not shown: {hidden} (--show {self._show_word()})")
+            out.append(f"not shown: {hidden} (--show {self.show_word})")
         if not self.wide:
             out += self._tallies(entries)
         current: tuple[str, str, bool] | None = None
@@ -193,9 +198,6 @@ class _Writer:
             return []
         return [self.paint(line, "dim") for line in layout.wrap(self.dot.join(parts), self.width, indent=4)]
 
-    def _show_word(self) -> str:
-        return {3: "error", 2: "warning", 1: "info"}[self.show]
-
     def _summary(self) -> str:
         s = self.report.summary()
         style = "bold red" if s["errors"] else "bold yellow" if s["warnings"] or s["incomplete"] else "bold green"
@@ -206,13 +208,9 @@ class _Writer:
         )
 
     def _hidden(self) -> str:
-        active = [f for f in self.report.findings if not f.suppressed]
-        counts = [
-            plural(n, word)
-            for word in ("warning", "info")
-            if (n := sum(f.severity == word for f in active if SEVERITY_RANK.get(f.severity, 0) < self.show))
-        ]
-        return ", ".join(counts)
+        return _tally(
+            [f for f in self.report.findings if not f.suppressed and SEVERITY_RANK.get(f.severity, 0) < self.show]
+        )
 
     def _entries(self) -> list[_Entry]:
         """Findings to show, most severe first; within a severity in check order; one cause's findings as one."""
@@ -242,13 +240,13 @@ class _Writer:
                 items = [f"{escape(check)} {n}" for check, n in counts.items()]
                 lines = layout.wrap_items(items, self.width, len(label), len(label))
                 lines[0] = label + lines[0]
-                lines[0] = self.paint(word, SEVERITY_STYLES[severity]) + lines[0][len(word) :]
+                lines[0] = self.paint(word, layout.SEVERITY_STYLES[severity]) + lines[0][len(word) :]
                 out += lines
         return out
 
     def _check_header(self, check_id: str, *, suppressed: bool = False) -> list[str]:
         check = next(c for c in self.checks if c.id == check_id)
-        tally = self._tally(check.active) if not suppressed else f"{len(check.suppressed)} suppressed"
+        tally = f"{len(check.suppressed)} suppressed" if suppressed else _tally(check.active) or "no active finding"
         head = f"{escape(check.id)}: {tally}"
         if not check.title:
             return [self.paint(head, "bold")]
@@ -257,21 +255,12 @@ class _Writer:
         lines[0] = self.paint(head, "bold") + lines[0][len(head) :]
         return lines
 
-    @staticmethod
-    def _tally(findings: Sequence[Finding]) -> str:
-        counts = [
-            plural(n, word) for word in ("error", "warning", "info") if (n := sum(f.severity == word for f in findings))
-        ]
-        return ", ".join(counts) or "no active finding"
-
     def _finding(self, group: FindingGroup) -> list[str]:
         finding = group.first
         code = escape(finding.full_code)
-        label = self.paint(
-            SEVERITY_WORDS.get(group.severity, escape(group.severity)), SEVERITY_STYLES.get(group.severity, "bold")
-        )
+        label = self.paint(escape(group.severity), layout.SEVERITY_STYLES.get(group.severity, "bold"))
         head_prefix = f"{label}{self.paint(f'[{code}]', 'bold')}: "
-        prefix_len = len(SEVERITY_WORDS.get(group.severity, group.severity)) + len(code) + 4
+        prefix_len = len(group.severity) + len(code) + 4
         shared = () if self.wide else finding.shared
         if group.grouped:
             headline, sep, rest = split_message(escape(layout.cut(finding.cause, self.limit)))
@@ -390,10 +379,8 @@ class _Writer:
             text = f"{', '.join(escape(i) for i in ids)}: {escape(layout.cut(reason, self.limit))}"
             out += self._wrapped(text, len("skipped "), indent=4, first=self.paint("skipped ", "bold yellow"))
         for check in self.checks:
-            said.add(check.id)
-            if check.status == "skipped":
-                continue
-            elif self.wide and check.reason:
+            if self.wide and check.reason and check.status != "skipped":
+                said.add(check.id)
                 status = words.get(check.status, check.status)
                 out += self._wrapped(
                     f"{escape(check.id)}: {escape(layout.cut(check.reason, self.limit))}",
@@ -401,8 +388,6 @@ class _Writer:
                     indent=4,
                     first=f"{status} ",
                 )
-            else:
-                said.discard(check.id)
         for status, word in words.items():
             ids = [escape(c.id) for c in self.checks if c.status == status and c.id not in said]
             if ids:

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .answers import HIT_RATE
 from .doctor_common import write_text
-from .doctor_html import document, header
-from .hit_rate_html import serving_pods_section
+from .doctor_html import document, header, serving_pods_section
 from .registry import renderer
 
 if TYPE_CHECKING:

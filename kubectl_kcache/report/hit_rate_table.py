@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..text import escape
 from .doctor_common import plural, write_text
-from .layout import command_lines, wrap
+from .layout import command_lines, paint, wrap
 from .status_common import source_line
 from .tables import plain_lines
 
@@ -39,11 +39,6 @@ if TYPE_CHECKING:
     from ..provenance import Provenance
 
 GAP = "  "
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
-
-
-def _style(text: str, style: str, color: bool) -> str:
-    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if color and style and text else text
 
 
 def summary_sentence(fleet: FleetHitRate) -> str:
@@ -80,17 +75,14 @@ Cell = tuple[str, str]  # text, style
 UNDER = "    "  # the indent of what moved under a row
 
 
-def _widths(titles: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[int]:
-    return [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
-
-
 def _fitted(
     titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool, width: int | None
 ) -> list[str]:
     """The table, or, when it is wider than `width`, its first columns that fit (at least one) with the others
     under each row: the short ones on one line wrapped at spaces (plain), the last one (the next command) whole
     on its own line."""
-    widths, keep = _widths(titles, rows), len(titles)
+    widths = [max([len(t)] + [len(row[i][0]) for row in rows]) for i, t in enumerate(titles)]
+    keep = len(titles)
     while width is not None and keep > 1 and sum(widths[:keep]) + len(GAP) * (keep - 1) > width:
         keep -= 1
     if keep == len(titles):
@@ -107,12 +99,12 @@ def _fitted(
         if text not in ("", "-"):  # a command: broken between its words with ` \\` when wider than the line
             label = f"{UNDER}{titles[last].lower()}: "
             first, *more = command_lines(text, width, len(label), len(UNDER) + 2)
-            out += [label + _style(first, style, color) + "\n", *(_style(x, style, color) + "\n" for x in more)]
+            out += [label + paint(first, style, color) + "\n", *(paint(x, style, color) + "\n" for x in more)]
     return out
 
 
 def _table(titles: Sequence[str], right: set[int], rows: Sequence[Sequence[Cell]], color: bool) -> list[str]:
-    cells = [[_style(t, "bold", color) for t in titles], *([_style(t, s, color) for t, s in row] for row in rows)]
+    cells = [[paint(t, "bold", color) for t in titles], *([paint(t, s, color) for t, s in row] for row in rows)]
     return plain_lines(cells, right)
 
 
@@ -125,17 +117,23 @@ def _row_cells(r: Row, revisions: bool) -> list[tuple[str, str]]:
     if revisions:
         cells.append((escape(r.revision) if r.revision else "(all)", "dim" if not r.revision else ""))
     gate = f"{r.gate} ({r.gate_count})" if r.gate else "-"
-    cells += [
+    return [*cells, *_counts(r), (gate, ""), (escape(r.next_command) or "-", "")]
+
+
+def _counts(r: Row) -> list[Cell]:
+    """PODS, CACHED, COLD, NOW, DENIED, PRODUCER."""
+    return [
         (str(r.pods), ""),
         _n(r.cached, "green"),
         _n(r.cold, "yellow"),
         _n(r.now, "yellow"),
         _n(r.denied, "red"),
         (str(r.producer), ""),
-        (gate, ""),
-        (escape(r.next_command) or "-", ""),
     ]
-    return cells
+
+
+def _rate(r: Row) -> str:
+    return f"{r.hit_rate}%" if r.hit_rate is not None else "-"
 
 
 def _pod_cells(p: PodResult) -> list[tuple[str, str]]:
@@ -181,33 +179,16 @@ def worst_first(rows: Sequence[Row]) -> list[Row]:
 def hit_rate_text(
     fleet: FleetHitRate, provenance: Provenance, *, color: bool, width: int | None, wide: bool = False
 ) -> str:
-    out = [_style(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
-    out += [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    out = [paint(x, "dim", color) + "\n" for x in _wrap(escape(source_line(provenance)), width)]
+    out += [paint(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     if not fleet.rows:
         return "".join(out)
     revisions = any(r.revision for r in fleet.rows)
-    titles = [
-        "NAMESPACE",
-        "INFERENCESERVICE",
-        *(["REVISION"] if revisions else []),
-        "PODS",
-        "CACHED",
-        "COLD",
-        "NOW",
-        "DENIED",
-        "PRODUCER",
-        "TOP GATE",
-        "NEXT",
-    ]
-    first_number = 3 if revisions else 2
+    names = ["NAMESPACE", "INFERENCESERVICE", *(["REVISION"] if revisions else [])]
+    titles = [*names, "PODS", "CACHED", "COLD", "NOW", "DENIED", "PRODUCER", "TOP GATE", "NEXT"]
+    numbers = set(range(len(names), len(titles) - 2))
     out.append("\n")
-    out += _fitted(
-        titles,
-        set(range(first_number, first_number + 6)),
-        [_row_cells(r, revisions) for r in worst_first(fleet.rows)],
-        color,
-        width,
-    )
+    out += _fitted(titles, numbers, [_row_cells(r, revisions) for r in worst_first(fleet.rows)], color, width)
     if wide:
         out.append("\n")
         out += _fitted(
@@ -221,9 +202,9 @@ def hit_rate_text(
 
 
 def render_hit_rate(
-    fleet: FleetHitRate, provenance: Provenance, out: TextIO, *, color: bool, width: int | None, wide: bool = False
+    fleet: FleetHitRate, out: TextIO, *, color: bool, width: int | None, wide: bool = False, source: Provenance
 ) -> None:
-    write_text(out, hit_rate_text(fleet, provenance, color=color, width=width, wide=wide))
+    write_text(out, hit_rate_text(fleet, source, color=color, width=width, wide=wide))
 
 
 def serving_lines(
@@ -235,28 +216,15 @@ def serving_lines(
         return []
     if isinstance(fleet, str):
         return ["\n"] + [
-            _style(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
+            paint(x, "yellow", color) + "\n" for x in _wrap(f"serving pods not shown: {escape(fleet)}", width)
         ]
-    out = ["\n"] + [_style(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
+    out = ["\n"] + [paint(x, "bold", color) + "\n" for x in _wrap(summary_sentence(fleet), width)]
     rows = [r for r in worst_first(fleet.rows) if not r.revision]
     if problems:
         rows = [r for r in rows if r.cold or r.denied]
     if not rows:
         return out
-    cells = [
-        [
-            (escape(r.namespace), ""),
-            (escape(r.isvc) or "(empty)", ""),
-            (str(r.pods), ""),
-            _n(r.cached, "green"),
-            _n(r.cold, "yellow"),
-            _n(r.now, "yellow"),
-            _n(r.denied, "red"),
-            (str(r.producer), ""),
-            (f"{r.hit_rate}%" if r.hit_rate is not None else "-", ""),
-        ]
-        for r in rows
-    ]
+    cells = [[(escape(r.namespace), ""), (escape(r.isvc) or "(empty)", ""), *_counts(r), (_rate(r), "")] for r in rows]
     return (
         out
         + ["\n"]

@@ -11,20 +11,17 @@ import re
 MAX_FREE_TEXT = 400  # characters of one free-text field shown in human output
 SENTENCE_SLACK = 30  # a cut text ends at a sentence's end this near its cut instead
 
-STYLES = {
+SGR = {
     "bold": "1",
     "dim": "2",
     "red": "31",
     "green": "32",
     "yellow": "33",
     "blue": "34",
-    "magenta": "35",
     "cyan": "36",
-    "bold red": "1;31",
-    "bold yellow": "1;33",
-    "bold cyan": "1;36",
-    "bold green": "1;32",
+    "bright_black": "90",
 }
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 
 
 def cut(text: str, limit: int = MAX_FREE_TEXT, slack: int = 0, total: int | None = None) -> str:
@@ -149,6 +146,7 @@ def command_lines(cmd: str, width: int | None, first_indent: int = 0, indent: in
 
 
 def paint(text: str, style: str, color: bool) -> str:
-    """`text` in `style` (a key of STYLES) when `color`, else as is."""
-    code = STYLES.get(style) if color and text else None
-    return f"\x1b[{code}m{text}\x1b[0m" if code else text
+    """`text` in `style` (keys of SGR, space separated: `bold red`) when `color`, else as is."""
+    if not (color and style and text):
+        return text
+    return f"\x1b[{';'.join(SGR[s] for s in style.split())}m{text}\x1b[0m"

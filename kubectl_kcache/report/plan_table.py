@@ -13,14 +13,16 @@ from typing import Any, TextIO
 
 from ..text import escape
 from .doctor_common import write_text
-from .layout import wrap
+from .layout import paint, wrap
 
-VERB_STYLES = {"DELETE": "1;31", "CREATE": "1;32", "PATCH": "1;33", "UPDATE": "1;33", "EVENT": "36"}
+VERB_STYLES = {
+    "DELETE": "bold red",
+    "CREATE": "bold green",
+    "PATCH": "bold yellow",
+    "UPDATE": "bold yellow",
+    "EVENT": "cyan",
+}
 REASON_INDENT = "    "
-
-
-def _paint(text: str, code: str, color: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color and code and text else text
 
 
 def _reason(act: dict[str, Any]) -> str:
@@ -64,7 +66,7 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, 
     header = f"{'VERB':<{w_verb}}  {'KIND':<{w_kind}}  " + ("NAME" if stacked else f"{'NAME':<{w_name}}  WHY")
     lines = [header]
     for act, verb, kind, name in zip(actions, verbs, kinds, names, strict=True):
-        head = f"{_paint(verb, VERB_STYLES.get(verb, ''), color)}{' ' * (w_verb - len(verb))}  {kind:<{w_kind}}  "
+        head = f"{paint(verb, VERB_STYLES.get(verb, ''), color)}{' ' * (w_verb - len(verb))}  {kind:<{w_kind}}  "
         reason = escape(_reason(act))
         if width is not None:  # stacked
             lines.append(head + name)
@@ -77,11 +79,11 @@ def render_plan_table(doc: dict[str, Any], out: TextIO, *, color: bool = False, 
             lines.append(f"{head}{name:<{w_name}}  {reason}")
         for change in act.get("diff") or []:
             text = escape(change)
-            code = "31" if text.startswith("- ") else "32" if text.startswith("+ ") else ""
-            lines += [_paint(piece, code, color) for piece in _diff_lines(text, width)]
+            style = "red" if text.startswith("- ") else "green" if text.startswith("+ ") else ""
+            lines += [paint(piece, style, color) for piece in _diff_lines(text, width)]
     writes = sum(a["verb"] != "event" for a in actions)
     deletes = sum(a["verb"] == "delete" for a in actions)
     summary = f"{writes} write(s), {len(actions) - writes} event(s) planned"
     if deletes:
-        summary += f" ({_paint(f'{deletes} DELETE', VERB_STYLES['DELETE'], color)})"
+        summary += f" ({paint(f'{deletes} DELETE', VERB_STYLES['DELETE'], color)})"
     write_text(out, "\n".join(line.rstrip() for line in lines) + f"\n\n{summary}\n")

@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..kernelcache import constants as c
 from ..text import escape
+from .answers import STATUS
 from .doctor_common import can_encode, write_text
 from .hit_rate_table import serving_lines
-from .layout import wrap
+from .layout import paint, wrap
 from .registry import renderer
 from .status_common import (
     ERROR,
@@ -76,7 +77,6 @@ from .terminal import terminal_width
 if TYPE_CHECKING:
     from ..explain.status import CacheCell, StatusReport
 
-STATUS = "status"
 BAR_WIDTH = 12
 HEAT_MIN_WIDTH = 100  # narrower terminals get the counts only: the numbers say what the bar shows
 GAP = "  "
@@ -88,7 +88,6 @@ FOOTNOTE = (
 )
 NOT_READY_TITLE = "Entries on NotReady members (KServe does not count them):"
 STATE_STYLES = {c.CACHE_READY: "green", c.CACHE_PREPARING: "blue", c.CACHE_PENDING: "yellow", c.CACHE_ERROR: "red"}
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "bright_black": "90"}
 
 Span = tuple[str, str]  # (text, style)
 
@@ -144,19 +143,16 @@ def state_text(cell: CacheCell) -> str:
     return f"{agg.state}/{agg.reason}" if agg.state == c.CACHE_PENDING else agg.state
 
 
-def _style(text: str, style: str, color: bool) -> str:
-    if not color or not style or not text:
-        return text
-    codes = ";".join(_SGR[s] for s in style.split())
-    return f"\x1b[{codes}m{text}\x1b[0m"
-
-
 @dataclass(frozen=True)
 class Column:
     title: str
     right: bool = False  # numbers: right-aligned, never folded
     fold: bool = False  # names and selectors: may fold on a narrow terminal
     min_width: int = 0
+
+
+def _numbers(*titles: str) -> list[Column]:
+    return [Column(title, right=True) for title in titles]
 
 
 class _Table:
@@ -183,8 +179,8 @@ class _Table:
             for i, c in enumerate(self.columns)
         ]
         if width is None or not self._fit(widths, width):  # one line a row: tabulate lays it out
-            titles = [_style(c.title, "bold", color) for c in self.columns] if headers else None
-            cells = [["".join(_style(t, s, color) for t, s in cell) for cell in row] for row in self.rows]
+            titles = [paint(c.title, "bold", color) for c in self.columns] if headers else None
+            cells = [["".join(paint(t, s, color) for t, s in cell) for cell in row] for row in self.rows]
             right = {i for i, column in enumerate(self.columns) if column.right}
             return plain_lines([titles, *cells] if titles else cells, right)
         for i, column in enumerate(self.columns):  # as wide as the longest cell that still fits in it
@@ -216,7 +212,7 @@ class _Table:
         offset = 0
         for column, w, cell in zip(self.columns, widths, row, strict=True):
             length = sum(len(t) for t, _ in cell)
-            text = "".join(_style(t, s, color) for t, s in cell)
+            text = "".join(paint(t, s, color) for t, s in cell)
             if length > w and column.fold:
                 above.append(" " * offset + text + "\n")
                 text, length = "", 0
@@ -239,7 +235,7 @@ class _Screen:
         self.view = view
 
     def _text(self, text: str, style: str = "") -> str:
-        return _style(text, style, self.color) + "\n"
+        return paint(text, style, self.color) + "\n"
 
     def lines(self, header: str, totals: str) -> list[str]:
         if not self.view.headers:  # as `kubectl get --no-headers`: the rows only
@@ -267,17 +263,7 @@ class _Screen:
         columns = [Column("GROUP", fold=True)]
         if selector_column:
             columns.append(Column("SELECTOR", fold=True))
-        columns += [
-            Column("MEMBERS", right=True),
-            Column("READY", right=True),
-            Column("NOTREADY", right=True),
-            Column("CORDONED", right=True),
-            Column("KCN", right=True),
-            Column("MISSING", right=True),
-            Column("AGENTS", right=True),
-            Column("CACHES", right=True),
-            Column("PODS", right=True),
-        ]
+        columns += _numbers("MEMBERS", "READY", "NOTREADY", "CORDONED", "KCN", "MISSING", "AGENTS", "CACHES", "PODS")
         table = _Table(columns)
         shown = [g for g in problems_first(self.status.groups) if not self.view.problems or group_problem(g)]
         for g in shown:
@@ -326,14 +312,7 @@ class _Screen:
         heat = self.color and (self.width is None or self.width >= HEAT_MIN_WIDTH)
         if heat:
             columns.append(Column("HEAT", min_width=BAR_WIDTH))
-        columns += [
-            Column(READY.upper(), right=True),
-            Column(PENDING.upper(), right=True),
-            Column(PULLING.upper(), right=True),
-            Column(ERROR.upper(), right=True),
-            Column(NO_ENTRY.upper(), right=True),
-            Column("PODS", right=True),
-        ]
+        columns += _numbers(*(s.upper() for s in (READY, PENDING, PULLING, ERROR, NO_ENTRY)), "PODS")
         table = _Table(columns)
         marked = False
         ordered = []
@@ -379,16 +358,8 @@ class _Screen:
         rows = not_ready_cells(self.status.groups)
         if not rows or self.view.problems or not self.view.headers:
             return []
-        table = _Table(
-            [
-                Column("KERNELCACHE", fold=True),
-                Column("GROUP", fold=True),
-                Column(READY.upper(), right=True),
-                Column(PENDING.upper(), right=True),
-                Column(PULLING.upper(), right=True),
-                Column(ERROR.upper(), right=True),
-            ]
-        )
+        names = [Column("KERNELCACHE", fold=True), Column("GROUP", fold=True)]
+        table = _Table(names + _numbers(*(s.upper() for s in (READY, PENDING, PULLING, ERROR))))
         for cache, cells in rows.items():
             for index, (group, cell) in enumerate(cells):
                 n = cell.not_ready
@@ -462,6 +433,6 @@ def with_changes(text: str, previous: str, color: bool) -> str:
             and line not in head
             and not plain.startswith(("GROUP", "KERNELCACHE", "* "))
         ):
-            line += " " + _style(CHANGED_MARK, "yellow", color)
+            line += " " + paint(CHANGED_MARK, "yellow", color)
         out.append(line + "\n")
     return "".join(out)

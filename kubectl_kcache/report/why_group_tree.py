@@ -11,12 +11,7 @@ from typing import TextIO
 
 from ..explain.why_group import BASIS_CAPTURE, BASIS_POD, BASIS_WHAT_IF, WARNING, WhyGroup
 from ..kernelcache import constants as c
-from .why_layout import Node, Page, spans
-
-STYLE_OK = "green"
-STYLE_BAD = "red"
-STYLE_WARN = "yellow"
-STYLE_DIM = "dim"
+from .why_layout import STYLE_BAD, STYLE_DIM, STYLE_OK, STYLE_WARN, Node, Page, spans
 
 
 def _quoted(value: str) -> str:
@@ -153,9 +148,8 @@ def _groups(page: Page, why: WhyGroup) -> Node:
 
 def _exists(page: Page, name: str, why: WhyGroup) -> list[str | tuple[str, str]]:
     g = page.g
-    if any(fit.name == name for fit in why.groups):
-        return [f'"{name}" ', (f"{g['ok']} exists", STYLE_OK)]
-    return [f'"{name}" ', (f"{g['no']} not found", STYLE_BAD)]
+    found = any(fit.name == name for fit in why.groups)
+    return [f'"{name}" ', (f"{g['ok']} exists", STYLE_OK) if found else (f"{g['no']} not found", STYLE_BAD)]
 
 
 def _requested(page: Page, why: WhyGroup) -> Node:

@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from ..text import escape
+from . import layout
 from .doctor_common import can_encode, write_text
 from .layout import command_lines
 
 Span = tuple[str, str]  # (text, style)
 Part = str | Span
 
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "cyan": "36"}
+STYLE_OK = "green"
+STYLE_BAD = "red"
+STYLE_WARN = "yellow"
+STYLE_DIM = "dim"
 
 UNICODE = {
     "ok": "✓",
@@ -75,15 +79,7 @@ def paint(line: list[Span], color: bool) -> str:
         line.pop()
     if line:
         line[-1] = (line[-1][0].rstrip(), line[-1][1])
-    if not color:
-        return "".join(t for t, _ in line)
-    out = []
-    for text, style in line:
-        if style and text:
-            out.append(f"\x1b[{';'.join(_SGR[s] for s in style.split())}m{text}\x1b[0m")
-        else:
-            out.append(text)
-    return "".join(out)
+    return "".join(layout.paint(text, style, color) for text, style in line)
 
 
 def wrap_spans(line: list[Span], width: int | None, first: str, indent: str) -> list[list[Span]]:
@@ -138,8 +134,24 @@ class Page:
         self.g = glyphs_for(out)
         self.lines: list[list[Span]] = []
 
+    def mark(self, passed: object) -> Span:
+        """The mark of a gate: passed (True), failed (False), not known (None: its input was not read), or
+        waiting (anything else)."""
+        if passed is True:
+            return self.g["ok"], STYLE_OK
+        if passed is False:
+            return self.g["no"], STYLE_BAD
+        return (self.g["unknown"], STYLE_DIM) if passed is None else (self.g["warn"], STYLE_WARN)
+
     def line(self, *parts: Part, indent: str = "") -> None:
         self.lines += wrap_spans(spans(*parts), self.width, indent, indent)
+
+    def unread(self, reads: tuple[str, ...], what: str) -> None:
+        """The reads an answer could not make, each on a line: `what` is not checked."""
+        if reads:
+            self.line(("Not read ", "bold"), (f"({what} not checked):", STYLE_DIM))
+        for line in reads:
+            self.line((f"{self.g['warn']} {line}", STYLE_WARN), indent="  ")
 
     def para(self, label: str, text: str, style: str = "bold") -> None:
         """`label` then `text`, wrapped under itself: `Why: ...`."""

@@ -12,12 +12,8 @@ from ..explain.why_not_cached import BASIS_MANIFEST, WhyNotCached, furthest_cand
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
 from ..kernelcache.cold_start import PRODUCER
-from .why_layout import Node, Page, spans
+from .why_layout import STYLE_BAD, STYLE_DIM, STYLE_OK, STYLE_WARN, Node, Page, spans
 
-STYLE_OK = "green"
-STYLE_BAD = "red"
-STYLE_WARN = "yellow"
-STYLE_DIM = "dim"
 EFFECT_WORDS = {a.NOT_CALLED: "webhook not called", a.SKIP: "no cache", a.REJECT: "pod rejected"}
 BACKGROUND = "Admission ran once"  # the note every pod answer starts with: context, not the reason
 
@@ -31,10 +27,7 @@ def render(why: WhyNotCached, out: TextIO, *, color: bool, width: int | None, wi
         page.para("Why:", why_text)
     if why.next_command:
         page.command("Next:", why.next_command)
-    if why.unread:  # it qualifies the verdict: said before the evidence
-        page.line(("Not read ", "bold"), ("(that part of the answer is not checked):", STYLE_DIM))
-        for line in why.unread:
-            page.line((f"{page.g['warn']} {line}", STYLE_WARN), indent="  ")
+    page.unread(why.unread, "that part of the answer is")  # it qualifies the verdict: said before the evidence
     page.blank()
     page.tree(_today(page, why))
     _where(page, why)
@@ -129,17 +122,8 @@ def _effect(why: WhyNotCached) -> str:
     return EFFECT_WORDS.get(gate.effect, why.admission.outcome) if gate is not None else why.admission.outcome
 
 
-def _mark(page: Page, passed: bool | None) -> tuple[str, str]:
-    g = page.g
-    if passed is True:
-        return g["ok"], STYLE_OK
-    if passed is False:
-        return g["no"], STYLE_BAD
-    return g["unknown"], STYLE_DIM
-
-
 def _gate_label(page: Page, gate: a.Gate, first: bool) -> list[tuple[str, str]]:
-    mark, style = _mark(page, gate.passed)
+    mark, style = page.mark(gate.passed)
     label = spans((f"{mark} {gate.id}", style), f"  {gate.detail}")
     if gate.effect:
         label += spans(("  [", STYLE_DIM), (EFFECT_WORDS.get(gate.effect, gate.effect), style), ("]", STYLE_DIM))

@@ -12,24 +12,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..explain.why_not_ready import WAITING, CacheGate, NodeGate, NodeTrace, WhyNotReady, WhyNotReadyFleet
-from .why_layout import Node, Page, spans, wrap_spans
+from .why_layout import STYLE_BAD, STYLE_DIM, STYLE_OK, STYLE_WARN, Node, Page, spans, wrap_spans
 
-STYLE_OK = "green"
-STYLE_BAD = "red"
-STYLE_WARN = "yellow"
-STYLE_DIM = "dim"
 SHOWN_NODES = 6  # node names listed on a cause line before "and N more"
-
-
-def _mark(page: Page, passed: object) -> tuple[str, str]:
-    g = page.g
-    if passed is True:
-        return g["ok"], STYLE_OK
-    if passed is False:
-        return g["no"], STYLE_BAD
-    if passed == WAITING:
-        return g["warn"], STYLE_WARN
-    return g["unknown"], STYLE_DIM
 
 
 def _names(nodes: tuple[str, ...]) -> str:
@@ -83,28 +68,19 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
             f"not counted by KServe ({_names(cause.nodes)}): {cause.cause}",
             indent="  ",
         )
-    if why.unread:
-        page.line(("Not read ", "bold"), ("(those gates are not checked):", STYLE_DIM))
-        for line in why.unread:
-            page.line((f"{g['warn']} {line}", STYLE_WARN), indent="  ")
+    page.unread(why.unread, "those gates are")
     page.blank()
     page.tree(_cache_tree(page, why, wide))
     _aggregate(page, why)
     if why.admission:
         page.para("Admission:", why.admission)
-    if wide:
+    if wide or why.nodes:
         page.blank()
-        root = Node(spans(("Nodes", "bold"), " (every gate):"))
+        root = Node(spans(("Nodes", "bold"), " (every gate):" if wide else ":"))
         for trace in why.nodes:
             child = root.add(*_node_label(page, trace))
-            for gate in trace.gates:
+            for gate in trace.gates if wide else ():
                 _gate(page, child, gate)
-        page.tree(root)
-    elif why.nodes:
-        page.blank()
-        root = Node(spans(("Nodes", "bold"), ":"))
-        for trace in why.nodes:
-            root.add(*_node_label(page, trace))
         page.tree(root)
     if not wide:
         page.blank()
@@ -114,7 +90,7 @@ def render(why: WhyNotReady, out: TextIO, *, color: bool, width: int | None, wid
 
 def _node_label(page: Page, n: NodeTrace) -> list[tuple[str, str] | str]:
     """`✗ node (cordoned): blocked at pull; entry Error; Job running`."""
-    m, style = _mark(page, True if n.blocked_by is None else (False if n.counted else WAITING))
+    m, style = page.mark(True if n.blocked_by is None else (False if n.counted else WAITING))
     flags = ", ".join(x for x in ("cordoned" if n.cordoned else "", "NotReady" if not n.ready else "") if x)
     facts = [f"blocked at {n.blocked_by}" if n.blocked_by else "Ready"]
     facts.append(f"entry {n.entry.state or '(no state)'}" if n.entry is not None else "no entry")
@@ -124,7 +100,7 @@ def _node_label(page: Page, n: NodeTrace) -> list[tuple[str, str] | str]:
 
 
 def _gate(page: Page, parent: Node, gate: NodeGate | CacheGate) -> None:
-    m, style = _mark(page, gate.passed)
+    m, style = page.mark(gate.passed)
     parent.add((f"{m} ", style), (gate.id, "bold"), f": {gate.detail}")
 
 
@@ -171,9 +147,10 @@ def _aggregate(page: Page, why: WhyNotReady) -> None:
         page.para("Aggregate:", f"{text}, as written")
 
 
-def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: int | None) -> None:
+def render_fleet(fleet: WhyNotReadyFleet, out: TextIO, *, color: bool, width: int | None, wide: bool = False) -> None:
     """One row per KernelCache not Ready everywhere: namespace/name, Ready/members, the top cause and how many
-    nodes it holds, the next command (on its own line under a terminal; one line per row piped)."""
+    nodes it holds, the next command (on its own line under a terminal; one line per row piped). `wide` shows
+    the same: a row has nothing more to show."""
     rows = fleet.rows
     page = Page(out, color=color, width=width)
     g = page.g

@@ -44,7 +44,9 @@ def _decoded(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 def _every_object(monkeypatch: pytest.MonkeyPatch) -> None:
     """The commands as they were before: every node, KernelCacheNode and KernelCache of their kinds decoded."""
     monkeypatch.setattr(why_pick, "with_later", lambda select, later, keys=None: select)
-    monkeypatch.setattr(why_not_ready, "_one_cache", lambda name, namespace, nodes: load.Selection(why_not_ready.READS))
+    monkeypatch.setattr(
+        why_not_ready, "_one_cache", lambda name, namespace, nodes: load.Selection(why_not_ready.reads())
+    )
 
 
 def _answer(out: str) -> Any:

@@ -129,7 +129,7 @@ def test_completion_offers_the_kernelcaches_of_the_input():
 def test_one_cache_from_a_file_decodes_only_what_it_needs_and_answers_the_same(tmp_path, namespace, compact):
     """From a dump, one KernelCache's chain decodes only its group's KernelCacheNodes (and those holding its
     entry) and the agent pods on its members: the same answer as with every object decoded."""
-    from kubectl_kcache.cli.why_not_ready import READS, _one_cache
+    from kubectl_kcache.cli.why_not_ready import _one_cache, reads
     from kubectl_kcache.explain.why_not_ready import explain
     from kubectl_kcache.snapshot.files.from_files import load_files
     from kubectl_kcache.snapshot.files.layout import DUMP_HEAD, DUMP_META
@@ -141,7 +141,7 @@ def test_one_cache_from_a_file_decodes_only_what_it_needs_and_answers_the_same(t
     lines = b",\n".join(json.dumps(item, separators=seps).encode() for item in doc["items"])
     dump.write_bytes(DUMP_HEAD + b"\n" + lines + b"\n" + DUMP_META + json.dumps(doc["meta"]).encode() + b"}\n")
     for source in (BROKEN, str(dump)):
-        whole = load_files([source], Selection(READS))
+        whole = load_files([source], Selection(reads()))
         some = load_files([source], _one_cache(BIG, namespace, ("ip-10-0-2-21.ec2.internal",)))
         assert len(some.kcns) < len(whole.kcns) and len(some.pods) < len(whole.pods)
         nodes = ("ip-10-0-2-21.ec2.internal",)

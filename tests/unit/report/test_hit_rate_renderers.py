@@ -7,8 +7,7 @@ from pathlib import Path
 
 from kubectl_kcache.checks import run_doctor
 from kubectl_kcache.explain.fleet import Row, hit_rate
-from kubectl_kcache.report.doctor_html import page
-from kubectl_kcache.report.hit_rate_html import serving_pods_section
+from kubectl_kcache.report.doctor_html import page, serving_pods_section
 from kubectl_kcache.report.hit_rate_table import hit_rate_text, worst_first
 from kubectl_kcache.snapshot.files.from_files import load_files
 from kubectl_kcache.snapshot.model import provenance

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from dataclasses import dataclass, field
 from importlib import resources
 
 import jsonschema
@@ -120,24 +119,6 @@ def test_a_findings_check_missing_from_the_report_still_gets_a_rule(validator):
     run = log["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["crds", "mystery"]
     assert run["results"][0]["ruleIndex"] == 1 and run["results"][0]["message"]["text"] == "odd"
-
-
-@dataclass(frozen=True)
-class _ReportWithSeverities(DoctorReport):
-    severities: dict[str, str] = field(default_factory=dict)
-
-
-def test_a_reports_check_severities_set_the_rules_default_level(validator, problem_report):
-    report = _ReportWithSeverities(
-        checks=problem_report.checks,
-        findings=problem_report.findings,
-        titles=problem_report.titles,
-        severities={"crds": "error", "capture": "info", "group-taints": "warning"},
-    )
-    log = sarif(report)
-    assert_valid(validator, log)
-    levels = {r["id"]: r["defaultConfiguration"]["level"] for r in log["runs"][0]["tool"]["driver"]["rules"]}
-    assert levels["crds"] == "error" and levels["capture"] == "note" and levels["group-taints"] == "warning"
 
 
 def test_rule_names():
