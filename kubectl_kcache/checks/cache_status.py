@@ -54,11 +54,12 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ALL_BUT_MEMBERS, ClusterSnapshot
 from ..suggest import Json, Name, Namespace, Selector, kubectl
 from ..text import PLACEHOLDER_GROUP
-from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, read_ok
-from .model import CheckRead, Finding, NotApplicable, ObjectRef
+from .common import EDIT_CONFIG, condition_text, facts, fmt_selector, nodes_command, parse_time, pod_logs, read_ok
+from .model import CheckRead, Finding, NotApplicable, ObjectRef, finding_of
 from .registry import check
 
 ID = "cache-status"
+finding = finding_of(ID)
 GROUP_REASONS = ("NodeGroupNotFound", "NoMatchingNodes", "NoReadyNodes")
 MSG_NO_GROUP_NAME = "nodeGroupRef.name is required and default node group is not specified"
 MSG_GROUP_MISSING = "referenced KernelCacheNodeGroup was not found"
@@ -222,8 +223,7 @@ def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Findin
                 ns=Namespace(orphan.meta.namespace or job_ns),
                 job=Name("job", orphan.meta.name),
             )
-    return Finding(
-        ID,
+    return finding(
         severity,
         ref,
         f"KernelCache {kc.namespace}/{kc.name}: KServe's pass stops at step {stop.step} "
@@ -246,8 +246,7 @@ def _cache(
     ready = o.find_condition(kc.conditions, "Ready")
     reason = ready.reason if ready else ""
     if kc.mount_type not in ("", c.MOUNT_TYPE_OCI):
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ref,
             f"KernelCache {key} has mountType {kc.mount_type!r}: KServe reports Error/ConfigError "
@@ -282,8 +281,7 @@ def _cache(
         yield _error_state(kc, ref, ready, group, f.config.job_namespace, group_finding is None)
     elif reason in ("NoMatchingNodes", "NoReadyNodes") and group_finding is None and group in snapshot.group_by_name:
         n_ready = sum(1 for n in f.members_of_group.get(group, []) if n.ready)
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ref,
             f"KernelCache {key} is {kc.state or 'Pending'}/{condition_text(ready)}, but {n_ready} Ready "
@@ -299,8 +297,7 @@ def _cache(
     for node, e in errors:
         job = preparation_job_name(kc.namespace, kc.name, kc.artifact.image_reference if kc.artifact else "", node)
         describe = kubectl("-n {ns} describe job {job}", ns=Namespace(job_ns), job=Name("job", job))
-        yield Finding(
-            ID,
+        yield finding(
             "error",
             ObjectRef(c.KIND_NODE, node),
             f"KernelCache {key} failed to prepare on node {node}: {e.message or 'no message'}",
@@ -322,8 +319,7 @@ def _cache(
             if n is not None and group in {x.name for x in f.groups_of_node.get(node, [])}
             else f"node {node} is not a member of group {group}"
         )
-        yield Finding(
-            ID,
+        yield finding(
             "info",
             ObjectRef(c.KIND_NODE, node),
             f"KernelCacheNode {node} keeps an Error entry for KernelCache {key} ({e.message or 'no message'}), "
@@ -355,8 +351,7 @@ def _cache(
             selector=Selector.of(dict([c.AGENT_POD_LABEL])),
             node=Name("node", node),
         )
-        yield Finding(
-            ID,
+        yield finding(
             "warning",
             ObjectRef(c.KIND_NODE, node),
             f"KernelCacheNode {node}: the {e.state or 'unset'} entry for KernelCache {key} does not match its "
@@ -431,15 +426,9 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
     logs_of: dict[str, str] = snapshot.derived("agent-logs-command", dict)
     logs = logs_of.get(pod.name)
     if logs is None:
-        logs = logs_of[pod.name] = kubectl(
-            "-n {ns} logs {pod} -c {container}",
-            ns=Namespace(c.KSERVE_NAMESPACE),
-            pod=Name("pod", pod.name),
-            container=Name("container", c.AGENT_CONTAINER),
-        )
+        logs = logs_of[pod.name] = pod_logs(c.KSERVE_NAMESPACE, pod.name, c.AGENT_CONTAINER)
     hint = why_not_ready(kc.namespace, kc.name)
-    yield Finding(
-        ID,
+    yield finding(
         "error",
         ObjectRef(c.KIND_CACHE, kc.name, kc.namespace),
         f"{where}: the agent has not discovered the cache (its pass fails, or it cannot read KernelCaches or "
@@ -461,8 +450,7 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
 def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: str, from_ref: bool) -> Finding | None:
     key = f"{kc.namespace}/{kc.name}"
     if not group:
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"KernelCache {key} has no nodeGroupRef and no defaultNodeGroup is configured: KServe reports "
@@ -481,8 +469,7 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         extra = ""
         if trim_space(group) in snapshot.group_by_name:
             extra = " (the name has surrounding white space, which KServe does not trim here)"
-        return Finding(
-            ID,
+        return finding(
             "error",
             ref,
             f"KernelCache {key}: group {group!r} (from {source}) does not exist{extra}: KServe reports "
@@ -495,8 +482,7 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
         return None  # group-selector reports it
     members = facts(snapshot).members_of_group.get(group, [])
     if not members:
-        return Finding(
-            ID,
+        return finding(
             "warning",
             ref,
             f"KernelCache {key}: no node matches group {group} (nodeSelector "
@@ -506,8 +492,7 @@ def _group(snapshot: ClusterSnapshot, kc: o.KernelCache, ref: ObjectRef, group: 
             code="no-matching-nodes",
         )
     if not any(n.ready for n in members):
-        return Finding(
-            ID,
+        return finding(
             "warning",
             ref,
             f"KernelCache {key}: none of the {len(members)} nodes of group {group} is Ready: KServe reports "
@@ -558,6 +543,4 @@ def _error_state(
             hint = "kubectl kcache doctor --only registry-pull"
     elif reason == "NodeGroupNotFound" and group_ok:
         message += f" (group {group} exists now: the status is stale)"
-    return Finding(
-        ID, "error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence), code="error-state"
-    )
+    return finding("error", ref, message, group=group or None, hint=hint, evidence=tuple(evidence), code="error-state")
