@@ -168,33 +168,23 @@ class Selection:
         return keyed(raw_or_obj) if keyed is not None else name
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
+        """Whether an item (JSON bytes, or plain data from YAML) is left out by its field or namespace."""
         if self.fields is not None and kind.field not in self.fields:
             return True
         namespace = self.namespaces.get(kind.field)
-        return namespace is not None and namespace_of(raw) != namespace
-
-    def skips_data(self, kind: kinds.Kind, obj: Mapping[str, Any]) -> bool:
-        if self.fields is not None and kind.field not in self.fields:
-            return True
-        namespace = self.namespaces.get(kind.field)
-        md = obj.get("metadata")
-        return namespace is not None and (md.get("namespace") if isinstance(md, dict) else None) != namespace
+        if namespace is None or not isinstance(raw, dict):
+            return namespace is not None and namespace_of(raw) != namespace
+        md = raw.get("metadata")
+        return (md.get("namespace") if isinstance(md, dict) else None) != namespace
 
 
-class _NsMeta(msgspec.Struct, frozen=True):
+class _Meta(msgspec.Struct, frozen=True):
+    name: Any = None
     namespace: Any = None
 
 
-class _NsHead(msgspec.Struct, frozen=True):
-    metadata: _NsMeta | None = None
-
-
-class _NameMeta(msgspec.Struct, frozen=True):
-    name: Any = None
-
-
-class _NameHead(msgspec.Struct, frozen=True):
-    metadata: _NameMeta | None = None
+class _MetaHead(msgspec.Struct, frozen=True):
+    metadata: _Meta | None = None
 
 
 def name_of(raw: Any) -> str:
@@ -205,7 +195,7 @@ def name_of(raw: Any) -> str:
     if m is not None:
         return str(m.group(1).decode("utf-8"))
     try:
-        head = d.decode_json(raw, _NameHead)
+        head = d.decode_json(raw, _MetaHead)
     except msgspec.ValidationError:
         return ""
     name = head.metadata.name if head.metadata is not None else None
@@ -220,7 +210,7 @@ def namespace_of(raw: Any) -> Any:
     if m is not None:
         return m.group(1).decode("utf-8")
     try:
-        head = d.decode_json(raw, _NsHead)
+        head = d.decode_json(raw, _MetaHead)
     except msgspec.ValidationError:
         return None  # decoded (and refused) in full
     return head.metadata.namespace if head.metadata is not None else None
@@ -537,7 +527,10 @@ class _Loader:
 
     # -- per file --
     def load(self, path: str) -> None:
-        if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
+        if path != "-" and (
+            self._streamed(path, DUMP_HEAD + b"\n", self._stream_dump)
+            or self._streamed(path, YAML_HEAD, self._stream_yaml_dump)
+        ):
             return
         data = read_bytes(path)
         _newest_time(data, self.out)
@@ -579,161 +572,153 @@ class _Loader:
         del self.out.warnings[mark[3] :]
         del self.held[mark[4] :]
 
-    def _stream_dump(self, path: str) -> bool:
-        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
-        read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
-        is laid out any other way: the caller reads it whole."""
+    def _streamed(self, path: str, head: bytes, read: Callable[[Any, str, str], bool]) -> bool:
+        """A regular file laid out as `dump` writes it (starting with `head`) is read as it streams in, by
+        `read(file, path, shown name)`, so that it never sits in memory whole. False, with nothing kept,
+        when it is laid out any other way (`read` says so from its head on): the caller reads it whole."""
         fh = _open_regular(path)
         if fh is None:
             return False
         with fh:
-            if fh.readline(len(DUMP_HEAD) + 1) != DUMP_HEAD + b"\n":
+            if fh.read(len(head)) != head:
                 return False
             check_size(path, os.fstat(fh.fileno()).st_size)
-            name = shown_path(path)
             start = self._mark()
-            offset = len(DUMP_HEAD) + 1
-            self.path = path
-            lines = _Lines(fh, name)
-            objects = 0
-            index = -1
-            for line in lines:
-                index += 1
-                self.offset, offset = offset, offset + len(line)
-                if line[: len(DUMP_META)] == DUMP_META:
-                    meta = bytes(line[len(DUMP_META) :]).rstrip()
-                    rest = lines.rest().strip()
-                    if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
-                        raise _truncated(name, index)  # cut in the middle of the meta
-                    if not meta.endswith(b"}}") or rest:
-                        break
-                    try:
-                        self._meta(path, msgspec.Raw(meta[:-1]))
-                    except InputError:
-                        break
-                    return True
-                end = len(line)  # the item is the line without its end and comma, as a view (no copy)
-                while end and line[end - 1] in b"\r\n":
-                    end -= 1
-                if end and line[end - 1] == 44:  # b","
-                    end -= 1
-                if not line or line[0] != 123:  # b"{"
-                    break
-                item = line[:end]
-                where = f"$.items[{index}]"
-                try:
-                    found = _dump_prefix(line)
-                    top = found[1] if found is not None else self._head(name, item, where)
-                    self._json_object(name, item, where, None, top=top, dump=True)
-                except (msgspec.DecodeError, InputError):
-                    if line[-1] != 10 and not lines.rest():
-                        raise _truncated(name, index) from None  # the last line, cut in its middle
-                    break  # read whole: the error is then reported with its line and column
-                finally:
-                    self.offset = -1
-                objects = index + 1
-                plan = self._run_plan(*found) if found is not None and self.select is not None else None
-                if plan is not None and found is not None:  # the lines after it the selection reads alike, together
-                    count, size = lines.run(plan[0], NEWLINE + found[0])
-                    if count:
-                        if plan[1]:
-                            self.held.append(
-                                (self.path, _RUN, str(index + 1), self._kind_of(top), True, None, offset, size)
-                            )
-                        self.out.object_count += count
-                        index += count
-                        offset += size
-                        objects = index + 1
-            else:
-                raise _truncated(name, objects)  # every line an object, and the end before the meta
-        self._forget(start)  # not laid out as written by dump: read it whole
-        return False
-
-    def _stream_yaml_dump(self, path: str) -> bool:
-        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
-        block at column 0, `meta:` last) is parsed item by item: libyaml builds one item's tree at a time
-        instead of the whole document's (gigabytes for a large cluster). False, with nothing kept, for
-        any other layout."""
-        fh = _open_regular(path)
-        if fh is None:
-            return False
-        with fh:
-            if fh.read(len(YAML_HEAD)) != YAML_HEAD:
-                return False
-            check_size(path, os.fstat(fh.fileno()).st_size)
-            name = shown_path(path)
-            start = self._mark()
-            import yaml
-
-            loader = yaml_loader()
-            chunk: list[bytes] = []
-            index = 0
-            ok = False
-
-            def flush() -> bool:
-                nonlocal index
-                if not chunk:
-                    return True
-                text = b"".join(chunk)
-                chunk.clear()
-                try:
-                    if nested_too_deeply(text):
-                        return False
-                    decoded = text.decode("utf-8")
-                    if alias_at(decoded) is not None:
-                        return False  # read whole: the error is then reported with its line
-                    items = yaml.load(decoded, Loader=loader)
-                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
-                    return False
-                if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
-                    return False
-                try:
-                    self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
-                except InputError:
-                    return False
-                index += 1
-                return True
-
-            read = len(YAML_HEAD)
-            for line in fh:
-                read += len(line)
-                if read > max_input_bytes():
-                    raise too_large(name)
-                if line.startswith(b"- "):
-                    if not flush():
-                        break
-                    chunk.append(line)
-                elif line.startswith(b"meta:"):
-                    if not flush():
-                        break
-                    try:
-                        rest = fh.read(max_input_bytes() + 1 - read)
-                        if read + len(rest) > max_input_bytes():
-                            raise too_large(name)
-                        text = (line + rest).decode("utf-8")
-                        if alias_at(text) is not None:
-                            break
-                        doc = yaml.load(text, Loader=loader)
-                    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
-                        break
-                    if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
-                        break
-                    try:
-                        self._meta(path, doc["meta"])
-                    except InputError:
-                        break
-                    ok = True
-                    break
-                elif (line.startswith((b" ", b"\t")) or not line.strip()) and chunk:
-                    chunk.append(line)  # (a blank line belongs to a multi-line scalar of the item)
-                else:
-                    break
-            else:
-                flush()  # a last item cut in its middle is not counted
-                raise _truncated(name, index)  # the end before the meta
-            if ok:
+            if read(fh, path, shown_path(path)):
                 return True
         self._forget(start)
+        return False
+
+    def _stream_dump(self, fh: Any, path: str, name: str) -> bool:
+        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last),
+        its head read (`_streamed`): read line by line; False when it is laid out any other way."""
+        offset = len(DUMP_HEAD) + 1
+        self.path = path
+        lines = _Lines(fh, name)
+        objects = 0
+        index = -1
+        for line in lines:
+            index += 1
+            self.offset, offset = offset, offset + len(line)
+            if line[: len(DUMP_META)] == DUMP_META:
+                meta = bytes(line[len(DUMP_META) :]).rstrip()
+                rest = lines.rest().strip()
+                if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
+                    raise _truncated(name, index)  # cut in the middle of the meta
+                if not meta.endswith(b"}}") or rest:
+                    break
+                try:
+                    self._meta(path, msgspec.Raw(meta[:-1]))
+                except InputError:
+                    break
+                return True
+            end = len(line)  # the item is the line without its end and comma, as a view (no copy)
+            while end and line[end - 1] in b"\r\n":
+                end -= 1
+            if end and line[end - 1] == 44:  # b","
+                end -= 1
+            if not line or line[0] != 123:  # b"{"
+                break
+            item = line[:end]
+            where = f"$.items[{index}]"
+            try:
+                found = _dump_prefix(line)
+                top = found[1] if found is not None else self._head(name, item, where)
+                self._json_object(name, item, where, None, top=top, dump=True)
+            except (msgspec.DecodeError, InputError):
+                if line[-1] != 10 and not lines.rest():
+                    raise _truncated(name, index) from None  # the last line, cut in its middle
+                break  # read whole: the error is then reported with its line and column
+            finally:
+                self.offset = -1
+            objects = index + 1
+            plan = self._run_plan(*found) if found is not None and self.select is not None else None
+            if plan is not None and found is not None:  # the lines after it the selection reads alike, together
+                count, size = lines.run(plan[0], NEWLINE + found[0])
+                if count:
+                    if plan[1]:
+                        self.held.append(
+                            (self.path, _RUN, str(index + 1), self._kind_of(top), True, None, offset, size)
+                        )
+                    self.out.object_count += count
+                    index += count
+                    offset += size
+                    objects = index + 1
+        else:
+            raise _truncated(name, objects)  # every line an object, and the end before the meta
+        return False  # not laid out as written by dump: read it whole
+
+    def _stream_yaml_dump(self, fh: Any, path: str, name: str) -> bool:
+        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
+        block at column 0, `meta:` last), its head read (`_streamed`), is parsed item by item: libyaml builds
+        one item's tree at a time instead of the whole document's (gigabytes for a large cluster). False for
+        any other layout."""
+        import yaml
+
+        loader = yaml_loader()
+        chunk: list[bytes] = []
+        index = 0
+
+        def flush() -> bool:
+            nonlocal index
+            if not chunk:
+                return True
+            text = b"".join(chunk)
+            chunk.clear()
+            try:
+                if nested_too_deeply(text):
+                    return False
+                decoded = text.decode("utf-8")
+                if alias_at(decoded) is not None:
+                    return False  # read whole: the error is then reported with its line
+                items = yaml.load(decoded, Loader=loader)
+            except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                return False
+            if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+                return False
+            try:
+                self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
+            except InputError:
+                return False
+            index += 1
+            return True
+
+        read = len(YAML_HEAD)
+        for line in fh:
+            read += len(line)
+            if read > max_input_bytes():
+                raise too_large(name)
+            if line.startswith(b"- "):
+                if not flush():
+                    break
+                chunk.append(line)
+            elif line.startswith(b"meta:"):
+                if not flush():
+                    break
+                try:
+                    rest = fh.read(max_input_bytes() + 1 - read)
+                    if read + len(rest) > max_input_bytes():
+                        raise too_large(name)
+                    text = (line + rest).decode("utf-8")
+                    if alias_at(text) is not None:
+                        break
+                    doc = yaml.load(text, Loader=loader)
+                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                    break
+                if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
+                    break
+                try:
+                    self._meta(path, doc["meta"])
+                except InputError:
+                    break
+                return True
+            elif (line.startswith((b" ", b"\t")) or not line.strip()) and chunk:
+                chunk.append(line)  # (a blank line belongs to a multi-line scalar of the item)
+            else:
+                break
+        else:
+            flush()  # a last item cut in its middle is not counted
+            raise _truncated(name, index)  # the end before the meta
         return False
 
     def _json(self, path: str, data: bytes) -> None:
@@ -1001,7 +986,7 @@ class _Loader:
         self.out.object_count += 1
         if kind is None:
             return
-        if self.select is not None and self.select.skips_data(kind, obj):
+        if self.select is not None and self.select.skips(kind, obj):
             self._skipped(kind, dump)
             return
         try:
