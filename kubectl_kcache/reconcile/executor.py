@@ -44,6 +44,7 @@ REPORTING_CONTROLLER = "kubectl-kcache"
 FENCE_POLICY = "kubectl-kcache-reconcile-fence"  # deploy/fence.yaml: the API server's own check of the Lease
 SIGNATURE_ANNOTATION = "kcache.kserve.io/evaluation"  # on our Events: what the selection was decided from
 IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
+WORKERS = 8  # writes of one batch in flight at a time
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
@@ -140,7 +141,6 @@ class Executor:
     def __init__(
         self,
         client: Client,
-        workers: int = 8,
         guard: Callable[[], None] | None = None,
         peers: Any = None,
         refusals: Refusals | None = None,
@@ -155,7 +155,6 @@ class Executor:
         self.client = client
         self.writer = client.guarded(guard) if guard is not None else client
         self.guard = guard
-        self.workers = workers
         self.instance = socket.gethostname()
         self.series: dict[str, dict[str, Any]] = {}  # event name -> last written Event
 
@@ -182,7 +181,7 @@ class Executor:
         return result
 
     def _run_batch(self, batch: list[a.Action], result: Result, progress: Callable[[], None]) -> None:
-        """Up to `workers` actions at a time, on daemon threads: when a write is refused the batch is dropped
+        """Up to WORKERS actions at a time, on daemon threads: when a write is refused the batch is dropped
         at once and nobody waits for a worker stuck connecting to a server it cannot reach (it cannot write:
         its request would meet the guard). After any other failure, in-flight work is given a short time to
         finish so that the next pass does not repeat it."""
@@ -205,7 +204,7 @@ class Executor:
                     return
 
         threads = [
-            threading.Thread(target=work, daemon=True, name=f"write-{i}") for i in range(min(self.workers, len(batch)))
+            threading.Thread(target=work, daemon=True, name=f"write-{i}") for i in range(min(WORKERS, len(batch)))
         ]
         for t in threads:
             t.start()
