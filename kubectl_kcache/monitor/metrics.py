@@ -185,20 +185,15 @@ def _pods(fleet: FleetHitRate) -> Family:
 
 
 def _own(ev: Evaluation | None, health: Health) -> Iterable[Family]:
-    info = _family("kcache_build_info")
-    info.add(1, version=health.version or "unknown", commit=health.commit or "unknown")
-    ready = _family("kcache_monitor_ready")
-    ready.add(int(health.ready))
-    errors = _family("kcache_monitor_read_errors_total").add_counts(health.read_errors, "read")
-    total = _family("kcache_monitor_evaluations_total")
-    total.add(health.evaluations)
-    seconds = _family("kcache_monitor_evaluation_duration_seconds")
-    seconds.add(round(ev.seconds, 6) if ev is not None else 0)
-    stamp = _family("kcache_monitor_last_evaluation_timestamp_seconds")
-    stamp.add(round(ev.at, 3) if ev is not None else 0)
-    last_read = _family("kcache_monitor_last_successful_read_timestamp_seconds")
-    last_read.add(round(health.last_read, 3))
-    out = [info, ready, errors, total, seconds, stamp, last_read]
+    out = [
+        _family("kcache_build_info").add(1, version=health.version or "unknown", commit=health.commit or "unknown"),
+        _family("kcache_monitor_ready").add(int(health.ready)),
+        _family("kcache_monitor_read_errors_total").add_counts(health.read_errors, "read"),
+        _family("kcache_monitor_evaluations_total").add(health.evaluations),
+        _family("kcache_monitor_evaluation_duration_seconds").add(round(ev.seconds, 6) if ev is not None else 0),
+        _family("kcache_monitor_last_evaluation_timestamp_seconds").add(round(ev.at, 3) if ev is not None else 0),
+        _family("kcache_monitor_last_successful_read_timestamp_seconds").add(round(health.last_read, 3)),
+    ]
     if health.events is not None:
         sent = _family("kcache_monitor_events_total").add_counts(
             dict.fromkeys(EVENT_TYPES, 0) | dict(health.events), "type"

@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..errors import ApiError, Conflict, Forbidden, IncompleteError, NotFound, Unreachable
@@ -44,6 +45,7 @@ REPORTING_CONTROLLER = "kubectl-kcache"
 FENCE_POLICY = "kubectl-kcache-reconcile-fence"  # deploy/fence.yaml: the API server's own check of the Lease
 SIGNATURE_ANNOTATION = "kcache.kserve.io/evaluation"  # on our Events: what the selection was decided from
 IN_FLIGHT_GRACE = 10.0  # seconds a failed batch waits for its in-flight writes
+WORKERS = 8  # writes of one batch in flight at a time
 EVENTS_V1 = r.Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
@@ -140,7 +142,6 @@ class Executor:
     def __init__(
         self,
         client: Client,
-        workers: int = 8,
         guard: Callable[[], None] | None = None,
         peers: Any = None,
         refusals: Refusals | None = None,
@@ -155,7 +156,6 @@ class Executor:
         self.client = client
         self.writer = client.guarded(guard) if guard is not None else client
         self.guard = guard
-        self.workers = workers
         self.instance = socket.gethostname()
         self.series: dict[str, dict[str, Any]] = {}  # event name -> last written Event
 
@@ -182,7 +182,7 @@ class Executor:
         return result
 
     def _run_batch(self, batch: list[a.Action], result: Result, progress: Callable[[], None]) -> None:
-        """Up to `workers` actions at a time, on daemon threads: when a write is refused the batch is dropped
+        """Up to WORKERS actions at a time, on daemon threads: when a write is refused the batch is dropped
         at once and nobody waits for a worker stuck connecting to a server it cannot reach (it cannot write:
         its request would meet the guard). After any other failure, in-flight work is given a short time to
         finish so that the next pass does not repeat it."""
@@ -205,7 +205,7 @@ class Executor:
                     return
 
         threads = [
-            threading.Thread(target=work, daemon=True, name=f"write-{i}") for i in range(min(self.workers, len(batch)))
+            threading.Thread(target=work, daemon=True, name=f"write-{i}") for i in range(min(WORKERS, len(batch)))
         ]
         for t in threads:
             t.start()
@@ -244,15 +244,16 @@ class Executor:
         if not self.refusals.may_send(keys):
             res.held += 1
             return res
+        writes: dict[tuple[str, str], Callable[[a.Action, Result], bool]] = {
+            (a.CREATE, c.KIND_NODE): partial(self._create, resource=r.KERNEL_CACHE_NODES),
+            (a.DELETE, c.KIND_NODE): self._delete_kcn,
+            (a.PATCH, "DaemonSet"): self._patch_daemonset,
+            (a.CREATE, c.KIND_CACHE): partial(self._create, resource=r.KERNEL_CACHES),
+            (a.UPDATE_STATUS, c.KIND_CAPTURE): self._link_capture,
+            (a.EVENT, "Event"): self._event,
+        }
         try:
-            done = {
-                (a.CREATE, c.KIND_NODE): self._create_kcn,
-                (a.DELETE, c.KIND_NODE): self._delete_kcn,
-                (a.PATCH, "DaemonSet"): self._patch_daemonset,
-                (a.CREATE, c.KIND_CACHE): self._create_kernel_cache,
-                (a.UPDATE_STATUS, c.KIND_CAPTURE): self._link_capture,
-                (a.EVENT, "Event"): self._event,
-            }[(action.verb, action.kind)](action, res)
+            done = writes[(action.verb, action.kind)](action, res)
         except WriteRefused:
             raise
         except IncompleteError as exc:
@@ -298,13 +299,12 @@ class Executor:
         return False
 
     # ---- the owned writes -----------------------------------------------------------------------
-    def _create_kcn(self, action: a.Action, res: Result) -> bool:
+    def _create(self, action: a.Action, res: Result, resource: r.Resource) -> bool:
+        """A KernelCacheNode, or a KernelCache under its generated name."""
         try:
-            res.written.append(
-                (r.KERNEL_CACHE_NODES.plural, self.writer.create(r.KERNEL_CACHE_NODES, action.body or {}))
-            )
-        except Conflict:
-            return self._overtaken(res, action, "already-exists", r.KERNEL_CACHE_NODES)
+            res.written.append((resource.plural, self.writer.create(resource, action.body or {}, action.namespace)))
+        except Conflict:  # someone (KServe's controller) created it: never overwrite
+            return self._overtaken(res, action, "already-exists", resource)
         return True
 
     def _delete_kcn(self, action: a.Action, res: Result) -> bool:
@@ -337,15 +337,6 @@ class Executor:
             res.overtaken[(action.verb, action.kind, "already-gone")] += 1
             res.removed.append((r.DAEMONSETS.plural, action.namespace or "", action.name, ""))
             return False
-        return True
-
-    def _create_kernel_cache(self, action: a.Action, res: Result) -> bool:
-        try:
-            res.written.append(
-                (r.KERNEL_CACHES.plural, self.writer.create(r.KERNEL_CACHES, action.body or {}, action.namespace))
-            )
-        except Conflict:  # someone (KServe's controller) created it: never overwrite
-            return self._overtaken(res, action, "already-exists", r.KERNEL_CACHES)
         return True
 
     def _link_capture(self, action: a.Action, res: Result) -> bool:

@@ -34,13 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import __version__
-from ..errors import (
-    EXIT_INCOMPLETE,
-    EXIT_OK,
-    ApiError,
-    Forbidden,
-    Unreachable,
-)
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, ApiError, Forbidden, Unreachable
 from ..kernelcache import constants as c
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
@@ -255,16 +249,13 @@ class Controller:
             self.metrics.reconciles += 1
             self.metrics.actions.update(result.done)
             self.metrics.overtaken.update(result.overtaken)
-            self.metrics.errors += len(result.errors)
+            self.metrics.errors += len(result.errors) + result.refused
         for err in result.errors:
             self.log(f"error: {err}")
-        with self.metrics.lock:
-            self.metrics.errors += result.refused
         if result.admitted_again and result.held:
             self.changed("admitted")  # what was held back behind a refusal that ended can go now
         if result.done:
             self.write_errors.ok(FENCE_READER)
-        if result.done:
             self.log("applied " + ", ".join(f"{n} {verb} {kind}" for (verb, kind), n in sorted(result.done.items())))
         if result.overtaken:
             self.log(

@@ -55,16 +55,14 @@ class Metrics:
                 "read_errors_total", "counter", "Failed lists, watches and Lease reads, by resource and reason."
             ).add_counts(self.read_errors, "resource", "reason")
             undecodable = self.decode_failures()
-            failures = family(
+            family(
                 "decode_failures_total",
                 "counter",
                 "Objects or events skipped because they could not be decoded, by resource.",
-            )
-            for res, (total, _) in sorted(undecodable.items()):
-                failures.add(total, resource=res)
-            now = family("undecodable_objects", "gauge", "Objects that cannot be decoded now (skipped), by resource.")
-            for res, (_, count) in sorted(undecodable.items()):
-                now.add(count, resource=res)
+            ).add_counts({res: total for res, (total, _) in undecodable.items()}, "resource")
+            family(
+                "undecodable_objects", "gauge", "Objects that cannot be decoded now (skipped), by resource."
+            ).add_counts({res: count for res, (_, count) in undecodable.items()}, "resource")
             family("leader", "gauge", "1 while this instance holds the lease.").add(self.leader)
             if self.refused is not None:
                 refused = family(

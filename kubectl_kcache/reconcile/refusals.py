@@ -57,10 +57,8 @@ class Refusals:
         self,
         log: Callable[[str], None] = lambda _line: None,
         clock: Callable[[], float] = time.monotonic,
-        first: float = PROBE_FIRST,
-        cap: float = PROBE_MAX,
     ):
-        self.log, self.clock, self.first, self.cap = log, clock, first, cap
+        self.log, self.clock = log, clock
         self._marks: dict[Key, Mark] = {}
         self._lock = threading.Lock()
         self.series: set[tuple[str, str, str]] = set()  # (verb, resource, reason) ever marked: kept at 0 after
@@ -71,17 +69,20 @@ class Refusals:
         with self._lock:
             mark = self._marks.get(key)
             if mark is None:
-                self._marks[key] = Mark(key, reason, message, now, self.first, now + self.first)
+                self._marks[key] = Mark(key, reason, message, now, PROBE_FIRST, now + PROBE_FIRST)
                 self.series.add((key.verb, key.resource, reason))
             else:
                 mark.refused += 1
                 mark.message = message
                 if mark.probing:  # the probe's answer (not a write that was in flight with the first refusal)
                     mark.probing = False
-                    mark.interval = min(mark.interval * 2, self.cap)
+                    mark.interval = min(mark.interval * 2, PROBE_MAX)
                     mark.due = now + mark.interval
                 return
-        self.log(f"{key} refused ({reason}): {message}; not sent again until access changes, {_probe_words(self)}")
+        self.log(
+            f"{key} refused ({reason}): {message}; not sent again until access changes, probing it with one "
+            f"request after {PROBE_FIRST:.0f}s, then less often (up to every {PROBE_MAX:.0f}s)"
+        )
 
     def admitted(self, keys: Iterable[Key]) -> bool:
         """A write under these keys was admitted: their marks end (said once). True when one did."""
@@ -135,7 +136,3 @@ class Refusals:
             f"{max(0.0, m.due - now):.0f}s): {m.message}"
             for m in self.current()
         ]
-
-
-def _probe_words(refusals: Refusals) -> str:
-    return f"probing it with one request after {refusals.first:.0f}s, then less often (up to every {refusals.cap:.0f}s)"

@@ -19,8 +19,9 @@ class Family:
     help: str
     samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
 
-    def add(self, value: float, **labels: str) -> None:
+    def add(self, value: float, **labels: str) -> Family:
         self.samples.append((labels, value))
+        return self
 
     def add_counts(self, counts: Mapping[Any, float], *labels: str) -> Family:
         """One sample per key of `counts`, in key order: a key is the value of the one label, or a tuple of

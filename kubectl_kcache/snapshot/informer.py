@@ -156,21 +156,16 @@ class Informer(threading.Thread):
         self._delays_factory = delays
         self._delays = delays()
         self.resource_version = ""
-        self._listed_once = False
+        self.listed = False  # a list of it was made (given, or its own): the store holds it, however stale
         self._list_poison: dict[Key, str] = {}
         if initial is not None:  # a list just made (status -w): current until a watch from it breaks
             objs, self.resource_version = initial
             self.store = {key_of(o): o for o in objs}
-            self._listed_once = bool(self.resource_version)
+            self.listed = bool(self.resource_version)
             if self.resource_version:
                 self.synced.set()
 
     # ---- the owner's side ---------------------------------------------------------------------------
-    @property
-    def listed(self) -> bool:
-        """A list of it was made (given, or its own): the store holds the list, however stale."""
-        return self._listed_once
-
     def add_handler(self, handler: Handler) -> None:
         """Called with every change from now on (add it before `start()` to see the first list)."""
         self.handlers.append(handler)
@@ -269,9 +264,9 @@ class Informer(threading.Thread):
             self.changes += 1
             self.poisoned = dict(self._list_poison)
             self.decode_failures += len(self._list_poison)
-        if self._listed_once:
+        if self.listed:
             self.relists += 1
-        self._listed_once = True
+        self.listed = True
         self.resource_version = rv
         if self.handlers:
             self._handle(

@@ -253,11 +253,5 @@ def every_list() -> tuple[ListSpec, ...]:
     """Every list a read command makes, and what reconcile plans from (placeholders left in; per-name lists
     as their resource): the read-only ClusterRole grants exactly these resources. Reconcile's own role is
     deploy/rbac.yaml."""
-    from ..kube import resources as res
-
-    dynamic = (
-        ListSpec(res.PODS, SCOPE, field_selector="metadata.name=<pod>"),
-        ListSpec(res.NODES, field_selector="metadata.name=<node>"),
-        ListSpec(res.NAMESPACES, field_selector="metadata.name=<namespace>"),
-    )
+    dynamic = (pod(SCOPE, "<pod>"), node("<node>"), namespace("<namespace>"))
     return tuple(dict.fromkeys(DOCTOR + STATUS + RECONCILE_PLAN + dynamic))

@@ -75,16 +75,13 @@ def number_too_long(name: str, where: str, digits: int) -> InputError:
     return InputError(f"{name}: {where}: a number of {digits:,} digits (at most {MAX_NUMBER_DIGITS} are read)")
 
 
-_BRACKETS: re.Pattern[bytes] | None = None
+_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 def nested_too_deeply(data: bytes) -> bool:
     """Flow-style or JSON nesting deeper than MAX_NESTING (parsers recurse: PyYAML's C parser can crash on tens
     of thousands of levels, msgspec and Python raise RecursionError). Brackets inside quoted strings are
     counted too: a false alarm needs hundreds of them."""
-    global _BRACKETS
-    if _BRACKETS is None:
-        _BRACKETS = re.compile(rb"[\[\]{}]")
     depth = 0
     for m in _BRACKETS.finditer(data):
         depth += 1 if m.group() in b"[{" else -1

@@ -15,8 +15,10 @@ files (FIFOs, sockets, devices) are skipped with a warning, never opened (a FIFO
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +37,19 @@ from .limits import max_input_bytes, nested_too_deeply, too_deep, too_large
 from .paths import check_size, find_files, read_bytes, shown_path, stat_error
 from .scope import check_same_cluster
 from .yaml_docs import alias_at, yaml_documents, yaml_loader
+
+# a dump's item as the API server writes it, and `dump` after it (kube/listing.raw_item): apiVersion, kind, then
+# metadata's name, maybe generateName, then namespace
+_ITEM_HEAD = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+",')
+_NAME = re.compile(_ITEM_HEAD.pattern + rb'"metadata":\{"name":"([^"\\]+)"[,}]')
+_NAMESPACE = re.compile(
+    _ITEM_HEAD.pattern + rb'"metadata":\{"name":"[^"\\]*",(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]'
+)
+_RUN_NAMES = re.compile(rb"^" + _NAME.pattern, re.M)  # each line's head and name in a held run (`_run_plan`)
+_RUN_LINES = re.compile(rb"\n" + _NAME.pattern)  # `_RUN_NAMES` of every line after the first (from its newline)
+# from the `T` (a literal the regex engine finds fast), the date checked behind it
+_TIMES = (re.compile(rb"T\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"), re.compile(rb"\d{4}-\d\d-\d\d"))
+_SPACE: Any = re.compile(rb"[ \t\r\n]*")  # matches always
 
 
 def _truncated(name: str, objects: int) -> InputError:
@@ -153,86 +168,49 @@ class Selection:
         return keyed(raw_or_obj) if keyed is not None else name
 
     def skips(self, kind: kinds.Kind, raw: Any) -> bool:
+        """Whether an item (JSON bytes, or plain data from YAML) is left out by its field or namespace."""
         if self.fields is not None and kind.field not in self.fields:
             return True
         namespace = self.namespaces.get(kind.field)
-        return namespace is not None and _namespace_of(raw) != namespace
-
-    def skips_data(self, kind: kinds.Kind, obj: Mapping[str, Any]) -> bool:
-        if self.fields is not None and kind.field not in self.fields:
-            return True
-        namespace = self.namespaces.get(kind.field)
-        md = obj.get("metadata")
-        return namespace is not None and (md.get("namespace") if isinstance(md, dict) else None) != namespace
+        if namespace is None or not isinstance(raw, dict):
+            return namespace is not None and namespace_of(raw) != namespace
+        md = raw.get("metadata")
+        return (md.get("namespace") if isinstance(md, dict) else None) != namespace
 
 
-class _NsMeta(msgspec.Struct, frozen=True):
+class _Meta(msgspec.Struct, frozen=True):
+    name: Any = None
     namespace: Any = None
 
 
-class _NsHead(msgspec.Struct, frozen=True):
-    metadata: _NsMeta | None = None
+class _MetaHead(msgspec.Struct, frozen=True):
+    metadata: _Meta | None = None
 
 
-class _NameMeta(msgspec.Struct, frozen=True):
-    name: Any = None
-
-
-class _NameHead(msgspec.Struct, frozen=True):
-    metadata: _NameMeta | None = None
-
-
-_NAME: Any = None
-
-
-def _name_of(raw: Any) -> str:
-    """metadata.name of an item: read from the bytes that follow its head in a dump (the API server writes
-    the name first), else decoded (every other field skipped)."""
-    global _NAME
-    if _NAME is None:
-        import re
-
-        _NAME = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
+def name_of(raw: Any) -> str:
+    """metadata.name of an item (the bytes of a dump's line, also for a Selection's `later_keys`): read from
+    the bytes that follow its head in a dump (the API server writes the name first), else decoded (every
+    other field skipped)."""
     m = _NAME.match(raw)
     if m is not None:
         return str(m.group(1).decode("utf-8"))
     try:
-        head = d.decode_json(raw, _NameHead)
+        head = d.decode_json(raw, _MetaHead)
     except msgspec.ValidationError:
         return ""
     name = head.metadata.name if head.metadata is not None else None
     return name if isinstance(name, str) else ""
 
 
-_NAMESPACE: Any = None
-
-
-def name_of(raw: Any) -> str:
-    """metadata.name of an item given as the bytes of a dump's line (for a Selection's `later_keys`)."""
-    return _name_of(raw)
-
-
 def namespace_of(raw: Any) -> Any:
-    """metadata.namespace of an item given as the bytes of a dump's line (for a Selection's `later_keys`)."""
-    return _namespace_of(raw)
-
-
-def _namespace_of(raw: Any) -> Any:
-    """metadata.namespace of an item: from its first bytes as the API server writes them (name, maybe
-    generateName, then namespace), else decoded (every other field skipped)."""
-    global _NAMESPACE
-    if _NAMESPACE is None:
-        import re
-
-        _NAMESPACE = re.compile(
-            rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"[^"\\]*",'
-            rb'(?:"generateName":"[^"\\]*",)?"namespace":"([^"\\]*)"[,}]'
-        )
+    """metadata.namespace of an item (the bytes of a dump's line, also for a Selection's `later_keys`): from
+    its first bytes as the API server writes them (name, maybe generateName, then namespace), else decoded
+    (every other field skipped)."""
     m = _NAMESPACE.match(raw)
     if m is not None:
         return m.group(1).decode("utf-8")
     try:
-        head = d.decode_json(raw, _NsHead)
+        head = d.decode_json(raw, _MetaHead)
     except msgspec.ValidationError:
         return None  # decoded (and refused) in full
     return head.metadata.namespace if head.metadata is not None else None
@@ -243,20 +221,10 @@ def _line_col(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
 
 
-_TIMES: Any = None
-
-
 def _newest_time(data: bytes, out: Loaded) -> None:
     """Keep the latest RFC 3339 time written in `data` (creation times, conditions, events, entries): a
     plain export says nothing of when it was taken, and that is the closest it comes. Times after the real
     clock are not data about the past and are left out."""
-    import datetime as dt
-    import re
-
-    global _TIMES
-    if _TIMES is None:
-        # from the `T` (a literal the regex engine finds fast), the date checked behind it
-        _TIMES = (re.compile(rb"T\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"), re.compile(rb"\d{4}-\d\d-\d\d"))
     now = dt.datetime.now(dt.timezone.utc)
     best: tuple[dt.datetime, str] | None = None
     clock, date = _TIMES
@@ -267,11 +235,8 @@ def _newest_time(data: bytes, out: Loaded) -> None:
     }
     for raw in seen:  # each distinct time once
         text = raw.decode()
-        try:
-            t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        if t <= now and (best is None or t > best[0]):
+        t = _parse(text)
+        if t is not None and t <= now and (best is None or t > best[0]):
             best = (t, text)
     if best is not None:
         current = _parse(out.newest_time)
@@ -280,8 +245,6 @@ def _newest_time(data: bytes, out: Loaded) -> None:
 
 
 def _parse(text: str) -> Any:
-    import datetime as dt
-
     try:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
     except ValueError:
@@ -381,7 +344,6 @@ class _Lines:
         return bytes(self.chunk[self.pos :]) + tail
 
 
-_ITEM_HEAD: Any = None
 _HEADS: dict[bytes, _Top] = {}
 
 
@@ -390,11 +352,6 @@ def _dump_prefix(line: Any) -> tuple[bytes, _Top] | None:
     writes them (`{"apiVersion":"v1","kind":"Node",`, kube/listing.raw_item), without parsing the rest of the
     item: the objects a command does not read (most of a 50,000-node dump for why-group) are skipped unparsed.
     None when the item does not start so (then its head is decoded)."""
-    global _ITEM_HEAD
-    if _ITEM_HEAD is None:
-        import re
-
-        _ITEM_HEAD = re.compile(rb'\{"apiVersion":"[^"\\]+","kind":"[^"\\]+",')
     m = _ITEM_HEAD.match(line)
     if m is None:
         return None
@@ -409,32 +366,6 @@ def _dump_prefix(line: Any) -> tuple[bytes, _Top] | None:
 
 NEWLINE = b"\n"
 _RUN = "\x00run"  # Loader.held: a run of a streamed dump's lines, held by name together (no name has a NUL)
-_RUN_NAMES: Any = None
-
-
-_RUN_LINES: Any = None
-
-
-def _run_lines() -> Any:
-    """`_run_names` of every line after the first (from the newline before it)."""
-    global _RUN_LINES
-    if _RUN_LINES is None:
-        import re
-
-        _RUN_LINES = re.compile(rb'\n\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]')
-    return _RUN_LINES
-
-
-def _run_names() -> Any:
-    """Each line's head and name in a held run (every line of one is laid out so: `_Loader._run_plan`)."""
-    global _RUN_NAMES
-    if _RUN_NAMES is None:
-        import re
-
-        _RUN_NAMES = re.compile(
-            rb'^\{"apiVersion":"[^"\\]+","kind":"[^"\\]+","metadata":\{"name":"([^"\\]+)"[,}]', re.M
-        )
-    return _RUN_NAMES
 
 
 def _present(raw: msgspec.Raw) -> msgspec.Raw | None:
@@ -516,7 +447,7 @@ class _Loader:
         try:
             return self._decode(kind, x)
         except msgspec.ValidationError as exc:
-            what = f"{kind.kind} {_name_of(x)}"
+            what = f"{kind.kind} {name_of(x)}"
             raise d.object_error(exc, origin=shown_path(path), what=what, base=str(where)) from None
 
     def _run_picks(
@@ -525,7 +456,7 @@ class _Loader:
         """The lines of a held run (`_run_plan`) that the command wants, as bytes, in input order: by name (a
         set, or anything that answers `in`), or for a `Scan` its names and the lines its needles find."""
         data = self._reread(path, offset, length)
-        names = _run_names()
+        names = _RUN_NAMES
         scan = wanted if isinstance(wanted, Scan) else None
         by_name = scan.names if scan is not None else wanted
         starts: set[int] = set()
@@ -547,7 +478,7 @@ class _Loader:
             first_line = names.match(data)
             if first_line is not None and first_line.group(1).decode("utf-8") in by_name:
                 starts.add(0)
-            starts.update(m.start() + 1 for m in _run_lines().finditer(data) if m.group(1).decode("utf-8") in by_name)
+            starts.update(m.start() + 1 for m in _RUN_LINES.finditer(data) if m.group(1).decode("utf-8") in by_name)
         if scan is not None:
             for needle in scan.needles:
                 starts.update(data.rfind(NEWLINE, 0, at) + 1 for at in _found(needle, data))
@@ -573,8 +504,6 @@ class _Loader:
         named later by name (`_name_of`). None: each line is read on its own."""
         if prefix in self.plans:
             return self.plans[prefix]
-        import re
-
         select = self.select
         kind = kinds.lookup(top.api_version, top.kind) if isinstance(top.kind, str) else None
         head = re.escape(prefix)
@@ -598,7 +527,10 @@ class _Loader:
 
     # -- per file --
     def load(self, path: str) -> None:
-        if path != "-" and (self._stream_dump(path) or self._stream_yaml_dump(path)):
+        if path != "-" and (
+            self._streamed(path, DUMP_HEAD + b"\n", self._stream_dump)
+            or self._streamed(path, YAML_HEAD, self._stream_yaml_dump)
+        ):
             return
         data = read_bytes(path)
         _newest_time(data, self.out)
@@ -640,161 +572,153 @@ class _Loader:
         del self.out.warnings[mark[3] :]
         del self.held[mark[4] :]
 
-    def _stream_dump(self, path: str) -> bool:
-        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last) is
-        read line by line, so that the file never sits in memory whole. False (nothing kept) when the file
-        is laid out any other way: the caller reads it whole."""
+    def _streamed(self, path: str, head: bytes, read: Callable[[Any, str, str], bool]) -> bool:
+        """A regular file laid out as `dump` writes it (starting with `head`) is read as it streams in, by
+        `read(file, path, shown name)`, so that it never sits in memory whole. False, with nothing kept,
+        when it is laid out any other way (`read` says so from its head on): the caller reads it whole."""
         fh = _open_regular(path)
         if fh is None:
             return False
         with fh:
-            if fh.readline(len(DUMP_HEAD) + 1) != DUMP_HEAD + b"\n":
+            if fh.read(len(head)) != head:
                 return False
             check_size(path, os.fstat(fh.fileno()).st_size)
-            name = shown_path(path)
             start = self._mark()
-            offset = len(DUMP_HEAD) + 1
-            self.path = path
-            lines = _Lines(fh, name)
-            objects = 0
-            index = -1
-            for line in lines:
-                index += 1
-                self.offset, offset = offset, offset + len(line)
-                if line[: len(DUMP_META)] == DUMP_META:
-                    meta = bytes(line[len(DUMP_META) :]).rstrip()
-                    rest = lines.rest().strip()
-                    if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
-                        raise _truncated(name, index)  # cut in the middle of the meta
-                    if not meta.endswith(b"}}") or rest:
-                        break
-                    try:
-                        self._meta(path, msgspec.Raw(meta[:-1]))
-                    except InputError:
-                        break
-                    return True
-                end = len(line)  # the item is the line without its end and comma, as a view (no copy)
-                while end and line[end - 1] in b"\r\n":
-                    end -= 1
-                if end and line[end - 1] == 44:  # b","
-                    end -= 1
-                if not line or line[0] != 123:  # b"{"
-                    break
-                item = line[:end]
-                where = f"$.items[{index}]"
-                try:
-                    found = _dump_prefix(line)
-                    top = found[1] if found is not None else self._head(name, item, where)
-                    self._json_object(name, item, where, None, top=top, dump=True)
-                except (msgspec.DecodeError, InputError):
-                    if line[-1] != 10 and not lines.rest():
-                        raise _truncated(name, index) from None  # the last line, cut in its middle
-                    break  # read whole: the error is then reported with its line and column
-                finally:
-                    self.offset = -1
-                objects = index + 1
-                plan = self._run_plan(*found) if found is not None and self.select is not None else None
-                if plan is not None and found is not None:  # the lines after it the selection reads alike, together
-                    count, size = lines.run(plan[0], NEWLINE + found[0])
-                    if count:
-                        if plan[1]:
-                            self.held.append(
-                                (self.path, _RUN, str(index + 1), self._kind_of(top), True, None, offset, size)
-                            )
-                        self.out.object_count += count
-                        index += count
-                        offset += size
-                        objects = index + 1
-            else:
-                raise _truncated(name, objects)  # every line an object, and the end before the meta
-        self._forget(start)  # not laid out as written by dump: read it whole
-        return False
-
-    def _stream_yaml_dump(self, path: str) -> bool:
-        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
-        block at column 0, `meta:` last) is parsed item by item: libyaml builds one item's tree at a time
-        instead of the whole document's (gigabytes for a large cluster). False, with nothing kept, for
-        any other layout."""
-        fh = _open_regular(path)
-        if fh is None:
-            return False
-        with fh:
-            if fh.read(len(YAML_HEAD)) != YAML_HEAD:
-                return False
-            check_size(path, os.fstat(fh.fileno()).st_size)
-            name = shown_path(path)
-            start = self._mark()
-            import yaml
-
-            loader = yaml_loader()
-            chunk: list[bytes] = []
-            index = 0
-            ok = False
-
-            def flush() -> bool:
-                nonlocal index
-                if not chunk:
-                    return True
-                text = b"".join(chunk)
-                chunk.clear()
-                try:
-                    if nested_too_deeply(text):
-                        return False
-                    decoded = text.decode("utf-8")
-                    if alias_at(decoded) is not None:
-                        return False  # read whole: the error is then reported with its line
-                    items = yaml.load(decoded, Loader=loader)
-                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
-                    return False
-                if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
-                    return False
-                try:
-                    self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
-                except InputError:
-                    return False
-                index += 1
-                return True
-
-            read = len(YAML_HEAD)
-            for line in fh:
-                read += len(line)
-                if read > max_input_bytes():
-                    raise too_large(name)
-                if line.startswith(b"- "):
-                    if not flush():
-                        break
-                    chunk.append(line)
-                elif line.startswith(b"meta:"):
-                    if not flush():
-                        break
-                    try:
-                        rest = fh.read(max_input_bytes() + 1 - read)
-                        if read + len(rest) > max_input_bytes():
-                            raise too_large(name)
-                        text = (line + rest).decode("utf-8")
-                        if alias_at(text) is not None:
-                            break
-                        doc = yaml.load(text, Loader=loader)
-                    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
-                        break
-                    if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
-                        break
-                    try:
-                        self._meta(path, doc["meta"])
-                    except InputError:
-                        break
-                    ok = True
-                    break
-                elif (line.startswith((b" ", b"\t")) or not line.strip()) and chunk:
-                    chunk.append(line)  # (a blank line belongs to a multi-line scalar of the item)
-                else:
-                    break
-            else:
-                flush()  # a last item cut in its middle is not counted
-                raise _truncated(name, index)  # the end before the meta
-            if ok:
+            if read(fh, path, shown_path(path)):
                 return True
         self._forget(start)
+        return False
+
+    def _stream_dump(self, fh: Any, path: str, name: str) -> bool:
+        """A dump as `kubectl kcache dump -o json` writes it (snapshot/dump.py: one item per line, meta last),
+        its head read (`_streamed`): read line by line; False when it is laid out any other way."""
+        offset = len(DUMP_HEAD) + 1
+        self.path = path
+        lines = _Lines(fh, name)
+        objects = 0
+        index = -1
+        for line in lines:
+            index += 1
+            self.offset, offset = offset, offset + len(line)
+            if line[: len(DUMP_META)] == DUMP_META:
+                meta = bytes(line[len(DUMP_META) :]).rstrip()
+                rest = lines.rest().strip()
+                if not meta.endswith(b"}}") and line[-1] != 10 and not rest:
+                    raise _truncated(name, index)  # cut in the middle of the meta
+                if not meta.endswith(b"}}") or rest:
+                    break
+                try:
+                    self._meta(path, msgspec.Raw(meta[:-1]))
+                except InputError:
+                    break
+                return True
+            end = len(line)  # the item is the line without its end and comma, as a view (no copy)
+            while end and line[end - 1] in b"\r\n":
+                end -= 1
+            if end and line[end - 1] == 44:  # b","
+                end -= 1
+            if not line or line[0] != 123:  # b"{"
+                break
+            item = line[:end]
+            where = f"$.items[{index}]"
+            try:
+                found = _dump_prefix(line)
+                top = found[1] if found is not None else self._head(name, item, where)
+                self._json_object(name, item, where, None, top=top, dump=True)
+            except (msgspec.DecodeError, InputError):
+                if line[-1] != 10 and not lines.rest():
+                    raise _truncated(name, index) from None  # the last line, cut in its middle
+                break  # read whole: the error is then reported with its line and column
+            finally:
+                self.offset = -1
+            objects = index + 1
+            plan = self._run_plan(*found) if found is not None and self.select is not None else None
+            if plan is not None and found is not None:  # the lines after it the selection reads alike, together
+                count, size = lines.run(plan[0], NEWLINE + found[0])
+                if count:
+                    if plan[1]:
+                        self.held.append(
+                            (self.path, _RUN, str(index + 1), self._kind_of(top), True, None, offset, size)
+                        )
+                    self.out.object_count += count
+                    index += count
+                    offset += size
+                    objects = index + 1
+        else:
+            raise _truncated(name, objects)  # every line an object, and the end before the meta
+        return False  # not laid out as written by dump: read it whole
+
+    def _stream_yaml_dump(self, fh: Any, path: str, name: str) -> bool:
+        """A YAML dump as `dump -o yaml` writes it (`kind`, `version`, `items:` then each item as a `- `
+        block at column 0, `meta:` last), its head read (`_streamed`), is parsed item by item: libyaml builds
+        one item's tree at a time instead of the whole document's (gigabytes for a large cluster). False for
+        any other layout."""
+        import yaml
+
+        loader = yaml_loader()
+        chunk: list[bytes] = []
+        index = 0
+
+        def flush() -> bool:
+            nonlocal index
+            if not chunk:
+                return True
+            text = b"".join(chunk)
+            chunk.clear()
+            try:
+                if nested_too_deeply(text):
+                    return False
+                decoded = text.decode("utf-8")
+                if alias_at(decoded) is not None:
+                    return False  # read whole: the error is then reported with its line
+                items = yaml.load(decoded, Loader=loader)
+            except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                return False
+            if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+                return False
+            try:
+                self._py_object(name, items[0], f"$.items[{index}]", None, dump=True)
+            except InputError:
+                return False
+            index += 1
+            return True
+
+        read = len(YAML_HEAD)
+        for line in fh:
+            read += len(line)
+            if read > max_input_bytes():
+                raise too_large(name)
+            if line.startswith(b"- "):
+                if not flush():
+                    break
+                chunk.append(line)
+            elif line.startswith(b"meta:"):
+                if not flush():
+                    break
+                try:
+                    rest = fh.read(max_input_bytes() + 1 - read)
+                    if read + len(rest) > max_input_bytes():
+                        raise too_large(name)
+                    text = (line + rest).decode("utf-8")
+                    if alias_at(text) is not None:
+                        break
+                    doc = yaml.load(text, Loader=loader)
+                except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError, TypeError):
+                    break
+                if not isinstance(doc, dict) or set(doc) != {"meta"} or not isinstance(doc["meta"], dict):
+                    break
+                try:
+                    self._meta(path, doc["meta"])
+                except InputError:
+                    break
+                return True
+            elif (line.startswith((b" ", b"\t")) or not line.strip()) and chunk:
+                chunk.append(line)  # (a blank line belongs to a multi-line scalar of the item)
+            else:
+                break
+        else:
+            flush()  # a last item cut in its middle is not counted
+            raise _truncated(name, index)  # the end before the meta
         return False
 
     def _json(self, path: str, data: bytes) -> None:
@@ -859,7 +783,13 @@ class _Loader:
         self._walk(name, raw, where, default, _JsonView(self, name), top)
 
     def _walk(
-        self, name: str, root: Any, where: str, default: tuple[str, str] | None, view: _View, top: Any = None
+        self,
+        name: str,
+        root: Any,
+        where: str,
+        default: tuple[str, str] | None,
+        view: _JsonView | _PyView,
+        top: Any = None,
     ) -> None:
         """THE walk over plain input, JSON or YAML alike: a list's members, a `...List`'s items (their kind
         and apiVersion defaulting to the list's element), and each object to its kind's Struct."""
@@ -932,7 +862,7 @@ class _Loader:
             self.held.append((name, key, where, kind, dump, obj, -1, 0))
             return
         keyed = self.select is not None and kind.field in self.select.later_keys
-        key = self.select.key_of(kind, raw, "") if keyed and self.select is not None else _name_of(raw)
+        key = self.select.key_of(kind, raw, "") if keyed and self.select is not None else name_of(raw)
         self.held.append((self.path, key, where, kind, dump, None, self.offset, len(raw)))
 
     def _kind_of(self, top: _Top) -> kinds.Kind:
@@ -1016,7 +946,7 @@ class _Loader:
             ("serverVersion", meta.server_version),
         ):
             if value is not None and not isinstance(value, str):
-                raise InputError(f"{name}: snapshot meta.{key} must be a string, found {_py_type(value)}")
+                raise InputError(f"{name}: snapshot meta.{key} must be a string, found {json_type(value)}")
         self.out.metas.append((name, meta))
 
     # -- YAML --
@@ -1040,17 +970,14 @@ class _Loader:
                 seen: set[int] = set()
                 for i, item in enumerate(items):
                     if not isinstance(item, dict):
-                        raise InputError(f"{name}: snapshot item {i} is {_py_type(item)}, not an object")
+                        raise InputError(f"{name}: snapshot item {i} is {json_type(item)}, not an object")
                     _once(name, item, seen)
                     self._py_object(name, item, f"{where}.items[{i}]", None, dump=True)
                 continue
             plain = True
-            self._py_value(name, doc, where, None, set())
+            self._walk(name, doc, where, None, _PyView(self, name, set()))
         if plain or not docs:
             self.out_is_plain(path)
-
-    def _py_value(self, name: str, root: Any, where: str, default: tuple[str, str] | None, seen: set[int]) -> None:
-        self._walk(name, root, where, default, _PyView(self, name, seen))
 
     def _py_object(
         self, name: str, obj: dict[str, Any], where: str, default: tuple[str, str] | None, dump: bool = False
@@ -1059,7 +986,7 @@ class _Loader:
         self.out.object_count += 1
         if kind is None:
             return
-        if self.select is not None and self.select.skips_data(kind, obj):
+        if self.select is not None and self.select.skips(kind, obj):
             self._skipped(kind, dump)
             return
         try:
@@ -1080,27 +1007,11 @@ class _Loader:
         self._add(name, kind, typed, dump)
 
 
-class _View:
-    """What the walk needs of one input form: a node's members when it is a list (else None, or an error when
-    it is no object either), its head (kind, apiVersion, items), a list's items, and the object itself."""
-
-    def members(self, node: Any, at: str) -> list[Any] | None:
-        raise NotImplementedError
-
-    def head(self, node: Any, at: str) -> Any:
-        raise NotImplementedError
-
-    def fields(self, head: Any) -> tuple[Any, Any, Any]:
-        raise NotImplementedError
-
-    def items(self, items: Any) -> list[Any] | None:
-        raise NotImplementedError
-
-    def object(self, node: Any, at: str, default: tuple[str, str] | None, head: Any) -> None:
-        raise NotImplementedError
+# What the walk needs of one input form (`_JsonView`, `_PyView`): a node's members when it is a list (else None,
+# or an error when it is no object either), its head (kind, apiVersion, items), a list's items, and the object.
 
 
-class _JsonView(_View):
+class _JsonView:
     """JSON read from the bytes: nodes are `msgspec.Raw`, decoded only as far as the walk looks."""
 
     def __init__(self, loader: _Loader, name: str):
@@ -1130,7 +1041,7 @@ class _JsonView(_View):
         self.loader._json_object(self.name, node, at, default, top=head)
 
 
-class _PyView(_View):
+class _PyView:
     """YAML through libyaml: nodes are plain lists and dicts; each container is visited once (aliases)."""
 
     def __init__(self, loader: _Loader, name: str, seen: set[int]):
@@ -1142,7 +1053,7 @@ class _PyView(_View):
         if isinstance(node, list):
             return node
         if not isinstance(node, dict):
-            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {_py_type(node)}")
+            raise InputError(f"{self.name}: {at}: expected Kubernetes objects, found {json_type(node)}")
         return None
 
     def head(self, node: Any, at: str) -> Any:
@@ -1182,13 +1093,9 @@ def _once(name: str, node: Any, seen: set[int]) -> None:
     seen.add(id(node))
 
 
-def _py_type(value: Any) -> str:
-    return json_type(value)
-
-
 def _shown_value(value: Any) -> str:
     if isinstance(value, (dict, list)):
-        return _py_type(value)
+        return json_type(value)
     return apivalidation.shown(value) if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
@@ -1205,19 +1112,11 @@ def _json_type(text: bytes) -> str:
     return "a number"
 
 
-_SPACE: Any = None
-
-
 def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
     """(start, end) of each top-level object or list when `data` is several of them one after the other
     (white space between them at most); the problem (line, column, what) when one of them after the first
     is malformed; None when `data` is not such a sequence. Each value's end is where the decoder finds
     trailing characters after it, so every value is parsed once, by msgspec."""
-    import re
-
-    global _SPACE
-    if _SPACE is None:
-        _SPACE = re.compile(rb"[ \t\r\n]*")
     view = memoryview(data)
     out: list[tuple[int, int]] = []
     pos = 0
@@ -1247,8 +1146,6 @@ def _json_values(data: bytes) -> list[tuple[int, int]] | str | None:
 
 
 def _json_problem(exc: msgspec.DecodeError, data: bytes, base: int = 0) -> str:
-    import re
-
     text = str(exc)
     m = re.search(r"\(byte (\d+)\)", text)
     message = re.sub(r"\s*\(byte \d+\)", "", text).removeprefix("JSON is malformed: ")
@@ -1296,7 +1193,7 @@ def read_documents(path: str) -> list[dict[str, Any]]:
         elif isinstance(node, dict):
             out.append(node)
         else:
-            raise InputError(f"{name}: expected Kubernetes objects, found {_py_type(node)}")
+            raise InputError(f"{name}: expected Kubernetes objects, found {json_type(node)}")
     return out
 
 

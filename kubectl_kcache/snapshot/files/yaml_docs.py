@@ -62,16 +62,13 @@ def yaml_loader() -> Any:
     return Loader
 
 
-_ALIAS: Any = None
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.MULTILINE)
 
 
 def alias_at(text: str) -> tuple[int, int, str] | None:
     """(line, column, name) of the first YAML alias in `text`, None when it has none. A cheap search for
     what may be one (`*name` after a space, a bracket, a comma or a line start); only then are the parser's
     events read to tell an alias from a `*` in a plain value."""
-    global _ALIAS
-    if _ALIAS is None:
-        _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.MULTILINE)
     if not _ALIAS.search(text):
         return None
     import yaml
