@@ -16,7 +16,7 @@ from msgspec.structs import force_setattr
 from .. import apivalidation as av
 from ..errors import InputError
 from ..sharing import active as sharing_active
-from ..sharing import share, share_encoded
+from ..sharing import share
 
 _T = TypeVar("_T")
 
@@ -110,27 +110,16 @@ def _filler(cls: type) -> Callable[[Any], None]:
     return fn
 
 
-def _share_parts(obj: Any, *names: str) -> None:
-    """Each named field of `obj` swapped for an equal value already decoded (sharing.py)."""
+def _share_parts(obj: Any, *names: str, keep: Callable[[Any], Any] = share) -> None:
+    """Each named field of `obj` swapped for an equal value already decoded (sharing.py). For fields that hold
+    dicts, `keep=share_encoded` keeps them by their encoding at once, where `share` would first try to hash them
+    (and raise: ~5 us a field)."""
     if not sharing_active():
         return
     for name in names:
         value = getattr(obj, name)
         if value:
-            kept = share(value)
-            if kept is not value:
-                force_setattr(obj, name, kept)
-
-
-def _share_encoded_parts(obj: Any, *names: str) -> None:
-    """`_share_parts` for fields that hold dicts (sharing.share_encoded): kept once by their encoding at once,
-    where `share` would first try to hash them (and raise: ~5 us a field)."""
-    if not sharing_active():
-        return
-    for name in names:
-        value = getattr(obj, name)
-        if value:
-            kept = share_encoded(value)
+            kept = keep(value)
             if kept is not value:
                 force_setattr(obj, name, kept)
 

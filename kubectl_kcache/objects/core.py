@@ -14,7 +14,7 @@ import msgspec
 from msgspec import field
 from msgspec.structs import force_setattr
 
-from ..sharing import share
+from ..sharing import share, share_encoded
 from .base import (
     Bool,
     Condition,
@@ -27,7 +27,6 @@ from .base import (
     _NameRef,
     _Obj,
     _Object,
-    _share_encoded_parts,
     _share_parts,
     _strs,
     find_condition,
@@ -302,7 +301,7 @@ class PodSpec(_Obj, frozen=True):
         _Obj.__post_init__(self)  # the same for every pod of a DaemonSet (containers and volumes hold dicts:
         # kept once by their encoding)
         _share_parts(self, "tolerations")
-        _share_encoded_parts(self, "containers", "init_containers", "volumes")
+        _share_parts(self, "containers", "init_containers", "volumes", keep=share_encoded)
 
 
 class PodStatus(_Obj, frozen=True):
