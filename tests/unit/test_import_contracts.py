@@ -23,6 +23,15 @@ def lint(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def lint_with_import(tmp_path: Path, module: str, line: str) -> subprocess.CompletedProcess[str]:
+    """lint-imports on a copy of the tree where `module` (a path under kubectl_kcache/) ends with `line`."""
+    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    path = tmp_path / "kubectl_kcache" / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa: E402,F401\n")
+    return lint(tmp_path)
+
+
 def test_the_contracts_hold_on_the_tree():
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -30,11 +39,7 @@ def test_the_contracts_hold_on_the_tree():
 
 
 def test_a_check_that_imports_kube_breaks_the_contracts(tmp_path):
-    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
-    check = tmp_path / "kubectl_kcache" / "checks" / "nodes.py"
-    check.write_text(check.read_text() + "\nfrom ..kube import transport  # noqa: E402,F401\n")
-    result = lint(tmp_path)
+    result = lint_with_import(tmp_path, "checks/nodes.py", "from ..kube import transport")
     assert result.returncode != 0
     broken = result.stdout[result.stdout.index("Broken contracts") :]
     assert "Answers are made from a snapshot" in broken
@@ -42,11 +47,7 @@ def test_a_check_that_imports_kube_breaks_the_contracts(tmp_path):
 
 
 def test_following_watches_may_not_use_the_live_lister(tmp_path):
-    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
-    follow = tmp_path / "kubectl_kcache" / "snapshot" / "follow.py"
-    follow.write_text(follow.read_text() + "\nfrom .live import Collector  # noqa: E402,F401\n")
-    result = lint(tmp_path)
+    result = lint_with_import(tmp_path, "snapshot/follow.py", "from .live import Collector")
     assert result.returncode != 0
     assert "kubectl_kcache.snapshot.follow is not allowed to import kubectl_kcache.snapshot.live" in " ".join(
         result.stdout.split()
@@ -56,11 +57,7 @@ def test_following_watches_may_not_use_the_live_lister(tmp_path):
 def test_reconciles_peers_may_not_hold_a_client(tmp_path):
     """Another controller is judged from the informers' stores and events (peers.py), never by reading the API
     server around the read plan."""
-    shutil.copytree(ROOT / "kubectl_kcache", tmp_path / "kubectl_kcache", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
-    peers = tmp_path / "kubectl_kcache" / "reconcile" / "peers.py"
-    peers.write_text(peers.read_text() + "\nfrom ..kube.listing import list_all  # noqa: E402,F401\n")
-    result = lint(tmp_path)
+    result = lint_with_import(tmp_path, "reconcile/peers.py", "from ..kube.listing import list_all")
     assert result.returncode != 0
     broken = " ".join(result.stdout[result.stdout.index("Broken contracts") :].split())
     assert "holds no client" in broken and "never by listing or watching with kube/ themselves" in broken
