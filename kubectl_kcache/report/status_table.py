@@ -392,14 +392,7 @@ class _Screen:
         """A sentence, wrapped at word boundaries to the terminal's width (whole when piped)."""
         if self.width is None or len(text) <= self.width:
             return [self._text(text, style)]
-        lines, line = [], ""
-        for word in text.split(" "):  # a word longer than the line stays whole: the terminal folds it
-            if line and len(line) + 1 + len(word) > self.width:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        return [self._text(x, style) for x in [*lines, line]]
+        return [self._text(x, style) for x in wrap(text, self.width)]  # layout's one wrap: a long word stays whole
 
     def _unassigned(self) -> list[str]:
         if not self.status.unassigned:
