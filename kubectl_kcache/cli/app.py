@@ -199,16 +199,12 @@ def _paragraphs(text: str) -> list[str]:
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
-    """Words of `text` in lines of at most `width` characters, each line after `indent` (never cut)."""
-    lines, line = [], indent
-    for word in text.split(" "):
-        if line.strip() and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = indent + word
-        else:
-            line = line + (" " if line.strip() else "") + word
-    lines.append(line)
-    return lines
+    """Words of `text` in lines of at most `width` characters, each line after `indent` (never cut): the
+    renderers' one wrap."""
+    from ..report.layout import wrap
+
+    first, *rest = wrap(text, width, len(indent), len(indent))
+    return [indent + first, *rest]
 
 
 class KcacheContext(click.Context):
