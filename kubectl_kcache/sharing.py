@@ -13,7 +13,8 @@ must not be kept alive by a table) `share` returns its argument.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import operator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -69,3 +70,20 @@ def sharing() -> Iterator[None]:
         yield
     finally:
         _table = None
+
+
+class SameObjects:
+    """Whether two lists hold the very same objects in the same order (a group's member nodes in two snapshots of
+    a kept-current view), each pair compared once. Both lists are held by whoever asks, so their ids stay theirs."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, int], bool] = {}
+
+    def __call__(self, was: Sequence[Any], now: Sequence[Any]) -> bool:
+        if was is now:
+            return True
+        pair = (id(was), id(now))
+        same = self._known.get(pair)
+        if same is None:
+            same = self._known[pair] = len(was) == len(now) and all(map(operator.is_, was, now))
+        return same

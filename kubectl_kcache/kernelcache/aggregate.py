@@ -20,12 +20,12 @@ the prefetch identity; `cache_pass`) is not part of this rule: this is the answe
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..objects import KernelCache, KernelCacheNode, Node
+from ..sharing import SameObjects
 from . import constants as c
 
 if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
@@ -83,7 +83,7 @@ class EntryIndex:
         # the last snapshot's aggregates by cache key (`carried`): the same entries, so each one holds while its
         # member list holds the very same nodes in the same order (a node relabelled changes one group's list)
         self._previous: dict[str, tuple[Sequence[Node], Aggregate]] = {}
-        self._same_members: dict[tuple[int, int], bool] = {}  # (both lists are held: their ids are stable)
+        self._same_members = SameObjects()
 
     def carried(self) -> EntryIndex:
         """The same entries for the next snapshot of a kept-current view, without this one's member lists; its
@@ -98,17 +98,7 @@ class EntryIndex:
     def previous(self, key: str, members: Sequence[Node]) -> Aggregate | None:
         """The last snapshot's aggregate of `key`, when its members were the very same nodes in the same order."""
         hit = self._previous.get(key)
-        if hit is None:
-            return None
-        was = hit[0]
-        if was is not members:
-            pair = (id(was), id(members))
-            same = self._same_members.get(pair)
-            if same is None:
-                same = self._same_members[pair] = len(was) == len(members) and all(map(operator.is_, was, members))
-            if not same:
-                return None
-        return hit[1]
+        return hit[1] if hit is not None and self._same_members(hit[0], members) else None
 
     def ready_members(self, members: Sequence[Node]) -> tuple[list[str], dict[str, int]]:
         """The Ready members' names in order, and each one's position."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import objects as o
 from ..errors import InputError
 from ..provenance import FILE, Provenance
+from ..sharing import SameObjects
 from . import kinds
 from .reads import Read
 
@@ -201,7 +202,7 @@ class Reuse:
     def __init__(self, previous: dict[Any, tuple[Any, ...]] | None = None):
         self.previous = previous or {}
         self.current: dict[Any, tuple[Any, ...]] = {}
-        self._same_members: dict[tuple[int, int], bool] = {}  # (both lists are held: their ids are stable)
+        self._same_members = SameObjects()
 
     def carried(self) -> Reuse:
         return Reuse({**self.previous, **self.current})
@@ -214,16 +215,10 @@ class Reuse:
         was_members, was_same, was_equal, value = hit
         if len(was_same) != len(same) or not all(map(operator.is_, was_same, same)) or was_equal != equal:
             return None
-        if was_members is not members:
-            if was_members is None or members is None:
-                return None
-            pair = (id(was_members), id(members))
-            same_members = self._same_members.get(pair)
-            if same_members is None:
-                same_members = len(was_members) == len(members) and all(map(operator.is_, was_members, members))
-                self._same_members[pair] = same_members
-            if not same_members:
-                return None
+        if was_members is not members and (
+            was_members is None or members is None or not self._same_members(was_members, members)
+        ):
+            return None
         self.current[key] = (members, was_same, was_equal, value)
         return value
 
