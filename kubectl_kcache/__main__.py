@@ -23,7 +23,16 @@ def main() -> None:
         _interrupted()
     finally:
         gc.enable()
-    sys.exit(run(sys.argv[1:]))
+    code = run(sys.argv[1:], exiting=True)
+    # The end without the interpreter's teardown, which would free every object one by one and collect: 40-70 ms
+    # after an answer over 10,000 KernelCacheNodes, a twentieth of the command. Nothing is left to do: the
+    # output is flushed below, temporary files went with their `with`, the threads still running are daemons.
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def complete(words: list[str] | None = None) -> None:

@@ -16,7 +16,7 @@ from ..report.registry import formats
 from ..text import escape
 from .app import CONTEXT_SETTINGS, main
 from .flags import Seconds, from_file_option, kube_options, make_client, merged_flags, output_option, use_color
-from .reading import load_snapshot_files, source_of
+from .reading import keep, load_snapshot_files, source_of
 
 # ---- reconcile ----------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ def reconcile(
             from ..snapshot.live import collect_for_reconcile
             from ..snapshot.plan import RECONCILE_PLAN
 
-            snap = collect_for_reconcile(make_client(flags).bounded(), RECONCILE_PLAN)
+            snap = keep(collect_for_reconcile(make_client(flags).bounded(), RECONCILE_PLAN))
         result = checked_plan(snap)
         for note in result.notes:
             sys.stderr.write(f"note: {escape(note)}\n")

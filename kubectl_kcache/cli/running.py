@@ -26,6 +26,7 @@ from ..errors import (
 )
 from ..text import escape
 from .app import ISSUES_URL, PROG, main, show_usage_error
+from .reading import KEPT
 
 # ---- running ------------------------------------------------------------------------------------
 
@@ -112,8 +113,9 @@ def _is_output_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in {getattr(errno, n, -1) for n in _OUTPUT_ERRORS}
 
 
-def run(argv: list[str]) -> int:
-    """Run the CLI; every outcome becomes an exit code here."""
+def run(argv: list[str], exiting: bool = False) -> int:
+    """Run the CLI; every outcome becomes an exit code here. `exiting`: the process ends right after (the
+    console entry), so what the command kept (`reading.keep`) is left for the end of the process to free."""
     # SIGPIPE stays ignored (Python's default): `| head` ends us quietly through EPIPE on stdout
     # (`_output_failed`), while a socket the API server closed mid-request stays an error the client reports;
     # SIGPIPE's default action killed `reconcile` when the API server restarted under it.
@@ -134,7 +136,9 @@ def run(argv: list[str]) -> int:
     finally:
         if isinstance(sys.stderr, _Tolerant):
             sys.stderr = stderr
-        gc.unfreeze()  # what reading.load_snapshot_files froze, collectable again (tests run many commands)
+        if not exiting:  # (tests run many commands in one process)
+            gc.unfreeze()  # what reading.load_snapshot_files froze, collectable again
+            KEPT.clear()
     return code
 
 

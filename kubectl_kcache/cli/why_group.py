@@ -14,7 +14,7 @@ from ..report.answers import WHY_GROUP
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, output_option
-from .reading import load_snapshot_files, source_of
+from .reading import keep, load_snapshot_files, source_of
 from .why_common import default_namespace_offline, print_explanation, why_selection
 
 # ---- why-group ----------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def why_group(
 
         client = make_client(flags).bounded()
         namespace = flags.get("namespace") or client.namespace
-        snap = collect_for_why_group(client, namespace, pod, capture_name, what_if_node)
+        snap = keep(collect_for_why_group(client, namespace, pod, capture_name, what_if_node))
     why = explain(
         snap, namespace, pod_name=pod, capture_name=capture_name, what_if_node=what_if_node, what_if_group=what_if_group
     )

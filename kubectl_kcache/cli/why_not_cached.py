@@ -18,7 +18,7 @@ from ..report.answers import HIT_RATE, WHY_NOT_CACHED
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, output_option, use_color
-from .reading import load_snapshot_files, source_of
+from .reading import keep, load_snapshot_files, source_of
 from .why_common import (
     default_namespace_offline,
     pod_in_namespace,
@@ -113,7 +113,7 @@ def why_not_cached(
 
         client = make_client(flags).bounded()
         namespace = flags.get("namespace") or manifest_ns or client.namespace
-        snap = collect_for_why_not_cached(client, namespace, pod)
+        snap = keep(collect_for_why_not_cached(client, namespace, pod))
     if manifest_pod is not None:
         manifest_pod = pod_in_namespace(manifest_pod, namespace)
     why = explain(snap, namespace, pod_name=pod, manifest=manifest_pod, source_note=note)
@@ -148,7 +148,7 @@ def _fleet_hit_rate(flags: dict[str, Any], from_files: tuple[str, ...], output: 
             namespace = namespace or client.namespace
         labels = ",".join(x for x in (f"{LABEL_ISVC}={isvc}" if isvc else "", selector) if x)
         check_selector(selector)  # a bad -l is exit 2 before any read
-        snap = collect_for_fleet(client, namespace, labels)
+        snap = keep(collect_for_fleet(client, namespace, labels))
     fleet = hit_rate(snap, namespace, selector, isvc)
     from ..explain.fleet_scope import check_scope
 

@@ -13,7 +13,7 @@ from ..report.answers import WHY_NOT_READY, WHY_NOT_READY_ALL
 from ..report.registry import formats
 from .app import CONTEXT_SETTINGS, main
 from .flags import from_file_option, kube_options, make_client, merged_flags, output_option
-from .reading import load_snapshot_files, source_of
+from .reading import keep, load_snapshot_files, source_of
 from .why_common import print_explanation
 
 
@@ -95,7 +95,7 @@ def why_not_ready(
 
         client = make_client(flags)
         namespace = None if all_ns else (flags.get("namespace") or client.namespace)
-        snap = collect_for_why_not_ready(client, namespace if kernelcache or not all_ns else None)
+        snap = keep(collect_for_why_not_ready(client, namespace if kernelcache or not all_ns else None))
     required = (plan.KERNEL_CACHES.in_namespace(namespace), plan.NODES, plan.NODE_GROUPS, plan.CONFIGMAP)
     require(snap, "why-not-ready", required, absent_is_none=True)
     source = source_of(snap.meta, namespace)
