@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import apivalidation
 from .. import objects as o
@@ -26,7 +26,9 @@ from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
 from ..suggest import Json, Name, Namespace, Selector, kubectl, kubectl_or_none
-from .model import ObjectRef
+from .model import Finding, ObjectRef
+
+_T = TypeVar("_T")
 
 # ---- reads ----------------------------------------------------------------------------------------
 
@@ -247,6 +249,24 @@ def facts(snapshot: ClusterSnapshot) -> Facts:
     f = Facts(snapshot)
     _LAST[:] = [(snapshot, f)]
     return f
+
+
+def judged_each(
+    snapshot: ClusterSnapshot,
+    check: str,
+    items: Iterable[_T],
+    judge: Callable[[_T], list[Finding]],
+    on: tuple[str, ...],
+    context: Any = None,
+    same: Callable[[_T], tuple[Any, ...]] = lambda item: (item,),
+) -> Iterator[Finding]:
+    """A check's findings of every item (a member node, a KernelCacheNode), `judge(item)` each, in order. Over
+    the next snapshot of a kept-current view (the monitor) an item's findings are reused while what it was judged
+    from holds: the fields `on` the very same objects, `context` (what else the judge reads) equal, and the
+    objects `same(item)` (the item itself, by default) the very same; so a node changed is judged again, not
+    the other 50,000 (`snapshot.model.Judged`)."""
+    for found in snapshot.judged(f"judged/{check}", on).each(items, judge, context, same=same):
+        yield from found
 
 
 # ---- time -----------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     pass
 
 _T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,11 @@ class ClusterSnapshot:
         the fields `on` hold the same objects."""
         return self.derived(key, Reuse, on=on)
 
+    def judged(self, key: str, on: tuple[str, ...]) -> Judged:
+        """The `Judged` values kept under `key`, carried from the last snapshot of a kept-current view while the
+        fields `on` hold the same objects."""
+        return self.derived(key, Judged, on=on)
+
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
 
@@ -226,6 +232,43 @@ class Reuse:
         self, key: Any, members: Sequence[Any] | None, value: Any, same: tuple[Any, ...] = (), equal: Any = None
     ) -> None:
         self.current[key] = (members, same, equal, value)
+
+
+class Judged:
+    """A value per item of a list (a member node's findings of one check), offered to the next snapshot of a
+    kept-current view: kept with the snapshot by `ClusterSnapshot.judged(name, on)`, carried over while the fields
+    `on` hold the same objects, and reused for an item while `context` is equal and the objects the item was
+    judged from (`same(item)`: the item itself, by default) are the very same. Only the last snapshot's values
+    are kept, so a deleted item is not held."""
+
+    def __init__(self, previous: dict[Any, tuple[tuple[Any, ...], Any]] | None = None, context: Any = None):
+        self.previous = previous or {}
+        self.context = context
+        self.current: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+        self.computed = 0  # items judged (not reused) over this snapshot: what a change cost
+
+    def carried(self) -> Judged:
+        return Judged(self.current, self.context)
+
+    def each(
+        self,
+        items: Iterable[_T],
+        judge: Callable[[_T], _V],
+        context: Any = None,
+        key: Callable[[_T], Any] = operator.attrgetter("name"),
+        same: Callable[[_T], tuple[Any, ...]] = lambda item: (item,),
+    ) -> Iterator[_V]:
+        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds."""
+        previous = self.previous if context == self.context else {}
+        self.context, current = context, self.current
+        for item in items:
+            name, objects = key(item), same(item)
+            hit = previous.get(name)
+            if hit is None or len(hit[0]) != len(objects) or not all(map(operator.is_, hit[0], objects)):
+                self.computed += 1
+                hit = (objects, judge(item))
+            current[name] = hit
+            yield hit[1]
 
 
 # every field but the nodes and KernelCacheNodes: what a value read besides a group's member nodes and their
