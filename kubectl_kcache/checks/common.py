@@ -205,11 +205,14 @@ class Facts:
 
     @cached_property
     def agent_pods_by_node(self) -> dict[str, list[o.Pod]]:
-        key, value = c.AGENT_POD_LABEL
-        out: dict[str, list[o.Pod]] = {}
-        for pod in self.s.pods_labelled(c.KSERVE_NAMESPACE, key, value):
-            out.setdefault(pod.node_name, []).append(pod)
-        return out
+        def by_node() -> dict[str, list[o.Pod]]:
+            key, value = c.AGENT_POD_LABEL
+            out: dict[str, list[o.Pod]] = {}
+            for pod in self.s.pods_labelled(c.KSERVE_NAMESPACE, key, value):
+                out.setdefault(pod.node_name, []).append(pod)
+            return out
+
+        return self.s.derived("agent-pods-by-node", by_node, on=("pods",))
 
     @cached_property
     def now(self) -> dt.datetime:

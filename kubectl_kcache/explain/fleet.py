@@ -314,15 +314,7 @@ def hit_rate(
         require_captures(snapshot, namespace)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
 
-    # built once per change of the KernelCacheNodes when the snapshot is kept current (the monitor), and then from
-    # the last one, for the KernelCaches of the KernelCacheNodes that changed only
-    def index() -> a.EntryIndex:
-        stale = snapshot.stale_derived("admission-entries")
-        if stale is None:
-            return a.index_entries(snapshot.kcns)
-        return a.update_entries(stale[0], stale[1]["kcns"], snapshot.kcns)
-
-    entries = snapshot.derived("admission-entries", index, on=("kcns",), updatable=True)
+    entries = a.entries_of(snapshot)
     caches: dict[str, dict[str, KernelCache]] = {}
     for k, v in snapshot.kc_by_key.items():
         caches.setdefault(v.namespace, {})[k] = v

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
 from .. import constants as c
@@ -25,6 +25,9 @@ from ..identity import (
     runtime_container,
     workload_ref,
 )
+
+if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
+    from ...snapshot.model import ClusterSnapshot
 from .gates import (
     ARTIFACT,
     CACHE_CONTAINER,
@@ -259,6 +262,21 @@ def update_entries(previous: EntryIndex, was: Sequence[KernelCacheNode], kcns: S
         refs_in,
         by_compat,
     )
+
+
+def entries_of(snapshot: ClusterSnapshot) -> EntryIndex:
+    """The index of every KernelCacheNode's entries, kept with the snapshot: built once per change of the
+    KernelCacheNodes when the snapshot is kept current (the monitor), and then from the last one's, for the
+    KernelCaches of the KernelCacheNodes that changed only (a KernelCache's entry list is the very same list
+    while none of its entries changed)."""
+
+    def index() -> EntryIndex:
+        stale = snapshot.stale_derived("admission-entries")
+        if stale is None:
+            return index_entries(snapshot.kcns)
+        return update_entries(stale[0], stale[1]["kcns"], snapshot.kcns)
+
+    return snapshot.derived("admission-entries", index, on=("kcns",), updatable=True)
 
 
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:
