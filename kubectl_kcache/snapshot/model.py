@@ -242,12 +242,14 @@ class Judged:
     are kept, so a deleted item is not held."""
 
     def __init__(self, previous: dict[Any, tuple[tuple[Any, ...], Any]] | None = None, context: Any = None):
-        self.previous = previous or {}
-        self.context = context
+        self.previous, self.previous_context = previous or {}, context
         self.current: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+        self.context = context
         self.computed = 0  # items judged (not reused) over this snapshot: what a change cost
 
     def carried(self) -> Judged:
+        if not self.current:  # a snapshot never judged (not evaluated) offers what it was offered
+            return Judged(self.previous, self.previous_context)
         return Judged(self.current, self.context)
 
     def each(
@@ -259,7 +261,7 @@ class Judged:
         same: Callable[[_T], tuple[Any, ...]] = lambda item: (item,),
     ) -> Iterator[_V]:
         """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds."""
-        previous = self.previous if context == self.context else {}
+        previous = self.previous if context == self.previous_context else {}
         self.context, current = context, self.current
         for item in items:
             name, objects = key(item), same(item)
