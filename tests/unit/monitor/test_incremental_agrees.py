@@ -73,7 +73,7 @@ class Fleet:
             self.docs[("Node", doc["metadata"]["name"])] = doc
             self.send("Node", doc["metadata"]["name"], "ADDED")
             return
-        if what.endswith("node") or what in ("relabel", "taint", "not-ready", "cordon", "kubelet"):
+        if what.endswith("node") or what in ("relabel", "taint", "not-ready", "cordon", "kubelet", "suppress"):
             if not nodes:
                 return
             name = nodes[i % len(nodes)]
@@ -89,6 +89,10 @@ class Fleet:
             elif what == "not-ready":
                 ready = next(c for c in doc["status"]["conditions"] if c["type"] == "Ready")
                 ready["status"] = "True" if ready["status"] != "True" else ("False", "Unknown")[k % 2]
+            elif what == "suppress":  # the doctor told to keep quiet about this node (or no longer)
+                annotations = doc["metadata"].setdefault("annotations", {})
+                if annotations.pop("kcache.kserve.io/suppress", None) is None:
+                    annotations["kcache.kserve.io/suppress"] = ("group-taints", "nodes", "*")[k % 3]
             elif what == "cordon":
                 doc["spec"]["unschedulable"] = not doc["spec"].get("unschedulable", False)
             else:
@@ -143,6 +147,7 @@ CHANGES = (
     "not-ready",
     "cordon",
     "kubelet",
+    "suppress",
     "delete-node",
     "create-node",
     "kcn-state",
