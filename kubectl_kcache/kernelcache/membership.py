@@ -12,9 +12,11 @@ explanation, the status counts and reconcile's planner read that one result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..objects import KernelCacheNode, Node, NodeGroup
@@ -79,12 +81,56 @@ def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
 
 
 def membership_of(snapshot: ClusterSnapshot) -> Membership:
-    """The snapshot's membership, computed on first use and kept with the snapshot."""
-    return snapshot.derived(
-        "membership",
-        lambda: membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot)),
-        on=("nodes", "node_groups"),
-    )
+    """The snapshot's membership, computed on first use and kept with the snapshot; over the next snapshot of a
+    kept-current view (the monitor) whose groups are the same and whose nodes were only modified, each in the
+    same groups as before, the last one's with those nodes replaced (`replaced_nodes`)."""
+
+    def make() -> Membership:
+        stale = snapshot.stale_derived("membership")
+        if stale is not None and stale[1]["node_groups"] is snapshot.node_groups:
+            made = replaced_nodes(
+                stale[0], stale[1]["nodes"], snapshot.nodes, snapshot.node_groups, label_index_of(snapshot)
+            )
+            if made is not None:
+                return made
+        return membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot))
+
+    return snapshot.derived("membership", make, on=("nodes", "node_groups"), updatable=True)
+
+
+def replaced_nodes(
+    was: Membership, before: Sequence[Node], nodes: Sequence[Node], groups: Iterable[NodeGroup], index: LabelIndex
+) -> Membership | None:
+    """`was` (the membership of `before` in `groups`) for `nodes`, when `nodes` is `before` with a few nodes replaced
+    by nodes of the same name in the very same groups (a node's status, or a label no selector reads, changed);
+    None otherwise. The member lists without a replaced node are the very same lists."""
+    if len(before) != len(nodes):
+        return None
+    changed = [(old, new) for old, new in zip(before, nodes, strict=True) if old is not new]
+    if len(changed) * 10 > len(nodes):
+        return None
+    groups = list(groups)
+    members, member_nodes = dict(was.members_of_group), list(was.member_nodes)
+    copied: set[str] = set()
+    for old, new in changed:
+        mine = was.groups_of_node.get(old.name, [])
+        if new.name != old.name or matching_groups(new.labels, groups) != mine:
+            return None
+        for listed in (member_nodes, *(members[g.name] for g in mine)):
+            at = bisect_left(listed, old.name, key=_name)  # (in the nodes' order: by name)
+            if at == len(listed) or listed[at] is not old:
+                return None
+        if mine:
+            member_nodes[bisect_left(member_nodes, old.name, key=_name)] = new
+        for g in mine:
+            if g.name not in copied:
+                members[g.name], copied = list(members[g.name]), copied | {g.name}
+            listed = members[g.name]
+            listed[bisect_left(listed, old.name, key=_name)] = new
+    return Membership(was.groups_of_node, members, member_nodes, index)
+
+
+_name = attrgetter("name")
 
 
 def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
