@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bench import fixtures as fx
 from bench.scale import items, write_dump
+from kubectl_kcache.kernelcache.aggregate import entry_index_of
 from kubectl_kcache.kernelcache.membership import membership_of
 from kubectl_kcache.monitor.evaluate import Evaluation, evaluate
 from kubectl_kcache.snapshot.files.from_files import load_files
@@ -187,7 +188,9 @@ def test_after_any_changes_the_monitor_exports_what_a_fresh_evaluation_does(
             continue
         fresh = dataclasses.replace(kept)  # the same objects, nothing carried over
         assert exported(evaluate(kept)) == exported(evaluate(fresh)), (what, i, k)
-        assert membership_of(kept) == membership_of(fresh)  # (updated from the last one's, or made again)
+        # (the indexes updated from the last one's, or made again)
+        assert membership_of(kept) == membership_of(fresh)
+        assert entry_index_of(kept).by_cache == entry_index_of(fresh).by_cache
 
 
 def test_the_changes_are_seen() -> None:
