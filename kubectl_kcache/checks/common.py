@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Any, TypeVar
 
 from .. import apivalidation
@@ -261,15 +262,14 @@ def judged_each(
     judge: Callable[[_T], list[Finding]],
     on: tuple[str, ...],
     context: Any = None,
-    same: Callable[[_T], tuple[Any, ...]] = lambda item: (item,),
+    same: Callable[[_T], tuple[Any, ...]] | None = None,
 ) -> Iterator[Finding]:
     """A check's findings of every item (a member node, a KernelCacheNode), `judge(item)` each, in order. Over
     the next snapshot of a kept-current view (the monitor) an item's findings are reused while what it was judged
     from holds: the fields `on` the very same objects, `context` (what else the judge reads) equal, and the
     objects `same(item)` (the item itself, by default) the very same; so a node changed is judged again, not
     the other 50,000 (`snapshot.model.Judged`)."""
-    for found in snapshot.judged(f"judged/{check}", on).each(items, judge, context, same=same):
-        yield from found
+    return chain.from_iterable(snapshot.judged(f"judged/{check}", on).each(items, judge, context, same=same))
 
 
 # ---- time -----------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ From plain files a kind absent from the input is read as "not-in-input", never a
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -241,16 +241,22 @@ class Judged:
     judged from (`same(item)`: the item itself, by default) are the very same. Only the last snapshot's values
     are kept, so a deleted item is not held."""
 
-    def __init__(self, previous: dict[Any, tuple[tuple[Any, ...], Any]] | None = None, context: Any = None):
-        self.previous, self.previous_context = previous or {}, context
+    def __init__(
+        self,
+        previous: dict[Any, tuple[tuple[Any, ...], Any]] | None = None,
+        context: Any = None,
+        judged: tuple[Sequence[Any], list[Any]] | None = None,
+    ):
+        self.previous, self.previous_context, self.previous_judged = previous or {}, context, judged
         self.current: dict[Any, tuple[tuple[Any, ...], Any]] = {}
         self.context = context
+        self.judged: tuple[Sequence[Any], list[Any]] | None = None  # the items and their values, in order
         self.computed = 0  # items judged (not reused) over this snapshot: what a change cost
 
     def carried(self) -> Judged:
         if not self.current:  # a snapshot never judged (not evaluated) offers what it was offered
-            return Judged(self.previous, self.previous_context)
-        return Judged(self.current, self.context)
+            return Judged(self.previous, self.previous_context, self.previous_judged)
+        return Judged(self.current, self.context, self.judged)
 
     def each(
         self,
@@ -258,19 +264,29 @@ class Judged:
         judge: Callable[[_T], _V],
         context: Any = None,
         key: Callable[[_T], Any] = operator.attrgetter("name"),
-        same: Callable[[_T], tuple[Any, ...]] = lambda item: (item,),
-    ) -> Iterator[_V]:
-        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds."""
-        previous = self.previous if context == self.previous_context else {}
-        self.context, current = context, self.current
+        same: Callable[[_T], tuple[Any, ...]] | None = None,
+    ) -> list[_V]:
+        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds (all of them
+        at once when the items are the very same list, each judged from itself alone)."""
+        last = self.previous_judged
+        if same is None and last is not None and last[0] is items and context == self.previous_context:
+            self.context, self.current, self.judged = context, self.previous, last
+            return last[1]
+        found = (self.previous if context == self.previous_context else {}).get
+        if self.current is self.previous:  # (taken over whole above): not written into
+            self.current = {}
+        self.context, current, out = context, self.current, []
         for item in items:
-            name, objects = key(item), same(item)
-            hit = previous.get(name)
+            name, objects = key(item), (item,) if same is None else same(item)
+            hit = found(name)
             if hit is None or len(hit[0]) != len(objects) or not all(map(operator.is_, hit[0], objects)):
                 self.computed += 1
                 hit = (objects, judge(item))
             current[name] = hit
-            yield hit[1]
+            out.append(hit[1])
+        if isinstance(items, Sequence):
+            self.judged = (items, out)
+        return out
 
 
 # every field but the nodes and KernelCacheNodes: what a value read besides a group's member nodes and their

@@ -232,3 +232,14 @@ def test_a_node_changed_is_the_one_node_judged_again(fleet: Any, monkeypatch: py
     again = live.snapshot()
     evaluate(again)
     assert all(again.judged(f"judged/{c}", ()).computed == 0 for c in ("group-taints", "nodes", "agent", "node-images"))
+
+
+def test_an_agents_status_write_judges_again_only_its_kernelcachenode(fleet: Any) -> None:
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    _entry_state(live, 4, "Pulling")
+    snap = live.snapshot()
+    evaluate(snap)
+    assert snap.judged("judged/node-images", ()).computed == 1
+    for check in ("group-taints", "nodes", "agent"):  # the nodes' checks read no KernelCacheNode
+        assert snap.judged(f"judged/{check}", ()).computed == 0, check
