@@ -329,11 +329,6 @@ def _sorted(by_key: dict[tuple[str, str], Any]) -> tuple[Any, ...]:
     return tuple(by_key[k] for k in sorted(by_key))
 
 
-def field_value(objects: Iterable[Any]) -> tuple[Any, ...]:
-    """One snapshot field from its objects, as `assemble` makes it: the last of a namespace/name wins, sorted."""
-    return _sorted({(obj.metadata.namespace or "", obj.metadata.name): obj for obj in objects})
-
-
 def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:
     """(snapshot field, typed object) of an API object given as plain data; None for kinds the plugin
     does not read. A malformed object is an ObjectError naming where it came from and the bad field."""
