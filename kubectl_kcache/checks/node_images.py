@@ -87,7 +87,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     yield from judged_each(
         snapshot,
         ID,
-        sorted(snapshot.kcns, key=lambda k: k.name),
+        snapshot.derived("kcns-by-name", lambda: sorted(snapshot.kcns, key=lambda k: k.name), on=("kcns",)),
         judge,
         on=("kernel_caches", "jobs"),
         context=(jobs_ok, job_ns),

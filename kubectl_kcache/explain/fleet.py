@@ -259,11 +259,8 @@ def serving_pods(snapshot: ClusterSnapshot, namespace: str | None, selector: str
     parsed = check_selector(selector)
     out = [
         p
-        for p in snapshot.pods
-        if c.LABEL_ISVC in p.meta.labels
-        and (namespace is None or p.namespace == namespace)
-        and (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc)
-        and label_selector_matches(parsed, p.meta.labels)
+        for p in snapshot.pods_labelled(namespace, c.LABEL_ISVC)  # (kept while the pods are the same)
+        if (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc) and label_selector_matches(parsed, p.meta.labels)
     ]
     return sorted(out, key=lambda p: (p.namespace, p.meta.labels[c.LABEL_ISVC], p.name))
 
