@@ -259,7 +259,7 @@ def judged_each(
     snapshot: ClusterSnapshot,
     check: str,
     items: Iterable[_T],
-    judge: Callable[[_T], list[Finding]],
+    judge: Callable[[_T], Iterable[Finding]],
     on: tuple[str, ...],
     context: Any = None,
     same: Callable[[_T], tuple[Any, ...]] | None = None,
@@ -269,7 +269,9 @@ def judged_each(
     from holds: the fields `on` the very same objects, `context` (what else the judge reads) equal, and the
     objects `same(item)` (the item itself, by default) the very same; so a node changed is judged again, not
     the other 50,000 (`snapshot.model.Judged`)."""
-    return chain.from_iterable(snapshot.judged(f"judged/{check}", on).each(items, judge, context, same=same))
+    # (kept as tuples: the findings of most nodes are the one empty tuple)
+    kept = snapshot.judged(f"judged/{check}", on).each(items, lambda item: tuple(judge(item)), context, same=same)
+    return chain.from_iterable(kept)
 
 
 # ---- time -----------------------------------------------------------------------------------------

@@ -79,11 +79,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         )
 
 
-def _judged(node: o.Node, first: o.NodeGroup) -> tuple[list[Finding], bool]:
+def _judged(node: o.Node, first: o.NodeGroup) -> tuple[tuple[Finding, ...], bool]:
     """A member node's findings (`first`: its first group), and whether its kubelet needs the ImageVolume gate."""
     version = minor_version(node.kubelet_version)
     gated = version is not None and MIN_IMAGE_VOLUME <= version < DEFAULT_IMAGE_VOLUME
-    return list(_findings(node, first, version)), gated
+    return tuple(_findings(node, first, version)), gated
 
 
 def _findings(node: o.Node, first: o.NodeGroup, version: tuple[int, int] | None) -> Iterator[Finding]:

@@ -243,12 +243,12 @@ class Judged:
 
     def __init__(
         self,
-        previous: dict[Any, tuple[tuple[Any, ...], Any]] | None = None,
+        previous: dict[Any, tuple[Any, Any]] | None = None,
         context: Any = None,
         judged: tuple[Sequence[Any], list[Any]] | None = None,
     ):
         self.previous, self.previous_context, self.previous_judged = previous or {}, context, judged
-        self.current: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+        self.current: dict[Any, tuple[Any, Any]] = {}  # key -> (the item, or what `same` gave; its value)
         self.context = context
         self.judged: tuple[Sequence[Any], list[Any]] | None = None  # the items and their values, in order
         self.computed = 0  # items judged (not reused) over this snapshot: what a change cost
@@ -277,9 +277,9 @@ class Judged:
             self.current = {}
         self.context, current, out = context, self.current, []
         for item in items:
-            name, objects = key(item), (item,) if same is None else same(item)
-            hit = found(name)
-            if hit is None or len(hit[0]) != len(objects) or not all(map(operator.is_, hit[0], objects)):
+            objects: Any = item if same is None else same(item)
+            hit = found(name := key(item))
+            if hit is None or not (hit[0] is objects if same is None else _same(hit[0], objects)):
                 self.computed += 1
                 hit = (objects, judge(item))
             current[name] = hit
@@ -287,6 +287,10 @@ class Judged:
         if isinstance(items, Sequence):
             self.judged = (items, out)
         return out
+
+
+def _same(was: Any, now: tuple[Any, ...]) -> bool:
+    return type(was) is tuple and len(was) == len(now) and all(map(operator.is_, was, now))
 
 
 # every field but the nodes and KernelCacheNodes: what a value read besides a group's member nodes and their
