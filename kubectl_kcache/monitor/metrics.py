@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 
 from ..checks.model import STATUSES
 from ..checks.registry import all_checks
@@ -147,12 +146,11 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
     members = _family("kcache_nodegroup_members")
     agents = _family("kcache_nodegroup_agents_ready")
     missing = _family("kcache_nodegroup_kernelcachenodes_missing")
-    nodes = _family("kcache_kernelcache_nodes")
     for g in status.groups:
         members.add(g.members, nodegroup=g.name)
         agents.add(g.agent_ready, nodegroup=g.name)
         missing.add(g.kernel_cache_nodes_missing, nodegroup=g.name)
-        nodes.add_lines(_RENDERED.lines(nodes, g, partial(_cells, g)))
+    nodes = _RENDERED.add_rows(_family("kcache_kernelcache_nodes"), status.groups, _cells)
     return members, agents, missing, nodes
 
 
@@ -175,10 +173,9 @@ def _cells(g: GroupStatus) -> Iterator[tuple[dict[str, str], float]]:
 
 
 def _readiness(fleet: WhyNotReadyFleet) -> Iterable[Family]:
-    ready = _family("kcache_kernelcache_ready")
+    ready = _RENDERED.add_rows(_family("kcache_kernelcache_ready"), fleet.rows, _ready)
     cause = _family("kcache_kernelcache_not_ready_cause")
     for w in fleet.rows:
-        ready.add_lines(_RENDERED.lines(ready, w, partial(_ready, w)))
         top = w.top_cause
         if top is not None:
             cause.add(1, namespace=w.namespace, kernelcache=w.name, cause=top)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import islice
+from typing import Any, TypeVar
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+Sample = tuple[dict[str, str], float]  # labels, value
+_R = TypeVar("_R")
 
 
 @dataclass
@@ -18,7 +21,7 @@ class Family:
     kind: str  # gauge | counter (a counter's name ends in _total)
     help: str
     # each a sample, or sample lines rendered before (`sample_lines`, kept by `Rendered`)
-    samples: list[tuple[dict[str, str], float] | str] = field(default_factory=list)
+    samples: list[Sample | str] = field(default_factory=list)
 
     def add(self, value: float, **labels: str) -> Family:
         self.samples.append((labels, value))
@@ -30,11 +33,6 @@ class Family:
         for key, value in sorted(counts.items()):
             values = key if isinstance(key, tuple) else (key,)
             self.add(value, **dict(zip(labels, values, strict=True)))
-        return self
-
-    def add_lines(self, text: str) -> Family:
-        """Samples already rendered (`sample_lines`), written as they are."""
-        self.samples.append(text)
         return self
 
     def metric(self, samples: Iterable[tuple[dict[str, str], float]] = ()) -> Any:
@@ -80,13 +78,26 @@ class Rendered:
         self._last: dict[tuple[str, int], tuple[object, str]] = {}
         self._now: dict[tuple[str, int], tuple[object, str]] = {}
 
-    def lines(self, family: Family, row: object, samples: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> str:
-        key = (family.name, id(row))
-        hit = self._last.get(key)
-        if hit is None or hit[0] is not row:
-            hit = (row, sample_lines(family, samples()))
-        self._now[key] = hit
-        return hit[1]
+    def add_rows(self, family: Family, rows: Iterable[_R], samples: Callable[[_R], Iterable[Sample]]) -> Family:
+        """The samples of each row added to `family`, in order: the lines kept for a row of the last render, the
+        others rendered now (in one pass: each sample is one line)."""
+        texts: list[str] = []
+        missed: list[tuple[int, _R, list[Sample]]] = []
+        for row in rows:
+            key = (family.name, id(row))
+            hit = self._last.get(key)
+            if hit is not None and hit[0] is row:
+                self._now[key] = hit
+            else:
+                missed.append((len(texts), row, list(samples(row))))
+            texts.append(hit[1] if hit is not None and hit[0] is row else "")
+        if missed:
+            lines = iter(sample_lines(family, [s for _, _, mine in missed for s in mine]).split("\n"))
+            for at, made, mine in missed:
+                texts[at] = "".join(f"{line}\n" for line in islice(lines, len(mine)))
+                self._now[(family.name, id(made))] = (made, texts[at])
+        family.samples += texts
+        return family
 
     def done(self) -> None:
         """The render is over: what it rendered is what the next one may reuse."""

@@ -40,22 +40,28 @@ def test_a_family_in_pieces_reads_as_the_whole(rows: list[tuple[str, str, float]
     kept = Family(name, kind, family.help)
     for (a, b, value), cut in zip(rows, cuts, strict=False):
         if cut:  # rendered before, as `Rendered` keeps it
-            family.add_lines(sample_lines(kept, [({"a": a, "b": b}, value)]))
+            family.samples.append(sample_lines(kept, [({"a": a, "b": b}, value)]))
         else:
             family.add(value, a=a, b=b)
     assert render([family]) == _whole(name, kind, family.help, rows)
 
 
-def test_rendered_reuses_the_lines_of_the_very_same_row_only() -> None:
-    made: list[str] = []
+def test_rendered_reuses_the_lines_of_the_very_same_rows_only() -> None:
+    made: list[dict[str, Any]] = []
     rendered = Rendered()
-    family = Family("kcache_x", "gauge", "x")
 
-    def lines(row: dict[str, int]) -> str:
-        return rendered.lines(family, row, lambda: made.append("x") or [({"a": "1"}, row["v"])])
+    def text(*rows: dict[str, Any]) -> str:
+        def samples(row: dict[str, Any]) -> list[tuple[dict[str, str], float]]:
+            made.append(row)
+            return [({"a": row["a"], "b": str(i)}, row["v"]) for i in range(row["n"])]
 
-    row, equal = {"v": 1}, {"v": 1}
-    assert lines(row) == 'kcache_x{a="1"} 1.0\n'
+        return render([rendered.add_rows(Family("kcache_x", "gauge", "x"), rows, samples)])
+
+    one, two, equal = {"a": "1", "v": 1, "n": 2}, {"a": 'q"\\\u2028', "v": 2, "n": 1}, {"a": "1", "v": 1, "n": 2}
+    first = text(one, two)
+    assert first == _whole("kcache_x", "gauge", "x", [("1", "0", 1), ("1", "1", 1), ('q"\\\u2028', "0", 2)])
     rendered.done()
-    assert lines(row) == lines(equal) == 'kcache_x{a="1"} 1.0\n'
-    assert len(made) == 2  # the row again: kept; an equal row (another object): rendered
+    assert text(one, two) == first and made == [one, two]  # both kept: nothing rendered again
+    rendered.done()
+    assert text(two, equal) == _whole("kcache_x", "gauge", "x", [('q"\\\u2028', "0", 2), ("1", "0", 1), ("1", "1", 1)])
+    assert made == [one, two, equal]  # an equal row (another object) is rendered
