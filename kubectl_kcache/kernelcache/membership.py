@@ -136,14 +136,15 @@ _name = attrgetter("name")
 def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
     """A group's member nodes, then each one's KernelCacheNode (None without one): what a value computed per
     group or per KernelCache reads of the nodes and KernelCacheNodes (`snapshot.model.Reuse`); one list per
-    group and snapshot."""
-
-    def make() -> list[object]:
-        members = membership_of(snapshot).members_of_group.get(group, [])
+    group and snapshot, the very same list over the next snapshot of a kept-current view while the group's
+    member list and the KernelCacheNodes are the same."""
+    kept: dict[str, tuple[list[Node], list[object]]] = snapshot.derived("member-objects", dict, on=("kcns",))
+    members = membership_of(snapshot).members_of_group.get(group, [])
+    hit = kept.get(group)
+    if hit is None or hit[0] is not members:
         kcns = snapshot.kcn_by_name
-        return [*members, *(kcns.get(n.name) for n in members)]
-
-    return snapshot.derived(f"member-objects/{group}", make)
+        hit = kept[group] = (members, [*members, *(kcns.get(n.name) for n in members)])
+    return hit[1]
 
 
 def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:
