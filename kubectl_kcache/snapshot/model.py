@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import objects as o
@@ -266,12 +267,18 @@ class Judged:
         key: Callable[[_T], Any] = operator.attrgetter("name"),
         same: Callable[[_T], tuple[Any, ...]] | None = None,
     ) -> list[_V]:
-        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds (all of them
-        at once when the items are the very same list, each judged from itself alone)."""
+        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds. Items judged
+        from themselves alone (no `same`), in a list of the last one's length: only those at the positions where
+        the list holds another object are looked at (none when it is the very same list)."""
         last = self.previous_judged
-        if same is None and last is not None and last[0] is items and context == self.previous_context:
-            self.context, self.current, self.judged = context, self.previous, last
-            return last[1]
+        if same is None and last is not None and context == self.previous_context and isinstance(items, Sequence):
+            if last[0] is items:
+                self.context, self.current, self.judged = context, self.previous, last
+                return last[1]
+            if len(last[0]) == len(items):
+                moved = list(compress(range(len(items)), map(operator.is_not, last[0], items)))
+                if len(moved) * 10 <= len(items):
+                    return self._replaced(last, items, moved, judge, key, context)
         found = (self.previous if context == self.previous_context else {}).get
         if self.current is self.previous:  # (taken over whole above): not written into
             self.current = {}
@@ -286,6 +293,30 @@ class Judged:
             out.append(hit[1])
         if isinstance(items, Sequence):
             self.judged = (items, out)
+        return out
+
+    def _replaced(
+        self,
+        last: tuple[Sequence[Any], list[Any]],
+        items: Sequence[_T],
+        moved: list[int],
+        judge: Callable[[_T], _V],
+        key: Callable[[_T], Any],
+        context: Any,
+    ) -> list[_V]:
+        """`each` over `items`, the last list with other objects at the positions `moved`."""
+        current, out = dict(self.previous), list(last[1])
+        found = self.previous.get
+        for i in moved:
+            item, was = items[i], last[0][i]
+            if key(was) != (name := key(item)):
+                current.pop(key(was), None)
+            hit = found(name)
+            if hit is None or hit[0] is not item:
+                self.computed += 1
+                hit = (item, judge(item))
+            current[name], out[i] = hit, hit[1]
+        self.context, self.current, self.judged = context, current, (items, out)
         return out
 
 
