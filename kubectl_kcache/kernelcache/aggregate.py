@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..objects import CacheStatus, KernelCache, KernelCacheNode, Node
-from ..sharing import SameObjects
+from ..sharing import SameObjects, changed
 from . import constants as c
 
 if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
@@ -98,8 +98,7 @@ class EntryIndex:
         """This index (of the KernelCacheNodes `was`) for `kcns`: the entries of those that changed (an agent's
         status write) taken out and put in again, the aggregates of the caches none of whose entries changed
         offered to the next one as `carried` offers them; None when many changed (then built again)."""
-        before, now = {id(k) for k in was}, {id(k) for k in kcns}
-        gone, came = [k for k in was if id(k) not in now], [k for k in kcns if id(k) not in before]
+        gone, came = changed(was, kcns)
         if (len(gone) + len(came)) * 10 > len(kcns):
             return None
         copy = self.carried()

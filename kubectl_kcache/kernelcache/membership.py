@@ -15,11 +15,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from operator import attrgetter
+from functools import cached_property, partial
+from itertools import compress
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from ..objects import KernelCacheNode, Node, NodeGroup
+from ..sharing import changed
 from . import constants as c
 from .selectors import LabelIndex, matching_groups
 
@@ -106,13 +108,13 @@ def replaced_nodes(
     None otherwise. The member lists without a replaced node are the very same lists."""
     if len(before) != len(nodes):
         return None
-    changed = [(old, new) for old, new in zip(before, nodes, strict=True) if old is not new]
-    if len(changed) * 10 > len(nodes):
+    moved = list(compress(range(len(nodes)), map(is_not, before, nodes)))  # the places holding another node
+    if len(moved) * 10 > len(nodes):
         return None
     groups = list(groups)
     members, member_nodes = dict(was.members_of_group), list(was.member_nodes)
     copied: set[str] = set()
-    for old, new in changed:
+    for old, new in ((before[i], nodes[i]) for i in moved):
         mine = was.groups_of_node.get(old.name, [])
         if new.name != old.name or matching_groups(new.labels, groups) != mine:
             return None
@@ -138,13 +140,29 @@ def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
     group or per KernelCache reads of the nodes and KernelCacheNodes (`snapshot.model.Reuse`); one list per
     group and snapshot, the very same list over the next snapshot of a kept-current view while the group's
     member list and the KernelCacheNodes are the same."""
-    kept: dict[str, tuple[list[Node], list[object]]] = snapshot.derived("member-objects", dict, on=("kcns",))
+    kept: dict[str, tuple[list[Node], list[object]]] = snapshot.derived(
+        "member-objects", partial(_kept_member_objects, snapshot), on=("kcns",), updatable=True
+    )
     members = membership_of(snapshot).members_of_group.get(group, [])
     hit = kept.get(group)
     if hit is None or hit[0] is not members:
         kcns = snapshot.kcn_by_name
         hit = kept[group] = (members, [*members, *(kcns.get(n.name) for n in members)])
     return hit[1]
+
+
+def _kept_member_objects(snapshot: ClusterSnapshot) -> dict[str, tuple[list[Node], list[object]]]:
+    """The last snapshot's member objects but those of the groups of the KernelCacheNodes that changed."""
+    stale = snapshot.stale_derived("member-objects")
+    if stale is None:
+        return {}
+    gone, came = changed(stale[1]["kcns"], snapshot.kcns)
+    groups_of_node = membership_of(snapshot).groups_of_node
+    kept = dict(stale[0])
+    for kcn in (*gone, *came):
+        for group in groups_of_node.get(kcn.name, ()):
+            kept.pop(group.name, None)
+    return kept
 
 
 def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:

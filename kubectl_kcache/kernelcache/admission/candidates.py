@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
+from ...sharing import changed
 from .. import constants as c
 from ..identity import (
     CONTAINER_KSERVE,
@@ -211,14 +212,11 @@ def index_entries(kcns: Sequence[KernelCacheNode], namespace: str | None = None,
 def update_entries(previous: EntryIndex, was: Sequence[KernelCacheNode], kcns: Sequence[KernelCacheNode]) -> EntryIndex:
     """`index_entries(kcns)`, from `previous` (the index of `was`, every KernelCacheNode): only the KernelCaches
     with an entry on a KernelCacheNode that changed are indexed again (an agent's status write, in the monitor)."""
-    before = {id(k) for k in was}
-    now = {id(k) for k in kcns}
-    changed = [k for k in was if id(k) not in now] + [k for k in kcns if id(k) not in before]
-    if len(changed) * 10 > len(kcns):
+    gone, came = changed(was, kcns)
+    if (len(gone) + len(came)) * 10 > len(kcns):
         return index_entries(kcns)
-    nodes = {k.name for k in changed}
-    keys = {key for k in changed for key, _ in _keys_of(k)}
-    came = [k for k in kcns if id(k) not in before]
+    nodes = {k.name for k in (*gone, *came)}
+    keys = {key for k in (*gone, *came) for key, _ in _keys_of(k)}
     by_ref = dict(previous.by_ref)
     ready = dict(previous.ready)
     for key in keys:

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from bench import fixtures as fx
 from bench.scale import items, write_dump
 from kubectl_kcache.kernelcache.aggregate import entry_index_of
-from kubectl_kcache.kernelcache.membership import membership_of
+from kubectl_kcache.kernelcache.membership import member_objects, membership_of
 from kubectl_kcache.monitor.evaluate import Evaluation, evaluate
+from kubectl_kcache.sharing import changed
 from kubectl_kcache.snapshot.files.from_files import load_files
 from kubectl_kcache.snapshot.follow import LiveSnapshot
 from kubectl_kcache.snapshot.model import parse_item
@@ -191,6 +192,7 @@ def test_after_any_changes_the_monitor_exports_what_a_fresh_evaluation_does(
         # (the indexes updated from the last one's, or made again)
         assert membership_of(kept) == membership_of(fresh)
         assert entry_index_of(kept).by_cache == entry_index_of(fresh).by_cache
+        assert all(member_objects(kept, g.name) == member_objects(fresh, g.name) for g in kept.node_groups)
 
 
 def test_the_changes_are_seen() -> None:
@@ -206,3 +208,22 @@ def test_the_changes_are_seen() -> None:
             after = exported(evaluate(fleet.live.snapshot()))
             assert after[0] != before[0], what  # each one a finding more or less
             before = after
+
+
+@given(
+    before=st.lists(st.integers(0, 30), unique=True, max_size=20),
+    edits=st.lists(st.tuples(st.sampled_from(["replace", "delete", "add"]), st.integers(0, 40)), max_size=6),
+)
+def test_changed_tells_what_went_and_came_by_identity(before: list[int], edits: list[tuple[str, int]]) -> None:
+    was = [[n] for n in before]  # distinct objects
+    now = list(was)
+    for edit, i in edits:
+        if edit == "replace" and now:
+            now[i % len(now)] = list(now[i % len(now)])  # an equal object, not the same one
+        elif edit == "delete" and now:
+            del now[i % len(now)]
+        elif edit == "add":
+            now.insert(i % (len(now) + 1), [100 + i])
+    gone, came = changed(was, now)
+    assert {id(x) for x in gone} == {id(x) for x in was} - {id(x) for x in now}
+    assert {id(x) for x in came} == {id(x) for x in now} - {id(x) for x in was}
