@@ -125,8 +125,9 @@ def replaced_nodes(
         if mine:
             member_nodes[bisect_left(member_nodes, old.name, key=_name)] = new
         for g in mine:
-            if g.name not in copied:
-                members[g.name], copied = list(members[g.name]), copied | {g.name}
+            if g.name not in copied:  # (the last membership's list is left as it was)
+                copied.add(g.name)
+                members[g.name] = list(members[g.name])
             listed = members[g.name]
             listed[bisect_left(listed, old.name, key=_name)] = new
     return Membership(was.groups_of_node, members, member_nodes, index)

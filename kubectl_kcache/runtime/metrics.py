@@ -1,7 +1,7 @@
 """THE Prometheus text of the long-running commands' /metrics (the monitor's and reconcile's), written by
 prometheus_client (which escapes the label values; they come from the cluster). A family is its name, type,
 help and samples; no prometheus_client state is kept between scrapes: each scrape renders the families it is
-given."""
+given, some of whose sample lines may have been rendered before (`Rendered`: each sample line stands alone)."""
 
 from __future__ import annotations
 
