@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import compress
 from typing import Any, TypeVar
 
 _V = TypeVar("_V")
@@ -87,3 +88,14 @@ class SameObjects:
         if same is None:
             same = self._known[pair] = len(was) == len(now) and all(map(operator.is_, was, now))
         return same
+
+
+def changed(was: Sequence[_V], now: Sequence[_V]) -> tuple[list[_V], list[_V]]:
+    """The objects of `was` that `now` no longer holds, and those it holds anew, told by identity: what changed
+    between two snapshots' values of a field of a kept-current view (most of its objects the very same, in the
+    same places when none was added or deleted: then only the places holding another object are looked at)."""
+    if len(was) == len(now):
+        at = list(compress(range(len(now)), map(operator.is_not, was, now)))
+        was, now = [was[i] for i in at], [now[i] for i in at]
+    before, after = {id(x) for x in was}, {id(x) for x in now}
+    return [x for x in was if id(x) not in after], [x for x in now if id(x) not in before]

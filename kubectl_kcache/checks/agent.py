@@ -35,7 +35,17 @@ from ..kernelcache.taints import daemon_pod_tolerations, untolerated_taints
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, Namespace, kubectl
-from .common import NODE_PASS_TRIGGERS, RECONCILE, facts, parse_time, pod_logs, read_ok, rfc3339, touch_group_hint
+from .common import (
+    NODE_PASS_TRIGGERS,
+    RECONCILE,
+    facts,
+    judged_each,
+    parse_time,
+    pod_logs,
+    read_ok,
+    rfc3339,
+    touch_group_hint,
+)
 from .model import CheckRead, Finding, ObjectRef, finding_of
 from .registry import check
 
@@ -106,17 +116,31 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         return
     pods = f.agent_pods_by_node
     unscheduled = [p for p in pods.get("", []) if not p.meta.deleting]
-    for node in f.member_nodes:
+    groups_of_node = f.groups_of_node
+
+    def judge(node: o.Node) -> list[Finding]:
         if node.ready is not True:
-            continue
-        group = f.first_group(node.name)
+            return []
+        group = groups_of_node[node.name][0].name
         mine = [p for p in pods.get(node.name, []) if not p.meta.deleting]
         if any(p.phase == "Running" and p.ready for p in mine):
-            continue
+            return []
         if mine:
-            yield _pod_problem(node, mine, group)
-        else:
-            yield _no_pod(node, ds, bool(diff), unscheduled, group)
+            return [_pod_problem(node, mine, group)]
+        return [_no_pod(node, ds, bool(diff), unscheduled, group)]
+
+    # a node's findings read the node, its agent pods, its first group and the DaemonSet's placement: judged
+    # again when one of those changed
+    placement = (ds.tolerations, ds.node_selector, ds.affinity, bool(diff), unscheduled)
+    yield from judged_each(
+        snapshot,
+        ID,
+        f.member_nodes,
+        judge,
+        on=("node_groups",),
+        context=placement,
+        same=lambda node: (node, *pods.get(node.name, ())),
+    )
 
 
 EVENTS_LISTER = kubectl(

@@ -33,14 +33,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
 from .. import objects as o
 from ..kernelcache import cache_pass as cp
 from ..kernelcache import constants as c
-from ..kernelcache.admission import entry_matches_cache
+from ..kernelcache.admission import entries_of, entry_matches_cache
 from ..kernelcache.aggregate import Aggregate, compute_aggregate, entry_index_of
 from ..kernelcache.cache_pass import Stop, stops_by_cache
 from ..kernelcache.caches import effective_group
@@ -138,11 +138,8 @@ def why_not_ready(namespace: str, name: str) -> str | None:
 def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not snapshot.kernel_caches:
         raise NotApplicable("no KernelCache exists")
-    entries: dict[tuple[str, str], list[tuple[str, o.CacheEntry]]] = {}
-    if read_ok(snapshot, readplan.KERNEL_CACHE_NODES):
-        for kcn in snapshot.kcns:
-            for e in kcn.entries:
-                entries.setdefault((e.ref.namespace, e.ref.name), []).append((kcn.name, e))
+    # each KernelCache's entries (node, entry), in node order: the very same list while none of them changed
+    entries = entries_of(snapshot).by_ref if read_ok(snapshot, readplan.KERNEL_CACHE_NODES) else {}
     f = facts(snapshot)
     stops = stops_by_cache(
         snapshot.kernel_caches,
@@ -164,11 +161,11 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     reads = snapshot.derived("reads-without-counts", lambda: repr([replace(r, count=0) for r in snapshot.reads]))
     for kc in snapshot.kernel_caches:
         stop = stops.get(f"{kc.namespace}/{kc.name}")
-        mine = entries.get((kc.namespace, kc.name), [])
+        mine = entries.get((kc.namespace, kc.name), ())
         group = effective_group(kc, f.config.default_node_group)
         key = (kc.namespace, kc.name)
         objects = member_objects(snapshot, group) if group in members else None
-        same = (kc, *(e for _, e in mine))
+        same = (kc, mine)
         found: list[Finding] | None = memo.get(key, objects, same, (reads, stop))
         if found is None:
             found = list(_judged(snapshot, kc, stop, mine))
@@ -179,7 +176,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 def _judged(
-    snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop | None, entries: list[tuple[str, o.CacheEntry]]
+    snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop | None, entries: Sequence[tuple[str, o.CacheEntry]]
 ) -> Iterator[Finding]:
     if stop is not None:
         yield _stopped(snapshot, kc, stop)
@@ -236,7 +233,7 @@ def _stopped(snapshot: ClusterSnapshot, kc: o.KernelCache, stop: Stop) -> Findin
 
 
 def _cache(
-    snapshot: ClusterSnapshot, kc: o.KernelCache, entries: list[tuple[str, o.CacheEntry]], judge_status: bool = True
+    snapshot: ClusterSnapshot, kc: o.KernelCache, entries: Sequence[tuple[str, o.CacheEntry]], judge_status: bool = True
 ) -> Iterator[Finding]:
     f = facts(snapshot)
     ref = ObjectRef(c.KIND_CACHE, kc.name, kc.namespace)
@@ -400,7 +397,7 @@ def _missing(snapshot: ClusterSnapshot, kc: o.KernelCache, group: str, agg: Aggr
     if created is not None and f.now - created < DISCOVERY_GRACE:
         return
     key = f"{kc.namespace}/{kc.name}"
-    healthy = snapshot.derived("healthy-agents", lambda: _healthy_agents(f.agent_pods_by_node))
+    healthy = snapshot.derived("healthy-agents", lambda: _healthy_agents(f.agent_pods_by_node), on=("pods",))
     # the group's members with a KernelCacheNode and a healthy agent, kept per group: each cache's missing
     # nodes are looked up in a set of its group's size, not in the fleet's (cache misses at 130,000 nodes)
     eligible: dict[str, set[str]] = snapshot.derived("entry-missing-eligible", dict)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from itertools import chain
+from typing import Any, TypeVar
 
 from .. import apivalidation
 from .. import objects as o
@@ -26,7 +27,9 @@ from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.reads import NOT_IN_INPUT, NOT_READ, Read, covering
 from ..suggest import Json, Name, Namespace, Selector, kubectl, kubectl_or_none
-from .model import ObjectRef
+from .model import Finding, ObjectRef
+
+_T = TypeVar("_T")
 
 # ---- reads ----------------------------------------------------------------------------------------
 
@@ -203,11 +206,14 @@ class Facts:
 
     @cached_property
     def agent_pods_by_node(self) -> dict[str, list[o.Pod]]:
-        key, value = c.AGENT_POD_LABEL
-        out: dict[str, list[o.Pod]] = {}
-        for pod in self.s.pods_labelled(c.KSERVE_NAMESPACE, key, value):
-            out.setdefault(pod.node_name, []).append(pod)
-        return out
+        def by_node() -> dict[str, list[o.Pod]]:
+            key, value = c.AGENT_POD_LABEL
+            out: dict[str, list[o.Pod]] = {}
+            for pod in self.s.pods_labelled(c.KSERVE_NAMESPACE, key, value):
+                out.setdefault(pod.node_name, []).append(pod)
+            return out
+
+        return self.s.derived("agent-pods-by-node", by_node, on=("pods",))
 
     @cached_property
     def now(self) -> dt.datetime:
@@ -247,6 +253,25 @@ def facts(snapshot: ClusterSnapshot) -> Facts:
     f = Facts(snapshot)
     _LAST[:] = [(snapshot, f)]
     return f
+
+
+def judged_each(
+    snapshot: ClusterSnapshot,
+    check: str,
+    items: Iterable[_T],
+    judge: Callable[[_T], Iterable[Finding]],
+    on: tuple[str, ...],
+    context: Any = None,
+    same: Callable[[_T], tuple[Any, ...]] | None = None,
+) -> Iterator[Finding]:
+    """A check's findings of every item (a member node, a KernelCacheNode), `judge(item)` each, in order. Over
+    the next snapshot of a kept-current view (the monitor) an item's findings are reused while what it was judged
+    from holds: the fields `on` the very same objects, `context` (what else the judge reads) equal, and the
+    objects `same(item)` (the item itself, by default) the very same; so a node changed is judged again, not
+    the other 50,000 (`snapshot.model.Judged`)."""
+    # (kept as tuples: the findings of most nodes are the one empty tuple)
+    kept = snapshot.judged(f"judged/{check}", on).each(items, lambda item: tuple(judge(item)), context, same=same)
+    return chain.from_iterable(kept)
 
 
 # ---- time -----------------------------------------------------------------------------------------

@@ -53,23 +53,22 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 session = cc.capture.active_session
                 assert session is not None  # an ambiguous decision starts from a recorded node
                 blocked.setdefault(session.node_name, []).append(f"{cc.capture.namespace}/{cc.capture.name}")
-    for node in snapshot.nodes:
-        groups = f.groups_of_node.get(node.name, [])
+    for name, groups in f.groups_of_node.items():  # the member nodes, in the nodes' order
         if not is_ambiguous(groups):
             continue
         names = ", ".join(g.name for g in groups)
         merged = {k: v for g in groups for k, v in g.node_selector.items()}
         message = (
-            f"Node {node.name} matches several node groups: {names}. Captures from its pods get "
+            f"Node {name} matches several node groups: {names}. Captures from its pods get "
             f"{c.REASON_AMBIGUOUS} and no KernelCache unless the pod sets {c.ANNOTATION_NODE_GROUP}"
         )
         evidence = tuple(f"{g.name}: nodeSelector {fmt_selector(g.node_selector)}" for g in groups)
-        captures = blocked.get(node.name)
+        captures = blocked.get(name)
         if captures:
             first_ns, _, first = captures[0].partition("/")
             yield finding(
                 "error",
-                node_ref(node.name),
+                node_ref(name),
                 # one blocked capture is the one the next command names
                 message + ("; 1 is blocked now" if len(captures) == 1 else f"; blocked now: {', '.join(captures)}"),
                 hint=kubectl(
@@ -84,7 +83,7 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             lister = nodes_command(groups[0], merged)
             yield finding(
                 "warning",
-                node_ref(node.name),
+                node_ref(name),
                 message,
                 hint=lister,
                 evidence=evidence,

@@ -24,7 +24,16 @@ from ..kernelcache.taints import PREFER_NO_SCHEDULE, TaintJoin, daemon_pod_toler
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
-from .common import RECONCILE, add_tolerations_hint, facts, group_ref, node_ref, nodes_command, read_ok
+from .common import (
+    RECONCILE,
+    add_tolerations_hint,
+    facts,
+    group_ref,
+    judged_each,
+    node_ref,
+    nodes_command,
+    read_ok,
+)
 from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
@@ -107,18 +116,26 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     if not f.member_nodes:
         return
     ds = f.agent_daemonset if read_ok(snapshot, readplan.AGENT_DAEMONSET) else None
+    tolerations = ds.tolerations if ds is not None else None
     desired = TaintJoin(daemon_pod_tolerations(agent_tolerations(snapshot.node_groups)))
-    agent = TaintJoin(daemon_pod_tolerations(ds.tolerations)) if ds is not None else None
+    agent = TaintJoin(daemon_pod_tolerations(tolerations)) if tolerations is not None else None
     jobs: dict[str, TaintJoin] = {}  # group name -> its tolerations against each distinct set of taints
-    for node in f.member_nodes:
-        groups = f.groups_of_node[node.name]
+    groups_of_node = f.groups_of_node
+
+    def judge(node: o.Node) -> list[Finding]:
+        found: list[Finding] = []
+        groups = groups_of_node[node.name]
         for group in groups:
             join = jobs.get(group.name)
             if join is None:
                 join = jobs[group.name] = TaintJoin(group.tolerations)
-            yield from _job(node, group, join)
+            found += _job(node, group, join)
         if agent is not None:
-            yield from _agent(node, groups[0], agent, desired)
+            found += _agent(node, groups[0], agent, desired)
+        return found
+
+    # a node's findings read the node, its groups and the agent's tolerations: judged again when one of those changed
+    yield from judged_each(snapshot, ID, f.member_nodes, judge, on=("node_groups",), context=tolerations)
 
 
 def _job(node: o.Node, group: o.NodeGroup, join: TaintJoin) -> Iterator[Finding]:

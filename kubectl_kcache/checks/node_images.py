@@ -35,7 +35,7 @@ from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
 from .cache_status import why_not_ready
-from .common import facts, join_names, node_ref, read_ok
+from .common import facts, join_names, judged_each, node_ref, read_ok
 from .model import CheckRead, Finding, NotApplicable, finding_of
 from .registry import check
 
@@ -77,58 +77,73 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         return
     jobs_ok = read_ok(snapshot, readplan.KERNEL_CACHES) and read_ok(snapshot, readplan.PREPARATION_JOBS)
     job_ns = facts(snapshot).config.job_namespace
-    for kcn in sorted(snapshot.kcns, key=lambda k: k.name):
-        node = snapshot.node_by_name.get(kcn.name)
-        if node is None:
+    node_by_name = snapshot.node_by_name
+
+    def judge(kcn: o.KernelCacheNode) -> list[Finding]:
+        node = node_by_name.get(kcn.name)
+        return [] if node is None else list(_judged(snapshot, kcn, node, jobs_ok, job_ns))
+
+    # a KernelCacheNode's findings read it, its node, and the KernelCaches and Jobs: judged again when one changed
+    yield from judged_each(
+        snapshot,
+        ID,
+        snapshot.derived("kcns-by-name", lambda: sorted(snapshot.kcns, key=lambda k: k.name), on=("kcns",)),
+        judge,
+        on=("kernel_caches", "jobs"),
+        context=(jobs_ok, job_ns),
+        same=lambda kcn: (kcn, node_by_name.get(kcn.name)),
+    )
+
+
+def _judged(
+    snapshot: ClusterSnapshot, kcn: o.KernelCacheNode, node: o.Node, jobs_ok: bool, job_ns: str
+) -> Iterator[Finding]:
+    cut, gone = [], []
+    refs: set[o.NamespacedName] = set()
+    for e in kcn.entries:
+        if not e.image_reference or node.lists_image(e.image_reference):
             continue
-        cut, gone = [], []
-        refs: set[o.NamespacedName] = set()
-        for e in kcn.entries:
-            if not e.image_reference or node.lists_image(e.image_reference):
-                continue
-            not_present = e.state == "Pending" and e.message == c.MSG_ARTIFACT_NOT_ON_NODE
-            # a new entry starts Pending "not present" before its Job exists: only a prepared one went away
-            prepared = e.state == c.ENTRY_READY or (
-                not_present and jobs_ok and _prefetched(snapshot, e, node.name, job_ns)
-            )
-            if not prepared:
-                continue
-            if node.image_count >= c.NODE_STATUS_MAX_IMAGES:
-                cut.append(f"{e.ref} ({e.state})")
-            elif not_present:
-                gone.append(str(e.ref))
-                refs.add(e.ref)
-        if cut:
-            yield finding(
-                "warning",
-                node_ref(node.name),
-                f"Node {node.name} lists {node.image_count} images in status.images, the kubelet's limit "
-                f"(nodeStatusMaxImages, {c.NODE_STATUS_MAX_IMAGES} by default, largest first; the smallest "
-                f"listed is {_size(node.images.smallest_bytes)}): the kernel cache artifacts of "
-                f"{join_names(cut, 5)} are not listed, so KServe's agent keeps resetting their entries to "
-                "Pending and preparing them again, and pods created meanwhile get no cache. Raise "
-                "nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)",
-                hint=kubectl("get --raw /api/v1/nodes/{node}/proxy/configz", node=Name("node", node.name)),
-                evidence=(f"status.images: {node.image_count} images", *(f"not listed: {x}" for x in cut)),
-                code="images-truncated",
-                cause=f"nodes listing {c.NODE_STATUS_MAX_IMAGES} images or more drop kernel cache artifacts",
-                lister="kubectl get nodes -o custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes",
-            )
-        if gone:
-            yaml_cmd = kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node.name))
-            only = next(iter(refs)) if len(refs) == 1 else None
-            hint = (why_not_ready(only.namespace, only.name) if only is not None else None) or yaml_cmd
-            yield finding(
-                "info",
-                node_ref(node.name),
-                f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "
-                f"{node.image_count} images, below the kubelet's limit): removed by image garbage "
-                "collection or a replaced node; KServe prepares it again once the completed preparation Job's TTL "
-                "has deleted it",
-                hint=hint,
-                evidence=(f"entries: {yaml_cmd}",) if hint != yaml_cmd else (),
-                code="artifact-gone",
-            )
+        not_present = e.state == "Pending" and e.message == c.MSG_ARTIFACT_NOT_ON_NODE
+        # a new entry starts Pending "not present" before its Job exists: only a prepared one went away
+        prepared = e.state == c.ENTRY_READY or (not_present and jobs_ok and _prefetched(snapshot, e, node.name, job_ns))
+        if not prepared:
+            continue
+        if node.image_count >= c.NODE_STATUS_MAX_IMAGES:
+            cut.append(f"{e.ref} ({e.state})")
+        elif not_present:
+            gone.append(str(e.ref))
+            refs.add(e.ref)
+    if cut:
+        yield finding(
+            "warning",
+            node_ref(node.name),
+            f"Node {node.name} lists {node.image_count} images in status.images, the kubelet's limit "
+            f"(nodeStatusMaxImages, {c.NODE_STATUS_MAX_IMAGES} by default, largest first; the smallest "
+            f"listed is {_size(node.images.smallest_bytes)}): the kernel cache artifacts of "
+            f"{join_names(cut, 5)} are not listed, so KServe's agent keeps resetting their entries to "
+            "Pending and preparing them again, and pods created meanwhile get no cache. Raise "
+            "nodeStatusMaxImages in the kubelet configuration of these nodes (-1: no limit)",
+            hint=kubectl("get --raw /api/v1/nodes/{node}/proxy/configz", node=Name("node", node.name)),
+            evidence=(f"status.images: {node.image_count} images", *(f"not listed: {x}" for x in cut)),
+            code="images-truncated",
+            cause=f"nodes listing {c.NODE_STATUS_MAX_IMAGES} images or more drop kernel cache artifacts",
+            lister="kubectl get nodes -o custom-columns=NAME:.metadata.name,IMAGES:.status.images[*].sizeBytes",
+        )
+    if gone:
+        yaml_cmd = kubectl("get kernelcachenode {kcn} -o yaml", kcn=Name("kernelcachenode", node.name))
+        only = next(iter(refs)) if len(refs) == 1 else None
+        hint = (why_not_ready(only.namespace, only.name) if only is not None else None) or yaml_cmd
+        yield finding(
+            "info",
+            node_ref(node.name),
+            f"Node {node.name} no longer has the artifact of {join_names(gone, 5)} (it lists "
+            f"{node.image_count} images, below the kubelet's limit): removed by image garbage "
+            "collection or a replaced node; KServe prepares it again once the completed preparation Job's TTL "
+            "has deleted it",
+            hint=hint,
+            evidence=(f"entries: {yaml_cmd}",) if hint != yaml_cmd else (),
+            code="artifact-gone",
+        )
 
 
 def _prefetched(snapshot: ClusterSnapshot, e: o.CacheEntry, node: str, job_ns: str) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import objects as o
 from ..snapshot import plan as readplan
 from ..snapshot.model import ClusterSnapshot
 from ..suggest import Name, kubectl
@@ -53,59 +54,16 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     f = facts(snapshot)
     if not f.member_nodes:
         raise NotApplicable("no node is a member of a KernelCacheNodeGroup")
+    groups_of_node = f.groups_of_node
     gated: dict[str, list[str]] = {}
-    for node in f.member_nodes:
-        first = f.groups_of_node[node.name][0]  # members only: every one has a group
-        group = first.name
-        ref = node_ref(node.name)
-        if node.ready is not True:
-            state = "has no Ready condition" if node.ready is None else "is NotReady"
-            detail = ": ".join(x for x in (node.ready_reason, node.ready_message) if x)
-            yield finding(
-                "warning",
-                ref,
-                f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
-                "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
-                group=group,
-                hint=kubectl("describe node {node}", node=Name("node", node.name)),
-                evidence=(f"Ready: {'absent' if node.ready is None else 'False'}{f' ({detail})' if detail else ''}",),
-                code="not-ready",
-                cause=f"member nodes {'with no Ready condition' if node.ready is None else 'NotReady'}"
-                + (f" ({detail})" if detail else ""),
-                lister=nodes_command(first, columns="ready"),
-            )
-        if node.unschedulable:
-            yield finding(
-                "warning",
-                ref,
-                f"Node {node.name} is cordoned: preparation Jobs cannot be scheduled there (spec.unschedulable) "
-                "while the agent still runs, so its cache entries stay Pulling",
-                group=group,
-                hint=kubectl("uncordon {node}", node=Name("node", node.name)),
-                code="cordoned",
-                cause="member nodes cordoned",
-                lister=nodes_command(first, columns="cordoned"),
-            )
-        version = minor_version(node.kubelet_version)
-        if version is None:
-            continue
-        if version < MIN_IMAGE_VOLUME:
-            yield finding(
-                "warning",
-                ref,
-                f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
-                "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
-                group=group,
-                hint=kubectl(
-                    "get node {node} -o jsonpath={{.status.nodeInfo.kubeletVersion}}", node=Name("node", node.name)
-                ),
-                evidence=(f"kubeletVersion: {node.kubelet_version}",),
-                code="kubelet-too-old",
-                cause="member nodes with a kubelet older than v1.31",
-                lister=nodes_command(first, columns="kubelet"),
-            )
-        elif version < DEFAULT_IMAGE_VOLUME:
-            for g in f.groups_of_node[node.name]:
+    # a node's findings read the node and its first group: judged again when one of those changed
+    judged = snapshot.judged(f"judged/{ID}", on=("node_groups",)).each(
+        f.member_nodes, lambda node: _judged(node, groups_of_node[node.name][0])
+    )
+    for node, (found, in_gate) in zip(f.member_nodes, judged, strict=True):
+        yield from found
+        if in_gate:
+            for g in groups_of_node[node.name]:
                 gated.setdefault(g.name, []).append(node.name)
     for name, nodes in sorted(gated.items()):
         plural = "s" if len(nodes) > 1 else ""
@@ -118,4 +76,59 @@ def run(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             group=name,
             hint="kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion",
             code="image-volume-gated",
+        )
+
+
+def _judged(node: o.Node, first: o.NodeGroup) -> tuple[tuple[Finding, ...], bool]:
+    """A member node's findings (`first`: its first group), and whether its kubelet needs the ImageVolume gate."""
+    version = minor_version(node.kubelet_version)
+    gated = version is not None and MIN_IMAGE_VOLUME <= version < DEFAULT_IMAGE_VOLUME
+    return tuple(_findings(node, first, version)), gated
+
+
+def _findings(node: o.Node, first: o.NodeGroup, version: tuple[int, int] | None) -> Iterator[Finding]:
+    group = first.name
+    ref = node_ref(node.name)
+    if node.ready is not True:
+        state = "has no Ready condition" if node.ready is None else "is NotReady"
+        detail = ": ".join(x for x in (node.ready_reason, node.ready_message) if x)
+        yield finding(
+            "warning",
+            ref,
+            f"Node {node.name} {state}{f' ({detail})' if detail else ''}: KServe excludes it from "
+            "preparation and from its KernelCaches' node count, and its agent drops all cache entries",
+            group=group,
+            hint=kubectl("describe node {node}", node=Name("node", node.name)),
+            evidence=(f"Ready: {'absent' if node.ready is None else 'False'}{f' ({detail})' if detail else ''}",),
+            code="not-ready",
+            cause=f"member nodes {'with no Ready condition' if node.ready is None else 'NotReady'}"
+            + (f" ({detail})" if detail else ""),
+            lister=nodes_command(first, columns="ready"),
+        )
+    if node.unschedulable:
+        yield finding(
+            "warning",
+            ref,
+            f"Node {node.name} is cordoned: preparation Jobs cannot be scheduled there (spec.unschedulable) "
+            "while the agent still runs, so its cache entries stay Pulling",
+            group=group,
+            hint=kubectl("uncordon {node}", node=Name("node", node.name)),
+            code="cordoned",
+            cause="member nodes cordoned",
+            lister=nodes_command(first, columns="cordoned"),
+        )
+    if version is not None and version < MIN_IMAGE_VOLUME:
+        yield finding(
+            "warning",
+            ref,
+            f"Node {node.name} runs kubelet {node.kubelet_version}, older than v1.31: it cannot mount "
+            "image volumes, which KServe uses to pull the cache artifact, so preparation fails there",
+            group=group,
+            hint=kubectl(
+                "get node {node} -o jsonpath={{.status.nodeInfo.kubeletVersion}}", node=Name("node", node.name)
+            ),
+            evidence=(f"kubeletVersion: {node.kubelet_version}",),
+            code="kubelet-too-old",
+            cause="member nodes with a kubelet older than v1.31",
+            lister=nodes_command(first, columns="kubelet"),
         )

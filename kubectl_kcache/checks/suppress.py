@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
+from functools import partial
 from typing import Any
 
 from ..errors import InputError
@@ -149,6 +150,11 @@ def _known_ids() -> set[str]:
     return out
 
 
+def _annotated(objects: Iterable[Any]) -> list[tuple[Any, str]]:
+    """The objects with the suppress annotation, and its value."""
+    return [(obj, value) for obj in objects if (value := obj.meta.annotations.get(ANNOTATION))]
+
+
 class AnnotationIndex:
     """The suppress annotation of every object in a snapshot, by (kind, namespace, name)."""
 
@@ -162,20 +168,22 @@ class AnnotationIndex:
             if field_name in seen_fields:
                 continue
             seen_fields.add(field_name)
-            for obj in getattr(snapshot, field_name):
-                value = obj.meta.annotations.get(ANNOTATION)
-                if value:
-                    ids = frozenset(x.strip() for x in value.replace(";", ",").split(",") if x.strip())
-                    self.by_object[(kind.lower(), obj.meta.namespace or "", obj.meta.name)] = ids
-                    known = known if known is not None else _known_ids()
-                    bad = sorted(ids - known)
-                    if bad:
-                        where = f"{obj.meta.namespace}/{obj.meta.name}" if obj.meta.namespace else obj.meta.name
-                        self.unknown.append(
-                            f"{kind} {where}: annotation {ANNOTATION} names "
-                            f"{', '.join(bad)}, which no check has (it suppresses nothing for "
-                            "them; give check ids or check/code)"
-                        )
+            # the objects with the annotation, kept while the field holds the same objects (the monitor)
+            annotated = snapshot.derived(
+                f"suppress-annotated/{field_name}", partial(_annotated, getattr(snapshot, field_name)), on=(field_name,)
+            )
+            for obj, value in annotated:
+                ids = frozenset(x.strip() for x in value.replace(";", ",").split(",") if x.strip())
+                self.by_object[(kind.lower(), obj.meta.namespace or "", obj.meta.name)] = ids
+                known = known if known is not None else _known_ids()
+                bad = sorted(ids - known)
+                if bad:
+                    where = f"{obj.meta.namespace}/{obj.meta.name}" if obj.meta.namespace else obj.meta.name
+                    self.unknown.append(
+                        f"{kind} {where}: annotation {ANNOTATION} names "
+                        f"{', '.join(bad)}, which no check has (it suppresses nothing for "
+                        "them; give check ids or check/code)"
+                    )
 
     def suppresses(self, finding: Finding) -> bool:
         ids = self.by_object.get((finding.object.kind.lower(), finding.object.namespace or "", finding.object.name))

@@ -259,11 +259,8 @@ def serving_pods(snapshot: ClusterSnapshot, namespace: str | None, selector: str
     parsed = check_selector(selector)
     out = [
         p
-        for p in snapshot.pods
-        if c.LABEL_ISVC in p.meta.labels
-        and (namespace is None or p.namespace == namespace)
-        and (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc)
-        and label_selector_matches(parsed, p.meta.labels)
+        for p in snapshot.pods_labelled(namespace, c.LABEL_ISVC)  # (kept while the pods are the same)
+        if (not isvc or p.meta.labels[c.LABEL_ISVC] == isvc) and label_selector_matches(parsed, p.meta.labels)
     ]
     return sorted(out, key=lambda p: (p.namespace, p.meta.labels[c.LABEL_ISVC], p.name))
 
@@ -314,15 +311,7 @@ def hit_rate(
         require_captures(snapshot, namespace)
     config = read_config(snapshot.configmap(c.KSERVE_NAMESPACE, c.CONFIGMAP_NAME))
 
-    # built once per change of the KernelCacheNodes when the snapshot is kept current (the monitor), and then from
-    # the last one, for the KernelCaches of the KernelCacheNodes that changed only
-    def index() -> a.EntryIndex:
-        stale = snapshot.stale_derived("admission-entries")
-        if stale is None:
-            return a.index_entries(snapshot.kcns)
-        return a.update_entries(stale[0], stale[1]["kcns"], snapshot.kcns)
-
-    entries = snapshot.derived("admission-entries", index, on=("kcns",), updatable=True)
+    entries = a.entries_of(snapshot)
     caches: dict[str, dict[str, KernelCache]] = {}
     for k, v in snapshot.kc_by_key.items():
         caches.setdefault(v.namespace, {})[k] = v

@@ -319,7 +319,11 @@ def fleet_status(snapshot: ClusterSnapshot, namespace: str | None = None) -> Fle
             unassigned.append(UnassignedCache(key, group, _unassigned_reason(kc, group, no_default, groups)))
 
     key, value = c.AGENT_POD_LABEL
-    agents = {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)}
+    agents = snapshot.derived(
+        "running-agents",
+        lambda: {p.node_name for p in snapshot.pods_labelled(c.KSERVE_NAMESPACE, key, value) if agent_running(p)},
+        on=("pods",),
+    )
     members = membership_of(snapshot).members_of_group
     # a KernelCacheNode's entries by cache, kept for the next snapshot of a kept-current view (the monitor) while
     # it and the KernelCaches stay the same

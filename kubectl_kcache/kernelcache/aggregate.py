@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..objects import KernelCache, KernelCacheNode, Node
-from ..sharing import SameObjects
+from ..objects import CacheStatus, KernelCache, KernelCacheNode, Node
+from ..sharing import SameObjects, changed
 from . import constants as c
 
 if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
@@ -73,8 +73,7 @@ class EntryIndex:
     def __init__(self, kcn_by_name: Mapping[str, KernelCacheNode]):
         self.by_cache: dict[str, dict[str, tuple[str, str]]] = {}
         for node, kcn in kcn_by_name.items():
-            entries = (kcn.status.cache_status if kcn.status is not None else None) or {}
-            for key, entry in entries.items():
+            for key, entry in _entries(kcn).items():
                 self.by_cache.setdefault(key, {})[node] = (entry.state, entry.message)
         self._ready: dict[int, tuple[Sequence[Node], list[str], dict[str, int]]] = {}
         # the aggregates computed against this index, by cache key and member list: the doctor's cache-status,
@@ -95,6 +94,35 @@ class EntryIndex:
         copy._previous = {key: hit for key, hit in offered.items() if key in self.by_cache}
         return copy
 
+    def updated(self, was: Sequence[KernelCacheNode], kcns: Sequence[KernelCacheNode]) -> EntryIndex | None:
+        """This index (of the KernelCacheNodes `was`) for `kcns`: the entries of those that changed (an agent's
+        status write) taken out and put in again, the aggregates of the caches none of whose entries changed
+        offered to the next one as `carried` offers them; None when many changed (then built again)."""
+        gone, came = changed(was, kcns)
+        if (len(gone) + len(came)) * 10 > len(kcns):
+            return None
+        copy = self.carried()
+        by_cache = copy.by_cache = dict(self.by_cache)
+        touched: set[str] = set()
+
+        def entries_of(key: str) -> dict[str, tuple[str, str]]:
+            if key not in touched:  # the last index's dict is left as it was
+                touched.add(key)
+                by_cache[key] = dict(by_cache.get(key, {}))
+            return by_cache[key]
+
+        for kcn in gone:
+            for key in _entries(kcn):
+                entries_of(key).pop(kcn.name, None)
+        for kcn in came:
+            for key, entry in _entries(kcn).items():
+                entries_of(key)[kcn.name] = (entry.state, entry.message)
+        for key in touched:
+            if not by_cache[key]:
+                del by_cache[key]
+        copy._previous = {key: hit for key, hit in copy._previous.items() if key not in touched}
+        return copy
+
     def previous(self, key: str, members: Sequence[Node]) -> Aggregate | None:
         """The last snapshot's aggregate of `key`, when its members were the very same nodes in the same order."""
         hit = self._previous.get(key)
@@ -110,9 +138,20 @@ class EntryIndex:
         return hit[1], hit[2]
 
 
+def _entries(kcn: KernelCacheNode) -> Mapping[str, CacheStatus]:
+    return (kcn.status.cache_status if kcn.status is not None else None) or {}
+
+
 def entry_index_of(snapshot: ClusterSnapshot) -> EntryIndex:
-    """The snapshot's entry index, built on first use and kept with the snapshot."""
-    return snapshot.derived("entry-index", lambda: EntryIndex(snapshot.kcn_by_name), on=("kcns",))
+    """The snapshot's entry index, built on first use and kept with the snapshot; over the next snapshot of a
+    kept-current view (the monitor), updated from the last one's for the KernelCacheNodes that changed."""
+
+    def make() -> EntryIndex:
+        stale = snapshot.stale_derived("entry-index")
+        made = stale[0].updated(stale[1]["kcns"], snapshot.kcns) if stale is not None else None
+        return made if made is not None else EntryIndex(snapshot.kcn_by_name)
+
+    return snapshot.derived("entry-index", make, on=("kcns",), updatable=True)
 
 
 def compute_aggregate(

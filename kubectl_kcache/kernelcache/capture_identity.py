@@ -76,7 +76,19 @@ def producer_pod(snapshot: ClusterSnapshot, capture: Capture) -> Pod | None:
     session = capture.active_session
     if session is None or not session.pod_name:
         return None
-    return next((p for p in snapshot.pods if p.namespace == capture.namespace and p.name == session.pod_name), None)
+    return _pod_by_key(snapshot).get((capture.namespace, session.pod_name))
+
+
+def _pod_by_key(snapshot: ClusterSnapshot) -> dict[tuple[str, str], Pod]:
+    """(namespace, name) -> the snapshot's (first) pod of that name, kept while the pods are the same."""
+
+    def index() -> dict[tuple[str, str], Pod]:
+        out: dict[tuple[str, str], Pod] = {}
+        for p in snapshot.pods:
+            out.setdefault((p.namespace, p.name), p)
+        return out
+
+    return snapshot.derived("pod-by-key", index, on=("pods",))
 
 
 def for_capture(snapshot: ClusterSnapshot, capture: Capture, config: KernelCacheConfig) -> Identities | None:

@@ -12,12 +12,16 @@ explanation, the status counts and reconcile's planner read that one result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
+from itertools import compress
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from ..objects import KernelCacheNode, Node, NodeGroup
+from ..sharing import changed
 from . import constants as c
 from .selectors import LabelIndex, matching_groups
 
@@ -79,25 +83,87 @@ def label_index_of(snapshot: ClusterSnapshot) -> LabelIndex:
 
 
 def membership_of(snapshot: ClusterSnapshot) -> Membership:
-    """The snapshot's membership, computed on first use and kept with the snapshot."""
-    return snapshot.derived(
-        "membership",
-        lambda: membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot)),
-        on=("nodes", "node_groups"),
-    )
+    """The snapshot's membership, computed on first use and kept with the snapshot; over the next snapshot of a
+    kept-current view (the monitor) whose groups are the same and whose nodes were only modified, each in the
+    same groups as before, the last one's with those nodes replaced (`replaced_nodes`)."""
+
+    def make() -> Membership:
+        stale = snapshot.stale_derived("membership")
+        if stale is not None and stale[1]["node_groups"] is snapshot.node_groups:
+            made = replaced_nodes(
+                stale[0], stale[1]["nodes"], snapshot.nodes, snapshot.node_groups, label_index_of(snapshot)
+            )
+            if made is not None:
+                return made
+        return membership(snapshot.nodes, snapshot.node_groups, label_index_of(snapshot))
+
+    return snapshot.derived("membership", make, on=("nodes", "node_groups"), updatable=True)
+
+
+def replaced_nodes(
+    was: Membership, before: Sequence[Node], nodes: Sequence[Node], groups: Iterable[NodeGroup], index: LabelIndex
+) -> Membership | None:
+    """`was` (the membership of `before` in `groups`) for `nodes`, when `nodes` is `before` with a few nodes replaced
+    by nodes of the same name in the very same groups (a node's status, or a label no selector reads, changed);
+    None otherwise. The member lists without a replaced node are the very same lists."""
+    if len(before) != len(nodes):
+        return None
+    moved = list(compress(range(len(nodes)), map(is_not, before, nodes)))  # the places holding another node
+    if len(moved) * 10 > len(nodes):
+        return None
+    groups = list(groups)
+    members, member_nodes = dict(was.members_of_group), list(was.member_nodes)
+    copied: set[str] = set()
+    for old, new in ((before[i], nodes[i]) for i in moved):
+        mine = was.groups_of_node.get(old.name, [])
+        if new.name != old.name or matching_groups(new.labels, groups) != mine:
+            return None
+        for listed in (member_nodes, *(members[g.name] for g in mine)):
+            at = bisect_left(listed, old.name, key=_name)  # (in the nodes' order: by name)
+            if at == len(listed) or listed[at] is not old:
+                return None
+        if mine:
+            member_nodes[bisect_left(member_nodes, old.name, key=_name)] = new
+        for g in mine:
+            if g.name not in copied:  # (the last membership's list is left as it was)
+                copied.add(g.name)
+                members[g.name] = list(members[g.name])
+            listed = members[g.name]
+            listed[bisect_left(listed, old.name, key=_name)] = new
+    return Membership(was.groups_of_node, members, member_nodes, index)
+
+
+_name = attrgetter("name")
 
 
 def member_objects(snapshot: ClusterSnapshot, group: str) -> list[object]:
     """A group's member nodes, then each one's KernelCacheNode (None without one): what a value computed per
     group or per KernelCache reads of the nodes and KernelCacheNodes (`snapshot.model.Reuse`); one list per
-    group and snapshot."""
-
-    def make() -> list[object]:
-        members = membership_of(snapshot).members_of_group.get(group, [])
+    group and snapshot, the very same list over the next snapshot of a kept-current view while the group's
+    member list and the KernelCacheNodes are the same."""
+    kept: dict[str, tuple[list[Node], list[object]]] = snapshot.derived(
+        "member-objects", partial(_kept_member_objects, snapshot), on=("kcns",), updatable=True
+    )
+    members = membership_of(snapshot).members_of_group.get(group, [])
+    hit = kept.get(group)
+    if hit is None or hit[0] is not members:
         kcns = snapshot.kcn_by_name
-        return [*members, *(kcns.get(n.name) for n in members)]
+        hit = kept[group] = (members, [*members, *(kcns.get(n.name) for n in members)])
+    return hit[1]
 
-    return snapshot.derived(f"member-objects/{group}", make)
+
+def _kept_member_objects(snapshot: ClusterSnapshot) -> dict[str, tuple[list[Node], list[object]]]:
+    """The last snapshot's member objects but those of the groups of the KernelCacheNodes that changed."""
+    stale = snapshot.stale_derived("member-objects")
+    if stale is None:
+        return {}
+    gone, came = changed(stale[1]["kcns"], snapshot.kcns)
+    groups_of_node = membership_of(snapshot).groups_of_node
+    kept = dict(stale[0])
+    for kcn in (*gone, *came):
+        for group in groups_of_node.get(kcn.name, ()):
+            kept.pop(group.name, None)
+    return kept
 
 
 def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:

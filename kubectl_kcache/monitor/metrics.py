@@ -13,14 +13,14 @@ entries on NotReady members are in none of them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..checks.model import STATUSES
 from ..checks.registry import all_checks
 from ..explain.fleet import FleetHitRate
-from ..explain.status import FleetStatus
-from ..explain.why_not_ready import WhyNotReadyFleet
+from ..explain.status import FleetStatus, GroupStatus
+from ..explain.why_not_ready import WhyNotReady, WhyNotReadyFleet
 from ..runtime import metrics as prometheus
 from ..runtime.metrics import Family
 from .evaluate import Evaluation
@@ -103,6 +103,10 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 
+# the sample lines of the last evaluation's rows, by row: the next evaluation renders only the rows it made again
+_RENDERED = prometheus.Rendered()
+
+
 def _family(name: str) -> Family:
     kind, _labels, help = METRICS[name]
     return Family(name, kind, help)
@@ -142,35 +146,44 @@ def _groups(status: FleetStatus) -> Iterable[Family]:
     members = _family("kcache_nodegroup_members")
     agents = _family("kcache_nodegroup_agents_ready")
     missing = _family("kcache_nodegroup_kernelcachenodes_missing")
-    nodes = _family("kcache_kernelcache_nodes")
     for g in status.groups:
         members.add(g.members, nodegroup=g.name)
         agents.add(g.agent_ready, nodegroup=g.name)
         missing.add(g.kernel_cache_nodes_missing, nodegroup=g.name)
-        for cell in g.caches:
-            namespace, name = _split(cell.cache)
-            counts = (*cell.counts.as_tuple(), cell.no_entry(g.ready))  # over the Ready members: KServe's
-            for state, n in zip(ENTRY_STATES, counts, strict=True):
-                nodes.add(
-                    n,
-                    namespace=namespace,
-                    kernelcache=name,
-                    nodegroup=g.name,
-                    state=state,
-                    assigned="true" if cell.assigned else "false",
-                )
+    nodes = _RENDERED.add_rows(_family("kcache_kernelcache_nodes"), status.groups, _cells)
     return members, agents, missing, nodes
 
 
+def _cells(g: GroupStatus) -> Iterator[tuple[dict[str, str], float]]:
+    for cell in g.caches:
+        namespace, name = _split(cell.cache)
+        counts = (*cell.counts.as_tuple(), cell.no_entry(g.ready))  # over the Ready members: KServe's
+        assigned = "true" if cell.assigned else "false"
+        for state, n in zip(ENTRY_STATES, counts, strict=True):
+            yield (
+                {
+                    "namespace": namespace,
+                    "kernelcache": name,
+                    "nodegroup": g.name,
+                    "state": state,
+                    "assigned": assigned,
+                },
+                n,
+            )
+
+
 def _readiness(fleet: WhyNotReadyFleet) -> Iterable[Family]:
-    ready = _family("kcache_kernelcache_ready")
+    ready = _RENDERED.add_rows(_family("kcache_kernelcache_ready"), fleet.rows, _ready)
     cause = _family("kcache_kernelcache_not_ready_cause")
     for w in fleet.rows:
-        ready.add(int(w.ready), namespace=w.namespace, kernelcache=w.name)
         top = w.top_cause
         if top is not None:
             cause.add(1, namespace=w.namespace, kernelcache=w.name, cause=top)
     return ready, cause
+
+
+def _ready(w: WhyNotReady) -> list[tuple[dict[str, str], float]]:
+    return [({"namespace": w.namespace, "kernelcache": w.name}, int(w.ready))]
 
 
 def _pods(fleet: FleetHitRate) -> Family:
@@ -216,7 +229,9 @@ def evaluation_text(ev: Evaluation) -> str:
         families += _readiness(ev.readiness)
     if isinstance(ev.fleet, FleetHitRate):
         families.append(_pods(ev.fleet))
-    return prometheus.render(families)
+    text = prometheus.render(families)
+    _RENDERED.done()
+    return text
 
 
 def render(ev: Evaluation | None, health: Health) -> str:

@@ -91,7 +91,8 @@ class LiveSnapshot:
         for inf in self.informers:
             if inf.kind.field:
                 self._by_field.setdefault(inf.kind.field, []).append(inf)
-        self._fields: dict[str, tuple[tuple[int, ...], tuple[Any, ...]]] = {}  # field -> (store changes, value)
+        # field -> (store changes, value, its objects by key, their keys in order)
+        self._fields: dict[str, tuple[tuple[int, ...], tuple[Any, ...], dict[tuple[str, str], Any], list[Any]]] = {}
         self._last: snap.ClusterSnapshot | None = None
 
     @property
@@ -145,14 +146,16 @@ class LiveSnapshot:
             if kept is not None and kept[0] == stamp:
                 fields[field] = kept[1]
                 continue
-            objects: list[Any] = []
+            by_key: dict[tuple[str, str], Any] = {}  # as `model.field_value` makes a field: the last list's wins
             counted = []
             for inf in infs:
-                items, changes = inf.items_changed()
-                objects += items
+                store, changes = inf.store_changed()
+                by_key.update(store)
                 counted.append(changes)
-            fields[field] = snap.field_value(objects)
-            self._fields[field] = (tuple(counted), fields[field])
+            # sorted by key, in the last order while the keys are the same (objects modified, none added or deleted)
+            order = kept[3] if kept is not None and kept[2].keys() == by_key.keys() else sorted(by_key)
+            fields[field] = tuple(map(by_key.__getitem__, order))
+            self._fields[field] = (tuple(counted), fields[field], by_key, order)
         meta = dataclasses.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
         made = snap.ClusterSnapshot(meta=meta, reads=tuple(self._reads()), **fields)
         made.carry_derived(self._last)

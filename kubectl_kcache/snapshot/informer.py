@@ -179,10 +179,10 @@ class Informer(threading.Thread):
         with self.lock:
             return list(self.store.values())
 
-    def items_changed(self) -> tuple[list[Any], int]:
-        """The objects, and how many store changes they reflect (`changes`), read together."""
+    def store_changed(self) -> tuple[dict[Key, Any], int]:
+        """The objects by key, and how many store changes they reflect (`changes`), read together."""
         with self.lock:
-            return list(self.store.values()), self.changes
+            return dict(self.store), self.changes
 
     def poison_lines(self) -> list[str]:
         """What cannot be decoded now, one line per object."""

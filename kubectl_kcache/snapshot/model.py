@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import objects as o
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     pass
 
 _T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,11 @@ class ClusterSnapshot:
         the fields `on` hold the same objects."""
         return self.derived(key, Reuse, on=on)
 
+    def judged(self, key: str, on: tuple[str, ...]) -> Judged:
+        """The `Judged` values kept under `key`, carried from the last snapshot of a kept-current view while the
+        fields `on` hold the same objects."""
+        return self.derived(key, Judged, on=on)
+
     def configmap(self, namespace: str, name: str) -> o.ConfigMap | None:
         return next((c for c in self.configmaps if c.meta.namespace == namespace and c.meta.name == name), None)
 
@@ -228,6 +235,95 @@ class Reuse:
         self.current[key] = (members, same, equal, value)
 
 
+class Judged:
+    """A value per item of a list (a member node's findings of one check), offered to the next snapshot of a
+    kept-current view: kept with the snapshot by `ClusterSnapshot.judged(name, on)`, carried over while the fields
+    `on` hold the same objects, and reused for an item while `context` is equal and the objects the item was
+    judged from (`same(item)`: the item itself, by default) are the very same. Only the last snapshot's values
+    are kept, so a deleted item is not held."""
+
+    def __init__(
+        self,
+        previous: dict[Any, tuple[Any, Any]] | None = None,
+        context: Any = None,
+        judged: tuple[Sequence[Any], list[Any]] | None = None,
+    ):
+        self.previous, self.previous_context, self.previous_judged = previous or {}, context, judged
+        self.current: dict[Any, tuple[Any, Any]] = {}  # key -> (the item, or what `same` gave; its value)
+        self.context = context
+        self.judged: tuple[Sequence[Any], list[Any]] | None = None  # the items and their values, in order
+        self.computed = 0  # items judged (not reused) over this snapshot: what a change cost
+
+    def carried(self) -> Judged:
+        if not self.current:  # a snapshot never judged (not evaluated) offers what it was offered
+            return Judged(self.previous, self.previous_context, self.previous_judged)
+        return Judged(self.current, self.context, self.judged)
+
+    def each(
+        self,
+        items: Iterable[_T],
+        judge: Callable[[_T], _V],
+        context: Any = None,
+        key: Callable[[_T], Any] = operator.attrgetter("name"),
+        same: Callable[[_T], tuple[Any, ...]] | None = None,
+    ) -> list[_V]:
+        """`judge(item)` for every item, in order, reusing the last snapshot's value where it holds. Items judged
+        from themselves alone (no `same`), in a list of the last one's length: only those at the positions where
+        the list holds another object are looked at (none when it is the very same list)."""
+        last = self.previous_judged
+        if same is None and last is not None and context == self.previous_context and isinstance(items, Sequence):
+            if last[0] is items:
+                self.context, self.current, self.judged = context, self.previous, last
+                return last[1]
+            if len(last[0]) == len(items):
+                moved = list(compress(range(len(items)), map(operator.is_not, last[0], items)))
+                if len(moved) * 10 <= len(items):
+                    return self._replaced(last, items, moved, judge, key, context)
+        found = (self.previous if context == self.previous_context else {}).get
+        if self.current is self.previous:  # (taken over whole above): not written into
+            self.current = {}
+        self.context, current, out = context, self.current, []
+        for item in items:
+            objects: Any = item if same is None else same(item)
+            hit = found(name := key(item))
+            if hit is None or not (hit[0] is objects if same is None else _same(hit[0], objects)):
+                self.computed += 1
+                hit = (objects, judge(item))
+            current[name] = hit
+            out.append(hit[1])
+        if isinstance(items, Sequence):
+            self.judged = (items, out)
+        return out
+
+    def _replaced(
+        self,
+        last: tuple[Sequence[Any], list[Any]],
+        items: Sequence[_T],
+        moved: list[int],
+        judge: Callable[[_T], _V],
+        key: Callable[[_T], Any],
+        context: Any,
+    ) -> list[_V]:
+        """`each` over `items`, the last list with other objects at the positions `moved`."""
+        current, out = dict(self.previous), list(last[1])
+        found = self.previous.get
+        for i in moved:
+            item, was = items[i], last[0][i]
+            if key(was) != (name := key(item)):
+                current.pop(key(was), None)
+            hit = found(name)
+            if hit is None or hit[0] is not item:
+                self.computed += 1
+                hit = (item, judge(item))
+            current[name], out[i] = hit, hit[1]
+        self.context, self.current, self.judged = context, current, (items, out)
+        return out
+
+
+def _same(was: Any, now: tuple[Any, ...]) -> bool:
+    return type(was) is tuple and len(was) == len(now) and all(map(operator.is_, was, now))
+
+
 # every field but the nodes and KernelCacheNodes: what a value read besides a group's member nodes and their
 # KernelCacheNodes (`Reuse`, with `kernelcache.membership.member_objects`)
 ALL_BUT_MEMBERS = tuple(f for f in kinds.FIELDS if f not in ("nodes", "kcns"))
@@ -266,11 +362,6 @@ def assemble(
 
 def _sorted(by_key: dict[tuple[str, str], Any]) -> tuple[Any, ...]:
     return tuple(by_key[k] for k in sorted(by_key))
-
-
-def field_value(objects: Iterable[Any]) -> tuple[Any, ...]:
-    """One snapshot field from its objects, as `assemble` makes it: the last of a namespace/name wins, sorted."""
-    return _sorted({(obj.metadata.namespace or "", obj.metadata.name): obj for obj in objects})
 
 
 def parse_item(item: Any, origin: str = "", index: int = 0) -> tuple[str, Any] | None:

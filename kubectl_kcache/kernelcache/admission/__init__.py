@@ -36,6 +36,7 @@ is added), the image class in the sidecar step.
 from ..identity import resolve_container, resolve_oci_path
 from .candidates import (
     can_mount,
+    entries_of,
     identity_gates,
     index_entries,
     resolve_container_path,
@@ -152,6 +153,7 @@ __all__ = [
     "denial_message",
     "entry_matches_cache",
     "identity_gates",
+    "entries_of",
     "index_entries",
     "update_entries",
     "match_condition",

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
+from ...sharing import changed
 from .. import constants as c
 from ..identity import (
     CONTAINER_KSERVE,
@@ -25,6 +26,9 @@ from ..identity import (
     runtime_container,
     workload_ref,
 )
+
+if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
+    from ...snapshot.model import ClusterSnapshot
 from .gates import (
     ARTIFACT,
     CACHE_CONTAINER,
@@ -208,14 +212,11 @@ def index_entries(kcns: Sequence[KernelCacheNode], namespace: str | None = None,
 def update_entries(previous: EntryIndex, was: Sequence[KernelCacheNode], kcns: Sequence[KernelCacheNode]) -> EntryIndex:
     """`index_entries(kcns)`, from `previous` (the index of `was`, every KernelCacheNode): only the KernelCaches
     with an entry on a KernelCacheNode that changed are indexed again (an agent's status write, in the monitor)."""
-    before = {id(k) for k in was}
-    now = {id(k) for k in kcns}
-    changed = [k for k in was if id(k) not in now] + [k for k in kcns if id(k) not in before]
-    if len(changed) * 10 > len(kcns):
+    gone, came = changed(was, kcns)
+    if (len(gone) + len(came)) * 10 > len(kcns):
         return index_entries(kcns)
-    nodes = {k.name for k in changed}
-    keys = {key for k in changed for key, _ in _keys_of(k)}
-    came = [k for k in kcns if id(k) not in before]
+    nodes = {k.name for k in (*gone, *came)}
+    keys = {key for k in (*gone, *came) for key, _ in _keys_of(k)}
     by_ref = dict(previous.by_ref)
     ready = dict(previous.ready)
     for key in keys:
@@ -259,6 +260,21 @@ def update_entries(previous: EntryIndex, was: Sequence[KernelCacheNode], kcns: S
         refs_in,
         by_compat,
     )
+
+
+def entries_of(snapshot: ClusterSnapshot) -> EntryIndex:
+    """The index of every KernelCacheNode's entries, kept with the snapshot: built once per change of the
+    KernelCacheNodes when the snapshot is kept current (the monitor), and then from the last one's, for the
+    KernelCaches of the KernelCacheNodes that changed only (a KernelCache's entry list is the very same list
+    while none of its entries changed)."""
+
+    def index() -> EntryIndex:
+        stale = snapshot.stale_derived("admission-entries")
+        if stale is None:
+            return index_entries(snapshot.kcns)
+        return update_entries(stale[0], stale[1]["kcns"], snapshot.kcns)
+
+    return snapshot.derived("admission-entries", index, on=("kcns",), updatable=True)
 
 
 def _workload_match(ident: Identity, entries: Sequence[NodeEntry]) -> bool:

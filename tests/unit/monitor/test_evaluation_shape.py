@@ -208,3 +208,38 @@ def test_the_admission_index_updated_is_the_one_built_again(fleet: Any, changes:
         evaluate(kept)
         fresh = candidates.index_entries(kept.kcns)
         assert kept.derived("admission-entries", lambda: None) == fresh  # (None: the evaluation built none)
+
+
+def test_a_node_changed_is_the_one_node_judged_again(fleet: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The doctor's per-node checks judge again the node that changed (and its KernelCacheNode), not every member."""
+    from kubectl_kcache.checks import group_taints, nodes
+
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    _relabel(live, 5)
+    counts: Counter[str] = Counter()
+    with monkeypatch.context() as m:
+        for owner, name in ((group_taints, "_job"), (nodes, "_judged")):
+            inner = getattr(owner, name)
+            m.setattr(owner, name, lambda *a, _inner=inner, _name=name, **k: counts.update([_name]) or _inner(*a, **k))
+        snap = live.snapshot()
+        evaluate(snap)
+    assert counts == {"_job": 1, "_judged": 1}  # the node is in one group
+    for check in ("group-taints", "nodes", "agent", "node-images"):
+        assert snap.judged(f"judged/{check}", ()).computed == 1, check
+    # and with nothing changed, nothing at all, even after a snapshot that was not evaluated
+    live.snapshot()
+    again = live.snapshot()
+    evaluate(again)
+    assert all(again.judged(f"judged/{c}", ()).computed == 0 for c in ("group-taints", "nodes", "agent", "node-images"))
+
+
+def test_an_agents_status_write_judges_again_only_its_kernelcachenode(fleet: Any) -> None:
+    live = _live(fleet)
+    evaluate(live.snapshot())
+    _entry_state(live, 4, "Pulling")
+    snap = live.snapshot()
+    evaluate(snap)
+    assert snap.judged("judged/node-images", ()).computed == 1
+    for check in ("group-taints", "nodes", "agent"):  # the nodes' checks read no KernelCacheNode
+        assert snap.judged(f"judged/{check}", ()).computed == 0, check
