@@ -45,16 +45,33 @@ HERE = ("linux", {"x86_64": "amd64", "aarch64": "arm64"}[platform.machine().lowe
 # reports which msgspec that process imports: the one the plugin's bootstrap put on sys.path, since the venv
 # running it has no packages.
 PROBE = """\
-import runpy, sys
+import atexit, runpy, sys
 app = sys.argv[1]
 sys.argv = [app] + sys.argv[2:]
+reported = []
+
+def report():  # at exit (the plugin ends its process itself, after running what was registered to run then)
+    if reported:
+        return
+    reported.append(True)
+    import msgspec._core
+    print("msgspec-core", msgspec._core.__file__, msgspec.json.decode(b'[1, 2]', type=list[int]))
+    sys.stdout.flush()
+
+register = atexit.register
+
+def registered(func, *args, **kwargs):  # what the app registers (the zipapp's unpacked folder) goes after the report
+    register(func, *args, **kwargs)
+    register(report)
+    return func
+
+atexit.register = registered
+register(report)
 code = 0
 try:
     runpy.run_path(app, run_name="__main__")
 except SystemExit as e:
     code = e.code
-import msgspec._core
-print("msgspec-core", msgspec._core.__file__, msgspec.json.decode(b'[1, 2]', type=list[int]))
 sys.exit(code)
 """
 
