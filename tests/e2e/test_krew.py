@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.zipapp_probe import PROBE
+
 from .cluster import Cluster
 
 pytestmark = pytest.mark.e2e
@@ -40,40 +42,6 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> subpro
 
 PLATFORMS = [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")]
 HERE = ("linux", {"x86_64": "amd64", "aarch64": "arm64"}[platform.machine().lower()])
-
-# Runs the installed plugin the way kubectl does (`python3 kubectl-kcache ARGS`, through its shebang), then
-# reports which msgspec that process imports: the one the plugin's bootstrap put on sys.path, since the venv
-# running it has no packages.
-PROBE = """\
-import atexit, runpy, sys
-app = sys.argv[1]
-sys.argv = [app] + sys.argv[2:]
-reported = []
-
-def report():  # at exit (the plugin ends its process itself, after running what was registered to run then)
-    if reported:
-        return
-    reported.append(True)
-    import msgspec._core
-    print("msgspec-core", msgspec._core.__file__, msgspec.json.decode(b'[1, 2]', type=list[int]))
-    sys.stdout.flush()
-
-register = atexit.register
-
-def registered(func, *args, **kwargs):  # what the app registers (the zipapp's unpacked folder) goes after the report
-    register(func, *args, **kwargs)
-    register(report)
-    return func
-
-atexit.register = registered
-register(report)
-code = 0
-try:
-    runpy.run_path(app, run_name="__main__")
-except SystemExit as e:
-    code = e.code
-sys.exit(code)
-"""
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +132,7 @@ def test_krew_install_offline(testbed: Cluster, release: tuple[Path, dict], tmp_
     assert probe.returncode == 0, probe.stdout + probe.stderr
     _, core, decoded = probe.stdout.splitlines()[-1].split(" ", 2)
     cp = f"cp{sys.version_info[0]}{sys.version_info[1]}"
-    assert decoded == "[1, 2]"
+    assert decoded == "{'a': [1]}"
     assert Path(core).is_relative_to(cache / "kubectl-kcache" / "zipapp"), core
     assert Path(core).parent.parent.name == f"{cp}-glibc"
     assert Path(core).name == "_core" + importlib.machinery.EXTENSION_SUFFIXES[0]

@@ -28,6 +28,8 @@ from types import ModuleType
 import pytest
 import yaml
 
+from tests.zipapp_probe import PROBE
+
 pytestmark = pytest.mark.release  # their own tier: every test here builds or reads the archives
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -593,39 +595,6 @@ status:
 apiVersion: v1
 kind: ConfigMapList  # exported, and empty: KServe's configuration does not exist
 items: []
-"""
-
-# Runs a zipapp the way `python3 ZIPAPP ARGS` does, then reports which msgspec the process can import: the
-# bootstrap put the folder for this interpreter on sys.path (there is no other msgspec: -I -S, or a bare venv).
-PROBE = """\
-import atexit, runpy, sys
-app = sys.argv[1]
-sys.argv = [app] + sys.argv[2:]
-reported = []
-
-def report():  # at exit (the plugin ends its process itself, after running what was registered to run then)
-    if reported:
-        return
-    reported.append(True)
-    import msgspec, msgspec._core
-    print("msgspec-core", msgspec._core.__file__, msgspec.json.decode(b'{"a": [1]}', type=dict[str, list[int]]))
-    sys.stdout.flush()
-
-register = atexit.register
-
-def registered(func, *args, **kwargs):  # what the app registers (the zipapp's unpacked folder) goes after the report
-    register(func, *args, **kwargs)
-    register(report)
-    return func
-
-atexit.register = registered
-register(report)
-code = 0
-try:
-    runpy.run_path(app, run_name="__main__")
-except SystemExit as e:
-    code = e.code
-sys.exit(code)
 """
 
 
