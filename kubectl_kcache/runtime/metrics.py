@@ -88,9 +88,10 @@ class Rendered:
             hit = self._last.get(key)
             if hit is not None and hit[0] is row:
                 self._now[key] = hit
+                texts.append(hit[1])
             else:
                 missed.append((len(texts), row, list(samples(row))))
-            texts.append(hit[1] if hit is not None and hit[0] is row else "")
+                texts.append("")
         if missed:
             lines = iter(sample_lines(family, [s for _, _, mine in missed for s in mine]).split("\n"))
             for at, made, mine in missed:
