@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from kubectl_kcache.errors import Gone
 from kubectl_kcache.kube import listing
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
@@ -59,6 +60,52 @@ def test_pagination_really_pages(cluster):
     assert [k.name for k in typed.items] == names
     assert typed.resource_version.isdigit()
     assert sum("continue=" in e["requestURI"] for e in lists) == 10
+
+
+def test_the_next_page_is_asked_for_while_a_page_is_decoded(cluster):
+    """Page k+1 travels while page k is decoded: each decode waits until it sees the next page's request go
+    out (a list that asked only after decoding would time out here); a failure on a later page still reaches
+    the caller, in its place."""
+    import threading
+
+    cluster.create(b.kcn(f"pipe-{i:04d}") for i in range(250))
+    c = Client(Overrides(kubeconfig=cluster.kubeconfig))
+    asked = threading.Condition()
+    sent: list[int] = []
+    request = c.request
+
+    def counting(*args, **kwargs):
+        with asked:
+            sent.append(1)
+            asked.notify_all()
+        return request(*args, **kwargs)
+
+    c.request = counting  # type: ignore[method-assign]
+    plain = listing.dict_page(r.KERNEL_CACHE_NODES)
+    overlapped = []
+
+    def decode(data: bytes):
+        page = plain(data)
+        if page.continue_token:  # the next page's request, sent before this decode ends
+            with asked:
+                overlapped.append(asked.wait_for(lambda: len(sent) > len(overlapped) + 1, timeout=10))
+        return page
+
+    pages = list(listing.pages(c, r.KERNEL_CACHE_NODES, page_size=100, decode=decode))
+    names = [item["metadata"]["name"] for page in pages for item in page.items]
+    assert len(names) == len(set(names)) >= 250
+    assert overlapped == [True] * (len(pages) - 1) and len(pages) >= 3
+
+    def expired(*args, **kwargs):  # the second page's continue token refused
+        if (kwargs.get("query") or {}).get("continue"):
+            raise Gone("the continue token expired")
+        return request(*args, **kwargs)
+
+    c.request = expired  # type: ignore[method-assign]
+    got = listing.pages(c, r.KERNEL_CACHE_NODES, page_size=100)
+    assert len(next(got).items) == 100
+    with pytest.raises(Gone):
+        next(got)
 
 
 def _grant(cluster, name: str, resource: str, group: str, api_group: str = "") -> None:

@@ -22,6 +22,7 @@ import yaml
 
 from kubectl_kcache.cli import run
 from kubectl_kcache.errors import EXIT_INCOMPLETE, EXIT_USAGE, Unreachable
+from kubectl_kcache.kube import listing
 from kubectl_kcache.kube import resources as r
 from kubectl_kcache.kube.client import Client
 from kubectl_kcache.kube.kubeconfig import Overrides
@@ -287,3 +288,27 @@ def test_binary_garbage_kubeconfig_is_a_usage_error(tmp_path, content):
     assert proc.returncode == EXIT_USAGE, proc.stderr
     assert proc.stderr.startswith(f"error: kubeconfig {path}: ")
     assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "token"),
+    [
+        (
+            b'{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"eyJ2"},"items":[]}',
+            "eyJ2",
+        ),
+        # a custom resource's list: the API server writes its metadata after the items
+        (
+            b'{"apiVersion":"x/v1","items":[{"metadata":{"continue":"no"}}],"kind":"L","metadata":{"continue":"yes"}}',
+            "yes",
+        ),
+        (b'{"kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]}', ""),
+        (b'{"kind":"NodeList","metadata":null,"items":[]}', ""),
+        (b'{"kind":"NodeList","items":[]}', ""),
+        (b"[1, 2]", ""),
+        (b"<html>a proxy's page</html>", ""),
+        (b'{"metadata":{"continue":7}}', ""),
+    ],
+)
+def test_a_pages_continue_token_is_read_without_its_items(body, token):
+    assert listing.continue_of(body) == token
