@@ -16,8 +16,8 @@ import copy
 import json
 import random
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple, cast
 
 from ..errors import ApiError, Forbidden, InputError, NotFound, Unreachable
 from . import listing, requestlog, watching, write_guard
@@ -133,13 +133,16 @@ class Client:
         timeout: float | None = None,
         stream: bool = False,
         raw: bool = False,
+        deferred: bool = False,
         verb: str = "",
         resource: str = "",
         accept: str = "",
     ) -> Any:
-        """One HTTP request: the decoded JSON answer, its bytes (`raw`), or the open response (`stream`).
-        Non-2xx answers raise the error class of their status; transport failures `Unreachable` in words.
-        `timeout` (default: --request-timeout) is the whole budget of the request."""
+        """One HTTP request: the decoded JSON answer, its bytes (`raw`), the open response (`stream`), or a
+        `Deferred` answer (`deferred`): returned once its headers have arrived, its bytes read when asked for
+        while the server goes on sending them. Non-2xx answers raise the error class of their status; transport
+        failures `Unreachable` in words. `timeout` (default: --request-timeout) is the whole budget of the
+        request."""
         headers = {"Accept": accept or "application/json", "User-Agent": self._user_agent}
         if content_type:
             headers["Content-Type"] = content_type
@@ -165,7 +168,7 @@ class Client:
         try:
             with write_guard.guarding(guard):
                 if self._transport is not None:
-                    answer = self._transport.request(method, path, params, headers, body, t or None, stream)
+                    answer = self._transport.request(method, path, params, headers, body, t or None, stream, deferred)
                 else:
                     from . import official
 
@@ -184,6 +187,21 @@ class Client:
         if stream:
             log(getattr(answer, "status", 200))
             return answer
+        if deferred:
+            if isinstance(answer, tuple):  # the official client reads its answers whole
+                log(*answer)
+                return Deferred(lambda: answer[1], lambda: None)
+
+            def read() -> bytes:
+                try:
+                    data: bytes = answer.read()
+                except Exception as exc:  # noqa: BLE001 - the connection broken mid-answer, the budget spent
+                    log(0)
+                    raise transport_error(exc, self.server, budget or None) from None
+                log(answer.status, data)
+                return data
+
+            return Deferred(read, answer.close)
         status, data = answer
         log(status, data)
         if raw:
@@ -254,6 +272,13 @@ class Client:
             return str(self.request("GET", "/version", timeout=min(self.timeout or 10, 10)).get("gitVersion", ""))
         except (Forbidden, NotFound):
             return ""
+
+
+class Deferred(NamedTuple):
+    """An answer whose body is still on its way: `read()` its bytes once, or `close()` it unread."""
+
+    read: Callable[[], bytes]
+    close: Callable[[], None]
 
 
 def backoff_delays(base: float = 0.5, cap: float = 30.0) -> Iterator[float]:

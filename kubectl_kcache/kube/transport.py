@@ -141,9 +141,11 @@ class Transport:
         body: Any,
         timeout: float | None,
         stream: bool = False,
+        deferred: bool = False,
     ) -> Any:
-        """A 2xx answer: (status, body bytes), or the open response when `stream`. Anything else raises
-        `HTTPStatus` with the body read; transport failures raise urllib3's errors."""
+        """A 2xx answer: (status, body bytes); the open response when `stream`; its `Body`, not read yet, when
+        `deferred`. Anything else raises `HTTPStatus` with the body read; transport failures raise urllib3's
+        errors (`CutShort` once the answer has begun)."""
         import urllib3
 
         if self.credentials.refresh():
@@ -184,22 +186,43 @@ class Transport:
                 continue
             if 200 <= resp.status <= 299 and stream:
                 return resp
-            try:
-                content = _read_body(resp, deadline)  # a failure here: the server going away mid-answer, never
-            except TimeoutError:  # retried; or the budget spent on a slow answer
-                raise
-            except Exception as exc:
-                raise CutShort(str(exc)) from exc
-            finally:
-                resp.release_conn()
+            body = Body(resp, deadline)
             if 200 <= resp.status <= 299:
-                return resp.status, content
+                return body if deferred else (resp.status, body.read())
+            content = body.read()
             if resp.status == 401 and not reauthenticated and self.credentials.exec_spec is not None:
                 reauthenticated = True  # client-go runs the plugin again on a 401
                 if self.credentials.refresh(force=True):
                     self.pool = None
                 continue
             raise HTTPStatus(resp.status, resp.reason or "", content)
+
+
+class Body:
+    """An answer whose headers have arrived and whose body is still on its way: `read()` it (once), or
+    `close()` the connection it holds. Between the two the server keeps sending, into the socket."""
+
+    def __init__(self, resp: Any, deadline: float | None):
+        self.resp, self.deadline = resp, deadline
+
+    @property
+    def status(self) -> int:
+        return int(self.resp.status)
+
+    def read(self) -> bytes:
+        try:
+            return _read_body(self.resp, self.deadline)  # a failure here: the server going away mid-answer,
+        except TimeoutError:  # never retried; or the budget spent on a slow answer
+            raise
+        except Exception as exc:
+            raise CutShort(str(exc)) from exc
+        finally:
+            self.resp.release_conn()
+
+    def close(self) -> None:
+        """The answer not wanted: its connection closed, not put back with a body half read."""
+        self.resp.close()
+        self.resp.release_conn()
 
 
 def _read_body(resp: Any, deadline: float | None) -> bytes:
