@@ -123,13 +123,21 @@ def pages(
 
 
 def continue_of(data: bytes) -> str:
-    """A list's continue token, read without decoding its items (a page of 500 KernelCacheNodes, 1.3 MB, is
-    skipped in ~1 ms). The API server writes a built-in list's metadata before its items and a custom
-    resource's after them, so the whole document is walked."""
+    """A list's continue token, read without decoding its items. The API server writes a built-in list's
+    metadata before its items and a custom resource's after them (its keys sorted): the object after the
+    last `"metadata":` near the end is read alone when it closes the document (0.01 ms for a page of 500
+    KernelCacheNodes, 1.3 MB, against ~1 ms to walk it); anything else is decoded whole."""
     import msgspec
 
+    decoder = _list_head()
+    at = data.rfind(b'"metadata":{', max(len(data) - 4096, 0))
+    if at > 0:
+        try:  # `{"metadata":{...}}` parses only when that metadata is the document's last member
+            return str(decoder.decode(b"{" + data[at:]).metadata.continue_)
+        except (msgspec.DecodeError, AttributeError):
+            pass
     try:
-        return str(_list_head().decode(data).metadata.continue_)
+        return str(decoder.decode(data).metadata.continue_)
     except (msgspec.DecodeError, AttributeError):  # not a list: the page's decoder says what is wrong with it
         return ""
 

@@ -302,6 +302,9 @@ def test_binary_garbage_kubeconfig_is_a_usage_error(tmp_path, content):
             b'{"apiVersion":"x/v1","items":[{"metadata":{"continue":"no"}}],"kind":"L","metadata":{"continue":"yes"}}',
             "yes",
         ),
+        # a built-in list whose last item's metadata is the last one in the text: not the list's
+        (b'{"kind":"NodeList","metadata":{"continue":"tok"},"items":[{"metadata":{"continue":"no"}}]}', "tok"),
+        (b'{"apiVersion":"x/v1","items":[{"metadata":{"continue":"no"}}],"kind":"L","metadata":{}}', ""),
         (b'{"kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]}', ""),
         (b'{"kind":"NodeList","metadata":null,"items":[]}', ""),
         (b'{"kind":"NodeList","items":[]}', ""),
