@@ -124,16 +124,22 @@ def pages(
 
 def continue_of(data: bytes) -> str:
     """A list's continue token, read without decoding its items. The API server writes a built-in list's
-    metadata before its items and a custom resource's after them (its keys sorted): the object after the
-    last `"metadata":` near the end is read alone when it closes the document (0.01 ms for a page of 500
-    KernelCacheNodes, 1.3 MB, against ~1 ms to walk it); anything else is decoded whole."""
+    metadata before its items, and a custom resource's after them (its keys sorted): the list's own metadata
+    object is read alone where one of those places holds it (0.01 ms for a page of 500 KernelCacheNodes, 1.3
+    MB, against ~1 ms to walk the page); anything else is decoded whole."""
     import msgspec
 
     decoder = _list_head()
+    candidates = []
+    at = data.find(b'"metadata":{', 0, 512)
+    if at > 0 and data.find(b"{", 1, at) < 0:  # a member of the document itself, holding strings and numbers
+        candidates.append(data[at : data.find(b"}", at) + 1] + b"}")
     at = data.rfind(b'"metadata":{', max(len(data) - 4096, 0))
-    if at > 0:
-        try:  # `{"metadata":{...}}` parses only when that metadata is the document's last member
-            return str(decoder.decode(b"{" + data[at:]).metadata.continue_)
+    if at > 0:  # `{"metadata":{...}}` parses only when that metadata is the last member of the document
+        candidates.append(data[at:])
+    for part in candidates:
+        try:
+            return str(decoder.decode(b"{" + part).metadata.continue_)
         except (msgspec.DecodeError, AttributeError):
             pass
     try:

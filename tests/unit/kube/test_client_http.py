@@ -305,6 +305,7 @@ def test_binary_garbage_kubeconfig_is_a_usage_error(tmp_path, content):
         # a built-in list whose last item's metadata is the last one in the text: not the list's
         (b'{"kind":"NodeList","metadata":{"continue":"tok"},"items":[{"metadata":{"continue":"no"}}]}', "tok"),
         (b'{"apiVersion":"x/v1","items":[{"metadata":{"continue":"no"}}],"kind":"L","metadata":{}}', ""),
+        (b'{"kind":"L","x":{"metadata":{"continue":"no"}},"metadata":{"continue":"yes"},"items":[]}', "yes"),
         (b'{"kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]}', ""),
         (b'{"kind":"NodeList","metadata":null,"items":[]}', ""),
         (b'{"kind":"NodeList","items":[]}', ""),
