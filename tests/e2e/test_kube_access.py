@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -292,3 +293,29 @@ def test_request_log_names_each_request_and_never_a_credential(cluster):
     assert json.loads(proc.stdout)["summary"]  # the report itself is untouched on stdout
     quiet = kcache(cluster, "doctor", "-o", "json", "--token", token, "--context", "alice")
     assert "milliseconds" not in quiet.stderr
+
+
+def test_an_auth_provider_user_is_served_by_the_official_client_page_by_page(cluster, tmp_path):
+    """A user with an auth-provider (gcp, azure, oidc) goes through the official client, which reads its
+    answers whole: a list still pages, and its pages arrive in order. A gcp provider whose access token has
+    not expired sends that token as it is; the test bed's static token stands in for it."""
+    _grant(cluster, "kcache-test-provider", "kernelcachenodes", "kcache-token-group", "serving.kserve.io")
+    cluster.create(b.kcn(f"provider-{i:04d}") for i in range(120))
+    config = json.loads(Path(cluster.kubeconfig).read_text())
+    provider = {
+        "name": "gcp",
+        "config": {"access-token": "testbed-static-token-0123456789", "expiry": "2099-01-01T00:00:00Z"},
+    }
+    config["users"].append({"name": "provider-user", "user": {"auth-provider": provider}})
+    config["contexts"].append({"name": "provider", "context": {"cluster": "testbed", "user": "provider-user"}})
+    config["current-context"] = "provider"
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps(config))
+    c = Client(Overrides(kubeconfig=str(path)))
+    mark = cluster.audit_mark()
+    listed = c.list_all(r.KERNEL_CACHE_NODES, page_size=50)
+    names = [item["metadata"]["name"] for item in listed.items]
+    assert names == sorted(names) and len(names) >= 120 and "provider-0119" in names
+    lists = [e for e in cluster.audit_events(mark) if e["objectRef"].get("resource") == "kernelcachenodes"]
+    assert {e["user"]["username"] for e in lists} == {"token-user"}
+    assert len(lists) == -(-len(names) // 50) and sum("continue=" in e["requestURI"] for e in lists) == len(lists) - 1
