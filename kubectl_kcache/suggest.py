@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from .apivalidation import dns_label_errors, label_value_errors, qualified_name_errors, shown, subdomain_errors
 from .text import json_body, quote
@@ -47,8 +48,7 @@ def _short(message: str) -> str:
     return message.split(" (e.g.")[0]
 
 
-@dataclass(frozen=True)
-class Name:
+class Name(msgspec.Struct, frozen=True):
     """The name of an object of `kind` (kubectl's word for it: "pod", "namespace", "kernelcache")."""
 
     kind: str
@@ -70,8 +70,7 @@ def Namespace(value: str) -> Name:
     return Name("namespace", value)
 
 
-@dataclass(frozen=True)
-class Selector:
+class Selector(msgspec.Struct, frozen=True):
     """A label selector: `key=value` pairs, or keys alone (`-l key` selects objects that carry it, `-L key`
     shows it)."""
 
@@ -100,8 +99,7 @@ class Selector:
         return ",".join(k if v is None else f"{k}={v}" for k, v in self.pairs)
 
 
-@dataclass(frozen=True)
-class Labels(Selector):
+class Labels(Selector, frozen=True):
     """Labels to set (`kubectl label`): one `key=value` word each, so the placeholder stands alone."""
 
     @staticmethod
@@ -112,8 +110,7 @@ class Labels(Selector):
         return tuple(self.render().split(","))
 
 
-@dataclass(frozen=True)
-class Json:
+class Json(msgspec.Struct, frozen=True):
     """A JSON document as one word (`kubectl patch -p`): built by the encoder, it starts with `{` or `[`, and
     no value inside it can end the word."""
 
@@ -126,8 +123,7 @@ class Json:
         return json_body(self.value)
 
 
-@dataclass(frozen=True)
-class _Text:
+class _Text(msgspec.Struct, frozen=True):
     """A word written as its value, once `problem` (each kind's own) finds nothing wrong with it."""
 
     value: str
@@ -136,8 +132,7 @@ class _Text:
         return self.value
 
 
-@dataclass(frozen=True)
-class Placeholder(_Text):
+class Placeholder(_Text, frozen=True):
     """A stand-in for what the data does not say (`text.PLACEHOLDER_ISVC`): upper case, so that Kubernetes
     refuses it if it is left in by mistake, and never shell syntax."""
 
@@ -145,8 +140,7 @@ class Placeholder(_Text):
         return None if re.fullmatch("[A-Z][A-Z_]*", self.value) else f"{shown(self.value)} is not a placeholder"
 
 
-@dataclass(frozen=True)
-class Identity(_Text):
+class Identity(_Text, frozen=True):
     """A user the API server names (`alice@example.com`, `system:serviceaccount:ns:sa`): any printable text,
     put only after a flag in the same word (`--as={user}`, `--user={user}`), where kubectl cannot read it as
     another option."""
@@ -157,16 +151,14 @@ class Identity(_Text):
         return None
 
 
-@dataclass(frozen=True)
-class Verb(_Text):
+class Verb(_Text, frozen=True):
     """An API verb (`list`, `watch`, `create`): lower-case letters."""
 
     def problem(self) -> str | None:
         return None if re.fullmatch("[a-z]+", self.value) else f"{shown(self.value)} is not an API verb"
 
 
-@dataclass(frozen=True)
-class Url(_Text):
+class Url(_Text, frozen=True):
     """An https URL of the project's (a manifest to apply): no quote, space or control character in it."""
 
     def problem(self) -> str | None:
@@ -178,8 +170,7 @@ class Url(_Text):
 Word = Name | Selector | Json | Placeholder | Identity | Verb | Url
 
 
-@dataclass(frozen=True)
-class Built:
+class Built(msgspec.Struct, frozen=True):
     """A suggested command's words after `kubectl`, or why none is suggested."""
 
     argv: tuple[str, ...] | None

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from functools import lru_cache
+
+from msgspec.structs import replace
 
 from .. import objects as o
 from ..kernelcache import cache_pass as cp

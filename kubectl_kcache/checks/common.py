@@ -9,10 +9,11 @@ import gc
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 from typing import Any, TypeVar
+
+import msgspec
 
 from .. import apivalidation
 from .. import objects as o
@@ -84,8 +85,7 @@ def observed(snapshot: ClusterSnapshot, what: ListSpec | tuple[ListSpec, ...], p
 # ---- the feature's configuration ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(msgspec.Struct, frozen=True):
     """The kernelcache configuration as KServe sees it, or what is assumed when it could not be read."""
 
     read: str  # the status of its read: ok | forbidden | absent | failed | not-in-input | not-read

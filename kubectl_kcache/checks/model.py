@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import msgspec
+
 from ..snapshot.kinds import ListSpec
 from ..snapshot.model import ClusterSnapshot
 from ..snapshot.plan import JOB_NAMESPACE as JOB_NAMESPACE
@@ -18,8 +20,7 @@ SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1, "never": 99}
 STATUSES = ("pass", "fail", "skipped", "not-applicable")
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(msgspec.Struct, frozen=True):
     kind: str
     name: str
     namespace: str | None = None
@@ -80,8 +81,7 @@ def finding_of(check: str) -> partial[Finding]:
     return partial(Finding, check)
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(msgspec.Struct, frozen=True):
     """A kind of finding of one check: its stable id, default severity and what it means."""
 
     id: str
@@ -89,8 +89,7 @@ class Code:
     summary: str
 
 
-@dataclass(frozen=True)
-class CheckRead:
+class CheckRead(msgspec.Struct, frozen=True):
     """A read a check needs: one list of the read plan (`snapshot/plan.py`), or several that count as one (the
     four CRDs). Its namespace may be a placeholder (`readplan.JOB_NAMESPACE`, `readplan.SCOPE`), resolved
     by the runner.
@@ -141,8 +140,7 @@ class Skip(Exception):
     """Raised by a check when it cannot run (a read it needs was forbidden or its CRD is absent)."""
 
 
-@dataclass(frozen=True)
-class CheckSpec:
+class CheckSpec(msgspec.Struct, frozen=True):
     id: str
     title: str
     severity: str
@@ -158,8 +156,7 @@ class CheckSpec:
         return next((x for x in self.codes if x.id == code_id), None)
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(msgspec.Struct, frozen=True):
     id: str
     status: str
     reason: str = ""
@@ -178,16 +175,15 @@ class CheckResult:
         return out
 
 
-@dataclass(frozen=True)
-class DoctorReport:
+class DoctorReport(msgspec.Struct, frozen=True):
     checks: tuple[CheckResult, ...]
     findings: tuple[Finding, ...]
     object_count: int = 0
     cluster: str = ""
     source: str = "live"
-    titles: dict[str, str] = field(default_factory=dict)
+    titles: dict[str, str] = msgspec.field(default_factory=dict)
     # where the report came from (snapshot.provenance): API server or files, times, tool, scope
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = msgspec.field(default_factory=dict)
     judged_time: bool = False  # a check compared a time with "now" (the snapshot's clock)
     warnings: tuple[str, ...] = ()  # for stderr: what the run doubts in its input (not findings)
 

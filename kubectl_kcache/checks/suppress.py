@@ -17,10 +17,12 @@ findings stay in the report, marked suppressed, and do not count towards the exi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from functools import partial
 from typing import Any
+
+import msgspec
 
 from ..errors import InputError
 from ..snapshot import kinds
@@ -33,8 +35,7 @@ _ENTRY_KEYS = {"check", "code", "object", "group", "reason"}
 _OBJECT_KEYS = {"kind", "name", "namespace"}
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(msgspec.Struct, frozen=True):
     check: str
     code: str = ""
     kind: str = ""

@@ -110,9 +110,11 @@ def doctor(
         )
     elif provenance.clock:
         provenance = dataclasses.replace(provenance, clock="")
+    import msgspec
+
     from ..report import render_doctor, wants
 
-    report = dataclasses.replace(report, provenance=provenance.to_dict())
+    report = msgspec.structs.replace(report, provenance=provenance.to_dict())
     context: dict[str, Any] = {"provenance": provenance, "show": show}
     if "status" in wants(output):
         from ..explain.status import fleet_status

@@ -4,7 +4,6 @@ terminal), where an answer came from, and writing an answer (JSON or YAML) to st
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import sys
 from collections.abc import Iterable
@@ -113,9 +112,11 @@ def read_snapshot(
         if scope is None and namespace is None:
             snap = loaded  # (Scope.apply scopes a namespace only: the live reader and the API client not imported)
         else:
+            import msgspec
+
             from ..snapshot.live import Scope
 
-            scope = dataclasses.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
+            scope = msgspec.structs.replace(scope, namespace=namespace) if scope else Scope(namespace=namespace)
             snap = scope.apply(loaded)
     else:
         from ..snapshot.live import Scope, collect

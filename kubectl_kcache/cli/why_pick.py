@@ -6,9 +6,10 @@ with every object decoded), the rest is counted, not decoded.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 from ..kernelcache import constants as c
 from ..kernelcache.admission.candidates import identity_gates
@@ -22,7 +23,7 @@ _MAX_NEEDLES = 40  # a Scan's needles each search every byte held: past this man
 
 def with_later(select: Any, later: dict[str, Callable[[Objects], Any]], keys: dict[str, Any] | None = None) -> Any:
     """`select` (a files.Selection) with more Selection.later pickers (and the keys they pick by)."""
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         select, later={**select.later, **later}, later_keys={**select.later_keys, **(keys or {})}
     )
 
@@ -217,4 +218,4 @@ def why_not_cached_fleet(select: Any, namespace: str | None) -> Any:
     """why-not-cached -A's selection (or -n NS): only the serving pods, their nodes and the KernelCacheNodes
     their answers read (in this order: each picker is told the objects picked before it)."""
     later = {"pods": serving_pods, "nodes": serving_nodes(namespace), "kcns": fleet_kcns(namespace)}
-    return dataclasses.replace(select, later={**later, **select.later}, later_keys=dict(select.later_keys))
+    return msgspec.structs.replace(select, later={**later, **select.later}, later_keys=dict(select.later_keys))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import msgspec
@@ -58,8 +57,7 @@ _TOKEN_VOLUME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
 _GATE_ORDER = {g: i for i, g in enumerate(a.POD_GATES + a.CANDIDATE_GATES)}
 
 
-@dataclass(frozen=True)
-class PodResult:
+class PodResult(msgspec.Struct, frozen=True):
     """One serving pod: its history, what admission would do now, and the single answer's next command (what
     the fleet keeps of the pod's `WhyNotCached`: the decisions' candidates are not kept)."""
 
@@ -150,8 +148,7 @@ class PodResult:
         }
 
 
-@dataclass(frozen=True)
-class Totals:
+class Totals(msgspec.Struct, frozen=True):
     pods: int = 0
     cached: int = 0
     cold: int = 0
@@ -177,8 +174,7 @@ class Totals:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
-class Row(Totals):
+class Row(Totals, frozen=True, kw_only=True):
     """The counts of one InferenceService (revision "") or of one of its revisions."""
 
     namespace: str
@@ -205,8 +201,7 @@ def hit_rate_percent(cached: int, eligible: int) -> int | None:
     return 100 * cached // eligible if eligible > 0 else None
 
 
-@dataclass(frozen=True)
-class FleetHitRate:
+class FleetHitRate(msgspec.Struct, frozen=True):
     """What `why-not-cached -A` renders; `to_dict()` is its `-o json` document (without `source`)."""
 
     rows: tuple[Row, ...]  # an InferenceService's row, then its revisions' rows when they differ
@@ -383,7 +378,7 @@ def _row(namespace: str, isvc: str, revision: str, results: Sequence[PodResult])
     gate, gate_count = top_gate(results)
     next_command, sample = _next(results, gate)
     return Row(
-        **asdict(_totals(results)),
+        **msgspec.structs.asdict(_totals(results)),
         namespace=namespace,
         isvc=isvc,
         revision=revision,

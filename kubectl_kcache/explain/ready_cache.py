@@ -3,8 +3,9 @@ first gate that stops decides for every node."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -25,8 +26,7 @@ from .ready_model import WAITING, CacheGate
 # ---- the cache level ------------------------------------------------------------------------------------
 
 
-@dataclass
-class CacheContext:
+class CacheContext(msgspec.Struct):
     snapshot: ClusterSnapshot
     kc: o.KernelCache
     config: ConfigState

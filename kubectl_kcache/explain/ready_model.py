@@ -3,8 +3,9 @@ documents (`kind: WhyNotReady`, and `WhyNotReadyList` for -A), with the gate ids
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -43,8 +44,7 @@ Passed = bool | str | None  # True, False, "waiting", or None: not read / not ev
 # ---- the model ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CacheGate:
+class CacheGate(msgspec.Struct, frozen=True):
     id: str
     passed: Passed
     detail: str
@@ -65,8 +65,7 @@ class CacheGate:
         }
 
 
-@dataclass(frozen=True)
-class NodeGate:
+class NodeGate(msgspec.Struct, frozen=True):
     id: str
     passed: Passed
     detail: str
@@ -75,8 +74,7 @@ class NodeGate:
         return {"id": self.id, "passed": self.passed, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class NodeTrace:
+class NodeTrace(msgspec.Struct, frozen=True):
     name: str
     member: bool
     ready: bool
@@ -119,8 +117,7 @@ class NodeTrace:
         }
 
 
-@dataclass(frozen=True)
-class Cause:
+class Cause(msgspec.Struct, frozen=True):
     cause: str
     gate: str
     nodes: tuple[str, ...]
@@ -130,8 +127,7 @@ class Cause:
         return {"cause": self.cause, "gate": self.gate, "nodes": list(self.nodes), "next": self.next}
 
 
-@dataclass(frozen=True)
-class WhyNotReady:
+class WhyNotReady(msgspec.Struct, frozen=True):
     namespace: str
     name: str
     group: str | None
@@ -142,7 +138,7 @@ class WhyNotReady:
     written: tuple[str, str, str, tuple[int, int, int, int]] | None  # state, reason, message, counts
     admission: str = ""
     unread: tuple[str, ...] = ()
-    causes: tuple[Cause, ...] = field(default=())
+    causes: tuple[Cause, ...] = ()
     # -A: no node chains are kept, only (Ready members, those Ready as KServe counts) and the causes
     summary: tuple[int, int] | None = None
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -25,8 +26,7 @@ from .ready_model import WAITING, CacheGate, NodeGate, NodeTrace, Passed
 _label = functools.lru_cache(maxsize=65536)(label_value)  # a node's or cache's label value, asked per cache
 
 
-@dataclass(frozen=True)
-class NodeInputs:
+class NodeInputs(msgspec.Struct, frozen=True):
     """What every node's chain of one KernelCache reads: the snapshot's index and which lists were read."""
 
     kcn_by_name: dict[str, o.KernelCacheNode]

@@ -43,8 +43,9 @@ none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -67,8 +68,7 @@ _PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
 # ---- the model ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PhaseCounts:
+class PhaseCounts(msgspec.Struct, frozen=True):
     """How many member nodes have a cache's entry in each phase."""
 
     ready: int = 0
@@ -88,8 +88,7 @@ class PhaseCounts:
         return dict(zip(PHASES, self.as_tuple(), strict=True))
 
 
-@dataclass(frozen=True)
-class CacheCell:
+class CacheCell(msgspec.Struct, frozen=True):
     """One KernelCache in one group: its entries on the group's Ready members by phase (`counts`), the
     entries on its NotReady members apart (`not_ready`), and on the cache's own group KServe's aggregate."""
 
@@ -127,8 +126,7 @@ class CacheCell:
         }
 
 
-@dataclass(frozen=True)
-class GroupStatus:
+class GroupStatus(msgspec.Struct, frozen=True):
     name: str
     selector: Mapping[str, str]
     members: int
@@ -170,8 +168,7 @@ class GroupStatus:
         }
 
 
-@dataclass(frozen=True)
-class UnassignedCache:
+class UnassignedCache(msgspec.Struct, frozen=True):
     """A KernelCache in scope that no group prepares: no effective group, or one that does not exist."""
 
     cache: str
@@ -182,12 +179,11 @@ class UnassignedCache:
         return {"name": self.cache, "group": self.group or None, "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class FleetStatus:
+class FleetStatus(msgspec.Struct, frozen=True):
     groups: tuple[GroupStatus, ...]
     unassigned: tuple[UnassignedCache, ...] = ()
     caches: tuple[str, ...] = ()  # every KernelCache in scope (namespace/name), sorted
-    pods_using: Mapping[str, int] = field(default_factory=dict)  # KernelCache -> its status.usage count
+    pods_using: Mapping[str, int] = msgspec.field(default_factory=dict)  # KernelCache -> its status.usage count
 
     def group(self, name: str) -> GroupStatus | None:
         return next((g for g in self.groups if g.name == name), None)
@@ -225,13 +221,12 @@ class FleetStatus:
         }
 
 
-@dataclass(frozen=True)
-class StatusReport:
+class StatusReport(msgspec.Struct, frozen=True):
     """What `kubectl kcache status` renders: the counts and where they came from."""
 
     status: FleetStatus
     provenance: Provenance
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
     # with --watch: {"state": "current" | "failing", "problems": [...]}, in every document
     watch: dict[str, Any] | None = None
     # the serving pods' hit rate (`why-not-cached -A`), or why it is not shown (a str); None: not computed

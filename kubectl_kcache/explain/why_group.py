@@ -23,9 +23,7 @@ unreadable inputs.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import msgspec
@@ -72,8 +70,7 @@ BASIS_WHAT_IF = "what-if"
 WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class GroupFit:
+class GroupFit(msgspec.Struct, frozen=True):
     """How the decision's node fits one group."""
 
     name: str
@@ -91,8 +88,7 @@ class GroupFit:
         }
 
 
-@dataclass(frozen=True)
-class CreatedCache:
+class CreatedCache(msgspec.Struct, frozen=True):
     """The KernelCache KServe created for the capture."""
 
     namespace: str
@@ -105,8 +101,7 @@ class CreatedCache:
         return {"name": self.name, "nodeGroup": self.node_group, "selectionSource": self.selection_source}
 
 
-@dataclass(frozen=True)
-class WhyGroup:
+class WhyGroup(msgspec.Struct, frozen=True):
     """The explanation; `to_dict()` is the documented `why-group -o json` document."""
 
     namespace: str
@@ -123,7 +118,7 @@ class WhyGroup:
     session: ActiveSession | None = None
     pod: Pod | None = None
     node_found: bool = False
-    node_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    node_labels: Mapping[str, str] = msgspec.field(default_factory=dict)
     other_label_count: int = 0
     default_group: str = ""
     config_problem: str = ""

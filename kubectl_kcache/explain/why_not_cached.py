@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import msgspec
+
 from ..errors import InputError
 from ..kernelcache import admission as a
 from ..kernelcache import constants as c
@@ -51,8 +53,7 @@ BASIS_MANIFEST = "manifest"
 # is named in it (`unread`) when it could not be read.
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(msgspec.Struct, frozen=True):
     """Where a pod with a cache runs, against where the cache was prepared."""
 
     node: str
@@ -60,8 +61,8 @@ class Placement:
     group: str
     node_in_group: bool | None  # None: the node or the group could not be read
     entry_state: str  # the KernelCacheNode entry on the pod's node ("" when none)
-    missing_labels: Mapping[str, str] = field(default_factory=dict)
-    selector: Mapping[str, str] = field(default_factory=dict)
+    missing_labels: Mapping[str, str] = msgspec.field(default_factory=dict)
+    selector: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def prepared(self) -> bool:

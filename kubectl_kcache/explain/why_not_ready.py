@@ -17,8 +17,9 @@ gate whose input was not read says so (`passed` None) and the answer is incomple
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .. import objects as o
 from ..kernelcache import constants as c
@@ -269,8 +270,7 @@ def _admission_note(snapshot: ClusterSnapshot, kc: o.KernelCache) -> str:
     return "the pod webhook cannot mount it today: no KernelCacheNode has a Ready entry with its artifact"
 
 
-@dataclass(frozen=True)
-class WhyNotReadyFleet:
+class WhyNotReadyFleet(msgspec.Struct, frozen=True):
     """why-not-ready without a KernelCache: the chain of every KernelCache in scope, not Ready ones first."""
 
     rows: tuple[WhyNotReady, ...]

@@ -21,8 +21,9 @@ the prefetch identity; `cache_pass`) is not part of this rule: this is the answe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..objects import CacheStatus, KernelCache, KernelCacheNode, Node
 from ..sharing import SameObjects, changed
@@ -32,8 +33,7 @@ if TYPE_CHECKING:  # kernelcache is below snapshot: the type only
     from ..snapshot.model import ClusterSnapshot
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(msgspec.Struct, frozen=True):
     """`KernelCache.status.counts` as the aggregate writes it."""
 
     node_count: int
@@ -42,8 +42,7 @@ class Counts:
     nodes_error: int
 
 
-@dataclass(frozen=True)
-class Aggregate:
+class Aggregate(msgspec.Struct, frozen=True):
     """The state, the Ready condition's reason and message, the counts, and the Ready members behind them
     (node names in node-list order). `preparing_nodes` holds every member counted as preparing, those
     without an entry (`missing_nodes`) included."""

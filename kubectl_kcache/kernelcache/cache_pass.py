@@ -15,7 +15,8 @@ nothing written (the status lags); 11 Jobs; 12 the aggregate. Steps 4-7 and 9-12
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import Job, KernelCache, NodeGroup, RoleBinding
 from . import constants as c
@@ -29,8 +30,7 @@ PREFETCH_REQUEUE = "prefetch-requeue"
 MSG_EMPTY_SELECTOR = "kernelcache node group requires a non-empty nodeSelector"
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(msgspec.Struct, frozen=True):
     """The step (KServe's number and a name) at which the pass stops; `frozen`: nothing is written and the
     pass is retried with backoff (or never, while terminating); otherwise the status lags by a 1-minute
     requeue."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..objects import Artifact, Capture, KernelCache, Node, NodeGroup, find_condition
 from . import constants as c
@@ -13,8 +14,7 @@ from .names import generated_kernel_cache_name
 from .selection import Decision, select_node_group
 
 
-@dataclass(frozen=True)
-class Eligibility:
+class Eligibility(msgspec.Struct, frozen=True):
     eligible: bool
     reason: str = ""
 
@@ -133,8 +133,7 @@ def mismatch_message(kc_namespace: str, kc_name: str, capture: Capture) -> str:
     )
 
 
-@dataclass(frozen=True)
-class CacheOutcome:
+class CacheOutcome(msgspec.Struct, frozen=True):
     """What KServe does for one capture, and why."""
 
     outcome: str
@@ -203,8 +202,7 @@ def terminating_text(kc: KernelCache, capture: str = "") -> str:
     )
 
 
-@dataclass(frozen=True)
-class CaptureCache:
+class CaptureCache(msgspec.Struct, frozen=True):
     """One capture, what KServe does with it, and for a KernelCache to create, the node-group decision."""
 
     capture: Capture

@@ -24,9 +24,11 @@ read; a Secret's data never is.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
+from msgspec.structs import replace
 
 from ..objects import Capture, Meta, Pod, Role, RoleBinding, Secret, ServiceAccount
 from . import constants as c
@@ -40,8 +42,7 @@ CLUSTER_ROLE = "ClusterRole"
 _O = TypeVar("_O", ServiceAccount, Role, RoleBinding, Secret)
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(msgspec.Struct, frozen=True):
     """One identity object the capture needs and what is wrong with it ("" when it is as KServe makes it)."""
 
     kind: str
@@ -55,8 +56,7 @@ class Piece:
     detail: str = ""  # why it may be so, in words
 
 
-@dataclass(frozen=True)
-class Identities:
+class Identities(msgspec.Struct, frozen=True):
     capture: str  # namespace/name
     pod: str
     pieces: tuple[Piece, ...]

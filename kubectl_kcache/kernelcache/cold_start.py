@@ -16,8 +16,9 @@ rate's denominator.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..objects import Capture, Pod
 from . import constants as c
@@ -27,8 +28,7 @@ PRODUCER = "producer"
 BEING_CAPTURED = "being-captured"
 
 
-@dataclass(frozen=True)
-class ColdByDesign:
+class ColdByDesign(msgspec.Struct, frozen=True):
     """Why a pod started cold by design, and the capture that says so."""
 
     reason: str  # PRODUCER or BEING_CAPTURED
@@ -84,8 +84,7 @@ class ColdByDesign:
         )
 
 
-@dataclass(frozen=True)
-class CaptureIndex:
+class CaptureIndex(msgspec.Struct, frozen=True):
     """Captures by the pod their active session names and by "namespace/name"."""
 
     producers: Mapping[tuple[str, str], Capture]

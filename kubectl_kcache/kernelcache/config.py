@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..objects import ConfigMap
 from . import constants as c
@@ -33,30 +34,26 @@ class ConfigInvalid(ValueError):
     """The kernelcache configuration does not parse or does not validate; KServe then fails the feature."""
 
 
-@dataclass(frozen=True)
-class RoleRef:
+class RoleRef(msgspec.Struct, frozen=True):
     kind: str = ""
     name: str = ""
 
 
-@dataclass(frozen=True)
-class RegistryAuth:
+class RegistryAuth(msgspec.Struct, frozen=True):
     type: str = AUTH_NONE
     token_ttl_seconds: int = 0
     push_role_ref: RoleRef | None = None
     pull_role_ref: RoleRef | None = None
 
 
-@dataclass(frozen=True)
-class Registry:
+class Registry(msgspec.Struct, frozen=True):
     endpoint: str = ""
     insecure: bool = False
     ca_configmap: tuple[str, str] | None = None
     auth: RegistryAuth = RegistryAuth()
 
 
-@dataclass(frozen=True)
-class ArtifactSecurity:
+class ArtifactSecurity(msgspec.Struct, frozen=True):
     mode: str = SECURITY_NONE
     failure_policy: str = "reject"
     signing_profile_ref: str = ""
@@ -65,8 +62,7 @@ class ArtifactSecurity:
     subject_regexp: str = ""
 
 
-@dataclass(frozen=True)
-class KernelCacheConfig:
+class KernelCacheConfig(msgspec.Struct, frozen=True):
     enabled: bool = False
     default_sidecar_injection: bool = True
     default_mount_type: str = c.MOUNT_TYPE_OCI
@@ -80,7 +76,7 @@ class KernelCacheConfig:
     abandoned_capture_policy: str = "retain"
     registry: Registry = Registry()
     artifact_security: ArtifactSecurity = ArtifactSecurity()
-    unknown_keys: tuple[str, ...] = field(default=())
+    unknown_keys: tuple[str, ...] = ()
 
 
 KNOWN_KEYS = {
@@ -302,8 +298,7 @@ def parse_config(text: str) -> KernelCacheConfig:
     )
 
 
-@dataclass(frozen=True)
-class ConfigState:
+class ConfigState(msgspec.Struct, frozen=True):
     """The outcome of reading the config: present or not, valid or not (with KServe's error)."""
 
     present: bool
@@ -336,8 +331,7 @@ DEFAULT_GROUP_UNTRIMMED = "untrimmed"  # found only after trimming: KernelCaches
 _LABEL_ONLY = "=/:"  # in label keys and selectors, never in a group (DNS subdomain) name
 
 
-@dataclass(frozen=True)
-class DefaultGroupProblem:
+class DefaultGroupProblem(msgspec.Struct, frozen=True):
     """What is wrong with `defaultNodeGroup` (KServe trims it for capture selection, not for KernelCaches)."""
 
     kind: str

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import EnvVar
 from .gojson import hash_strings
@@ -25,8 +26,7 @@ from .gostrings import trim_space
 INTEGER, STRING, BOOLEAN, HASH, CSV = "integer", "string", "boolean", "hash", "comma-separated"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(msgspec.Struct, frozen=True):
     key: str
     flags: tuple[str, ...]
     type: str

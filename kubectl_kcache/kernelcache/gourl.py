@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from ..apivalidation import go_quote
 
@@ -23,8 +24,7 @@ class URLError(ValueError):
     """`url.Parse` failed; the message is Go's error text (without the `parse "<url>": ` prefix)."""
 
 
-@dataclass(frozen=True)
-class URL:
+class URL(msgspec.Struct, frozen=True):
     scheme: str = ""
     opaque: str = ""
     has_user: bool = False

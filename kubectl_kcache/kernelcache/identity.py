@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
+
+import msgspec
 
 from ..objects import Container
 from . import constants as c
@@ -57,8 +58,7 @@ class IdentityError(ValueError):
     """KServe could not compute the identity; the message is KServe's."""
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(msgspec.Struct, frozen=True):
     kind: str
     name: str
 
@@ -136,8 +136,7 @@ def model_uri_hash(raw: str) -> str:
     return hash_strings([gourl.string_without_user_query_fragment(url)])
 
 
-@dataclass(frozen=True)
-class ModelSource:
+class ModelSource(msgspec.Struct, frozen=True):
     """The pod's model source as the webhook resolves it; `uri` is "" when unknown."""
 
     uri: str = ""
@@ -163,8 +162,7 @@ def model_source(kind: str, annotations: Mapping[str, str]) -> ModelSource:
     return ModelSource(uri=uri, hash=model_uri_hash(uri))
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(msgspec.Struct, frozen=True, dict=True):
     """The pod's identity: its factors and both footprints ("" when the image class gives none)."""
 
     namespace: str
@@ -174,7 +172,7 @@ class Identity:
     model_uri_hash: str
     command_hash: str = ""
     args_hash: str = ""
-    runtime_factors: Mapping[str, str] = field(default_factory=dict)
+    runtime_factors: Mapping[str, str] = msgspec.field(default_factory=dict)
     workload_footprint: str = ""
     compatibility_footprint: str = ""
 

@@ -20,6 +20,8 @@ from itertools import compress
 from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..objects import KernelCacheNode, Node, NodeGroup
 from ..sharing import changed
 from . import constants as c
@@ -171,8 +173,7 @@ def is_ambiguous(groups_of_node: Iterable[NodeGroup]) -> bool:
     return len(list(groups_of_node)) > 1
 
 
-@dataclass(frozen=True)
-class MembershipPlan:
+class MembershipPlan(msgspec.Struct, frozen=True):
     missing: tuple[str, ...]  # member nodes without a KernelCacheNode: create
     orphaned: tuple[str, ...]  # KernelCacheNodes whose node is gone or no longer a member: delete
     blocked_by: str = ""  # why KServe would not run this pass at all (empty selector)

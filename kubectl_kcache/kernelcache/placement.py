@@ -11,8 +11,9 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..objects import DaemonSet, NodeGroup, Toleration
 from . import constants as c
@@ -52,8 +53,7 @@ def desired_affinity(current: Mapping[str, Any] | None, groups: Iterable[NodeGro
     return affinity
 
 
-@dataclass(frozen=True)
-class PlacementDiff:
+class PlacementDiff(msgspec.Struct, frozen=True):
     """What differs between the DaemonSet's template and what the groups imply (empty: nothing)."""
 
     node_selector: bool
@@ -143,8 +143,7 @@ def placement_patch(ds: DaemonSet, groups: Iterable[NodeGroup]) -> dict[str, Any
     }
 
 
-@dataclass(frozen=True)
-class RejectedTolerations:
+class RejectedTolerations(msgspec.Struct, frozen=True):
     """Group tolerations Kubernetes rejects: KServe's DaemonSet patch (every node pass) and the group's
     preparation Jobs then fail with `api_text`."""
 

@@ -21,7 +21,8 @@ in ImagePullBackOff, which never fails) holds the namespace for good, until it i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import Job, RoleBinding, ServiceAccount
 from . import constants as c
@@ -88,8 +89,7 @@ def identity_error(
     return ""
 
 
-@dataclass(frozen=True)
-class HeldBy:
+class HeldBy(msgspec.Struct, frozen=True):
     """A prefetch Job that is neither Complete nor Failed and holds the passes of its namespace; `orphan`:
     the KernelCache it was made for no longer exists."""
 

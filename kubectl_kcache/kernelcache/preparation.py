@@ -12,7 +12,8 @@ in any phase; last, for a pod in phase Failed, `preparation Pod failed`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import Condition, Event, Job, KernelCache, Meta, Pod
 from . import constants as c
@@ -22,8 +23,7 @@ MSG_POD_FAILED = "preparation Pod failed"
 WAITING, EXITED, POD_STATUS, FAILED = "waiting", "exited", "pod-status", "failed"
 
 
-@dataclass(frozen=True)
-class PodFailure:
+class PodFailure(msgspec.Struct, frozen=True):
     """The agent's message for a pod, and where it came from (`kind`, and the container when one)."""
 
     message: str
@@ -153,8 +153,7 @@ def refusal_reason(message: str) -> str:
     return message.removeprefix("Error creating: ").strip()
 
 
-@dataclass(frozen=True)
-class Preparation:
+class Preparation(msgspec.Struct, frozen=True):
     """What the node's agent makes of a KernelCache's preparation Job (None: no Job): the Job's state as
     reported (`JOB_*`), the entry state and message the agent writes from it, the pod whose failure decides
     (only while the Job is neither Complete nor Failed), and why a Job has no pod (FailedCreate messages)."""

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 # reason -> (what KServe did, what to do)
 VERIFICATION: dict[str, tuple[str, str]] = {
@@ -76,8 +76,7 @@ def recorded_mode(configured_mode: str) -> str:
     return "none" if configured_mode in ("", "disabled") else configured_mode
 
 
-@dataclass(frozen=True)
-class Resigning:
+class Resigning(msgspec.Struct, frozen=True):
     """What KServe's next signing pass does with a capture whose runtime result is complete, when it signs it
     (again): the mode it signs under, and KServe's reason and message when that pass fails at once."""
 

@@ -8,8 +8,9 @@ none or node gone: default); the default group.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..objects import ActiveSession, Node, NodeGroup, Pod
 from . import constants as c
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
     from .membership import Membership
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     step: str  # session | annotation | node | match | default
     outcome: str
     detail: str = ""
@@ -30,13 +30,12 @@ class Step:
         return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     group: str | None
     source: str | None
     reason: str | None = None
     message: str = ""
-    steps: tuple[Step, ...] = field(default=())
+    steps: tuple[Step, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -135,8 +134,7 @@ def session_from_pod(pod: Pod) -> ActiveSession:
     )
 
 
-@dataclass(frozen=True)
-class SessionDrift:
+class SessionDrift(msgspec.Struct, frozen=True):
     """A field of the recorded session that differs from the producer pod today. KServe decides from the
     recorded value: the session is claimed once and never back-filled or updated."""
 
@@ -158,8 +156,7 @@ def session_drift(pod: Pod, recorded: ActiveSession) -> list[SessionDrift]:
     return out
 
 
-@dataclass(frozen=True)
-class RequestedOutside:
+class RequestedOutside(msgspec.Struct, frozen=True):
     """A requested group that exists but does not contain the producer's node: KServe selects it without
     checking, so the cache is prepared on nodes other than the kind it was compiled on."""
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import LabelSelector, Node, NodeGroup, SelectorRequirement
 
@@ -107,8 +108,7 @@ def matching_groups(labels: Mapping[str, str], groups: Iterable[NodeGroup]) -> l
     return sorted((g for g in groups if selector_matches(g.node_selector, labels)), key=lambda g: g.name)
 
 
-@dataclass(frozen=True)
-class LabelMismatch:
+class LabelMismatch(msgspec.Struct, frozen=True):
     """How a node's labels miss a selector: labels it lacks, and labels it has with another value."""
 
     missing: Mapping[str, str]

@@ -24,8 +24,9 @@ from __future__ import annotations
 import ipaddress
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..objects import CachePath, Capture, Container, Pod, VolumeMount, find_condition
 from . import constants as c
@@ -50,8 +51,7 @@ class SidecarError(ValueError):
         self.step = step
 
 
-@dataclass(frozen=True)
-class Sidecar:
+class Sidecar(msgspec.Struct, frozen=True):
     """What the step does for one pod. `runs` is None when it cannot be told (the captures were not read);
     `why` says why it runs or is skipped. When it runs, `passed` lists the steps that passed with their
     evidence, and `error` is the first failure (None: the sidecar is injected)."""

@@ -4,7 +4,8 @@ TaintToleration filter) and the tolerations the DaemonSet controller adds to its
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from ..apivalidation import TAINT_EFFECTS, invalid, label_value_errors, not_supported, qualified_name_errors
 from ..objects import Node, Taint, Toleration
@@ -107,8 +108,7 @@ GATED_OPERATORS = ("Lt", "Gt")  # alpha gate TaintTolerationComparisonOperators,
 SUPPORTED_EFFECTS = TAINT_EFFECTS
 
 
-@dataclass(frozen=True)
-class TolerationError:
+class TolerationError(msgspec.Struct, frozen=True):
     """One problem of one toleration, worded as the API server words it."""
 
     field: str  # key | operator | effect | value

@@ -9,7 +9,8 @@ rejects every pod the webhook is registered for; with Ignore it admits them unto
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from ..objects import EndpointSlice, WebhookEntry
 from . import constants as c
@@ -24,8 +25,7 @@ def ready_endpoints(slices: Iterable[EndpointSlice], namespace: str, service: st
     )
 
 
-@dataclass(frozen=True)
-class Reach:
+class Reach(msgspec.Struct, frozen=True):
     """What decides whether the webhook can be called. `endpoints` None: its Service's endpoints were not read."""
 
     entry: WebhookEntry

@@ -16,16 +16,16 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, cast
+
+import msgspec
 
 from ..errors import InputError
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(msgspec.Struct, frozen=True):
     """The kubectl connection flags."""
 
     kubeconfig: str | None = None
@@ -48,8 +48,7 @@ class Overrides:
     password: str | None = None
 
 
-@dataclass
-class Resolved:
+class Resolved(msgspec.Struct):
     """A kubeconfig reduced to what one connection needs."""
 
     config: dict[str, Any]  # a single-context kubeconfig dict for the client's loader
@@ -59,7 +58,7 @@ class Resolved:
     server: str
     proxy: str | None = None
     in_cluster: bool = False
-    files: list[str] = field(default_factory=list)
+    files: list[str] = msgspec.field(default_factory=list)
 
 
 def kubeconfig_files(explicit: str | None, env: Mapping[str, str]) -> list[str]:

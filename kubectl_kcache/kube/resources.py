@@ -6,15 +6,15 @@ Struct and snapshot field); they live here because the transport below the objec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import quote
+
+import msgspec
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(msgspec.Struct, frozen=True):
     """An API resource: where it lives and whether it is namespaced."""
 
     group: str
@@ -41,8 +41,7 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-@dataclass(frozen=True)
-class Page(Generic[T]):
+class Page(msgspec.Struct, Generic[T], frozen=True):
     """One page of a list: its items, the list's resourceVersion and the continue token ("" at the end)."""
 
     items: list[T]

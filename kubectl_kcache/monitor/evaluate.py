@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
+
+from msgspec.structs import replace
 
 from ..checks import run_doctor
 from ..checks.model import DoctorReport

@@ -117,7 +117,7 @@ def problems_only(status: FleetStatus) -> FleetStatus:
     """`status` as `--problems` shows it, in every format: the groups with a problem, the KernelCaches with a
     problem (each with its cells in every group, so that its own group's still decides), the caches no group
     prepares; a group stays while it holds a problem cache's cell."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     bad = {
         cache
@@ -135,7 +135,7 @@ def problems_only(status: FleetStatus) -> FleetStatus:
 
 def narrowed(status: FleetStatus, group: str | None = None, caches: set[str] | None = None) -> FleetStatus:
     """`status` with only the group `group` and only the KernelCaches `caches` (None: all of them)."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     groups = tuple(g for g in status.groups if group is None or g.name == group)
     if caches is not None:

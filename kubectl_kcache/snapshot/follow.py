@@ -19,12 +19,13 @@ per plan list, the snapshot assembled from their stores.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
+
+import msgspec
 
 from ..errors import IncompleteError
 from ..kube.resources import Resource
@@ -156,7 +157,7 @@ class LiveSnapshot:
             order = kept[3] if kept is not None and kept[2].keys() == by_key.keys() else sorted(by_key)
             fields[field] = tuple(map(by_key.__getitem__, order))
             self._fields[field] = (tuple(counted), fields[field], by_key, order)
-        meta = dataclasses.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
+        meta = msgspec.structs.replace(self.meta, taken_at=taken_at or self.meta.taken_at)
         made = snap.ClusterSnapshot(meta=meta, reads=tuple(self._reads()), **fields)
         made.carry_derived(self._last)
         self._last = made
@@ -165,7 +166,7 @@ class LiveSnapshot:
     def _reads(self) -> Iterator[Read]:
         listed = {Read.of(inf.spec, OK): inf for inf in self.informers if inf.listed}
         for read in self.reads:
-            inf = None if read.ok else listed.get(dataclasses.replace(read, status=OK, count=0, message=""))
+            inf = None if read.ok else listed.get(msgspec.structs.replace(read, status=OK, count=0, message=""))
             yield read if inf is None else Read.of(inf.spec, OK, len(inf.items()))
 
     def problems(self) -> list[str]:

@@ -10,8 +10,9 @@ Decoding goes through the kind: `kind.decode_json(bytes)`, `kind.convert(dict)`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .. import objects as o
 from ..kube import resources as r
@@ -19,8 +20,7 @@ from ..kube.resources import Page, Resource
 from ..objects import decode as d
 
 
-@dataclass(frozen=True)
-class ListSpec:
+class ListSpec(msgspec.Struct, frozen=True):
     """One list request: the resource, the namespace (None: all namespaces) and its label and field
     selectors. What was read is recorded with its spec (`reads.Read`), so whether a read covers what an
     answer needs is decided exactly (`reads.covers`). The named lists of each command are in
@@ -47,8 +47,7 @@ class ListSpec:
         return f"{self.plural}{where}" + (f" ({sel})" if sel else "")
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(msgspec.Struct, frozen=True):
     resource: Resource
     type: type[Any]
     field: str  # the ClusterSnapshot field

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..errors import Forbidden, NotFound
 from ..kernelcache import constants as c
@@ -40,8 +41,7 @@ OnList = Callable[[frozenset[ListSpec], Callable[[], "snap.ClusterSnapshot"]], N
 PARALLEL = 4  # lists in flight at once (doctor); the big ones (nodes, KernelCacheNodes, pods) overlap
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """What to read: the namespace of KernelCaches and captures (None: all), and which parts."""
 
     namespace: str | None = None
@@ -76,7 +76,7 @@ class Scope:
         if self.namespace is None:
             return snapshot
         ns = self.namespace
-        snapshot = dataclasses.replace(snapshot, meta=dataclasses.replace(snapshot.meta, namespace=ns))
+        snapshot = dataclasses.replace(snapshot, meta=msgspec.structs.replace(snapshot.meta, namespace=ns))
 
         def mine(obj: Any) -> bool:
             return (obj.meta.namespace or "") == ns

@@ -16,6 +16,8 @@ from functools import cached_property
 from itertools import compress
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+
 from .. import objects as o
 from ..errors import InputError
 from ..provenance import FILE, Provenance
@@ -30,8 +32,7 @@ _T = TypeVar("_T")
 _V = TypeVar("_V")
 
 
-@dataclass(frozen=True)
-class SnapshotMeta:
+class SnapshotMeta(msgspec.Struct, frozen=True):
     cluster: str = ""
     taken_at: str = ""
     server_version: str = ""

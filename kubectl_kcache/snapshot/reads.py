@@ -6,8 +6,9 @@ could not be read, exit 2 when only input files lack it).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..errors import EXIT_INCOMPLETE, EXIT_USAGE, IncompleteError, InputError
 from ..provenance import FILE
@@ -27,8 +28,7 @@ NOT_READ = "not-read"  # no read covers the list (a live command that did not ma
 _RANK = {FORBIDDEN: 0, FAILED: 1, ABSENT: 3, NOT_IN_INPUT: 4, NOT_READ: 5}
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(msgspec.Struct, frozen=True):
     """One list that was made, with its full spec, and what happened: ok, forbidden (403), absent (404:
     resource not served), failed, or not-in-input (from plain files that hold no object of the kind).
 
@@ -135,8 +135,7 @@ def covering(snapshot: ClusterSnapshot, spec: kinds.ListSpec) -> Read:
     )
 
 
-@dataclass(frozen=True)
-class Unread:
+class Unread(msgspec.Struct, frozen=True):
     """A list an answer needs that is not usable, and why (the read that speaks for it)."""
 
     spec: kinds.ListSpec
@@ -225,8 +224,7 @@ def _problem_text(u: Unread) -> str:
 IN_INPUT_FILES = "are not in the input files"
 
 
-@dataclass(frozen=True)
-class ListMade:
+class ListMade(msgspec.Struct, frozen=True):
     """One list that was made, and the resourceVersion it was read at: where a watch of it starts."""
 
     spec: kinds.ListSpec

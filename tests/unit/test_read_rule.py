@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,7 +110,7 @@ def single_forbidden() -> list[tuple[str, int]]:
 @pytest.mark.parametrize(("name", "index"), single_forbidden())
 def test_one_forbidden_list_is_the_only_list_any_command_names(name: str, index: int):
     base = example(name)
-    forbidden = dataclasses.replace(base.reads[index], status="forbidden", count=0)
+    forbidden = msgspec.structs.replace(base.reads[index], status="forbidden", count=0)
     reads = list(base.reads)
     reads[index] = forbidden
     snapshot = with_reads(base, reads)
@@ -140,7 +141,7 @@ def test_only_the_serving_pods_list_forbidden_leaves_the_agent_pods_usable():
     that the forbidden list is the serving pods of every namespace, and only that."""
     base = example("healthy-cluster.yaml")
     reads = [
-        dataclasses.replace(x, status="forbidden", count=0)
+        msgspec.structs.replace(x, status="forbidden", count=0)
         if (x.resource, x.namespace, x.label_selector) == ("pods", None, c.LABEL_ISVC)
         else x
         for x in base.reads
@@ -164,7 +165,7 @@ def test_random_read_sets_every_command_names_exactly_the_unusable_lists(name: s
     base = example(name)
     statuses = data.draw(st.lists(STATUSES, min_size=len(base.reads), max_size=len(base.reads)))
     reads = [
-        dataclasses.replace(x, status=s, count=x.count if s == "ok" else 0)
+        msgspec.structs.replace(x, status=s, count=x.count if s == "ok" else 0)
         for x, s in zip(base.reads, statuses, strict=True)
     ]
     snapshot = with_reads(base, reads)
@@ -187,7 +188,7 @@ def test_a_read_not_ok_is_never_taken_as_read(status: str):
     """Issue 22 item 6: `failed` (or any status but ok) is not read, for doctor, status and the plan alike."""
     base = example("broken-cluster.yaml")
     reads = [
-        dataclasses.replace(x, status=status, count=0, message="etcd timeout") if x.resource == "nodes" else x
+        msgspec.structs.replace(x, status=status, count=0, message="etcd timeout") if x.resource == "nodes" else x
         for x in base.reads
     ]
     snapshot = with_reads(base, reads)

@@ -6,8 +6,9 @@ loaded and mounted into the pod.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from ...objects import CacheStatus, Container, KernelCache, KernelCacheNode, Pod, Verification
 from ...sharing import changed

@@ -5,8 +5,9 @@ inputs of a decision taken from a snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from ...objects import KernelCache, Pod
 from .. import constants as c

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NamedTuple
+
+import msgspec
 
 from ...objects import CacheEntry, Capture, KernelCache, KernelCacheNode, Pod, Volume, WebhookConfiguration
 from .. import constants as c
@@ -120,8 +122,7 @@ def entry_matches_cache(entry: CacheEntry, kc: KernelCache) -> bool:
 # ---- results -------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     """One check. `passed` is None when it could not be evaluated (an input was not read, or an earlier
     failure leaves nothing to check); `effect` says what a failure does (not-called, skip, reject)."""
 
@@ -140,8 +141,7 @@ class NodeEntry(NamedTuple):
     entry: CacheEntry
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(msgspec.Struct, frozen=True):
     """A KernelCache KServe looked at (or, for the explanation, one it did not because of its namespace or
     because none of its entries is Ready), with the first gate that rejected it."""
 
@@ -161,16 +161,14 @@ class Candidate:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True)
-class Mount:
+class Mount(msgspec.Struct, frozen=True):
     container: str
     name: str
     path: str
     read_only: bool = False
 
 
-@dataclass(frozen=True)
-class Injection:
+class Injection(msgspec.Struct, frozen=True):
     """What the webhook adds to the pod for the winner (KServe's injectKernelCacheMount)."""
 
     kernel_cache: str
@@ -183,8 +181,7 @@ class Injection:
     annotation: tuple[str, str]
 
 
-@dataclass(frozen=True)
-class Admission:
+class Admission(msgspec.Struct, frozen=True):
     """The decision for one pod, as KServe's webhook would make it against the given state."""
 
     gates: tuple[Gate, ...]
@@ -248,8 +245,7 @@ def inferred_paths(kc: KernelCache) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True)
-class EntryIndex:
+class EntryIndex(msgspec.Struct, frozen=True, dict=True):
     """The KernelCacheNodes' entries by KernelCache (`collect_entries`), with the lookups a decision makes:
     built once, it serves every decision against the same nodes."""
 
@@ -258,17 +254,20 @@ class EntryIndex:
     ready_in: Mapping[str, list[tuple[str, str]]]  # namespace -> KernelCaches with a Ready entry, sorted
     refs_in: Mapping[str, set[tuple[str, str]]]  # namespace -> KernelCaches with any entry
     by_compatibility: Mapping[str, list[tuple[str, str]]]  # a Ready entry's compatibility footprint -> sorted
-    # footprint misses without text (`Inputs.miss_details` False), built once for every decision
-    misses: dict[tuple[str, str], Candidate] = field(default_factory=dict, compare=False, repr=False)
+
+    # footprint misses without text (`Inputs.miss_details` False), built once for every decision; a memo,
+    # not a field, so that it is not compared nor shown
+    @cached_property
+    def misses(self) -> dict[tuple[str, str], Candidate]:
+        return {}
 
     def carried(self) -> EntryIndex:
         """The same entries for the next snapshot of a kept-current view (`ClusterSnapshot.carry_derived`),
         without the misses built against this one's KernelCaches."""
-        return replace(self, misses={})
+        return msgspec.structs.replace(self)
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(msgspec.Struct, frozen=True):
     """What the decision reads. `None` stands for "could not be read" (forbidden, or not in the input) for
     the webhook configuration (`webhook_known` False) and the namespace's labels."""
 
@@ -281,7 +280,7 @@ class Inputs:
     webhook_known: bool = True
     namespace_labels: Mapping[str, str] | None = None
     # the namespace's KernelCacheCaptures by name; None: not read (the sidecar step is then not decided)
-    captures: Mapping[str, Capture] | None = field(default_factory=dict)
+    captures: Mapping[str, Capture] | None = msgspec.field(default_factory=dict)
     # False for a manifest whose pod-template-hash is not known yet (a new revision: it has no capture)
     revision_known: bool = True
     # `index_entries(kcns)`, when the caller decides for many pods against the same KernelCacheNodes

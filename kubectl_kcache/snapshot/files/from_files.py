@@ -3,8 +3,9 @@ them, or, for plain files, reads made up from what they hold."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
+
+import msgspec
 
 from .. import kinds
 from ..model import ClusterSnapshot, SnapshotMeta, assemble
@@ -47,5 +48,5 @@ def load_files(paths: Iterable[str], select: Selection | None = None) -> Cluster
             namespace=m.scope.namespace if m.scope else None,
         )
     if not meta.taken_at and loaded.newest_time:
-        meta = dataclasses.replace(meta, clock=loaded.newest_time)
+        meta = msgspec.structs.replace(meta, clock=loaded.newest_time)
     return assemble(loaded.objects, meta=meta, reads=reads, reads_assumed=reads_assumed, warnings=loaded.warnings)

@@ -21,7 +21,6 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -63,20 +62,19 @@ def _truncated(name: str, objects: int) -> InputError:
     )
 
 
-@dataclass
-class Loaded:
+class Loaded(msgspec.Struct):
     """What the files hold: typed objects, the dumps' meta, what plain files held, and warnings."""
 
-    objects: list[tuple[str, Any]] = field(default_factory=list)  # (snapshot field, object)
-    metas: list[tuple[str, MetaDoc]] = field(default_factory=list)  # (file, meta) of each dump
-    plain_counts: dict[str, int] = field(default_factory=dict)  # plural -> objects from non-dump input
-    plain_files: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    objects: list[tuple[str, Any]] = msgspec.field(default_factory=list)  # (snapshot field, object)
+    metas: list[tuple[str, MetaDoc]] = msgspec.field(default_factory=list)  # (file, meta) of each dump
+    plain_counts: dict[str, int] = msgspec.field(default_factory=dict)  # plural -> objects from non-dump input
+    plain_files: list[str] = msgspec.field(default_factory=list)
+    files: list[str] = msgspec.field(default_factory=list)
     object_count: int = 0  # every object seen, of any kind
-    other_kinds: set[str] = field(default_factory=set)  # kinds seen that the plugin does not read
+    other_kinds: set[str] = msgspec.field(default_factory=set)  # kinds seen that the plugin does not read
     newest_time: str = ""  # the latest RFC 3339 time in files read whole (not after the real clock)
-    warnings: list[str] = field(default_factory=list)
-    uids: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    uids: dict[tuple[str, str, str], tuple[str, str]] = msgspec.field(default_factory=dict)
 
 
 def _found(needle: Any, data: bytes) -> Iterator[int]:
@@ -121,8 +119,7 @@ class _Every:
 _EVERY = _Every()
 
 
-@dataclass(frozen=True)
-class Scan:
+class Scan(msgspec.Struct, frozen=True):
     """What a Selection.later picker answers when which objects its command reads shows in their bytes: the
     objects named `names`, and those whose line one of `needles` (bytes regexes) finds: more than it reads,
     never fewer, as long as `enough` says so of the objects decoded; else every object of the field is."""
@@ -144,22 +141,21 @@ class Scan:
         return self.keeps is None or self.keeps(held)
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """What a command reads of the input, as its live reads would: the snapshot fields to decode (None: all)
     and, per field, the one namespace whose objects are kept. Everything else is counted, not decoded, so
     why-group on a 50,000-node dump does not build 50,000 agent pods; a snapshot loaded so holds nothing
     else and serves only the command that chose the selection."""
 
     fields: frozenset[str] | None = None
-    namespaces: Mapping[str, str] = field(default_factory=dict)
-    types: Mapping[str, type] = field(default_factory=dict)  # field -> the Struct to decode it into instead
+    namespaces: Mapping[str, str] = msgspec.field(default_factory=dict)
+    types: Mapping[str, type] = msgspec.field(default_factory=dict)  # field -> the Struct to decode it into instead
     # field -> which of its objects (by name) the command needs, known only once the rest is read (the pod's
     # node): told the objects of the other fields, it names them; only those are decoded, after the rest
-    later: Mapping[str, Callable[[list[tuple[str, Any]]], set[str]]] = field(default_factory=dict)
+    later: Mapping[str, Callable[[list[tuple[str, Any]]], set[str]]] = msgspec.field(default_factory=dict)
     # field -> what `later` names its held objects by instead of their name: told an item's bytes (a streamed
     # dump) or its decoded object, it gives the key (e.g. the node a pod runs on)
-    later_keys: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    later_keys: Mapping[str, Callable[[Any], str]] = msgspec.field(default_factory=dict)
     share: bool = False  # a fleet view: it holds whole fleets, so equal parts are kept once, as without a selection
 
     def key_of(self, kind: kinds.Kind, raw_or_obj: Any, name: str) -> str:

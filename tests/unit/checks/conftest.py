@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from kubectl_kcache.checks import run_doctor
@@ -33,7 +34,7 @@ def load(
     paths = [str(BASE / f"{b}.yaml") for b in BASE_FILES if b not in skip]
     paths += [str(HERE / (check_id or "") / f) for f in files]
     snap = load_files(paths)
-    snap = replace(snap, meta=replace(snap.meta, taken_at=taken_at))
+    snap = replace(snap, meta=msgspec.structs.replace(snap.meta, taken_at=taken_at))
     return snap if plain else with_reads(snap)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +45,7 @@ def snapshot_of(members: list[dict]) -> object:
         if m["kcn"]:
             items.append(b.kcn(name, {f"{NS}/{KC}": b.entry(NS, KC, m["entry"])} if m["entry"] else {}))
     snap = build(items, reads_assumed=True)
-    return replace(snap, meta=replace(snap.meta, taken_at="2026-12-01T00:00:00Z"))
+    return replace(snap, meta=msgspec.structs.replace(snap.meta, taken_at="2026-12-01T00:00:00Z"))
 
 
 @settings(max_examples=150, deadline=None)

@@ -97,12 +97,16 @@ def test_the_hit_rate_page_is_the_doctor_pages_header_and_section_with_every_val
     import dataclasses
     import io
 
+    import msgspec
+
     from kubectl_kcache.explain.fleet import FleetHitRate, Totals
     from kubectl_kcache.report import render
     from kubectl_kcache.report.hit_rate_page import page as fleet_page
 
     evil = '"><script>alert(1)</script>'
-    rows = (dataclasses.replace(row(f"isvc{evil}", revision=f"rev{evil}"), namespace=f"ns{evil}", next_command=evil),)
+    rows = (
+        msgspec.structs.replace(row(f"isvc{evil}", revision=f"rev{evil}"), namespace=f"ns{evil}", next_command=evil),
+    )
     fleet = FleetHitRate(rows, (), Totals(pods=4, cached=4), 1, selector=f"tier={evil}", isvc=f"isvc{evil}")
     source = dataclasses.replace(provenance(BROKEN.meta), cluster=f"c{evil}")
     html = fleet_page(fleet, source, {"command": f"kubectl kcache why-not-cached -A -l {evil}"})
@@ -121,9 +125,9 @@ def test_the_hit_rate_page_is_the_doctor_pages_header_and_section_with_every_val
 
 def test_a_line_that_fits_or_is_piped_is_printed_as_it_is():
     """Wrapping never rewrites data: a cluster name with two spaces keeps them when its line is not broken."""
-    import dataclasses
+    import msgspec
 
-    meta = dataclasses.replace(BROKEN.meta, cluster="team  cluster")
+    meta = msgspec.structs.replace(BROKEN.meta, cluster="team  cluster")
     for width in (None, 200):
         text = hit_rate_text(hit_rate(BROKEN), provenance(meta), color=False, width=width)
         assert "cluster team  cluster" in text.splitlines()[0], width

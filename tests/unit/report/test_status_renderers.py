@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from kubectl_kcache.explain.status import StatusReport, fleet_status
 from kubectl_kcache.provenance import Provenance
@@ -284,7 +285,7 @@ def test_narrowed_to_a_group_and_to_labelled_caches(report):
 
 def test_the_watch_header_line_is_never_marked(report):
     before = status_text(report, color=False, width=None, header="watching, Ctrl-C to stop")
-    later = replace(report, provenance=replace(PROV, taken_at="2026-11-29T10:05:00Z"))
+    later = replace(report, provenance=dataclasses.replace(PROV, taken_at="2026-11-29T10:05:00Z"))
     after = status_text(later, color=False, width=None, header="watching, Ctrl-C to stop")
     assert with_changes(after, before, color=False) == after
 
