@@ -11,9 +11,10 @@ Two things cannot be done from inside a zip: Python cannot cache the bytecode of
 (compiling the Kubernetes client, ~700 modules, takes seconds on every run), and a compiled extension module
 (msgspec's) cannot be loaded from it at all. So the first run unpacks the zipapp into
 $KCACHE_ZIPAPP_CACHE (default ~/.cache/kubectl-kcache/zipapp)/BUILD_ID, owned by the user, and every run
-imports from there. With KCACHE_ZIPAPP_UNPACK=0, or when that folder cannot be used (not ours, writable by
-others, cannot be made), the pure-Python modules are imported from the zip and only the compiled packages this
-Python needs are extracted, into a private temporary folder that is removed at exit.
+imports from there, its bytecode cached there (even under PYTHONDONTWRITEBYTECODE: `_keep_bytecode`). With
+KCACHE_ZIPAPP_UNPACK=0, or when that folder cannot be used (not ours, writable by others, cannot be made), the
+pure-Python modules are imported from the zip and only the compiled packages this Python needs are extracted,
+into a private temporary folder that is removed at exit.
 
 The zipapp carries its compiled packages once per interpreter they serve, in _platlib/<python>-<variant>/
 (cp312-glibc, cp312-musl, cp312-macos). COMPILED lists, for each folder, what an interpreter must have to load
@@ -151,8 +152,8 @@ def _extracted(archive, folder):
 
 
 def _import_paths(archive):
-    """The folders to import from, ahead of the zipapp itself; exits 2 when this Python has no compiled
-    packages in the zipapp."""
+    """The folders to import from, ahead of the zipapp itself, and the unpacked folder among them (None when the
+    zipapp is read in place); exits 2 when this Python has no compiled packages in the zipapp."""
     folder = None
     if COMPILED:
         import importlib.machinery
@@ -169,13 +170,36 @@ def _import_paths(archive):
     except Exception:  # noqa: BLE001 - never fail because of the cache: the zip itself works
         root = None
     if root:
-        return [root] + ([os.path.join(root, folder)] if folder else [])
-    return [_extracted(archive, folder)] if folder else []
+        return [root] + ([os.path.join(root, folder)] if folder else []), root
+    return ([_extracted(archive, folder)] if folder else []), None
+
+
+def _keep_bytecode(root):
+    """With PYTHONDONTWRITEBYTECODE or -B, Python reads cached bytecode but never writes it, and each run compiled
+    again the ~250 modules a command imports (~0.2 s of every command). The modules this run imported from the
+    unpacked folder, this program's own cache, are compiled into it when the process ends (once: the next run
+    finds them); nothing is written anywhere else."""
+    import importlib.util
+    import py_compile
+
+    prefix = root + os.sep
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(prefix) and path.endswith(".py"):
+            cached = importlib.util.cache_from_source(path)
+            if not os.path.exists(cached):
+                with contextlib.suppress(Exception):  # a cache, never a reason to fail
+                    py_compile.compile(path, cfile=cached, doraise=True)
 
 
 def main():
     if sys.version_info >= (3, 10):  # older ones only get kubectl_kcache's "needs Python 3.10" line
-        sys.path[:0] = _import_paths(os.path.dirname(os.path.abspath(__file__)))
+        paths, unpacked = _import_paths(os.path.dirname(os.path.abspath(__file__)))
+        sys.path[:0] = paths
+        if unpacked and sys.dont_write_bytecode:
+            import atexit
+
+            atexit.register(_keep_bytecode, unpacked)
     if os.path.basename(sys.argv[0]).startswith("kubectl_complete-"):
         from kubectl_kcache.__main__ import complete as entry
     else:

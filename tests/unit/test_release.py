@@ -495,7 +495,7 @@ def test_a_zipapp_without_compiled_packages_needs_no_folder(monkeypatch: pytest.
     zip_main = _load("kcache_zipapp_main", ZIP_MAIN_PY)
     monkeypatch.setenv("KCACHE_ZIPAPP_UNPACK", "0")
     monkeypatch.setattr(zip_main, "COMPILED", ())
-    assert zip_main._import_paths("/nonexistent/kubectl-kcache") == []
+    assert zip_main._import_paths("/nonexistent/kubectl-kcache") == ([], None)
     monkeypatch.setattr(zip_main, "COMPILED", DARWIN)  # this Linux interpreter has nothing there
     with pytest.raises(SystemExit) as exit_:
         zip_main._import_paths("/nonexistent/kubectl-kcache")
@@ -670,6 +670,24 @@ def test_zipapp_runs_isolated_without_dependencies(release, bare_python: Path, t
         assert _run(bare_python, app, "--help", cache=tmp_path).returncode == 0
         assert list(unpacked[0].parent.glob("kubectl_kcache/__pycache__/*.pyc"))
     assert not list((tmp_path / "tmp").iterdir()), "a temporary folder was left behind"
+
+
+def test_zipapp_keeps_the_bytecode_of_what_ran_when_python_is_told_not_to_write_any(
+    release, bare_python: Path, tmp_path: Path
+) -> None:
+    """Under -B (or PYTHONDONTWRITEBYTECODE) every run compiled its modules again: the modules a command
+    imported from the unpacked folder are compiled into it at exit, and only those."""
+    app = _this_archive(release).zipapp
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(SNAPSHOT)
+    doctor = _run(bare_python, app, "doctor", "--from-file", str(snapshot), cache=tmp_path, flags=("-I", "-B"))
+    assert doctor.returncode == 1, doctor.stderr
+    (root,) = (p.parent for p in (tmp_path / "zipapp").glob("*/.complete"))
+    cached = {p.name.split(".")[0] for p in root.glob("kubectl_kcache/cli/__pycache__/*.pyc")}
+    assert {"__init__", "doctor", "app"} <= cached
+    assert not list(root.glob("kubectl_kcache/reconcile/__pycache__/*.pyc"))  # not imported by the doctor
+    again = _run(bare_python, app, "doctor", "--from-file", str(snapshot), cache=tmp_path, flags=("-I", "-B"))
+    assert again.returncode == 1 and again.stdout == doctor.stdout
 
 
 @pytest.mark.parametrize("unpack", [False, True], ids=["from-zip", "unpacked"])
