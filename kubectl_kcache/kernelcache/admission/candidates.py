@@ -162,19 +162,11 @@ def _scoped(
     keys: set[tuple[str, str]] = set()
     elsewhere: set[tuple[str, str]] = set()
     nodes: list[KernelCacheNode] = []
-    for kcn in kcns:  # every entry of a large fleet (40,000 for 10,000 nodes): the loop of _keys_of written
-        # out, without a generator to resume per entry (a third of the time)
-        status = kcn.status
-        cache = status.cache_status if status is not None else None
-        if not cache:
-            continue
+    for kcn in kcns:
         mine = False
-        for key, e in cache.items():
-            ref = e.ref_under(key)
-            if not ref.name:
-                continue
-            if ref.namespace == namespace:
-                keys.add((namespace, ref.name))
+        for key, e in _keys_of(kcn):
+            if key[0] == namespace:
+                keys.add(key)
                 mine = True
             elif (
                 compatibility
@@ -182,7 +174,7 @@ def _scoped(
                 and e.footprints is not None
                 and e.footprints.compatibility == compatibility
             ):
-                elsewhere.add((ref.namespace, ref.name))
+                elsewhere.add(key)
         if mine:
             nodes.append(kcn)
     if elsewhere:  # every entry of those, on any node
