@@ -168,7 +168,7 @@ class Client:
         try:
             with write_guard.guarding(guard):
                 if self._transport is not None:
-                    answer = self._transport.request(method, path, params, headers, body, t or None, stream, deferred)
+                    answer = self._transport.request(method, path, params, headers, body, t or None, stream)
                 else:
                     from . import official
 
@@ -187,10 +187,12 @@ class Client:
         if stream:
             log(getattr(answer, "status", 200))
             return answer
-        if deferred:
-            if isinstance(answer, tuple):  # the official client reads its answers whole
-                log(*answer)
-                return Deferred(lambda: answer[1], lambda: None)
+        if isinstance(answer, tuple):  # the official client reads its answers whole
+            status, content = answer
+            log(status, content)
+            pending = Deferred(lambda: content, lambda: None)
+        else:
+            status = answer.status
 
             def read() -> bytes:
                 try:
@@ -198,12 +200,13 @@ class Client:
                 except Exception as exc:  # noqa: BLE001 - the connection broken mid-answer, the budget spent
                     log(0)
                     raise transport_error(exc, self.server, budget or None) from None
-                log(answer.status, data)
+                log(status, data)
                 return data
 
-            return Deferred(read, answer.close)
-        status, data = answer
-        log(status, data)
+            pending = Deferred(read, answer.close)
+        if deferred:
+            return pending
+        data = pending.read()
         if raw:
             return data
         if not data:

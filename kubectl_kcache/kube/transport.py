@@ -141,11 +141,10 @@ class Transport:
         body: Any,
         timeout: float | None,
         stream: bool = False,
-        deferred: bool = False,
     ) -> Any:
-        """A 2xx answer: (status, body bytes); the open response when `stream`; its `Body`, not read yet, when
-        `deferred`. Anything else raises `HTTPStatus` with the body read; transport failures raise urllib3's
-        errors (`CutShort` once the answer has begun)."""
+        """A 2xx answer: its `Body`, not read yet, or the open response when `stream`. Anything else raises
+        `HTTPStatus` with the body read; transport failures raise urllib3's errors (`CutShort` once the answer
+        has begun)."""
         import urllib3
 
         if self.credentials.refresh():
@@ -188,7 +187,7 @@ class Transport:
                 return resp
             body = Body(resp, deadline)
             if 200 <= resp.status <= 299:
-                return body if deferred else (resp.status, body.read())
+                return body
             content = body.read()
             if resp.status == 401 and not reauthenticated and self.credentials.exec_spec is not None:
                 reauthenticated = True  # client-go runs the plugin again on a 401
