@@ -240,7 +240,7 @@ def take_over(cluster, new: Replica, members: set[str]) -> dt.datetime:
 
 
 # ---- 1. a frozen leader ------------------------------------------------------------------------------
-def test_a_frozen_leader_makes_no_write_after_its_lease_expired(cluster, tmp_path):
+def test_a_frozen_leader_sends_nothing_after_its_lease_expired_but_from_the_last_window(cluster, tmp_path):
     members = big_group(cluster)
     old, new = leader_and_standby(cluster, tmp_path)
     mark = cluster.audit_mark()
@@ -253,45 +253,48 @@ def test_a_frozen_leader_makes_no_write_after_its_lease_expired(cluster, tmp_pat
             while dt.datetime.now(dt.timezone.utc) < expiry + dt.timedelta(seconds=2):
                 time.sleep(0.2)
             before = uids(cluster)
+            resumed = dt.datetime.now(dt.timezone.utc)
             old.proc.send_signal(signal.SIGCONT)
             old.proc.wait(30)
         assert old.proc.returncode == 3
         assert "lost leadership" in old.log() and "Traceback" not in old.log()
         time.sleep(2)
-        # counted from the objects, not from answers (a 504 can be committed): not one was deleted on resume
-        assert uids(cluster) == before
         events = cluster.audit_events(mark)
         writes = [e for e in events if old.mine(e) and e["verb"] in MUTATING]
         deletes = [e for e in writes if e["verb"] == "delete" and e["objectRef"]["resource"] == "kernelcachenodes"]
         assert 20 <= len(deletes) < MEMBERS - 100, "not frozen in the middle of the batch"
         # the in-process guard's last window (the lock hand-off around the write system call after the
-        # final clock check, see docs/architecture.md): a request can leave on resume, at most one per writer
-        # thread; the uids above show none took effect; the API server's fence (test_fence.py) refuses it
+        # final clock check, see docs/architecture.md): a request caught there leaves on resume, at most one per
+        # writer thread, and takes effect unless the process's own watchdog resets it first (without the API
+        # server's fence, which refuses it: test_fence.py). Nothing else leaves after the proof ran out.
         late = [
-            (e["verb"], e["objectRef"]["resource"], e["requestReceivedTimestamp"], e["responseStatus"]["code"])
+            (e["verb"], e["objectRef"].get("name"), e["requestReceivedTimestamp"], e["responseStatus"]["code"])
             for e in writes
             if received(e) >= expiry
         ]
         assert len(late) <= WRITERS, f"writes received after the lease expired at {expiry}: {late}"
-        assert all(code >= 400 for *_, code in late), f"a write admitted after the lease expired: {late}"
-        landed = [
-            (e["verb"], e["objectRef"].get("name"), e["stageTimestamp"])
-            for e in writes
-            if completed(e) >= expiry and e["responseStatus"]["code"] < 400
-        ]
-        assert landed == [], "writes that took effect after the lease expired"
+        assert all(stamp(at) < resumed + dt.timedelta(seconds=5) for *_, at, _code in late), (
+            f"a write started after the resume at {resumed}: {late}"
+        )
+        # counted from the objects, not from answers (a 504 can be committed): not one was deleted on resume
+        # but by a request of that window
+        after = uids(cluster)
+        changed = {name for name, uid in before.items() if after.get(name) != uid}
+        assert changed <= {name for _verb, name, *_ in late}, f"deleted on resume: {sorted(changed)}; late: {late}"
         # every delete carried the preconditions of the object the plan saw: none was refused as stale (409);
         # the only other answer is the watchdog's cut (504) of one in flight when the Lease expired (above)
         assert all(
             e["responseStatus"]["code"] == 200 or (e["responseStatus"]["code"] == 504 and completed(e) >= expiry)
             for e in deletes
         ), sorted({e["responseStatus"]["code"] for e in deletes})
-        assert kcn_names(cluster) == members and new.holds(cluster) and new.ready()
-        last = max(received(e) for e in writes)
+        cluster.wait_for("the new leader to recreate what a late delete took", lambda: kcn_names(cluster) == members)
+        assert new.holds(cluster) and new.ready()
+        last = max(received(e) for e in writes if received(e) < expiry)
         print(
             f"frozen leader: {len(deletes)} of {MEMBERS} deletes made before the freeze, the rest dropped; "
             f"its last write was received {(expiry - last).total_seconds():.2f}s before its lease expired; "
-            f"the new leader took over {(acquired - expiry).total_seconds():.2f}s after expiry"
+            f"the new leader took over {(acquired - expiry).total_seconds():.2f}s after expiry; "
+            f"late requests from the last window: {late}, of which took effect: {sorted(changed)}"
         )
     finally:
         old.stop()
