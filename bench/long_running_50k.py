@@ -5,7 +5,7 @@ holds bench.scale's 50,000-large-node fleet (the test bed's kube-apiserver needs
 LISTs made after its informers synced.
 
     python3 -m bench.long_running_50k [--dump FILE] [--nodes 50000] [--churn-seconds 600] [--every 5]
-                                      [--quiet-seconds 60] [--dir DIR] [--out FILE]
+                                      [--quiet-seconds 60] [--heartbeats 0] [--dir DIR] [--out FILE]
 
 The simulated API server (`--serve`, its own process) answers what the two commands ask, in the API server's
 JSON shape over HTTP/1.1: paginated lists (limit/continue, label and field selectors, the list's
@@ -20,7 +20,10 @@ watch cache window) and the churn, which the harness makes through the server as
 would: every `--every` seconds one change, in this order, each on a node of a different group: a node
 labelled out of its group, then back in; a node's Ready condition False, then True; a KernelCacheNode entry
 Ready -> Pulling, then back (its agent's status write); a node created in a group, then deleted. The next
-change is made once both processes showed the last one (at most 60 s), and never sooner than `--every`.
+change is made once both processes showed the last one (at most 60 s), and never sooner than `--every`. With
+`--heartbeats R`, the kubelets' status reports run beside the churn: every node in turn has its conditions'
+lastHeartbeatTime rewritten, R a second (a kubelet reports every 5 minutes when nothing changed: 167 a second
+at 50,000 nodes), so that over the churn every node's object is replaced, as in a real fleet.
 
 Measured: VmRSS every second and VmHWM at the end (/proc/PID/status); per change, the seconds from the server
 publishing it to (monitor) the first /metrics scrape showing it (the group's `kcache_nodegroup_members`, the sum
@@ -472,6 +475,10 @@ def handler_for(server: Server) -> type[BaseHTTPRequestHandler]:
                 self._answer(200, json.dumps(server.requests[since:]).encode())
             elif path == "/bench/change":
                 self._answer(200, json.dumps(change(server, self._body())).encode())
+            elif path == "/bench/heartbeats":
+                rate = float(self._body()["per_second"])
+                threading.Thread(target=heartbeats, args=(server, rate), daemon=True).start()
+                self._answer(200, b"{}")
             else:
                 self._answer(404, b"{}")
 
@@ -536,6 +543,29 @@ def change(server: Server, what: dict[str, Any]) -> dict[str, Any]:
         else:
             raise ValueError(kind)
         return {"t": time.time(), "rv": server.rv}
+
+
+def heartbeats(server: Server, per_second: float) -> None:
+    """The kubelets' status reports: each node's conditions given a new lastHeartbeatTime, node after node, at
+    `per_second` (a kubelet reports every 5 minutes when nothing changed: 167 a second at 50,000 nodes)."""
+    res = server.kinds["Node"]
+    start, done = time.time(), 0
+    while True:
+        with server.lock:
+            names = sorted(name for _ns, name in server.store.get((res.group, res.plural), {}))
+        for name in names:
+            wait = start + done / per_second - time.time()
+            if wait > 0:
+                time.sleep(wait)
+            with server.lock:
+                doc = server.get_doc("Node", "", name)
+                if doc is None:
+                    continue
+                now = _now()
+                for cond in (doc.get("status") or {}).get("conditions") or []:
+                    cond["lastHeartbeatTime"] = now
+                server.put(res, "", doc)
+            done += 1
 
 
 def serve(dump: str, nodes: int) -> None:
@@ -635,6 +665,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--churn-seconds", type=float, default=600.0)
     ap.add_argument("--every", type=float, default=5.0, help="seconds between changes (at least)")
     ap.add_argument("--quiet-seconds", type=float, default=60.0, help="nothing changes this long after both settled")
+    ap.add_argument(
+        "--heartbeats",
+        type=float,
+        default=0.0,
+        help="node status reports a second during the churn, every node in turn (0: none)",
+    )
     ap.add_argument(
         "--monitor-poll",
         type=float,
@@ -738,6 +774,9 @@ def _run(args: argparse.Namespace, work: Path, dump: str, procs: list[subprocess
     time.sleep(args.quiet_seconds)
     quiet_end = time.time()
     cpu_before = {"monitor": _cpu(mon.pid), "reconcile": _cpu(rec.pid)}
+    if args.heartbeats:
+        log(f"node status reports: {args.heartbeats:g} a second from now")
+        _post(base + "/bench/heartbeats", {"per_second": args.heartbeats})
     changes = churn(args, base, mon_url, rec_url, {"monitor": mon.pid, "reconcile": rec.pid})
     churn_end = time.time()
     cpu_after = {"monitor": _cpu(mon.pid), "reconcile": _cpu(rec.pid)}
@@ -895,6 +934,7 @@ def _summarise(
         "server": started,
         "churn_seconds": args.churn_seconds,
         "every_s": args.every,
+        "heartbeats_per_second": args.heartbeats,
         "quiet_seconds": args.quiet_seconds,
         "changes": changes,
     }

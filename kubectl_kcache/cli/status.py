@@ -163,6 +163,13 @@ def _show_status(
 
 def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:
     """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
+    from ..sharing import lasting
+
+    with lasting():  # one table of shared values for as long as it watches (sharing.py)
+        return _watch(flags, output, color, shape)
+
+
+def _watch(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:
     import dataclasses
     import shutil
     import signal

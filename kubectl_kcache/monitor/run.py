@@ -21,6 +21,7 @@ from ..provenance import now_rfc3339
 from ..runtime import probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
+from ..sharing import lasting
 from ..snapshot.live import Scope
 from . import metrics
 from .evaluate import Evaluation, evaluate
@@ -160,6 +161,11 @@ class Monitor:
 
 
 def run_monitor(client: Client, opts: MonitorOptions) -> int:
+    with lasting():  # one table of shared values for the process's life (sharing.py)
+        return _run_monitor(client, opts)
+
+
+def _run_monitor(client: Client, opts: MonitorOptions) -> int:
     mon = Monitor(client, opts)
     mon.process.install_signals()
     server = probes.serve(opts.address, opts.port, "kubectl kcache monitor", mon.endpoints())

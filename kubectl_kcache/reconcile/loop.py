@@ -41,6 +41,7 @@ from ..kube.client import Client, backoff_delays
 from ..runtime import probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
+from ..sharing import lasting
 from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
@@ -429,6 +430,11 @@ def _reader(spec: ListSpec) -> str:
 
 
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:
+    with lasting():  # one table of shared values for the process's life (sharing.py)
+        return _run_loop(client, opts, report)
+
+
+def _run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None) -> int:
     ctrl = Controller(client, opts)
     ctrl.process.install_signals()
     if opts.health_port:

@@ -22,7 +22,7 @@ from bench.scale import items, write_dump
 from kubectl_kcache.kernelcache.aggregate import entry_index_of
 from kubectl_kcache.kernelcache.membership import member_objects, membership_of
 from kubectl_kcache.monitor.evaluate import Evaluation, evaluate
-from kubectl_kcache.sharing import changed
+from kubectl_kcache.sharing import changed, lasting
 from kubectl_kcache.snapshot.files.from_files import load_files
 from kubectl_kcache.snapshot.follow import LiveSnapshot
 from kubectl_kcache.snapshot.model import parse_item
@@ -180,7 +180,14 @@ def exported(ev: Evaluation) -> tuple[Any, ...]:
 def test_after_any_changes_the_monitor_exports_what_a_fresh_evaluation_does(
     tmp_path_factory: Any, changes: list[tuple[str, int, int, bool]]
 ) -> None:
-    fleet = Fleet(tmp_path_factory.getbasetemp())
+    # as in the monitor: the parts of every object decoded share one table for the process's life (an event's
+    # object shares with the first lists' ones: reuse told by identity meets equal parts), pruned as it grows
+    with lasting(floor=64) as table:
+        _agree(Fleet(tmp_path_factory.getbasetemp()), changes)
+    assert table.prunings
+
+
+def _agree(fleet: Fleet, changes: list[tuple[str, int, int, bool]]) -> None:
     evaluate(fleet.live.snapshot()).metrics_text  # noqa: B018 - the first evaluation's text, offered to the next
     for what, i, k, skipped in [*changes, ("none", 0, 0, False)]:
         fleet.change(what, i, k)
