@@ -301,6 +301,8 @@ class Informer(threading.Thread):
                 old = self.store.pop(key, None) or event.object
             else:
                 old = self.store.get(key)
+                if old is not None and self.kind.version_unread and _same_but_version(old, event.object):
+                    return  # nothing this plugin reads changed: the object held stays, and so does what used it
                 self.store[key] = event.object
             self.changes += 1
         if self.handlers:
@@ -412,3 +414,13 @@ class Coalescer:
                 return False
             self.dirty.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - now)))
         return False
+
+
+def _same_but_version(old: Any, new: Any) -> bool:
+    """Whether `new` decodes to `old` but for its resourceVersion (every field the plugin reads equal)."""
+    if type(old) is not type(new):
+        return False
+    was, now = old.metadata, new.metadata
+    if was.resource_version != now.resource_version:
+        new = msgspec.structs.replace(new, metadata=msgspec.structs.replace(now, resource_version=was.resource_version))
+    return bool(new == old)

@@ -51,6 +51,9 @@ class Kind(msgspec.Struct, frozen=True):
     resource: Resource
     type: type[Any]
     field: str  # the ClusterSnapshot field
+    # no write of ours carries its objects' resourceVersion (a precondition): an update that changes nothing
+    # decoded but that (a kubelet's status report, every 5 minutes per node) can leave the object held in place
+    version_unread: bool = False
 
     @property
     def kind(self) -> str:
@@ -113,12 +116,12 @@ def _item_named(data: bytes, message: str, kind: str) -> str:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind(r.NODES, o.Node, "nodes"),
+    Kind(r.NODES, o.Node, "nodes", version_unread=True),
     Kind(r.NODE_GROUPS, o.NodeGroup, "node_groups"),
     Kind(r.KERNEL_CACHE_NODES, o.KernelCacheNode, "kcns"),
     Kind(r.KERNEL_CACHES, o.KernelCache, "kernel_caches"),
     Kind(r.CAPTURES, o.Capture, "captures"),
-    Kind(r.PODS, o.Pod, "pods"),
+    Kind(r.PODS, o.Pod, "pods", version_unread=True),
     Kind(r.DAEMONSETS, o.DaemonSet, "daemonsets"),
     Kind(r.DEPLOYMENTS, o.Deployment, "deployments"),
     Kind(r.REPLICASETS, o.ReplicaSet, "replica_sets"),
