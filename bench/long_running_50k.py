@@ -739,10 +739,12 @@ def _run(args: argparse.Namespace, work: Path, dump: str, procs: list[subprocess
     t_start = time.time()
     rec_log = open(work / "reconcile.log", "wb")  # noqa: SIM115 - open for the process's life
     mon_log = open(work / "monitor.log", "wb")  # noqa: SIM115
-    rec = subprocess.Popen([*kc[:1], "reconcile", *kc[1:], "--health-port", str(rec_port)], stderr=rec_log, env=env)
+    # the commands import the code of their own install (--kcache of another worktree measures that tree)
+    cmd_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    rec = subprocess.Popen([*kc[:1], "reconcile", *kc[1:], "--health-port", str(rec_port)], stderr=rec_log, env=cmd_env)
     procs.append(rec)
     mon = subprocess.Popen(
-        [*kc[:1], "monitor", *kc[1:], "--port", str(mon_port), "--address", "127.0.0.1"], stderr=mon_log, env=env
+        [*kc[:1], "monitor", *kc[1:], "--port", str(mon_port), "--address", "127.0.0.1"], stderr=mon_log, env=cmd_env
     )
     procs.append(mon)
     sampler = Sampler({"monitor": mon.pid, "reconcile": rec.pid, "server": server.pid})

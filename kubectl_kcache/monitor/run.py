@@ -18,7 +18,7 @@ from .. import __version__
 from ..errors import EXIT_OK, IncompleteError
 from ..kube.client import Client, backoff_delays
 from ..provenance import now_rfc3339
-from ..runtime import probes
+from ..runtime import memory, probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
 from ..sharing import lasting
@@ -81,6 +81,7 @@ class Monitor:
         if not self._connect():
             return EXIT_OK
         self._evaluate()
+        memory.trim()  # the first lists' pages and the first evaluation's work are garbage now
         next_resync = time.monotonic() + self.opts.resync
         while not self.stop.is_set():
             self.process.beat()
@@ -161,6 +162,7 @@ class Monitor:
 
 
 def run_monitor(client: Client, opts: MonitorOptions) -> int:
+    memory.limit_arenas()  # before any thread allocates (runtime/memory.py)
     with lasting():  # one table of shared values for the process's life (sharing.py)
         return _run_monitor(client, opts)
 

@@ -38,7 +38,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, ApiError, Forbidden, Unreachable
 from ..kernelcache import constants as c
 from ..kube import write_guard
 from ..kube.client import Client, backoff_delays
-from ..runtime import probes
+from ..runtime import memory, probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
 from ..sharing import lasting
@@ -430,6 +430,7 @@ def _reader(spec: ListSpec) -> str:
 
 
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:
+    memory.limit_arenas()  # before any thread allocates (runtime/memory.py)
     with lasting():  # one table of shared values for the process's life (sharing.py)
         return _run_loop(client, opts, report)
 

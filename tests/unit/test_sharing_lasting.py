@@ -145,7 +145,7 @@ def test_a_one_shot_block_inside_a_lasting_one_uses_the_lasting_table():
     assert not sharing.active()
 
 
-def test_the_long_running_commands_run_inside_one_lasting_table(monkeypatch):
+def test_the_long_running_commands_run_inside_one_lasting_table_with_two_arenas(monkeypatch):
     from kubectl_kcache.cli import status
     from kubectl_kcache.monitor import run as monitor_run
     from kubectl_kcache.reconcile import loop
@@ -156,6 +156,10 @@ def test_the_long_running_commands_run_inside_one_lasting_table(monkeypatch):
         seen.append(sharing._table)
         return 0
 
+    from kubectl_kcache.runtime import memory
+
+    limited: list[int] = []
+    monkeypatch.setattr(memory, "limit_arenas", lambda arenas=2: limited.append(arenas) or True)
     monkeypatch.setattr(monitor_run, "_run_monitor", body)
     monkeypatch.setattr(loop, "_run_loop", body)
     monkeypatch.setattr(status, "_watch", body)
@@ -163,4 +167,5 @@ def test_the_long_running_commands_run_inside_one_lasting_table(monkeypatch):
     loop.run_loop(None, None)  # type: ignore[arg-type]
     status._watch_status({}, "table", False, {})
     assert len(seen) == 3 and all(type(t) is Lasting for t in seen)
+    assert limited == [2, 2, 2]  # and each limits the allocator's arenas first (runtime/memory.py)
     assert not sharing.active()  # and none after
