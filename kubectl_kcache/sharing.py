@@ -115,8 +115,10 @@ class Lasting(dict):  # type: ignore[type-arg]
         self[key] = encoded
         try:
             entries: list[Any] = list(self.items())  # one C call: other threads may add entries meanwhile
-        except RuntimeError:  # changed during the copy (an interpreter without the GIL): next time
-            entries = []
+        except RuntimeError:  # changed during the copy (an interpreter without the GIL): at the next entry
+            self.pop(same, None)
+            self.pop(key, None)
+            return
         alone = {True: -1, False: -1}
         for i in range(len(entries) - 1, -1, -1):  # the probes, the last added (or nearly)
             if entries[i][1] is same or entries[i][1] is encoded:

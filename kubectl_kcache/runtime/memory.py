@@ -8,6 +8,7 @@ back after the first lists, keep the process's resident memory near what it hold
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -22,18 +23,23 @@ def _glibc() -> Any:
     if _libc is None:
         _libc = False
         if sys.platform.startswith("linux"):
-            import ctypes
-
             try:
+                import ctypes
+
                 libc = ctypes.CDLL(None)
-                _libc = libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else False
-            except OSError:
-                pass
+            except (ImportError, OSError):  # a Python without ctypes; no C library to load
+                return _libc
+            if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):  # glibc (not musl)
+                libc.malloc_trim.argtypes = [ctypes.c_size_t]
+                _libc = libc
     return _libc
 
 
 def limit_arenas(arenas: int = ARENAS) -> bool:
-    """At most `arenas` allocator arenas from now on (before the threads start); False where unsupported."""
+    """At most `arenas` allocator arenas from now on (before the threads start); False where unsupported, or
+    where the operator chose (MALLOC_ARENA_MAX, or glibc.malloc.arena_max in GLIBC_TUNABLES: theirs holds)."""
+    if "MALLOC_ARENA_MAX" in os.environ or "arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
     libc = _glibc()
     return bool(libc and libc.mallopt(M_ARENA_MAX, arenas))
 

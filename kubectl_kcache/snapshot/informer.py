@@ -167,7 +167,8 @@ class Informer(threading.Thread):
 
     # ---- the owner's side ---------------------------------------------------------------------------
     def add_handler(self, handler: Handler) -> None:
-        """Called with every change from now on (add it before `start()` to see the first list)."""
+        """Called with every change from now on (add it before `start()` to see the first list); for a kind
+        whose version no write carries (`Kind.version_unread`), an update that changes nothing decoded is none."""
         self.handlers.append(handler)
 
     def _handle(self, changes: Iterable[tuple[str, Any, Any]]) -> None:

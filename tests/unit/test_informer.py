@@ -407,3 +407,25 @@ def test_a_kind_whose_version_a_write_carries_takes_every_update():
     stop.set()
     inf.join(5)
     assert [o.metadata.resource_version for o in inf.items()] == ["6"]
+
+
+def test_a_pod_update_that_changes_nothing_read_is_none_either():
+    pod = b.pod("agent-1", ns="kserve", node_name="gpu-1", labels={"app": "agent"})
+    pod["metadata"]["resourceVersion"] = "5"
+    moved = json.loads(json.dumps(pod))
+    moved["metadata"]["resourceVersion"] = "6"
+    moved.setdefault("status", {})["podIP"] = "10.0.0.9"  # not read by the plugin
+    lw = FakeLW(
+        [json.dumps({"metadata": {"resourceVersion": "10"}, "items": [pod]}).encode()],
+        [[event("MODIFIED", moved)]],
+    )
+    stop = threading.Event()
+    inf = Informer(lw, readplan.AGENT_PODS, stop=stop, delays=lambda: iter(lambda: 0.01, None))
+    listed_changes = []
+    inf.on_change = listed_changes.append
+    inf.start()
+    assert lw.done.wait(5)
+    stop.set()
+    inf.join(5)
+    assert [o.metadata.resource_version for o in inf.items()] == ["5"] and listed_changes == ["pods"]
+    assert inf.resource_version == "6"

@@ -111,7 +111,9 @@ def test_rewritten_objects_leave_the_table_what_the_live_ones_hold():
             KCNS.decode_watch_line(_event(_kcn(f"gpu-{n}", 39 * 50 + n)))
         alone = len(fresh)
     assert after == alone
-    assert peak <= max(floor, 2 * alone) + 3 * 4 + 1  # one object's entries added past the limit at most
+    # what the live objects hold, twice, and the parts of the few objects decoded while it fills: never more,
+    # however long the churn
+    assert peak <= max(floor, 2 * alone) + 40
 
 
 def test_threads_decoding_while_the_table_is_pruned_get_what_they_decoded():

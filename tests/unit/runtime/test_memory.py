@@ -4,13 +4,16 @@ serves the others and is not held for it; and the free memory is handed back on 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+from kubectl_kcache.runtime import memory
+
+pytestmark = pytest.mark.skipif(not memory._glibc(), reason="glibc's allocator")
 
 PROGRAM = textwrap.dedent(
     """
@@ -23,7 +26,7 @@ PROGRAM = textwrap.dedent(
 
     def work():
         barrier.wait()  # all at once: each would take an arena of its own
-        kept = [bytearray(2000) for _ in range(20000)]
+        kept = [bytearray(2000) for _ in range(200)]
         barrier.wait()
         del kept
 
@@ -44,7 +47,8 @@ PROGRAM = textwrap.dedent(
 
 
 def _heaps(mode: str) -> int:
-    out = subprocess.run([sys.executable, "-c", PROGRAM, mode], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MALLOC_ARENA_MAX", "GLIBC_TUNABLES")}
+    out = subprocess.run([sys.executable, "-c", PROGRAM, mode], capture_output=True, text=True, check=True, env=env)
     return int(out.stdout)
 
 
@@ -53,10 +57,23 @@ def test_threads_share_two_arenas_when_limited():
     assert _heaps("default") > 2  # (what the limit changes: one arena per thread allocating at once)
 
 
-def test_trim_hands_free_memory_back():
-    from kubectl_kcache.runtime import memory
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        return next(int(x.split()[1]) for x in fh if x.startswith("VmRSS:")) / 1024
 
-    blocks = [bytearray(4000) for _ in range(50000)]
-    kept = blocks[::10]  # pages freed between held blocks: only a trim gives them back
+
+def test_trim_hands_free_memory_back():
+    blocks = [bytearray(4000) for _ in range(10000)]  # ~40 MB in the C allocator (too large for Python's own)
+    kept = blocks[::10]  # the pages freed between held blocks: only a trim gives them back
     del blocks
-    assert memory.trim() is True and len(kept) == 5000
+    before = _rss_mb()
+    assert memory.trim() is True
+    assert before - _rss_mb() > 15 and len(kept) == 1000  # of ~36 MB freed
+
+
+def test_an_operators_arena_setting_holds(monkeypatch):
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert memory.limit_arenas() is False
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=8")
+    assert memory.limit_arenas() is False
