@@ -164,10 +164,8 @@ def _show_status(
 def _watch_status(flags: dict[str, Any], output: str, color: bool, shape: dict[str, Any]) -> int:
     """List once, then watch from the lists' resourceVersions and re-render on change (coalesced)."""
     from ..runtime import memory
-    from ..sharing import lasting
 
-    memory.limit_arenas()  # before the informers' threads allocate (runtime/memory.py)
-    with lasting():  # one table of shared values for as long as it watches (sharing.py)
+    with memory.long_lived():
         return _watch(flags, output, color, shape)
 
 

@@ -21,7 +21,6 @@ from ..provenance import now_rfc3339
 from ..runtime import memory, probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
-from ..sharing import lasting
 from ..snapshot.live import Scope
 from . import metrics
 from .evaluate import Evaluation, evaluate
@@ -162,8 +161,7 @@ class Monitor:
 
 
 def run_monitor(client: Client, opts: MonitorOptions) -> int:
-    memory.limit_arenas()  # before any thread allocates (runtime/memory.py)
-    with lasting():  # one table of shared values for the process's life (sharing.py)
+    with memory.long_lived():
         return _run_monitor(client, opts)
 
 

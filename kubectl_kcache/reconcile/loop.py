@@ -41,7 +41,6 @@ from ..kube.client import Client, backoff_delays
 from ..runtime import memory, probes
 from ..runtime.process import Process
 from ..runtime.read_errors import ReadErrors
-from ..sharing import lasting
 from ..snapshot import kinds
 from ..snapshot import model as snap
 from ..snapshot import plan as plan_lists
@@ -430,8 +429,7 @@ def _reader(spec: ListSpec) -> str:
 
 
 def run_loop(client: Client, opts: LoopOptions, report: Callable[[list[a.Action]], None] | None = None) -> int:
-    memory.limit_arenas()  # before any thread allocates (runtime/memory.py)
-    with lasting():  # one table of shared values for the process's life (sharing.py)
+    with memory.long_lived():
         return _run_loop(client, opts, report)
 
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from ..sharing import lasting
 
 M_ARENA_MAX = -8  # glibc's malloc.h
 ARENAS = 2
@@ -48,3 +52,13 @@ def trim() -> bool:
     """Hand the allocator's free memory back to the system (after the first lists, whose pages are gone)."""
     libc = _glibc()
     return bool(libc and libc.malloc_trim(0))
+
+
+@contextmanager
+def long_lived() -> Iterator[None]:
+    """What a command that decodes objects for as long as it runs (monitor, reconcile, `status -w`) sets up
+    first: two allocator arenas, before its threads start, and one table of shared parts for its life
+    (sharing.lasting)."""
+    limit_arenas()
+    with lasting():
+        yield
