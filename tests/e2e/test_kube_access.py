@@ -323,3 +323,46 @@ def test_an_auth_provider_user_is_served_by_the_official_client_page_by_page(clu
     ]
     assert [e["verb"] for e in lists] == ["list"] * -(-len(names) // 50)
     assert sum("continue=" in e["requestURI"] for e in lists) == len(lists) - 1
+
+
+def test_a_status_report_that_changes_nothing_read_leaves_the_node_held_in_place(cluster):
+    """A kubelet's status report through the real API server's watch (a new lastHeartbeatTime, nothing else):
+    the informer keeps the node it holds and counts no change; a change the plugin reads replaces it."""
+    import threading
+
+    from kubectl_kcache.snapshot.informer import ClientListerWatcher, Informer
+
+    cluster.create([b.node("hb-1", {"pool": "gpu"}, ready=None)])
+
+    def report(at: str) -> None:
+        cond = {"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": at}
+        cond["lastTransitionTime"] = "2026-12-05T10:00:00Z"
+        patch = json.dumps({"status": {"conditions": [cond]}})
+        cluster.kubectl("patch", "node", "hb-1", "--subresource=status", "--type=merge", "-p", patch)
+
+    report("2026-12-05T10:00:00Z")
+    c = Client(Overrides(kubeconfig=cluster.kubeconfig))
+    stop = threading.Event()
+    inf = Informer(ClientListerWatcher(c, readplan.NODES), readplan.NODES, stop=stop)
+    inf.start()
+    try:
+        assert inf.synced.wait(30)
+
+        def held() -> object:
+            return next(o for o in inf.items() if o.metadata.name == "hb-1")
+
+        def caught_up() -> bool:
+            return int(inf.resource_version) >= int(cluster.get("node", "hb-1")["metadata"]["resourceVersion"])
+
+        before, changes = held(), inf.changes
+        assert before.ready
+        for minute in range(1, 4):
+            report(f"2026-12-05T10:0{minute}:00Z")
+            cluster.wait_for("the watch to bring the report", caught_up, timeout=30, interval=0.1)
+        assert held() is before and inf.changes == changes
+        assert before.metadata.resource_version != cluster.get("node", "hb-1")["metadata"]["resourceVersion"]
+        cluster.kubectl("label", "node", "hb-1", "pool=cpu", "--overwrite")
+        cluster.wait_for("the relabelled node", lambda: held().metadata.labels.get("pool") == "cpu", timeout=30)
+        assert held() is not before and inf.changes > changes
+    finally:
+        stop.set()
